@@ -1,0 +1,2 @@
+// Package analysis turns result records into statistics, comparison tables, plots and reports.
+package analysis

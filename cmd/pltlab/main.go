@@ -1,0 +1,76 @@
+// Command pltlab measures browser page-load time per HTTP protocol over an emulated network link.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+// run executes the command line and returns the process exit code: 0 on success, 2 on a usage
+// error, 130 after an interrupt, the code of an exitError, and 1 on any other failure.
+func run() int {
+	ctx, stop := interruptContext()
+	defer stop()
+	cmd := newRootCmd()
+	err := cmd.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(os.Stderr, "pltlab: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(os.Stderr, "pltlab: %v\n", err)
+	if isUsage(err) {
+		return 2
+	}
+	if ctx.Err() != nil {
+		return 130
+	}
+	return 1
+}
+
+var (
+	forcedExitMu    sync.Mutex
+	forcedExitHooks []func()
+)
+
+// onForcedExit registers f to run when a second interrupt makes pltlab exit at once (for example
+// to delete network namespaces). Hooks must be quick and must not block.
+func onForcedExit(f func()) {
+	forcedExitMu.Lock()
+	defer forcedExitMu.Unlock()
+	forcedExitHooks = append(forcedExitHooks, f)
+}
+
+// interruptContext returns a context cancelled by the first SIGINT or SIGTERM. A second signal
+// runs the forced-exit hooks and exits with code 130 at once.
+func interruptContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		fmt.Fprintln(os.Stderr, "pltlab: interrupted; cleaning up (interrupt again to exit at once)")
+		cancel()
+		<-sigs
+		forcedExitMu.Lock()
+		for _, f := range forcedExitHooks {
+			f()
+		}
+		os.Exit(130)
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel() }
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=..." (make setup does it).
+var version = ""
+
+// pltlabVersion returns the build's version: the -ldflags value, else the module version.
+func pltlabVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// newRootCmd builds the pltlab command tree. Each subcommand lives in its own file.
+func newRootCmd() *cobra.Command {
+	var verbose bool
+	root := &cobra.Command{
+		Use:   "pltlab",
+		Short: "Measure browser page-load time (PLT) per HTTP protocol over an emulated link",
+		Long: `pltlab measures browser page-load time (PLT) per HTTP protocol (HTTP/1.1, HTTP/2,
+HTTP/3) with real headless Chromium behind an emulated bottleneck link, verifies every
+load (protocol used, bytes received) and compares the protocols with honest statistics.`,
+		Example: `  sudo ./bin/pltlab reproduce carlucci2015
+  ./bin/pltlab pages --spec 10x30KB,1x1MB --out /tmp/page
+  ./bin/pltlab report results.jsonl`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown command %q for pltlab; accepted: %s (see 'pltlab --help')", args[0], subcommandNames(cmd))
+			}
+			return nil
+		},
+		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			level := slog.LevelInfo
+			if verbose {
+				level = slog.LevelDebug
+			}
+			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+		},
+	}
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%v (see '%s --help')", err, c.CommandPath())
+	})
+	root.AddCommand(
+		newVersionCmd(),
+		newPagesCmd(),
+		newServeCmd(),
+		newLoadCmd(),
+		newShellCmd(),
+		newLinkCmd(),
+		newRunCmd(),
+		newReportCmd(),
+		newReproduceCmd(),
+	)
+	for _, c := range root.Commands() {
+		wrapArgs(c)
+	}
+	return root
+}
+
+// subcommandNames lists the visible subcommands of c, comma-separated.
+func subcommandNames(c *cobra.Command) string {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// wrapArgs makes cobra's positional-argument errors usage errors (exit code 2), recursively.
+func wrapArgs(c *cobra.Command) {
+	if c.Args != nil {
+		orig := c.Args
+		c.Args = func(cmd *cobra.Command, args []string) error { return asUsage(orig(cmd, args)) }
+	}
+	for _, sub := range c.Commands() {
+		wrapArgs(sub)
+	}
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the pltlab version",
+		Example: `  ./bin/pltlab version`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := cmd.OutOrStdout().Write([]byte("pltlab " + pltlabVersion() + "\n"))
+			return err
+		},
+	}
+}

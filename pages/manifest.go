@@ -1,0 +1,60 @@
+package pages
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ManifestFile is the name of the manifest written beside index.html in a page directory.
+const ManifestFile = "manifest.json"
+
+// IndexPath is the URL path of the generated page.
+const IndexPath = "/index.html"
+
+// Manifest describes a generated page directory: what was asked for and every object's size and
+// digest, so that a server can serve it and a browser run can verify what arrived.
+type Manifest struct {
+	// Spec is the page SPEC the directory was generated from (a preset name or COUNTxSIZE items).
+	Spec string `json:"spec"`
+	// Seed is the generator seed; the same Spec and Seed give byte-identical files.
+	Seed int64 `json:"seed"`
+	// Index is the URL path of the HTML page (IndexPath).
+	Index string `json:"index"`
+	// TotalBytes is the sum of the objects' sizes in bytes (the HTML excluded).
+	TotalBytes int64 `json:"total_bytes"`
+	// Objects lists the page's objects in document order.
+	Objects []Object `json:"objects"`
+}
+
+// Object is one generated image of a page.
+type Object struct {
+	// Path is the object's URL path, starting with "/"; the file is Path below the page directory.
+	Path string `json:"path"`
+	// Size is the object's exact size in bytes.
+	Size int64 `json:"size"`
+	// SHA256 is the lowercase hex SHA-256 of the object's bytes.
+	SHA256 string `json:"sha256"`
+	// Width and Height are the JPEG's pixel dimensions, also written on the <img> element.
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+// ReadManifest reads DIR/manifest.json. It returns an error naming the file when it is missing or
+// not a manifest.
+func ReadManifest(dir string) (*Manifest, error) {
+	name := filepath.Join(dir, ManifestFile)
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("read page manifest: %w", err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("parse page manifest %s: %w", name, err)
+	}
+	if m.Index == "" {
+		m.Index = IndexPath
+	}
+	return &m, nil
+}

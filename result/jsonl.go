@@ -1,0 +1,117 @@
+package result
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// ErrVersion is returned (wrapped) by Reader.Next for a record whose "v" is not Version.
+// Unlike a LineError it is fatal: a stream of another schema version must not be mixed in.
+var ErrVersion = errors.New("unsupported record schema version")
+
+// Writer writes records as JSON Lines: one object per line, written to the underlying writer
+// with one Write call per record, so a crash loses at most the record being written.
+// It is safe for concurrent use.
+type Writer struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// NewWriter returns a Writer on w. If w has a Sync method (an *os.File) it is not called: the
+// operating system already holds every record once Write returns.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write sets r.V to Version and writes r as one line. It returns the marshalling or write error.
+func (w *Writer) Write(r *Record) error {
+	r.V = Version
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode record %d: %w", r.Run, err)
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.w.Write(b); err != nil {
+		return fmt.Errorf("write record %d: %w", r.Run, err)
+	}
+	return nil
+}
+
+// LineError reports a line that is not a valid record. The Reader stays usable: call Next again
+// to go on with the following line.
+type LineError struct {
+	// Name is the stream's name (a file name, or "-" for stdin).
+	Name string
+	// Line is the 1-based line number.
+	Line int
+	// Err is the decoding error.
+	Err error
+}
+
+// Error returns "NAME:LINE: ERR".
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
+
+// Unwrap returns the decoding error.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Reader reads records from a JSON Lines stream. Blank lines are skipped. Lines of any length
+// are accepted.
+type Reader struct {
+	name string
+	r    *bufio.Reader
+	line int
+}
+
+// NewReader returns a Reader on r; name is used in error messages (a file name, or "-").
+func NewReader(r io.Reader, name string) *Reader {
+	return &Reader{name: name, r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next returns the next record. At the end of the stream it returns io.EOF. A corrupt or
+// truncated line gives a *LineError (the caller may skip it and call Next again); a record of
+// another schema version gives an error wrapping ErrVersion; a read error is returned wrapped.
+func (rd *Reader) Next() (*Record, error) {
+	for {
+		b, err := rd.r.ReadBytes('\n')
+		if len(b) == 0 && err != nil {
+			if err == io.EOF {
+				return nil, io.EOF
+			}
+			return nil, fmt.Errorf("read %s: %w", rd.name, err)
+		}
+		rd.line++
+		b = bytes.TrimSpace(b)
+		if len(b) == 0 {
+			continue
+		}
+		return rd.decode(b)
+	}
+}
+
+func (rd *Reader) decode(b []byte) (*Record, error) {
+	var probe struct {
+		V *int `json:"v"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, &LineError{Name: rd.name, Line: rd.line, Err: err}
+	}
+	if probe.V == nil {
+		return nil, &LineError{Name: rd.name, Line: rd.line, Err: errors.New(`no "v" field: not a pltlab record`)}
+	}
+	if *probe.V != Version {
+		return nil, fmt.Errorf("%s:%d: %w %d (this pltlab reads v%d)", rd.name, rd.line, ErrVersion, *probe.V, Version)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, &LineError{Name: rd.name, Line: rd.line, Err: err}
+	}
+	return &r, nil
+}
+
+// Line returns the number of the last line read (1-based; 0 before the first).
+func (rd *Reader) Line() int { return rd.line }

@@ -1,0 +1,237 @@
+// Package result defines the v1 page-load record and its JSON Lines encoding, shared by every other package.
+package result
+
+import "time"
+
+// Version is the schema version written in every record's "v" field. Readers refuse other versions.
+const Version = 1
+
+// Mode says whether a load was cold or warm (DESIGN.md, "Measurement rules").
+type Mode string
+
+// The two measurement modes. A cold load has no cache, no reused connection and no TLS/QUIC
+// session; a warm load follows a priming load whose connections were closed, so TLS resumption and
+// 0-RTT are allowed but the HTTP cache is not.
+const (
+	Cold Mode = "cold"
+	Warm Mode = "warm"
+)
+
+// Kind tells what a line of a result stream holds. The empty kind is a page load.
+type Kind string
+
+// The kinds of line a result stream holds.
+const (
+	// KindLoad is one page load; it is also what an empty "kind" means.
+	KindLoad Kind = "load"
+	// KindLinkCheck is the self-check of an emulated link made before loads used it.
+	KindLinkCheck Kind = "link_check"
+)
+
+// Record is one page load, the unit of every result stream (one JSON object per line).
+// Durations are float64 milliseconds measured by the browser's Navigation Timing (W3C Navigation
+// Timing Level 2) relative to the navigation's startTime; sizes are bytes; rates are bit/s.
+type Record struct {
+	// V is the schema version; always Version when written by this package.
+	V int `json:"v"`
+	// Kind is KindLoad (or empty) for a page load, KindLinkCheck for a link self-check line.
+	Kind Kind `json:"kind,omitempty"`
+	// Experiment names the experiment (a matrix run or a reproduction) the record belongs to.
+	Experiment string `json:"experiment"`
+	// Run numbers the loads of one experiment from 0 in the order they were made.
+	Run int `json:"run"`
+	// Time is when the load started (RFC 3339 in JSON).
+	Time time.Time `json:"time"`
+	// Warmup marks a load made only to warm up the setup; analysis excludes it.
+	Warmup bool `json:"warmup"`
+	// Mode is Cold or Warm.
+	Mode Mode `json:"mode"`
+	// Protocol is the requested protocol: "h1", "h2" or "h3".
+	Protocol string `json:"protocol"`
+	// ObservedProtocol is the navigation's nextHopProtocol normalised to "h1", "h2" or "h3",
+	// or the raw string as seen for anything else ("" when the browser gave none).
+	ObservedProtocol string `json:"observed_protocol"`
+	// Resources has one entry per subresource the browser fetched (Resource Timing).
+	Resources []Resource `json:"resources"`
+	// Page describes the page that was loaded.
+	Page Page `json:"page"`
+	// Link describes the emulated link the load went through.
+	Link Link `json:"link"`
+	// PLTMs is the page-load time: loadEventEnd - startTime, in ms. For a timed-out load it is the
+	// deadline (a censored value: the true PLT is at least this).
+	PLTMs float64 `json:"plt_ms"`
+	// TTFBMs is responseStart - startTime of the navigation, in ms.
+	TTFBMs float64 `json:"ttfb_ms"`
+	// DCLMs is domContentLoadedEventEnd - startTime, in ms.
+	DCLMs float64 `json:"dcl_ms"`
+	// FCPMs is the first-contentful-paint time (Paint Timing), in ms; 0 when none was reported.
+	FCPMs float64 `json:"fcp_ms"`
+	// ConnectMs is connectEnd - connectStart of the navigation, in ms (0 on a reused connection).
+	ConnectMs float64 `json:"connect_ms"`
+	// TLSMs is connectEnd - secureConnectionStart of the navigation, in ms.
+	TLSMs float64 `json:"tls_ms"`
+	// Valid is true only when every check passed: the navigation and every resource used the
+	// requested protocol and every object arrived whole.
+	Valid bool `json:"valid"`
+	// InvalidReason says which check failed; empty when Valid.
+	InvalidReason string `json:"invalid_reason,omitempty"`
+	// TimedOut marks a load that hit its deadline; PLTMs then holds the deadline.
+	TimedOut bool `json:"timed_out"`
+	// DeadlineMs is the per-load deadline in ms.
+	DeadlineMs float64 `json:"deadline_ms,omitempty"`
+	// WallMs is the wall-clock time the harness spent on the load, in ms (PLT plus overhead).
+	WallMs float64 `json:"wall_ms,omitempty"`
+	// Browser is the browser's product and version, e.g. "Chromium/156.0.8078.73".
+	Browser string `json:"browser"`
+	// TCPCC is the server's TCP congestion control for TCP protocols (e.g. "cubic"), and the QUIC
+	// stack's controller for h3 (e.g. "quic-go:cubic").
+	TCPCC string `json:"tcp_cc"`
+	// TLSVersion is the negotiated TLS version as seen by the server, e.g. "1.3".
+	TLSVersion string `json:"tls_version"`
+	// Resumed is true when the server saw a resumed TLS session on the page's connection.
+	Resumed bool `json:"resumed"`
+	// Used0RTT is true when the server accepted 0-RTT data on the page's connection.
+	Used0RTT bool `json:"used_0rtt"`
+	// Emulator holds the emulated link's counters for the duration of this load; nil when unshaped.
+	Emulator *Emulator `json:"emulator,omitempty"`
+	// Env holds facts about the machine and software the load ran on.
+	Env *Env `json:"env,omitempty"`
+	// Check is the link self-check, set only on KindLinkCheck lines.
+	Check *LinkCheck `json:"check,omitempty"`
+}
+
+// Resource is one subresource fetch seen through Resource Timing (W3C Resource Timing Level 2).
+type Resource struct {
+	// URL is the resource's full URL.
+	URL string `json:"url"`
+	// Protocol is the resource's nextHopProtocol, normalised like Record.ObservedProtocol.
+	Protocol string `json:"protocol"`
+	// TransferSize is the bytes fetched including headers (0 when served from cache).
+	TransferSize int64 `json:"transfer_size"`
+	// EncodedBodySize is the bytes of the response body as received.
+	EncodedBodySize int64 `json:"encoded_body_size"`
+	// StartMs is the fetch's startTime relative to the navigation start, in ms.
+	StartMs float64 `json:"start_ms"`
+	// EndMs is the fetch's responseEnd relative to the navigation start, in ms.
+	EndMs float64 `json:"end_ms"`
+	// Status is the HTTP response status (responseStatus), 0 when the browser did not report it.
+	Status int `json:"status,omitempty"`
+}
+
+// Page describes the loaded page.
+type Page struct {
+	// Spec is the page SPEC as given (a preset name or COUNTxSIZE items).
+	Spec string `json:"spec"`
+	// TotalBytes is the sum of the objects' sizes in bytes (the HTML excluded).
+	TotalBytes int64 `json:"total_bytes"`
+	// Objects is the number of objects (images) on the page.
+	Objects int `json:"objects"`
+}
+
+// Link describes the emulated link as configured.
+type Link struct {
+	// Spec is the LINK spec as given (a preset name or key=value items).
+	Spec string `json:"spec"`
+	// DownBps is the bottleneck rate towards the browser in bit/s (0 = unshaped).
+	DownBps int64 `json:"down_bps"`
+	// UpBps is the bottleneck rate from the browser in bit/s (0 = unshaped).
+	UpBps int64 `json:"up_bps"`
+	// RTTMs is the base round-trip time in ms (twice the one-way delay).
+	RTTMs float64 `json:"rtt_ms"`
+	// Loss is the per-direction Bernoulli loss probability in [0, 1].
+	Loss float64 `json:"loss"`
+	// QueueBytes is the droptail queue limit per direction in bytes (0 when given in packets).
+	QueueBytes int64 `json:"queue_bytes"`
+	// QueuePackets is the droptail queue limit per direction in packets (0 when given in bytes).
+	QueuePackets int `json:"queue_packets,omitempty"`
+	// JitterMs is the delay jitter in ms.
+	JitterMs float64 `json:"jitter_ms,omitempty"`
+	// MTU is the link MTU in bytes.
+	MTU int `json:"mtu,omitempty"`
+	// Shaper is "emu" (userspace TUN emulator), "netem" or "none".
+	Shaper string `json:"shaper"`
+}
+
+// Emulator holds one load's emulator counters per direction.
+type Emulator struct {
+	// Down is the direction towards the browser (server to client).
+	Down Direction `json:"down"`
+	// Up is the direction from the browser (client to server).
+	Up Direction `json:"up"`
+}
+
+// Direction holds the counters of one direction of an emulated link over one interval.
+type Direction struct {
+	// PacketsIn and BytesIn count IP packets offered to the link (bytes are whole IP packets).
+	PacketsIn int64 `json:"packets_in"`
+	BytesIn   int64 `json:"bytes_in"`
+	// PacketsOut and BytesOut count IP packets delivered by the link.
+	PacketsOut int64 `json:"packets_out"`
+	BytesOut   int64 `json:"bytes_out"`
+	// DropsLoss counts packets dropped by the configured random loss.
+	DropsLoss int64 `json:"drops_loss"`
+	// DropsQueue counts packets dropped because the droptail queue was full.
+	DropsQueue int64 `json:"drops_queue"`
+	// DropsOther counts packets lost outside the model (device errors); should be 0.
+	DropsOther int64 `json:"drops_other"`
+	// QueueDelayP50Ms, QueueDelayP99Ms and QueueDelayMaxMs summarise the time packets waited in
+	// the droptail queue before serialization, in ms.
+	QueueDelayP50Ms float64 `json:"queue_delay_p50_ms"`
+	QueueDelayP99Ms float64 `json:"queue_delay_p99_ms"`
+	QueueDelayMaxMs float64 `json:"queue_delay_max_ms"`
+	// TimingErrP50Ms, TimingErrP99Ms and TimingErrMaxMs summarise the emulator's own timing error:
+	// actual minus scheduled delivery time, in ms.
+	TimingErrP50Ms float64 `json:"timing_err_p50_ms"`
+	TimingErrP99Ms float64 `json:"timing_err_p99_ms"`
+	TimingErrMaxMs float64 `json:"timing_err_max_ms"`
+}
+
+// Env holds facts about the machine and software a load ran on.
+type Env struct {
+	// Pltlab is the pltlab version.
+	Pltlab string `json:"pltlab,omitempty"`
+	// Kernel is the running kernel's release (uname -r).
+	Kernel string `json:"kernel,omitempty"`
+	// Host is the machine's hostname.
+	Host string `json:"host,omitempty"`
+	// CPUs is the number of logical CPUs.
+	CPUs int `json:"cpus,omitempty"`
+	// QUIC names the QUIC stack and version, e.g. "quic-go v0.65.0".
+	QUIC string `json:"quic,omitempty"`
+	// UDPRcvBuf and UDPSndBuf are the QUIC socket buffer sizes obtained, in bytes.
+	UDPRcvBuf int `json:"udp_rcvbuf,omitempty"`
+	UDPSndBuf int `json:"udp_sndbuf,omitempty"`
+	// Seed is the experiment's seed for ordering and loss.
+	Seed int64 `json:"seed,omitempty"`
+}
+
+// LinkCheck is the result of measuring an emulated link before it is used.
+type LinkCheck struct {
+	// Pass is true when every measured line is within its tolerance.
+	Pass bool `json:"pass"`
+	// RTTMinMs, RTTMedianMs and RTTMaxMs summarise the idle RTT probes, in ms.
+	RTTMinMs    float64 `json:"rtt_min_ms"`
+	RTTMedianMs float64 `json:"rtt_median_ms"`
+	RTTMaxMs    float64 `json:"rtt_max_ms"`
+	// DownBps and UpBps are the measured bulk goodput per direction in bit/s (0 = not measured).
+	DownBps float64 `json:"down_bps"`
+	UpBps   float64 `json:"up_bps"`
+	// Lines is the human-readable configured-vs-measured table, one entry per check.
+	Lines []CheckLine `json:"lines,omitempty"`
+}
+
+// CheckLine is one configured-vs-measured line of a link check.
+type CheckLine struct {
+	// Name names the measured quantity, e.g. "idle RTT median".
+	Name string `json:"name"`
+	// Configured and Measured are the values with their units, e.g. "50 ms".
+	Configured string `json:"configured"`
+	Measured   string `json:"measured"`
+	// Tolerance states the accepted range, e.g. "+-0.3 ms".
+	Tolerance string `json:"tolerance"`
+	// Pass is true when Measured is within Tolerance of Configured.
+	Pass bool `json:"pass"`
+}
+
+// IsLoad reports whether r is a page-load record (not a link check or another kind).
+func (r *Record) IsLoad() bool { return r.Kind == "" || r.Kind == KindLoad }
