@@ -1,2 +1,225 @@
 // Package experiment runs a matrix of page loads (pages x links x protocols x modes x runs) and streams records.
 package experiment
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping"
+)
+
+// Protocols are the protocols a run may request, in their canonical order.
+var Protocols = []string{"h1", "h2", "h3"}
+
+// Defaults of a Config, used where a field is zero.
+const (
+	// DefaultRuns is the number of measured loads per (page, link, protocol, mode) cell.
+	DefaultRuns = 10
+	// DefaultTimeout is the per-load deadline; a load that hits it is recorded as censored.
+	DefaultTimeout = 60 * time.Second
+	// DefaultSeed seeds the run order.
+	DefaultSeed = 1
+	// DefaultTCPCC is the server's TCP congestion control. CUBIC was Linux's default in 2015 and
+	// is what the Carlucci et al. testbed used; this machine's default (BBR) is never inherited.
+	DefaultTCPCC = "cubic"
+)
+
+// Arm is one (protocol, mode) combination measured on every page and link.
+type Arm struct {
+	// Protocol is "h1", "h2" or "h3".
+	Protocol string `yaml:"protocol"`
+	// Mode is result.Cold or result.Warm.
+	Mode result.Mode `yaml:"mode"`
+}
+
+// String returns "h3" for a cold arm and "h3 warm" for a warm one.
+func (a Arm) String() string {
+	if a.Mode == result.Warm {
+		return a.Protocol + " warm"
+	}
+	return a.Protocol
+}
+
+// Config describes one experiment: every page is loaded over every link with every arm, Runs
+// times, after Warmup unrecorded-in-statistics loads per cell.
+type Config struct {
+	// Name names the experiment in every record (default "run-<time>").
+	Name string
+	// Pages are page SPECs (pages.ParseSpec).
+	Pages []string
+	// Links are LINK specs (shaping.ParseSpec).
+	Links []string
+	// Arms are the (protocol, mode) combinations; see CrossArms.
+	Arms []Arm
+	// Runs is the number of measured loads per cell (DefaultRuns when 0).
+	Runs int
+	// Warmup is the number of warm-up loads per cell, recorded with warmup:true.
+	Warmup int
+	// Timeout is the per-load deadline (DefaultTimeout when 0).
+	Timeout time.Duration
+	// Seed seeds the interleaved run order and the links' loss generators (DefaultSeed when 0).
+	Seed int64
+	// TCPCC is the server's TCP congestion control: "cubic", "bbr" or "reno" (DefaultTCPCC when "").
+	TCPCC string
+	// TLS is the TCP listeners' TLS version, "1.2" or "1.3" (default "1.3"); QUIC always uses 1.3.
+	TLS string
+	// Chrome is the Chromium binary ("" = search as browser.FindChromium does).
+	Chrome string
+	// SkipLinkCheck skips the self-check of each link before it is used.
+	SkipLinkCheck bool
+	// Version is the pltlab version recorded in every record's env.
+	Version string
+	// Observer, when set, is called after every record is written (from the running goroutine).
+	Observer func(Progress)
+	// Logger receives progress and diagnostics (slog.Default() when nil).
+	Logger *slog.Logger
+}
+
+// Progress is what an Observer sees after each record.
+type Progress struct {
+	// Done and Total count loads, warm-ups included.
+	Done, Total int
+	// Record is the record just written.
+	Record *result.Record
+	// Medians is the running median PLT of the valid measured loads per arm so far, in the
+	// order of Config.Arms (0 where there is none yet), in ms.
+	Medians []ArmMedian
+}
+
+// ArmMedian is the running median PLT of one arm.
+type ArmMedian struct {
+	// Arm is the arm.
+	Arm Arm
+	// MedianMs is the median PLT of its valid measured loads so far, in ms (0 = none yet).
+	MedianMs float64
+	// N is the number of loads behind the median.
+	N int
+}
+
+// CrossArms returns every protocol in every mode: the arms of `pltlab run`.
+func CrossArms(protocols []string, modes []result.Mode) []Arm {
+	var arms []Arm
+	for _, m := range modes {
+		for _, p := range protocols {
+			arms = append(arms, Arm{Protocol: p, Mode: m})
+		}
+	}
+	return arms
+}
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.Runs == 0 {
+		c.Runs = DefaultRuns
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Seed == 0 {
+		c.Seed = DefaultSeed
+	}
+	if c.TCPCC == "" {
+		c.TCPCC = DefaultTCPCC
+	}
+	if c.TLS == "" {
+		c.TLS = "1.3"
+	}
+	if c.Name == "" {
+		c.Name = "run-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Validate checks c's fields that need no parsing of specs; it returns one error naming the bad
+// value and what is accepted.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Pages) == 0 {
+		errs = append(errs, errors.New("no page: give at least one page SPEC"))
+	}
+	if len(c.Links) == 0 {
+		errs = append(errs, errors.New("no link: give at least one LINK spec"))
+	}
+	if len(c.Arms) == 0 {
+		errs = append(errs, errors.New("no protocol: give at least one of h1, h2, h3"))
+	}
+	for _, a := range c.Arms {
+		if !slices.Contains(Protocols, a.Protocol) {
+			errs = append(errs, fmt.Errorf("bad protocol %q: accepted h1, h2, h3", a.Protocol))
+		}
+		if a.Mode != result.Cold && a.Mode != result.Warm {
+			errs = append(errs, fmt.Errorf("bad mode %q: accepted cold, warm", a.Mode))
+		}
+	}
+	if c.Runs < 0 || c.Runs > 100000 {
+		errs = append(errs, fmt.Errorf("bad runs %d: accepted 1..100000", c.Runs))
+	}
+	if c.Warmup < 0 || c.Warmup > 100 {
+		errs = append(errs, fmt.Errorf("bad warmup %d: accepted 0..100", c.Warmup))
+	}
+	if c.Timeout < 0 || (c.Timeout > 0 && c.Timeout < time.Second) {
+		errs = append(errs, fmt.Errorf("bad timeout %v: accepted 1s or more", c.Timeout))
+	}
+	switch c.TCPCC {
+	case "", "cubic", "bbr", "reno":
+	default:
+		errs = append(errs, fmt.Errorf("bad tcp-cc %q: accepted cubic, bbr, reno", c.TCPCC))
+	}
+	switch c.TLS {
+	case "", "1.2", "1.3":
+	default:
+		errs = append(errs, fmt.Errorf("bad tls %q: accepted 1.2, 1.3", c.TLS))
+	}
+	return errors.Join(errs...)
+}
+
+// ParseProtocols parses a comma-separated protocol list ("h1,h2,h3"), keeping order and
+// refusing duplicates and unknown names.
+func ParseProtocols(s string) ([]string, error) {
+	var out []string
+	for p := range strings.SplitSeq(s, ",") {
+		p = strings.TrimSpace(p)
+		if !slices.Contains(Protocols, p) {
+			return nil, fmt.Errorf("bad protocol %q in %q: accepted a comma-separated list of h1, h2, h3", p, s)
+		}
+		if slices.Contains(out, p) {
+			return nil, fmt.Errorf("protocol %q given twice in %q", p, s)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ParseMode parses "cold" or "warm".
+func ParseMode(s string) (result.Mode, error) {
+	switch m := result.Mode(s); m {
+	case result.Cold, result.Warm:
+		return m, nil
+	}
+	return "", fmt.Errorf("bad mode %q: accepted cold, warm", s)
+}
+
+// CheckSpecs parses every page and link spec of c and returns the first error (one line naming
+// the bad spec and what is accepted), so that bad input is refused before anything is set up.
+func CheckSpecs(c Config) error {
+	for _, s := range c.Pages {
+		if _, err := pages.ParseSpec(s); err != nil {
+			return fmt.Errorf("bad page %q: %w", s, err)
+		}
+	}
+	for _, s := range c.Links {
+		if _, err := shaping.ParseSpec(s); err != nil {
+			return fmt.Errorf("bad link %q: %w", s, err)
+		}
+	}
+	return nil
+}

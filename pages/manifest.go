@@ -18,6 +18,8 @@ const IndexPath = "/index.html"
 type Manifest struct {
 	// Spec is the page SPEC the directory was generated from (a preset name or COUNTxSIZE items).
 	Spec string `json:"spec"`
+	// Items is the canonical COUNTxSIZE form of the spec (Spec.String()), such as "30x10KB".
+	Items string `json:"items"`
 	// Seed is the generator seed; the same Spec and Seed give byte-identical files.
 	Seed int64 `json:"seed"`
 	// Index is the URL path of the HTML page (IndexPath).

@@ -1,2 +1,128 @@
 // Package shaping emulates a network bottleneck link between a client network namespace and the host.
+//
+// A Link is opened from a Spec (see ParseSpec). The default shaper "emu" is a userspace emulator
+// in the design of Mahimahi (Netravali et al., USENIX ATC 2015): the client lives in its own
+// network namespace whose only route leaves through a TUN device; this process reads IP packets
+// from it and from a peer TUN in the host namespace and forwards each direction through the
+// pipeline of package shaping/emu (loss, droptail queue, rate serializer, propagation delay,
+// jitter). The "netem" shaper uses a veth pair and tc netem (package shaping/netem).
 package shaping
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"os/exec"
+
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/netem"
+)
+
+// Sentinel errors; the CLI prints the fix they carry.
+var (
+	// ErrNotRoot means the process lacks CAP_NET_ADMIN (run as root, e.g. with sudo).
+	ErrNotRoot = errors.New("creating network namespaces and TUN devices needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN): run with sudo, or use --link none")
+	// ErrNoTUN means /dev/net/tun is missing or unusable.
+	ErrNoTUN = errors.New("/dev/net/tun is not available: load the tun module (modprobe tun) or, in a container, pass --device /dev/net/tun; or use shaper=netem")
+	// ErrNetemUnavailable means the kernel has no sch_netem.
+	ErrNetemUnavailable = errors.New("the kernel has no sch_netem (tc netem): use shaper=emu (the userspace emulator, the default) or load the module with modprobe sch_netem")
+)
+
+// EnvHostAddr is the environment variable Command sets to the link's host address.
+const EnvHostAddr = "PLTLAB_HOST_ADDR"
+
+// Link is an open emulated link between a client network namespace and the host namespace.
+type Link interface {
+	// Namespace is the client network namespace's name ("" = none: unshaped, loopback).
+	Namespace() string
+	// HostAddr is the host-side address (in this process's namespace): servers listen on it and
+	// clients in the namespace reach them there.
+	HostAddr() netip.Addr
+	// ClientAddr is the client's address inside the namespace.
+	ClientAddr() netip.Addr
+	// Spec is the spec the link was opened with.
+	Spec() Spec
+	// TakeCounters returns the counters since the previous call (nil when unshaped) and resets them.
+	TakeCounters() *result.Emulator
+	// Close tears the link down (namespace, devices, goroutines). It is idempotent.
+	Close() error
+}
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	logger    *slog.Logger
+	tcpBufMax int
+	runner    netem.Runner
+}
+
+// WithLogger sets the logger for setup, teardown and emulator faults (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithTCPBufMax raises the maximum of net.ipv4.tcp_rmem and tcp_wmem inside the client namespace
+// to n bytes (default DefaultTCPBufMax). A single TCP stream needs rate x RTT of window.
+func WithTCPBufMax(n int) Option { return func(o *options) { o.tcpBufMax = n } }
+
+// WithNetemRunner replaces the runner of the netem backend's tc/ip command lines (tests record
+// them with it; the sch_netem availability check is then skipped). Default netem.ExecRunner.
+func WithNetemRunner(r netem.Runner) Option { return func(o *options) { o.runner = r } }
+
+// DefaultTCPBufMax is the tcp_rmem/tcp_wmem maximum set inside client namespaces: 32 MiB, the
+// root namespace's tcp_rmem maximum on Debian 12 and enough for 1 Gbit/s x 250 ms.
+const DefaultTCPBufMax = 32 << 20
+
+// Open creates a link for spec: no namespace for shaper "none", a TUN emulator for "emu", a veth
+// pair with netem for "netem". It first deletes stale pltlab namespaces and devices whose owning
+// process is gone. The link is closed when ctx is cancelled. Errors: ErrNotRoot, ErrNoTUN,
+// ErrNetemUnavailable (wrapped with context). An emu link runs two forwarder threads at
+// SCHED_FIFO priority and raises GOMAXPROCS by 2 while open (so they never wait for a Go P
+// behind busy goroutines such as an in-process server); Close lowers it again.
+func Open(ctx context.Context, spec Spec, opts ...Option) (Link, error) {
+	o := options{logger: slog.Default(), tcpBufMax: DefaultTCPBufMax}
+	for _, f := range opts {
+		f(&o)
+	}
+	if spec.MTU == 0 {
+		spec.MTU = DefaultMTU
+	}
+	switch spec.Shaper {
+	case ShaperNone:
+		return noneLink{spec: spec}, nil
+	case ShaperEmu, "":
+		spec.Shaper = ShaperEmu
+		return openEmu(ctx, spec, o)
+	case ShaperNetem:
+		return openNetem(ctx, spec, o)
+	}
+	return nil, fmt.Errorf("open link: unknown shaper %q: accepted emu, netem or none", spec.Shaper)
+}
+
+// Command returns a command that runs name with args inside l's client namespace (through
+// `ip netns exec`), with PLTLAB_HOST_ADDR set to l.HostAddr(). For an unshaped link it runs
+// in this namespace.
+func Command(ctx context.Context, l Link, name string, args ...string) *exec.Cmd {
+	var cmd *exec.Cmd
+	if ns := l.Namespace(); ns != "" {
+		cmd = exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, name}, args...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, name, args...)
+	}
+	cmd.Env = append(os.Environ(), EnvHostAddr+"="+l.HostAddr().String())
+	return cmd
+}
+
+// noneLink is the unshaped link: loopback, no namespace, no counters.
+type noneLink struct{ spec Spec }
+
+var _ Link = noneLink{}
+
+func (noneLink) Namespace() string              { return "" }
+func (noneLink) HostAddr() netip.Addr           { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
+func (noneLink) ClientAddr() netip.Addr         { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
+func (l noneLink) Spec() Spec                   { return l.spec }
+func (noneLink) TakeCounters() *result.Emulator { return nil }
+func (noneLink) Close() error                   { return nil }

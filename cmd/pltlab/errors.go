@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // usageError marks a bad command line: main prints it on one line and exits with code 2.
 type usageError struct{ err error }
 
-func (e *usageError) Error() string { return e.err.Error() }
+// Error returns the message on one line (joined errors are separated by "; ").
+func (e *usageError) Error() string { return strings.ReplaceAll(e.err.Error(), "\n", "; ") }
 func (e *usageError) Unwrap() error { return e.err }
 
 // usagef returns a usage error (exit code 2) formatted like fmt.Errorf.

@@ -1,19 +1,169 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/result"
 )
 
-// newLoadCmd builds 'pltlab load'. Placeholder until its issue lands.
+// loadFlags are the flags of 'pltlab load'.
+type loadFlags struct {
+	protocol string
+	spki     string
+	resolve  string
+	chrome   string
+	timeout  time.Duration
+	mode     string
+}
+
+// loadPlan is a checked 'pltlab load' command line.
+type loadPlan struct {
+	url      string // the URL as Chromium loads it (host = the mapped hostname)
+	host, ip string // --host-resolver-rules MAP host ip
+	port     int
+	addr     string // ip:port, for the pin and the manifest
+}
+
+// newLoadCmd builds 'pltlab load'.
 func newLoadCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "load",
-		Short:  "(not built yet)",
-		Hidden: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("pltlab load is not built yet")
-		},
+	f := loadFlags{timeout: browser.DefaultTimeout, mode: string(result.Cold)}
+	cmd := &cobra.Command{
+		Use:   "load URL --protocol h1|h2|h3",
+		Short: "Load one page served by 'pltlab serve' in Chromium and print its verified record",
+		Long: `load makes one measured, cold page load of URL in headless Chromium forced to one
+protocol, verifies it against the server's manifest (every object whole, every
+resource on the requested protocol) and prints the record as one JSON line.
+It exits 0 only for a valid load (1 for an invalid or timed-out one).
+
+The browser reaches the server through --host-resolver-rules: a URL with a
+hostname is mapped to 127.0.0.1 unless --resolve HOST:IP says otherwise; a URL
+with a bare IP is loaded as https://plt.test:PORT/... mapped to that IP (TLS
+needs a hostname). Without --spki the certificate's pin is taken from the
+server at first contact (trust on first use), and stderr says so.`,
+		Example: `  ./bin/pltlab serve --spec 10x30KB --addr 127.0.0.1:8443 &
+  ./bin/pltlab load https://plt.test:8443/index.html --protocol h2
+  ./bin/pltlab load https://127.0.0.1:8443/index.html --protocol h3 --timeout 30s`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runLoad(cmd, args[0], f) },
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.protocol, "protocol", "", "protocol to force: h1, h2 or h3 (required)")
+	fl.StringVar(&f.spki, "spki", "", "server certificate pin: base64 SHA-256 of its SubjectPublicKeyInfo (default: read from the server)")
+	fl.StringVar(&f.resolve, "resolve", "", "map HOST to IP inside Chromium, as HOST:IP (default: the URL's host to 127.0.0.1)")
+	fl.StringVar(&f.chrome, "chrome", "", "Chromium executable (default: $PLTLAB_CHROME, then chromium on PATH)")
+	fl.DurationVar(&f.timeout, "timeout", f.timeout, "deadline of the load; a load that hits it is recorded as timed out")
+	fl.StringVar(&f.mode, "mode", f.mode, "cold (fresh browser context); warm needs the server in-process: use 'pltlab run --mode warm'")
+	return cmd
+}
+
+// runLoad checks the command line, launches Chromium, loads the page and prints the record.
+func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
+	plan, err := planLoad(rawURL, f)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	pin := f.spki
+	if pin == "" {
+		if pin, err = browser.PinFromServer(ctx, plan.addr, plan.host); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: pinned the certificate %s presented at first contact: --spki %s\n", plan.addr, pin)
+	}
+	m, err := browser.FetchManifest(ctx, plan.addr, plan.host, pin)
+	if err != nil {
+		return err
+	}
+	b, err := browser.Launch(ctx, browser.WithChrome(f.chrome), browser.WithProtocol(f.protocol),
+		browser.WithSPKI(pin), browser.WithResolve(plan.host, plan.ip), browser.WithPort(plan.port),
+		browser.WithLogger(slog.Default()))
+	if err != nil {
+		return err
+	}
+	rec, err := b.Load(ctx, browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m,
+		Mode: result.Cold, Timeout: f.timeout})
+	if cerr := b.Close(); err == nil && cerr != nil {
+		slog.Warn("close chromium", "err", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	if err := result.NewWriter(cmd.OutOrStdout()).Write(rec); err != nil {
+		return err
+	}
+	if !rec.Valid {
+		return &exitError{code: 1, err: fmt.Errorf("invalid load: %s", rec.InvalidReason)}
+	}
+	return nil
+}
+
+// planLoad checks the flags and works out the URL Chromium loads and where the server is.
+func planLoad(rawURL string, f loadFlags) (loadPlan, error) {
+	switch f.protocol {
+	case "h1", "h2", "h3":
+	case "":
+		return loadPlan{}, usagef("--protocol is required: accepted h1, h2, h3")
+	default:
+		return loadPlan{}, usagef("bad --protocol %q: accepted h1, h2, h3", f.protocol)
+	}
+	switch f.mode {
+	case string(result.Cold):
+	case string(result.Warm):
+		return loadPlan{}, usagef("--mode warm: pltlab load cannot make a separate 'pltlab serve' close its connections between the priming and the measured load; use 'pltlab run --mode warm'")
+	default:
+		return loadPlan{}, usagef("bad --mode %q: accepted cold", f.mode)
+	}
+	if f.timeout <= 0 {
+		return loadPlan{}, usagef("bad --timeout %v: accepted a positive duration such as 60s", f.timeout)
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "https" || u.Hostname() == "" {
+		return loadPlan{}, usagef("bad URL %q: accepted https://HOST[:PORT]/PATH, as served by 'pltlab serve'", rawURL)
+	}
+	port := 443
+	if p := u.Port(); p != "" {
+		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
+			return loadPlan{}, usagef("bad port in URL %q: accepted 1-65535", rawURL)
+		}
+	}
+	host, ip, err := resolveFor(u.Hostname(), f.resolve)
+	if err != nil {
+		return loadPlan{}, err
+	}
+	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
+	return loadPlan{url: u.String(), host: host, ip: ip, port: port, addr: net.JoinHostPort(ip, strconv.Itoa(port))}, nil
+}
+
+// resolveFor returns the hostname Chromium uses and the IP it maps to, from the URL's host and
+// --resolve HOST:IP.
+func resolveFor(urlHost, resolve string) (host, ip string, err error) {
+	urlIP, urlIsIP := netip.ParseAddr(urlHost)
+	if resolve == "" {
+		if urlIsIP == nil {
+			return browser.DefaultHost, urlIP.String(), nil
+		}
+		return urlHost, browser.DefaultIP, nil
+	}
+	host, ip, ok := strings.Cut(resolve, ":")
+	addr, perr := netip.ParseAddr(ip)
+	if _, hostIsIP := netip.ParseAddr(host); !ok || host == "" || perr != nil || hostIsIP == nil {
+		return "", "", usagef("bad --resolve %q: accepted HOST:IP with a hostname, e.g. plt.test:127.0.0.1", resolve)
+	}
+	if urlIsIP != nil && urlHost != host {
+		return "", "", usagef("--resolve %q maps %s, but the URL's host is %s", resolve, host, urlHost)
+	}
+	if urlIsIP == nil && urlIP != addr {
+		return "", "", usagef("--resolve %q maps %s to %s, but the URL names %s", resolve, host, addr, urlIP)
+	}
+	return host, addr.String(), nil
 }

@@ -2,18 +2,94 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
 
+	"github.com/pltlab/pltlab/pages"
 	"github.com/spf13/cobra"
 )
 
-// newPagesCmd builds 'pltlab pages'. Placeholder until its issue lands.
+// newPagesCmd builds 'pltlab pages': generate a test page directory from a page spec.
 func newPagesCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "pages",
-		Short:  "(not built yet)",
-		Hidden: true,
+	var (
+		spec, out   string
+		seed        int64
+		force, list bool
+	)
+	cmd := &cobra.Command{
+		Use:   "pages (--spec SPEC --out DIR [--seed N] [--force] | --list) [flags]",
+		Short: "Generate an image-only test page (exact-size JPEGs, index.html, manifest.json)",
+		Long: `pages writes a test page into DIR: index.html (minimal HTML5 whose only subresources are the
+images), the objects img/0001.jpg ... (decodable baseline JPEGs of exactly the requested sizes,
+padded with seeded pseudo-random comment segments) and manifest.json (spec, seed, and each
+object's path, size, sha256 and dimensions). The same spec and seed give identical bytes.
+
+SPEC is a preset name (see --list) or comma-separated COUNTxSIZE items, e.g. 10x30KB,2x200KB,1x1MiB.
+Units: B, KB or kB (1000), KiB (1024), MB (10^6), MiB (2^20); sizes ` + fmt.Sprint(pages.MinObjectSize) + `B to 50MB per object,
+at most 10000 objects and 1 GB per page.
+
+DIR must be absent, empty, or hold the page of the same spec and seed; --force replaces another
+page (a directory with a manifest.json) but never a directory of other files. The page is written
+beside DIR and renamed into place, so an error or Ctrl-C leaves nothing half-written.`,
+		Example: `  ./bin/pltlab pages --spec 10x30KB,1x1MB --out /tmp/page
+  ./bin/pltlab pages --spec carlucci2015 --seed 7 --out /tmp/carlucci --force
+  ./bin/pltlab pages --list`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("pltlab pages is not built yet")
+			if list {
+				return writePresets(cmd.OutOrStdout())
+			}
+			return generatePage(cmd, spec, out, seed, force)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&spec, "spec", "", "page spec: a preset name or COUNTxSIZE items like 10x30KB,2x200KB")
+	f.StringVar(&out, "out", "", "directory to write the page into")
+	f.Int64Var(&seed, "seed", pages.DefaultSeed, "generator seed: the same spec and seed give identical bytes")
+	f.BoolVar(&force, "force", false, "replace an existing page directory")
+	f.BoolVar(&list, "list", false, "list the page presets and exit")
+	return cmd
+}
+
+// generatePage parses the spec and writes the page, mapping bad input to usage errors (exit 2).
+func generatePage(cmd *cobra.Command, specText, out string, seed int64, force bool) error {
+	if specText == "" {
+		return usagef("missing --spec; accepted: a preset name (see 'pltlab pages --list') or COUNTxSIZE items like 10x30KB,2x200KB")
+	}
+	spec, err := pages.ParseSpec(specText)
+	if err != nil {
+		return usagef("bad --spec: %v", err)
+	}
+	if out == "" {
+		return usagef("missing --out DIR: the directory to write the page into")
+	}
+	m, err := pages.GenerateContext(cmd.Context(), out, spec, seed, pages.WithReplace(force))
+	if errors.Is(err, pages.ErrOutDir) {
+		return usagef("bad --out: %v", err)
+	}
+	if err != nil {
+		return fmt.Errorf("generate page %s: %w", spec.Label(), err)
+	}
+	noun := "objects"
+	if len(m.Objects) == 1 {
+		noun = "object"
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "wrote page %s: %d %s, %d bytes (%s) in %s\n",
+		m.Spec, len(m.Objects), noun, m.TotalBytes, pages.HumanBytes(m.TotalBytes), out)
+	return err
+}
+
+// writePresets prints the presets as a table: name, objects, total size, items.
+func writePresets(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tOBJECTS\tTOTAL\tSPEC")
+	for _, p := range pages.Presets() {
+		s, err := pages.ParseSpec(p.Spec)
+		if err != nil {
+			return fmt.Errorf("preset %s: %w", p.Name, err)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", p.Name, s.Objects(), pages.HumanBytes(s.TotalBytes()), p.Spec)
+	}
+	return tw.Flush()
 }

@@ -2,18 +2,194 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
 )
 
-// newReproduceCmd builds 'pltlab reproduce'. Placeholder until its issue lands.
 func newReproduceCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "reproduce",
-		Short:  "(not built yet)",
-		Hidden: true,
+	var (
+		runs   int
+		out    string
+		seed   int64
+		chrome string
+		force  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "reproduce carlucci2015 [--runs 20] [--out DIR]",
+		Short: "Reproduce a published PLT experiment (carlucci2015) on today's stack",
+		Long: `reproduce runs a published experiment with today's Chromium, HTTP/2 and HTTP/3 and prints
+our figures beside the paper's.
+
+carlucci2015: G. Carlucci, L. De Cicco, S. Mascolo, "HTTP over UDP: an experimental investigation
+of QUIC", ACM SAC 2015. A page of JPEG images over a 3 Mbit/s bottleneck, 50 ms base RTT, droptail
+buffer of one BDP, no loss; HTTP/1.1, HTTP/2 (SPDY in 2015) and HTTP/3 (QUIC) cold, plus HTTP/3
+warm (0-RTT, as the 2015 QUIC had). TCP listeners use TLS 1.2 and CUBIC as in 2015.
+Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/plt.svg and DIR/plt.png. Needs root.`,
+		Example: `  sudo ./bin/pltlab reproduce carlucci2015
+  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("pltlab reproduce is not built yet")
+			if len(args) != 1 || args[0] != experiment.Carlucci2015 {
+				return usagef("reproduce needs one experiment name: accepted %s", experiment.Carlucci2015)
+			}
+			if runs < 1 || runs > 10000 {
+				return usagef("bad --runs %d: accepted 1..10000", runs)
+			}
+			if out == "" {
+				out = filepath.Join("results", experiment.Carlucci2015)
+			}
+			if err := prepareOutDir(out, force); err != nil {
+				return err
+			}
+			c := experiment.CarlucciConfig(runs)
+			c.Seed, c.Chrome, c.Version = seed, chrome, pltlabVersion()
+			c.Name = fmt.Sprintf("%s-%s", experiment.Carlucci2015, time.Now().UTC().Format("20060102T150405Z"))
+			return reproduce(cmd, c, out)
 		},
 	}
+	fl := cmd.Flags()
+	fl.IntVar(&runs, "runs", 20, "measured loads per protocol")
+	fl.StringVar(&out, "out", "", "output directory (default results/carlucci2015)")
+	fl.Int64Var(&seed, "seed", experiment.DefaultSeed, "seed of the interleaved run order")
+	fl.StringVar(&chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
+	fl.BoolVar(&force, "force", false, "overwrite the files of an earlier reproduction in --out")
+	return cmd
+}
+
+// prepareOutDir creates dir, refusing one that holds files unless force.
+func prepareOutDir(dir string, force bool) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return usagef("bad --out %s: %v", dir, err)
+		}
+		return nil
+	case err != nil:
+		return usagef("bad --out %s: %v", dir, err)
+	case len(entries) > 0 && !force:
+		return usagef("--out %s is not empty: choose another directory or add --force", dir)
+	}
+	return nil
+}
+
+// reproduce runs c into DIR/results.jsonl, then writes the reports and prints the side-by-side
+// table.
+func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
+	jsonl := filepath.Join(dir, "results.jsonl")
+	err := runExperiment(cmd.Context(), c, jsonl, true, cmd.ErrOrStderr())
+	var ee *exitError
+	if err != nil && !errors.As(err, &ee) {
+		return err
+	}
+	recs, rerr := readRecords(jsonl)
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if werr := writeReproduction(cmd.OutOrStdout(), dir, c, recs); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// readRecords reads every record of a JSON Lines file.
+func readRecords(name string) ([]*result.Record, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var recs []*result.Record
+	rd := result.NewReader(f, name)
+	for {
+		r, err := rd.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return recs, nil
+			}
+			return recs, err
+		}
+		recs = append(recs, r)
+	}
+}
+
+// writeReproduction writes the reports of a reproduction into dir and prints the side-by-side
+// table of the paper's figures and ours to w.
+func writeReproduction(w io.Writer, dir string, c experiment.Config, recs []*result.Record) error {
+	rep := analysis.Analyze(recs, analysis.Options{})
+	if rep.Empty() {
+		return analysis.ErrNoRecords
+	}
+	refs := carlucciReferences(c, recs)
+	if err := rep.WriteDir(dir); err != nil {
+		return err
+	}
+	if err := writeReproductionMarkdown(filepath.Join(dir, "report.md"), rep, refs); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Carlucci et al., SAC 2015, reproduced: page %s, link %s; TCP listeners TLS %s + %s, QUIC TLS 1.3 (quic-go)\n\n",
+		c.Pages[0], c.Links[0], c.TLS, c.TCPCC)
+	if err := rep.WriteReferenceTable(w, refs, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nReports: %s\n", strings.Join(prefixAll(dir, append([]string{"results.jsonl"}, analysis.DirFiles...)), " "))
+	return nil
+}
+
+// carlucciReferences pairs the paper's figures with the ideal lower bound of the page actually
+// loaded over the link actually used.
+func carlucciReferences(c experiment.Config, recs []*result.Record) []analysis.Reference {
+	var page result.Page
+	var link result.Link
+	for _, r := range recs {
+		if r.IsLoad() {
+			page, link = r.Page, r.Link
+			break
+		}
+	}
+	rtt := time.Duration(link.RTTMs * float64(time.Millisecond))
+	var refs []analysis.Reference
+	for _, row := range experiment.CarlucciPaper {
+		bound := experiment.IdealPLT(page.TotalBytes, link.DownBps, rtt, experiment.MinRoundTrips(row.Arm, c.TLS))
+		refs = append(refs, analysis.Reference{Protocol: row.Arm.Protocol, Mode: row.Arm.Mode, Label: row.Label,
+			PaperMs: float64(row.PLT.Milliseconds()), BoundMs: float64(bound.Microseconds()) / 1000})
+	}
+	return refs
+}
+
+// writeReproductionMarkdown rewrites report.md with the side-by-side table and the testbed
+// differences first, followed by the full report.
+func writeReproductionMarkdown(name string, rep *analysis.Report, refs []analysis.Reference) error {
+	var b strings.Builder
+	b.WriteString("# Carlucci et al., SAC 2015, reproduced with pltlab\n\n")
+	if err := rep.WriteReferenceTable(&b, refs, true); err != nil {
+		return err
+	}
+	b.WriteString("\n## What differs from the 2015 testbed\n\n")
+	for _, n := range experiment.CarlucciDifferences {
+		b.WriteString("- " + n + "\n")
+	}
+	b.WriteString("\n")
+	if err := rep.WriteMarkdown(&b); err != nil {
+		return err
+	}
+	return os.WriteFile(name, []byte(b.String()), 0o644)
+}
+
+func prefixAll(dir string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = filepath.Join(dir, n)
+	}
+	return out
 }

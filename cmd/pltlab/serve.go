@@ -1,19 +1,229 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/server"
 	"github.com/spf13/cobra"
 )
 
-// newServeCmd builds 'pltlab serve'. Placeholder until its issue lands.
+// serveFlags are the command line of 'pltlab serve'.
+type serveFlags struct {
+	pagesDir, spec, addr, h1Addr, protocols, tcpCC, tlsVersion, host, certOut string
+	seed                                                                      int64
+	zeroRTT, json                                                             bool
+}
+
+// newServeCmd builds 'pltlab serve': serve a page over HTTP/1.1, HTTP/2 and HTTP/3 until interrupted.
 func newServeCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "serve",
-		Short:  "(not built yet)",
-		Hidden: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("pltlab serve is not built yet")
-		},
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve (--pages DIR | --spec SPEC) [flags]",
+		Short: "Serve a test page over HTTP/1.1, HTTP/2 and HTTP/3 until interrupted",
+		Long: `serve serves a generated page with one handler over three listeners: HTTP/2 over TLS on
+--addr (TCP, ALPN h2 only), HTTP/3 over QUIC on the same port number (UDP), and HTTP/1.1 over
+TLS on --h1-addr (TCP, ALPN http/1.1 only; default: the next port, or a free one with port 0).
+TCP responses carry Alt-Svc: h3=":PORT". The TLS certificate (ECDSA P-256 for --host) is made at
+start; its SPKI pin is printed for Chromium's --ignore-certificate-errors-spki-list. --spec
+generates the page into a temporary directory that is removed on exit.
+Paths: /index.html (also /), the page's objects, /healthz, /manifest.json, /_pltlab/stats.`,
+		Example: `  ./bin/pltlab serve --spec 10x30KB --addr 127.0.0.1:0
+  ./bin/pltlab serve --spec carlucci2015 --tls 1.2 --tcp-cc reno --0rtt --json
+  ./bin/pltlab pages --spec 10x30KB --out /tmp/page10 --force && ./bin/pltlab serve --pages /tmp/page10 --protocols h2,h3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd, f) },
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.pagesDir, "pages", "", "page directory written by 'pltlab pages'")
+	fl.StringVar(&f.spec, "spec", "", "generate this page spec (preset or COUNTxSIZE items) into a temporary directory")
+	fl.Int64Var(&f.seed, "seed", pages.DefaultSeed, "generator seed for --spec")
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8443", "HOST:PORT for HTTP/2 (TCP) and HTTP/3 (UDP); port 0 picks a free one")
+	fl.StringVar(&f.h1Addr, "h1-addr", "", "HOST:PORT for HTTP/1.1 (default: the port after --addr's)")
+	fl.StringVar(&f.protocols, "protocols", strings.Join(server.DefaultProtocols, ","), "protocols to serve: comma-separated h1, h2, h3")
+	fl.StringVar(&f.tcpCC, "tcp-cc", server.DefaultTCPCC, "TCP congestion control: "+strings.Join(server.KnownTCPCCs, "|"))
+	fl.StringVar(&f.tlsVersion, "tls", server.DefaultTLSVersion, "highest TLS version on TCP: 1.2|1.3 (QUIC is always 1.3)")
+	fl.BoolVar(&f.zeroRTT, "0rtt", false, "accept QUIC 0-RTT on resumed connections")
+	fl.StringVar(&f.host, "host", server.DefaultHost, "TLS/SNI hostname of the certificate")
+	fl.StringVar(&f.certOut, "cert-out", "", "also write cert.pem and key.pem into this directory")
+	fl.BoolVar(&f.json, "json", false, "print the start-up facts as one JSON object")
+	return cmd
+}
+
+// runServe checks the flags, starts the server, prints its facts and serves until interrupted.
+func runServe(cmd *cobra.Command, f serveFlags) error {
+	opts, err := f.options()
+	if err != nil {
+		return err
+	}
+	dir, cleanup, err := f.pageDir(cmd)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	srv, err := server.New(dir, append(opts, server.WithLogger(slog.Default()))...)
+	if errors.Is(err, server.ErrBadOption) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return fmt.Errorf("load page: %w", err)
+	}
+	var certFile, keyFile string
+	if f.certOut != "" {
+		if certFile, keyFile, err = srv.WriteCert(f.certOut); err != nil {
+			return err
+		}
+	}
+	if err := srv.Start(cmd.Context()); err != nil {
+		return fmt.Errorf("start server: %w", err)
+	}
+	facts := newServeFacts(srv.Info(), certFile, keyFile)
+	if f.json {
+		err = json.NewEncoder(cmd.OutOrStdout()).Encode(facts)
+	} else {
+		err = facts.print(cmd.OutOrStdout())
+	}
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	<-cmd.Context().Done()
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("stop server: %w", err)
+	}
+	return nil
+}
+
+// options turns the flags into server options; bad values are usage errors.
+func (f serveFlags) options() ([]server.Option, error) {
+	if (f.pagesDir == "") == (f.spec == "") {
+		return nil, usagef("give exactly one of --pages DIR or --spec SPEC (a preset name or COUNTxSIZE items like 10x30KB)")
+	}
+	protos := strings.Split(f.protocols, ",")
+	for i, p := range protos {
+		protos[i] = strings.TrimSpace(p)
+		if !slices.Contains(server.DefaultProtocols, protos[i]) || slices.Contains(protos[:i], protos[i]) {
+			return nil, usagef("bad --protocols %q: accepted: comma-separated h1, h2, h3, each at most once", f.protocols)
+		}
+	}
+	if !slices.Contains(server.KnownTCPCCs, f.tcpCC) {
+		return nil, usagef("bad --tcp-cc %q: accepted: %s", f.tcpCC, strings.Join(server.KnownTCPCCs, ", "))
+	}
+	if !slices.Contains(server.TLSVersions, f.tlsVersion) {
+		return nil, usagef("bad --tls %q: accepted: %s", f.tlsVersion, strings.Join(server.TLSVersions, ", "))
+	}
+	for name, a := range map[string]string{"--addr": f.addr, "--h1-addr": f.h1Addr} {
+		if a == "" && name == "--h1-addr" {
+			continue
+		}
+		if _, port, err := net.SplitHostPort(a); err != nil || !validPort(port) {
+			return nil, usagef("bad %s %q: accepted: HOST:PORT such as 127.0.0.1:8443 (port 0 picks a free one)", name, a)
+		}
+	}
+	opts := []server.Option{server.WithAddr(f.addr), server.WithProtocols(protos...), server.WithTCPCC(f.tcpCC),
+		server.WithTLSVersion(f.tlsVersion), server.With0RTT(f.zeroRTT), server.WithHost(f.host)}
+	if f.h1Addr != "" {
+		opts = append(opts, server.WithH1Addr(f.h1Addr))
+	}
+	return opts, nil
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+// pageDir returns the page directory: --pages as given, or --spec generated into a temporary
+// directory that cleanup (also run on a forced exit) removes.
+func (f serveFlags) pageDir(cmd *cobra.Command) (dir string, cleanup func(), err error) {
+	if f.pagesDir != "" {
+		if st, err := os.Stat(f.pagesDir); err != nil || !st.IsDir() {
+			return "", nil, usagef("bad --pages %q: not a directory; accepted: a page directory written by 'pltlab pages'", f.pagesDir)
+		}
+		return f.pagesDir, func() {}, nil
+	}
+	spec, err := pages.ParseSpec(f.spec)
+	if err != nil {
+		return "", nil, usagef("bad --spec: %v", err)
+	}
+	tmp, err := os.MkdirTemp("", "pltlab-serve-")
+	if err != nil {
+		return "", nil, fmt.Errorf("create temporary page directory: %w", err)
+	}
+	cleanup = func() { _ = os.RemoveAll(tmp) }
+	onForcedExit(cleanup)
+	dir = filepath.Join(tmp, "page")
+	if _, err := pages.GenerateContext(cmd.Context(), dir, spec, f.seed); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("generate page %s: %w", f.spec, err)
+	}
+	return dir, cleanup, nil
+}
+
+// serveFacts is what 'pltlab serve' prints at start (one JSON object with --json).
+type serveFacts struct {
+	server.Info
+	URLs       map[string]string `json:"urls"`
+	Page       string            `json:"page"`
+	Objects    int               `json:"objects"`
+	TotalBytes int64             `json:"total_bytes"`
+	CertFile   string            `json:"cert_file,omitempty"`
+	KeyFile    string            `json:"key_file,omitempty"`
+}
+
+func newServeFacts(i server.Info, certFile, keyFile string) serveFacts {
+	f := serveFacts{Info: i, URLs: map[string]string{}, CertFile: certFile, KeyFile: keyFile}
+	for _, p := range server.DefaultProtocols {
+		if u := i.URL(p); u != "" {
+			f.URLs[p] = u
+		}
+	}
+	if m := i.Manifest; m != nil {
+		f.Page, f.Objects, f.TotalBytes = m.Spec, len(m.Objects), m.TotalBytes
+	}
+	return f
+}
+
+// print writes the facts for a person, with a curl line per TCP protocol to try.
+func (f serveFacts) print(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "serving page %s (%d objects, %d bytes) as %s\n", f.Page, f.Objects, f.TotalBytes, f.Host)
+	addrs := map[string]string{"h1": f.H1Addr, "h2": f.H2Addr, "h3": f.H3Addr}
+	what := map[string]string{"h1": "TCP %s, ALPN http/1.1", "h2": "TCP %s, ALPN h2", "h3": "UDP %s, QUIC"}
+	for _, p := range server.DefaultProtocols {
+		if u := f.URLs[p]; u != "" {
+			fmt.Fprintf(&b, "  %s  %s  (%s)\n", p, u, fmt.Sprintf(what[p], addrs[p]))
+		}
+	}
+	fmt.Fprintf(&b, "SPKI pin: %s\n", f.SPKI)
+	zero := map[bool]string{true: "on", false: "off"}[f.ZeroRTT]
+	fmt.Fprintf(&b, "TCP: congestion control %s, TLS up to %s; QUIC: TLS 1.3, 0-RTT %s, UDP buffers rcv %d snd %d B\n",
+		f.TCPCC, f.TLSVersion, zero, f.UDPRcvBuf, f.UDPSndBuf)
+	fmt.Fprintf(&b, "QUIC congestion control: %s\n", f.QUICCC)
+	for _, p := range []string{"h1", "h2"} {
+		flag := map[string]string{"h1": "--http1.1", "h2": "--http2"}[p]
+		if a := addrs[p]; a != "" {
+			host, port, _ := net.SplitHostPort(a)
+			if strings.Contains(host, ":") {
+				host = "[" + host + "]"
+			}
+			fmt.Fprintf(&b, "try %s: curl -k %s --resolve %s:%s:%s %s -o /dev/null -w '%%{http_version}\\n'\n", p, flag, f.Host, port, host, f.URLs[p])
+		}
+	}
+	if f.CertFile != "" {
+		fmt.Fprintf(&b, "certificate: %s, key: %s\n", f.CertFile, f.KeyFile)
+	}
+	b.WriteString("serving until interrupted (Ctrl-C)\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -2,18 +2,79 @@ package main
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/pltlab/pltlab/shaping"
 	"github.com/spf13/cobra"
 )
 
-// newShellCmd builds 'pltlab shell'. Placeholder until its issue lands.
+// newShellCmd builds 'pltlab shell': run a command behind an emulated link, like mm-link.
 func newShellCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "shell",
-		Short:  "(not built yet)",
-		Hidden: true,
+	var linkSpec string
+	c := &cobra.Command{
+		Use:   "shell --link LINK -- COMMAND [ARG...]",
+		Short: "Run a command inside a network namespace behind an emulated link (like mm-link)",
+		Long: `shell opens the link, runs COMMAND inside the link's client namespace with
+PLTLAB_HOST_ADDR set to the host-side address (servers in the host namespace listen there),
+waits for it, tears the link down and exits with the command's exit status. A quoted
+'$PLTLAB_HOST_ADDR' in COMMAND's arguments is replaced by the address. Ctrl-C reaches the
+command; the link is removed once it exits.`,
+		Example: `  sudo ./bin/pltlab shell --link rate=3mbit,rtt=50ms -- ping -c 5 '$PLTLAB_HOST_ADDR'
+  sudo ./bin/pltlab shell --link carlucci2015 -- sh -c 'ping -c 5 $PLTLAB_HOST_ADDR'
+  sudo ./bin/pltlab shell --link 3g -- sh -c 'iperf3 -c $PLTLAB_HOST_ADDR -t 5'`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("pltlab shell is not built yet")
+			spec, err := parseLink(linkSpec)
+			if err != nil {
+				return err
+			}
+			l, err := shaping.Open(cmd.Context(), spec)
+			if err != nil {
+				return err
+			}
+			onForcedExit(func() { l.Close() })
+			code, runErr := runInLink(cmd, l, args)
+			if err := errors.Join(runErr, l.Close()); err != nil {
+				return err
+			}
+			if code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
 		},
 	}
+	c.Flags().StringVar(&linkSpec, "link", "", "LINK spec: a preset or key=value items (required)")
+	return c
+}
+
+// runInLink runs args inside l and returns the command's exit code (128+signal when killed).
+// On interrupt the command gets SIGINT (it usually got it from the terminal already), then
+// SIGKILL after 5 s.
+func runInLink(cmd *cobra.Command, l shaping.Link, args []string) (int, error) {
+	host := l.HostAddr().String()
+	argv := make([]string, len(args))
+	for i, a := range args {
+		a = strings.ReplaceAll(a, "${"+shaping.EnvHostAddr+"}", host)
+		argv[i] = strings.ReplaceAll(a, "$"+shaping.EnvHostAddr, host)
+	}
+	c := shaping.Command(cmd.Context(), l, argv[0], argv[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+	c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
+	c.WaitDelay = 5 * time.Second
+	err := c.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
 }

@@ -1,0 +1,185 @@
+package analysis
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// jsonReport is the --format json contract (issue 6): groups, comparisons, skipped_lines; the
+// other fields are additions.
+type jsonReport struct {
+	Metric       Metric        `json:"metric"`
+	Baseline     string        `json:"baseline"`
+	Alpha        float64       `json:"alpha"`
+	Groups       []jsonGroup   `json:"groups"`
+	Comparisons  []jsonCompare `json:"comparisons"`
+	SkippedLines int           `json:"skipped_lines"`
+	Context      Context       `json:"context"`
+}
+
+// jsonGroup is one group. Times are ms; null means not computable (too few values); a censored
+// statistic holds the deadline (a lower bound) and its name is listed in Censored.
+type jsonGroup struct {
+	Page       string         `json:"page"`
+	Link       string         `json:"link"`
+	Mode       string         `json:"mode"`
+	Protocol   string         `json:"protocol"`
+	Runs       int            `json:"runs"`
+	Valid      int            `json:"valid"`
+	TimedOut   int            `json:"timed_out"`
+	Invalid    map[string]int `json:"invalid"`
+	DeadlineMs *float64       `json:"deadline_ms,omitempty"`
+	MedianMs   *float64       `json:"median_ms"`
+	MeanMs     *float64       `json:"mean_ms"`
+	SDMs       *float64       `json:"sd_ms"`
+	CV         *float64       `json:"cv"`
+	MinMs      *float64       `json:"min_ms"`
+	P5Ms       *float64       `json:"p5_ms"`
+	P25Ms      *float64       `json:"p25_ms"`
+	P75Ms      *float64       `json:"p75_ms"`
+	P95Ms      *float64       `json:"p95_ms"`
+	MaxMs      *float64       `json:"max_ms"`
+	CILowMs    *float64       `json:"ci_low_ms"`
+	CIHighMs   *float64       `json:"ci_high_ms"`
+	CICoverage *float64       `json:"ci_coverage"`
+	Censored   []string       `json:"censored,omitempty"`
+}
+
+type jsonCompare struct {
+	Page          string   `json:"page"`
+	Link          string   `json:"link"`
+	Mode          string   `json:"mode"`
+	Protocol      string   `json:"protocol"`
+	Baseline      string   `json:"baseline"`
+	N             int      `json:"n"`
+	BaselineN     int      `json:"baseline_n"`
+	Ratio         *float64 `json:"ratio"`
+	RatioCILow    *float64 `json:"ratio_ci_low"`
+	RatioCIHigh   *float64 `json:"ratio_ci_high"`
+	DiffPct       *float64 `json:"diff_pct"`
+	U             *float64 `json:"u"`
+	PMannWhitney  *float64 `json:"p_mann_whitney"`
+	MannWhitneyEx bool     `json:"mann_whitney_exact"`
+	WelchT        *float64 `json:"welch_t"`
+	WelchDF       *float64 `json:"welch_df"`
+	PWelch        *float64 `json:"p_welch"`
+	Significant   bool     `json:"significant"`
+}
+
+// num returns &v, nil for NaN and +Inf (JSON has neither).
+func num(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// WriteJSON writes the report as one indented JSON object (see jsonReport for the contract).
+func (r *Report) WriteJSON(w io.Writer) error {
+	out := jsonReport{Metric: r.Options.Metric, Baseline: r.Options.Baseline, Alpha: r.Options.Alpha,
+		Groups: []jsonGroup{}, Comparisons: []jsonCompare{}, SkippedLines: r.SkippedLines, Context: r.Context}
+	for _, g := range r.Groups {
+		out.Groups = append(out.Groups, toJSONGroup(g))
+	}
+	for _, c := range r.Comparisons {
+		out.Comparisons = append(out.Comparisons, toJSONCompare(c))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("write json report: %w", err)
+	}
+	return nil
+}
+
+func toJSONGroup(g *Group) jsonGroup {
+	j := jsonGroup{Page: g.Page, Link: g.Link, Mode: string(g.Mode), Protocol: g.Protocol, Runs: g.Runs,
+		Valid: g.Valid, TimedOut: g.TimedOut, Invalid: g.Invalid, DeadlineMs: num(g.DeadlineMs),
+		MeanMs: num(g.Mean), SDMs: num(g.SD), CV: num(g.CV), CICoverage: num(g.CICoverage)}
+	if g.TimedOut == 0 {
+		j.DeadlineMs = nil
+	}
+	cens := func(name string, v float64) *float64 {
+		if math.IsInf(v, 1) {
+			j.Censored = append(j.Censored, name)
+			return num(g.DeadlineMs)
+		}
+		return num(v)
+	}
+	j.MedianMs, j.MinMs, j.P5Ms = cens("median_ms", g.Median), cens("min_ms", g.Min), cens("p5_ms", g.P5)
+	j.P25Ms, j.P75Ms, j.P95Ms = cens("p25_ms", g.P25), cens("p75_ms", g.P75), cens("p95_ms", g.P95)
+	j.MaxMs, j.CILowMs, j.CIHighMs = cens("max_ms", g.Max), cens("ci_low_ms", g.CILow), cens("ci_high_ms", g.CIHigh)
+	return j
+}
+
+func toJSONCompare(c *Comparison) jsonCompare {
+	return jsonCompare{Page: c.Page, Link: c.Link, Mode: string(c.Mode), Protocol: c.Protocol,
+		Baseline: c.Baseline, N: c.N, BaselineN: c.BaselineN, Ratio: num(c.Ratio), RatioCILow: num(c.RatioLow),
+		RatioCIHigh: num(c.RatioHigh), DiffPct: num(c.DiffPct), U: num(c.MannWhitney.U),
+		PMannWhitney: num(c.MannWhitney.P), MannWhitneyEx: c.MannWhitney.Exact, WelchT: num(c.Welch.T),
+		WelchDF: num(c.Welch.DF), PWelch: num(c.Welch.P), Significant: c.Significant}
+}
+
+// csvHeader names the CSV columns: one row per group, with its comparison against the
+// baseline on the same row (empty for the baseline itself).
+var csvHeader = []string{"page", "link", "mode", "protocol", "runs", "valid", "invalid", "timed_out",
+	"deadline_ms", "median_ms", "ci_low_ms", "ci_high_ms", "mean_ms", "sd_ms", "cv", "min_ms", "p5_ms",
+	"p25_ms", "p75_ms", "p95_ms", "max_ms", "baseline", "ratio", "ratio_ci_low", "ratio_ci_high",
+	"diff_pct", "p_mann_whitney", "p_welch", "significant"}
+
+// WriteCSV writes the report as RFC 4180 CSV with the csvHeader columns. A censored statistic
+// is written as ">=DEADLINE"; a value that cannot be computed is empty.
+func (r *Report) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(csvHeader)
+	cmp := map[Key]*Comparison{}
+	for _, c := range r.Comparisons {
+		cmp[c.Key] = c
+	}
+	for _, g := range r.Groups {
+		cw.Write(csvRow(g, cmp[g.Key]))
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("write csv report: %w", err)
+	}
+	return nil
+}
+
+func csvRow(g *Group, c *Comparison) []string {
+	d := g.DeadlineMs
+	ms := func(v float64) string {
+		if math.IsInf(v, 1) {
+			return ">=" + csvNum(d)
+		}
+		return csvNum(v)
+	}
+	deadline := ""
+	if g.TimedOut > 0 {
+		deadline = csvNum(d)
+	}
+	row := []string{g.Page, g.Link, string(g.Mode), g.Protocol, strconv.Itoa(g.Runs), strconv.Itoa(g.Valid),
+		strconv.Itoa(g.InvalidTotal()), strconv.Itoa(g.TimedOut), deadline, ms(g.Median), ms(g.CILow),
+		ms(g.CIHigh), csvNum(g.Mean), csvNum(g.SD), csvNum(g.CV), ms(g.Min), ms(g.P5), ms(g.P25), ms(g.P75),
+		ms(g.P95), ms(g.Max)}
+	if c == nil {
+		return append(row, "", "", "", "", "", "", "", "")
+	}
+	return append(row, c.Baseline, csvNum(c.Ratio), csvNum(c.RatioLow), csvNum(c.RatioHigh), csvNum(c.DiffPct),
+		csvNum(c.MannWhitney.P), csvNum(c.Welch.P), strconv.FormatBool(c.Significant))
+}
+
+// csvNum formats v with up to 6 significant decimals; NaN is empty, +Inf is "inf".
+func csvNum(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return ""
+	case math.IsInf(v, 1):
+		return "inf"
+	}
+	return strconv.FormatFloat(v, 'g', 10, 64)
+}

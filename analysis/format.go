@@ -1,0 +1,190 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Format is a report output format.
+type Format string
+
+// The report formats.
+const (
+	Text     Format = "text"
+	Markdown Format = "markdown"
+	CSV      Format = "csv"
+	JSON     Format = "json"
+	HTML     Format = "html"
+)
+
+// Formats lists the accepted formats.
+var Formats = []Format{Text, Markdown, CSV, JSON, HTML}
+
+// ParseFormat parses a format name (see Formats); "md" is accepted for markdown. The error is
+// one line naming the bad value and the accepted ones.
+func ParseFormat(s string) (Format, error) {
+	if s == "md" {
+		return Markdown, nil
+	}
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("bad format %q: accepted %s", s, joinNames(Formats))
+}
+
+// Write writes the report to w in format f.
+func (r *Report) Write(w io.Writer, f Format) error {
+	switch f {
+	case Text:
+		return r.WriteText(w)
+	case Markdown:
+		return r.WriteMarkdown(w)
+	case CSV:
+		return r.WriteCSV(w)
+	case JSON:
+		return r.WriteJSON(w)
+	case HTML:
+		return r.WriteHTML(w)
+	}
+	return fmt.Errorf("write report: unknown format %q", f)
+}
+
+// fmtMs formats a time in ms with one decimal; censored values print as ">= DEADLINE".
+func fmtMs(v, deadline float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "n/a"
+	case math.IsInf(v, 1):
+		return ">= " + strconv.FormatFloat(deadline, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// fmtCI formats a median CI as "[lo, hi]".
+func fmtCI(lo, hi, deadline float64) string {
+	if math.IsNaN(lo) {
+		return "n/a (n<6)"
+	}
+	return "[" + fmtMs(lo, deadline) + ", " + fmtMs(hi, deadline) + "]"
+}
+
+// fmtFloat formats v with prec decimals, "n/a" for NaN and "inf" for +Inf.
+func fmtFloat(v float64, prec int) string {
+	switch {
+	case math.IsNaN(v):
+		return "n/a"
+	case math.IsInf(v, 1):
+		return "inf"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// fmtP formats a p-value: 4 decimals, or scientific notation below 0.0001.
+func fmtP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "n/a"
+	case p < 1e-4:
+		return strconv.FormatFloat(p, 'e', 1, 64)
+	}
+	return strconv.FormatFloat(p, 'f', 4, 64)
+}
+
+// fmtPct formats a percent difference with a sign.
+func fmtPct(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", v)
+}
+
+// groupHeader names the columns of groupRow.
+var groupHeader = []string{"protocol", "runs", "valid", "invalid", "timeouts", "median", "95% CI of median",
+	"mean", "sd", "cv", "min", "p5", "p25", "p75", "p95", "max"}
+
+// groupRow formats one group for the text, markdown and HTML tables.
+func groupRow(g *Group) []string {
+	d := g.DeadlineMs
+	return []string{g.Protocol, strconv.Itoa(g.Runs), strconv.Itoa(g.Valid), strconv.Itoa(g.InvalidTotal()),
+		strconv.Itoa(g.TimedOut), fmtMs(g.Median, d), fmtCI(g.CILow, g.CIHigh, d), fmtMs(g.Mean, d),
+		fmtMs(g.SD, d), fmtFloat(g.CV, 3), fmtMs(g.Min, d), fmtMs(g.P5, d), fmtMs(g.P25, d),
+		fmtMs(g.P75, d), fmtMs(g.P95, d), fmtMs(g.Max, d)}
+}
+
+// compareHeader names the columns of compareRow.
+var compareHeader = []string{"protocol", "vs", "ratio of medians", "95% CI", "diff", "p Mann-Whitney",
+	"p Welch", "significant"}
+
+// compareRow formats one comparison for the text, markdown and HTML tables.
+func compareRow(c *Comparison, alpha float64) []string {
+	mw := fmtP(c.MannWhitney.P)
+	if c.MannWhitney.Exact {
+		mw += " (exact)"
+	}
+	sig := "no"
+	if c.Significant {
+		sig = fmt.Sprintf("yes (p < %g)", alpha)
+	}
+	return []string{c.Protocol, c.Baseline, fmtFloat(c.Ratio, 3),
+		"[" + fmtFloat(c.RatioLow, 3) + ", " + fmtFloat(c.RatioHigh, 3) + "]", fmtPct(c.DiffPct), mw,
+		fmtP(c.Welch.P), sig}
+}
+
+// invalidNotes lists the invalid reasons of the groups, one string per group that has any.
+func invalidNotes(gs []*Group) []string {
+	var notes []string
+	for _, g := range gs {
+		var parts []string
+		for _, r := range g.Reasons() {
+			parts = append(parts, fmt.Sprintf("%s x%d", r, g.Invalid[r]))
+		}
+		if len(parts) > 0 {
+			notes = append(notes, g.Protocol+": "+strings.Join(parts, ", "))
+		}
+	}
+	return notes
+}
+
+// condition is the groups and comparisons of one (page, link, mode).
+type condition struct {
+	Key         Key
+	Groups      []*Group
+	Comparisons []*Comparison
+}
+
+// Title returns "page P, link L, mode M".
+func (c condition) Title() string {
+	return fmt.Sprintf("page %s, link %s, %s", orDash(c.Key.Page), orDash(c.Key.Link), orDash(string(c.Key.Mode)))
+}
+
+// conditions splits the report by (page, link, mode), in the order of Groups.
+func (r *Report) conditions() []condition {
+	var out []condition
+	for _, g := range r.Groups {
+		k := g.condition()
+		if len(out) == 0 || out[len(out)-1].Key != k {
+			out = append(out, condition{Key: k})
+		}
+		out[len(out)-1].Groups = append(out[len(out)-1].Groups, g)
+	}
+	for _, c := range r.Comparisons {
+		for i := range out {
+			if out[i].Key == c.condition() {
+				out[i].Comparisons = append(out[i].Comparisons, c)
+			}
+		}
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,164 @@
+package analysis
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// Key identifies a group: loads of one page over one link in one mode with one protocol.
+type Key struct {
+	// Page is the page spec (Record.Page.Spec).
+	Page string
+	// Link is the link spec (Record.Link.Spec).
+	Link string
+	// Mode is cold or warm; the two are never mixed in one statistic.
+	Mode result.Mode
+	// Protocol is the requested protocol ("h1", "h2", "h3").
+	Protocol string
+}
+
+// condition returns the key without the protocol: the (page, link, mode) a comparison is made in.
+func (k Key) condition() Key { k.Protocol = ""; return k }
+
+// Group summarises the loads of one Key. Times are in ms of the report's metric. A censored
+// statistic (one that falls among timed-out loads) is +Inf (Censored): print it as ">= DeadlineMs".
+type Group struct {
+	Key
+	// LinkInfo is the link description of the group's first load (rates and RTT for the heatmap).
+	LinkInfo result.Link
+	// Runs counts every non-warm-up load of the group.
+	Runs int
+	// Valid counts valid completed loads (their metric is in Completed).
+	Valid int
+	// TimedOut counts loads that hit their deadline (censored values). For metrics other than
+	// plt_ms, a timed-out load that did report the metric (> 0) counts as completed instead.
+	TimedOut int
+	// Invalid counts the remaining loads by InvalidReason; they are excluded from statistics.
+	Invalid map[string]int
+	// DeadlineMs is the smallest deadline among the timed-out loads (0 when none timed out).
+	DeadlineMs float64
+	// Sample is the ascending sample used for quantiles: Completed then one Censored per timeout.
+	Sample []float64
+	// Completed holds the metric of the valid completed loads, ascending.
+	Completed []float64
+	// Median, P5, P25, P75, P95, Min and Max are Hyndman-Fan type 7 quantiles of Sample.
+	Median, P5, P25, P75, P95, Min, Max float64
+	// CILow and CIHigh bound the 95% order-statistic CI of the median (NaN when n < 6);
+	// CICoverage is its exact coverage probability.
+	CILow, CIHigh, CICoverage float64
+	// Mean, SD and CV (= SD/Mean) describe Completed only (timeouts excluded).
+	Mean, SD, CV float64
+}
+
+// InvalidTotal returns the number of invalid (non-timeout) loads.
+func (g *Group) InvalidTotal() int {
+	n := 0
+	for _, c := range g.Invalid {
+		n += c
+	}
+	return n
+}
+
+// Reasons returns the invalid reasons sorted by name.
+func (g *Group) Reasons() []string {
+	rs := make([]string, 0, len(g.Invalid))
+	for r := range g.Invalid {
+		rs = append(rs, r)
+	}
+	slices.Sort(rs)
+	return rs
+}
+
+// groupRecords builds the groups of the page loads in recs for metric m, sorted by key.
+func groupRecords(recs []*result.Record, m Metric) []*Group {
+	byKey := map[Key]*Group{}
+	for _, r := range recs {
+		if r == nil || !r.IsLoad() || r.Warmup {
+			continue
+		}
+		k := Key{Page: r.Page.Spec, Link: r.Link.Spec, Mode: r.Mode, Protocol: r.Protocol}
+		g := byKey[k]
+		if g == nil {
+			g = &Group{Key: k, LinkInfo: r.Link, Invalid: map[string]int{}}
+			byKey[k] = g
+		}
+		g.add(r, m)
+	}
+	groups := make([]*Group, 0, len(byKey))
+	for _, g := range byKey {
+		g.summarise()
+		groups = append(groups, g)
+	}
+	slices.SortFunc(groups, func(a, b *Group) int { return compareKeys(a.Key, b.Key) })
+	return groups
+}
+
+// add classifies one load: timed out (censored at its deadline unless a non-PLT metric was
+// observed before it), valid (its metric counts), or invalid by reason.
+func (g *Group) add(r *result.Record, m Metric) {
+	g.Runs++
+	v := m.value(r)
+	switch {
+	case r.TimedOut && (m == PLT || v <= 0):
+		g.TimedOut++
+		d := r.DeadlineMs
+		if d <= 0 {
+			d = r.PLTMs
+		}
+		if g.DeadlineMs == 0 || d < g.DeadlineMs {
+			g.DeadlineMs = d
+		}
+	case r.TimedOut:
+		g.Completed = append(g.Completed, v) // observed before the deadline
+		g.Valid++
+	case !r.Valid:
+		reason := r.InvalidReason
+		if reason == "" {
+			reason = "unspecified"
+		}
+		g.Invalid[reason]++
+	case v <= 0 || math.IsNaN(v) || math.IsInf(v, 0):
+		g.Invalid["no "+string(m)]++
+	default:
+		g.Completed = append(g.Completed, v)
+		g.Valid++
+	}
+}
+
+// summarise computes the statistics from Completed and TimedOut.
+func (g *Group) summarise() {
+	slices.Sort(g.Completed)
+	g.Sample = slices.Clone(g.Completed)
+	for range g.TimedOut {
+		g.Sample = append(g.Sample, Censored)
+	}
+	s := g.Sample
+	g.Median, g.P5, g.P25 = Quantile(s, 0.5), Quantile(s, 0.05), Quantile(s, 0.25)
+	g.P75, g.P95 = Quantile(s, 0.75), Quantile(s, 0.95)
+	g.Min, g.Max = Quantile(s, 0), Quantile(s, 1)
+	g.CILow, g.CIHigh, g.CICoverage = MedianCI(s, Confidence)
+	g.Mean, g.SD = MeanSD(g.Completed)
+	g.CV = g.SD / g.Mean
+}
+
+// protoRank orders protocols h1, h2, h3 first, then the others by name.
+func protoRank(p string) int {
+	switch p {
+	case "h1":
+		return 0
+	case "h2":
+		return 1
+	case "h3":
+		return 2
+	}
+	return 3
+}
+
+func compareKeys(a, b Key) int {
+	return cmp.Or(cmp.Compare(a.Page, b.Page), cmp.Compare(a.Link, b.Link),
+		cmp.Compare(a.Mode, b.Mode), cmp.Compare(protoRank(a.Protocol), protoRank(b.Protocol)),
+		cmp.Compare(a.Protocol, b.Protocol))
+}

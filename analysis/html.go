@@ -1,0 +1,150 @@
+package analysis
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+)
+
+// htmlFigure is one inline SVG figure of the HTML report.
+type htmlFigure struct {
+	ID, Caption string
+	SVG         template.HTML
+}
+
+// htmlTable is one table of the HTML report.
+type htmlTable struct {
+	Class  string
+	Header []string
+	Rows   [][]string
+}
+
+type htmlSection struct {
+	Title   string
+	Tables  []htmlTable
+	Invalid []string
+}
+
+type htmlData struct {
+	Title      string
+	Summary    string
+	Sections   []htmlSection
+	Figures    []htmlFigure
+	Context    [][2]string
+	LinkChecks []string
+	Methods    []string
+}
+
+var htmlTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}
+table{border-collapse:collapse;margin:0.8em 0;font-size:0.9em}
+th,td{border:1px solid #ccc;padding:0.25em 0.6em;text-align:right;white-space:nowrap}
+th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}
+figure{margin:1em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
+.note{color:#555;font-size:0.9em}dl{display:grid;grid-template-columns:max-content auto;gap:0.2em 1em}
+dt{font-weight:bold}dd{margin:0}
+</style></head><body>
+<h1>{{.Title}}</h1>
+<p>{{.Summary}}</p>
+{{range .Sections}}<section><h2>{{.Title}}</h2>
+{{range .Tables}}<table class="{{.Class}}"><thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+{{end}}{{range .Invalid}}<p class="note">Invalid loads excluded: {{.}}</p>
+{{end}}</section>
+{{end}}<h2>Figures</h2>
+{{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}<h2>Run context</h2>
+<dl class="context">{{range .Context}}<dt>{{index . 0}}</dt><dd>{{index . 1}}</dd>
+{{end}}</dl>
+{{if .LinkChecks}}<h3>Link checks</h3><ul>{{range .LinkChecks}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<h2>Methods</h2><ul class="note">{{range .Methods}}<li>{{.}}</li>{{end}}</ul>
+</body></html>
+`))
+
+// WriteHTML writes the report as one self-contained HTML file (no external fetch): the tables
+// per (page, link, mode), the ECDF and box-plot figures (and the heatmap when the links span a
+// grid) as inline SVG, the run context, the link checks and the methods.
+func (r *Report) WriteHTML(w io.Writer) error {
+	d := htmlData{
+		Title:   "pltlab report: " + r.Options.Metric.Label(),
+		Summary: fmt.Sprintf("%d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped.", r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines),
+		Context: r.Context.pairs(),
+		Methods: r.methodNote(),
+	}
+	for _, c := range r.conditions() {
+		d.Sections = append(d.Sections, r.htmlSection(c))
+	}
+	for _, lc := range r.Context.LinkChecks {
+		d.LinkChecks = append(d.LinkChecks, linkCheckLine(lc))
+	}
+	figs, err := r.htmlFigures()
+	if err != nil {
+		return err
+	}
+	d.Figures = figs
+	if err := htmlTmpl.Execute(w, d); err != nil {
+		return fmt.Errorf("write html report: %w", err)
+	}
+	return nil
+}
+
+func (r *Report) htmlSection(c condition) htmlSection {
+	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups)}
+	t := htmlTable{Class: "groups", Header: groupHeader}
+	for _, g := range c.Groups {
+		t.Rows = append(t.Rows, groupRow(g))
+	}
+	s.Tables = append(s.Tables, t)
+	if len(c.Comparisons) > 0 {
+		t = htmlTable{Class: "comparisons", Header: compareHeader}
+		for _, cmp := range c.Comparisons {
+			t.Rows = append(t.Rows, compareRow(cmp, r.Options.Alpha))
+		}
+		s.Tables = append(s.Tables, t)
+	}
+	return s
+}
+
+// htmlFigures renders every figure that applies as inline SVG.
+func (r *Report) htmlFigures() ([]htmlFigure, error) {
+	if r.Empty() {
+		return nil, nil
+	}
+	kinds := []struct {
+		kind    PlotKind
+		caption string
+	}{
+		{ECDFPlot, "Empirical CDF of " + r.Options.Metric.Label() + " per protocol; curves stay below 1 by the share of timed-out loads (censored beyond the right edge)."},
+		{BoxPlot, "Box plots per protocol of the completed loads (box: quartiles, whiskers: 1.5 IQR; timed-out loads counted in the labels, not drawn)."},
+		{HeatmapPlot, "Percent difference of the median vs " + r.Options.Baseline + " over the link grid; grey cells are not significant."},
+	}
+	var figs []htmlFigure
+	for _, k := range kinds {
+		var buf bytes.Buffer
+		err := r.WritePlot(&buf, k.kind, "svg")
+		if errors.Is(err, ErrNoGrid) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, htmlFigure{ID: "fig-" + string(k.kind), Caption: k.caption, SVG: template.HTML(inlineSVG(buf.String()))})
+	}
+	return figs, nil
+}
+
+// inlineSVG strips the XML declaration and doctype so the SVG can sit inside HTML.
+func inlineSVG(s string) string {
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		return s[i:]
+	}
+	return s
+}

@@ -1,0 +1,233 @@
+package analysis
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// PlotKind names a figure of a report.
+type PlotKind string
+
+// The figures. Each has one panel per (page, link, mode), or per (page, mode, protocol) for the
+// heatmap.
+const (
+	// ECDFPlot is the empirical CDF of the metric per protocol.
+	ECDFPlot PlotKind = "ecdf"
+	// BoxPlot is a box plot per protocol of the completed loads (timeouts counted, not drawn).
+	BoxPlot PlotKind = "box"
+	// HeatmapPlot is the percent difference of medians vs the baseline over a grid of rates x
+	// RTTs (or losses); non-significant cells are grey.
+	HeatmapPlot PlotKind = "heatmap"
+)
+
+// PlotKinds lists the accepted plot kinds.
+var PlotKinds = []PlotKind{ECDFPlot, BoxPlot, HeatmapPlot}
+
+// ErrNoGrid is returned for a heatmap when the data do not span a grid of at least two rates
+// and two RTTs (or losses).
+var ErrNoGrid = errors.New("the links do not span a grid of rates x RTTs (or losses)")
+
+// PNGDPI is the resolution of PNG figures. Every panel is 6 x 4 inches: 576 x 384 pixels in PNG.
+const PNGDPI = 96
+
+// Panel size of every figure.
+const (
+	panelWidth  = 6 * vg.Inch
+	panelHeight = 4 * vg.Inch
+)
+
+// ParsePlotKind parses a plot kind (see PlotKinds).
+func ParsePlotKind(s string) (PlotKind, error) {
+	for _, k := range PlotKinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("bad plot kind %q: accepted %s", s, joinNames(PlotKinds))
+}
+
+// ImageFormat returns "png" or "svg" from a file name's extension, or an error naming the
+// accepted extensions.
+func ImageFormat(path string) (string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png":
+		return "png", nil
+	case ".svg":
+		return "svg", nil
+	}
+	return "", fmt.Errorf("bad plot file %q: accepted extensions .png, .svg", path)
+}
+
+// SavePlot writes the figure of kind k to path, as PNG or SVG by the extension.
+func (r *Report) SavePlot(path string, k PlotKind) error {
+	format, err := ImageFormat(path)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := r.WritePlot(&buf, k, format); err != nil {
+		return err // nothing written: no empty file is left behind
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write plot: %w", err)
+	}
+	return nil
+}
+
+// WritePlot renders the figure of kind k to w as format "png" or "svg": panels in a grid of up
+// to two columns, each 6 x 4 inches. It returns ErrNoGrid for a heatmap of data
+// without a grid and ErrNoRecords for an empty report.
+func (r *Report) WritePlot(w io.Writer, k PlotKind, format string) error {
+	plots, err := r.plots(k)
+	if err != nil {
+		return err
+	}
+	cols := min(2, len(plots))
+	rows := (len(plots) + cols - 1) / cols
+	width, height := panelWidth*vg.Length(cols), panelHeight*vg.Length(rows)
+	var cw vg.CanvasWriterTo
+	switch format {
+	case "png":
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(PNGDPI),
+			vgimg.UseBackgroundColor(color.White))}
+	case "svg":
+		cw = vgsvg.New(width, height)
+	default:
+		return fmt.Errorf("bad plot format %q: accepted png, svg", format)
+	}
+	dc := draw.New(cw)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	for i, p := range plots {
+		p.Draw(tiles.At(dc, i%cols, i/cols))
+	}
+	if _, err := cw.WriteTo(w); err != nil {
+		return fmt.Errorf("write %s plot: %w", format, err)
+	}
+	return nil
+}
+
+// plots builds one panel per condition (or per heatmap slice).
+func (r *Report) plots(k PlotKind) ([]*plot.Plot, error) {
+	if r.Empty() {
+		return nil, ErrNoRecords
+	}
+	if k == HeatmapPlot {
+		return r.heatmaps()
+	}
+	var out []*plot.Plot
+	for _, c := range r.conditions() {
+		var p *plot.Plot
+		var err error
+		switch k {
+		case ECDFPlot:
+			p, err = r.ecdfPanel(c)
+		case BoxPlot:
+			p, err = r.boxPanel(c)
+		default:
+			return nil, fmt.Errorf("bad plot kind %q: accepted %s", k, joinNames(PlotKinds))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", c.Title(), err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ecdfPanel draws the ECDF of each protocol of c. With n loads in a group (timeouts
+// included), the curve rises by 1/n at each completed load and stays below 1 by the share of
+// timeouts: the x axis ends just after the slowest completed load, timeouts lie beyond it.
+func (r *Report) ecdfPanel(c condition) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = c.Title()
+	p.X.Label.Text = r.Options.Metric.Label()
+	p.Y.Label.Text = "fraction of loads (ECDF)"
+	p.Y.Min, p.Y.Max = 0, 1.02
+	p.Add(plotter.NewGrid())
+	right := 0.0
+	for _, g := range c.Groups {
+		if n := len(g.Completed); n > 0 {
+			right = math.Max(right, g.Completed[n-1]*1.05)
+		}
+	}
+	for i, g := range c.Groups {
+		xys := ecdfPoints(g, right)
+		if len(xys) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		l.Dashes = plotutil.Dashes(i)
+		p.Add(l)
+		p.Legend.Add(groupLegend(g), l)
+	}
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Millimeter*2, vg.Millimeter*2
+	return p, nil
+}
+
+// ecdfPoints returns the ECDF of g as a step line, flat from the last completed load to right.
+func ecdfPoints(g *Group, right float64) plotter.XYs {
+	n := float64(len(g.Sample))
+	var xys plotter.XYs
+	for i, v := range g.Completed {
+		prev := float64(i) / n
+		xys = append(xys, plotter.XY{X: v, Y: prev}, plotter.XY{X: v, Y: float64(i+1) / n})
+	}
+	if len(xys) > 0 && right > xys[len(xys)-1].X {
+		xys = append(xys, plotter.XY{X: right, Y: xys[len(xys)-1].Y})
+	}
+	return xys
+}
+
+func groupLegend(g *Group) string {
+	s := fmt.Sprintf("%s (n=%d", g.Protocol, len(g.Sample))
+	if g.TimedOut > 0 {
+		s += fmt.Sprintf(", %d timed out", g.TimedOut)
+	}
+	return s + ")"
+}
+
+// boxPanel draws a box plot per protocol of the completed loads of c (Tukey whiskers, as
+// gonum/plot draws them); timed-out loads are counted in the labels, not drawn.
+func (r *Report) boxPanel(c condition) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = c.Title()
+	p.Y.Label.Text = r.Options.Metric.Label()
+	p.X.Label.Text = "protocol"
+	var names []string
+	for i, g := range c.Groups {
+		vals := plotter.Values(g.Completed)
+		names = append(names, groupLegend(g))
+		if len(vals) == 0 {
+			continue
+		}
+		b, err := plotter.NewBoxPlot(vg.Points(30), float64(i), vals)
+		if err != nil {
+			return nil, err
+		}
+		b.FillColor = plotutil.Color(i)
+		p.Add(b)
+	}
+	p.NominalX(names...)
+	return p, nil
+}

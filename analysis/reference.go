@@ -1,0 +1,119 @@
+package analysis
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// Reference is a published figure set beside the group of the same protocol and mode, for a
+// reproduction (e.g. `pltlab reproduce carlucci2015`).
+type Reference struct {
+	// Protocol and Mode select our group.
+	Protocol string
+	Mode     result.Mode
+	// Label names the published protocol, e.g. "SPDY (now HTTP/2)".
+	Label string
+	// PaperMs is the published PLT in ms.
+	PaperMs float64
+	// BoundMs is the ideal lower bound of the PLT in ms (0 = none given).
+	BoundMs float64
+}
+
+// ReferenceRow is one row of a reference table: a published figure and ours.
+type ReferenceRow struct {
+	Reference
+	// Group is our group (nil when we have no load of that protocol and mode).
+	Group *Group
+	// PaperRatio is PaperMs over the baseline reference's PaperMs.
+	PaperRatio float64
+	// Ratio is our median over the baseline group's median, with its 95% bootstrap CI
+	// (RatioCI); NaN when either is missing or censored.
+	Ratio, RatioLow, RatioHigh float64
+}
+
+// ReferenceRows matches refs with r's groups. The baseline is the first reference (its ratio is
+// 1); every ratio compares medians across modes too (warm h3 against cold h1), which the
+// per-condition comparisons never do. Groups must come from one page and one link.
+func (r *Report) ReferenceRows(refs []Reference) []ReferenceRow {
+	rows := make([]ReferenceRow, len(refs))
+	var base *Group
+	for i, ref := range refs {
+		rows[i] = ReferenceRow{Reference: ref, Ratio: math.NaN(), RatioLow: math.NaN(), RatioHigh: math.NaN()}
+		for _, g := range r.Groups {
+			if g.Protocol == ref.Protocol && g.Mode == ref.Mode {
+				rows[i].Group = g
+			}
+		}
+		if i == 0 {
+			base = rows[i].Group
+		}
+		rows[i].PaperRatio = ref.PaperMs / refs[0].PaperMs
+		g := rows[i].Group
+		if g == nil || base == nil || len(g.Sample) == 0 || len(base.Sample) == 0 {
+			continue
+		}
+		rows[i].Ratio = ratio(g.Median, base.Median)
+		rows[i].RatioLow, rows[i].RatioHigh = RatioCI(g.Sample, base.Sample, r.Options.Bootstrap, seedFor(r.Options.Seed, g.Key))
+	}
+	return rows
+}
+
+// WriteReferenceTable writes the side-by-side table of refs and our figures to w, as aligned
+// text or (markdown true) a markdown table: protocol | paper PLT | our median [95% CI] | paper
+// ratio | our ratio [95% CI] | ideal lower bound | valid/runs. Times in seconds.
+func (r *Report) WriteReferenceTable(w io.Writer, refs []Reference, markdown bool) error {
+	header := []string{"protocol", "paper PLT", "our median [95% CI]", "paper ratio to " + refs[0].Protocol,
+		"our ratio [95% CI]", "ideal lower bound", "valid/runs"}
+	rows := [][]string{header}
+	for _, row := range r.ReferenceRows(refs) {
+		rows = append(rows, referenceCells(row))
+	}
+	bw := bufio.NewWriter(w)
+	if markdown {
+		writeMarkdownTable(bw, rows)
+	} else {
+		writeAligned(bw, rows)
+	}
+	return bw.Flush()
+}
+
+func referenceCells(row ReferenceRow) []string {
+	name := row.Protocol
+	if row.Mode == result.Warm {
+		name += " warm"
+	}
+	cells := []string{fmt.Sprintf("%s (%s)", name, row.Label), fmtSec(row.PaperMs, 0),
+		"no loads", fmt.Sprintf("%.2f", row.PaperRatio), "n/a", "-", "0/0"}
+	if row.BoundMs > 0 {
+		cells[5] = fmtSec(row.BoundMs, 0)
+	}
+	g := row.Group
+	if g == nil {
+		return cells
+	}
+	cells[2] = fmtSec(g.Median, g.DeadlineMs)
+	if !math.IsNaN(g.CILow) {
+		cells[2] += fmt.Sprintf(" [%s, %s]", fmtSec(g.CILow, g.DeadlineMs), fmtSec(g.CIHigh, g.DeadlineMs))
+	}
+	if !math.IsNaN(row.Ratio) {
+		cells[4] = fmt.Sprintf("%.2f [%s, %s]", row.Ratio, fmtFloat(row.RatioLow, 2), fmtFloat(row.RatioHigh, 2))
+	}
+	cells[6] = fmt.Sprintf("%d/%d", g.Valid, g.Runs)
+	return cells
+}
+
+// fmtSec formats a time given in ms as seconds with two decimals ("2.03 s"); +Inf (censored)
+// prints as ">= DEADLINE s".
+func fmtSec(ms, deadlineMs float64) string {
+	switch {
+	case math.IsNaN(ms):
+		return "n/a"
+	case math.IsInf(ms, 1):
+		return fmt.Sprintf(">= %.2f s", deadlineMs/1000)
+	}
+	return fmt.Sprintf("%.2f s", ms/1000)
+}

@@ -1,0 +1,162 @@
+package analysis
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// methodNote is the one-paragraph statement of the methods printed under every report.
+func (r *Report) methodNote() []string {
+	return []string{
+		fmt.Sprintf("metric: %s; groups by page, link, mode, protocol; warm-up loads and link checks excluded.", r.Options.Metric.Label()),
+		"quantiles: Hyndman & Fan (1996) type 7; 95% CI of the median: distribution-free order-statistic interval (Conover 1999, sec. 3.2).",
+		"timed-out loads are censored (>= deadline): counted in quantiles, CI and Mann-Whitney; mean/sd/cv/Welch use completed loads only.",
+		fmt.Sprintf("ratio = median(protocol) / median(%s), 95%% CI by seeded percentile bootstrap (B=%d, seed %d; Efron & Tibshirani 1993).",
+			r.Options.Baseline, r.Options.Bootstrap, r.Options.Seed),
+		fmt.Sprintf("significant: two-sided Mann-Whitney U p < %g (Kakhki et al., IMC 2017); exact below %d per sample, else normal with tie correction. Welch's t-test is secondary.",
+			r.Options.Alpha, MannWhitneyExactBelow),
+	}
+}
+
+// WriteText writes the report as aligned plain-text tables, one block per (page, link, mode):
+// the groups, then each protocol against the baseline, then the invalid loads by reason.
+func (r *Report) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "pltlab report: %s, %d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped\n",
+		r.Options.Metric, r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines)
+	if r.Empty() {
+		fmt.Fprintln(bw, "no page loads to analyse")
+	}
+	for _, c := range r.conditions() {
+		fmt.Fprintf(bw, "\n== %s (%s, ms)\n", c.Title(), r.Options.Metric)
+		rows := [][]string{groupHeader}
+		for _, g := range c.Groups {
+			rows = append(rows, groupRow(g))
+		}
+		writeAligned(bw, rows)
+		if len(c.Comparisons) > 0 {
+			fmt.Fprintln(bw)
+			rows = [][]string{compareHeader}
+			for _, cmp := range c.Comparisons {
+				rows = append(rows, compareRow(cmp, r.Options.Alpha))
+			}
+			writeAligned(bw, rows)
+		}
+		for _, n := range invalidNotes(c.Groups) {
+			fmt.Fprintf(bw, "invalid loads excluded: %s\n", n)
+		}
+	}
+	fmt.Fprintln(bw)
+	for _, l := range r.methodNote() {
+		fmt.Fprintln(bw, "# "+l)
+	}
+	return bw.Flush()
+}
+
+// writeAligned writes rows as space-aligned columns.
+func writeAligned(w io.Writer, rows [][]string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+}
+
+// WriteMarkdown writes the report as GitHub-flavoured markdown: a section per (page, link,
+// mode) with the group and comparison tables, then the context and the methods.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# pltlab report: %s\n\n", r.Options.Metric.Label())
+	fmt.Fprintf(bw, "%d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped.\n",
+		r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines)
+	if r.Empty() {
+		fmt.Fprintln(bw, "\nNo page loads to analyse.")
+	}
+	for _, c := range r.conditions() {
+		fmt.Fprintf(bw, "\n## %s\n\n", c.Title())
+		rows := [][]string{groupHeader}
+		for _, g := range c.Groups {
+			rows = append(rows, groupRow(g))
+		}
+		writeMarkdownTable(bw, rows)
+		if len(c.Comparisons) > 0 {
+			fmt.Fprintln(bw)
+			rows = [][]string{compareHeader}
+			for _, cmp := range c.Comparisons {
+				rows = append(rows, compareRow(cmp, r.Options.Alpha))
+			}
+			writeMarkdownTable(bw, rows)
+		}
+		for _, n := range invalidNotes(c.Groups) {
+			fmt.Fprintf(bw, "\nInvalid loads excluded: %s\n", mdEscape(n))
+		}
+	}
+	fmt.Fprintf(bw, "\n## Context\n\n")
+	for _, kv := range r.Context.pairs() {
+		fmt.Fprintf(bw, "- %s: %s\n", kv[0], mdEscape(kv[1]))
+	}
+	if len(r.Context.LinkChecks) > 0 {
+		fmt.Fprintf(bw, "\n### Link checks\n\n")
+		for _, lc := range r.Context.LinkChecks {
+			fmt.Fprintf(bw, "- %s\n", mdEscape(linkCheckLine(lc)))
+		}
+	}
+	fmt.Fprintf(bw, "\n## Methods\n\n")
+	for _, l := range r.methodNote() {
+		fmt.Fprintf(bw, "- %s\n", l)
+	}
+	return bw.Flush()
+}
+
+func writeMarkdownTable(w io.Writer, rows [][]string) {
+	for i, row := range rows {
+		cells := make([]string, len(row))
+		for j, c := range row {
+			cells[j] = mdEscape(c)
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		if i == 0 {
+			fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(row)))
+		}
+	}
+}
+
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// pairs returns the context as (name, value) lines for the markdown and HTML reports.
+func (c Context) pairs() [][2]string {
+	j := func(xs []string) string {
+		if len(xs) == 0 {
+			return "unknown"
+		}
+		return strings.Join(xs, "; ")
+	}
+	date := "unknown"
+	if !c.First.IsZero() {
+		date = c.First.UTC().Format("2006-01-02 15:04:05Z") + " to " + c.Last.UTC().Format("2006-01-02 15:04:05Z")
+	}
+	return [][2]string{
+		{"date", date}, {"experiments", j(c.Experiments)}, {"pages", j(c.Pages)}, {"links", j(c.Links)},
+		{"browser", j(c.Browsers)}, {"kernel", j(c.Kernels)}, {"shaper", j(c.Shapers)},
+		{"TCP congestion control", j(c.TCPCC)}, {"TLS", j(c.TLSVersions)}, {"QUIC", j(c.QUIC)},
+		{"pltlab", j(c.Pltlab)}, {"hosts", j(c.Hosts)},
+	}
+}
+
+// linkCheckLine summarises one link-check record in one line.
+func linkCheckLine(r *result.Record) string {
+	if r.Check == nil {
+		return r.Link.Spec + ": no check data"
+	}
+	verdict := "FAIL"
+	if r.Check.Pass {
+		verdict = "pass"
+	}
+	return fmt.Sprintf("%s: %s, idle RTT median %.1f ms, down %.2f Mbit/s, up %.2f Mbit/s", orDash(r.Link.Spec),
+		verdict, r.Check.RTTMedianMs, r.Check.DownBps/1e6, r.Check.UpBps/1e6)
+}

@@ -1,0 +1,182 @@
+package browser
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// DefaultHost is the hostname the browser is told to reach when WithResolve is not given; it is
+// also the server's default TLS name. A hostname, never a bare IP, so that TLS sends SNI.
+const DefaultHost = "plt.test"
+
+// DefaultIP is the address DefaultHost is mapped to when WithResolve is not given (loopback).
+const DefaultIP = "127.0.0.1"
+
+// DefaultFlags are the Chromium switches every browser gets, before the protocol switches.
+// They run Chromium headless and switch off everything that would make it talk to anyone but the
+// page's server or change its behaviour between runs: background networking, component updates,
+// sync, first-run UI, crash reporting, pings, translation, optimisation hints and the media
+// router (after Puppeteer's and chromedp's defaults). --no-sandbox is added only when running as
+// root. Flags are "--name" or "--name=value".
+var DefaultFlags = []string{
+	"--headless",
+	"--no-first-run",
+	"--no-default-browser-check",
+	"--disable-background-networking",
+	"--disable-component-update",
+	"--disable-sync",
+	"--disable-default-apps",
+	"--disable-extensions",
+	"--disable-client-side-phishing-detection",
+	"--disable-domain-reliability",
+	"--disable-breakpad",
+	"--no-pings",
+	"--metrics-recording-only",
+	"--safebrowsing-disable-auto-update",
+	"--disable-background-timer-throttling",
+	"--disable-backgrounding-occluded-windows",
+	"--disable-renderer-backgrounding",
+	"--disable-hang-monitor",
+	"--disable-popup-blocking",
+	"--disable-prompt-on-repost",
+	"--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,NetworkTimeServiceQuerying",
+	"--password-store=basic",
+	"--use-mock-keychain",
+	"--mute-audio",
+	"--hide-scrollbars",
+}
+
+// Option configures Launch.
+type Option func(*config)
+
+type config struct {
+	chrome   string
+	netns    string
+	protocol string
+	spki     string
+	host     string
+	ip       string
+	port     int
+	flags    []string
+	logger   *slog.Logger
+}
+
+func defaultConfig() config {
+	return config{protocol: "h2", host: DefaultHost, ip: DefaultIP, logger: slog.New(slog.DiscardHandler)}
+}
+
+// WithChrome sets the Chromium executable (a path or a name on PATH); see FindChromium for the
+// search made when it is not given.
+func WithChrome(path string) Option { return func(c *config) { c.chrome = path } }
+
+// WithNetNS launches Chromium inside the named network namespace (`ip netns exec NS ...`), so
+// that its traffic goes through the namespace's (emulated) link. DevTools is a pipe, never on the
+// link. "" means the current namespace.
+func WithNetNS(name string) Option { return func(c *config) { c.netns = name } }
+
+// WithProtocol sets the one protocol this browser is forced to use: "h1", "h2" or "h3" (default
+// "h2"). See ProtocolFlags for the switches.
+func WithProtocol(p string) Option { return func(c *config) { c.protocol = p } }
+
+// WithSPKI sets the server certificate's pin: base64 of the SHA-256 of its SubjectPublicKeyInfo
+// (--ignore-certificate-errors-spki-list). Required: the server's certificate is self-signed.
+func WithSPKI(pin string) Option { return func(c *config) { c.spki = pin } }
+
+// WithResolve maps host to ip inside Chromium (--host-resolver-rules="MAP host ip"). host must
+// be a hostname (TLS SNI needs one), ip an IP address. Default DefaultHost -> DefaultIP.
+func WithResolve(host, ip string) Option { return func(c *config) { c.host, c.ip = host, ip } }
+
+// WithPort sets the server's port. It is required for h3, where QUIC is forced on exactly
+// HOST:PORT (--origin-to-force-quic-on); for every protocol Load then refuses URLs on another
+// port.
+func WithPort(port int) Option { return func(c *config) { c.port = port } }
+
+// WithFlags adds Chromium switches ("--name" or "--name=value") after the defaults and the
+// protocol switches; a later switch of the same name replaces an earlier one.
+func WithFlags(flags ...string) Option {
+	return func(c *config) { c.flags = append(c.flags, flags...) }
+}
+
+// WithLogger sets the logger for launch, relaunch and Chromium's own output (debug level).
+// The default discards everything.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
+
+// validate checks the configuration and returns a one-line error naming the bad value.
+func (c *config) validate() error {
+	switch c.protocol {
+	case "h1", "h2", "h3":
+	default:
+		return fmt.Errorf("browser: bad protocol %q: accepted h1, h2, h3", c.protocol)
+	}
+	if c.spki == "" {
+		return fmt.Errorf("browser: no SPKI pin (WithSPKI): Chromium would reject the server's self-signed certificate")
+	}
+	if c.host == "" || strings.ContainsAny(c.host, " ,:/") {
+		return fmt.Errorf("browser: bad host %q: a hostname such as %s is needed", c.host, DefaultHost)
+	}
+	if _, err := netip.ParseAddr(c.host); err == nil {
+		return fmt.Errorf("browser: host %q is an IP address: TLS needs a hostname (SNI); map a name such as %s to it", c.host, DefaultHost)
+	}
+	if _, err := netip.ParseAddr(c.ip); err != nil {
+		return fmt.Errorf("browser: bad IP %q for host %s: %w", c.ip, c.host, err)
+	}
+	if c.port < 0 || c.port > 65535 {
+		return fmt.Errorf("browser: bad port %d: accepted 1-65535", c.port)
+	}
+	if c.protocol == "h3" && c.port == 0 {
+		return fmt.Errorf("browser: h3 needs the server's port (WithPort) for --origin-to-force-quic-on=%s:PORT", c.host)
+	}
+	return nil
+}
+
+// ProtocolFlags returns the Chromium switches that force protocol p ("h1", "h2" or "h3") on the
+// server host:port pinned by spki, with host resolved to ip (FACTS.md, verified on Chromium 156):
+// h1 = --disable-http2 --disable-quic (the server must also offer only http/1.1 by ALPN);
+// h2 = --disable-quic; h3 = --origin-to-force-quic-on=HOST:PORT. Every protocol gets
+// --host-resolver-rules="MAP host ip, MAP * ~NOTFOUND" (every other name fails inside Chromium,
+// so it sends no DNS query anywhere: without it Chromium 156 still looks up accounts.google.com
+// and update.googleapis.com) and --ignore-certificate-errors-spki-list=spki.
+// h3 also needs a --user-data-dir, which Launch always gives.
+func ProtocolFlags(p, host string, port int, ip, spki string) []string {
+	flags := []string{
+		"--host-resolver-rules=MAP " + host + " " + ip + ", MAP * ~NOTFOUND",
+		"--ignore-certificate-errors-spki-list=" + spki,
+	}
+	switch p {
+	case "h1":
+		flags = append(flags, "--disable-http2", "--disable-quic")
+	case "h2":
+		flags = append(flags, "--disable-quic")
+	case "h3":
+		flags = append(flags, "--origin-to-force-quic-on="+host+":"+strconv.Itoa(port))
+	}
+	return flags
+}
+
+// args returns every switch of the configuration in order: DefaultFlags, --no-sandbox when root,
+// the protocol switches, then WithFlags. The user-data-dir is added by Launch.
+func (c *config) args() []string {
+	args := append([]string(nil), DefaultFlags...)
+	if os.Geteuid() == 0 {
+		args = append(args, "--no-sandbox")
+	}
+	args = append(args, ProtocolFlags(c.protocol, c.host, c.port, c.ip, c.spki)...)
+	return append(args, c.flags...)
+}
+
+// splitFlag splits "--name=value" into ("name", "value", true) and "--name" into ("name", "", false).
+func splitFlag(f string) (name, value string, hasValue bool) {
+	f = strings.TrimLeft(f, "-")
+	name, value, hasValue = strings.Cut(f, "=")
+	return name, value, hasValue
+}

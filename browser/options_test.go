@@ -1,0 +1,154 @@
+package browser
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestProtocolFlags(t *testing.T) {
+	const pin = "AAAAbase64pin="
+	common := []string{"--host-resolver-rules=MAP plt.test 127.0.0.1, MAP * ~NOTFOUND", "--ignore-certificate-errors-spki-list=" + pin}
+	tests := []struct {
+		proto string
+		want  []string
+	}{
+		{"h1", append(slices.Clone(common), "--disable-http2", "--disable-quic")},
+		{"h2", append(slices.Clone(common), "--disable-quic")},
+		{"h3", append(slices.Clone(common), "--origin-to-force-quic-on=plt.test:8443")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.proto, func(t *testing.T) {
+			got := ProtocolFlags(tc.proto, "plt.test", 8443, "127.0.0.1", pin)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("ProtocolFlags(%s) =\n  %q\nwant\n  %q", tc.proto, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestArgs(t *testing.T) {
+	c := defaultConfig()
+	c.protocol, c.spki, c.port = "h3", "pin", 443
+	c.flags = []string{"--lang=en"}
+	args := c.args()
+	for _, want := range []string{"--headless", "--disable-background-networking", "--disable-component-update",
+		"--disable-sync", "--no-first-run", "--origin-to-force-quic-on=plt.test:443", "--lang=en"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args lack %s: %q", want, args)
+		}
+	}
+	if root := os.Geteuid() == 0; slices.Contains(args, "--no-sandbox") != root {
+		t.Errorf("--no-sandbox present=%v, want only as root (root=%v)", !root, root)
+	}
+	if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--user-data-dir") }) {
+		t.Errorf("args carry a user-data-dir; Launch adds its own temporary one")
+	}
+}
+
+func TestSplitFlag(t *testing.T) {
+	tests := []struct{ in, name, value string }{
+		{"--headless", "headless", ""},
+		{"--host-resolver-rules=MAP plt.test 10.0.0.1", "host-resolver-rules", "MAP plt.test 10.0.0.1"},
+		{"--disable-features=A,B", "disable-features", "A,B"},
+	}
+	for _, tc := range tests {
+		name, value, has := splitFlag(tc.in)
+		if name != tc.name || value != tc.value || has != (tc.value != "") {
+			t.Errorf("splitFlag(%q) = %q, %q, %v", tc.in, name, value, has)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []Option
+		want string // substring of the error; "" = valid
+	}{
+		{"h2 defaults", []Option{WithSPKI("pin")}, ""},
+		{"h3 with port", []Option{WithProtocol("h3"), WithSPKI("pin"), WithPort(8443)}, ""},
+		{"h3 without port", []Option{WithProtocol("h3"), WithSPKI("pin")}, "WithPort"},
+		{"bad protocol", []Option{WithProtocol("quic"), WithSPKI("pin")}, `bad protocol "quic": accepted h1, h2, h3`},
+		{"no pin", []Option{WithProtocol("h1")}, "no SPKI pin"},
+		{"bare IP host", []Option{WithSPKI("pin"), WithResolve("127.0.0.1", "127.0.0.1")}, "TLS needs a hostname"},
+		{"bad IP", []Option{WithSPKI("pin"), WithResolve("plt.test", "localhost")}, `bad IP "localhost"`},
+		{"bad port", []Option{WithSPKI("pin"), WithPort(70000)}, "bad port 70000"},
+		{"namespace ok", []Option{WithSPKI("pin"), WithNetNS("pltlab-c"), WithResolve("plt.test", "100.64.0.1")}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := defaultConfig()
+			for _, o := range tc.opts {
+				o(&c)
+			}
+			err := c.validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("validate = %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestFindChromium(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "chromium")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("explicit path", func(t *testing.T) {
+		if got, err := FindChromium(fake); err != nil || got != fake {
+			t.Errorf("FindChromium(%q) = %q, %v", fake, got, err)
+		}
+	})
+	t.Run("explicit missing", func(t *testing.T) {
+		_, err := FindChromium(filepath.Join(dir, "nope"))
+		if !errors.Is(err, ErrNoChromium) || !strings.Contains(err.Error(), "apt-get install -y chromium") {
+			t.Errorf("err = %v, want ErrNoChromium with the install command", err)
+		}
+	})
+	t.Run("env", func(t *testing.T) {
+		t.Setenv(EnvChrome, fake)
+		if got, err := FindChromium(""); err != nil || got != fake {
+			t.Errorf("FindChromium with $%s = %q, %v", EnvChrome, got, err)
+		}
+	})
+	t.Run("on PATH", func(t *testing.T) {
+		t.Setenv(EnvChrome, "")
+		t.Setenv("PATH", dir)
+		if got, err := FindChromium(""); err != nil || got != fake {
+			t.Errorf("FindChromium on PATH = %q, %v", got, err)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		t.Setenv(EnvChrome, "")
+		t.Setenv("PATH", t.TempDir())
+		if _, err := FindChromium(""); !errors.Is(err, ErrNoChromium) {
+			t.Errorf("err = %v, want ErrNoChromium", err)
+		}
+	})
+}
+
+func TestLaunchFailure(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "chromium")
+	script := "#!/bin/sh\necho 'error while loading shared libraries: libfoo.so' >&2\nexit 127\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Launch(t.Context(), WithChrome(fake), WithSPKI("pin"))
+	if err == nil || !strings.Contains(err.Error(), "libfoo.so") {
+		t.Fatalf("Launch = %v, want an error quoting Chromium's output", err)
+	}
+	if _, err := Launch(t.Context(), WithChrome(filepath.Join(t.TempDir(), "none")), WithSPKI("pin")); !errors.Is(err, ErrNoChromium) {
+		t.Fatalf("Launch without Chromium = %v, want ErrNoChromium", err)
+	}
+}

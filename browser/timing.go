@@ -1,0 +1,240 @@
+package browser
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/result"
+)
+
+// navTiming is the part of the page's PerformanceNavigationTiming entry (W3C Navigation Timing
+// Level 2, read with toJSON()) that a record needs. Times are ms from the navigation's start.
+type navTiming struct {
+	Name                     string  `json:"name"`
+	NextHopProtocol          string  `json:"nextHopProtocol"`
+	StartTime                float64 `json:"startTime"`
+	ConnectStart             float64 `json:"connectStart"`
+	SecureConnectionStart    float64 `json:"secureConnectionStart"`
+	ConnectEnd               float64 `json:"connectEnd"`
+	ResponseStart            float64 `json:"responseStart"`
+	DOMContentLoadedEventEnd float64 `json:"domContentLoadedEventEnd"`
+	LoadEventEnd             float64 `json:"loadEventEnd"`
+	TransferSize             int64   `json:"transferSize"`
+	EncodedBodySize          int64   `json:"encodedBodySize"`
+	ResponseStatus           int     `json:"responseStatus"`
+}
+
+// resTiming is one PerformanceResourceTiming entry (W3C Resource Timing Level 2).
+type resTiming struct {
+	Name            string  `json:"name"`
+	NextHopProtocol string  `json:"nextHopProtocol"`
+	TransferSize    int64   `json:"transferSize"`
+	EncodedBodySize int64   `json:"encodedBodySize"`
+	StartTime       float64 `json:"startTime"`
+	ResponseEnd     float64 `json:"responseEnd"`
+	ResponseStatus  int     `json:"responseStatus"`
+}
+
+// paintTiming is one PerformancePaintTiming entry (W3C Paint Timing).
+type paintTiming struct {
+	Name      string  `json:"name"`
+	StartTime float64 `json:"startTime"`
+}
+
+// pageTimings is what collectJS returns.
+type pageTimings struct {
+	Nav       *navTiming    `json:"nav"`
+	Resources []resTiming   `json:"resources"`
+	Paint     []paintTiming `json:"paint"`
+}
+
+// fcpGrace is how long collectJS waits after the load for a first-contentful-paint entry that
+// has not come yet (headless Chromium can paint after the load event); FCPMs stays 0 without one.
+const fcpGrace = 250 * time.Millisecond
+
+// collectJS returns a script whose promise resolves with the page's timings; with wait it first
+// polls every 5 ms until loadEventEnd > 0 (it stays 0 until the load handlers have returned),
+// then up to fcpGrace for the first-contentful-paint entry.
+func collectJS(wait bool) string {
+	return fmt.Sprintf(`new Promise(resolve => {
+  const snap = () => {
+    const n = performance.getEntriesByType('navigation')[0];
+    return {
+      nav: n ? n.toJSON() : null,
+      resources: performance.getEntriesByType('resource').map(r => ({name: r.name,
+        nextHopProtocol: r.nextHopProtocol, transferSize: r.transferSize,
+        encodedBodySize: r.encodedBodySize, startTime: r.startTime, responseEnd: r.responseEnd,
+        responseStatus: r.responseStatus || 0})),
+      paint: performance.getEntriesByType('paint').map(p => ({name: p.name, startTime: p.startTime})),
+    };
+  };
+  const fcp = () => performance.getEntriesByName('first-contentful-paint').length > 0;
+  let loadedAt = 0;
+  const poll = () => {
+    const n = performance.getEntriesByType('navigation')[0];
+    if (%t && !(n && n.loadEventEnd > 0)) { setTimeout(poll, 5); return; }
+    if (!loadedAt) loadedAt = performance.now();
+    if (%t && !fcp() && performance.now() - loadedAt < %d) { setTimeout(poll, 5); return; }
+    resolve(snap());
+  };
+  poll();
+})`, wait, wait, fcpGrace.Milliseconds())
+}
+
+// resourceBufferJS raises the Resource Timing buffer (default 250 entries) before any page
+// script runs, so pages with hundreds of objects are seen whole.
+const resourceBufferJS = `performance.setResourceTimingBufferSize(100000)`
+
+// NormalizeProtocol maps a nextHopProtocol (ALPN token as the browser reports it) to the names
+// records use: "http/1.1" -> "h1", "h2" -> "h2", "h3" -> "h3"; anything else, such as "h3-29",
+// "hq" or "http/2+quic/46", is returned unchanged (it is NOT h3), and "" stays "" (unknown).
+func NormalizeProtocol(nextHop string) string {
+	switch p := strings.TrimSpace(nextHop); strings.ToLower(p) {
+	case "http/1.1":
+		return "h1"
+	case "h2":
+		return "h2"
+	case "h3":
+		return "h3"
+	default:
+		return p
+	}
+}
+
+// fill copies the timings into rec: PLT, TTFB, DCL, FCP, connect and TLS times, the observed
+// protocol and the resources.
+func fill(rec *result.Record, tm *pageTimings) {
+	if n := tm.Nav; n != nil {
+		rec.ObservedProtocol = NormalizeProtocol(n.NextHopProtocol)
+		rec.PLTMs = n.LoadEventEnd - n.StartTime
+		rec.TTFBMs = n.ResponseStart - n.StartTime
+		rec.DCLMs = n.DOMContentLoadedEventEnd - n.StartTime
+		rec.ConnectMs = n.ConnectEnd - n.ConnectStart
+		if n.SecureConnectionStart > 0 {
+			rec.TLSMs = n.ConnectEnd - n.SecureConnectionStart
+		}
+	}
+	for _, p := range tm.Paint {
+		if p.Name == "first-contentful-paint" {
+			rec.FCPMs = p.StartTime
+		}
+	}
+	rec.Resources = make([]result.Resource, 0, len(tm.Resources))
+	for _, r := range tm.Resources {
+		rec.Resources = append(rec.Resources, result.Resource{
+			URL: r.Name, Protocol: NormalizeProtocol(r.NextHopProtocol),
+			TransferSize: r.TransferSize, EncodedBodySize: r.EncodedBodySize,
+			StartMs: r.StartTime, EndMs: r.ResponseEnd, Status: r.ResponseStatus,
+		})
+	}
+}
+
+// maxProblems is how many problems an invalid_reason lists before "and N more".
+const maxProblems = 3
+
+// verify checks a load against the manifest and the requested protocol and returns every
+// problem found (none = valid): the navigation's status and protocol, then for each object in
+// manifest order whether it is present, its status (200 when reported), its size
+// (encodedBodySize == Size) and its protocol, then the protocol of any other resource.
+//
+// failed maps URL paths to the network error of requests that failed (may be nil); a missing
+// object's problem then names the error.
+func verify(requested string, nav *navTiming, res []result.Resource, m *pages.Manifest, failed map[string]string) []string {
+	var probs []string
+	index := indexPath(m)
+	if nav == nil {
+		probs = append(probs, "page "+index+": no navigation timing")
+	} else {
+		if nav.ResponseStatus != 0 && nav.ResponseStatus != 200 {
+			probs = append(probs, fmt.Sprintf("page %s: HTTP status %d", index, nav.ResponseStatus))
+		}
+		if p := protocolProblem(NormalizeProtocol(nav.NextHopProtocol), requested); p != "" {
+			probs = append(probs, "page "+index+": "+p)
+		}
+	}
+	seen := make(map[int]bool)
+	if m != nil {
+		for _, o := range m.Objects {
+			i := findResource(res, o.Path)
+			if i < 0 {
+				if e, ok := failed[o.Path]; ok {
+					probs = append(probs, "object "+o.Path+": failed: "+e)
+				} else {
+					probs = append(probs, "object "+o.Path+": missing (not fetched or not finished)")
+				}
+				continue
+			}
+			seen[i] = true
+			probs = append(probs, objectProblems(o, res[i], requested, failed)...)
+		}
+	}
+	for i, r := range res {
+		if seen[i] {
+			continue
+		}
+		if p := protocolProblem(r.Protocol, requested); p != "" {
+			probs = append(probs, "resource "+r.URL+": "+p)
+		}
+	}
+	return probs
+}
+
+// objectProblems checks one fetched object: status, size and protocol.
+func objectProblems(o pages.Object, r result.Resource, requested string, failed map[string]string) []string {
+	var probs []string
+	if r.Status != 0 && r.Status != 200 {
+		probs = append(probs, fmt.Sprintf("object %s: HTTP status %d", o.Path, r.Status))
+	}
+	if r.EncodedBodySize != o.Size {
+		p := fmt.Sprintf("object %s: %d of %d bytes", o.Path, r.EncodedBodySize, o.Size)
+		if e, ok := failed[o.Path]; ok {
+			p += " (failed: " + e + ")"
+		}
+		probs = append(probs, p)
+	}
+	if p := protocolProblem(r.Protocol, requested); p != "" {
+		probs = append(probs, "object "+o.Path+": "+p)
+	}
+	return probs
+}
+
+// protocolProblem describes a protocol mismatch, or returns "" when got is the requested one.
+func protocolProblem(got, requested string) string {
+	switch got {
+	case requested:
+		return ""
+	case "":
+		return "protocol unknown (empty nextHopProtocol), requested " + requested
+	default:
+		return fmt.Sprintf("protocol %q, requested %s", got, requested)
+	}
+}
+
+// findResource returns the index of the first resource whose URL path is path, or -1.
+func findResource(res []result.Resource, path string) int {
+	for i, r := range res {
+		if u, err := url.Parse(r.URL); err == nil && u.Path == path {
+			return i
+		}
+	}
+	return -1
+}
+
+// reason joins problems into one invalid_reason: the first maxProblems, then "and N more".
+func reason(probs []string) string {
+	if len(probs) <= maxProblems {
+		return strings.Join(probs, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(probs[:maxProblems], "; "), len(probs)-maxProblems)
+}
+
+// indexPath returns the page's URL path from the manifest (pages.IndexPath by default).
+func indexPath(m *pages.Manifest) string {
+	if m != nil && m.Index != "" {
+		return m.Index
+	}
+	return pages.IndexPath
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRunAndReproduceUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "exists.jsonl")
+	if err := os.WriteFile(existing, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notEmpty := filepath.Join(dir, "full")
+	if err := os.MkdirAll(notEmpty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(notEmpty, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	matrix := filepath.Join(dir, "m.yaml")
+	if err := os.WriteFile(matrix, []byte("pages: [10x30KB]\nlinks: [none]\nmodes: [lukewarm]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no page", []string{"run", "--link", "none"}, "missing --page"},
+		{"no link", []string{"run", "--page", "10x30KB"}, "missing --link"},
+		{"bad page", []string{"run", "--page", "0x10KB", "--link", "none"}, `bad page "0x10KB"`},
+		{"bad link", []string{"run", "--page", "10x30KB", "--link", "rate=-3mbit"}, `bad link "rate=-3mbit"`},
+		{"bad protocol", []string{"run", "--page", "1x1KB", "--link", "none", "--protocols", "h2,quic"}, `bad protocol "quic"`},
+		{"bad mode", []string{"run", "--page", "1x1KB", "--link", "none", "--mode", "hot"}, `bad mode "hot"`},
+		{"bad runs", []string{"run", "--page", "1x1KB", "--link", "none", "--runs", "0"}, "bad --runs 0"},
+		{"bad tcp-cc", []string{"run", "--page", "1x1KB", "--link", "none", "--tcp-cc", "vegas"}, `bad tcp-cc "vegas"`},
+		{"bad tls", []string{"run", "--page", "1x1KB", "--link", "none", "--tls", "1.1"}, `bad tls "1.1"`},
+		{"bad timeout", []string{"run", "--page", "1x1KB", "--link", "none", "--timeout", "10ms"}, "bad timeout 10ms"},
+		{"out exists", []string{"run", "--page", "1x1KB", "--link", "none", "--out", existing}, "exists: remove it or add --force"},
+		{"matrix and page", []string{"run", "--matrix", matrix, "--page", "1x1KB"}, "replaces --page and --link"},
+		{"bad matrix", []string{"run", "--matrix", matrix}, `bad mode "lukewarm"`},
+		{"missing matrix", []string{"run", "--matrix", filepath.Join(dir, "nope.yaml")}, "bad --matrix"},
+		{"stray arg", []string{"run", "extra"}, "unknown command"},
+		{"unknown flag", []string{"run", "--pages", "x"}, "unknown flag: --pages"},
+		{"reproduce nothing", []string{"reproduce"}, "accepted carlucci2015"},
+		{"reproduce other", []string{"reproduce", "kakhki2017"}, "accepted carlucci2015"},
+		{"reproduce runs", []string{"reproduce", "carlucci2015", "--runs", "0"}, "bad --runs 0"},
+		{"reproduce out not empty", []string{"reproduce", "carlucci2015", "--out", notEmpty}, "is not empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := pagesCLI(t, tt.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (stderr %q)", code, errOut)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr %q does not contain %q", errOut, tt.want)
+			}
+			if n := strings.Count(strings.TrimSpace(errOut), "\n"); n != 0 {
+				t.Errorf("error is %d lines, want one: %q", n+1, errOut)
+			}
+		})
+	}
+}

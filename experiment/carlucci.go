@@ -1,0 +1,112 @@
+package experiment
+
+import (
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// Carlucci2015 names the reproduction of G. Carlucci, L. De Cicco, S. Mascolo, "HTTP over UDP:
+// an experimental investigation of QUIC", Proc. ACM SAC 2015, pp. 609-614.
+const Carlucci2015 = "carlucci2015"
+
+// PaperRow is one protocol's result as published.
+type PaperRow struct {
+	// Arm is the arm of ours it is compared with.
+	Arm Arm
+	// Label names the 2015 protocol, e.g. "SPDY/HTTP/2".
+	Label string
+	// PLT is the paper's page-load time.
+	PLT time.Duration
+}
+
+// CarlucciPaper is the paper's loss-free image-page result at 3 Mbit/s, 50 ms RTT, buffer = BDP:
+// HTTP/1.1 2.03 s, SPDY 1.45 s, QUIC 1.14 s. The paper's QUIC (Chromium 2014, gQUIC) set up
+// repeat connections with 0-RTT ("no handshake required"), so its figure stands beside both our
+// cold h3 (1-RTT handshake) and our warm h3 (0-RTT) rows.
+var CarlucciPaper = []PaperRow{
+	{Arm: Arm{"h1", result.Cold}, Label: "HTTP/1.1", PLT: 2030 * time.Millisecond},
+	{Arm: Arm{"h2", result.Cold}, Label: "SPDY (now HTTP/2)", PLT: 1450 * time.Millisecond},
+	{Arm: Arm{"h3", result.Cold}, Label: "QUIC (now HTTP/3)", PLT: 1140 * time.Millisecond},
+	{Arm: Arm{"h3", result.Warm}, Label: "QUIC 0-RTT (now HTTP/3 0-RTT)", PLT: 1140 * time.Millisecond},
+}
+
+// CarlucciConfig returns the reproduction's experiment: the carlucci2015 page and link, h1, h2
+// and h3 cold plus h3 warm, runs loads per arm after one warm-up each, TCP listeners with
+// TLS 1.2 and CUBIC as in the 2015 testbed (QUIC always uses TLS 1.3 today).
+func CarlucciConfig(runs int) Config {
+	arms := make([]Arm, len(CarlucciPaper))
+	for i, row := range CarlucciPaper {
+		arms[i] = row.Arm
+	}
+	return Config{
+		Name:    Carlucci2015,
+		Pages:   []string{Carlucci2015},
+		Links:   []string{Carlucci2015},
+		Arms:    arms,
+		Runs:    runs,
+		Warmup:  1,
+		Timeout: 30 * time.Second,
+		TCPCC:   "cubic",
+		TLS:     "1.2",
+	}
+}
+
+// MinRoundTrips is the least number of round trips a cold or warm load of an HTML page and its
+// images needs over a protocol before the last byte can arrive, ignoring serialization:
+//   - TCP (h1, h2): 1 (TCP handshake) + 2 (TLS 1.2 full handshake, RFC 5246 section 7.3) or 1
+//     (TLS 1.3, RFC 8446 section 2) + 1 (HTML request) + 1 (image requests, sent once the HTML
+//     arrives); a warm TCP load resumes TLS with one round trip less for TLS 1.2 (abbreviated
+//     handshake) and the same for TLS 1.3 without early data.
+//   - h3 cold: 1 (QUIC + TLS 1.3 handshake, RFC 9000 section 7) + 1 (HTML) + 1 (images);
+//     h3 warm with 0-RTT: the HTML request rides in the first flight (RFC 9001 section 4.6.1), so
+//     1 (HTML) + 1 (images).
+//
+// HTTP/1.1 opens up to six connections whose handshakes in practice add round trips; the bound
+// assumes they were ready in time, so it is a true lower bound, not a prediction.
+func MinRoundTrips(a Arm, tls string) int {
+	if a.Protocol == "h3" {
+		if a.Mode == result.Warm {
+			return 2
+		}
+		return 3
+	}
+	hs := 2 // TLS 1.2 full handshake
+	if tls == "1.3" {
+		hs = 1
+	} else if a.Mode == result.Warm {
+		hs = 1 // TLS 1.2 abbreviated (resumed) handshake
+	}
+	return 1 + hs + 2
+}
+
+// IdealPLT is the lower bound of a load's PLT: the page's bytes serialized at the bottleneck rate
+// plus the protocol's minimal round trips (MinRoundTrips) at the base RTT. bytes in bytes,
+// rateBps in bit/s; it ignores headers and packet overhead, so real loads must take longer.
+func IdealPLT(bytes int64, rateBps int64, rtt time.Duration, roundTrips int) time.Duration {
+	if rateBps <= 0 {
+		return time.Duration(roundTrips) * rtt
+	}
+	ser := time.Duration(float64(bytes*8) / float64(rateBps) * float64(time.Second))
+	return ser + time.Duration(roundTrips)*rtt
+}
+
+// CarlucciDifferences lists what differs between the 2015 testbed and a reproduction with
+// pltlab, each a way the numbers could move. It is printed in the reproduction's report.md.
+var CarlucciDifferences = []string{
+	"QUIC: 2015 used Google QUIC with its own crypto handshake, whose repeat connections needed no handshake (0-RTT); " +
+		"today's QUIC is IETF QUIC v1 (RFC 9000) with TLS 1.3 (RFC 9001): 1-RTT on a cold connection, 0-RTT only when resuming. " +
+		"Our h3 cold row therefore pays one more round trip than the paper's QUIC; the h3 warm row is the like-for-like one.",
+	"QUIC congestion control: quic-go v0.65 uses NewReno with pacing and an initial window of 32 packets (about 40 KB); " +
+		"2015 gQUIC used CUBIC with an initial window of 10 to 32 packets. TCP uses CUBIC with the Linux initial window of 10 segments in both.",
+	"SPDY/3.1 versus HTTP/2 (RFC 9113): HPACK instead of zlib header compression and a different prioritization; both multiplex on one TCP connection.",
+	"TLS: the TCP listeners use TLS 1.2 as in 2015 (2 round trips for a full handshake; 1 with TLS 1.3).",
+	"Browser: Chromium 2014/2015 (about version 40) versus today's headless Chromium; both open up to six HTTP/1.1 connections per host, " +
+		"but request scheduling, preconnect and image decoding have changed.",
+	"Servers: 2015 used separate production-style servers per protocol; here one Go handler serves all three " +
+		"(Go net/http for HTTP/1.1, golang.org/x/net/http2, quic-go http3).",
+	"Link: the paper shaped a 3 Mbit/s, 50 ms RTT bottleneck with a droptail buffer of one BDP; pltlab emulates the same in user space " +
+		"(TUN devices, like Mahimahi) and checks the link before measuring. Client, server and emulator share one 2-core machine.",
+	"Page: the paper does not publish its page's composition; the carlucci2015 preset is 30 JPEG images of 10 KB (300 KB), chosen from the paper's PLTs (see `pltlab pages --list`).",
+	"PLT: here loadEventEnd - startTime of Navigation Timing in the browser; every load is verified (protocol of every resource, bytes of every object).",
+}

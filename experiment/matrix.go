@@ -1,0 +1,97 @@
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// Matrix is the YAML form of an experiment (`pltlab run --matrix FILE.yaml`). Every key is
+// optional except pages and links; unknown keys are errors. Example:
+//
+//	name: carlucci-grid         # experiment name in every record
+//	pages: [carlucci2015, 10x30KB]
+//	links: [carlucci2015, "rate=10mbit,rtt=100ms,queue=1bdp"]
+//	protocols: [h1, h2, h3]     # default all three
+//	modes: [cold, warm]         # default [cold]
+//	runs: 20                    # measured loads per cell, default 10
+//	warmup: 1                   # warm-up loads per cell, default 0
+//	timeout: 60s                # per-load deadline (Go duration), default 60s
+//	seed: 1                     # order and loss seed, default 1
+//	tcp_cc: cubic               # cubic | bbr | reno, default cubic
+//	tls: "1.3"                  # TCP listeners' TLS version: "1.2" | "1.3", default "1.3"
+type Matrix struct {
+	Name      string   `yaml:"name"`
+	Pages     []string `yaml:"pages"`
+	Links     []string `yaml:"links"`
+	Protocols []string `yaml:"protocols"`
+	Modes     []string `yaml:"modes"`
+	Runs      int      `yaml:"runs"`
+	Warmup    int      `yaml:"warmup"`
+	Timeout   string   `yaml:"timeout"`
+	Seed      int64    `yaml:"seed"`
+	TCPCC     string   `yaml:"tcp_cc"`
+	TLS       string   `yaml:"tls"`
+}
+
+// ReadMatrix decodes a Matrix from r and turns it into a Config. Errors name the bad key or value
+// and what is accepted; name (the file name) prefixes them.
+func ReadMatrix(r io.Reader, name string) (Config, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return Config{}, fmt.Errorf("read matrix %s: %w", name, err)
+	}
+	var m Matrix
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&m); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Config{}, fmt.Errorf("matrix %s is empty: it needs at least pages and links", name)
+		}
+		return Config{}, fmt.Errorf("matrix %s: %w", name, err)
+	}
+	c, err := m.Config()
+	if err != nil {
+		return Config{}, fmt.Errorf("matrix %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// Config turns m into a Config, applying the documented defaults for protocols and modes.
+func (m Matrix) Config() (Config, error) {
+	c := Config{Name: m.Name, Pages: m.Pages, Links: m.Links, Runs: m.Runs, Warmup: m.Warmup,
+		Seed: m.Seed, TCPCC: m.TCPCC, TLS: m.TLS}
+	if m.Runs < 0 {
+		return Config{}, fmt.Errorf("bad runs %d: accepted 1..100000", m.Runs)
+	}
+	protocols := m.Protocols
+	if len(protocols) == 0 {
+		protocols = Protocols
+	}
+	var modes []result.Mode
+	for _, s := range m.Modes {
+		mode, err := ParseMode(s)
+		if err != nil {
+			return Config{}, err
+		}
+		modes = append(modes, mode)
+	}
+	if len(modes) == 0 {
+		modes = []result.Mode{result.Cold}
+	}
+	c.Arms = CrossArms(protocols, modes)
+	if m.Timeout != "" {
+		d, err := time.ParseDuration(m.Timeout)
+		if err != nil {
+			return Config{}, fmt.Errorf("bad timeout %q: accepted a Go duration such as 60s", m.Timeout)
+		}
+		c.Timeout = d
+	}
+	return c, c.Validate()
+}

@@ -1,0 +1,72 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+func TestReadMatrix(t *testing.T) {
+	in := `
+name: grid
+pages: [carlucci2015, 10x30KB]
+links: [carlucci2015, "rate=10mbit,rtt=100ms"]
+protocols: [h2, h3]
+modes: [cold, warm]
+runs: 20
+warmup: 1
+timeout: 30s
+seed: 9
+tcp_cc: reno
+tls: "1.2"
+`
+	c, err := ReadMatrix(strings.NewReader(in), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "grid" || len(c.Pages) != 2 || c.Links[1] != "rate=10mbit,rtt=100ms" || c.Runs != 20 ||
+		c.Warmup != 1 || c.Timeout != 30*time.Second || c.Seed != 9 || c.TCPCC != "reno" || c.TLS != "1.2" {
+		t.Fatalf("config = %+v", c)
+	}
+	want := []Arm{{"h2", result.Cold}, {"h3", result.Cold}, {"h2", result.Warm}, {"h3", result.Warm}}
+	if len(c.Arms) != len(want) {
+		t.Fatalf("arms = %v", c.Arms)
+	}
+	for i := range want {
+		if c.Arms[i] != want[i] {
+			t.Fatalf("arms = %v, want %v", c.Arms, want)
+		}
+	}
+}
+
+func TestReadMatrixDefaults(t *testing.T) {
+	c, err := ReadMatrix(strings.NewReader("pages: [p]\nlinks: [l]\n"), "m.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Arms) != 3 || c.Arms[0] != (Arm{"h1", result.Cold}) {
+		t.Fatalf("arms = %v", c.Arms)
+	}
+}
+
+func TestReadMatrixErrors(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"empty", "", "matrix m.yaml is empty: it needs at least pages and links"},
+		{"unknown key", "pages: [p]\nlinks: [l]\nrepeats: 3\n", "field repeats not found"},
+		{"bad mode", "pages: [p]\nlinks: [l]\nmodes: [hot]\n", `bad mode "hot": accepted cold, warm`},
+		{"bad timeout", "pages: [p]\nlinks: [l]\ntimeout: soon\n", `bad timeout "soon"`},
+		{"no links", "pages: [p]\n", "no link"},
+		{"bad protocol", "pages: [p]\nlinks: [l]\nprotocols: [quic]\n", `bad protocol "quic"`},
+		{"not yaml", "pages: [p\n", "matrix m.yaml: yaml:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadMatrix(strings.NewReader(tt.in), "m.yaml")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,402 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
+	"github.com/pltlab/pltlab/shaping"
+)
+
+// Host is the hostname the browser resolves to the server (through --host-resolver-rules) and
+// the name on the server's certificate.
+const Host = "plt.test"
+
+// maxHarnessFailures is how many loads in a row may fail in the harness (not in the page load)
+// before the experiment gives up.
+const maxHarnessFailures = 3
+
+// ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance.
+var ErrLinkCheck = errors.New("link self-check failed")
+
+// Summary counts what Run did.
+type Summary struct {
+	// Records is the number of load records written (warm-ups included); Valid counts the
+	// measured (non-warm-up) valid ones and Invalid the measured invalid ones.
+	Records, Valid, Invalid int
+	// Elapsed is Run's wall time.
+	Elapsed time.Duration
+}
+
+// page is a generated page set shared by every link.
+type page struct {
+	spec     pages.Spec
+	input    string
+	dir      string
+	manifest *pages.Manifest
+}
+
+// Run makes every load of c (see Schedule) and writes one record per load, plus one link_check
+// record per link, to w. It returns when all loads are done, or early with ctx's error after an
+// interrupt (the load under way is abandoned, every written record is kept), or with an error
+// when a link fails its self-check or the harness fails repeatedly. Everything it set up (page
+// directories, links, servers, browsers) is torn down before it returns.
+func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
+	start := time.Now()
+	c = c.withDefaults()
+	if err := c.Validate(); err != nil {
+		return Summary{}, err
+	}
+	links, err := parseLinks(c)
+	if err != nil {
+		return Summary{}, err
+	}
+	tmp, err := os.MkdirTemp("", "pltlab-pages-")
+	if err != nil {
+		return Summary{}, fmt.Errorf("make page directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	pgs, err := generatePages(c, tmp)
+	if err != nil {
+		return Summary{}, err
+	}
+	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{}}
+	err = r.run(ctx)
+	r.sum.Elapsed = time.Since(start)
+	return r.sum, err
+}
+
+func parseLinks(c Config) ([]shaping.Spec, error) {
+	var out []shaping.Spec
+	for _, s := range c.Links {
+		spec, err := shaping.ParseSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		if spec.Seed == 0 {
+			spec.Seed = c.Seed
+		}
+		out = append(out, spec)
+	}
+	return out, nil
+}
+
+func generatePages(c Config, tmp string) ([]*page, error) {
+	var out []*page
+	for i, s := range c.Pages {
+		spec, err := pages.ParseSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		dir := filepath.Join(tmp, fmt.Sprintf("page%d", i))
+		m, err := pages.Generate(dir, spec, pages.DefaultSeed)
+		if err != nil {
+			return nil, fmt.Errorf("generate page %q: %w", s, err)
+		}
+		out = append(out, &page{spec: spec, input: s, dir: dir, manifest: m})
+	}
+	return out, nil
+}
+
+// runner holds one Run's state.
+type runner struct {
+	c     Config
+	w     *result.Writer
+	pages []*page
+	links []shaping.Spec
+	jobs  []Job
+	env   *result.Env
+	sum   Summary
+	done  int
+	run0  int               // next record's Run number
+	plts  map[Arm][]float64 // valid measured PLTs per arm, for the running medians
+}
+
+func (r *runner) run(ctx context.Context) error {
+	var errs []error
+	for li := range r.links {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := r.runLink(ctx, li)
+		if ctx.Err() != nil {
+			return errors.Join(ctx.Err(), err)
+		}
+		if err != nil {
+			// A failed link does not stop the other links; Run reports it at the end.
+			r.c.Logger.Error("link failed", "link", r.c.Links[li], "err", err)
+			errs = append(errs, fmt.Errorf("link %q: %w", r.c.Links[li], err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// linkSetup is what one link needs: the link, one server per page and one browser per
+// (page, protocol), launched on first use.
+type linkSetup struct {
+	link     shaping.Link
+	servers  []*server.Server
+	browsers map[[2]int]*browser.Browser // key: page index, protocol index
+}
+
+func (r *runner) runLink(ctx context.Context, li int) (err error) {
+	spec := r.links[li]
+	ls := &linkSetup{browsers: map[[2]int]*browser.Browser{}}
+	defer func() { err = errors.Join(err, ls.close()) }()
+	ls.link, err = shaping.Open(ctx, spec)
+	if err != nil {
+		return fmt.Errorf("open link: %w", err)
+	}
+	if err := r.checkLink(ctx, li, ls.link); err != nil {
+		return err
+	}
+	for _, p := range r.pages {
+		srv, err := r.startServer(ctx, p, ls.link.HostAddr())
+		if err != nil {
+			return err
+		}
+		ls.servers = append(ls.servers, srv)
+	}
+	failures := 0
+	for _, j := range r.jobs {
+		if j.Link != li {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := r.load(ctx, ls, j)
+		if ctx.Err() != nil {
+			return ctx.Err() // the load was cut short by the interrupt: not a measurement
+		}
+		if err != nil {
+			failures++
+			r.c.Logger.Warn("harness failure", "protocol", j.Arm.Protocol, "err", err)
+			if failures >= maxHarnessFailures {
+				return fmt.Errorf("%d harness failures in a row, last: %w", failures, err)
+			}
+			continue
+		}
+		failures = 0
+		if err := r.write(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
+	if r.c.SkipLinkCheck || l.Namespace() == "" {
+		return nil
+	}
+	chk, err := shaping.Check(ctx, l, shaping.CheckOptions{Quick: true})
+	if err != nil {
+		return fmt.Errorf("link self-check: %w", err)
+	}
+	rec := &result.Record{Kind: result.KindLinkCheck, Experiment: r.c.Name, Run: -1, Time: time.Now().UTC(),
+		Link: l.Spec().Result(), Check: &chk, Env: r.env}
+	if err := r.w.Write(rec); err != nil {
+		return err
+	}
+	if !chk.Pass {
+		var bad []string
+		for _, line := range chk.Lines {
+			if !line.Pass {
+				bad = append(bad, fmt.Sprintf("%s: measured %s, configured %s (%s)", line.Name, line.Measured, line.Configured, line.Tolerance))
+			}
+		}
+		return fmt.Errorf("%w: %s", ErrLinkCheck, strings.Join(bad, "; "))
+	}
+	return nil
+}
+
+func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr) (*server.Server, error) {
+	addr := net.JoinHostPort(host.String(), "0")
+	srv, err := server.New(p.dir,
+		server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
+		server.WithTCPCC(r.c.TCPCC), server.WithTLSVersion(r.c.TLS), server.With0RTT(true),
+		server.WithLogger(r.c.Logger))
+	if err != nil {
+		return nil, fmt.Errorf("server for page %q: %w", p.input, err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start server for page %q: %w", p.input, err)
+	}
+	return srv, nil
+}
+
+func (ls *linkSetup) close() error {
+	var errs []error
+	for _, b := range ls.browsers {
+		errs = append(errs, b.Close())
+	}
+	for _, s := range ls.servers {
+		errs = append(errs, s.Close())
+	}
+	if ls.link != nil {
+		errs = append(errs, ls.link.Close())
+	}
+	return errors.Join(errs...)
+}
+
+func protocolIndex(p string) int {
+	for i, q := range Protocols {
+		if q == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// browserFor returns the browser of (page, protocol) on this link, launching it on first use.
+// Protocol forcing is a per-process Chromium flag, hence one browser per protocol.
+func (r *runner) browserFor(ctx context.Context, ls *linkSetup, pi int, proto string) (*browser.Browser, error) {
+	key := [2]int{pi, protocolIndex(proto)}
+	if b := ls.browsers[key]; b != nil {
+		return b, nil
+	}
+	info := ls.servers[pi].Info()
+	addr := map[string]string{"h1": info.H1Addr, "h2": info.H2Addr, "h3": info.H3Addr}[proto]
+	port, err := portOf(addr)
+	if err != nil {
+		return nil, fmt.Errorf("server address for %s: %w", proto, err)
+	}
+	b, err := browser.Launch(ctx, browser.WithPort(port),
+		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
+		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
+		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithLogger(r.c.Logger))
+	if err != nil {
+		return nil, fmt.Errorf("launch browser for %s: %w", proto, err)
+	}
+	ls.browsers[key] = b
+	return b, nil
+}
+
+// portOf returns the port of "host:port".
+func portOf(addr string) (int, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return 0, err
+	}
+	return int(ap.Port()), nil
+}
+
+// load makes one load of job j and returns its record with the run's full context.
+func (r *runner) load(ctx context.Context, ls *linkSetup, j Job) (*result.Record, error) {
+	p, srv := r.pages[j.Page], ls.servers[j.Page]
+	b, err := r.browserFor(ctx, ls, j.Page, j.Arm.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	info := srv.Info()
+	if err := srv.CloseConnections(); err != nil {
+		return nil, fmt.Errorf("close server connections: %w", err)
+	}
+	ls.link.TakeCounters() // start this load's counters from zero
+	t := browser.Target{URL: info.URL(j.Arm.Protocol), Protocol: j.Arm.Protocol, Manifest: p.manifest,
+		Mode: j.Arm.Mode, Timeout: r.c.Timeout,
+		CloseConnections: func() error {
+			err := srv.CloseConnections()
+			ls.link.TakeCounters() // the priming load's packets are not this load's
+			return err
+		}}
+	since := time.Now()
+	rec, err := b.Load(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	rec.Emulator = ls.link.TakeCounters()
+	rec.Experiment, rec.Warmup, rec.Env = r.c.Name, j.Warmup, r.env
+	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}
+	rec.Link = ls.link.Spec().Result()
+	rec.Link.Spec = r.c.Links[j.Link]
+	r.serverFacts(rec, srv, since)
+	return rec, nil
+}
+
+// serverFacts copies what the server saw of the page's connection into rec.
+func (r *runner) serverFacts(rec *result.Record, srv *server.Server, since time.Time) {
+	info := srv.Info()
+	rec.TCPCC = info.TCPCC
+	if rec.Protocol == "h3" {
+		rec.TCPCC = info.QUICCC
+	}
+	if conn, ok := srv.PageConn(since); ok {
+		rec.TLSVersion, rec.Resumed, rec.Used0RTT = conn.TLSVersion, conn.Resumed, conn.Used0RTT
+		if conn.TCPCC != "" {
+			rec.TCPCC = conn.TCPCC
+		}
+	}
+}
+
+func (r *runner) write(rec *result.Record) error {
+	rec.Run = r.run0
+	r.run0++
+	if err := r.w.Write(rec); err != nil {
+		return err
+	}
+	r.done++
+	r.sum.Records++
+	if !rec.Warmup {
+		if rec.Valid {
+			r.sum.Valid++
+		} else {
+			r.sum.Invalid++
+		}
+	}
+	if !rec.Warmup && rec.Valid {
+		a := Arm{Protocol: rec.Protocol, Mode: rec.Mode}
+		r.plts[a] = append(r.plts[a], rec.PLTMs)
+	}
+	if r.c.Observer != nil {
+		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs), Record: rec, Medians: r.medians()})
+	}
+	return nil
+}
+
+// medians returns the running median PLT per arm.
+func (r *runner) medians() []ArmMedian {
+	out := make([]ArmMedian, len(r.c.Arms))
+	for i, a := range r.c.Arms {
+		v := slices.Clone(r.plts[a])
+		slices.Sort(v)
+		out[i] = ArmMedian{Arm: a, N: len(v)}
+		if n := len(v); n > 0 {
+			out[i].MedianMs = (v[(n-1)/2] + v[n/2]) / 2
+		}
+	}
+	return out
+}
+
+// environment describes the machine and software, once per experiment.
+func environment(c Config) *result.Env {
+	env := &result.Env{Pltlab: c.Version, CPUs: runtime.NumCPU(), Seed: c.Seed}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		env.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	env.Host, _ = os.Hostname()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/quic-go/quic-go" {
+				env.QUIC = "quic-go " + m.Version
+			}
+		}
+	}
+	return env
+}

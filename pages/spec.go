@@ -1,0 +1,262 @@
+package pages
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Limits of the page SPEC grammar. Sizes use decimal units (1 KB = 1000 B, 1 MB = 10^6 B, 1 GB = 10^9 B).
+const (
+	// MaxObjects is the largest number of objects a page may have.
+	MaxObjects = 10000
+	// MaxTotalBytes is the largest sum of object sizes of a page, in bytes (1 GB).
+	MaxTotalBytes int64 = 1_000_000_000
+	// MaxObjectSize is the largest size of one object, in bytes (50 MB).
+	MaxObjectSize int64 = 50_000_000
+)
+
+// Item is one COUNTxSIZE element of a page spec: Count objects of Size bytes each.
+type Item struct {
+	// Count is the number of objects, 1..MaxObjects.
+	Count int
+	// Size is each object's exact size in bytes, MinObjectSize..MaxObjectSize.
+	Size int64
+}
+
+// Spec is a parsed page spec: the page's objects, in document order, as COUNTxSIZE items.
+type Spec struct {
+	// Name is the preset the spec was parsed from, or "" when it was given as items.
+	Name string
+	// Items are the spec's items in the order given; objects are numbered across them.
+	Items []Item
+}
+
+// String returns the canonical COUNTxSIZE form of the spec's items (also for a preset), such as
+// "10x30KB,1x1MB": each size in the largest unit of MB, MiB, KB, KiB, B that divides it exactly.
+// ParseSpec(s.String()) gives back the same items.
+func (s Spec) String() string {
+	parts := make([]string, len(s.Items))
+	for i, it := range s.Items {
+		parts[i] = strconv.Itoa(it.Count) + "x" + FormatSize(it.Size)
+	}
+	return strings.Join(parts, ",")
+}
+
+// Label returns the preset name when the spec came from a preset, else String().
+func (s Spec) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.String()
+}
+
+// Objects returns the number of objects of the page.
+func (s Spec) Objects() int {
+	n := 0
+	for _, it := range s.Items {
+		n += it.Count
+	}
+	return n
+}
+
+// TotalBytes returns the sum of all object sizes in bytes (the HTML page excluded).
+func (s Spec) TotalBytes() int64 {
+	var t int64
+	for _, it := range s.Items {
+		t += int64(it.Count) * it.Size
+	}
+	return t
+}
+
+// sizes lists every object's size in document order.
+func (s Spec) sizes() []int64 {
+	out := make([]int64, 0, s.Objects())
+	for _, it := range s.Items {
+		for range it.Count {
+			out = append(out, it.Size)
+		}
+	}
+	return out
+}
+
+// unit is one accepted size unit.
+type unit struct {
+	name  string
+	bytes int64
+}
+
+// units are the accepted size units, in the order FormatSize tries them (largest first, decimal
+// before binary). "kB" is accepted as the SI spelling of KB but never produced.
+var units = []unit{{"MB", 1_000_000}, {"MiB", 1 << 20}, {"KB", 1000}, {"KiB", 1024}, {"B", 1}}
+
+const (
+	acceptedSpec  = "accepted: a preset name (see 'pltlab pages --list') or comma-separated COUNTxSIZE items like 10x30KB,2x200KB"
+	acceptedUnits = "B, KB or kB (1000 B), KiB (1024 B), MB (10^6 B), MiB (2^20 B)"
+)
+
+// FormatSize formats n bytes in the largest unit of MB, MiB, KB, KiB, B that divides it exactly,
+// such as "30KB", "1MiB" or "1234B"; ParseSpec reads it back.
+func FormatSize(n int64) string {
+	for _, u := range units {
+		if n != 0 && n%u.bytes == 0 {
+			return strconv.FormatInt(n/u.bytes, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// ParseSpec parses a page spec: a preset name (see Presets) or comma-separated COUNTxSIZE items
+// such as "10x30KB,2x200KB,1x1MiB". COUNT is a whole number 1..MaxObjects; the separator is 'x'
+// (or 'X'); SIZE is a whole number followed by a unit: B, KB or kB (1000), KiB (1024), MB (10^6)
+// or MiB (2^20); units are case-sensitive (no "kb": it reads as kilobit). Spaces around items are
+// ignored. Each size must be MinObjectSize..MaxObjectSize bytes, the page at most MaxObjects objects
+// and MaxTotalBytes in total. Errors are one line that names the bad part and what is accepted.
+func ParseSpec(s string) (Spec, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Spec{}, fmt.Errorf("empty page spec; %s", acceptedSpec)
+	}
+	if !strings.Contains(s, ",") && startsWithLetter(s) {
+		p, ok := LookupPreset(s)
+		if !ok {
+			return Spec{}, fmt.Errorf("unknown page preset %q; %s", s, acceptedSpec)
+		}
+		spec, err := ParseSpec(p.Spec)
+		if err != nil {
+			return Spec{}, fmt.Errorf("preset %s: %w", p.Name, err)
+		}
+		spec.Name = p.Name
+		return spec, nil
+	}
+	var spec Spec
+	for _, raw := range strings.Split(s, ",") {
+		it, err := parseItem(strings.TrimSpace(raw))
+		if err != nil {
+			return Spec{}, err
+		}
+		spec.Items = append(spec.Items, it)
+	}
+	return spec, checkLimits(spec)
+}
+
+// checkLimits enforces MaxObjects and MaxTotalBytes on a spec whose items are each valid.
+func checkLimits(spec Spec) error {
+	if n := spec.Objects(); n > MaxObjects {
+		return fmt.Errorf("page spec %q has %d objects; accepted: at most %d", spec.String(), n, MaxObjects)
+	}
+	if t := spec.TotalBytes(); t > MaxTotalBytes {
+		return fmt.Errorf("page spec %q totals %d bytes (%s); accepted: at most %d bytes (1 GB)",
+			spec.String(), t, HumanBytes(t), MaxTotalBytes)
+	}
+	return nil
+}
+
+func startsWithLetter(s string) bool {
+	return s != "" && (s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z')
+}
+
+// parseItem parses one COUNTxSIZE item.
+func parseItem(item string) (Item, error) {
+	if item == "" {
+		return Item{}, fmt.Errorf("empty item in page spec (two commas or a trailing comma); %s", acceptedSpec)
+	}
+	i := strings.IndexAny(item, "xX")
+	if i < 0 {
+		return Item{}, fmt.Errorf("bad page spec item %q: want COUNTxSIZE like 10x30KB (presets cannot be combined with items)", item)
+	}
+	count, err := parseCount(item[:i], item)
+	if err != nil {
+		return Item{}, err
+	}
+	size, err := parseSize(item[i+1:], item)
+	if err != nil {
+		return Item{}, err
+	}
+	return Item{Count: count, Size: size}, nil
+}
+
+// parseCount parses COUNT of item: 1..MaxObjects, digits only.
+func parseCount(c, item string) (int, error) {
+	n, err := strconv.Atoi(c)
+	if err != nil || !allDigits(c) || n < 1 || n > MaxObjects {
+		return 0, fmt.Errorf("bad count %q in page spec item %q; accepted: a whole number from 1 to %d", c, item, MaxObjects)
+	}
+	return n, nil
+}
+
+// parseSize parses SIZE of item: digits and a unit, within MinObjectSize..MaxObjectSize bytes.
+func parseSize(sz, item string) (int64, error) {
+	j := 0
+	for j < len(sz) && sz[j] >= '0' && sz[j] <= '9' {
+		j++
+	}
+	num, name := sz[:j], sz[j:]
+	if num == "" {
+		return 0, fmt.Errorf("bad size %q in page spec item %q; accepted: a whole number and a unit like 30KB; units %s", sz, item, acceptedUnits)
+	}
+	mult, ok := unitBytes(name)
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q in page spec item %q; accepted units: %s", name, item, acceptedUnits)
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n > MaxObjectSize/mult || n*mult > MaxObjectSize {
+		return 0, fmt.Errorf("size %s in page spec item %q is too large; accepted: %dB to 50MB per object", sz, item, MinObjectSize)
+	}
+	if n*mult < MinObjectSize {
+		return 0, fmt.Errorf("size %s in page spec item %q is below the smallest JPEG the generator makes; accepted: %dB to 50MB per object", sz, item, MinObjectSize)
+	}
+	return n * mult, nil
+}
+
+// unitBytes returns the bytes per unit name; "kB" is the SI spelling of KB.
+func unitBytes(name string) (int64, bool) {
+	if name == "kB" {
+		return 1000, true
+	}
+	for _, u := range units {
+		if u.name == name {
+			return u.bytes, true
+		}
+	}
+	return 0, false
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// HumanBytes formats n bytes for people with decimal units and three significant digits, such as
+// "300 KB", "1.5 MB" or "999 B".
+func HumanBytes(n int64) string {
+	switch {
+	case n >= 1_000_000_000:
+		return trimFloat(float64(n)/1e9) + " GB"
+	case n >= 1_000_000:
+		return trimFloat(float64(n)/1e6) + " MB"
+	case n >= 1000:
+		return trimFloat(float64(n)/1e3) + " KB"
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}
+
+// trimFloat prints v (1 <= v < 1000) with about three significant digits and no trailing zeros.
+func trimFloat(v float64) string {
+	prec := 2
+	switch {
+	case v >= 100:
+		prec = 0
+	case v >= 10:
+		prec = 1
+	}
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}

@@ -1,0 +1,177 @@
+package result
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// randomRecord returns a record with every field set from r.
+func randomRecord(r *rand.Rand, run int) *Record {
+	rec := &Record{
+		V:                Version,
+		Experiment:       "exp",
+		Run:              run,
+		Time:             time.Unix(1700000000+int64(r.IntN(1e6)), 0).UTC(),
+		Warmup:           r.IntN(2) == 0,
+		Mode:             []Mode{Cold, Warm}[r.IntN(2)],
+		Protocol:         []string{"h1", "h2", "h3"}[r.IntN(3)],
+		ObservedProtocol: []string{"h1", "h2", "h3", "h3-29", ""}[r.IntN(5)],
+		Page:             Page{Spec: "10x30KB", TotalBytes: 300000, Objects: 10},
+		Link:             Link{Spec: "carlucci2015", DownBps: 3e6, UpBps: 3e6, RTTMs: 50, QueueBytes: 18750, MTU: 1500, Shaper: "emu"},
+		PLTMs:            float64(r.IntN(1e6)) / 100,
+		TTFBMs:           float64(r.IntN(1e5)) / 100,
+		Valid:            r.IntN(2) == 0,
+		TimedOut:         r.IntN(5) == 0,
+		Browser:          "Chromium/156.0.8078.73",
+		TCPCC:            "cubic",
+		TLSVersion:       "1.3",
+		Used0RTT:         r.IntN(2) == 0,
+		Env:              &Env{Pltlab: "dev", Kernel: "6.1", CPUs: 2, Seed: int64(r.IntN(100))},
+	}
+	if !rec.Valid {
+		rec.InvalidReason = "object /img/0001.jpg: 100 of 30000 bytes"
+	}
+	for i := range r.IntN(4) {
+		rec.Resources = append(rec.Resources, Resource{URL: "https://plt.test/img/" + string(rune('a'+i)), Protocol: "h2",
+			TransferSize: 30300, EncodedBodySize: 30000, StartMs: 1.5, EndMs: 99.25, Status: 200})
+	}
+	if r.IntN(2) == 0 {
+		rec.Emulator = &Emulator{Down: Direction{PacketsIn: 10, BytesIn: 15000, PacketsOut: 9, BytesOut: 13500, DropsQueue: 1, QueueDelayMaxMs: 49.5}}
+	}
+	return rec
+}
+
+func TestRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	var want []*Record
+	for i := range 200 {
+		rec := randomRecord(r, i)
+		want = append(want, rec)
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Count(buf.String(), "\n"); got != len(want) {
+		t.Fatalf("wrote %d lines, want %d", got, len(want))
+	}
+	rd := NewReader(&buf, "mem")
+	for i := 0; ; i++ {
+		got, err := rd.Next()
+		if err == io.EOF {
+			if i != len(want) {
+				t.Fatalf("read %d records, want %d", i, len(want))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want[i]) {
+			t.Fatalf("record %d differs after round trip:\n got %+v\nwant %+v", i, got, want[i])
+		}
+	}
+}
+
+func TestReaderErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		wantRecs int
+		wantLine []int // lines of LineErrors, in order
+		fatal    error
+	}{
+		{name: "empty", in: ""},
+		{name: "blank lines", in: "\n\n  \n"},
+		{name: "one", in: `{"v":1,"run":3}` + "\n", wantRecs: 1},
+		{name: "no trailing newline", in: `{"v":1}`, wantRecs: 1},
+		{name: "corrupt middle", in: "{\"v\":1}\n{\"v\":1,\"run\":\n{\"v\":1}\n", wantRecs: 2, wantLine: []int{2}},
+		{name: "truncated last", in: "{\"v\":1}\n{\"v\":1,\"plt_ms\":12", wantRecs: 1, wantLine: []int{2}},
+		{name: "missing v", in: "{\"run\":1}\n{\"v\":1}\n", wantRecs: 1, wantLine: []int{1}},
+		{name: "wrong type", in: "{\"v\":1,\"plt_ms\":\"x\"}\n", wantLine: []int{1}},
+		{name: "other version", in: "{\"v\":1}\n{\"v\":2}\n", wantRecs: 1, fatal: ErrVersion},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rd := NewReader(strings.NewReader(tt.in), "f.jsonl")
+			recs := 0
+			var lines []int
+			for {
+				_, err := rd.Next()
+				if err == io.EOF {
+					break
+				}
+				var le *LineError
+				if errors.As(err, &le) {
+					if le.Name != "f.jsonl" {
+						t.Errorf("LineError.Name = %q", le.Name)
+					}
+					lines = append(lines, le.Line)
+					continue
+				}
+				if err != nil {
+					if tt.fatal == nil || !errors.Is(err, tt.fatal) {
+						t.Fatalf("unexpected error %v", err)
+					}
+					break
+				}
+				recs++
+			}
+			if recs != tt.wantRecs {
+				t.Errorf("records = %d, want %d", recs, tt.wantRecs)
+			}
+			if !reflect.DeepEqual(lines, tt.wantLine) {
+				t.Errorf("error lines = %v, want %v", lines, tt.wantLine)
+			}
+		})
+	}
+}
+
+func TestVersionErrorMessage(t *testing.T) {
+	rd := NewReader(strings.NewReader(`{"v":7}`), "old.jsonl")
+	_, err := rd.Next()
+	if err == nil || err.Error() != "old.jsonl:1: unsupported record schema version 7 (this pltlab reads v1)" {
+		t.Fatalf("error = %v", err)
+	}
+}
+
+func TestLongLine(t *testing.T) {
+	rec := &Record{Experiment: strings.Repeat("x", 1<<20)}
+	var buf bytes.Buffer
+	if err := NewWriter(&buf).Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewReader(&buf, "big").Next()
+	if err != nil || len(got.Experiment) != 1<<20 {
+		t.Fatalf("long line: err %v", err)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte(`{"v":1,"run":1,"plt_ms":1.5,"resources":[{"url":"u"}]}` + "\n{bad\n"))
+	f.Add([]byte(`{"v":2}`))
+	f.Add([]byte("\n\n{\"v\":1,\"link\":{\"down_bps\":3000000}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rd := NewReader(bytes.NewReader(data), "fuzz")
+		for range 10000 {
+			rec, err := rd.Next()
+			if err == io.EOF {
+				return
+			}
+			var le *LineError
+			if err != nil && !errors.As(err, &le) {
+				return
+			}
+			if err == nil && rec.V != Version {
+				t.Fatalf("accepted record with v=%d", rec.V)
+			}
+		}
+	})
+}

@@ -1,0 +1,185 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/pltlab/pltlab/pages"
+)
+
+// Fixed URL paths besides the page and its objects.
+const (
+	// HealthPath answers 200 "ok" once the server is serving (readiness).
+	HealthPath = "/healthz"
+	// ManifestPath serves the page's manifest.json.
+	ManifestPath = "/manifest.json"
+	// StatsPath serves Stats as JSON.
+	StatsPath = "/_pltlab/stats"
+)
+
+// Stats are the server's totals, served as JSON at StatsPath.
+type Stats struct {
+	// Conns is the number of connections accepted (all protocols); OpenConns those still open.
+	Conns     uint64 `json:"conns"`
+	OpenConns int    `json:"open_conns"`
+	// Requests is the number of requests served, all paths included.
+	Requests int64 `json:"requests"`
+	// Bytes is the sum of the response bodies served, in bytes.
+	Bytes int64 `json:"bytes"`
+}
+
+// content is a page directory held in memory.
+type content struct {
+	manifest     *pages.Manifest
+	manifestJSON []byte
+	index        []byte
+	objects      map[string][]byte // URL path -> bytes
+}
+
+// urlPathRE is what a page or object URL path may look like: no '..', no query, no escapes.
+var urlPathRE = regexp.MustCompile(`^(/[A-Za-z0-9_-][A-Za-z0-9._-]*)+$`)
+
+// loadContent reads dir's manifest, page and objects, and checks every object's size and SHA-256.
+func loadContent(dir string) (*content, error) {
+	m, err := pages.ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &content{manifest: m, objects: map[string][]byte{}}
+	if c.manifestJSON, err = os.ReadFile(filepath.Join(dir, pages.ManifestFile)); err != nil {
+		return nil, fmt.Errorf("read page manifest: %w", err)
+	}
+	if c.index, err = readPageFile(dir, m.Index); err != nil {
+		return nil, err
+	}
+	for _, o := range m.Objects {
+		if _, dup := c.objects[o.Path]; dup || o.Path == m.Index || isFixedPath(o.Path) {
+			return nil, fmt.Errorf("page manifest in %s: object path %s is used twice", dir, o.Path)
+		}
+		b, err := readPageFile(dir, o.Path)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		if int64(len(b)) != o.Size || hex.EncodeToString(sum[:]) != o.SHA256 {
+			return nil, fmt.Errorf("page object %s in %s: %d bytes, sha256 %x; manifest says %d bytes, %s",
+				o.Path, dir, len(b), sum, o.Size, o.SHA256)
+		}
+		c.objects[o.Path] = b
+	}
+	return c, nil
+}
+
+// readPageFile reads the file of URL path p below dir, refusing paths that could leave dir.
+func readPageFile(dir, p string) ([]byte, error) {
+	if !urlPathRE.MatchString(p) || path.Clean(p) != p {
+		return nil, fmt.Errorf("page manifest in %s: bad URL path %q: accepted: /name/name.ext with letters, digits, '.', '_', '-'", dir, p)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p[1:])))
+	if err != nil {
+		return nil, fmt.Errorf("read page file: %w", err)
+	}
+	return b, nil
+}
+
+func isFixedPath(p string) bool {
+	return p == "/" || p == HealthPath || p == ManifestPath || p == StatsPath
+}
+
+// newHandler builds the one gin handler every listener serves. Only the page, its objects and
+// the fixed paths exist; anything else is 404 (the engine never redirects or cleans paths, and
+// nothing is read from disk after New).
+func (s *Server) newHandler() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.HandleMethodNotAllowed = false
+	e.RemoveExtraSlash = false
+	e.Use(s.recoverPanic, s.track)
+	for _, p := range []string{"/", s.content.manifest.Index} {
+		e.GET(p, s.servePage)
+		e.HEAD(p, s.servePage)
+	}
+	e.GET(HealthPath, func(c *gin.Context) { s.write(c, "text/plain; charset=utf-8", []byte("ok\n")) })
+	e.GET(ManifestPath, func(c *gin.Context) { s.write(c, "application/json", s.content.manifestJSON) })
+	e.GET(StatsPath, s.serveStats)
+	e.NoRoute(s.serveObject)
+	return e
+}
+
+// track counts the request against its connection, and adds Alt-Svc to TCP responses.
+func (s *Server) track(c *gin.Context) {
+	start := time.Now()
+	if s.altSvc != "" && c.Request.ProtoMajor < 3 {
+		c.Header("Alt-Svc", s.altSvc)
+	}
+	c.Next()
+	body := int64(max(c.Writer.Size(), 0))
+	isPage := c.Request.URL.Path == "/" || c.Request.URL.Path == s.content.manifest.Index
+	s.reg.request(entryFrom(c.Request.Context()), c.Request, body, start, isPage && c.Writer.Status() == http.StatusOK)
+}
+
+// recoverPanic turns a handler panic into a 500 and a log line (gin's own recovery prints to stderr).
+func (s *Server) recoverPanic(c *gin.Context) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("handler panic", "path", c.Request.URL.Path, "panic", v)
+			c.AbortWithStatus(http.StatusInternalServerError)
+		}
+	}()
+	c.Next()
+}
+
+func (s *Server) servePage(c *gin.Context) {
+	s.write(c, "text/html; charset=utf-8", s.content.index)
+}
+
+func (s *Server) serveObject(c *gin.Context) {
+	b, ok := s.content.objects[c.Request.URL.Path]
+	if !ok || (c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead) {
+		c.Header("Cache-Control", "no-store")
+		c.String(http.StatusNotFound, "404 page not found\n")
+		return
+	}
+	s.write(c, "image/jpeg", b)
+}
+
+func (s *Server) serveStats(c *gin.Context) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(s.reg.stats()); err != nil {
+		c.AbortWithStatus(http.StatusInternalServerError)
+		return
+	}
+	s.write(c, "application/json", buf.Bytes())
+}
+
+// write sends b whole with an exact Content-Length and Cache-Control: no-store (HEAD: headers only).
+func (s *Server) write(c *gin.Context, contentType string, b []byte) {
+	h := c.Writer.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Cache-Control", "no-store")
+	c.Status(http.StatusOK)
+	if c.Request.Method == http.MethodHead {
+		c.Writer.WriteHeaderNow()
+		return
+	}
+	if _, err := c.Writer.Write(b); err != nil {
+		s.log.Debug("write response", "path", c.Request.URL.Path, "err", err)
+	}
+}

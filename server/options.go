@@ -1,0 +1,149 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Defaults used by New when no option overrides them.
+const (
+	// DefaultHost is the TLS/SNI hostname the certificate is made for; browsers reach it through
+	// --host-resolver-rules, never by a bare IP.
+	DefaultHost = "plt.test"
+	// DefaultAddr is where HTTP/2 (TCP) and HTTP/3 (UDP) listen: loopback, a free port.
+	DefaultAddr = "127.0.0.1:0"
+	// DefaultTCPCC is the TCP congestion control set on every TCP listener. It is set explicitly
+	// because the system default on the lab machines is bbr, which must never be inherited silently.
+	DefaultTCPCC = "cubic"
+	// DefaultTLSVersion is the highest TLS version of the TCP listeners ("1.2" or "1.3").
+	// QUIC always uses TLS 1.3 (RFC 9001).
+	DefaultTLSVersion = "1.3"
+)
+
+// DefaultProtocols are the protocols served when WithProtocols is not given, in the order
+// h1 (HTTP/1.1 over TLS), h2 (HTTP/2 over TLS), h3 (HTTP/3 over QUIC).
+var DefaultProtocols = []string{"h1", "h2", "h3"}
+
+// KnownTCPCCs are the TCP congestion control algorithms the lab machines offer (see
+// /proc/sys/net/ipv4/tcp_available_congestion_control); WithTCPCC accepts any name the kernel has.
+var KnownTCPCCs = []string{"cubic", "bbr", "reno"}
+
+// TLSVersions are the values accepted by WithTLSVersion.
+var TLSVersions = []string{"1.2", "1.3"}
+
+// ErrBadOption is wrapped by New's errors about invalid option values.
+var ErrBadOption = errors.New("bad server option")
+
+// Option configures a Server; pass options to New.
+type Option func(*config)
+
+type config struct {
+	host       string
+	addr       string
+	h1Addr     string // "" = derived from addr
+	protocols  []string
+	tcpCC      string
+	tlsVersion string
+	zeroRTT    bool
+	logger     *slog.Logger
+}
+
+func defaultConfig() config {
+	return config{
+		host:       DefaultHost,
+		addr:       DefaultAddr,
+		protocols:  slices.Clone(DefaultProtocols),
+		tcpCC:      DefaultTCPCC,
+		tlsVersion: DefaultTLSVersion,
+		logger:     slog.Default(),
+	}
+}
+
+// WithHost sets the TLS/SNI hostname the certificate is made for (default DefaultHost).
+func WithHost(name string) Option { return func(c *config) { c.host = name } }
+
+// WithAddr sets the "host:port" where HTTP/2 listens on TCP and HTTP/3 on UDP, on the same port
+// number (default DefaultAddr). Port 0 picks a port that is free for both.
+func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
+
+// WithH1Addr sets the "host:port" of the HTTP/1.1 listener. By default it is the port after
+// WithAddr's port on the same host, or a free port when that port is 0.
+func WithH1Addr(addr string) Option { return func(c *config) { c.h1Addr = addr } }
+
+// WithProtocols sets which of "h1", "h2" and "h3" are served (default DefaultProtocols).
+func WithProtocols(protocols ...string) Option {
+	return func(c *config) { c.protocols = slices.Clone(protocols) }
+}
+
+// WithTCPCC sets the TCP congestion control of the TCP listeners by name (TCP_CONGESTION, e.g.
+// "cubic", "bbr", "reno"; default DefaultTCPCC). Start fails if the kernel lacks it.
+func WithTCPCC(name string) Option { return func(c *config) { c.tcpCC = name } }
+
+// WithTLSVersion caps the TLS version of the TCP listeners: "1.2" or "1.3" (default). QUIC always
+// uses TLS 1.3.
+func WithTLSVersion(v string) Option { return func(c *config) { c.tlsVersion = v } }
+
+// With0RTT makes the QUIC listener accept 0-RTT data on resumed connections (quic-go Allow0RTT;
+// default false). TLS session resumption is always on, for TCP and QUIC.
+func With0RTT(on bool) Option { return func(c *config) { c.zeroRTT = on } }
+
+// WithLogger sets where the server logs (default slog.Default()); nil discards the logs.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		c.logger = l
+	}
+}
+
+var hostnameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
+
+// validate checks every option value; errors wrap ErrBadOption and name what is accepted.
+func (c *config) validate() error {
+	if len(c.host) > 253 || !hostnameRE.MatchString(c.host) {
+		return fmt.Errorf("%w: host %q: accepted: a DNS name such as %s", ErrBadOption, c.host, DefaultHost)
+	}
+	if err := c.validateProtocols(); err != nil {
+		return err
+	}
+	if len(c.tcpCC) == 0 || len(c.tcpCC) >= 16 || strings.ContainsAny(c.tcpCC, " \t\n/") {
+		return fmt.Errorf("%w: TCP congestion control %q: accepted: a kernel algorithm name such as %s",
+			ErrBadOption, c.tcpCC, strings.Join(KnownTCPCCs, ", "))
+	}
+	if !slices.Contains(TLSVersions, c.tlsVersion) {
+		return fmt.Errorf("%w: TLS version %q: accepted: %s", ErrBadOption, c.tlsVersion, strings.Join(TLSVersions, ", "))
+	}
+	addrs := []string{c.addr}
+	if c.h1Addr != "" {
+		addrs = append(addrs, c.h1Addr)
+	}
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("%w: address %q: accepted: HOST:PORT such as 127.0.0.1:8443", ErrBadOption, a)
+		}
+	}
+	return nil
+}
+
+func (c *config) validateProtocols() error {
+	if len(c.protocols) == 0 {
+		return fmt.Errorf("%w: no protocols: accepted: %s", ErrBadOption, strings.Join(DefaultProtocols, ", "))
+	}
+	for i, p := range c.protocols {
+		if !slices.Contains(DefaultProtocols, p) {
+			return fmt.Errorf("%w: protocol %q: accepted: %s", ErrBadOption, p, strings.Join(DefaultProtocols, ", "))
+		}
+		if slices.Contains(c.protocols[:i], p) {
+			return fmt.Errorf("%w: protocol %q given twice", ErrBadOption, p)
+		}
+	}
+	return nil
+}
+
+func (c *config) has(protocol string) bool { return slices.Contains(c.protocols, protocol) }

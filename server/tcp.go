@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// serveTCP serves srv on ln wrapped in connection tracking and TLS with one ALPN protocol.
+func (s *Server) serveTCP(srv *http.Server, ln net.Listener, protocol string) {
+	alpn := map[string]string{"h1": alpnH1, "h2": alpnH2}[protocol]
+	tl := &tcpListener{Listener: ln, protocol: protocol, wantCC: s.cfg.tcpCC, reg: s.reg, log: s.log}
+	tlsLn := tls.NewListener(tl, s.tcpTLSConfig(alpn))
+	s.wg.Go(func() {
+		if err := srv.Serve(tlsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("TCP server stopped", "protocol", protocol, "err", err)
+		}
+	})
+}
+
+// shutdownHTTP stops srv gracefully until ctx ends, then closes its connections.
+func shutdownHTTP(ctx context.Context, srv *http.Server) error {
+	if err := srv.Shutdown(ctx); err == nil {
+		return nil
+	}
+	if err := srv.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", srv.Addr, err)
+	}
+	return nil
+}
+
+// newHTTPServer makes the net/http server of the h1 or h2 listener. h2 uses x/net/http2 with
+// explicit settings; h1 gets an empty TLSNextProto so that it never speaks HTTP/2.
+func (s *Server) newHTTPServer(protocol string) (*http.Server, error) {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       IdleTimeout,
+		ConnContext:       tcpConnContext,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	switch protocol {
+	case "h1":
+		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	case "h2":
+		if err := configureHTTP2(srv); err != nil {
+			return nil, err
+		}
+	}
+	return srv, nil
+}
+
+// listenTCP listens on addr with the configured congestion control set on the socket.
+func (s *Server) listenTCP(addr string) (net.Listener, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error { return setTCPCC(c, s.cfg.tcpCC) }}
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen TCP %s (congestion control %s): %w", addr, s.cfg.tcpCC, err)
+	}
+	return ln, nil
+}
+
+// configureHTTP2 makes srv speak HTTP/2 through golang.org/x/net/http2 with explicit settings:
+// SETTINGS_MAX_CONCURRENT_STREAMS = MaxConcurrentStreams (x/net would say 250), and x/net's own
+// defaults written out for the rest (1 MiB max read frame and upload windows, which only limit
+// what clients send).
+func configureHTTP2(srv *http.Server) error {
+	h2 := &http2.Server{
+		MaxConcurrentStreams:         MaxConcurrentStreams,
+		MaxReadFrameSize:             1 << 20,
+		MaxUploadBufferPerConnection: 1 << 20,
+		MaxUploadBufferPerStream:     1 << 20,
+		IdleTimeout:                  IdleTimeout,
+	}
+	if err := http2.ConfigureServer(srv, h2); err != nil {
+		return fmt.Errorf("configure HTTP/2: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+//go:build linux
+
+package server
+
+import (
+	"fmt"
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// setTCPCC sets the congestion control of the socket behind c (TCP_CONGESTION, tcp(7)).
+// Sockets accepted from a listener inherit the listener's algorithm.
+func setTCPCC(c syscall.RawConn, name string) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) {
+		serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, name)
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return fmt.Errorf("setsockopt TCP_CONGESTION %s: %w", name, serr)
+	}
+	return nil
+}
+
+// getTCPCC reads the congestion control of the socket behind c back (getsockopt TCP_CONGESTION).
+func getTCPCC(c syscall.RawConn) (string, error) {
+	var name string
+	var serr error
+	if err := c.Control(func(fd uintptr) {
+		name, serr = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	}); err != nil {
+		return "", err
+	}
+	if serr != nil {
+		return "", fmt.Errorf("getsockopt TCP_CONGESTION: %w", serr)
+	}
+	return name, nil
+}
+
+// setUDPBuffers asks for want bytes of receive and send buffer on conn: SO_RCVBUFFORCE and
+// SO_SNDBUFFORCE (which pass net.core.rmem_max/wmem_max, root only), else SO_RCVBUF and SO_SNDBUF
+// (capped at those limits). It returns the sizes getsockopt reports afterwards; Linux reports
+// twice the requested value because it counts its bookkeeping overhead (socket(7)).
+func setUDPBuffers(conn *net.UDPConn, want int) (rcv, snd int, err error) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return 0, 0, fmt.Errorf("udp raw conn: %w", err)
+	}
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		rcv, serr = setSockBuf(int(fd), unix.SO_RCVBUFFORCE, unix.SO_RCVBUF, want)
+		if serr != nil {
+			return
+		}
+		snd, serr = setSockBuf(int(fd), unix.SO_SNDBUFFORCE, unix.SO_SNDBUF, want)
+	})
+	if err == nil {
+		err = serr
+	}
+	return rcv, snd, err
+}
+
+func setSockBuf(fd, force, plain, want int) (int, error) {
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, force, want) != nil {
+		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, plain, want) // capped by the sysctl; read back below
+	}
+	got, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, plain)
+	if err != nil {
+		return 0, fmt.Errorf("getsockopt socket buffer: %w", err)
+	}
+	return got, nil
+}

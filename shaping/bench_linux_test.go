@@ -1,0 +1,113 @@
+package shaping
+
+import (
+	"context"
+	"os"
+	"sort"
+	"testing"
+	"time"
+)
+
+// benchLink opens spec for a benchmark (root only) and closes it afterwards.
+func benchLink(b *testing.B, spec string) Link {
+	b.Helper()
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	s, err := ParseSpec(spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := Open(context.Background(), s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	return l
+}
+
+// bulkOnce runs one TCP bulk transfer of dur through l and returns goodput (bit/s) and the
+// emulator's CPU time during it.
+func bulkOnce(b *testing.B, l Link, down bool, dur time.Duration) (float64, time.Duration) {
+	c := &checker{l: l, spec: l.Spec()}
+	s, r, err := c.tcpPair(down)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	defer r.Close()
+	el := l.(*EmuLink)
+	cpu0 := el.EmulatorCPU()
+	go sendUntilError(s)
+	skip := time.Duration(0)
+	if BDP(max(c.spec.Down, c.spec.Up), c.spec.RTT) > 1<<20 {
+		skip = dur / 3
+	}
+	bps := receive(r, dur, skip, c.maxGap(down))
+	return bps, el.EmulatorCPU() - cpu0
+}
+
+// BenchmarkLinkCapacity measures TCP goodput through rate=1gbit,rtt=50ms (one stream, cubic,
+// 32 MiB buffers in the namespace, SO_SNDBUFFORCE on the host side) and the emulator's CPU.
+func BenchmarkLinkCapacity(b *testing.B) {
+	for _, dir := range []struct {
+		name string
+		down bool
+	}{{"down", true}, {"up", false}} {
+		b.Run(dir.name, func(b *testing.B) {
+			l := benchLink(b, "rate=1gbit,rtt=50ms")
+			var bps float64
+			var cpu time.Duration
+			for i := 0; i < b.N; i++ {
+				bps, cpu = bulkOnce(b, l, dir.down, 3*time.Second)
+			}
+			e := l.TakeCounters()
+			b.ReportMetric(bps/1e6, "Mbit/s")
+			b.ReportMetric(cpu.Seconds()/3/(bps/1e9), "cpu-s/Gbit")
+			b.ReportMetric(float64(e.Down.DropsOther+e.Up.DropsOther), "faults")
+			b.Logf("counters %+v", e)
+		})
+	}
+}
+
+// BenchmarkLinkCarlucci measures TCP goodput through carlucci2015 per direction (target
+// >= 2.85 Mbit/s).
+func BenchmarkLinkCarlucci(b *testing.B) {
+	for _, dir := range []struct {
+		name string
+		down bool
+	}{{"down", true}, {"up", false}} {
+		b.Run(dir.name, func(b *testing.B) {
+			l := benchLink(b, "carlucci2015")
+			var bps float64
+			for i := 0; i < b.N; i++ {
+				bps, _ = bulkOnce(b, l, dir.down, 5*time.Second)
+			}
+			e := l.TakeCounters()
+			b.ReportMetric(bps/1e6, "Mbit/s")
+			b.ReportMetric(e.Down.QueueDelayMaxMs, "down-qdelay-max-ms")
+			b.ReportMetric(float64(e.Down.DropsOther+e.Up.DropsOther+e.Down.DropsLoss+e.Up.DropsLoss), "unintended-drops")
+		})
+	}
+}
+
+// BenchmarkLinkIdleRTT measures idle RTT through rtt=50ms with 200 UDP echo probes (target:
+// median within 0.3 ms of 50 ms, p99 within 1 ms).
+func BenchmarkLinkIdleRTT(b *testing.B) {
+	l := benchLink(b, "rtt=50ms")
+	c := &checker{l: l, spec: l.Spec()}
+	var rtts []time.Duration
+	for i := 0; i < b.N; i++ {
+		var err error
+		rtts, err = c.probeRTT(context.Background(), 200, 5*time.Millisecond, nil)
+		if err != nil || len(rtts) == 0 {
+			b.Fatal(err)
+		}
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	b.ReportMetric(ms(rtts[len(rtts)/2]), "median-ms")
+	b.ReportMetric(ms(rtts[len(rtts)*99/100]), "p99-ms")
+	b.ReportMetric(ms(rtts[len(rtts)-1]), "max-ms")
+	e := l.TakeCounters()
+	b.ReportMetric(e.Down.TimingErrP99Ms, "down-timing-err-p99-ms")
+}

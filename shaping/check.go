@@ -1,0 +1,155 @@
+package shaping
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/netip"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// CheckOptions configures Check.
+type CheckOptions struct {
+	// Quick shortens every probe (10 RTT probes, 1 s of bulk transfer per direction) so the
+	// whole check takes under 3 s on a 50 ms link; the full check takes about 12 s.
+	Quick bool
+}
+
+// Probe sizes and tolerances of Check (stated on every line it prints).
+const (
+	// probePayload is the UDP payload of an RTT probe; the IP packet is 28 bytes more.
+	probePayload = 64
+	probeIPSize  = probePayload + 28
+	// rttSlackBelow and rttSlackAbove bound the idle RTT median around RTT plus the probe's
+	// serialization in both directions (the emulator's own target is +-0.3 ms).
+	rttSlackBelow = 200 * time.Microsecond
+	rttSlackAbove = 1 * time.Millisecond
+	// rttMaxSlack bounds the idle RTT maximum above the expected RTT.
+	rttMaxSlack = 5 * time.Millisecond
+	// loadSlack bounds RTT under load above RTT + queue/rate + probe serialization.
+	loadSlack = 2 * time.Millisecond
+	// tcpHeaders is IPv4 + TCP with timestamps per packet: goodput is at most (MTU-52)/MTU of
+	// the rate.
+	tcpHeaders = 52
+	// goodputFull and goodputQuick are the fractions of that maximum a check accepts.
+	goodputFull, goodputQuick = 0.93, 0.85
+)
+
+// Check measures l with its own probes, the server side bound to l.HostAddr() in this
+// namespace and the client side inside l.Namespace(): idle RTT (UDP echo), TCP bulk goodput per
+// direction, RTT under load, loss rate when configured, and emulator faults. Each is compared
+// with the spec; LinkCheck.Pass is true when all lines pass. It consumes the link's counters
+// (TakeCounters). Errors are harness failures (sockets, namespace), not failed lines.
+func Check(ctx context.Context, l Link, opts CheckOptions) (result.LinkCheck, error) {
+	c := &checker{l: l, spec: l.Spec(), quick: opts.Quick}
+	l.TakeCounters()
+	steps := []func(context.Context) error{c.idleRTT, c.bulk(true), c.bulk(false), c.loss, c.faults}
+	for _, step := range steps {
+		if err := ctx.Err(); err != nil {
+			return c.res, err
+		}
+		if err := step(ctx); err != nil {
+			return c.res, fmt.Errorf("link check: %w", err)
+		}
+	}
+	c.res.Pass = true
+	for _, line := range c.res.Lines {
+		c.res.Pass = c.res.Pass && line.Pass
+	}
+	return c.res, nil
+}
+
+type checker struct {
+	l     Link
+	spec  Spec
+	quick bool
+	res   result.LinkCheck
+}
+
+func (c *checker) add(name, configured, measured, tolerance string, pass bool) {
+	c.res.Lines = append(c.res.Lines, result.CheckLine{Name: name, Configured: configured,
+		Measured: measured, Tolerance: tolerance, Pass: pass})
+}
+
+// expectedRTT is RTT plus the serialization of a probe in both directions.
+func (c *checker) expectedRTT() time.Duration {
+	return c.spec.RTT + c.spec.Down.Transmit(probeIPSize) + c.spec.Up.Transmit(probeIPSize)
+}
+
+// idleRTT sends sequential UDP echo probes and checks min, median and max.
+func (c *checker) idleRTT(ctx context.Context) error {
+	n := 20
+	if c.quick {
+		n = 10
+	}
+	rtts, err := c.probeRTT(ctx, n, 0, nil)
+	if err != nil {
+		return err
+	}
+	if len(rtts) == 0 {
+		c.add("idle RTT", fmtMs(c.expectedRTT()), "no probe answered", "", false)
+		return nil
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	minR, med, maxR := rtts[0], rtts[len(rtts)/2], rtts[len(rtts)-1]
+	if len(rtts)%2 == 0 {
+		med = (rtts[len(rtts)/2-1] + rtts[len(rtts)/2]) / 2
+	}
+	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = ms(minR), ms(med), ms(maxR)
+	exp, j := c.expectedRTT(), 2*c.spec.Jitter
+	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med),
+		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+j), fmtMs(rttSlackAbove+j)),
+		med >= exp-rttSlackBelow-j && med <= exp+rttSlackAbove+j)
+	c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
+		fmt.Sprintf("min >= -%s, max <= +%s", fmtMs(rttSlackBelow+j), fmtMs(rttMaxSlack+j)),
+		minR >= exp-rttSlackBelow-j && maxR <= exp+rttMaxSlack+j)
+	if lost := n - len(rtts); lost > 0 && c.spec.Loss == 0 {
+		c.add("idle RTT probes lost", "0", fmt.Sprint(lost), "0", false)
+	}
+	return nil
+}
+
+// faults reports packets the emulator lost outside its model since the check began.
+func (c *checker) faults(context.Context) error {
+	e := c.l.TakeCounters()
+	if e == nil {
+		return nil
+	}
+	n := e.Down.DropsOther + e.Up.DropsOther
+	c.add("emulator faults (drops outside the model)", "0", fmt.Sprint(n), "0", n == 0)
+	if c.spec.Loss == 0 {
+		lost := e.Down.DropsLoss + e.Up.DropsLoss
+		c.add("random-loss drops", "0", fmt.Sprint(lost), "0", lost == 0)
+	}
+	return nil
+}
+
+// clientDo runs fn with the calling thread in the link's namespace (directly when unshaped).
+func (c *checker) clientDo(fn func() error) error {
+	if ns := c.l.Namespace(); ns != "" {
+		return inNamespace(ns, fn)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return fn()
+}
+
+// hostAddr is the host address with port 0, for listeners.
+func (c *checker) hostAddr() string { return netip.AddrPortFrom(c.l.HostAddr(), 0).String() }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func fmtMs(d time.Duration) string { return fmt.Sprintf("%.2f ms", ms(d)) }
+
+func fmtRate(bps float64) string { return fmt.Sprintf("%.3f Mbit/s", bps/1e6) }
+
+// binomialOK reports whether k successes in n trials fit probability p within the two-sided
+// 99% normal-approximation interval (z = 2.576), with a continuity correction of 1/n.
+func binomialOK(k, n int, p float64) (bool, float64) {
+	half := 2.576*math.Sqrt(p*(1-p)/float64(n)) + 1/float64(n)
+	return math.Abs(float64(k)/float64(n)-p) <= half, half
+}

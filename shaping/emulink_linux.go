@@ -1,0 +1,225 @@
+package shaping
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/emu"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// EmuLink is the userspace emulator's Link: a client namespace whose TUN device is joined to a
+// host-side TUN device through two forwarders (one emu.Pipe per direction).
+type EmuLink struct {
+	spec         Spec
+	ns, dev      string
+	host, client netip.Addr
+	log          *slog.Logger
+	nsCreated    bool
+	hostFd       int
+	clientFd     int
+	up, down     *forwarder
+	stop         atomic.Bool
+	wg           sync.WaitGroup
+	closeOnce    sync.Once
+	closeErr     error
+	closed       chan struct{}
+	started      bool
+	nsLink       *netlink.Handle // netlink in the client namespace (device counters)
+	drops        [2]uint64       // device drops already reported (down, up)
+}
+
+var _ Link = (*EmuLink)(nil)
+
+// openEmu builds an EmuLink; on any error everything created so far is removed.
+func openEmu(ctx context.Context, spec Spec, o options) (Link, error) {
+	if err := checkPrivileges(); err != nil {
+		return nil, err
+	}
+	if err := checkTUN(); err != nil {
+		return nil, err
+	}
+	cleanStale(o.logger)
+	ns, dev, n := linkNames()
+	host, client := allocAddrs(n)
+	l := &EmuLink{spec: spec, ns: ns, dev: dev, host: host, client: client, log: o.logger,
+		hostFd: -1, clientFd: -1, closed: make(chan struct{})}
+	if err := l.setup(o); err != nil {
+		return nil, errors.Join(fmt.Errorf("open link %s: %w", spec.Input, err), l.Close())
+	}
+	l.start()
+	go func() {
+		select {
+		case <-ctx.Done():
+			l.Close()
+		case <-l.closed:
+		}
+	}()
+	l.log.Debug("link open", "namespace", ns, "device", dev, "host", host, "client", client, "spec", spec.String())
+	return l, nil
+}
+
+// setup creates the namespace with its TUN, the host TUN, and the two forwarders.
+func (l *EmuLink) setup(o options) error {
+	err := newNamedNS(l.ns, func() error {
+		l.nsCreated = true
+		if err := setupClientNS(o.tcpBufMax); err != nil {
+			return err
+		}
+		fd, err := openTUN(clientDev)
+		if err != nil {
+			return err
+		}
+		l.clientFd = fd
+		return configureDev(clientDev, l.spec.MTU, l.client, l.host, true)
+	})
+	if err != nil {
+		return err
+	}
+	if l.hostFd, err = openTUN(l.dev); err != nil {
+		return err
+	}
+	if err := writeSysctl("net/ipv6/conf/"+l.dev+"/disable_ipv6", "1"); err != nil {
+		return err
+	}
+	if err := configureDev(l.dev, l.spec.MTU, l.host, l.client, false); err != nil {
+		return err
+	}
+	if h, err := netns.GetFromName(l.ns); err == nil {
+		l.nsLink, _ = netlink.NewHandleAt(h)
+		h.Close()
+	}
+	l.drops[0], l.drops[1] = l.deviceDrops()
+	base := time.Now()
+	down, up := l.pipeConfigs()
+	if l.down, err = newForwarder(down, l.hostFd, l.clientFd, l.spec.MTU, base, &l.stop); err != nil {
+		return fmt.Errorf("forwarder: %w", err)
+	}
+	if l.up, err = newForwarder(up, l.clientFd, l.hostFd, l.spec.MTU, base, &l.stop); err != nil {
+		return fmt.Errorf("forwarder: %w", err)
+	}
+	return nil
+}
+
+// pipeConfigs derives each direction's emulator configuration from the spec.
+func (l *EmuLink) pipeConfigs() (down, up emu.Config) {
+	return PipeConfigs(l.spec)
+}
+
+// procsPerLink is how many Go Ps an open link adds to GOMAXPROCS: one per forwarder thread.
+// A forwarder returning from ppoll(2) needs a P to run; without spare Ps it waits for the Go
+// scheduler behind busy goroutines (an in-process server, the check's TCP sender), measured at
+// 50-75 ms of release lateness on the ACK direction at 1 Gbit/s with GOMAXPROCS=2.
+const procsPerLink = 2
+
+var procsMu sync.Mutex
+
+// addProcs changes GOMAXPROCS by n (never below 1).
+func addProcs(n int) {
+	procsMu.Lock()
+	defer procsMu.Unlock()
+	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0)+n, 1))
+}
+
+func (l *EmuLink) start() {
+	addProcs(procsPerLink)
+	l.started = true
+	for _, f := range []*forwarder{l.down, l.up} {
+		l.wg.Add(1)
+		go func() { defer l.wg.Done(); f.run() }()
+	}
+}
+
+// Namespace is the client namespace's name, e.g. "pltlab-1234-1".
+func (l *EmuLink) Namespace() string { return l.ns }
+
+// HostAddr is the host-side address (100.64.x.1).
+func (l *EmuLink) HostAddr() netip.Addr { return l.host }
+
+// ClientAddr is the client's address in the namespace (100.64.x.2).
+func (l *EmuLink) ClientAddr() netip.Addr { return l.client }
+
+// Spec is the link's spec.
+func (l *EmuLink) Spec() Spec { return l.spec }
+
+// TakeCounters returns both directions' counters since the previous call and resets them.
+func (l *EmuLink) TakeCounters() *result.Emulator {
+	if l.down == nil {
+		return nil
+	}
+	e := &result.Emulator{Down: l.down.take(), Up: l.up.take()}
+	down, up := l.deviceDrops()
+	e.Down.DropsOther += int64(down - l.drops[0])
+	e.Up.DropsOther += int64(up - l.drops[1])
+	l.drops = [2]uint64{down, up}
+	return e
+}
+
+// deviceDrops reads the transmit drops of the host TUN (packets towards the client that the
+// kernel dropped because the forwarder did not read them in time) and of the client TUN.
+func (l *EmuLink) deviceDrops() (down, up uint64) {
+	if link, err := netlink.LinkByName(l.dev); err == nil && link.Attrs().Statistics != nil {
+		down = link.Attrs().Statistics.TxDropped
+	}
+	if l.nsLink != nil {
+		if link, err := l.nsLink.LinkByName(clientDev); err == nil && link.Attrs().Statistics != nil {
+			up = link.Attrs().Statistics.TxDropped
+		}
+	}
+	return max(down, l.drops[0]), max(up, l.drops[1])
+}
+
+// EmulatorCPU is the CPU time both forwarder threads have used since the link opened.
+func (l *EmuLink) EmulatorCPU() time.Duration {
+	if l.down == nil {
+		return 0
+	}
+	return l.down.cpu() + l.up.cpu()
+}
+
+// Close stops the forwarders, deletes both TUN devices and the namespace. It is idempotent.
+func (l *EmuLink) Close() error {
+	l.closeOnce.Do(func() {
+		l.stop.Store(true)
+		for _, f := range []*forwarder{l.down, l.up} {
+			if f != nil {
+				f.interrupt()
+			}
+		}
+		l.wg.Wait()
+		if l.started {
+			addProcs(-procsPerLink)
+		}
+		var errs []error
+		for _, f := range []*forwarder{l.down, l.up} {
+			if f != nil {
+				unix.Close(f.wake)
+			}
+		}
+		for _, fd := range []int{l.hostFd, l.clientFd} {
+			if fd >= 0 {
+				errs = append(errs, unix.Close(fd))
+			}
+		}
+		if l.nsCreated {
+			errs = append(errs, deleteNamedNS(l.ns))
+		}
+		if l.nsLink != nil {
+			l.nsLink.Close()
+		}
+		l.closeErr = errors.Join(errs...)
+		close(l.closed)
+		l.log.Debug("link closed", "namespace", l.ns, "err", l.closeErr)
+	})
+	return l.closeErr
+}

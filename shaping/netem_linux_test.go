@@ -1,0 +1,64 @@
+package shaping
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/shaping/netem"
+)
+
+// TestNetemUnavailable: on a kernel without sch_netem, shaper=netem fails at once with
+// ErrNetemUnavailable naming shaper=emu, before creating anything (no root needed).
+func TestNetemUnavailable(t *testing.T) {
+	if netem.Available() == nil {
+		t.Skip("this kernel has sch_netem")
+	}
+	s, _ := ParseSpec("carlucci2015,shaper=netem")
+	start := time.Now()
+	_, err := Open(context.Background(), s)
+	if !errors.Is(err, ErrNetemUnavailable) || !strings.Contains(err.Error(), "shaper=emu") {
+		t.Fatalf("Open: %v, want ErrNetemUnavailable naming shaper=emu", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("failing took %v", d)
+	}
+}
+
+// recorder is a netem.Runner that records command lines.
+type recorder struct{ calls [][]string }
+
+func (r *recorder) Run(_ context.Context, argv []string) error {
+	r.calls = append(r.calls, argv)
+	return nil
+}
+
+// TestIntegrationNetemRecorded opens a netem link with a recording runner: the commands run are
+// exactly netem.Plan of the spec, Close runs netem.Teardown and removes the namespace.
+func TestIntegrationNetemRecorded(t *testing.T) {
+	needRoot(t)
+	var r recorder
+	s, _ := ParseSpec("carlucci2015,shaper=netem")
+	l, err := Open(context.Background(), s, WithNetemRunner(&r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nl := l.(*NetemLink)
+	want := netem.Plan(NetemConfig(s, l.Namespace(), nl.cfg.HostDev, l.HostAddr(), l.ClientAddr()))
+	if !reflect.DeepEqual(r.calls, want) {
+		t.Fatalf("ran %v\nwant %v", r.calls, want)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.calls[len(want):]; !reflect.DeepEqual(got, netem.Teardown(nl.cfg)) {
+		t.Fatalf("teardown ran %v", got)
+	}
+	assertGone(t, l.Namespace(), nl.cfg.HostDev)
+	if !strings.Contains(strings.Join(want[len(want)-2], " "), "limit 161") {
+		t.Errorf("carlucci netem limit: %v", want[len(want)-2])
+	}
+}

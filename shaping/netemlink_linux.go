@@ -1,0 +1,132 @@
+package shaping
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"sync"
+
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/emu"
+	"github.com/pltlab/pltlab/shaping/netem"
+	"github.com/vishvananda/netlink"
+)
+
+// NetemLink is the netem backend's Link: a veth pair whose two ends carry netem qdiscs.
+type NetemLink struct {
+	spec      Spec
+	cfg       netem.Config
+	runner    netem.Runner
+	log       *slog.Logger
+	closeOnce sync.Once
+	closeErr  error
+	closed    chan struct{}
+	base      [2]netlink.LinkStatistics
+}
+
+var _ Link = (*NetemLink)(nil)
+
+// NetemConfig derives the netem configuration of a link from s (the same per-direction values
+// as the emulator's, see PipeConfigs).
+func NetemConfig(s Spec, ns, hostDev string, host, client netip.Addr) netem.Config {
+	down, up := PipeConfigs(s)
+	dir := func(c emu.Config) netem.Direction {
+		return netem.Direction{Rate: c.Rate, Delay: c.Delay, Jitter: c.Jitter, Loss: c.Loss,
+			QueueBytes: c.QueueBytes, QueuePackets: c.QueuePackets}
+	}
+	return netem.Config{Namespace: ns, HostDev: hostDev, ClientDev: clientDev, HostAddr: host,
+		ClientAddr: client, MTU: s.MTU, Down: dir(down), Up: dir(up)}
+}
+
+// openNetem checks for sch_netem first (failing at once with ErrNetemUnavailable), then builds
+// the namespace and runs netem.Plan; on error everything is removed.
+func openNetem(ctx context.Context, spec Spec, o options) (Link, error) {
+	if o.runner == nil {
+		if err := netem.Available(); err != nil {
+			return nil, fmt.Errorf("open link %s: %w", spec.Input, ErrNetemUnavailable)
+		}
+		o.runner = netem.ExecRunner{}
+	}
+	if err := checkPrivileges(); err != nil {
+		return nil, err
+	}
+	cleanStale(o.logger)
+	ns, dev, n := linkNames()
+	host, client := allocAddrs(n)
+	l := &NetemLink{spec: spec, cfg: NetemConfig(spec, ns, dev, host, client), runner: o.runner,
+		log: o.logger, closed: make(chan struct{})}
+	if err := newNamedNS(ns, func() error { return setupClientNS(o.tcpBufMax) }); err != nil {
+		return nil, errors.Join(fmt.Errorf("open link %s: %w", spec.Input, err), deleteNamedNS(ns))
+	}
+	for _, argv := range netem.Plan(l.cfg) {
+		err := l.runner.Run(ctx, argv)
+		if err != nil && slices.Contains(argv, "ethtool") {
+			l.log.Warn("could not turn offloads off; netem may see merged packets", "err", err)
+			continue
+		}
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("open link %s: %w", spec.Input, err), l.Close())
+		}
+	}
+	l.base = l.stats()
+	go func() {
+		select {
+		case <-ctx.Done():
+			l.Close()
+		case <-l.closed:
+		}
+	}()
+	return l, nil
+}
+
+// Namespace is the client namespace's name.
+func (l *NetemLink) Namespace() string { return l.cfg.Namespace }
+
+// HostAddr is the host end's address.
+func (l *NetemLink) HostAddr() netip.Addr { return l.cfg.HostAddr }
+
+// ClientAddr is the client end's address.
+func (l *NetemLink) ClientAddr() netip.Addr { return l.cfg.ClientAddr }
+
+// Spec is the link's spec.
+func (l *NetemLink) Spec() Spec { return l.spec }
+
+// stats reads the host end's interface counters (down = its transmit side, up = its receive).
+func (l *NetemLink) stats() [2]netlink.LinkStatistics {
+	var s [2]netlink.LinkStatistics
+	if link, err := netlink.LinkByName(l.cfg.HostDev); err == nil && link.Attrs().Statistics != nil {
+		s[0] = *link.Attrs().Statistics
+	}
+	return s
+}
+
+// TakeCounters returns packet and byte counts and drops from the host end's interface counters
+// since the previous call (netem's queueing delays are not observable: those fields stay 0).
+func (l *NetemLink) TakeCounters() *result.Emulator {
+	now := l.stats()
+	prev := l.base[0]
+	l.base = now
+	cur := now[0]
+	return &result.Emulator{
+		Down: result.Direction{PacketsOut: int64(cur.TxPackets - prev.TxPackets), BytesOut: int64(cur.TxBytes - prev.TxBytes),
+			DropsQueue: int64(cur.TxDropped - prev.TxDropped)},
+		Up: result.Direction{PacketsOut: int64(cur.RxPackets - prev.RxPackets), BytesOut: int64(cur.RxBytes - prev.RxBytes)},
+	}
+}
+
+// Close removes the veth pair and the namespace. It is idempotent.
+func (l *NetemLink) Close() error {
+	l.closeOnce.Do(func() {
+		var errs []error
+		for _, argv := range netem.Teardown(l.cfg) {
+			errs = append(errs, l.runner.Run(context.Background(), argv))
+		}
+		errs = append(errs, deleteNamedNS(l.cfg.Namespace))
+		l.closeErr = errors.Join(errs...)
+		close(l.closed)
+	})
+	return l.closeErr
+}

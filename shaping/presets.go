@@ -1,0 +1,56 @@
+package shaping
+
+import (
+	"strings"
+)
+
+// Preset is a named LINK spec.
+type Preset struct {
+	// Name is what ParseSpec accepts, e.g. "carlucci2015".
+	Name string
+	// Spec is the key=value form the name stands for ("" for "none": no shaping).
+	Spec string
+	// Doc says where the numbers come from.
+	Doc string
+}
+
+// wpt is the source of the WebPageTest-style presets: the connectivity profiles shipped with
+// WebPageTest (www/settings/connectivity.ini.sample, WPO-Foundation/webpagetest). WebPageTest gives
+// a "latency" that is the added round-trip time; it sets no queue, so ours default to 1 BDP.
+const wpt = "WebPageTest connectivity profile "
+
+var presets = []Preset{
+	{"carlucci2015", "rate=3mbit,rtt=50ms,queue=1bdp", "Carlucci et al., ACM SAC 2015: 3 Mbit/s bottleneck both ways, 50 ms base RTT, buffer = 1 BDP (18750 B), no loss"},
+	{"none", "", "no shaping: client and server talk over loopback, no namespace"},
+	{"cable", "down=5mbit,up=1mbit,rtt=28ms", wpt + "Cable: 5 Mbit/s down, 1 Mbit/s up, 28 ms RTT"},
+	{"dsl", "down=1.5mbit,up=384kbit,rtt=50ms", wpt + "DSL: 1.5 Mbit/s down, 384 kbit/s up, 50 ms RTT"},
+	{"fios", "down=20mbit,up=5mbit,rtt=4ms", wpt + "FIOS: 20 Mbit/s down, 5 Mbit/s up, 4 ms RTT"},
+	{"dial", "down=49kbit,up=30kbit,rtt=120ms", wpt + "Dial: 49 kbit/s down, 30 kbit/s up, 120 ms RTT"},
+	{"edge", "down=240kbit,up=200kbit,rtt=840ms", wpt + "Mobile Edge: 240 kbit/s down, 200 kbit/s up, 840 ms RTT"},
+	{"2g", "down=280kbit,up=256kbit,rtt=800ms", wpt + "2G: 280 kbit/s down, 256 kbit/s up, 800 ms RTT"},
+	{"3gslow", "down=400kbit,up=400kbit,rtt=400ms", wpt + "3G Slow: 400 kbit/s both ways, 400 ms RTT"},
+	{"3g", "down=1.6mbit,up=768kbit,rtt=300ms", wpt + "3G: 1.6 Mbit/s down, 768 kbit/s up, 300 ms RTT"},
+	{"3gfast", "down=1.6mbit,up=768kbit,rtt=150ms", wpt + "3G Fast: 1.6 Mbit/s down, 768 kbit/s up, 150 ms RTT"},
+	{"4g", "rate=9mbit,rtt=170ms", wpt + "4G: 9 Mbit/s both ways, 170 ms RTT"},
+	{"lte", "rate=12mbit,rtt=70ms", wpt + "LTE: 12 Mbit/s both ways, 70 ms RTT"},
+}
+
+// Presets lists the named LINK specs ParseSpec accepts, in a stable order.
+func Presets() []Preset { return append([]Preset(nil), presets...) }
+
+func lookupPreset(name string) (Preset, bool) {
+	for _, p := range presets {
+		if strings.EqualFold(p.Name, name) {
+			return p, true
+		}
+	}
+	return Preset{}, false
+}
+
+func presetNames() string {
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,327 @@
+package shaping
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// Shaper names.
+const (
+	ShaperEmu   = "emu"   // userspace TUN emulator (default)
+	ShaperNetem = "netem" // veth pair + tc netem (needs the sch_netem kernel module)
+	ShaperNone  = "none"  // no shaping: loopback, no namespace
+)
+
+// Defaults used by ParseSpec.
+const (
+	// DefaultMTU is the link MTU in bytes. QUIC handshakes need 1280 or more (RFC 9000 section 14).
+	DefaultMTU = 1500
+	// MinMTU and MaxMTU bound the accepted MTU (IPv6 minimum link MTU, RFC 8200; jumbo frames).
+	MinMTU, MaxMTU = 1280, 9000
+	// DefaultQueueBDP is the droptail queue, in BDPs, when a rate is set and no queue is given.
+	DefaultQueueBDP = 1.0
+	// MinDefaultQueuePackets floors the default queue at this many MTU-sized packets, so short
+	// RTTs still get a usable buffer. An explicit queue is never raised.
+	MinDefaultQueuePackets = 4
+)
+
+// Spec is a parsed LINK spec: a preset name or comma-separated key=value items (DESIGN.md).
+// Each direction gets its own rate, droptail queue, loss and half of RTT as one-way delay.
+type Spec struct {
+	// Input is the spec as given (a preset name or key=value items).
+	Input string
+	// Down is the rate towards the client (server to browser); Up from the client. 0 = unlimited.
+	Down, Up Rate
+	// RTT is the base round-trip time; each direction delays packets by RTT/2.
+	RTT time.Duration
+	// Loss is the per-direction Bernoulli loss probability in [0, 1] ("loss=1%" gives 0.01).
+	Loss float64
+	// QueueBytes is the droptail limit of the down direction in bytes (0 when in packets or when
+	// the rate is unlimited). With queue=NbdP the up direction uses its own rate: see UpQueueBytes.
+	QueueBytes ByteSize
+	// QueuePackets is the droptail limit per direction in packets (0 when in bytes).
+	QueuePackets int
+	// QueueBDP is the queue in BDPs when given as "queue=Nbdp" (or by default); 0 otherwise.
+	QueueBDP float64
+	// Jitter adds a uniform random delay in [-Jitter, +Jitter] to each packet's one-way delay.
+	Jitter time.Duration
+	// Reorder lets jitter reorder packets; by default a packet never overtakes an earlier one.
+	Reorder bool
+	// MTU is the link MTU in bytes (1280..9000, default 1500).
+	MTU int
+	// Shaper is "emu", "netem" or "none".
+	Shaper string
+	// Seed seeds the loss and jitter generators (0 = fixed default seed 1).
+	Seed int64
+}
+
+// parseState collects which keys were set so defaults can be applied after the items.
+type parseState struct {
+	spec     Spec
+	queueSet bool
+	bdp      float64
+	queueB   ByteSize
+}
+
+// ParseSpec parses a LINK spec: a preset name (see Presets), key=value items, or a preset name
+// followed by key=value overrides ("carlucci2015,loss=1%"). Keys: rate (both directions), down,
+// up, rtt, loss (percent), queue (Nbdp | Npkt | size), jitter, reorder, mtu, shaper, seed.
+// Errors are one line naming the bad item and what is accepted.
+func ParseSpec(s string) (Spec, error) {
+	st := parseState{spec: Spec{Input: s, MTU: DefaultMTU, Shaper: ShaperEmu}}
+	items := strings.Split(s, ",")
+	if strings.TrimSpace(s) == "" {
+		return Spec{}, fmt.Errorf("empty link spec: accepted a preset (%s) or key=value items", presetNames())
+	}
+	for i, item := range items {
+		item = strings.TrimSpace(item)
+		key, val, ok := strings.Cut(item, "=")
+		if !ok {
+			if i != 0 {
+				return Spec{}, fmt.Errorf("bad link item %q: accepted key=value (a preset name may only come first)", item)
+			}
+			if err := st.preset(item); err != nil {
+				return Spec{}, err
+			}
+			continue
+		}
+		if err := st.set(strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)); err != nil {
+			return Spec{}, err
+		}
+	}
+	return st.finish()
+}
+
+// preset loads a preset's items into st.
+func (st *parseState) preset(name string) error {
+	p, ok := lookupPreset(name)
+	if !ok {
+		return fmt.Errorf("unknown link preset %q: accepted %s, or key=value items (rate, down, up, rtt, loss, queue, jitter, reorder, mtu, shaper, seed)", name, presetNames())
+	}
+	if p.Spec == "" {
+		st.spec.Shaper = ShaperNone
+		return nil
+	}
+	for _, item := range strings.Split(p.Spec, ",") {
+		key, val, _ := strings.Cut(item, "=")
+		if err := st.set(key, val); err != nil {
+			return fmt.Errorf("preset %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// set applies one key=value item.
+func (st *parseState) set(key, val string) error {
+	var err error
+	sp := &st.spec
+	switch key {
+	case "rate":
+		if sp.Down, err = ParseRate(val); err == nil {
+			sp.Up = sp.Down
+		}
+	case "down":
+		sp.Down, err = ParseRate(val)
+	case "up":
+		sp.Up, err = ParseRate(val)
+	case "rtt":
+		sp.RTT, err = parseDelay("rtt", val)
+	case "jitter":
+		sp.Jitter, err = parseDelay("jitter", val)
+	case "loss":
+		sp.Loss, err = parseLoss(val)
+	case "queue":
+		err = st.parseQueue(val)
+	case "reorder":
+		sp.Reorder, err = strconv.ParseBool(val)
+		if err != nil {
+			err = fmt.Errorf("bad reorder %q: accepted true or false", val)
+		}
+	case "mtu":
+		sp.MTU, err = strconv.Atoi(val)
+		if err != nil || sp.MTU < MinMTU || sp.MTU > MaxMTU {
+			err = fmt.Errorf("bad mtu %q: accepted an integer number of bytes in %d..%d", val, MinMTU, MaxMTU)
+		}
+	case "shaper":
+		sp.Shaper = strings.ToLower(val)
+		if sp.Shaper != ShaperEmu && sp.Shaper != ShaperNetem && sp.Shaper != ShaperNone {
+			err = fmt.Errorf("bad shaper %q: accepted emu, netem or none", val)
+		}
+	case "seed":
+		sp.Seed, err = strconv.ParseInt(val, 10, 64)
+		if err != nil {
+			err = fmt.Errorf("bad seed %q: accepted an integer", val)
+		}
+	default:
+		err = fmt.Errorf("unknown link key %q: accepted rate, down, up, rtt, loss, queue, jitter, reorder, mtu, shaper, seed", key)
+	}
+	return err
+}
+
+func parseDelay(key, val string) (time.Duration, error) {
+	d, err := time.ParseDuration(val)
+	if err != nil || d < 0 || d > time.Minute {
+		return 0, fmt.Errorf("bad %s %q: accepted a duration in 0..1m such as 50ms", key, val)
+	}
+	return d, nil
+}
+
+func parseLoss(val string) (float64, error) {
+	num, pct := strings.CutSuffix(val, "%")
+	f, err := strconv.ParseFloat(num, 64)
+	if val == "0" {
+		return 0, nil
+	}
+	if !pct || err != nil || math.IsNaN(f) || f < 0 || f > 100 {
+		return 0, fmt.Errorf("bad loss %q: accepted a percentage in [0%%,100%%] such as 1%% or 0.5%%", val)
+	}
+	return f / 100, nil
+}
+
+// parseQueue reads "1bdp", "0.5bdp", "25pkt" or a size such as "18750B".
+func (st *parseState) parseQueue(val string) error {
+	st.queueSet = true
+	st.bdp, st.queueB, st.spec.QueuePackets = 0, 0, 0
+	low := strings.ToLower(val)
+	bad := fmt.Errorf("bad queue %q: accepted a positive Nbdp (e.g. 1bdp), Npkt (e.g. 25pkt) or size (e.g. 18750B)", val)
+	if num, ok := strings.CutSuffix(low, "bdp"); ok {
+		f, err := strconv.ParseFloat(num, 64)
+		if err != nil || !(f > 0) || f > 1000 {
+			return bad
+		}
+		st.bdp = f
+		return nil
+	}
+	if num, ok := strings.CutSuffix(low, "pkt"); ok {
+		n, err := strconv.Atoi(num)
+		if err != nil || n <= 0 || n > 1_000_000 {
+			return bad
+		}
+		st.spec.QueuePackets = n
+		return nil
+	}
+	b, err := ParseByteSize(val)
+	if err != nil {
+		return bad
+	}
+	st.queueB = b
+	return nil
+}
+
+// finish applies defaults and cross-field checks.
+func (st *parseState) finish() (Spec, error) {
+	sp := st.spec
+	if !st.queueSet {
+		st.bdp = DefaultQueueBDP
+	}
+	sp.QueueBDP = st.bdp
+	if !sp.Shaped() {
+		sp.QueueBDP = 0
+	}
+	switch {
+	case st.queueB > 0:
+		sp.QueueBytes = st.queueB
+	case st.bdp > 0 && sp.Down > 0:
+		sp.QueueBytes = st.bdpQueue(sp.Down, sp.RTT)
+		if st.queueSet && sp.QueueBytes < ByteSize(sp.MTU) {
+			return Spec{}, fmt.Errorf("queue %gbdp at down=%s rtt=%s is %s, less than one %d-byte packet: accepted a queue of at least the MTU", st.bdp, sp.Down, sp.RTT, sp.QueueBytes, sp.MTU)
+		}
+	}
+	if st.queueB > 0 && st.queueB < ByteSize(sp.MTU) {
+		return Spec{}, fmt.Errorf("queue %s is less than one %d-byte packet: accepted a queue of at least the MTU", st.queueB, sp.MTU)
+	}
+	return sp, nil
+}
+
+// bdpQueue sizes a queue of st.bdp BDPs at rate, floored at MinDefaultQueuePackets x MTU when
+// the queue came from the default.
+func (st *parseState) bdpQueue(rate Rate, rtt time.Duration) ByteSize {
+	q := ByteSize(math.Round(st.bdp * float64(BDP(rate, rtt))))
+	if floor := ByteSize(MinDefaultQueuePackets * st.spec.MTU); !st.queueSet && q < floor {
+		q = floor
+	}
+	return q
+}
+
+// UpQueueBytes is the droptail limit of the up direction in bytes: with queue=Nbdp it is N BDPs
+// at the up rate (floored like the default queue), else QueueBytes.
+func (s Spec) UpQueueBytes() ByteSize {
+	if s.QueueBDP <= 0 || s.Up <= 0 || s.QueuePackets > 0 {
+		return s.QueueBytes
+	}
+	if s.Up == s.Down {
+		return s.QueueBytes
+	}
+	st := parseState{spec: s, bdp: s.QueueBDP, queueSet: true}
+	q := st.bdpQueue(s.Up, s.RTT)
+	if floor := ByteSize(MinDefaultQueuePackets * s.MTU); q < floor {
+		q = floor
+	}
+	return q
+}
+
+// Shaped reports whether the spec emulates anything (shaper is not "none").
+func (s Spec) Shaped() bool { return s.Shaper != ShaperNone }
+
+// String gives the canonical key=value form of s (parsable by ParseSpec).
+func (s Spec) String() string {
+	if !s.Shaped() {
+		return "none"
+	}
+	var b []string
+	if s.Down == s.Up && s.Down > 0 {
+		b = append(b, "rate="+s.Down.String())
+	} else {
+		if s.Down > 0 {
+			b = append(b, "down="+s.Down.String())
+		}
+		if s.Up > 0 {
+			b = append(b, "up="+s.Up.String())
+		}
+	}
+	b = append(b, "rtt="+s.RTT.String())
+	if s.Loss > 0 {
+		b = append(b, "loss="+strconv.FormatFloat(s.Loss*100, 'f', -1, 64)+"%")
+	}
+	switch {
+	case s.QueuePackets > 0:
+		b = append(b, "queue="+strconv.Itoa(s.QueuePackets)+"pkt")
+	case s.QueueBytes > 0:
+		b = append(b, "queue="+s.QueueBytes.String())
+	}
+	if s.Jitter > 0 {
+		b = append(b, "jitter="+s.Jitter.String())
+	}
+	if s.Reorder {
+		b = append(b, "reorder=true")
+	}
+	if s.MTU != DefaultMTU {
+		b = append(b, "mtu="+strconv.Itoa(s.MTU))
+	}
+	b = append(b, "shaper="+s.Shaper)
+	if s.Seed != 0 {
+		b = append(b, "seed="+strconv.FormatInt(s.Seed, 10))
+	}
+	return strings.Join(b, ",")
+}
+
+// Result describes s as a result.Link for records.
+func (s Spec) Result() result.Link {
+	return result.Link{
+		Spec:         s.Input,
+		DownBps:      int64(s.Down),
+		UpBps:        int64(s.Up),
+		RTTMs:        float64(s.RTT) / float64(time.Millisecond),
+		Loss:         s.Loss,
+		QueueBytes:   int64(s.QueueBytes),
+		QueuePackets: s.QueuePackets,
+		JitterMs:     float64(s.Jitter) / float64(time.Millisecond),
+		MTU:          s.MTU,
+		Shaper:       s.Shaper,
+	}
+}

@@ -1,0 +1,165 @@
+package shaping
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseRate(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Rate
+		str  string
+	}{
+		{"3mbit", 3 * Mbit, "3mbit"},
+		{"1.5Mbit", 1500 * Kbit, "1.5mbit"},
+		{"384kbit", 384 * Kbit, "384kbit"},
+		{"1gbit", Gbit, "1gbit"},
+		{"9600bit", 9600, "9.6kbit"},
+		{"1234567bit", 1234567, "1234.567kbit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseRate(tt.in)
+			if err != nil || got != tt.want || got.String() != tt.str {
+				t.Fatalf("ParseRate(%q) = %d %q, %v; want %d %q", tt.in, got, got.String(), err, tt.want, tt.str)
+			}
+		})
+	}
+	for _, bad := range []string{"", "0mbit", "-1mbit", "3", "3mbps", "NaNmbit", "2000gbit"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("ParseRate(%q): no error", bad)
+		}
+	}
+}
+
+func TestBDP(t *testing.T) {
+	// RFC 6349 section 2: BDP = RTT x BB / 8. 3 Mbit/s x 50 ms = 18750 bytes.
+	if got := BDP(3*Mbit, 50*time.Millisecond); got != 18750 {
+		t.Fatalf("BDP = %d, want 18750", got)
+	}
+	if got := (3 * Mbit).Transmit(1500); got != 4*time.Millisecond {
+		t.Fatalf("Transmit(1500B) at 3mbit = %v, want 4ms", got)
+	}
+}
+
+func TestParseSpec(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want Spec
+	}{
+		{"carlucci", "carlucci2015", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueueBytes: 18750, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
+		{"none", "none", Spec{MTU: 1500, Shaper: "none"}},
+		{"items", "rate=3mbit,rtt=50ms,queue=25pkt,loss=1%", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueuePackets: 25, Loss: 0.01, MTU: 1500, Shaper: "emu"}},
+		{"bytes", "rate=3mbit,rtt=50ms,queue=18750B", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueueBytes: 18750, MTU: 1500, Shaper: "emu"}},
+		{"asym", "down=5mbit,up=1mbit,rtt=28ms", Spec{Down: 5 * Mbit, Up: Mbit, RTT: 28 * time.Millisecond, QueueBytes: 17500, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
+		{"default queue floor", "rate=1mbit,rtt=1ms", Spec{Down: Mbit, Up: Mbit, RTT: time.Millisecond, QueueBytes: 6000, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
+		{"override", "carlucci2015,loss=0.5%,jitter=2ms,reorder=true,mtu=1400,seed=7", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueueBytes: 18750, QueueBDP: 1, Loss: 0.005, Jitter: 2 * time.Millisecond, Reorder: true, MTU: 1400, Shaper: "emu", Seed: 7}},
+		{"delay only", "rtt=50ms", Spec{RTT: 50 * time.Millisecond, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
+		{"netem", "rate=10mbit,rtt=20ms,shaper=netem", Spec{Down: 10 * Mbit, Up: 10 * Mbit, RTT: 20 * time.Millisecond, QueueBytes: 25000, QueueBDP: 1, MTU: 1500, Shaper: "netem"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseSpec(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.want.Input = tt.in
+			if got != tt.want {
+				t.Fatalf("ParseSpec(%q) =\n%+v, want\n%+v", tt.in, got, tt.want)
+			}
+			again, err := ParseSpec(got.String())
+			if err != nil || again.Down != got.Down || again.RTT != got.RTT || again.QueueBytes != got.QueueBytes || again.Loss != got.Loss {
+				t.Fatalf("round trip %q: %+v, %v", got.String(), again, err)
+			}
+		})
+	}
+}
+
+func TestParseSpecErrors(t *testing.T) {
+	tests := []struct{ in, mention string }{
+		{"", "preset"},
+		{"rate=0mbit", "rate"},
+		{"rate=-3mbit", "rate"},
+		{"rtt=-5ms", "rtt"},
+		{"loss=101%", "loss"},
+		{"loss=-1%", "loss"},
+		{"loss=0.5", "loss"},
+		{"rate=3mbit,queue=0", "queue"},
+		{"rate=3mbit,queue=0pkt", "queue"},
+		{"rate=3mbit,rtt=1ms,queue=1bdp", "queue"},
+		{"rate=3mbit,queue=100B", "queue"},
+		{"mtu=1000", "mtu"},
+		{"mtu=9001", "mtu"},
+		{"colour=blue", "colour"},
+		{"nosuchpreset", "nosuchpreset"},
+		{"rate=3mbit,carlucci2015", "carlucci2015"},
+		{"shaper=tc", "shaper"},
+		{"reorder=maybe", "reorder"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := ParseSpec(tt.in)
+			if err == nil {
+				t.Fatalf("ParseSpec(%q): no error", tt.in)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.mention) || !strings.Contains(msg, "accepted") || strings.Contains(msg, "\n") {
+				t.Fatalf("ParseSpec(%q) error %q: want one line naming %q and what is accepted", tt.in, msg, tt.mention)
+			}
+		})
+	}
+}
+
+func TestPresetsParse(t *testing.T) {
+	for _, p := range Presets() {
+		s, err := ParseSpec(p.Name)
+		if err != nil {
+			t.Errorf("preset %s: %v", p.Name, err)
+			continue
+		}
+		if p.Doc == "" || (p.Name != "none" && (s.Down <= 0 || s.Up <= 0 || s.QueueBytes <= 0)) {
+			t.Errorf("preset %s: incomplete %+v", p.Name, s)
+		}
+	}
+}
+
+func TestResult(t *testing.T) {
+	s, _ := ParseSpec("carlucci2015")
+	r := s.Result()
+	if r.DownBps != 3e6 || r.UpBps != 3e6 || r.RTTMs != 50 || r.QueueBytes != 18750 || r.Shaper != "emu" || r.Spec != "carlucci2015" || r.MTU != 1500 {
+		t.Fatalf("Result() = %+v", r)
+	}
+}
+
+func TestUpQueueBytes(t *testing.T) {
+	s, _ := ParseSpec("down=5mbit,up=1mbit,rtt=100ms")
+	if s.QueueBytes != 62500 || s.UpQueueBytes() != 12500 {
+		t.Fatalf("queues %d/%d, want 62500/12500", s.QueueBytes, s.UpQueueBytes())
+	}
+}
+
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"carlucci2015", "rate=3mbit,rtt=50ms,queue=1bdp", "down=1.5mbit,up=384kbit,loss=1%", "queue=25pkt", "3g,jitter=5ms,reorder=true", "mtu=9000,shaper=netem"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := ParseSpec(in)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error for %q", in)
+			}
+			return
+		}
+		if s.Loss < 0 || s.Loss > 1 || s.RTT < 0 || s.MTU < MinMTU || s.MTU > MaxMTU || s.Down < 0 || s.Up < 0 {
+			t.Fatalf("ParseSpec(%q) accepted bad values: %+v", in, s)
+		}
+		if s.Shaped() {
+			if _, err := ParseSpec(s.String()); err != nil {
+				t.Fatalf("canonical form %q of %q does not parse: %v", s.String(), in, err)
+			}
+		}
+	})
+}

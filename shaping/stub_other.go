@@ -1,0 +1,34 @@
+//go:build !linux
+
+package shaping
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"time"
+)
+
+func openEmu(ctx context.Context, spec Spec, o options) (Link, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func openNetem(ctx context.Context, spec Spec, o options) (Link, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func inNamespace(name string, fn func() error) error { return errors.ErrUnsupported }
+
+type rtEcho struct{ port int }
+
+func startEcho(addr netip.Addr) (*rtEcho, error) { return nil, errors.ErrUnsupported }
+
+func (e *rtEcho) close() {}
+
+func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *atomic.Bool) ([]time.Duration, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func tuneSender(conn *net.TCPConn, buf int) {}
