@@ -24,9 +24,11 @@ type ConnInfo struct {
 	ID uint64 `json:"id"`
 	// Protocol is the listener's protocol: "h1", "h2" or "h3".
 	Protocol string `json:"protocol"`
-	// ALPN is the negotiated ALPN protocol ("http/1.1", "h2", "h3"); "" until the handshake is known.
+	// ALPN is the negotiated ALPN protocol ("http/1.1", "h2", "h3"). ALPN, TLSVersion and Resumed
+	// are filled at the first request on a TCP connection (so stay empty on one that served
+	// none, e.g. a browser's unused preconnect) and when the QUIC handshake completes.
 	ALPN string `json:"alpn"`
-	// TLSVersion is "1.2" or "1.3"; "" until the handshake is known.
+	// TLSVersion is "1.2" or "1.3".
 	TLSVersion string `json:"tls_version"`
 	// Resumed is true when the TLS session was resumed (tls.ConnectionState.DidResume).
 	Resumed bool `json:"resumed"`
@@ -89,13 +91,12 @@ func (r *registry) add(protocol string, remote net.Addr, tcpCC string) *connEntr
 
 // closed marks e closed (once) and forgets the oldest closed entries beyond maxClosedConns.
 func (r *registry) closed(e *connEntry) {
-	var qc *quic.Conn
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !e.info.Closed.IsZero() {
 		return
 	}
-	if qc = e.quic; qc != nil {
+	if qc := e.quic; qc != nil {
 		r.fillQUIC(e, qc)
 		delete(r.byQUIC, qc)
 		e.quic = nil

@@ -141,8 +141,9 @@ func (s *Server) shutdownQUIC(ctx context.Context) error {
 }
 
 // QUICCongestionControl describes the congestion controller of the linked quic-go, which is not
-// configurable: v0.65 runs its cubicSender with reno=true (NewReno, RFC 9002 section 7), slow
-// start with HyStart, an initial window of 32 packets of 1280 bytes, and pacing.
+// configurable: v0.65 runs its cubicSender with reno=true (NewReno as in RFC 9002 section 7, but
+// with a multiplicative decrease of 0.7, renoBeta), slow start with HyStart, pacing, and an
+// initial window of 32 packets of 1280 bytes (40960 B; Linux TCP starts with 10 segments).
 func QUICCongestionControl() string {
 	v := "v0.65.0"
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -152,5 +153,5 @@ func QUICCongestionControl() string {
 			}
 		}
 	}
-	return "quic-go " + v + " NewReno (cubicSender reno=true, HyStart, initial cwnd 32x1280 B, paced)"
+	return "quic-go " + v + " NewReno (cubicSender reno=true, beta 0.7, HyStart, paced, initial cwnd 32x1280 B)"
 }

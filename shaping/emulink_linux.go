@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping/emu"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -81,7 +80,7 @@ func (l *EmuLink) setup(o options) error {
 			return err
 		}
 		l.clientFd = fd
-		return configureDev(clientDev, l.spec.MTU, l.client, l.host, true)
+		return configureDev(clientDev, l.spec.MTU, l.client, l.host)
 	})
 	if err != nil {
 		return err
@@ -92,7 +91,7 @@ func (l *EmuLink) setup(o options) error {
 	if err := writeSysctl("net/ipv6/conf/"+l.dev+"/disable_ipv6", "1"); err != nil {
 		return err
 	}
-	if err := configureDev(l.dev, l.spec.MTU, l.host, l.client, false); err != nil {
+	if err := configureDev(l.dev, l.spec.MTU, l.host, l.client); err != nil {
 		return err
 	}
 	if h, err := netns.GetFromName(l.ns); err == nil {
@@ -101,7 +100,7 @@ func (l *EmuLink) setup(o options) error {
 	}
 	l.drops[0], l.drops[1] = l.deviceDrops()
 	base := time.Now()
-	down, up := l.pipeConfigs()
+	down, up := PipeConfigs(l.spec)
 	if l.down, err = newForwarder(down, l.hostFd, l.clientFd, l.spec.MTU, base, &l.stop); err != nil {
 		return fmt.Errorf("forwarder: %w", err)
 	}
@@ -109,11 +108,6 @@ func (l *EmuLink) setup(o options) error {
 		return fmt.Errorf("forwarder: %w", err)
 	}
 	return nil
-}
-
-// pipeConfigs derives each direction's emulator configuration from the spec.
-func (l *EmuLink) pipeConfigs() (down, up emu.Config) {
-	return PipeConfigs(l.spec)
 }
 
 // procsPerLink is how many Go Ps an open link adds to GOMAXPROCS: one per forwarder thread.

@@ -276,8 +276,9 @@ func setupClientNS(tcpBufMax int) error {
 }
 
 // configureDev sets MTU, a deep transmit queue and a point-to-point address on dev, then brings
-// it up; with defaultRoute it also routes everything through it.
-func configureDev(name string, mtu int, local, peer netip.Addr, defaultRoute bool) error {
+// it up. No default route is added: the client namespace reaches only the host address, so no
+// packet of a client (say, a browser's background request) can be forwarded beyond the link.
+func configureDev(name string, mtu int, local, peer netip.Addr) error {
 	l, err := netlink.LinkByName(name)
 	if err != nil {
 		return fmt.Errorf("find device %s: %w", name, err)
@@ -288,12 +289,6 @@ func configureDev(name string, mtu int, local, peer netip.Addr, defaultRoute boo
 		func() error { return netlink.LinkSetTxQLen(l, 10000) },
 		func() error { return netlink.AddrAdd(l, addr) },
 		func() error { return netlink.LinkSetUp(l) },
-	}
-	if defaultRoute {
-		steps = append(steps, func() error {
-			_, all, _ := net.ParseCIDR("0.0.0.0/0")
-			return netlink.RouteAdd(&netlink.Route{LinkIndex: l.Attrs().Index, Scope: netlink.SCOPE_LINK, Dst: all})
-		})
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

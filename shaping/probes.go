@@ -3,12 +3,10 @@ package shaping
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -41,16 +39,6 @@ func (c *checker) probeRTT(ctx context.Context, n int, gap time.Duration, stop <
 	return rtts, err
 }
 
-// maxGap is the longest pause between reads that still counts as smooth delivery: three
-// MTU-sized packets at the direction's rate, at least 2 ms.
-func (c *checker) maxGap(down bool) time.Duration {
-	rate := c.spec.Down
-	if !down {
-		rate = c.spec.Up
-	}
-	return max(3*rate.Transmit(ByteSize(c.spec.MTU)), 2*time.Millisecond)
-}
-
 // qDelay is the longest queueing delay of one direction's droptail queue: limit*8/rate.
 func (c *checker) qDelay(down bool) time.Duration {
 	rate, q := c.spec.Down, c.spec.QueueBytes
@@ -70,12 +58,8 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 		if c.quick {
 			dur = max(time.Second, 10*c.spec.RTT)
 		}
-		// Slow start is counted on small-BDP links: skipping it would start the window inside
-		// the recovery from slow start's overshoot, where each retransmission releases data that
-		// arrived earlier (measured here: +7% at 3mbit/50ms). Large-BDP links skip a third.
-		skip := time.Duration(0)
 		if BDP(max(c.spec.Down, c.spec.Up), c.spec.RTT) > 1<<20 {
-			skip = dur / 3
+			dur = max(dur, 3*time.Second) // slow start to a multi-megabyte window takes ~1 s
 		}
 		sender, receiver, err := c.tcpPair(down)
 		if err != nil {
@@ -84,16 +68,25 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 		defer sender.Close()
 		defer receiver.Close()
 		stop := make(chan struct{})
+		go func() { // an interrupt ends the transfer at once
+			select {
+			case <-ctx.Done():
+				sender.Close()
+				receiver.Close()
+			case <-stop:
+			}
+		}()
 		var loaded []time.Duration
 		var wg sync.WaitGroup
-		wg.Add(2)
+		wg.Add(3)
 		go func() { defer wg.Done(); sendUntilError(sender) }()
+		go func() { defer wg.Done(); drain(receiver) }()
 		go func() {
 			defer wg.Done()
 			time.Sleep(dur / 4)
 			loaded, _ = c.probeRTT(ctx, 0, 20*time.Millisecond, stop)
 		}()
-		bps := receive(receiver, dur, skip, c.maxGap(down))
+		bps := goodput(sender, dur, dur/5)
 		close(stop)
 		sender.Close()
 		receiver.Close()
@@ -147,44 +140,14 @@ func sendUntilError(conn *net.TCPConn) {
 	}
 }
 
-// receive reads for dur after the first byte and returns the goodput in bit/s between two
-// reads: the first after skip (slow start excluded) and the last before dur, each of which came
-// at most maxGap after the read before it. A read after a longer pause may deliver data that
-// arrived earlier but waited for a retransmission (a hole in the stream); starting or ending
-// the window there would bias the figure.
-func receive(conn *net.TCPConn, dur, skip, maxGap time.Duration) float64 {
+// drain reads and discards until the connection fails.
+func drain(conn *net.TCPConn) {
 	buf := make([]byte, 256<<10)
-	var first, prev, t0, t1 time.Time
-	var total, b0, b1 int64
 	for {
-		n, err := conn.Read(buf)
-		now := time.Now()
-		total += int64(n)
-		if n > 0 && first.IsZero() {
-			first = now
-			conn.SetReadDeadline(first.Add(dur))
-		}
-		smooth := !prev.IsZero() && now.Sub(prev) <= maxGap
-		if n > 0 && t0.IsZero() && now.Sub(first) >= skip && (smooth || skip == 0) {
-			t0, b0 = now, total
-		} else if n > 0 && smooth && !t0.IsZero() && now.Sub(first) <= dur {
-			t1, b1 = now, total
-		}
-		if n > 0 {
-			prev = now
-		}
-		if err != nil || (!first.IsZero() && now.Sub(first) > dur) {
-			if t1.Sub(t0) <= 0 || (err != nil && err != io.EOF && !isTimeout(err)) {
-				return 0
-			}
-			return float64((b1-b0)*8) / t1.Sub(t0).Seconds()
+		if _, err := conn.Read(buf); err != nil {
+			return
 		}
 	}
-}
-
-func isTimeout(err error) bool {
-	ne, ok := err.(net.Error)
-	return ok && ne.Timeout() || err == syscall.ETIMEDOUT
 }
 
 // goodputLine adds the goodput line of one direction.

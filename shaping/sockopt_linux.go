@@ -2,6 +2,7 @@ package shaping
 
 import (
 	"net"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,4 +21,37 @@ func tuneSender(conn *net.TCPConn, buf int) {
 			unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, buf)
 		}
 	})
+}
+
+// goodput measures the sender's goodput in bit/s between skip and dur from now: the data
+// segments the receiver got (tcpi_delivered: acknowledged or selectively acknowledged) times
+// the MSS, over the time between two TCP_INFO samples. Counting what the application reads
+// instead is biased: after a loss, one retransmission releases all the data that arrived
+// behind the hole (measured here: +7% over 1 s at 3 Mbit/s, 1007 "Mbit/s" through 1 Gbit/s).
+func goodput(conn *net.TCPConn, dur, skip time.Duration) float64 {
+	start := time.Now()
+	time.Sleep(skip)
+	b0, t0, ok0 := delivered(conn)
+	time.Sleep(time.Until(start.Add(dur)))
+	b1, t1, ok1 := delivered(conn)
+	if !ok0 || !ok1 || !t1.After(t0) {
+		return 0
+	}
+	return float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+}
+
+// delivered returns the payload bytes the peer has received (tcpi_delivered x MSS) and when.
+func delivered(conn *net.TCPConn) (bytes int64, at time.Time, ok bool) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return 0, at, false
+	}
+	raw.Control(func(fd uintptr) {
+		info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+		at = time.Now()
+		if err == nil {
+			bytes, ok = int64(info.Delivered)*int64(info.Snd_mss), true
+		}
+	})
+	return bytes, at, ok
 }

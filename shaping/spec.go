@@ -249,7 +249,8 @@ func (st *parseState) bdpQueue(rate Rate, rtt time.Duration) ByteSize {
 }
 
 // UpQueueBytes is the droptail limit of the up direction in bytes: with queue=Nbdp it is N BDPs
-// at the up rate (floored like the default queue), else QueueBytes.
+// at the up rate, floored at MinDefaultQueuePackets MTU-sized packets (the up direction of an
+// asymmetric link often has a BDP below one packet), else QueueBytes.
 func (s Spec) UpQueueBytes() ByteSize {
 	if s.QueueBDP <= 0 || s.Up <= 0 || s.QueuePackets > 0 {
 		return s.QueueBytes
@@ -291,6 +292,8 @@ func (s Spec) String() string {
 	switch {
 	case s.QueuePackets > 0:
 		b = append(b, "queue="+strconv.Itoa(s.QueuePackets)+"pkt")
+	case s.QueueBDP > 0 && s.QueueBytes == ByteSize(math.Round(s.QueueBDP*float64(BDP(s.Down, s.RTT)))):
+		b = append(b, "queue="+strconv.FormatFloat(s.QueueBDP, 'f', -1, 64)+"bdp")
 	case s.QueueBytes > 0:
 		b = append(b, "queue="+s.QueueBytes.String())
 	}

@@ -71,7 +71,8 @@ func TestParseSpec(t *testing.T) {
 				t.Fatalf("ParseSpec(%q) =\n%+v, want\n%+v", tt.in, got, tt.want)
 			}
 			again, err := ParseSpec(got.String())
-			if err != nil || again.Down != got.Down || again.RTT != got.RTT || again.QueueBytes != got.QueueBytes || again.Loss != got.Loss {
+			if err != nil || again.Down != got.Down || again.Up != got.Up || again.RTT != got.RTT || again.QueueBytes != got.QueueBytes ||
+				again.UpQueueBytes() != got.UpQueueBytes() || again.QueuePackets != got.QueuePackets || again.Loss != got.Loss {
 				t.Fatalf("round trip %q: %+v, %v", got.String(), again, err)
 			}
 		})
@@ -157,9 +158,27 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("ParseSpec(%q) accepted bad values: %+v", in, s)
 		}
 		if s.Shaped() {
-			if _, err := ParseSpec(s.String()); err != nil {
+			again, err := ParseSpec(s.String())
+			if err != nil {
 				t.Fatalf("canonical form %q of %q does not parse: %v", s.String(), in, err)
+			}
+			if again.QueueBytes != s.QueueBytes || again.UpQueueBytes() != s.UpQueueBytes() || again.Down != s.Down || again.Up != s.Up {
+				t.Fatalf("canonical form %q of %q changes the queues or rates: %+v vs %+v", s.String(), in, again, s)
 			}
 		}
 	})
+}
+
+func TestPipeConfigs(t *testing.T) {
+	s, _ := ParseSpec("down=5mbit,up=1mbit,rtt=100ms,loss=1%,jitter=2ms,seed=9")
+	down, up := PipeConfigs(s)
+	if down.Rate != 5e6 || up.Rate != 1e6 || down.Delay != 50*time.Millisecond || up.Delay != 50*time.Millisecond {
+		t.Fatalf("rates/delays: %+v %+v", down, up)
+	}
+	if down.QueueBytes != 62500 || up.QueueBytes != 12500 || down.Loss != 0.01 || up.Jitter != 2*time.Millisecond {
+		t.Fatalf("queues/loss/jitter: %+v %+v", down, up)
+	}
+	if down.Seed == up.Seed {
+		t.Fatal("both directions share a seed: their losses would be correlated")
+	}
 }

@@ -87,7 +87,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err := srv.Start(cmd.Context()); err != nil {
 		return fmt.Errorf("start server: %w", err)
 	}
-	facts := newServeFacts(srv.Info(), certFile, keyFile)
+	facts := newServeFacts(srv.Info(), dir, certFile, keyFile)
 	if f.json {
 		err = json.NewEncoder(cmd.OutOrStdout()).Encode(facts)
 	} else {
@@ -174,6 +174,7 @@ func (f serveFlags) pageDir(cmd *cobra.Command) (dir string, cleanup func(), err
 type serveFacts struct {
 	server.Info
 	URLs       map[string]string `json:"urls"`
+	PageDir    string            `json:"page_dir"`
 	Page       string            `json:"page"`
 	Objects    int               `json:"objects"`
 	TotalBytes int64             `json:"total_bytes"`
@@ -181,8 +182,8 @@ type serveFacts struct {
 	KeyFile    string            `json:"key_file,omitempty"`
 }
 
-func newServeFacts(i server.Info, certFile, keyFile string) serveFacts {
-	f := serveFacts{Info: i, URLs: map[string]string{}, CertFile: certFile, KeyFile: keyFile}
+func newServeFacts(i server.Info, dir, certFile, keyFile string) serveFacts {
+	f := serveFacts{Info: i, URLs: map[string]string{}, PageDir: dir, CertFile: certFile, KeyFile: keyFile}
 	for _, p := range server.DefaultProtocols {
 		if u := i.URL(p); u != "" {
 			f.URLs[p] = u
@@ -197,7 +198,7 @@ func newServeFacts(i server.Info, certFile, keyFile string) serveFacts {
 // print writes the facts for a person, with a curl line per TCP protocol to try.
 func (f serveFacts) print(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "serving page %s (%d objects, %d bytes) as %s\n", f.Page, f.Objects, f.TotalBytes, f.Host)
+	fmt.Fprintf(&b, "serving page %s (%d objects, %d bytes) from %s as %s\n", f.Page, f.Objects, f.TotalBytes, f.PageDir, f.Host)
 	addrs := map[string]string{"h1": f.H1Addr, "h2": f.H2Addr, "h3": f.H3Addr}
 	what := map[string]string{"h1": "TCP %s, ALPN http/1.1", "h2": "TCP %s, ALPN h2", "h3": "UDP %s, QUIC"}
 	for _, p := range server.DefaultProtocols {

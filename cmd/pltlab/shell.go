@@ -25,7 +25,7 @@ waits for it, tears the link down and exits with the command's exit status. A qu
 command; the link is removed once it exits.`,
 		Example: `  sudo ./bin/pltlab shell --link rate=3mbit,rtt=50ms -- ping -c 5 '$PLTLAB_HOST_ADDR'
   sudo ./bin/pltlab shell --link carlucci2015 -- sh -c 'ping -c 5 $PLTLAB_HOST_ADDR'
-  sudo ./bin/pltlab shell --link 3g -- sh -c 'iperf3 -c $PLTLAB_HOST_ADDR -t 5'`,
+  sudo ./bin/pltlab shell --link cable -- ip -brief addr`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := parseLink(linkSpec)

@@ -73,8 +73,8 @@ func Limit(d Direction, mtu int) int {
 // qdiscArgs is the netem part of a tc command line for d.
 func qdiscArgs(d Direction, mtu int) []string {
 	args := []string{"netem", "delay", usec(d.Delay)}
-	if d.Jitter > 0 {
-		args = append(args, usec(d.Jitter), "distribution", "uniform")
+	if d.Jitter > 0 { // netem's default jitter distribution is uniform: no table needed
+		args = append(args, usec(d.Jitter))
 	}
 	if d.Loss > 0 {
 		args = append(args, "loss", "random", strconv.FormatFloat(d.Loss*100, 'f', -1, 64)+"%")
@@ -87,8 +87,8 @@ func qdiscArgs(d Direction, mtu int) []string {
 
 func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
 
-// Plan returns the commands that build the link, in order: the veth pair, addresses and routes
-// on both ends, offloads off (so netem sees MTU-sized packets) and one netem qdisc per end.
+// Plan returns the commands that build the link, in order: the veth pair, point-to-point
+// addresses on both ends (no default route: the client reaches only the host address), offloads off (so netem sees MTU-sized packets) and one netem qdisc per end.
 func Plan(c Config) [][]string {
 	mtu := strconv.Itoa(c.MTU)
 	host, client := c.HostAddr.String()+"/32", c.ClientAddr.String()+"/32"
@@ -101,7 +101,6 @@ func Plan(c Config) [][]string {
 		{"ip", "link", "set", c.HostDev, "up"},
 		nsIP("addr", "add", client, "peer", host, "dev", c.ClientDev),
 		nsIP("link", "set", c.ClientDev, "up"),
-		nsIP("route", "add", "default", "dev", c.ClientDev),
 		append([]string{"tc", "qdisc", "replace", "dev", c.HostDev, "root"}, qdiscArgs(c.Down, c.MTU)...),
 		append([]string{"tc", "-n", c.Namespace, "qdisc", "replace", "dev", c.ClientDev, "root"}, qdiscArgs(c.Up, c.MTU)...),
 	}
