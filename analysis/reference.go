@@ -63,10 +63,10 @@ func (r *Report) ReferenceRows(refs []Reference) []ReferenceRow {
 }
 
 // WriteReferenceTable writes the side-by-side table of refs and our figures to w, as aligned
-// text or (markdown true) a markdown table: protocol | paper PLT | our median [95% CI] | paper
+// text or (markdown true) a markdown table: protocol | in the paper | paper PLT | our median [95% CI] | paper
 // ratio | our ratio [95% CI] | ideal lower bound | valid/runs. Times in seconds.
 func (r *Report) WriteReferenceTable(w io.Writer, refs []Reference, markdown bool) error {
-	header := []string{"protocol", "paper PLT", "our median [95% CI]", "paper ratio to " + refs[0].Protocol,
+	header := []string{"protocol", "in the paper", "paper PLT", "our median [95% CI]", "paper ratio to " + refs[0].Protocol,
 		"our ratio [95% CI]", "ideal lower bound", "valid/runs"}
 	rows := [][]string{header}
 	for _, row := range r.ReferenceRows(refs) {
@@ -86,23 +86,23 @@ func referenceCells(row ReferenceRow) []string {
 	if row.Mode == result.Warm {
 		name += " warm"
 	}
-	cells := []string{fmt.Sprintf("%s (%s)", name, row.Label), fmtSec(row.PaperMs, 0),
+	cells := []string{name, row.Label, fmtSec(row.PaperMs, 0),
 		"no loads", fmt.Sprintf("%.2f", row.PaperRatio), "n/a", "-", "0/0"}
 	if row.BoundMs > 0 {
-		cells[5] = fmtSec(row.BoundMs, 0)
+		cells[6] = fmtSec(row.BoundMs, 0)
 	}
 	g := row.Group
 	if g == nil {
 		return cells
 	}
-	cells[2] = fmtSec(g.Median, g.DeadlineMs)
+	cells[3] = fmtSec(g.Median, g.DeadlineMs)
 	if !math.IsNaN(g.CILow) {
-		cells[2] += fmt.Sprintf(" [%s, %s]", fmtSec(g.CILow, g.DeadlineMs), fmtSec(g.CIHigh, g.DeadlineMs))
+		cells[3] += fmt.Sprintf(" [%s, %s]", fmtSec(g.CILow, g.DeadlineMs), fmtSec(g.CIHigh, g.DeadlineMs))
 	}
 	if !math.IsNaN(row.Ratio) {
-		cells[4] = fmt.Sprintf("%.2f [%s, %s]", row.Ratio, fmtFloat(row.RatioLow, 2), fmtFloat(row.RatioHigh, 2))
+		cells[5] = fmt.Sprintf("%.2f [%s, %s]", row.Ratio, fmtFloat(row.RatioLow, 2), fmtFloat(row.RatioHigh, 2))
 	}
-	cells[6] = fmt.Sprintf("%d/%d", g.Valid, g.Runs)
+	cells[7] = fmt.Sprintf("%d/%d", g.Valid, g.Runs)
 	return cells
 }
 

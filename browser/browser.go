@@ -132,7 +132,7 @@ func (b *Browser) start() error {
 	}
 	p.cdp = chromedp.FromContext(p.ctx).Browser
 	b.proc, b.version = p, ver.Product
-	b.cfg.logger.Info("chromium launched", "version", ver.Product, "protocol", b.cfg.protocol,
+	b.cfg.logger.Debug("chromium launched", "version", ver.Product, "protocol", b.cfg.protocol,
 		"netns", b.cfg.netns, "pid", pid(p.cdp), "took", time.Since(begin).Round(time.Millisecond))
 	return nil
 }

@@ -14,7 +14,7 @@ const Carlucci2015 = "carlucci2015"
 type PaperRow struct {
 	// Arm is the arm of ours it is compared with.
 	Arm Arm
-	// Label names the 2015 protocol, e.g. "SPDY/HTTP/2".
+	// Label names the protocol as the paper did, e.g. "SPDY".
 	Label string
 	// PLT is the paper's page-load time.
 	PLT time.Duration
@@ -26,9 +26,9 @@ type PaperRow struct {
 // cold h3 (1-RTT handshake) and our warm h3 (0-RTT) rows.
 var CarlucciPaper = []PaperRow{
 	{Arm: Arm{"h1", result.Cold}, Label: "HTTP/1.1", PLT: 2030 * time.Millisecond},
-	{Arm: Arm{"h2", result.Cold}, Label: "SPDY (now HTTP/2)", PLT: 1450 * time.Millisecond},
-	{Arm: Arm{"h3", result.Cold}, Label: "QUIC (now HTTP/3)", PLT: 1140 * time.Millisecond},
-	{Arm: Arm{"h3", result.Warm}, Label: "QUIC 0-RTT (now HTTP/3 0-RTT)", PLT: 1140 * time.Millisecond},
+	{Arm: Arm{"h2", result.Cold}, Label: "SPDY", PLT: 1450 * time.Millisecond},
+	{Arm: Arm{"h3", result.Cold}, Label: "QUIC", PLT: 1140 * time.Millisecond},
+	{Arm: Arm{"h3", result.Warm}, Label: "QUIC (0-RTT)", PLT: 1140 * time.Millisecond},
 }
 
 // CarlucciConfig returns the reproduction's experiment: the carlucci2015 page and link, h1, h2

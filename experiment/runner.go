@@ -213,6 +213,9 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	if err := r.w.Write(rec); err != nil {
 		return err
 	}
+	if r.c.Observer != nil {
+		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs), Record: rec, Medians: r.medians()})
+	}
 	if !chk.Pass {
 		var bad []string
 		for _, line := range chk.Lines {
@@ -237,6 +240,8 @@ func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr) (*se
 	if err := srv.Start(ctx); err != nil {
 		return nil, fmt.Errorf("start server for page %q: %w", p.input, err)
 	}
+	info := srv.Info()
+	r.env.UDPRcvBuf, r.env.UDPSndBuf = info.UDPRcvBuf, info.UDPSndBuf
 	return srv, nil
 }
 

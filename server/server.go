@@ -227,7 +227,9 @@ func (s *Server) shutdown() error {
 	wg.Go(func() { errs[2] = s.shutdownQUIC(ctx) })
 	wg.Wait()
 	s.wg.Wait()
-	return errors.Join(errs...)
+	// net/http does not always close a connection handed to x/net/http2 when Shutdown times
+	// out; close whatever is still open so that Close leaves no connection behind.
+	return errors.Join(append(errs, s.reg.closeAll())...)
 }
 
 // bind opens the listening sockets: TCP for h2 and UDP for h3 on one port number, then TCP for

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
+)
+
+// needRootAndChromium skips an end-to-end test unless it can run: root for the emulated links,
+// and Chromium (which CI must have: there the test fails instead of skipping).
+func needRootAndChromium(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("end-to-end test: needs root for network namespaces and TUN devices")
+	}
+	if _, err := exec.LookPath("chromium"); err != nil && os.Getenv("CI") == "" {
+		t.Skip("end-to-end test: no chromium on PATH")
+	}
+}
+
+// readAll decodes every line of a JSON Lines file, failing the test on any bad line.
+func readAll(t *testing.T, name string) []*result.Record {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var recs []*result.Record
+	rd := result.NewReader(f, name)
+	for {
+		r, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return recs
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		recs = append(recs, r)
+	}
+}
+
+// pltlabNamespaces lists the network namespaces whose name starts with pltlab-PID-.
+func pltlabNamespaces(t *testing.T, pid int) []string {
+	t.Helper()
+	entries, _ := os.ReadDir("/var/run/netns")
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "pltlab-"+strconv.Itoa(pid)+"-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func TestIntegrationReproduceCarlucci(t *testing.T) {
+	needRootAndChromium(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	code, out, errOut := pagesCLI(t, "reproduce", "carlucci2015", "--runs", "2", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, f := range []string{"results.jsonl", "report.md", "report.html", "plt.svg", "plt.png"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	recs := readAll(t, filepath.Join(dir, "results.jsonl"))
+	loads, checks := 0, 0
+	for _, r := range recs {
+		if !r.IsLoad() {
+			checks++
+			if r.Check == nil || !r.Check.Pass {
+				t.Errorf("link check did not pass: %+v", r.Check)
+			}
+			continue
+		}
+		loads++
+		if !r.Valid || r.ObservedProtocol != r.Protocol {
+			t.Errorf("run %d (%s %s): valid=%v observed=%q reason=%q", r.Run, r.Protocol, r.Mode, r.Valid, r.ObservedProtocol, r.InvalidReason)
+		}
+		if r.Page.Spec != "carlucci2015" || r.Page.TotalBytes != 300000 || r.Link.DownBps != 3_000_000 || r.Link.RTTMs != 50 {
+			t.Errorf("run %d: page %+v link %+v", r.Run, r.Page, r.Link)
+		}
+		if r.Protocol != "h3" && (r.TLSVersion != "1.2" || r.TCPCC != "cubic") {
+			t.Errorf("run %d (%s): tls %q cc %q, want TLS 1.2 and cubic", r.Run, r.Protocol, r.TLSVersion, r.TCPCC)
+		}
+		if r.Protocol == "h3" && r.Mode == result.Warm && !r.Warmup && !r.Used0RTT {
+			t.Errorf("run %d: warm h3 load did not use 0-RTT", r.Run)
+		}
+		if r.Emulator == nil || r.Emulator.Down.PacketsOut == 0 || r.Emulator.Down.DropsOther != 0 {
+			t.Errorf("run %d: emulator counters %+v", r.Run, r.Emulator)
+		}
+		// A loss-free 3 Mbit/s link cannot carry 300 KB in less than 0.8 s.
+		if r.PLTMs < 800 || r.PLTMs > 10000 {
+			t.Errorf("run %d: PLT %.1f ms outside 800..10000", r.Run, r.PLTMs)
+		}
+	}
+	if want := 4 * (2 + 1); loads != want || checks != 1 {
+		t.Errorf("%d loads and %d link checks, want %d and 1", loads, checks, want)
+	}
+	for _, s := range []string{"2.03 s", "1.45 s", "1.14 s", "HTTP/1.1", "SPDY", "QUIC", "ideal lower bound"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("printed table lacks %q:\n%s", s, out)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !bytes.Contains(md, []byte("What differs from the 2015 testbed")) || !bytes.Contains(md, []byte("| h3 warm | QUIC (0-RTT) | 1.14 s |")) {
+		t.Errorf("report.md lacks the side-by-side table or the differences:\n%.1500s", md)
+	}
+}
+
+func TestIntegrationRunMatrix(t *testing.T) {
+	needRootAndChromium(t)
+	out := filepath.Join(t.TempDir(), "m.jsonl")
+	links := []string{"rate=20mbit,rtt=10ms", "rate=10mbit,rtt=20ms,queue=30pkt"}
+	code, stdout, errOut := pagesCLI(t, "run", "--page", "3x10KB", "--page", "1x40KB", "--link", links[0], "--link", links[1],
+		"--protocols", "h1,h2,h3", "--runs", "2", "--warmup", "0", "--seed", "3", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errOut)
+	}
+	recs := readAll(t, out)
+	type cell struct{ page, link, proto string }
+	counts := map[cell]int{}
+	var order []*result.Record
+	for _, r := range recs {
+		if !r.IsLoad() {
+			continue
+		}
+		if !r.Valid {
+			t.Errorf("run %d invalid: %s", r.Run, r.InvalidReason)
+		}
+		counts[cell{r.Page.Spec, r.Link.Spec, r.Protocol}]++
+		order = append(order, r)
+	}
+	if len(counts) != 2*2*3 {
+		t.Fatalf("%d cells, want 12: %v", len(counts), counts)
+	}
+	for c, n := range counts {
+		if n != 2 {
+			t.Errorf("cell %+v has %d loads, want 2", c, n)
+		}
+	}
+	// Same order as the schedule: links one after another, cells shuffled within each block.
+	jobs := experiment.Schedule(experiment.Config{Pages: []string{"3x10KB", "1x40KB"}, Links: links,
+		Arms: experiment.CrossArms(experiment.Protocols, []result.Mode{result.Cold}), Runs: 2, Seed: 3})
+	if len(jobs) != len(order) {
+		t.Fatalf("%d loads, schedule has %d", len(order), len(jobs))
+	}
+	pageSpecs := []string{"3x10KB", "1x40KB"}
+	blocked := true
+	for i, j := range jobs {
+		r := order[i]
+		if r.Protocol != j.Arm.Protocol || r.Page.Spec != pageSpecs[j.Page] || r.Link.Spec != links[j.Link] {
+			t.Fatalf("load %d is %s/%s/%s, schedule says %+v", i, r.Page.Spec, r.Link.Spec, r.Protocol, j)
+		}
+		if i > 0 && i%6 != 0 && order[i-1].Protocol != r.Protocol && order[i-1].Page.Spec == r.Page.Spec {
+			blocked = false
+		}
+	}
+	if blocked {
+		t.Error("loads are blocked by protocol within pages, not interleaved")
+	}
+}
+
+func TestIntegrationRunInterrupt(t *testing.T) {
+	needRootAndChromium(t)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pltlab")
+	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	out := filepath.Join(dir, "r.jsonl")
+	cmd := exec.Command(bin, "run", "--page", "5x20KB", "--link", "rate=10mbit,rtt=20ms", "--runs", "100", "--out", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(out)
+		if bytes.Count(b, []byte("\n")) >= 4 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("exit: %v, want code 130; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("pltlab run did not exit within 30 s of SIGINT; stderr:\n%s", stderr.String())
+	}
+	recs := readAll(t, out)
+	if len(recs) < 4 {
+		t.Errorf("only %d records kept", len(recs))
+	}
+	if ns := pltlabNamespaces(t, cmd.Process.Pid); len(ns) > 0 {
+		t.Errorf("namespaces left behind: %v", ns)
+	}
+	if b, _ := exec.Command("pgrep", "-f", "pltlab-chromium-").Output(); len(bytes.TrimSpace(b)) > 0 {
+		t.Errorf("chromium processes left behind: %s", b)
+	}
+}
