@@ -77,6 +77,9 @@ type Config struct {
 	Version string
 	// Observer, when set, is called after every record is written (from the running goroutine).
 	Observer func(Progress)
+	// EmergencyTeardown, when set, receives a func that deletes a link just opened; the caller
+	// runs it if it must exit at once (a second interrupt) without waiting for Run to return.
+	EmergencyTeardown func(teardown func())
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
 }

@@ -70,7 +70,7 @@ func pltlabNamespaces(t *testing.T, pid int) []string {
 func TestIntegrationReproduceCarlucci(t *testing.T) {
 	needRootAndChromium(t)
 	dir := filepath.Join(t.TempDir(), "out")
-	code, out, errOut := pagesCLI(t, "reproduce", "carlucci2015", "--runs", "2", "--out", dir)
+	code, out, errOut := runCLI(t, "reproduce", "carlucci2015", "--runs", "2", "--out", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -128,7 +128,7 @@ func TestIntegrationRunMatrix(t *testing.T) {
 	needRootAndChromium(t)
 	out := filepath.Join(t.TempDir(), "m.jsonl")
 	links := []string{"rate=20mbit,rtt=10ms", "rate=10mbit,rtt=20ms,queue=30pkt"}
-	code, stdout, errOut := pagesCLI(t, "run", "--page", "3x10KB", "--page", "1x40KB", "--link", links[0], "--link", links[1],
+	code, stdout, errOut := runCLI(t, "run", "--page", "3x10KB", "--page", "1x40KB", "--link", links[0], "--link", links[1],
 		"--protocols", "h1,h2,h3", "--runs", "2", "--warmup", "0", "--seed", "3", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errOut)

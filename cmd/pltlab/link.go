@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,20 @@ func parseLink(s string) (shaping.Spec, error) {
 	return spec, nil
 }
 
+// openLink parses spec and brings the link up; a second interrupt still deletes it.
+func openLink(ctx context.Context, spec string) (shaping.Link, error) {
+	sp, err := parseLink(spec)
+	if err != nil {
+		return nil, err
+	}
+	l, err := shaping.Open(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	onForcedExit(func() { l.Close() })
+	return l, nil
+}
+
 func newLinkCheckCmd() *cobra.Command {
 	var linkSpec string
 	var asJSON, quick bool
@@ -51,15 +66,10 @@ PASS/FAIL per line and the tolerance used. Exit status 1 when any line fails.`,
   sudo ./bin/pltlab link check --link rate=10mbit,rtt=20ms,loss=1% --quick --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, err := parseLink(linkSpec)
+			l, err := openLink(cmd.Context(), linkSpec)
 			if err != nil {
 				return err
 			}
-			l, err := shaping.Open(cmd.Context(), spec)
-			if err != nil {
-				return err
-			}
-			onForcedExit(func() { l.Close() })
 			res, err := shaping.Check(cmd.Context(), l, shaping.CheckOptions{Quick: quick})
 			err = errors.Join(err, l.Close())
 			if err != nil {

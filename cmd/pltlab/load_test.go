@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -66,30 +65,6 @@ func TestPlanLoad(t *testing.T) {
 	}
 }
 
-// loadCLI runs the pltlab command line in-process and returns the exit code main would use,
-// stdout and stderr (with the error line main would print).
-func loadCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	cmd := newRootCmd()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
-	var ee *exitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errOut.String()
-	case errors.As(err, &ee):
-		code = ee.code
-	case isUsage(err):
-		code = 2
-	default:
-		code = 1
-	}
-	return code, out.String(), errOut.String() + "pltlab: " + err.Error() + "\n"
-}
-
 // TestIntegrationLoadCmd runs 'pltlab load' against an in-process server for each protocol,
 // then against the wrong listener (an invalid load: exit 1).
 func TestIntegrationLoadCmd(t *testing.T) {
@@ -117,10 +92,10 @@ func TestIntegrationLoadCmd(t *testing.T) {
 	defer srv.Close()
 	info := srv.Info()
 	for _, p := range []string{"h1", "h2", "h3"} {
-		code, out, errOut := loadCLI(t, "load", info.URL(p), "--protocol", p, "--timeout", "30s")
+		code, out, errOut := runCLI(t, "load", info.URL(p), "--protocol", p, "--timeout", "30s")
 		if code == 1 && strings.Contains(errOut, "ERR_NETWORK_CHANGED") {
 			// Other processes on this machine changed the root namespace's interfaces.
-			code, out, errOut = loadCLI(t, "load", info.URL(p), "--protocol", p, "--timeout", "30s")
+			code, out, errOut = runCLI(t, "load", info.URL(p), "--protocol", p, "--timeout", "30s")
 		}
 		if code != 0 || !strings.Contains(errOut, "--spki "+info.SPKI) {
 			t.Fatalf("%s: exit %d, stderr %q", p, code, errOut)
@@ -131,7 +106,7 @@ func TestIntegrationLoadCmd(t *testing.T) {
 		}
 	}
 	h2port := strings.TrimPrefix(info.H2Addr, "127.0.0.1:")
-	code, out, errOut := loadCLI(t, "load", "https://127.0.0.1:"+h2port+"/index.html", "--protocol", "h1", "--spki", info.SPKI)
+	code, out, errOut := runCLI(t, "load", "https://127.0.0.1:"+h2port+"/index.html", "--protocol", "h1", "--spki", info.SPKI)
 	if code != 1 || !strings.Contains(out, `"valid":false`) || !strings.Contains(errOut, "invalid load") {
 		t.Fatalf("h1 on the h2 listener: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

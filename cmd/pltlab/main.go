@@ -15,31 +15,39 @@ func main() {
 	os.Exit(run())
 }
 
-// run executes the command line and returns the process exit code: 0 on success, 2 on a usage
-// error, 130 after an interrupt, the code of an exitError, and 1 on any other failure.
+// run executes the command line and returns the process exit code (see exitCode).
 func run() int {
 	ctx, stop := interruptContext()
 	defer stop()
-	cmd := newRootCmd()
-	err := cmd.ExecuteContext(ctx)
+	err := newRootCmd().ExecuteContext(ctx)
+	code, msg := exitCode(ctx, err)
+	if msg != "" {
+		fmt.Fprintf(os.Stderr, "pltlab: %s\n", msg)
+	}
+	return code
+}
+
+// exitCode maps the error of a command to the process exit code and the one line to print
+// ("" for none): 0 on success, 2 on a usage error, the code of an exitError, 130 after an
+// interrupt, and 1 on any other failure.
+func exitCode(ctx context.Context, err error) (int, string) {
 	if err == nil {
-		return 0
+		return 0, ""
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(os.Stderr, "pltlab: %v\n", ee.err)
+			return ee.code, ee.err.Error()
 		}
-		return ee.code
+		return ee.code, ""
 	}
-	fmt.Fprintf(os.Stderr, "pltlab: %v\n", err)
-	if isUsage(err) {
-		return 2
+	switch {
+	case isUsage(err):
+		return 2, err.Error()
+	case ctx.Err() != nil:
+		return 130, err.Error()
 	}
-	if ctx.Err() != nil {
-		return 130
-	}
-	return 1
+	return 1, err.Error()
 }
 
 var (

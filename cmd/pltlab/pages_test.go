@@ -12,30 +12,9 @@ import (
 	"github.com/pltlab/pltlab/pages"
 )
 
-// pagesCLI runs the pltlab command line in-process and returns the exit code main would use,
-// stdout and the line main would print on stderr.
-func pagesCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	cmd := newRootCmd()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
-	switch {
-	case err == nil:
-		return 0, out.String(), errOut.String()
-	case isUsage(err):
-		code = 2
-	default:
-		code = 1
-	}
-	return code, out.String(), errOut.String() + "pltlab: " + err.Error() + "\n"
-}
-
 func TestPagesCmd(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "p")
-	code, out, errOut := pagesCLI(t, "pages", "--spec", "3x2KB,1x100KB", "--out", dir, "--seed", "9")
+	code, out, errOut := runCLI(t, "pages", "--spec", "3x2KB,1x100KB", "--out", dir, "--seed", "9")
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
@@ -47,17 +26,17 @@ func TestPagesCmd(t *testing.T) {
 		t.Fatalf("manifest %+v, %v", m, err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if code, _, errOut := pagesCLI(t, "pages", "--spec", "3x2KB,1x100KB", "--out", dir, "--seed", "9"); code != 0 {
+	if code, _, errOut := runCLI(t, "pages", "--spec", "3x2KB,1x100KB", "--out", dir, "--seed", "9"); code != 0 {
 		t.Fatalf("same command again: exit %d, %s", code, errOut)
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if !bytes.Equal(before, after) {
 		t.Error("same command twice gave different manifests")
 	}
-	if code, _, errOut := pagesCLI(t, "pages", "--spec", "carlucci2015", "--out", dir); code != 2 || !strings.Contains(errOut, "--force") {
+	if code, _, errOut := runCLI(t, "pages", "--spec", "carlucci2015", "--out", dir); code != 2 || !strings.Contains(errOut, "--force") {
 		t.Errorf("other page without --force: exit %d, %q", code, errOut)
 	}
-	if code, out, _ := pagesCLI(t, "pages", "--spec", "carlucci2015", "--out", dir, "--force"); code != 0 || !strings.Contains(out, "30 objects, 300000 bytes") {
+	if code, out, _ := runCLI(t, "pages", "--spec", "carlucci2015", "--out", dir, "--force"); code != 0 || !strings.Contains(out, "30 objects, 300000 bytes") {
 		t.Errorf("--force: exit %d, %q", code, out)
 	}
 }
@@ -95,7 +74,7 @@ func TestPagesCmdUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, errOut := pagesCLI(t, append([]string{"pages"}, tt.args...)...)
+			code, stdout, errOut := runCLI(t, append([]string{"pages"}, tt.args...)...)
 			if code != 2 || stdout != "" || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", code, stdout, errOut, tt.want)
 			}
@@ -113,7 +92,7 @@ func TestPagesCmdUsageErrors(t *testing.T) {
 }
 
 func TestPagesCmdList(t *testing.T) {
-	code, out, _ := pagesCLI(t, "pages", "--list")
+	code, out, _ := runCLI(t, "pages", "--list")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -152,7 +131,7 @@ func TestPagesCmdExamples(t *testing.T) {
 			t.Fatalf("example %q does not start with ./bin/pltlab", line)
 		}
 		for range 2 {
-			if code, _, errOut := pagesCLI(t, strings.Fields(args)...); code != 0 {
+			if code, _, errOut := runCLI(t, strings.Fields(args)...); code != 0 {
 				t.Errorf("%s: exit %d: %s", line, code, errOut)
 			}
 		}

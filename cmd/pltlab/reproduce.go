@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,7 +93,7 @@ func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
 	if err != nil && !errors.As(err, &ee) {
 		return err
 	}
-	recs, rerr := readRecords(jsonl)
+	recs, _, rerr := analysis.ReadFiles([]string{jsonl}, nil, slog.Default())
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}
@@ -100,27 +101,6 @@ func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
 		return errors.Join(err, werr)
 	}
 	return err
-}
-
-// readRecords reads every record of a JSON Lines file.
-func readRecords(name string) ([]*result.Record, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var recs []*result.Record
-	rd := result.NewReader(f, name)
-	for {
-		r, err := rd.Next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return recs, nil
-			}
-			return recs, err
-		}
-		recs = append(recs, r)
-	}
 }
 
 // writeReproduction writes the reports of a reproduction into dir and prints the side-by-side

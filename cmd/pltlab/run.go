@@ -153,6 +153,7 @@ func runExperiment(ctx context.Context, c experiment.Config, out string, force b
 			observe(p)
 		}
 	}
+	c.EmergencyTeardown = onForcedExit
 	sum, err := experiment.Run(ctx, c, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {

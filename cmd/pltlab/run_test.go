@@ -52,7 +52,7 @@ func TestRunAndReproduceUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, errOut := pagesCLI(t, tt.args...)
+			code, _, errOut := runCLI(t, tt.args...)
 			if code != 2 {
 				t.Fatalf("exit %d, want 2 (stderr %q)", code, errOut)
 			}

@@ -28,15 +28,10 @@ command; the link is removed once it exits.`,
   sudo ./bin/pltlab shell --link cable -- ip -brief addr`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec, err := parseLink(linkSpec)
+			l, err := openLink(cmd.Context(), linkSpec)
 			if err != nil {
 				return err
 			}
-			l, err := shaping.Open(cmd.Context(), spec)
-			if err != nil {
-				return err
-			}
-			onForcedExit(func() { l.Close() })
 			code, runErr := runInLink(cmd, l, args)
 			if err := errors.Join(runErr, l.Close()); err != nil {
 				return err
