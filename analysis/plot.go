@@ -175,9 +175,9 @@ func (r *Report) ecdfPanel(c condition) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.Color = plotutil.Color(i)
+		l.Color = plotutil.Color(styleIndex(g.Protocol, i))
 		l.Width = vg.Points(1.5)
-		l.Dashes = plotutil.Dashes(i)
+		l.Dashes = plotutil.Dashes(styleIndex(g.Protocol, i))
 		p.Add(l)
 		p.Legend.Add(groupLegend(g), l)
 	}
@@ -197,6 +197,20 @@ func ecdfPoints(g *Group, right float64) plotter.XYs {
 		xys = append(xys, plotter.XY{X: right, Y: xys[len(xys)-1].Y})
 	}
 	return xys
+}
+
+// styleIndex gives each protocol the same colour and dash pattern in every panel (h1, h2, h3
+// first); other protocols follow in their order i.
+func styleIndex(protocol string, i int) int {
+	switch protocol {
+	case "h1":
+		return 0
+	case "h2":
+		return 1
+	case "h3":
+		return 2
+	}
+	return 3 + i
 }
 
 func groupLegend(g *Group) string {
@@ -225,7 +239,7 @@ func (r *Report) boxPanel(c condition) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		b.FillColor = plotutil.Color(i)
+		b.FillColor = plotutil.Color(styleIndex(g.Protocol, i))
 		p.Add(b)
 	}
 	p.NominalX(names...)
