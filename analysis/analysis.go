@@ -150,6 +150,8 @@ type Report struct {
 	SkippedLines int
 	// Context describes where and how the records were measured.
 	Context Context
+	// Reproduction, when set by the caller, puts the report beside a published experiment.
+	Reproduction *Reproduction
 }
 
 // Analyze groups the page-load records of recs (warm-up loads and link checks excluded),

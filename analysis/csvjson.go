@@ -19,6 +19,8 @@ type jsonReport struct {
 	Comparisons  []jsonCompare `json:"comparisons"`
 	SkippedLines int           `json:"skipped_lines"`
 	Context      Context       `json:"context"`
+	// References is the reproduction table, present only for a reproduction.
+	References []jsonReference `json:"references,omitempty"`
 }
 
 // jsonGroup is one group. Times are ms; null means not computable (too few values); a censored
@@ -81,7 +83,8 @@ func num(v float64) *float64 {
 // WriteJSON writes the report as one indented JSON object (see jsonReport for the contract).
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{Metric: r.Options.Metric, Baseline: r.Options.Baseline, Alpha: r.Options.Alpha,
-		Groups: []jsonGroup{}, Comparisons: []jsonCompare{}, SkippedLines: r.SkippedLines, Context: r.Context}
+		Groups: []jsonGroup{}, Comparisons: []jsonCompare{}, SkippedLines: r.SkippedLines, Context: r.Context,
+		References: r.jsonReferences()}
 	for _, g := range r.Groups {
 		out.Groups = append(out.Groups, toJSONGroup(g))
 	}

@@ -22,6 +22,12 @@ type htmlTable struct {
 	Rows   [][]string
 }
 
+type htmlReproduction struct {
+	Title string
+	Table htmlTable
+	Notes []string
+}
+
 type htmlSection struct {
 	Title   string
 	Tables  []htmlTable
@@ -29,13 +35,14 @@ type htmlSection struct {
 }
 
 type htmlData struct {
-	Title      string
-	Summary    string
-	Sections   []htmlSection
-	Figures    []htmlFigure
-	Context    [][2]string
-	LinkChecks []string
-	Methods    []string
+	Reproduction *htmlReproduction
+	Title        string
+	Summary      string
+	Sections     []htmlSection
+	Figures      []htmlFigure
+	Context      [][2]string
+	LinkChecks   []string
+	Methods      []string
 }
 
 var htmlTmpl = template.Must(template.New("report").Parse(`<!DOCTYPE html>
@@ -51,7 +58,12 @@ figure{margin:1em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}
 .note{color:#555;font-size:0.9em}dl{display:grid;grid-template-columns:max-content auto;gap:0.2em 1em}
 dt{font-weight:bold}dd{margin:0}
 </style></head><body>
-<h1>{{.Title}}</h1>
+{{with .Reproduction}}<h1>{{.Title}}</h1>
+<table class="reproduction"><thead><tr>{{range .Table.Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Table.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody></table>
+{{if .Notes}}<h2>What differs from the published testbed</h2><ul class="note">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{end}}<h1>{{.Title}}</h1>
 <p>{{.Summary}}</p>
 {{range .Sections}}<section><h2>{{.Title}}</h2>
 {{range .Tables}}<table class="{{.Class}}"><thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
@@ -78,6 +90,10 @@ func (r *Report) WriteHTML(w io.Writer) error {
 		Summary: fmt.Sprintf("%d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped.", r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines),
 		Context: r.Context.pairs(),
 		Methods: r.methodNote(),
+	}
+	if rp := r.Reproduction; rp != nil && len(rp.References) > 0 {
+		rows := r.referenceTable(rp.References)
+		d.Reproduction = &htmlReproduction{Title: rp.Title, Table: htmlTable{Class: "reproduction", Header: rows[0], Rows: rows[1:]}, Notes: rp.Notes}
 	}
 	for _, c := range r.conditions() {
 		d.Sections = append(d.Sections, r.htmlSection(c))

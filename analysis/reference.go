@@ -62,16 +62,34 @@ func (r *Report) ReferenceRows(refs []Reference) []ReferenceRow {
 	return rows
 }
 
-// WriteReferenceTable writes the side-by-side table of refs and our figures to w, as aligned
-// text or (markdown true) a markdown table: protocol | in the paper | paper PLT | our median [95% CI] | paper
-// ratio | our ratio [95% CI] | ideal lower bound | valid/runs. Times in seconds.
-func (r *Report) WriteReferenceTable(w io.Writer, refs []Reference, markdown bool) error {
+// Reproduction sets a report beside a published experiment: Markdown, HTML and JSON output
+// then open with its title, the side-by-side table of References and the Notes.
+type Reproduction struct {
+	// Title names the reproduced work, e.g. "Carlucci et al., SAC 2015, reproduced with pltlab".
+	Title string
+	// References are the published figures; the first is the baseline of the ratios.
+	References []Reference
+	// Notes list what differs between the published testbed and this one.
+	Notes []string
+}
+
+// referenceTable returns the side-by-side table of refs and our figures, header first:
+// protocol | in the paper | paper PLT | our median [95% CI] | paper ratio | our ratio [95% CI] |
+// ideal lower bound | valid/runs. Times in seconds.
+func (r *Report) referenceTable(refs []Reference) [][]string {
 	header := []string{"protocol", "in the paper", "paper PLT", "our median [95% CI]", "paper ratio to " + refs[0].Protocol,
 		"our ratio [95% CI]", "ideal lower bound", "valid/runs"}
 	rows := [][]string{header}
 	for _, row := range r.ReferenceRows(refs) {
 		rows = append(rows, referenceCells(row))
 	}
+	return rows
+}
+
+// WriteReferenceTable writes the side-by-side table of refs and our figures (see
+// referenceTable) to w, as aligned text or (markdown true) a markdown table.
+func (r *Report) WriteReferenceTable(w io.Writer, refs []Reference, markdown bool) error {
+	rows := r.referenceTable(refs)
 	bw := bufio.NewWriter(w)
 	if markdown {
 		writeMarkdownTable(bw, rows)
@@ -79,6 +97,55 @@ func (r *Report) WriteReferenceTable(w io.Writer, refs []Reference, markdown boo
 		writeAligned(bw, rows)
 	}
 	return bw.Flush()
+}
+
+// writeReproductionMarkdown writes r.Reproduction's title, table and notes, if any.
+func (r *Report) writeReproductionMarkdown(w io.Writer) {
+	rp := r.Reproduction
+	if rp == nil || len(rp.References) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "# %s\n\n", rp.Title)
+	writeMarkdownTable(w, r.referenceTable(rp.References))
+	if len(rp.Notes) > 0 {
+		fmt.Fprintf(w, "\n## What differs from the published testbed\n\n")
+		for _, n := range rp.Notes {
+			fmt.Fprintf(w, "- %s\n", mdEscape(n))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// jsonReference is one row of the reproduction table in the JSON report.
+type jsonReference struct {
+	Protocol   string   `json:"protocol"`
+	Mode       string   `json:"mode"`
+	Label      string   `json:"label"`
+	PaperMs    float64  `json:"paper_ms"`
+	BoundMs    *float64 `json:"bound_ms"`
+	MedianMs   *float64 `json:"median_ms"`
+	PaperRatio float64  `json:"paper_ratio"`
+	Ratio      *float64 `json:"ratio"`
+	RatioLow   *float64 `json:"ratio_ci_low"`
+	RatioHigh  *float64 `json:"ratio_ci_high"`
+}
+
+// jsonReferences returns the reproduction table for the JSON report (nil without one).
+func (r *Report) jsonReferences() []jsonReference {
+	if r.Reproduction == nil {
+		return nil
+	}
+	var out []jsonReference
+	for _, row := range r.ReferenceRows(r.Reproduction.References) {
+		j := jsonReference{Protocol: row.Protocol, Mode: string(row.Mode), Label: row.Label, PaperMs: row.PaperMs,
+			BoundMs: num(row.BoundMs), PaperRatio: row.PaperRatio, Ratio: num(row.Ratio),
+			RatioLow: num(row.RatioLow), RatioHigh: num(row.RatioHigh)}
+		if row.Group != nil {
+			j.MedianMs = num(row.Group.Median)
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 func referenceCells(row ReferenceRow) []string {

@@ -63,3 +63,27 @@ func TestReferenceRows(t *testing.T) {
 		}
 	}
 }
+
+func TestReproductionInReports(t *testing.T) {
+	rep := Analyze(refRecords(), Options{})
+	rep.Reproduction = &Reproduction{Title: "Paper X reproduced",
+		References: []Reference{{Protocol: "h1", Mode: result.Cold, Label: "HTTP/1.1", PaperMs: 2030}, {Protocol: "h2", Mode: result.Cold, Label: "SPDY", PaperMs: 1450}},
+		Notes:      []string{"TLS 1.3 today"}}
+	for _, f := range []Format{Markdown, HTML, JSON} {
+		var b strings.Builder
+		if err := rep.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		want := map[Format][]string{
+			Markdown: {"# Paper X reproduced", "| h2 | SPDY | 1.45 s | 1.45 s [", "- TLS 1.3 today"},
+			HTML:     {"<h1>Paper X reproduced</h1>", `<table class="reproduction">`, "<td>SPDY</td>", "<li>TLS 1.3 today</li>"},
+			JSON:     {`"references": [`, `"label": "SPDY"`, `"paper_ms": 1450`, `"ratio": 0.725`},
+		}[f]
+		for _, s := range want {
+			if !strings.Contains(out, s) {
+				t.Errorf("%s output lacks %q", f, s)
+			}
+		}
+	}
+}

@@ -71,6 +71,7 @@ func writeAligned(w io.Writer, rows [][]string) {
 // mode) with the group and comparison tables, then the context and the methods.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
+	r.writeReproductionMarkdown(bw)
 	fmt.Fprintf(bw, "# pltlab report: %s\n\n", r.Options.Metric.Label())
 	fmt.Fprintf(bw, "%d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped.\n",
 		r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines)

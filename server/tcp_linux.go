@@ -3,8 +3,11 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -18,6 +21,11 @@ func setTCPCC(c syscall.RawConn, name string) error {
 		serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, name)
 	}); err != nil {
 		return err
+	}
+	if errors.Is(serr, unix.EPERM) {
+		allowed, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+		return fmt.Errorf("setsockopt TCP_CONGESTION %s: %w (without root only net.ipv4.tcp_allowed_congestion_control = %q may be set: run as root or choose one of those)",
+			name, serr, strings.TrimSpace(string(allowed)))
 	}
 	if serr != nil {
 		return fmt.Errorf("setsockopt TCP_CONGESTION %s: %w", name, serr)

@@ -15,7 +15,7 @@ import (
 // CheckOptions configures Check.
 type CheckOptions struct {
 	// Quick shortens the probes: 10 RTT probes instead of 20 and TCP bulk transfers of
-	// max(1 s, 10 RTT) per direction instead of max(5 s, 25 RTT) (3 s at least when the BDP
+	// max(1 s, 25 RTT) per direction instead of max(5 s, 25 RTT) (3 s at least when the BDP
 	// exceeds 1 MiB). On carlucci2015 the quick check takes under 3 s, the full one about 12 s.
 	Quick bool
 }

@@ -56,7 +56,7 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 	return func(ctx context.Context) error {
 		dur := max(5*time.Second, 25*c.spec.RTT)
 		if c.quick {
-			dur = max(time.Second, 10*c.spec.RTT)
+			dur = max(time.Second, 25*c.spec.RTT)
 		}
 		if BDP(max(c.spec.Down, c.spec.Up), c.spec.RTT) > 1<<20 {
 			dur = max(dur, 3*time.Second) // slow start to a multi-megabyte window takes ~1 s

@@ -35,9 +35,10 @@ carlucci2015: G. Carlucci, L. De Cicco, S. Mascolo, "HTTP over UDP: an experimen
 of QUIC", ACM SAC 2015. A page of JPEG images over a 3 Mbit/s bottleneck, 50 ms base RTT, droptail
 buffer of one BDP, no loss; HTTP/1.1, HTTP/2 (SPDY in 2015) and HTTP/3 (QUIC) cold, plus HTTP/3
 warm (0-RTT, as the 2015 QUIC had). TCP listeners use TLS 1.2 and CUBIC as in 2015.
-Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/plt.svg and DIR/plt.png. Needs root.`,
+Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/report.json, DIR/report.csv,
+DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.`,
 		Example: `  sudo ./bin/pltlab reproduce carlucci2015
-  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci`,
+  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --force`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] != experiment.Carlucci2015 {
@@ -103,23 +104,21 @@ func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
 	return err
 }
 
-// writeReproduction writes the reports of a reproduction into dir and prints the side-by-side
-// table of the paper's figures and ours to w.
+// writeReproduction writes the reports of a reproduction into dir, each opening with the
+// side-by-side table of the paper's figures and ours, and prints that table to w.
 func writeReproduction(w io.Writer, dir string, c experiment.Config, recs []*result.Record) error {
 	rep := analysis.Analyze(recs, analysis.Options{})
 	if rep.Empty() {
 		return analysis.ErrNoRecords
 	}
-	refs := carlucciReferences(c, recs)
+	rep.Reproduction = &analysis.Reproduction{Title: "Carlucci et al., SAC 2015, reproduced with pltlab",
+		References: carlucciReferences(c, recs), Notes: experiment.CarlucciDifferences}
 	if err := rep.WriteDir(dir); err != nil {
-		return err
-	}
-	if err := writeReproductionMarkdown(filepath.Join(dir, "report.md"), rep, refs); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "Carlucci et al., SAC 2015, reproduced: page %s, link %s; TCP listeners TLS %s + %s, QUIC TLS 1.3 (quic-go)\n\n",
 		c.Pages[0], c.Links[0], c.TLS, c.TCPCC)
-	if err := rep.WriteReferenceTable(w, refs, false); err != nil {
+	if err := rep.WriteReferenceTable(w, rep.Reproduction.References, false); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nReports: %s\n", strings.Join(prefixAll(dir, append([]string{"results.jsonl"}, analysis.DirFiles...)), " "))
@@ -145,25 +144,6 @@ func carlucciReferences(c experiment.Config, recs []*result.Record) []analysis.R
 			PaperMs: float64(row.PLT.Milliseconds()), BoundMs: float64(bound.Microseconds()) / 1000})
 	}
 	return refs
-}
-
-// writeReproductionMarkdown rewrites report.md with the side-by-side table and the testbed
-// differences first, followed by the full report.
-func writeReproductionMarkdown(name string, rep *analysis.Report, refs []analysis.Reference) error {
-	var b strings.Builder
-	b.WriteString("# Carlucci et al., SAC 2015, reproduced with pltlab\n\n")
-	if err := rep.WriteReferenceTable(&b, refs, true); err != nil {
-		return err
-	}
-	b.WriteString("\n## What differs from the 2015 testbed\n\n")
-	for _, n := range experiment.CarlucciDifferences {
-		b.WriteString("- " + n + "\n")
-	}
-	b.WriteString("\n")
-	if err := rep.WriteMarkdown(&b); err != nil {
-		return err
-	}
-	return os.WriteFile(name, []byte(b.String()), 0o644)
 }
 
 func prefixAll(dir string, names []string) []string {

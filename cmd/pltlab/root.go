@@ -42,6 +42,7 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 			return nil
 		},
 		RunE:          func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		Version:       pltlabVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRun: func(cmd *cobra.Command, args []string) {
@@ -52,6 +53,7 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 		},
 	}
+	root.SetVersionTemplate("pltlab {{.Version}}\n")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%v (see '%s --help')", err, c.CommandPath())

@@ -63,7 +63,7 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 	fl.StringArrayVar(&f.links, "link", nil, "LINK spec (preset or key=value items); repeat for a matrix")
 	fl.StringVar(&f.protocols, "protocols", "h1,h2,h3", "protocols to compare, comma-separated")
 	fl.StringVar(&f.modes, "mode", "cold", "cold, warm, or cold,warm")
-	fl.StringVar(&f.matrix, "matrix", "", "YAML matrix file (see 'experiment.Matrix'); replaces --page/--link")
+	fl.StringVar(&f.matrix, "matrix", "", "YAML matrix file (schema in the README, section 'Measure'); replaces --page/--link")
 	fl.IntVar(&f.runs, "runs", experiment.DefaultRuns, "measured loads per (page, link, protocol, mode)")
 	fl.IntVar(&f.warmup, "warmup", 1, "warm-up loads per cell, recorded with warmup:true")
 	fl.DurationVar(&f.timeout, "timeout", experiment.DefaultTimeout, "per-load deadline; a load that hits it is censored")
@@ -129,7 +129,7 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		return c, asUsage(err)
 	}
 	if f.out != "-" && !f.force {
-		if _, err := os.Stat(f.out); err == nil {
+		if st, err := os.Stat(f.out); err == nil && st.Mode().IsRegular() {
 			return c, usagef("--out %s exists: remove it or add --force", f.out)
 		}
 	}
@@ -157,7 +157,7 @@ func runExperiment(ctx context.Context, c experiment.Config, out string, force b
 	sum, err := experiment.Run(ctx, c, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {
-		if perr := printSummary(summaryTo, recs); perr != nil {
+		if perr := printSummary(summaryTo, recs, baselineOf(c.Arms)); perr != nil {
 			err = errors.Join(err, perr)
 		}
 	}
@@ -176,13 +176,29 @@ func explainSetupError(err error) error {
 		return nil
 	case errors.Is(err, shaping.ErrNotRoot):
 		return fmt.Errorf("%w (emulated links need root: run with sudo, or use --link none)", err)
+	case errors.Is(err, experiment.ErrLinkCheck):
+		return fmt.Errorf("%w (see 'pltlab link check --link LINK'; --no-link-check measures anyway)", err)
 	}
 	return err
 }
 
-// printSummary prints the analysis text table of recs to w.
-func printSummary(w io.Writer, recs []*result.Record) error {
-	err := analysis.Summary(w, recs, analysis.Options{})
+// baselineOf returns the protocol the others are compared with: h1 when measured, else the
+// first protocol measured.
+func baselineOf(arms []experiment.Arm) string {
+	for _, a := range arms {
+		if a.Protocol == "h1" {
+			return "h1"
+		}
+	}
+	if len(arms) == 0 {
+		return ""
+	}
+	return arms[0].Protocol
+}
+
+// printSummary prints the analysis text table of recs to w, comparing with baseline.
+func printSummary(w io.Writer, recs []*result.Record, baseline string) error {
+	err := analysis.Summary(w, recs, analysis.Options{Baseline: baseline})
 	if errors.Is(err, analysis.ErrNoRecords) {
 		return nil
 	}
