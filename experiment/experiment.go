@@ -77,9 +77,6 @@ type Config struct {
 	Version string
 	// Observer, when set, is called after every record is written (from the running goroutine).
 	Observer func(Progress)
-	// EmergencyTeardown, when set, receives a func that deletes a link just opened; the caller
-	// runs it if it must exit at once (a second interrupt) without waiting for Run to return.
-	EmergencyTeardown func(teardown func())
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
 }
@@ -155,7 +152,11 @@ func (c Config) Validate() error {
 	if len(c.Arms) == 0 {
 		errs = append(errs, errors.New("no protocol: give at least one of h1, h2, h3"))
 	}
-	for _, a := range c.Arms {
+	errs = append(errs, duplicate("page", c.Pages), duplicate("link", c.Links))
+	for i, a := range c.Arms {
+		if slices.Contains(c.Arms[:i], a) {
+			errs = append(errs, fmt.Errorf("protocol %s in mode %s given twice: accepted each once", a.Protocol, a.Mode))
+		}
 		if !slices.Contains(Protocols, a.Protocol) {
 			errs = append(errs, fmt.Errorf("bad protocol %q: accepted h1, h2, h3", a.Protocol))
 		}
@@ -183,6 +184,16 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("bad tls %q: accepted 1.2, 1.3", c.TLS))
 	}
 	return errors.Join(errs...)
+}
+
+// duplicate returns an error naming the first value given twice in values, nil if none is.
+func duplicate(what string, values []string) error {
+	for i, v := range values {
+		if slices.Contains(values[:i], v) {
+			return fmt.Errorf("%s %q given twice: accepted each %s once", what, v, what)
+		}
+	}
+	return nil
 }
 
 // ParseProtocols parses a comma-separated protocol list ("h1,h2,h3"), keeping order and

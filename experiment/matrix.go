@@ -32,7 +32,7 @@ type Matrix struct {
 	Links     []string `yaml:"links"`
 	Protocols []string `yaml:"protocols"`
 	Modes     []string `yaml:"modes"`
-	Runs      int      `yaml:"runs"`
+	Runs      *int     `yaml:"runs"`
 	Warmup    int      `yaml:"warmup"`
 	Timeout   string   `yaml:"timeout"`
 	Seed      int64    `yaml:"seed"`
@@ -65,10 +65,13 @@ func ReadMatrix(r io.Reader, name string) (Config, error) {
 
 // Config turns m into a Config, applying the documented defaults for protocols and modes.
 func (m Matrix) Config() (Config, error) {
-	c := Config{Name: m.Name, Pages: m.Pages, Links: m.Links, Runs: m.Runs, Warmup: m.Warmup,
+	c := Config{Name: m.Name, Pages: m.Pages, Links: m.Links, Warmup: m.Warmup,
 		Seed: m.Seed, TCPCC: m.TCPCC, TLS: m.TLS}
-	if m.Runs < 0 {
-		return Config{}, fmt.Errorf("bad runs %d: accepted 1..100000", m.Runs)
+	if m.Runs != nil {
+		if *m.Runs < 1 {
+			return Config{}, fmt.Errorf("bad runs %d: accepted 1..100000", *m.Runs)
+		}
+		c.Runs = *m.Runs
 	}
 	protocols := m.Protocols
 	if len(protocols) == 0 {
@@ -88,7 +91,7 @@ func (m Matrix) Config() (Config, error) {
 	c.Arms = CrossArms(protocols, modes)
 	if m.Timeout != "" {
 		d, err := time.ParseDuration(m.Timeout)
-		if err != nil {
+		if err != nil || d <= 0 {
 			return Config{}, fmt.Errorf("bad timeout %q: accepted a Go duration such as 60s", m.Timeout)
 		}
 		c.Timeout = d

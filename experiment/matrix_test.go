@@ -60,6 +60,9 @@ func TestReadMatrixErrors(t *testing.T) {
 		{"no links", "pages: [p]\n", "no link"},
 		{"bad protocol", "pages: [p]\nlinks: [l]\nprotocols: [quic]\n", `bad protocol "quic"`},
 		{"not yaml", "pages: [p\n", "matrix m.yaml: yaml:"},
+		{"zero runs", "pages: [p]\nlinks: [l]\nruns: 0\n", "bad runs 0"},
+		{"zero timeout", "pages: [p]\nlinks: [l]\ntimeout: 0s\n", `bad timeout "0s"`},
+		{"page twice", "pages: [p, p]\nlinks: [l]\n", `page "p" given twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -162,10 +162,6 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 	if err != nil {
 		return fmt.Errorf("open link: %w", err)
 	}
-	if r.c.EmergencyTeardown != nil {
-		l := ls.link
-		r.c.EmergencyTeardown(func() { _ = l.Close() })
-	}
 	if err := r.checkLink(ctx, li, ls.link); err != nil {
 		return err
 	}

@@ -65,6 +65,7 @@ type Reader struct {
 	name string
 	r    *bufio.Reader
 	line int
+	buf  []byte
 }
 
 // NewReader returns a Reader on r; name is used in error messages (a file name, or "-").
@@ -72,24 +73,51 @@ func NewReader(r io.Reader, name string) *Reader {
 	return &Reader{name: name, r: bufio.NewReaderSize(r, 64<<10)}
 }
 
-// Next returns the next record. At the end of the stream it returns io.EOF. A corrupt or
-// truncated line gives a *LineError (the caller may skip it and call Next again); a record of
-// another schema version gives an error wrapping ErrVersion; a read error is returned wrapped.
+// MaxLineBytes bounds a record's line: a page of 10000 objects takes about 2 MB. A longer line is
+// skipped (a *LineError) without being held in memory.
+const MaxLineBytes = 16 << 20
+
+// Next returns the next record. At the end of the stream it returns io.EOF. A corrupt,
+// truncated or over-long (MaxLineBytes) line gives a *LineError (the caller may skip it and call
+// Next again); a record of another schema version gives an error wrapping ErrVersion; a read
+// error is returned wrapped.
 func (rd *Reader) Next() (*Record, error) {
 	for {
-		b, err := rd.r.ReadBytes('\n')
-		if len(b) == 0 && err != nil {
+		b, tooLong, err := rd.readLine()
+		if len(b) == 0 && !tooLong && err != nil {
 			if err == io.EOF {
 				return nil, io.EOF
 			}
 			return nil, fmt.Errorf("read %s: %w", rd.name, err)
 		}
 		rd.line++
+		if tooLong {
+			return nil, &LineError{Name: rd.name, Line: rd.line, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
+		}
 		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}
 		return rd.decode(b)
+	}
+}
+
+// readLine returns the next line; past MaxLineBytes it discards the rest of the line and
+// reports tooLong.
+func (rd *Reader) readLine() (line []byte, tooLong bool, err error) {
+	rd.buf = rd.buf[:0]
+	for {
+		chunk, err := rd.r.ReadSlice('\n')
+		if !tooLong {
+			if len(rd.buf)+len(chunk) > MaxLineBytes {
+				tooLong, rd.buf = true, rd.buf[:0]
+			} else {
+				rd.buf = append(rd.buf, chunk...)
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			return rd.buf, tooLong, err
+		}
 	}
 }
 

@@ -175,3 +175,29 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+func TestOverlongLineSkipped(t *testing.T) {
+	in := io.MultiReader(strings.NewReader(`{"v":1,"run":1}`+"\n"), bytes.NewReader(bytes.Repeat([]byte("x"), MaxLineBytes+10)),
+		strings.NewReader("\n"+`{"v":1,"run":2}`+"\n"))
+	rd := NewReader(in, "big")
+	var runs []int
+	var lineErrs []int
+	for {
+		r, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		var le *LineError
+		if errors.As(err, &le) {
+			lineErrs = append(lineErrs, le.Line)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r.Run)
+	}
+	if !reflect.DeepEqual(runs, []int{1, 2}) || !reflect.DeepEqual(lineErrs, []int{2}) {
+		t.Fatalf("runs %v, line errors %v", runs, lineErrs)
+	}
+}

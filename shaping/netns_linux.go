@@ -88,21 +88,35 @@ func ownerPid(name string, isDev bool) int {
 
 // cleanStale deletes pltlab namespaces and host devices whose owning process is gone.
 func cleanStale(log *slog.Logger) {
+	deleteOwned(func(pid int) bool { return !pidAlive(pid) }, log)
+}
+
+// deleteOwned deletes every pltlab namespace and device whose owner pid (encoded in its name)
+// satisfies match.
+func deleteOwned(match func(pid int) bool, log *slog.Logger) {
 	entries, _ := os.ReadDir(netnsDir)
 	for _, e := range entries {
-		if pid := ownerPid(e.Name(), false); pid > 0 && !pidAlive(pid) {
+		if pid := ownerPid(e.Name(), false); pid > 0 && match(pid) {
 			err := deleteNamedNS(e.Name())
-			log.Info("deleted stale namespace", "name", e.Name(), "owner", pid, "err", err)
+			log.Info("deleted namespace", "name", e.Name(), "owner", pid, "err", err)
 		}
 	}
 	links, _ := netlink.LinkList()
 	for _, l := range links {
 		name := l.Attrs().Name
-		if pid := ownerPid(name, true); pid > 0 && !pidAlive(pid) {
+		if pid := ownerPid(name, true); pid > 0 && match(pid) {
 			err := netlink.LinkDel(l)
-			log.Info("deleted stale device", "name", name, "owner", pid, "err", err)
+			log.Info("deleted device", "name", name, "owner", pid, "err", err)
 		}
 	}
+}
+
+// Teardown deletes every network namespace and device this process created, by name (the pid
+// is part of each name), without waiting for the links' forwarders: the last resort when the
+// process must exit at once (a second interrupt). Links still open stop working.
+func Teardown() {
+	self := os.Getpid()
+	deleteOwned(func(pid int) bool { return pid == self }, slog.New(slog.DiscardHandler))
 }
 
 var netnsDirMu sync.Mutex
@@ -143,6 +157,7 @@ func prepareNetnsDir() error {
 // the mount point busy (a lazily detached mount that another mount namespace still holds).
 func deleteNamedNS(name string) error {
 	p := filepath.Join(netnsDir, name)
+	killProcsIn(p)
 	var err error
 	for i := 0; i < 50; i++ {
 		if uerr := unix.Unmount(p, unix.MNT_DETACH); uerr != nil && !errors.Is(uerr, unix.EINVAL) && !errors.Is(uerr, unix.ENOENT) {
@@ -301,4 +316,26 @@ func configureDev(name string, mtu int, local, peer netip.Addr) error {
 // prefixNet is a as a /32 network.
 func prefixNet(a netip.Addr) *net.IPNet {
 	return &net.IPNet{IP: net.IP(a.AsSlice()), Mask: net.CIDRMask(32, 32)}
+}
+
+// killProcsIn sends SIGKILL to every process (but this one) whose network namespace is the one
+// bound at nsPath, so that nothing a link ran (a shell command's children, a browser) outlives
+// it. It matches /proc/PID/ns/net by device and inode.
+func killProcsIn(nsPath string) {
+	var ns unix.Stat_t
+	if unix.Stat(nsPath, &ns) != nil {
+		return
+	}
+	entries, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat("/proc/"+e.Name()+"/ns/net", &st) == nil && st.Ino == ns.Ino && st.Dev == ns.Dev {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
 }

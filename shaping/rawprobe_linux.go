@@ -90,7 +90,7 @@ func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *ato
 	out[0] = 'E'
 	for seq := uint32(1); !stop.Load() && (n == 0 || int(seq) <= n); seq++ {
 		binary.BigEndian.PutUint32(out[1:], seq)
-		if d, ok := rtEchoOnce(fd, out, in, oob, seq, timeout); ok {
+		if d, ok := rtEchoOnce(fd, out, in, oob, seq, timeout, stop); ok {
 			rtts = append(rtts, d)
 		}
 		time.Sleep(gap)
@@ -100,7 +100,8 @@ func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *ato
 
 // rtEchoOnce sends one probe and waits for its echo; the RTT ends at the kernel's receive
 // timestamp of the echo.
-func rtEchoOnce(fd int, out, in, oob []byte, seq uint32, timeout time.Duration) (time.Duration, bool) {
+// It gives up when halt is set, checking at least every 100 ms.
+func rtEchoOnce(fd int, out, in, oob []byte, seq uint32, timeout time.Duration, halt *atomic.Bool) (time.Duration, bool) {
 	start := time.Now()
 	if _, err := unix.Write(fd, out); err != nil {
 		return 0, false
@@ -109,10 +110,10 @@ func rtEchoOnce(fd int, out, in, oob []byte, seq uint32, timeout time.Duration) 
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
 		left := time.Until(deadline)
-		if left <= 0 {
+		if left <= 0 || halt.Load() {
 			return 0, false
 		}
-		ts := unix.NsecToTimespec(int64(left))
+		ts := unix.NsecToTimespec(int64(min(left, 100*time.Millisecond)))
 		if k, _ := unix.Ppoll(fds, &ts, nil); k <= 0 {
 			continue
 		}

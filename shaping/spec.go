@@ -78,6 +78,7 @@ func ParseSpec(s string) (Spec, error) {
 	if strings.TrimSpace(s) == "" {
 		return Spec{}, fmt.Errorf("empty link spec: accepted a preset (%s) or key=value items", presetNames())
 	}
+	seen := map[string]bool{}
 	for i, item := range items {
 		item = strings.TrimSpace(item)
 		key, val, ok := strings.Cut(item, "=")
@@ -90,11 +91,37 @@ func ParseSpec(s string) (Spec, error) {
 			}
 			continue
 		}
-		if err := st.set(strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(val)); err != nil {
+		key = strings.ToLower(strings.TrimSpace(key))
+		if err := checkRepeat(seen, key, s); err != nil {
+			return Spec{}, err
+		}
+		seen[key] = true
+		if err := st.set(key, strings.TrimSpace(val)); err != nil {
 			return Spec{}, err
 		}
 	}
+	if st.spec.Shaper == ShaperNone {
+		for _, k := range shapingKeys {
+			if seen[k] {
+				return Spec{}, fmt.Errorf("link %q shapes nothing (none) but sets %s: accepted none alone, or shaping keys with shaper=emu or netem", s, k)
+			}
+		}
+	}
 	return st.finish()
+}
+
+// shapingKeys are the keys that have no effect on an unshaped link.
+var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "queue", "jitter", "reorder", "mtu"}
+
+// checkRepeat refuses a key given twice, and rate given together with down or up, in spec.
+func checkRepeat(seen map[string]bool, key, spec string) error {
+	if seen[key] {
+		return fmt.Errorf("link key %q given twice in %q: accepted each key once", key, spec)
+	}
+	if (key == "rate" && (seen["down"] || seen["up"])) || ((key == "down" || key == "up") && seen["rate"]) {
+		return fmt.Errorf("link %q sets rate and %s: accepted rate (both directions) or down/up, not both", spec, map[bool]string{true: "down/up", false: key}[key == "rate"])
+	}
+	return nil
 }
 
 // preset loads a preset's items into st.

@@ -182,3 +182,27 @@ func TestPipeConfigs(t *testing.T) {
 		t.Fatal("both directions share a seed: their losses would be correlated")
 	}
 }
+
+func TestParseSpecRepeatsAndNone(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"rate=3mbit,rate=5mbit", `link key "rate" given twice in "rate=3mbit,rate=5mbit": accepted each key once`},
+		{"rate=3mbit,down=5mbit", `link "rate=3mbit,down=5mbit" sets rate and down: accepted rate (both directions) or down/up, not both`},
+		{"up=1mbit,rate=5mbit", `link "up=1mbit,rate=5mbit" sets rate and down/up: accepted rate (both directions) or down/up, not both`},
+		{"none,rate=1mbit", `link "none,rate=1mbit" shapes nothing (none) but sets rate: accepted none alone, or shaping keys with shaper=emu or netem`},
+		{"rate=3mbit,shaper=none", `link "rate=3mbit,shaper=none" shapes nothing (none) but sets rate: accepted none alone, or shaping keys with shaper=emu or netem`},
+		{"rate=1bit", `rate "1bit" out of range: accepted 8kbit..1000gbit`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := ParseSpec(tt.in)
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("err = %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+	// A preset's own keys may still be overridden once.
+	sp, err := ParseSpec("carlucci2015,rate=10mbit")
+	if err != nil || sp.Down != 10*Mbit || sp.Up != 10*Mbit {
+		t.Fatalf("override: %+v, %v", sp, err)
+	}
+}

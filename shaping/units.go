@@ -19,6 +19,9 @@ const (
 	Kbit              = 1000 * BitPerSecond
 	Mbit              = 1000 * Kbit
 	Gbit              = 1000 * Mbit
+	// MinRate is the lowest bottleneck rate accepted: 8 kbit/s, 1.5 s per 1500-byte packet
+	// (WebPageTest's slowest profile, Dial, is 30 kbit/s up).
+	MinRate = 8 * Kbit
 )
 
 var rateUnits = []struct {
@@ -28,6 +31,8 @@ var rateUnits = []struct {
 
 // ParseRate parses a rate such as "3mbit", "1.5mbit", "500kbit", "1gbit" or "9600bit".
 // Units are case-insensitive; the value must be positive and at most 1000gbit.
+//
+// Rates below MinRate are refused: a 1500-byte packet would take longer than 1.5 s to serialize.
 func ParseRate(s string) (Rate, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	for _, u := range rateUnits {
@@ -40,8 +45,8 @@ func ParseRate(s string) (Rate, error) {
 			break
 		}
 		r := math.Round(f * float64(u.mult))
-		if r <= 0 || r > float64(1000*Gbit) {
-			return 0, fmt.Errorf("rate %q out of range: accepted 1bit..1000gbit", s)
+		if r < float64(MinRate) || r > float64(1000*Gbit) {
+			return 0, fmt.Errorf("rate %q out of range: accepted 8kbit..1000gbit", s)
 		}
 		return Rate(r), nil
 	}

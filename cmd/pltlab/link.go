@@ -39,7 +39,7 @@ func parseLink(s string) (shaping.Spec, error) {
 	return spec, nil
 }
 
-// openLink parses spec and brings the link up; a second interrupt still deletes it.
+// openLink parses spec and brings the link up.
 func openLink(ctx context.Context, spec string) (shaping.Link, error) {
 	sp, err := parseLink(spec)
 	if err != nil {
@@ -49,7 +49,6 @@ func openLink(ctx context.Context, spec string) (shaping.Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	onForcedExit(func() { l.Close() })
 	return l, nil
 }
 

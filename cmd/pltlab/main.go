@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+
+	"github.com/pltlab/pltlab/shaping"
 )
 
 func main() {
@@ -19,6 +21,8 @@ func main() {
 func run() int {
 	ctx, stop := interruptContext()
 	defer stop()
+	// A second interrupt exits at once: delete this process's namespaces and devices by name.
+	onForcedExit(shaping.Teardown)
 	err := newRootCmd().ExecuteContext(ctx)
 	code, msg := exitCode(ctx, err)
 	if msg != "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -84,6 +85,11 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	if err != nil {
 		return err
 	}
+	for _, name := range args {
+		if err := checkInputFile(name); err != nil {
+			return err
+		}
+	}
 	rep, err := analysis.AnalyzeFiles(args, cmd.InOrStdin(), opts, slog.Default())
 	if err != nil {
 		return err
@@ -126,6 +132,22 @@ func writeReport(stdout io.Writer, out string, fn func(io.Writer) error) error {
 	}
 	if err := file.Close(); err != nil {
 		return fmt.Errorf("write report %s: %w", out, err)
+	}
+	return nil
+}
+
+// checkInputFile refuses an input that is missing or not a regular file (a directory, a device
+// such as /dev/zero); "-" is stdin.
+func checkInputFile(name string) error {
+	if name == "-" {
+		return nil
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return usagef("bad input %s: %v", name, errors.Unwrap(err))
+	}
+	if !st.Mode().IsRegular() {
+		return usagef("bad input %s: not a regular file (accepted: .jsonl files, or - for stdin)", name)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
 )
@@ -42,13 +43,16 @@ DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] != experiment.Carlucci2015 {
-				return usagef("reproduce needs one experiment name: accepted %s", experiment.Carlucci2015)
+				return usagef("reproduce needs one experiment name, got %q: accepted %s", strings.Join(args, " "), experiment.Carlucci2015)
 			}
 			if runs < 1 || runs > 10000 {
 				return usagef("bad --runs %d: accepted 1..10000", runs)
 			}
 			if out == "" {
 				out = filepath.Join("results", experiment.Carlucci2015)
+			}
+			if _, err := browser.FindChromium(chrome); err != nil {
+				return usagef("%v", err)
 			}
 			if err := prepareOutDir(out, force); err != nil {
 				return err

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -117,6 +119,9 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		if f.runs < 1 {
 			return c, usagef("bad --runs %d: accepted 1 or more", f.runs)
 		}
+		if f.timeout < time.Second {
+			return c, usagef("bad --timeout %v: accepted 1s or more", f.timeout)
+		}
 	}
 	if f.name != "" {
 		c.Name = f.name
@@ -128,10 +133,11 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	if err := experiment.CheckSpecs(c); err != nil {
 		return c, asUsage(err)
 	}
-	if f.out != "-" && !f.force {
-		if st, err := os.Stat(f.out); err == nil && st.Mode().IsRegular() {
-			return c, usagef("--out %s exists: remove it or add --force", f.out)
-		}
+	if err := checkOutFile(f.out, f.force); err != nil {
+		return c, err
+	}
+	if _, err := browser.FindChromium(f.chrome); err != nil {
+		return c, usagef("%v", err)
 	}
 	return c, nil
 }
@@ -139,6 +145,11 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 // runExperiment runs c, streaming records to out ("-" = stdout), and prints the summary table to
 // summaryTo. An interrupt keeps every written record and exits with code 130.
 func runExperiment(ctx context.Context, c experiment.Config, out string, force bool, summaryTo io.Writer) error {
+	cleanup, err := useTempRoot()
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	var sink io.Writer = os.Stdout
 	if out != "-" {
 		lf := &lazyFile{name: out}
@@ -153,7 +164,6 @@ func runExperiment(ctx context.Context, c experiment.Config, out string, force b
 			observe(p)
 		}
 	}
-	c.EmergencyTeardown = onForcedExit
 	sum, err := experiment.Run(ctx, c, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {
@@ -203,4 +213,25 @@ func printSummary(w io.Writer, recs []*result.Record, baseline string) error {
 		return nil
 	}
 	return err
+}
+
+// checkOutFile refuses an --out that cannot be written: a directory, a missing directory, or an
+// existing regular file without force. "-" is stdout; devices such as /dev/null are fine.
+func checkOutFile(out string, force bool) error {
+	if out == "-" {
+		return nil
+	}
+	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
+		return usagef("bad --out %s: directory %s does not exist", out, filepath.Dir(out))
+	}
+	st, err := os.Stat(out)
+	switch {
+	case err != nil:
+		return nil
+	case st.IsDir():
+		return usagef("bad --out %s: a directory (accepted a file name, or - for stdout)", out)
+	case st.Mode().IsRegular() && !force:
+		return usagef("--out %s exists: remove it or add --force", out)
+	}
+	return nil
 }

@@ -101,7 +101,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err := srv.Close(); err != nil {
 		return fmt.Errorf("stop server: %w", err)
 	}
-	return nil
+	return &exitError{code: 130} // stopped by an interrupt, as every pltlab command
 }
 
 // options turns the flags into server options; bad values are usage errors.

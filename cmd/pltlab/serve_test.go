@@ -89,7 +89,9 @@ func TestServeSpecJSON(t *testing.T) {
 	}
 	cancel()
 	if err := <-done; err != nil {
-		t.Fatalf("serve after interrupt: %v", err)
+		if code, _ := exitCode(context.Background(), err); code != 130 {
+			t.Fatalf("serve after interrupt: %v (exit %d, want 130)", err, code)
+		}
 	}
 	if _, err := os.Stat(facts.PageDir); !os.IsNotExist(err) {
 		t.Errorf("temporary page directory %s left behind (%v)", facts.PageDir, err)
