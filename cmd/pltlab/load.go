@@ -53,7 +53,12 @@ server at first contact (trust on first use), and stderr says so.`,
 		Example: `  ./bin/pltlab serve --spec 10x30KB --addr 127.0.0.1:8443 &
   ./bin/pltlab load https://plt.test:8443/index.html --protocol h2
   ./bin/pltlab load https://127.0.0.1:8443/index.html --protocol h3 --timeout 30s`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("load takes one URL, got %d arguments: accepted pltlab load https://plt.test:PORT/index.html --protocol h1|h2|h3", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runLoad(cmd, args[0], f) },
 	}
 	fl := cmd.Flags()

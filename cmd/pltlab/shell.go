@@ -26,7 +26,12 @@ command; the link is removed once it exits.`,
 		Example: `  sudo ./bin/pltlab shell --link rate=3mbit,rtt=50ms -- ping -c 5 '$PLTLAB_HOST_ADDR'
   sudo ./bin/pltlab shell --link carlucci2015 -- sh -c 'ping -c 5 $PLTLAB_HOST_ADDR'
   sudo ./bin/pltlab shell --link cable -- ip -brief addr`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("missing command: accepted pltlab shell --link LINK -- COMMAND [ARG...]")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := openLink(cmd.Context(), linkSpec)
 			if err != nil {
