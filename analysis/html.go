@@ -114,17 +114,10 @@ func (r *Report) WriteHTML(w io.Writer) error {
 
 func (r *Report) htmlSection(c condition) htmlSection {
 	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups)}
-	t := htmlTable{Class: "groups", Header: groupHeader}
-	for _, g := range c.Groups {
-		t.Rows = append(t.Rows, groupRow(g))
-	}
-	s.Tables = append(s.Tables, t)
-	if len(c.Comparisons) > 0 {
-		t = htmlTable{Class: "comparisons", Header: compareHeader}
-		for _, cmp := range c.Comparisons {
-			t.Rows = append(t.Rows, compareRow(cmp, r.Options.Alpha))
-		}
-		s.Tables = append(s.Tables, t)
+	groups, comparisons := r.conditionTables(c)
+	s.Tables = append(s.Tables, htmlTable{Class: "groups", Header: groups[0], Rows: groups[1:]})
+	if comparisons != nil {
+		s.Tables = append(s.Tables, htmlTable{Class: "comparisons", Header: comparisons[0], Rows: comparisons[1:]})
 	}
 	return s
 }

@@ -200,15 +200,10 @@ func ecdfPoints(g *Group, right float64) plotter.XYs {
 }
 
 // styleIndex gives each protocol the same colour and dash pattern in every panel (h1, h2, h3
-// first); other protocols follow in their order i.
+// first, as protoRank orders them); other protocols follow in their order i.
 func styleIndex(protocol string, i int) int {
-	switch protocol {
-	case "h1":
-		return 0
-	case "h2":
-		return 1
-	case "h3":
-		return 2
+	if r := protoRank(protocol); r < 3 {
+		return r
 	}
 	return 3 + i
 }

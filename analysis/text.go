@@ -34,18 +34,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, c := range r.conditions() {
 		fmt.Fprintf(bw, "\n== %s (%s, ms)\n", c.Title(), r.Options.Metric)
-		rows := [][]string{groupHeader}
-		for _, g := range c.Groups {
-			rows = append(rows, groupRow(g))
-		}
-		writeAligned(bw, rows)
-		if len(c.Comparisons) > 0 {
+		groups, comparisons := r.conditionTables(c)
+		writeAligned(bw, groups)
+		if comparisons != nil {
 			fmt.Fprintln(bw)
-			rows = [][]string{compareHeader}
-			for _, cmp := range c.Comparisons {
-				rows = append(rows, compareRow(cmp, r.Options.Alpha))
-			}
-			writeAligned(bw, rows)
+			writeAligned(bw, comparisons)
 		}
 		for _, n := range invalidNotes(c.Groups) {
 			fmt.Fprintf(bw, "invalid loads excluded: %s\n", n)
@@ -56,6 +49,22 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(bw, "# "+l)
 	}
 	return bw.Flush()
+}
+
+// conditionTables returns the group table of c and its comparison table (nil when c has no
+// comparison), each with its header row first.
+func (r *Report) conditionTables(c condition) (groups, comparisons [][]string) {
+	groups = [][]string{groupHeader}
+	for _, g := range c.Groups {
+		groups = append(groups, groupRow(g))
+	}
+	if len(c.Comparisons) > 0 {
+		comparisons = [][]string{compareHeader}
+		for _, cmp := range c.Comparisons {
+			comparisons = append(comparisons, compareRow(cmp, r.Options.Alpha))
+		}
+	}
+	return groups, comparisons
 }
 
 // writeAligned writes rows as space-aligned columns.
@@ -80,18 +89,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	for _, c := range r.conditions() {
 		fmt.Fprintf(bw, "\n## %s\n\n", c.Title())
-		rows := [][]string{groupHeader}
-		for _, g := range c.Groups {
-			rows = append(rows, groupRow(g))
-		}
-		writeMarkdownTable(bw, rows)
-		if len(c.Comparisons) > 0 {
+		groups, comparisons := r.conditionTables(c)
+		writeMarkdownTable(bw, groups)
+		if comparisons != nil {
 			fmt.Fprintln(bw)
-			rows = [][]string{compareHeader}
-			for _, cmp := range c.Comparisons {
-				rows = append(rows, compareRow(cmp, r.Options.Alpha))
-			}
-			writeMarkdownTable(bw, rows)
+			writeMarkdownTable(bw, comparisons)
 		}
 		for _, n := range invalidNotes(c.Groups) {
 			fmt.Fprintf(bw, "\nInvalid loads excluded: %s\n", mdEscape(n))
