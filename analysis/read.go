@@ -39,18 +39,42 @@ func ReadRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Rec
 }
 
 // ReadFiles reads the named result files in order with ReadRecords; "-" reads stdin. It returns
-// the records of all files and the total number of skipped lines.
+// the records of all files and the total number of skipped lines. A load seen before (same
+// experiment, run, time and protocol: the same file given twice, or a copy) is dropped with a
+// warning and counted as skipped, so that no load is counted twice.
 func ReadFiles(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Record, int, error) {
 	var all []*result.Record
-	skipped := 0
+	skipped, dups := 0, 0
+	seen := map[loadKey]bool{}
 	for _, name := range names {
 		recs, n, err := readFile(name, stdin, log)
-		all, skipped = append(all, recs...), skipped+n
+		skipped += n
+		for _, r := range recs {
+			k := loadKey{r.Experiment, r.Run, r.Time.UnixNano(), r.Protocol, r.Kind}
+			if seen[k] {
+				dups++
+				continue
+			}
+			seen[k] = true
+			all = append(all, r)
+		}
 		if err != nil {
-			return all, skipped, err
+			return all, skipped + dups, err
 		}
 	}
-	return all, skipped, nil
+	if dups > 0 && log != nil {
+		log.Warn("skipping duplicate records (the same load read twice)", "count", dups)
+	}
+	return all, skipped + dups, nil
+}
+
+// loadKey identifies one record of one experiment.
+type loadKey struct {
+	experiment string
+	run        int
+	time       int64
+	protocol   string
+	kind       result.Kind
 }
 
 func readFile(name string, stdin io.Reader, log *slog.Logger) ([]*result.Record, int, error) {

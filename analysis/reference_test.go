@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -85,5 +87,25 @@ func TestReproductionInReports(t *testing.T) {
 				t.Errorf("%s output lacks %q", f, s)
 			}
 		}
+	}
+}
+
+func TestReadFilesDropsDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "r.jsonl")
+	var b strings.Builder
+	w := result.NewWriter(&b)
+	for i, rec := range refRecords() {
+		rec.Experiment, rec.Run = "e", i
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs, skipped, err := ReadFiles([]string{name, name}, nil, nil)
+	if err != nil || len(recs) != len(refRecords()) || skipped != len(refRecords()) {
+		t.Fatalf("read %d records, skipped %d, err %v; want %d and %d", len(recs), skipped, err, len(refRecords()), len(refRecords()))
 	}
 }

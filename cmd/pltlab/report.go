@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -88,6 +89,14 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	for _, name := range args {
 		if err := checkInputFile(name); err != nil {
 			return err
+		}
+	}
+	for _, out := range []string{f.out, f.plot} {
+		if out == "" || out == "-" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
+			return usagef("bad output %s: directory %s does not exist", out, filepath.Dir(out))
 		}
 	}
 	rep, err := analysis.AnalyzeFiles(args, cmd.InOrStdin(), opts, slog.Default())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -33,6 +34,9 @@ command; the link is removed once it exits.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := exec.LookPath(args[0]); err != nil {
+				return &exitError{code: 127, err: fmt.Errorf("%s: command not found", args[0])} // the shell's convention
+			}
 			l, err := openLink(cmd.Context(), linkSpec)
 			if err != nil {
 				return err
