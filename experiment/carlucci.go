@@ -3,6 +3,7 @@ package experiment
 import (
 	"time"
 
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -65,7 +66,7 @@ func CarlucciConfig(runs int) Config {
 // HTTP/1.1 opens up to six connections whose handshakes in practice add round trips; the bound
 // assumes they were ready in time, so it is a true lower bound, not a prediction.
 func MinRoundTrips(a Arm, tls string) int {
-	if a.Protocol == "h3" {
+	if p, err := protocol.Lookup(a.Protocol); err == nil && p.Transport == protocol.QUIC {
 		if a.Mode == result.Warm {
 			return 2
 		}

@@ -132,14 +132,14 @@ type testClient struct {
 func newClient(t testing.TB, s *Server, protocol string) *testClient {
 	t.Helper()
 	info := s.Info()
-	addr := map[string]string{"h1": info.H1Addr, "h2": info.H2Addr, "h3": info.H3Addr}[protocol]
+	addr := info.Addr(protocol)
 	_, port, _ := net.SplitHostPort(addr)
 	var rt http.RoundTripper
 	var closeFn func()
 	switch protocol {
 	case "h1":
 		tr := &http.Transport{
-			TLSClientConfig: clientTLS(s, alpnH1),
+			TLSClientConfig: clientTLS(s, "http/1.1"),
 			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 				return (&net.Dialer{}).DialContext(ctx, network, addr)
 			},
@@ -148,7 +148,7 @@ func newClient(t testing.TB, s *Server, protocol string) *testClient {
 		rt, closeFn = tr, tr.CloseIdleConnections
 	case "h2":
 		tr := &http2.Transport{
-			TLSClientConfig: clientTLS(s, alpnH2),
+			TLSClientConfig: clientTLS(s, "h2"),
 			DialTLSContext: func(ctx context.Context, network, _ string, cfg *tls.Config) (net.Conn, error) {
 				return (&tls.Dialer{Config: cfg}).DialContext(ctx, network, addr)
 			},

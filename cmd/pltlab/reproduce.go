@@ -93,7 +93,7 @@ func prepareOutDir(dir string, force bool) error {
 // table.
 func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
 	jsonl := filepath.Join(dir, "results.jsonl")
-	err := runExperiment(cmd.Context(), c, jsonl, true, cmd.ErrOrStderr())
+	err := runExperiment(cmd.Context(), c, jsonl, true, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.ErrOrStderr())
 	var ee *exitError
 	if err != nil && !errors.As(err, &ee) {
 		return err
