@@ -25,7 +25,6 @@ import (
 	"github.com/pltlab/pltlab/pages"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
-	"golang.org/x/net/http2"
 )
 
 // writeTestPage writes a page directory like pages.Generate does: index.html, n JPEG objects of
@@ -147,12 +146,14 @@ func newClient(t testing.TB, s *Server, protocol string) *testClient {
 		}
 		rt, closeFn = tr, tr.CloseIdleConnections
 	case "h2":
-		tr := &http2.Transport{
+		tr := &http.Transport{
 			TLSClientConfig: clientTLS(s, "h2"),
-			DialTLSContext: func(ctx context.Context, network, _ string, cfg *tls.Config) (net.Conn, error) {
-				return (&tls.Dialer{Config: cfg}).DialContext(ctx, network, addr)
+			DialTLSContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&tls.Dialer{Config: clientTLS(s, "h2")}).DialContext(ctx, network, addr)
 			},
+			Protocols: new(http.Protocols),
 		}
+		tr.Protocols.SetHTTP2(true)
 		rt, closeFn = tr, tr.CloseIdleConnections
 	case "h3":
 		tr := newH3Transport(s, addr, nil)

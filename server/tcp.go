@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/protocol"
-	"golang.org/x/net/http2"
 )
 
 // serveTCP serves t's HTTP server on its listener wrapped in connection tracking and TLS with
@@ -50,11 +49,10 @@ func (s *Server) newHTTPServer(p protocol.Protocol) (*http.Server, error) {
 	}
 	switch p.Version {
 	case protocol.HTTP1:
-		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
 	case protocol.HTTP2:
-		if err := configureHTTP2(srv); err != nil {
-			return nil, err
-		}
+		configureHTTP2(srv)
 	}
 	return srv, nil
 }
@@ -69,20 +67,17 @@ func (s *Server) listenTCP(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// configureHTTP2 makes srv speak HTTP/2 through golang.org/x/net/http2 with explicit settings:
-// SETTINGS_MAX_CONCURRENT_STREAMS = MaxConcurrentStreams (x/net would say 250), and x/net's own
-// defaults written out for the rest (1 MiB max read frame and upload windows, which only limit
-// what clients send).
-func configureHTTP2(srv *http.Server) error {
-	h2 := &http2.Server{
-		MaxConcurrentStreams:         MaxConcurrentStreams,
-		MaxReadFrameSize:             1 << 20,
-		MaxUploadBufferPerConnection: 1 << 20,
-		MaxUploadBufferPerStream:     1 << 20,
-		IdleTimeout:                  IdleTimeout,
+// configureHTTP2 makes srv speak only HTTP/2 (net/http's own implementation) with explicit
+// settings: SETTINGS_MAX_CONCURRENT_STREAMS = MaxConcurrentStreams (Go would say 250), and the
+// Go defaults written out for the rest (1 MiB max read frame and receive windows, which only
+// limit what clients send).
+func configureHTTP2(srv *http.Server) {
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP2(true)
+	srv.HTTP2 = &http.HTTP2Config{
+		MaxConcurrentStreams:          MaxConcurrentStreams,
+		MaxReadFrameSize:              1 << 20,
+		MaxReceiveBufferPerConnection: 1 << 20,
+		MaxReceiveBufferPerStream:     1 << 20,
 	}
-	if err := http2.ConfigureServer(srv, h2); err != nil {
-		return fmt.Errorf("configure HTTP/2: %w", err)
-	}
-	return nil
 }
