@@ -196,18 +196,19 @@ func Test0RTT(t *testing.T) {
 	if !s.Info().ZeroRTT {
 		t.Fatal("Info.ZeroRTT false")
 	}
-	cache := tls.NewLRUClientSessionCache(8)
+	cache := newTicketCache()
 	get := func(method string) (*http.Response, ConnInfo) {
 		tr := newH3Transport(s, s.Info().Addr("h3"), cache)
 		defer tr.Close()
 		since := time.Now()
+		cache.drain()
 		req, _ := http.NewRequest(method, "https://plt.test/index.html", nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatalf("%s: %v", method, err)
 		}
 		resp.Body.Close()
-		time.Sleep(50 * time.Millisecond) // let the session ticket arrive
+		cache.wait(t) // the session ticket arrives after the handshake
 		ci, ok := s.PageConn(since)
 		if !ok {
 			t.Fatal("no page connection")
@@ -226,16 +227,17 @@ func Test0RTT(t *testing.T) {
 	}
 	t.Run("off", func(t *testing.T) {
 		s := startServer(t, dir)
-		cache := tls.NewLRUClientSessionCache(8)
+		cache := newTicketCache()
 		for i := range 2 {
 			tr := newH3Transport(s, s.Info().Addr("h3"), cache)
+			cache.drain()
 			req, _ := http.NewRequest("GET_0RTT", "https://plt.test/", nil)
 			resp, err := tr.RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			time.Sleep(50 * time.Millisecond)
+			cache.wait(t)
 			_ = s.CloseConnections()
 			tr.Close()
 			if ci := s.Conns()[i]; ci.Used0RTT || ci.Resumed != (i == 1) {

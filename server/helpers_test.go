@@ -196,3 +196,45 @@ func (c *testClient) get(t testing.TB, method, path string) (*http.Response, []b
 }
 
 var wantProto = map[string]string{"h1": "HTTP/1.1", "h2": "HTTP/2.0", "h3": "HTTP/3.0"}
+
+// ticketCache is a client session cache that lets a test wait for a session ticket to arrive
+// (instead of sleeping): TLS 1.3 tickets come after the handshake.
+type ticketCache struct {
+	tls.ClientSessionCache
+	got chan struct{}
+}
+
+func newTicketCache() *ticketCache {
+	return &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(8), got: make(chan struct{}, 16)}
+}
+
+func (c *ticketCache) Put(key string, cs *tls.ClientSessionState) {
+	c.ClientSessionCache.Put(key, cs)
+	if cs != nil {
+		select {
+		case c.got <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// drain forgets the tickets seen so far.
+func (c *ticketCache) drain() {
+	for {
+		select {
+		case <-c.got:
+		default:
+			return
+		}
+	}
+}
+
+// wait returns once a ticket arrived after the last drain, failing t after 5 s.
+func (c *ticketCache) wait(t testing.TB) {
+	t.Helper()
+	select {
+	case <-c.got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no TLS session ticket within 5 s")
+	}
+}
