@@ -145,7 +145,7 @@ func (s *Server) shutdownQUIC(ctx context.Context) error {
 // with a multiplicative decrease of 0.7, renoBeta), slow start with HyStart, pacing, and an
 // initial window of 32 packets of 1280 bytes (40960 B; Linux TCP starts with 10 segments).
 func QUICCongestionControl() string {
-	v := "v0.65.0"
+	v := "(version unknown: no build information)"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == "github.com/quic-go/quic-go" {
