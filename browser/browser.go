@@ -113,7 +113,7 @@ func (b *Browser) start() error {
 	logf := func(format string, args ...any) { b.cfg.logger.Debug("chromedp: " + fmt.Sprintf(format, args...)) }
 	p.ctx, p.cancel = chromedp.NewContext(allocCtx, chromedp.WithLogf(logf), chromedp.WithErrorf(logf))
 	timer := time.AfterFunc(LaunchTimeout, p.cancel)
-	err = chromedp.Do(p.ctx) // starts the browser; no deadline on this context (FACTS.md)
+	err = chromedp.Do(p.ctx) // starts the browser; no deadline on this context (docs/design.md, "Forcing a protocol")
 	stopped := timer.Stop()
 	var ver cdpbrowser.GetVersionResult
 	if err == nil {

@@ -6,7 +6,7 @@ import "time"
 // Version is the schema version written in every record's "v" field. Readers refuse other versions.
 const Version = 1
 
-// Mode says whether a load was cold or warm (DESIGN.md, "Measurement rules").
+// Mode says whether a load was cold or warm (docs/design.md, "Measurement rules").
 type Mode string
 
 // The two measurement modes. A cold load has no cache, no reused connection and no TLS/QUIC

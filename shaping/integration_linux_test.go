@@ -56,22 +56,6 @@ func assertGone(t *testing.T, ns, dev string) {
 	}
 }
 
-// leftovers lists pltlab namespaces and devices owned by pid.
-func leftovers(pid int) []string {
-	var found []string
-	entries, _ := os.ReadDir(netnsDir)
-	for _, e := range entries {
-		if ownerPid(e.Name(), false) == pid {
-			found = append(found, e.Name())
-		}
-	}
-	out, _ := exec.Command("ip", "-o", "link").CombinedOutput()
-	if prefix := fmt.Sprintf("%s%x-", devPrefix, pid); strings.Contains(string(out), prefix) {
-		found = append(found, prefix+"*")
-	}
-	return found
-}
-
 func TestIntegrationPing(t *testing.T) {
 	needRoot(t)
 	if _, err := exec.LookPath("ping"); err != nil {
