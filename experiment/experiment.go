@@ -80,6 +80,9 @@ type Config struct {
 	Observer func(Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// Shard, when set, restricts Run to one part of the schedule (see PlanShards); every line
+	// written then carries the shard, and the first is a plan line (PlanRecord).
+	Shard Shard
 }
 
 // Progress is what an Observer sees after each record.
@@ -130,6 +133,10 @@ func (c Config) withDefaults() Config {
 	}
 	if c.TLS == "" {
 		c.TLS = "1.3"
+	}
+	if c.Name == "" && c.Shard.Count > 0 {
+		// Every shard of a sweep must name it alike, whenever and wherever it starts.
+		c.Name = "sweep-" + configHash(c)
 	}
 	if c.Name == "" {
 		c.Name = "run-" + time.Now().UTC().Format("20060102T150405Z")

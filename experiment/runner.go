@@ -76,7 +76,20 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{}}
+	mine, err := ShardJobs(c)
+	if err != nil {
+		return Summary{}, err
+	}
+	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{},
+		mine: map[int]bool{}, total: len(mine), hash: ConfigHash(c)}
+	for _, i := range mine {
+		r.mine[i] = true
+	}
+	if c.Shard.Count > 0 {
+		if err := w.Write(PlanRecord(c, len(mine))); err != nil {
+			return Summary{}, err
+		}
+	}
 	err = r.run(ctx)
 	r.sum.Elapsed = time.Since(start)
 	return r.sum, err
@@ -124,8 +137,20 @@ type runner struct {
 	env   *result.Env
 	sum   Summary
 	done  int
-	run0  int               // next record's Run number
 	plts  map[Arm][]float64 // valid measured PLTs per arm, for the running medians
+	mine  map[int]bool      // indexes into jobs of this shard's loads (all when not sharded)
+	total int               // len(mine)
+	hash  string            // ConfigHash(c), on every line
+}
+
+// hasLoads reports whether link li has a load in this shard.
+func (r *runner) hasLoads(li int) bool {
+	for i, j := range r.jobs {
+		if j.Link == li && r.mine[i] {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -133,6 +158,9 @@ func (r *runner) run(ctx context.Context) error {
 	for li := range r.links {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if !r.hasLoads(li) {
+			continue // another shard's link
 		}
 		err := r.runLink(ctx, li)
 		if ctx.Err() != nil {
@@ -174,8 +202,8 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 		ls.servers = append(ls.servers, srv)
 	}
 	failures := 0
-	for _, j := range r.jobs {
-		if j.Link != li {
+	for i, j := range r.jobs {
+		if j.Link != li || !r.mine[i] {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -194,6 +222,7 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 			continue
 		}
 		failures = 0
+		rec.Run = i
 		if err := r.write(rec); err != nil {
 			return err
 		}
@@ -210,12 +239,12 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 		return fmt.Errorf("link self-check: %w", err)
 	}
 	rec := &result.Record{Kind: result.KindLinkCheck, Experiment: r.c.Name, Run: -1, Time: time.Now().UTC(),
-		Link: l.Spec().Result(), Check: &chk, Env: r.env}
+		Link: l.Spec().Result(), Check: &chk, Env: r.env, Shard: r.c.Shard.String(), ConfigHash: r.hash}
 	if err := r.w.Write(rec); err != nil {
 		return err
 	}
 	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs), Record: rec, Medians: r.medians()})
+		r.c.Observer(Progress{Done: r.done, Total: r.total, Record: rec, Medians: r.medians()})
 	}
 	if !chk.Pass {
 		var bad []string
@@ -342,9 +371,9 @@ func (r *runner) serverFacts(rec *result.Record, srv *server.Server, since time.
 	rec.TCPCC = rec.CC // the v1 field, kept for readers of older records
 }
 
+// write writes rec (whose Run is its index in the schedule) with the shard and config hash.
 func (r *runner) write(rec *result.Record) error {
-	rec.Run = r.run0
-	r.run0++
+	rec.Shard, rec.ConfigHash = r.c.Shard.String(), r.hash
 	if err := r.w.Write(rec); err != nil {
 		return err
 	}
@@ -362,7 +391,7 @@ func (r *runner) write(rec *result.Record) error {
 		r.plts[a] = append(r.plts[a], rec.PLTMs)
 	}
 	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs), Record: rec, Medians: r.medians()})
+		r.c.Observer(Progress{Done: r.done, Total: r.total, Record: rec, Medians: r.medians()})
 	}
 	return nil
 }

@@ -26,6 +26,9 @@ const (
 	KindLoad Kind = "load"
 	// KindLinkCheck is the self-check of an emulated link made before loads used it.
 	KindLinkCheck Kind = "link_check"
+	// KindPlan is the first line of a sharded run: the experiment's configuration and the
+	// shard's share (Record.Plan), from which a merge knows every shard's expected loads.
+	KindPlan Kind = "plan"
 )
 
 // Record is one page load, the unit of every result stream (one JSON object per line).
@@ -38,7 +41,9 @@ type Record struct {
 	Kind Kind `json:"kind,omitempty"`
 	// Experiment names the experiment (a matrix run or a reproduction) the record belongs to.
 	Experiment string `json:"experiment"`
-	// Run numbers the loads of one experiment from 0 in the order they were made.
+	// Run is the load's position in the experiment's schedule, from 0 (experiment.Schedule);
+	// loads are made in that order, so it orders them in time, and the shards of a sharded
+	// experiment hold disjoint runs. Lines that are not loads have -1.
 	Run int `json:"run"`
 	// Time is when the load started (RFC 3339 in JSON).
 	Time time.Time `json:"time"`
@@ -103,6 +108,45 @@ type Record struct {
 	Env *Env `json:"env,omitempty"`
 	// Check is the link self-check, set only on KindLinkCheck lines.
 	Check *LinkCheck `json:"check,omitempty"`
+	// Shard is the part of a sharded experiment the line belongs to, "I/N" (part I of N, from
+	// 0; `pltlab run --shard`); empty when the experiment was not sharded.
+	Shard string `json:"shard,omitempty"`
+	// ConfigHash identifies the experiment's configuration (pages, links, arms, runs, warm-ups,
+	// timeout, seed, TCP congestion control, TLS version): 16 hex digits of a SHA-256, the same
+	// for every shard of one sweep (experiment.ConfigHash). Empty in records older than it.
+	ConfigHash string `json:"config_hash,omitempty"`
+	// Plan is set only on KindPlan lines.
+	Plan *Plan `json:"plan,omitempty"`
+}
+
+// Plan is the configuration of a sharded experiment and one shard's share, written on the
+// shard's first line so that its files describe themselves (experiment.PlanRecord).
+type Plan struct {
+	// Pages and Links are the page and LINK specs, in the experiment's order.
+	Pages []string `json:"pages"`
+	Links []string `json:"links"`
+	// Arms are the (protocol, mode) combinations, in order.
+	Arms []PlanArm `json:"arms"`
+	// Runs and Warmup are the measured and warm-up loads per cell.
+	Runs   int `json:"runs"`
+	Warmup int `json:"warmup"`
+	// TimeoutMs is the per-load deadline in ms.
+	TimeoutMs float64 `json:"timeout_ms"`
+	// Seed seeds the order and the loss generators.
+	Seed int64 `json:"seed"`
+	// TCPCC and TLS are the TCP listeners' congestion control and TLS version.
+	TCPCC string `json:"tcp_cc"`
+	TLS   string `json:"tls"`
+	// Loads is the number of loads (warm-ups included) of this shard.
+	Loads int `json:"loads"`
+}
+
+// PlanArm is one (protocol, mode) arm of a Plan.
+type PlanArm struct {
+	// Protocol is "h1", "h2" or "h3".
+	Protocol string `json:"protocol"`
+	// Mode is Cold or Warm.
+	Mode Mode `json:"mode"`
 }
 
 // Resource is one subresource fetch seen through Resource Timing (W3C Resource Timing Level 2).

@@ -25,6 +25,7 @@ func newReproduceCmd() *cobra.Command {
 		seed   int64
 		chrome string
 		force  bool
+		shard  string
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce carlucci2015 [--runs 20] [--out DIR]",
@@ -60,6 +61,15 @@ DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.`,
 			c := experiment.CarlucciConfig(runs)
 			c.Seed, c.Chrome, c.Version = seed, chrome, pltlabVersion()
 			c.Name = fmt.Sprintf("%s-%s", experiment.Carlucci2015, time.Now().UTC().Format("20060102T150405Z"))
+			var err error
+			if c.Shard, err = parseShard(c, shard); err != nil {
+				return err
+			}
+			if c.Shard.Count > 0 {
+				// Every shard names the experiment alike; the reports come after the merge.
+				c.Name = experiment.Carlucci2015
+				return runExperiment(cmd.Context(), c, filepath.Join(out, "results.jsonl"), true, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.ErrOrStderr())
+			}
 			return reproduce(cmd, c, out)
 		},
 	}
@@ -69,6 +79,7 @@ DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.`,
 	fl.Int64Var(&seed, "seed", experiment.DefaultSeed, "seed of the interleaved run order")
 	fl.StringVar(&chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&force, "force", false, "overwrite the files of an earlier reproduction in --out")
+	fl.StringVar(&shard, "shard", "", "run part I of N (I/N, auto or auto/N, as in 'pltlab run'); writes DIR/results.jsonl only: merge the shards, then report")
 	return cmd
 }
 

@@ -32,6 +32,8 @@ type runFlags struct {
 	tcpCC, tls       string
 	chrome           string
 	noCheck, force   bool
+	shard            string
+	dryRun           bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -45,12 +47,17 @@ verified (protocol used, bytes received) and written as one JSON line; a summary
 Links other than "none" need root (network namespaces and TUN devices).`,
 		Example: `  sudo ./bin/pltlab run --page 10x30KB --link carlucci2015 --runs 5 --out /tmp/r.jsonl
   sudo ./bin/pltlab run --page 10x30KB --page 1x1MB --link rate=10mbit,rtt=20ms --link 3g --protocols h2,h3 --runs 3 --out /tmp/m.jsonl
-  ./bin/pltlab run --page 5x10KB --link none --runs 2 --out -`,
+  ./bin/pltlab run --page 5x10KB --link none --runs 2 --out -
+  ./bin/pltlab run --matrix grid.yaml --shard 0/8 --dry-run
+  ./bin/pltlab run --page 5x10KB --link none --runs 4 --shard 1/2 --out /tmp/shard-1.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.config(cmd)
 			if err != nil {
 				return err
+			}
+			if f.dryRun {
+				return printDryRun(cmd.OutOrStdout(), c)
 			}
 			c.Version = pltlabVersion()
 			summaryTo := cmd.OutOrStdout()
@@ -77,17 +84,21 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the link self-check before measuring")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
+	fl.StringVar(&f.shard, "shard", "", "run part I of N of the schedule: I/N (0 <= I < N), auto (Slurm array) or auto/N (Kubernetes JOB_COMPLETION_INDEX)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the loads and estimated time (per shard with --shard) and exit")
 	return cmd
 }
 
 // config builds the experiment from the flags (or the matrix file), as usage errors.
 func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	var c experiment.Config
+	var err error
 	if f.matrix != "" {
 		if len(f.pages) > 0 || len(f.links) > 0 {
 			return c, usagef("--matrix %s replaces --page and --link: give one or the other", f.matrix)
 		}
-		file, err := os.Open(f.matrix)
+		file, ferr := os.Open(f.matrix)
+		err = ferr
 		if err != nil {
 			return c, usagef("bad --matrix: %v", err)
 		}
@@ -133,6 +144,9 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	if err := experiment.CheckSpecs(c); err != nil {
 		return c, asUsage(err)
 	}
+	if c.Shard, err = parseShard(c, f.shard); err != nil || f.dryRun {
+		return c, err
+	}
 	if err := checkOutFile(f.out, f.force); err != nil {
 		return c, err
 	}
@@ -159,7 +173,11 @@ func runExperiment(ctx context.Context, c experiment.Config, out string, force b
 		sink = lf
 	}
 	var recs []*result.Record
-	observe, finish := newProgress(stderr, len(experiment.Schedule(c)))
+	jobs, err := experiment.ShardJobs(c)
+	if err != nil {
+		return err
+	}
+	observe, finish := newProgress(stderr, len(jobs))
 	c.Observer = func(p experiment.Progress) {
 		recs = append(recs, p.Record)
 		if observe != nil {

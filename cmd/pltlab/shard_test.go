@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestShardUsageErrors(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	t.Setenv("JOB_COMPLETION_INDEX", "")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"index = count", []string{"run", "--page", "1x1KB", "--link", "none", "--shard", "4/4"}, `bad shard "4/4"`},
+		{"not a shard", []string{"run", "--page", "1x1KB", "--link", "none", "--shard", "half"}, "accepted I/N"},
+		{"more shards than blocks", []string{"run", "--page", "1x1KB", "--link", "none", "--runs", "2", "--warmup", "0", "--shard", "0/3"}, "accepted 1..2 shards"},
+		{"auto outside an array", []string{"run", "--page", "1x1KB", "--link", "none", "--shard", "auto"}, "neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX"},
+		{"reproduce", []string{"reproduce", "carlucci2015", "--shard", "9/2"}, `bad shard "9/2"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, tt.args...)
+			if code != 2 || !strings.Contains(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Fatalf("exit %d, stderr %q; want 2 and one line containing %q", code, errOut, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunDryRun(t *testing.T) {
+	t.Setenv("JOB_COMPLETION_INDEX", "2")
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	code, out, errOut := runCLI(t, "run", "--page", "10x30KB", "--page", "1x1MB", "--link", "carlucci2015", "--link", "3g",
+		"--runs", "10", "--shard", "auto/4", "--dry-run", "--chrome", "/nonexistent/chromium")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"= 132 loads", "estimated", "config_hash", "2/4 *", "4 shards: the sweep takes about"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "\n"); n != 7 {
+		t.Errorf("%d lines, want 7 (summary, header, 4 shards, total):\n%s", n, out)
+	}
+}

@@ -1,0 +1,322 @@
+package experiment
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// kakhkiLike is a heterogeneous sweep: pages and links whose loads differ in cost by orders of
+// magnitude.
+func kakhkiLike() Config {
+	return Config{
+		Pages: []string{"1x5KB", "10x100KB", "1x10MB"},
+		Links: []string{"rate=5mbit,rtt=100ms", "rate=100mbit,rtt=10ms", "rate=50mbit,rtt=50ms,loss=1%", "none"},
+		Arms:  CrossArms([]string{"h2", "h3"}, []result.Mode{result.Cold, result.Warm}),
+		Runs:  10, Warmup: 1, Seed: 3,
+	}
+}
+
+func TestPlanShardsPartition(t *testing.T) {
+	configs := map[string]Config{
+		"kakhki-like": kakhkiLike(),
+		"one link":    {Pages: []string{"10x30KB"}, Links: []string{"carlucci2015"}, Arms: CrossArms([]string{"h1", "h2", "h3"}, []result.Mode{result.Cold}), Runs: 7, Warmup: 2},
+		"many links":  {Pages: []string{"5x10KB"}, Links: []string{"none", "3g", "4g", "cable", "dsl", "carlucci2015"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 3},
+	}
+	for name, c := range configs {
+		jobs := Schedule(c)
+		for _, n := range []int{1, 2, 3, 4, 5, 8} {
+			t.Run(name+"/"+string(rune('0'+n)), func(t *testing.T) {
+				plan, err := PlanShards(c, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(plan.Parts) != n || plan.Loads != len(jobs) {
+					t.Fatalf("%d parts of %d loads, want %d of %d", len(plan.Parts), plan.Loads, n, len(jobs))
+				}
+				seen := make([]int, len(jobs))
+				measured := 0
+				for k, p := range plan.Parts {
+					if p.Shard != (Shard{k, n}) || len(p.Jobs) == 0 {
+						t.Fatalf("part %d: shard %v, %d jobs", k, p.Shard, len(p.Jobs))
+					}
+					for _, i := range p.Jobs {
+						seen[i]++
+					}
+					measured += p.Measured
+					checkBlocks(t, c, jobs, p)
+				}
+				for i, s := range seen {
+					if s != 1 {
+						t.Fatalf("load %d (%+v) is in %d parts, want exactly 1 (disjoint, union = schedule)", i, jobs[i], s)
+					}
+				}
+				if want := len(c.Links) * len(c.Pages) * len(c.Arms) * c.Runs; measured != want {
+					t.Fatalf("measured loads %d, want %d", measured, want)
+				}
+				again, _ := PlanShards(c, n)
+				if !reflect.DeepEqual(plan, again) {
+					t.Fatal("the same config gave another plan")
+				}
+			})
+		}
+	}
+}
+
+// checkBlocks checks that part p holds whole randomized complete blocks: per link, its loads are
+// a multiple of the cells, and each consecutive run of cells holds every (page, arm) once.
+func checkBlocks(t *testing.T, c Config, jobs []Job, p Part) {
+	t.Helper()
+	cells := len(c.Pages) * len(c.Arms)
+	if len(p.Jobs)%cells != 0 {
+		t.Fatalf("shard %v has %d loads, not whole blocks of %d", p.Shard, len(p.Jobs), cells)
+	}
+	for b := 0; b < len(p.Jobs); b += cells {
+		seen := map[Job]bool{}
+		for _, i := range p.Jobs[b : b+cells] {
+			j := jobs[i]
+			key := Job{Link: j.Link, Page: j.Page, Arm: j.Arm}
+			if seen[key] {
+				t.Fatalf("shard %v: block at %d repeats %+v", p.Shard, b, key)
+			}
+			seen[key] = true
+		}
+	}
+}
+
+func TestPlanShardsBalance(t *testing.T) {
+	c := kakhkiLike()
+	m, err := newCost(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var maxBlock, maxSetup time.Duration
+	for l := range c.Links {
+		maxBlock, maxSetup = max(maxBlock, m.block(l)), max(maxSetup, m.setup(l))
+	}
+	for _, n := range []int{2, 3, 4, 6, 10} {
+		plan, err := PlanShards(c, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := plan.Estimate / time.Duration(n)
+		var longest, shortest time.Duration = 0, 1 << 62
+		links := 0
+		for _, p := range plan.Parts {
+			longest, shortest = max(longest, p.Estimate), min(shortest, p.Estimate)
+			links += len(p.Links)
+		}
+		// A cut lands within one block of its ideal place (or moves to a link boundary within
+		// LinkSnap of the target), and a split link is brought up once more.
+		slack := maxBlock + maxSetup + time.Duration(LinkSnap*float64(target))
+		if longest > target+slack {
+			t.Errorf("n=%d: longest shard %v, target %v, slack %v", n, longest, target, slack)
+		}
+		// Each cut splits at most one link.
+		if links > len(c.Links)+n-1 {
+			t.Errorf("n=%d: %d link bring-ups, want <= %d", n, links, len(c.Links)+n-1)
+		}
+		t.Logf("n=%d: total %v, per shard %v..%v, %d link bring-ups", n, plan.Estimate.Round(time.Second), shortest.Round(time.Second), longest.Round(time.Second), links)
+	}
+}
+
+func TestPlanShardsByCostNotCount(t *testing.T) {
+	// One expensive link (10 MB at 5 Mbit/s: 16 s a load) and one cheap one: two shards by count
+	// would be one link each; by time the cheap link joins part of the expensive one.
+	c := Config{Pages: []string{"1x10MB"}, Links: []string{"rate=5mbit,rtt=50ms", "rate=100mbit,rtt=10ms"},
+		Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 20}
+	plan, err := PlanShards(c, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := plan.Parts[0].Estimate, plan.Parts[1].Estimate
+	if r := float64(max(a, b)) / float64(min(a, b)); r > 1.2 {
+		t.Fatalf("shards of %v and %v: ratio %.2f, want balanced by time", a, b, r)
+	}
+	if len(plan.Parts[1].Links) != 2 {
+		t.Fatalf("second shard brings up links %v, want the end of the slow one and the fast one", plan.Parts[1].Links)
+	}
+}
+
+func TestPlanShardsLinksFirst(t *testing.T) {
+	// Four equal links in four shards: one link each, no link split.
+	c := Config{Pages: []string{"10x30KB"}, Links: []string{"3g", "4g", "cable", "dsl"},
+		Arms: CrossArms([]string{"h2", "h3"}, []result.Mode{result.Cold}), Runs: 5}
+	for i := range c.Links {
+		c.Links[i] = "rate=10mbit,rtt=40ms,loss=" + string(rune('0'+i)) + "%"
+	}
+	plan, err := PlanShards(c, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, p := range plan.Parts {
+		if !reflect.DeepEqual(p.Links, []int{k}) {
+			t.Fatalf("shard %d brings up links %v, want [%d]", k, p.Links, k)
+		}
+	}
+}
+
+func TestPlanShardsErrors(t *testing.T) {
+	c := Config{Pages: []string{"1x5KB"}, Links: []string{"none"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 3}
+	for _, n := range []int{0, 4, MaxShards + 1} {
+		if _, err := PlanShards(c, n); err == nil || !strings.Contains(err.Error(), "bad shard count") {
+			t.Errorf("n=%d: err = %v", n, err)
+		}
+	}
+	c.Links = []string{"rate=fast"}
+	if _, err := PlanShards(c, 1); err == nil || !strings.Contains(err.Error(), "bad link") {
+		t.Errorf("bad link: err = %v", err)
+	}
+}
+
+func TestParseShard(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	tests := []struct {
+		name, in string
+		env      func(string) string
+		want     Shard
+		err      string
+	}{
+		{"explicit", "2/4", env(), Shard{2, 4}, ""},
+		{"first", "0/1", env(), Shard{0, 1}, ""},
+		{"index too big", "4/4", env(), Shard{}, "0 <= I < N"},
+		{"negative", "-1/4", env(), Shard{}, "0 <= I < N"},
+		{"no slash", "3", env(), Shard{}, "accepted I/N"},
+		{"garbage", "a/b", env(), Shard{}, "accepted I/N"},
+		{"slurm from 0", "auto", env("SLURM_ARRAY_TASK_ID", "3", "SLURM_ARRAY_TASK_COUNT", "4", "SLURM_ARRAY_TASK_MIN", "0", "SLURM_ARRAY_TASK_MAX", "3"), Shard{3, 4}, ""},
+		{"slurm from 1", "auto", env("SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "4", "SLURM_ARRAY_TASK_MIN", "1", "SLURM_ARRAY_TASK_MAX", "4"), Shard{0, 4}, ""},
+		{"slurm min max only", "auto", env("SLURM_ARRAY_TASK_ID", "5", "SLURM_ARRAY_TASK_MIN", "5", "SLURM_ARRAY_TASK_MAX", "6"), Shard{0, 2}, ""},
+		{"slurm with count given", "auto/4", env("SLURM_ARRAY_TASK_ID", "2", "SLURM_ARRAY_TASK_COUNT", "4"), Shard{2, 4}, ""},
+		{"slurm count mismatch", "auto/3", env("SLURM_ARRAY_TASK_ID", "2", "SLURM_ARRAY_TASK_COUNT", "4"), Shard{}, "has 4 tasks"},
+		{"slurm step", "auto", env("SLURM_ARRAY_TASK_ID", "2", "SLURM_ARRAY_TASK_COUNT", "3", "SLURM_ARRAY_TASK_MIN", "0", "SLURM_ARRAY_TASK_MAX", "4"), Shard{}, "not contiguous"},
+		{"slurm no count", "auto", env("SLURM_ARRAY_TASK_ID", "2"), Shard{}, "SLURM_ARRAY_TASK_COUNT"},
+		{"k8s", "auto/3", env("JOB_COMPLETION_INDEX", "2"), Shard{2, 3}, ""},
+		{"k8s without count", "auto", env("JOB_COMPLETION_INDEX", "2"), Shard{}, "auto/N"},
+		{"k8s index too big", "auto/2", env("JOB_COMPLETION_INDEX", "2"), Shard{}, "not below"},
+		{"no engine", "auto", env(), Shard{}, "neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseShard(tt.in, tt.env)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.err)
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Fatalf("error of more than one line: %q", err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %v, %v; want %v", got, err, tt.want)
+			}
+			if got.String() != shardString(got) {
+				t.Fatalf("String() = %q", got.String())
+			}
+		})
+	}
+}
+
+func shardString(s Shard) string {
+	return string(rune('0'+s.Index)) + "/" + string(rune('0'+s.Count))
+}
+
+func TestConfigHash(t *testing.T) {
+	c := kakhkiLike()
+	h := ConfigHash(c)
+	if len(h) != 16 {
+		t.Fatalf("hash %q, want 16 hex digits", h)
+	}
+	same := c
+	same.Shard, same.Name, same.Chrome, same.SkipLinkCheck = Shard{1, 4}, "other", "/x/chromium", true
+	if ConfigHash(same) != h {
+		t.Fatal("the hash depends on the shard, name, browser or link check")
+	}
+	explicit := c
+	explicit.Timeout, explicit.TCPCC, explicit.TLS = DefaultTimeout, DefaultTCPCC, "1.3"
+	if ConfigHash(explicit) != h {
+		t.Fatal("defaults written out change the hash")
+	}
+	for name, change := range map[string]func(*Config){
+		"runs":  func(c *Config) { c.Runs++ },
+		"seed":  func(c *Config) { c.Seed++ },
+		"links": func(c *Config) { c.Links = c.Links[1:] },
+		"tls":   func(c *Config) { c.TLS = "1.2" },
+	} {
+		d := kakhkiLike()
+		change(&d)
+		if ConfigHash(d) == h {
+			t.Errorf("changing %s keeps the hash", name)
+		}
+	}
+	// Every shard of a sweep is named alike without a name given.
+	a, b := c, c
+	a.Shard, b.Shard = Shard{0, 2}, Shard{1, 2}
+	if na, nb := a.withDefaults().Name, b.withDefaults().Name; na != nb || na != "sweep-"+h {
+		t.Fatalf("shard names %q and %q, want sweep-%s", na, nb, h)
+	}
+}
+
+func TestPlanRecordRoundTrip(t *testing.T) {
+	c := kakhkiLike()
+	c.Shard = Shard{1, 3}
+	rec := PlanRecord(c, 42)
+	if rec.Kind != result.KindPlan || rec.Shard != "1/3" || rec.ConfigHash != ConfigHash(c) || rec.Plan.Loads != 42 {
+		t.Fatalf("plan record %+v", rec)
+	}
+	if got := ConfigHash(FromPlan(rec.Plan)); got != rec.ConfigHash {
+		t.Fatalf("config from the plan hashes to %s, want %s", got, rec.ConfigHash)
+	}
+}
+
+func TestShardJobs(t *testing.T) {
+	c := kakhkiLike()
+	all, err := ShardJobs(c)
+	if err != nil || len(all) != len(Schedule(c)) {
+		t.Fatalf("unsharded: %d jobs, %v", len(all), err)
+	}
+	n := 0
+	for i := range 3 {
+		c.Shard = Shard{i, 3}
+		part, err := ShardJobs(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(part)
+	}
+	if n != len(all) {
+		t.Fatalf("shards hold %d jobs, want %d", n, len(all))
+	}
+}
+
+func TestEstimateLoad(t *testing.T) {
+	c := Config{Pages: []string{"1x10MB", "1x5KB"}, Links: []string{"rate=5mbit,rtt=0ms", "rate=100mbit,rtt=0ms"},
+		Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 1}
+	m, err := newCost(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, fast := m.load(0, 0, c.Arms[0])-LoadOverhead, m.load(1, 1, c.Arms[0])-LoadOverhead
+	if slow != 16*time.Second {
+		t.Fatalf("10 MB at 5 Mbit/s: %v, want 16s", slow)
+	}
+	if r := float64(slow) / float64(fast); r < 39900 || r > 40100 {
+		t.Fatalf("10 MB at 5 Mbit/s vs 5 KB at 100 Mbit/s: ratio %.0f, want 40000 (2000 x the bytes at 1/20 of the rate)", r)
+	}
+	warm := Arm{Protocol: "h2", Mode: result.Warm}
+	if w, cold := m.load(1, 1, warm), m.load(1, 1, c.Arms[0]); w <= 2*cold {
+		t.Fatalf("warm %v, want more than two cold loads %v", w, cold)
+	}
+	if d := EstimateLoad(10_000_000, m.links[0], c.Arms[0], "1.3", 5*time.Second); d != 5*time.Second+LoadOverhead {
+		t.Fatalf("capped by the deadline: %v", d)
+	}
+}
