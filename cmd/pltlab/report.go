@@ -18,6 +18,7 @@ import (
 // reportFlags are the flags of 'pltlab report'.
 type reportFlags struct {
 	format, out, plot, plotKind, baseline, metric string
+	check                                         bool
 }
 
 // newReportCmd builds 'pltlab report': statistics, comparisons, plots and reports from result files.
@@ -32,11 +33,15 @@ median with a 95% distribution-free CI, mean, sd, cv and quantiles (Hyndman & Fa
 protocol is compared with the baseline in the same page, link and mode: ratio of medians with a
 95% bootstrap CI, percent difference, Mann-Whitney U and Welch p-values; significant only at
 p < 0.01. Timed-out loads are censored (shown as ">= deadline"). Warm-up loads are excluded.
-Corrupt lines are skipped with a warning; an input without page loads is an error.`,
+Corrupt lines are skipped with a warning; an input without page loads is an error.
+Shard files of one sweep ('pltlab run --shard') are checked against their plan: files of
+different configurations are refused, and missing or short shards and cells are named on
+stderr (with --check, they make the exit code 1).`,
 		Example: `  ./bin/pltlab report results.jsonl
   ./bin/pltlab report results.jsonl --format html --out report.html
   ./bin/pltlab report results.jsonl --plot plt.png --metric plt_ms --baseline h1
-  cat results.jsonl | ./bin/pltlab report - --format json`,
+  cat results.jsonl | ./bin/pltlab report - --format json
+  ./bin/pltlab report results/shard-*.jsonl --check`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("report needs at least one result file: FILE.jsonl... (\"-\" = stdin)")
@@ -54,6 +59,7 @@ Corrupt lines are skipped with a warning; an input without page loads is an erro
 	fl.StringVar(&f.plotKind, "plot-kind", "ecdf", "figure for --plot: ecdf, box or heatmap")
 	fl.StringVar(&f.baseline, "baseline", analysis.DefaultBaseline, "protocol the others are compared with: h1, h2 or h3")
 	fl.StringVar(&f.metric, "metric", string(analysis.PLT), "metric: plt_ms, ttfb_ms, fcp_ms or dcl_ms")
+	fl.BoolVar(&f.check, "check", false, "exit with 1 when the shard files of a sweep miss a shard or a load (see 'pltlab merge')")
 	return cmd
 }
 
@@ -100,7 +106,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 			return usagef("bad output %s: directory %s does not exist", out, filepath.Dir(out))
 		}
 	}
-	rep, err := analysis.AnalyzeFiles(args, cmd.InOrStdin(), opts, slog.Default())
+	rep, comp, err := analyzeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr(), opts)
 	if err != nil {
 		return err
 	}
@@ -114,6 +120,9 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		if err := rep.SavePlot(f.plot, kind); err != nil {
 			return fmt.Errorf("plot %s: %w", f.plot, err)
 		}
+	}
+	if f.check && comp != nil {
+		return incomplete(comp)
 	}
 	return nil
 }

@@ -67,6 +67,7 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		newRunCmd(),
 		newReportCmd(),
 		newReproduceCmd(),
+		newMergeCmd(),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

@@ -1,0 +1,173 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// fakeShards returns, per shard of c split n ways, the lines a run of it would write: its plan
+// line and one valid load record per job.
+func fakeShards(t *testing.T, c Config, n int) [][]*result.Record {
+	t.Helper()
+	plan, err := PlanShards(c, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := Schedule(c)
+	hash := ConfigHash(c)
+	var out [][]*result.Record
+	for _, p := range plan.Parts {
+		sc := c
+		sc.Shard = p.Shard
+		recs := []*result.Record{PlanRecord(sc, len(p.Jobs))}
+		for _, i := range p.Jobs {
+			j := jobs[i]
+			recs = append(recs, &result.Record{V: 1, Experiment: sc.withDefaults().Name, Run: i, Time: time.Unix(int64(i), 0),
+				Warmup: j.Warmup, Mode: j.Arm.Mode, Protocol: j.Arm.Protocol, Page: result.Page{Spec: c.Pages[j.Page]},
+				Link: result.Link{Spec: c.Links[j.Link]}, Valid: true, PLTMs: 100, Shard: p.Shard.String(), ConfigHash: hash})
+		}
+		out = append(out, recs)
+	}
+	return out
+}
+
+func sources(files [][]*result.Record) []Source {
+	var out []Source
+	for i, f := range files {
+		out = append(out, Source{Name: fmt.Sprintf("shard-%d.jsonl", i), Records: f})
+	}
+	return out
+}
+
+// cellCounts counts measured loads per (page, link, protocol, mode).
+func cellCounts(recs []*result.Record) map[string]int {
+	out := map[string]int{}
+	for _, r := range recs {
+		if r.IsLoad() && !r.Warmup {
+			out[r.Page.Spec+"|"+r.Link.Spec+"|"+r.Protocol+"|"+string(r.Mode)]++
+		}
+	}
+	return out
+}
+
+func TestMergeComplete(t *testing.T) {
+	c := kakhkiLike()
+	files := fakeShards(t, c, 4)
+	files = append(files, files[1]) // a shard given twice
+	m, err := Merge(sources(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Duplicates != len(files[1]) || m.ConfigHash != ConfigHash(c) {
+		t.Fatalf("duplicates %d (want %d), hash %s", m.Duplicates, len(files[1]), m.ConfigHash)
+	}
+	got := cellCounts(m.Records)
+	want := map[string]int{}
+	for _, j := range Schedule(c) {
+		if !j.Warmup {
+			want[c.Pages[j.Page]+"|"+c.Links[j.Link]+"|"+j.Arm.Protocol+"|"+string(j.Arm.Mode)]++
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("merged cells %v, want the unsharded schedule's %v", got, want)
+	}
+	comp, err := CheckComplete(m.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !comp.Complete() || len(comp.Shards) != 4 || len(comp.Short) != 0 {
+		t.Fatalf("complete = %v: %v", comp.Complete(), comp.Lines())
+	}
+	if lines := comp.Lines(); len(lines) != 1 || !strings.HasPrefix(lines[0], "complete: 4 shards") {
+		t.Fatalf("lines %q", lines)
+	}
+}
+
+func TestMergeMissingAndShort(t *testing.T) {
+	c := kakhkiLike()
+	files := fakeShards(t, c, 4)
+	short := len(files[1]) / 2
+	given := [][]*result.Record{files[0], files[1][:short], files[3]} // shard 2 never ran, shard 1 died half-way
+	m, err := Merge(sources(given))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := CheckComplete(m.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.Complete() {
+		t.Fatal("complete with a shard missing")
+	}
+	if got := comp.MissingShards(); !reflect.DeepEqual(got, []string{"2/4"}) {
+		t.Fatalf("missing shards %v, want [2/4]", got)
+	}
+	if got := comp.ShortShards(); !reflect.DeepEqual(got, []string{"1/4"}) {
+		t.Fatalf("short shards %v, want [1/4]", got)
+	}
+	wantMissing := len(files[1]) - short + len(files[2]) - 1 // minus the plan line of shard 2
+	if comp.Missing != wantMissing {
+		t.Fatalf("missing %d loads, want %d", comp.Missing, wantMissing)
+	}
+	if len(comp.Short) == 0 {
+		t.Fatal("no short cell named")
+	}
+	for _, cell := range comp.Short {
+		if cell.Got >= cell.Want || len(cell.Shards) == 0 {
+			t.Fatalf("cell %+v", cell)
+		}
+		for _, s := range cell.Shards {
+			if s != "1/4" && s != "2/4" {
+				t.Fatalf("cell %+v owed by %s", cell, s)
+			}
+		}
+	}
+	text := strings.Join(comp.Lines(), "\n")
+	for _, want := range []string{"shard 2/4 missing", "shard 1/4 short", "incomplete:", "owed by shard"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lines lack %q:\n%s", want, text)
+		}
+	}
+	// The rerun shards complete it.
+	m, _ = Merge(sources(append(given, files[1], files[2])))
+	if comp, _ := CheckComplete(m.Records); !comp.Complete() {
+		t.Fatalf("after the reruns: %v", comp.Lines())
+	}
+}
+
+func TestMergeRefusesMixedConfigs(t *testing.T) {
+	a := kakhkiLike()
+	b := kakhkiLike()
+	b.Runs = 5
+	fa, fb := fakeShards(t, a, 2), fakeShards(t, b, 2)
+	_, err := Merge(sources([][]*result.Record{fa[0], fb[1]}))
+	if !errors.Is(err, ErrMixedConfigs) {
+		t.Fatalf("err = %v, want ErrMixedConfigs", err)
+	}
+	for _, want := range []string{ConfigHash(a), ConfigHash(b), "shard-0.jsonl", "shard-1.jsonl"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("error of several lines: %q", err)
+	}
+}
+
+func TestCheckCompleteUnsharded(t *testing.T) {
+	recs := []*result.Record{{V: 1, Experiment: "x", Run: 0, Protocol: "h2", Valid: true}}
+	comp, err := CheckComplete(recs)
+	if comp != nil || err != nil {
+		t.Fatalf("unsharded: %v, %v", comp, err)
+	}
+	recs[0].Shard = "0/2"
+	if _, err := CheckComplete(recs); err == nil || !strings.Contains(err.Error(), "without a plan line") {
+		t.Fatalf("no plan line: err = %v", err)
+	}
+}
