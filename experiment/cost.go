@@ -121,3 +121,19 @@ func Estimate(c Config) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// Shaped reports whether any link of c is shaped: such a link needs network namespaces and TUN
+// devices, hence CAP_NET_ADMIN and CAP_SYS_ADMIN (root) today, where "none" needs no privilege.
+// It fails on a link spec that does not parse.
+func Shaped(c Config) (bool, error) {
+	m, err := newCost(c)
+	if err != nil {
+		return false, err
+	}
+	for _, l := range m.links {
+		if l.Shaped() {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -68,6 +68,8 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		newReportCmd(),
 		newReproduceCmd(),
 		newMergeCmd(),
+		newSlurmCmd(),
+		newK8sCmd(),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,5 +46,49 @@ func TestRunDryRun(t *testing.T) {
 	}
 	if n := strings.Count(out, "\n"); n != 7 {
 		t.Errorf("%d lines, want 7 (summary, header, 4 shards, total):\n%s", n, out)
+	}
+}
+
+func TestClusterCommands(t *testing.T) {
+	dir := t.TempDir()
+	matrix := filepath.Join(dir, "grid.yaml")
+	if err := os.WriteFile(matrix, []byte("pages: [1x5KB]\nlinks: [none, carlucci2015]\nprotocols: [h2]\nruns: 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"slurm no matrix", []string{"slurm", "--shards", "2", "--out", dir}, "missing --matrix"},
+		{"slurm no out", []string{"slurm", "--matrix", matrix, "--shards", "2"}, "missing --out"},
+		{"slurm no shards", []string{"slurm", "--matrix", matrix, "--out", dir}, "bad --shards 0"},
+		{"slurm too many shards", []string{"slurm", "--matrix", matrix, "--shards", "9", "--out", dir}, "accepted 1..8 shards"},
+		{"k8s no image", []string{"k8s", "--matrix", matrix, "--shards", "2"}, "bad image"},
+		{"k8s parallelism", []string{"k8s", "--matrix", matrix, "--shards", "2", "--parallelism", "3", "--image", "x"}, "bad parallelism 3"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, tt.args...)
+			if code != 2 || !strings.Contains(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Fatalf("exit %d, stderr %q; want 2 and one line containing %q", code, errOut, tt.want)
+			}
+		})
+	}
+	out := filepath.Join(dir, "sweep")
+	code, stdout, errOut := runCLI(t, "slurm", "--matrix", matrix, "--shards", "2", "--out", out, "--pltlab", "/opt/pltlab")
+	if code != 0 || !strings.Contains(stdout, "submit with: sh "+filepath.Join(out, "submit.sh")) {
+		t.Fatalf("slurm: exit %d, %q %q", code, stdout, errOut)
+	}
+	for _, f := range []string{"shards.sbatch", "merge.sbatch", "submit.sh", "matrix.yaml", "logs"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("slurm wrote no %s: %v", f, err)
+		}
+	}
+	if code, _, _ := runCLI(t, "slurm", "--matrix", matrix, "--shards", "2", "--out", out); code != 2 {
+		t.Errorf("slurm into a full directory without --force: exit %d", code)
+	}
+	code, stdout, errOut = runCLI(t, "k8s", "--matrix", matrix, "--shards", "2", "--parallelism", "2", "--image", "pltlab:dev")
+	if code != 0 || !strings.Contains(stdout, "completionMode: Indexed") || !strings.Contains(stdout, "NET_ADMIN") {
+		t.Fatalf("k8s: exit %d, %q", code, errOut)
 	}
 }
