@@ -13,11 +13,13 @@ INTEGRATION_TIMEOUT ?= 14m
 setup: deps build
 
 # deps installs the system packages pltlab needs, only where they are missing (idempotent).
+# slurm-wlm and munge are for the one-node Slurm integration test (cluster package).
 deps:
-	@if command -v chromium >/dev/null && command -v ip >/dev/null && command -v iperf3 >/dev/null && command -v ping >/dev/null; then \
-		echo "deps: chromium, iproute2, iperf3 and ping are installed"; \
+	@if command -v chromium >/dev/null && command -v ip >/dev/null && command -v iperf3 >/dev/null && command -v ping >/dev/null \
+		&& command -v slurmctld >/dev/null && command -v munged >/dev/null; then \
+		echo "deps: chromium, iproute2, iperf3, ping, slurm-wlm and munge are installed"; \
 	else \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping slurm-wlm munge; \
 	fi
 
 build:
