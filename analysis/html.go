@@ -89,11 +89,11 @@ dt{font-weight:bold}dd{margin:0}
 // grid) as inline SVG, the run context, the link checks and the methods.
 func (r *Report) WriteHTML(w io.Writer) error {
 	d := htmlData{
-		Title:   "pltlab report: " + r.Options.Metric.Label(),
+		Title:    "pltlab report: " + r.Options.Metric.Label(),
 		Summary:  r.countsLine() + ".",
 		Warnings: r.allWarnings(),
-		Context: r.Context.pairs(),
-		Methods: r.methodNote(),
+		Context:  r.Context.pairs(),
+		Methods:  r.methodNote(),
 	}
 	if rp := r.Reproduction; rp != nil && len(rp.References) > 0 {
 		rows := r.referenceTable(rp.References)

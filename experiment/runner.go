@@ -280,7 +280,7 @@ func (r *runner) jobRecord(i int, j Job) *result.Record {
 	rec := &result.Record{Experiment: r.c.Name, Run: i, Scheduled: len(r.jobs), Time: time.Now().UTC(),
 		Warmup: j.Warmup, Mode: j.Arm.Mode, Protocol: j.Arm.Protocol, Env: r.env, Settings: r.settings,
 		DeadlineMs: float64(r.c.Timeout) / float64(time.Millisecond),
-		Page: result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}}
+		Page:       result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}}
 	rec.Link = r.links[j.Link].Result()
 	rec.Link.Spec = r.c.Links[j.Link]
 	return rec
