@@ -110,8 +110,11 @@ func (c Config) Settings() *result.Settings {
 type Progress struct {
 	// Done and Total count loads, warm-ups included.
 	Done, Total int
-	// Record is the record just written.
+	// Record is the record just written; nil when Checking is set.
 	Record *result.Record
+	// Checking, when not "", is the LINK spec whose self-check (about 10 s) is starting; no
+	// record was written.
+	Checking string
 	// Medians is the running median PLT of the valid measured loads per arm so far, in the
 	// order of Config.Arms (0 where there is none yet), in ms.
 	Medians []ArmMedian

@@ -318,6 +318,9 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	if r.c.SkipLinkCheck || l.Namespace() == "" {
 		return nil
 	}
+	if r.c.Observer != nil {
+		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Checking: r.c.Links[li], Medians: r.medians()})
+	}
 	chk, err := shaping.Check(ctx, l, shaping.CheckOptions{Quick: true})
 	if err != nil {
 		return fmt.Errorf("link self-check: %w", err)

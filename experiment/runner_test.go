@@ -141,3 +141,36 @@ func TestIntegrationHarnessErrorOnce(t *testing.T) {
 		t.Errorf("lines by kind %v, summary %+v: want 1 harness_error and 1 valid load", kinds, sum)
 	}
 }
+
+// TestResumeFrom (issue 11 item 7): the loads in the file are marked done, a harness error is
+// made again, and a file from other flags is refused naming the difference.
+func TestResumeFrom(t *testing.T) {
+	c := quietConfig()
+	c.Name = ""
+	jobs := Schedule(c)
+	lineOf := func(i int, kind result.Kind) *result.Record {
+		j := jobs[i]
+		return &result.Record{Kind: kind, Experiment: "exp1", Run: i, Scheduled: len(jobs), Protocol: j.Arm.Protocol,
+			Mode: j.Arm.Mode, Warmup: j.Warmup, Page: result.Page{Spec: "2x10KB"}, Link: result.Link{Spec: "none"},
+			Settings: c.Settings()}
+	}
+	recs := []*result.Record{lineOf(0, ""), lineOf(1, ""), lineOf(2, result.KindHarnessError)}
+	got, err := ResumeFrom(c, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "exp1" || !got.Done[0] || !got.Done[1] || got.Done[2] || Remaining(got) != len(jobs)-2 {
+		t.Errorf("resumed %q done %v, remaining %d", got.Name, got.Done, Remaining(got))
+	}
+	other := c
+	other.Seed = 99 // another order: the lines no longer fit
+	other.Runs = 5
+	if _, err := ResumeFrom(other, recs); err == nil || !strings.Contains(err.Error(), "these flags") {
+		t.Errorf("resume with other flags: err %v", err)
+	}
+	tls := c
+	tls.TLS = "1.2"
+	if _, err := ResumeFrom(tls, recs); err == nil || !strings.Contains(err.Error(), "TLS 1.3") {
+		t.Errorf("resume with another TLS: err %v", err)
+	}
+}
