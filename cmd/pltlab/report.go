@@ -126,7 +126,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	}
 	if o := outs[f.plot]; o != nil {
 		format, _ := analysis.ImageFormat(f.plot) // checked by parseReportFlags
-		var buf bytes.Buffer // render first: a failed plot leaves the file empty, then removed
+		var buf bytes.Buffer                      // render first: a failed plot leaves the file empty, then removed
 		err := rep.WritePlot(&buf, kind, format)
 		if err == nil {
 			_, err = o.Write(buf.Bytes())

@@ -327,4 +327,3 @@ func printSummary(w io.Writer, recs []*result.Record) error {
 	}
 	return err
 }
-
