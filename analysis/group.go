@@ -17,7 +17,7 @@ type Key struct {
 	Link string
 	// Mode is cold or warm; the two are never mixed in one statistic.
 	Mode result.Mode
-	// Protocol is the requested protocol ("h1", "h2", "h3").
+	// Protocol is the requested protocol, a protocol.Table name ("h1", "h2", "h3").
 	Protocol string
 	// Settings names every setting that changes the measurement and that the loads of the group
 	// shared: "tcp_cc cubic, TLS 1.2, Chromium/156.0.1, pltlab v1" (see settingsOf). Loads made
@@ -188,7 +188,7 @@ func (g *Group) summarise() {
 	g.CV = g.SD / g.Mean
 }
 
-// protoRank orders protocols as protocol.Table does (h1, h2, h3), then the others by name.
+// protoRank orders protocols as protocol.Table does (h1, h2, h3), then unknown ones, by name.
 func protoRank(p string) int { return protocol.Index(p) }
 
 func compareKeys(a, b Key) int {

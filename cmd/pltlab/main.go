@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/pltlab/pltlab/shaping"
 )
 
@@ -20,6 +21,9 @@ func main() {
 
 // run executes the command line and returns the process exit code (see exitCode).
 func run() int {
+	// gin's mode is process-wide, so the program (not the server package) chooses it: release
+	// mode prints nothing, which keeps stdout for records (run --out -).
+	gin.SetMode(gin.ReleaseMode)
 	// A write to a closed pipe returns EPIPE instead of killing the process, so that a run whose
 	// reader went away (pltlab run --out - | head) stops in order and tears everything down.
 	pipes := make(chan os.Signal, 1)

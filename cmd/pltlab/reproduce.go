@@ -145,7 +145,7 @@ func writeReproduction(w io.Writer, dir string, c experiment.Config, recs []*res
 		return analysis.ErrNoRecords
 	}
 	rep.Reproduction = &analysis.Reproduction{Title: "Carlucci et al., SAC 2015, reproduced with pltlab",
-		References: carlucciReferences(c, recs), Notes: experiment.CarlucciDifferences}
+		References: carlucciReferences(c, recs), Notes: experiment.CarlucciDifferences(recs)}
 	if err := rep.WriteDir(dir); err != nil {
 		return err
 	}

@@ -266,11 +266,12 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		recs = old
 		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", c.Name, len(c.Done), len(experiment.Schedule(c)))
 	}
-	cleanup, err := useTempRoot()
+	tmp, cleanup, err := makeTempRoot()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	c.TempDir = tmp
 	observe, finish := newProgress(experiment.Remaining(c), stderr, isTerminal(stderr))
 	c.Observer = func(p experiment.Progress) {
 		if p.Record != nil {

@@ -14,16 +14,6 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// buildPltlab builds the binary into dir for an end-to-end test.
-func buildPltlab(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "pltlab")
-	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
-	return bin
-}
-
 // needChromium skips a test that needs a real browser (but no root: --link none).
 func needChromium(t *testing.T) {
 	t.Helper()
@@ -40,7 +30,7 @@ func needChromium(t *testing.T) {
 func TestIntegrationRunBrokenPipe(t *testing.T) {
 	needChromium(t)
 	dir := t.TempDir()
-	bin := buildPltlab(t, dir)
+	bin := buildPltlab(t)
 	tmp := filepath.Join(dir, "tmp")
 	os.Mkdir(tmp, 0o755)
 	cmd := exec.Command(bin, "run", "--page", "2x10KB", "--link", "none", "--runs", "50", "--out", "-")
@@ -83,7 +73,7 @@ func TestIntegrationRunBrokenPipe(t *testing.T) {
 func TestIntegrationRunResume(t *testing.T) {
 	needChromium(t)
 	dir := t.TempDir()
-	bin := buildPltlab(t, dir)
+	bin := buildPltlab(t)
 	out := filepath.Join(dir, "r.jsonl")
 	args := []string{"run", "--page", "2x10KB", "--link", "none", "--protocols", "h1,h2", "--runs", "2", "--warmup", "0", "--out", out}
 	if b, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
