@@ -161,4 +161,3 @@ func (f *fqCodel) dequeue(s *server, now int64) (entry, bool) {
 		return e, true
 	}
 }
-
