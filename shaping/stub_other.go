@@ -5,9 +5,9 @@ package shaping
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"net"
 	"net/netip"
+	"os/exec"
 	"sync/atomic"
 	"time"
 )
