@@ -165,10 +165,7 @@ has completed, merge the files of the results volume with 'pltlab merge'.`,
 			if out == "" {
 				out = "-"
 			}
-			if err := checkOutFile(out, f.force); err != nil {
-				return err
-			}
-			return writeReport(cmd.OutOrStdout(), out, func(w io.Writer) error { _, err := w.Write(y); return err })
+			return writeOutput(cmd.OutOrStdout(), out, f.force, func(w io.Writer) error { _, err := w.Write(y); return err })
 		},
 	}
 	f.register(cmd, `output file ("-" or none = stdout)`)

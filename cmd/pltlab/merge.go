@@ -43,14 +43,16 @@ step fails visibly; rerun the named shards and merge again.`,
 					return err
 				}
 			}
-			if err := checkOutFile(out, force); err != nil {
-				return err
+			for _, in := range args {
+				if in != "-" && out != "-" && sameFile(out, in) {
+					return usagef("bad --out %s: it is the input %s (merge never replaces its inputs): choose another file", out, in)
+				}
 			}
-			m, comp, err := mergeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr())
+			m, _, comp, err := mergeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			if err := writeRecords(cmd.OutOrStdout(), out, m.Records); err != nil {
+			if err := writeRecords(cmd.OutOrStdout(), out, force, m.Records); err != nil {
 				return err
 			}
 			if m.Duplicates > 0 {
@@ -71,37 +73,42 @@ step fails visibly; rerun the named shards and merge again.`,
 // mergeFiles reads the named files, merges them (experiment.Merge) and checks the merged records
 // against their plan, printing the completeness lines to stderr. comp is nil when no record is
 // from a sharded run. Files of different configurations are a usage error.
-func mergeFiles(names []string, stdin io.Reader, stderr io.Writer) (experiment.Merged, *experiment.Completeness, error) {
+func mergeFiles(names []string, stdin io.Reader, stderr io.Writer) (m experiment.Merged, stats analysis.ReadStats, comp *experiment.Completeness, err error) {
 	var srcs []experiment.Source
 	skipped := 0
 	for _, name := range names {
-		recs, n, err := analysis.ReadFiles([]string{name}, stdin, slog.Default())
+		recs, st, err := analysis.ReadAll([]string{name}, stdin, slog.Default())
 		if err != nil {
-			return experiment.Merged{}, nil, err
+			return experiment.Merged{}, analysis.ReadStats{}, nil, err
 		}
-		skipped += n
+		stats.Corrupt += st.Corrupt
+		stats.Duplicates += st.Duplicates
+		stats.Refused = append(stats.Refused, st.Refused...)
+		stats.RefusedCount += st.RefusedCount
+		skipped += st.Corrupt + st.RefusedCount
 		srcs = append(srcs, experiment.Source{Name: name, Records: recs})
 	}
-	m, err := experiment.Merge(srcs)
+	m, err = experiment.Merge(srcs)
 	if errors.Is(err, experiment.ErrMixedConfigs) {
-		return m, nil, usagef("%v", err)
+		return m, stats, nil, usagef("%v", err)
 	}
 	if err != nil {
-		return m, nil, err
+		return m, stats, nil, err
 	}
+	stats.Duplicates += m.Duplicates
 	if skipped > 0 {
-		fmt.Fprintf(stderr, "pltlab: skipped %d corrupt or repeated lines within files\n", skipped)
+		fmt.Fprintf(stderr, "pltlab: skipped %d corrupt or refused lines\n", skipped)
 	}
-	comp, err := experiment.CheckComplete(m.Records)
+	comp, err = experiment.CheckComplete(m.Records)
 	if err != nil {
-		return m, nil, err
+		return m, stats, nil, err
 	}
 	if comp != nil {
 		for _, line := range comp.Lines() {
 			fmt.Fprintf(stderr, "pltlab: %s\n", line)
 		}
 	}
-	return m, comp, nil
+	return m, stats, comp, nil
 }
 
 // incomplete returns an error (exit code 1) naming the missing and short shards of comp, or nil
@@ -121,9 +128,33 @@ func incomplete(comp *experiment.Completeness) error {
 		strings.Join(parts, "; "), comp.Missing, comp.Loads)}
 }
 
+// writeOutput writes with fn to stdout ("-") or to the file out, which may exist only with
+// force (openOut checks and locks it).
+func writeOutput(stdout io.Writer, out string, force bool, fn func(io.Writer) error) error {
+	if out == "-" {
+		return fn(stdout)
+	}
+	mode := outNew
+	if force {
+		mode = outReplace
+	}
+	of, err := openOut("--out", out, mode)
+	if err != nil {
+		return err
+	}
+	if err := fn(of); err != nil {
+		of.Close()
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err := of.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return nil
+}
+
 // writeRecords writes recs as JSON Lines to stdout ("-") or to the file out.
-func writeRecords(stdout io.Writer, out string, recs []*result.Record) error {
-	return writeReport(stdout, out, func(w io.Writer) error {
+func writeRecords(stdout io.Writer, out string, force bool, recs []*result.Record) error {
+	return writeOutput(stdout, out, force, func(w io.Writer) error {
 		rw := result.NewWriter(w)
 		for _, r := range recs {
 			if err := rw.Write(r); err != nil {
@@ -138,14 +169,15 @@ func writeRecords(stdout io.Writer, out string, recs []*result.Record) error {
 // the completeness of a sharded sweep (nil when none is sharded). Like analysis.AnalyzeFiles it
 // fails with analysis.ErrNoRecords when there is no page load.
 func analyzeFiles(names []string, stdin io.Reader, stderr io.Writer, opts analysis.Options) (*analysis.Report, *experiment.Completeness, error) {
-	m, comp, err := mergeFiles(names, stdin, stderr)
+	m, st, comp, err := mergeFiles(names, stdin, stderr)
 	if err != nil {
 		return nil, nil, err
 	}
 	rep := analysis.Analyze(m.Records, opts)
-	rep.SkippedLines = m.Duplicates
+	rep.SetReadStats(st)
 	if rep.Empty() {
-		return rep, comp, fmt.Errorf("%s: %w (%d records read)", strings.Join(names, ", "), analysis.ErrNoRecords, len(m.Records))
+		return rep, comp, fmt.Errorf("%s: %w (%d records read, %d corrupt lines skipped, %d records refused)",
+			strings.Join(names, ", "), analysis.ErrNoRecords, len(m.Records), st.Corrupt, st.RefusedCount)
 	}
 	return rep, comp, nil
 }

@@ -63,7 +63,7 @@ func TestClusterCommands(t *testing.T) {
 		{"slurm no matrix", []string{"slurm", "--shards", "2", "--out", dir}, "missing --matrix"},
 		{"slurm no out", []string{"slurm", "--matrix", matrix, "--shards", "2"}, "missing --out"},
 		{"slurm no shards", []string{"slurm", "--matrix", matrix, "--out", dir}, "bad --shards 0"},
-		{"slurm too many shards", []string{"slurm", "--matrix", matrix, "--shards", "9", "--out", dir}, "accepted 1..8 shards"},
+		{"slurm too many shards", []string{"slurm", "--matrix", matrix, "--shards", "11", "--out", dir}, "accepted 1..10 shards"},
 		{"k8s no image", []string{"k8s", "--matrix", matrix, "--shards", "2"}, "bad image"},
 		{"k8s parallelism", []string{"k8s", "--matrix", matrix, "--shards", "2", "--parallelism", "3", "--image", "x"}, "bad parallelism 3"},
 	} {
