@@ -8,7 +8,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # run with the race detector and -short, which skips them.
 INTEGRATION_TIMEOUT ?= 14m
 
-.PHONY: setup deps build test unit integration check bench fuzz clean
+.PHONY: setup deps build test unit integration check bench fuzz clean image image-deps image-smoke
 
 setup: deps build
 
@@ -50,6 +50,30 @@ bench:
 
 fuzz:
 	@echo "run one fuzz target at a time, e.g.: go test -fuzz FuzzParseSpec ./pages"
+
+# image builds the container image of the Dockerfile with podman, offline: the FROM images are
+# made locally (scripts/image-bases.sh: a debootstrapped bookworm and the host's Go toolchain) and
+# the Go modules come from the host's module cache. Minutes, so not part of `make test`;
+# image-smoke then measures a small page inside the image (README, "Running on a cluster").
+# PODMAN_FLAGS suit machines like the development one: crun refuses its hybrid cgroup v1/v2
+# layout (runc accepts it), and without CAP_SYS_RESOURCE podman's default rlimits cannot be set.
+IMAGE ?= localhost/pltlab:latest
+PODMAN_FLAGS ?= --runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096
+image: image-deps
+	scripts/image-bases.sh
+	podman build $(PODMAN_FLAGS) --pull=never --network=host -v "$$($(GO) env GOMODCACHE)":/go/pkg/mod \
+		--build-arg GOPROXY=off --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+
+image-deps:
+	@if command -v podman >/dev/null && command -v buildah >/dev/null && command -v debootstrap >/dev/null && command -v runc >/dev/null; then \
+		echo "image-deps: podman, buildah, runc and debootstrap are installed"; \
+	else \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq podman buildah runc debootstrap; \
+	fi
+
+image-smoke:
+	podman run $(PODMAN_FLAGS) --rm --network=host $(IMAGE) version
+	podman run $(PODMAN_FLAGS) --rm --network=host $(IMAGE) run --page 2x5KB --link none --protocols h2,h3 --runs 2 --warmup 0 --out - >/dev/null
 
 clean:
 	rm -rf bin

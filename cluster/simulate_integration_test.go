@@ -18,12 +18,12 @@ import (
 )
 
 // tinyMatrix is a sweep that needs neither root nor much time: an unshaped link, a 10 KB page,
-// h2 and h3 cold, 3 measured blocks and 1 warm-up block (4 blocks of 2 loads).
+// h2 and h3 cold, 4 measured blocks and 1 warm-up block (5 blocks of 2 loads).
 const tinyMatrix = `name: tiny-sim
 pages: [2x5KB]
 links: [none]
 protocols: [h2, h3]
-runs: 3
+runs: 4
 warmup: 1
 timeout: 30s
 `
@@ -69,7 +69,7 @@ func TestIntegrationK8sJobSimulated(t *testing.T) {
 	}
 	needChromium(t)
 	bin := buildPltlab(t)
-	const shards, parallelism = 3, 2
+	const shards, parallelism = 4, 2
 	s := sweep(t, tinyMatrix, shards)
 	y, err := K8s(s, K8sOptions{Image: "localhost/pltlab:latest", Parallelism: parallelism})
 	if err != nil {
@@ -129,9 +129,9 @@ func TestIntegrationK8sJobSimulated(t *testing.T) {
 	checkMerged(t, s.Config, merged)
 
 	// A shard lost: merge exits 1 and names it.
-	lost := exec.Command(bin, append([]string{"merge", "--out", "/dev/null"}, files[0], files[2])...)
+	lost := exec.Command(bin, append([]string{"merge", "--out", "/dev/null"}, files[0], files[2], files[3])...)
 	out, err = lost.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "missing shards 1/3") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "missing shards 1/4") {
 		t.Fatalf("merge without shard 1: %v\n%s", err, out)
 	}
 }

@@ -171,3 +171,20 @@ func TestCheckCompleteUnsharded(t *testing.T) {
 		t.Fatalf("no plan line: err = %v", err)
 	}
 }
+
+func TestResumeShard(t *testing.T) {
+	c := kakhkiLike()
+	files := fakeShards(t, c, 3)
+	half := files[1][:len(files[1])/2] // the plan line and the first loads of shard 1
+	c.Shard = Shard{1, 3}
+	rc, err := ResumeFrom(c, half)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rc.Done) != len(half)-1 {
+		t.Fatalf("done %d, want %d", len(rc.Done), len(half)-1)
+	}
+	if got, want := Remaining(rc), len(files[1])-len(half); got != want {
+		t.Fatalf("remaining %d, want %d (the rest of shard 1 only)", got, want)
+	}
+}

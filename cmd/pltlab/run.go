@@ -277,7 +277,8 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 			return usagef("--resume %s: %v: give the flags of the interrupted run", out, err)
 		}
 		recs = old
-		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", c.Name, len(c.Done), len(experiment.Schedule(c)))
+		jobs, _ := experiment.ShardJobs(c) // the shard's loads, or all
+		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", c.Name, len(c.Done), len(jobs))
 	}
 	tmp, cleanup, err := makeTempRoot()
 	if err != nil {
