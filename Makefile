@@ -53,7 +53,7 @@ fuzz:
 
 # image builds the container image of the Dockerfile with podman, offline: the FROM images are
 # made locally (scripts/image-bases.sh: a debootstrapped bookworm and the host's Go toolchain) and
-# the Go modules come from the host's module cache. Minutes, so not part of `make test`;
+# the Go modules and build cache come from the host's. Minutes, so not part of `make test`;
 # image-smoke then measures a small page inside the image (README, "Running on a cluster").
 # PODMAN_FLAGS suit machines like the development one: crun refuses its hybrid cgroup v1/v2
 # layout (runc accepts it), and without CAP_SYS_RESOURCE podman's default rlimits cannot be set.
@@ -62,6 +62,7 @@ PODMAN_FLAGS ?= --runtime runc --ulimit nofile=4096:4096 --ulimit nproc=4096:409
 image: image-deps
 	scripts/image-bases.sh
 	podman build $(PODMAN_FLAGS) --pull=never --network=host -v "$$($(GO) env GOMODCACHE)":/go/pkg/mod \
+		-v "$$($(GO) env GOCACHE)":/root/.cache/go-build \
 		--build-arg GOPROXY=off --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 image-deps:

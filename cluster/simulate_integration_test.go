@@ -18,11 +18,11 @@ import (
 )
 
 // tinyMatrix is a sweep that needs neither root nor much time: an unshaped link, a 10 KB page,
-// h2 and h3 cold, 4 measured blocks and 1 warm-up block (5 blocks of 2 loads).
+// h2 cold (one browser per shard), 4 measured blocks and 1 warm-up block of one load each.
 const tinyMatrix = `name: tiny-sim
 pages: [2x5KB]
 links: [none]
-protocols: [h2, h3]
+protocols: [h2]
 runs: 4
 warmup: 1
 timeout: 30s

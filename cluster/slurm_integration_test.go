@@ -214,7 +214,7 @@ func (sc *slurmCluster) stop(t *testing.T) {
 }
 
 // TestIntegrationSlurmOneNode starts a one-node Slurm cluster on this machine, writes a small
-// sweep's job array with 'pltlab slurm' (an unshaped link, a 10 KB page, h2 and h3, 2 shards),
+// sweep's job array with 'pltlab slurm' (an unshaped link, a 10 KB page, h2, 2 shards),
 // submits it with the generated submit.sh, waits for the final merge-and-report job and checks
 // that the merged result covers the cells and counts of the unsharded schedule with every load
 // valid, and that the merge job succeeded. Every daemon is stopped at the end, even on failure.

@@ -160,8 +160,9 @@ func (c *Completeness) ShortShards() []string {
 }
 
 // Lines describes c in lines of text: one per shard that is missing or short, one per short
-// cell, and a closing line.
-func (c *Completeness) Lines() []string {
+// cell (at most maxCells of them, then one line counting the rest; all when maxCells <= 0),
+// and a closing line.
+func (c *Completeness) Lines(maxCells int) []string {
 	var out []string
 	for _, s := range c.Shards {
 		switch {
@@ -171,7 +172,11 @@ func (c *Completeness) Lines() []string {
 			out = append(out, fmt.Sprintf("shard %s short: %d of %d loads", s.Shard, s.Made, s.Expected))
 		}
 	}
-	for _, cell := range c.Short {
+	for i, cell := range c.Short {
+		if maxCells > 0 && i == maxCells {
+			out = append(out, fmt.Sprintf("... and %d more short cells", len(c.Short)-maxCells))
+			break
+		}
 		out = append(out, fmt.Sprintf("cell page %s, link %s, %s %s: %d of %d measured loads (owed by shard %s)",
 			cell.Page, cell.Link, cell.Protocol, cell.Mode, cell.Got, cell.Want, strings.Join(cell.Shards, ", ")))
 	}

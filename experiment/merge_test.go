@@ -82,9 +82,9 @@ func TestMergeComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !comp.Complete() || len(comp.Shards) != 4 || len(comp.Short) != 0 {
-		t.Fatalf("complete = %v: %v", comp.Complete(), comp.Lines())
+		t.Fatalf("complete = %v: %v", comp.Complete(), comp.Lines(0))
 	}
-	if lines := comp.Lines(); len(lines) != 1 || !strings.HasPrefix(lines[0], "complete: 4 shards") {
+	if lines := comp.Lines(0); len(lines) != 1 || !strings.HasPrefix(lines[0], "complete: 4 shards") {
 		t.Fatalf("lines %q", lines)
 	}
 }
@@ -128,7 +128,7 @@ func TestMergeMissingAndShort(t *testing.T) {
 			}
 		}
 	}
-	text := strings.Join(comp.Lines(), "\n")
+	text := strings.Join(comp.Lines(0), "\n")
 	for _, want := range []string{"shard 2/4 missing", "shard 1/4 short", "incomplete:", "owed by shard"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("lines lack %q:\n%s", want, text)
@@ -137,7 +137,7 @@ func TestMergeMissingAndShort(t *testing.T) {
 	// The rerun shards complete it.
 	m, _ = Merge(sources(append(given, files[1], files[2])))
 	if comp, _ := CheckComplete(m.Records); !comp.Complete() {
-		t.Fatalf("after the reruns: %v", comp.Lines())
+		t.Fatalf("after the reruns: %v", comp.Lines(0))
 	}
 }
 
@@ -186,5 +186,25 @@ func TestResumeShard(t *testing.T) {
 	}
 	if got, want := Remaining(rc), len(files[1])-len(half); got != want {
 		t.Fatalf("remaining %d, want %d (the rest of shard 1 only)", got, want)
+	}
+}
+
+func TestCompletenessLinesCapped(t *testing.T) {
+	c := kakhkiLike()
+	files := fakeShards(t, c, 4)
+	m, _ := Merge(sources([][]*result.Record{files[0]}))
+	comp, err := CheckComplete(m.Records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(comp.Short) <= 5 {
+		t.Fatalf("only %d short cells", len(comp.Short))
+	}
+	lines := comp.Lines(5)
+	if want := 3 + 5 + 1 + 1; len(lines) != want { // 3 missing shards, 5 cells, "... more", closing
+		t.Fatalf("%d lines, want %d: %q", len(lines), want, lines)
+	}
+	if !strings.Contains(lines[8], fmt.Sprintf("and %d more short cells", len(comp.Short)-5)) {
+		t.Fatalf("line %q", lines[8])
 	}
 }

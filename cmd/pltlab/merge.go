@@ -70,6 +70,9 @@ step fails visibly; rerun the named shards and merge again.`,
 	return cmd
 }
 
+// maxCellLines caps the short cells merge and report name one by one.
+const maxCellLines = 20
+
 // mergeFiles reads the named files, merges them (experiment.Merge) and checks the merged records
 // against their plan, printing the completeness lines to stderr. comp is nil when no record is
 // from a sharded run. Files of different configurations are a usage error.
@@ -104,7 +107,7 @@ func mergeFiles(names []string, stdin io.Reader, stderr io.Writer) (m experiment
 		return m, stats, nil, err
 	}
 	if comp != nil {
-		for _, line := range comp.Lines() {
+		for _, line := range comp.Lines(maxCellLines) {
 			fmt.Fprintf(stderr, "pltlab: %s\n", line)
 		}
 	}
