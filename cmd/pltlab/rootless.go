@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/shaping"
 )
 
@@ -49,7 +51,7 @@ func needsRootless(cmd *cobra.Command) bool {
 		return true
 	}
 	if f := cmd.Flags().Lookup("matrix"); f != nil && f.Value.String() != "" {
-		return true
+		return matrixShaped(f.Value.String())
 	}
 	f := cmd.Flags().Lookup(flag)
 	if f == nil {
@@ -114,4 +116,20 @@ func childExitCode(err error) int {
 	}
 	fmt.Fprintf(os.Stderr, "pltlab: rootless: %v\n", err)
 	return 1
+}
+
+// matrixShaped reports whether the matrix file name has a shaped link (an unshaped sweep, such
+// as a Kubernetes pod without privileges runs, must not need user namespaces). A file that
+// cannot be read or parsed counts as shaped: the command reports its error itself.
+func matrixShaped(name string) bool {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return true
+	}
+	c, err := experiment.ReadMatrix(bytes.NewReader(b), name)
+	if err != nil {
+		return true
+	}
+	shaped, err := experiment.Shaped(c)
+	return err != nil || shaped
 }

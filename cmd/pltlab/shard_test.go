@@ -92,3 +92,27 @@ func TestClusterCommands(t *testing.T) {
 		t.Fatalf("k8s: exit %d, %q", code, errOut)
 	}
 }
+
+func TestMatrixShaped(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for name, tt := range map[string]struct {
+		path string
+		want bool
+	}{
+		"none only":  {write("none.yaml", "pages: [1x5KB]\nlinks: [none]\n"), false},
+		"one shaped": {write("shaped.yaml", "pages: [1x5KB]\nlinks: [none, carlucci2015]\n"), true},
+		"bad file":   {write("bad.yaml", "pages: [\n"), true},
+		"missing":    {filepath.Join(dir, "nope.yaml"), true},
+	} {
+		if got := matrixShaped(tt.path); got != tt.want {
+			t.Errorf("%s: matrixShaped = %v, want %v", name, got, tt.want)
+		}
+	}
+}
