@@ -96,7 +96,8 @@ func TestK8sShaped(t *testing.T) {
 		t.Fatalf("pod %+v", pod)
 	}
 	c := pod.Containers[0]
-	wantCmd := []string{"pltlab", "run", "--matrix", "/etc/pltlab/matrix.yaml", "--shard", "auto/4", "--out", "/results/shard-$(JOB_COMPLETION_INDEX).jsonl", "--force"}
+	wantCmd := []string{"sh", "-c", `out=/results/shard-$JOB_COMPLETION_INDEX.jsonl; if [ -s "$out" ]; then set -- --resume; fi; ` +
+		`exec pltlab run --matrix /etc/pltlab/matrix.yaml --shard auto/4 --out "$out" "$@"`}
 	if !slices.Equal(c.Command, wantCmd) || c.Image != "registry.example/pltlab:v1" {
 		t.Errorf("command %q image %q", c.Command, c.Image)
 	}
@@ -195,7 +196,8 @@ func TestSlurm(t *testing.T) {
 	for _, want := range []string{
 		"#SBATCH --array=0-2\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --hint=nomultithread\n", "#SBATCH --partition=measure\n",
 		"#SBATCH --output=/shared/sweep one/logs/shard-%a.log\n", "#SBATCH --mem=2048M\n",
-		`exec /opt/pltlab/bin/pltlab run --matrix '/shared/sweep one/matrix.yaml' --shard auto/3 --out "/shared/sweep one/shard-${SLURM_ARRAY_TASK_ID}.jsonl" --force --chrome /usr/bin/chromium`,
+		`out="/shared/sweep one/shard-${SLURM_ARRAY_TASK_ID}.jsonl"` + "\n", `if [ -s "$out" ]; then resume=--resume; fi`,
+		`exec /opt/pltlab/bin/pltlab run --matrix '/shared/sweep one/matrix.yaml' --shard auto/3 --out "$out" $resume --chrome /usr/bin/chromium`,
 	} {
 		if !strings.Contains(shards, want) {
 			t.Errorf("shards script lacks %q:\n%s", want, shards)

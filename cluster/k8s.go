@@ -49,7 +49,8 @@ type K8sOptions struct {
 // `kubectl apply -f`: a ConfigMap holding the matrix, a PersistentVolumeClaim for the results
 // (unless o.ResultsClaim names one) and an Indexed Job (completionMode Indexed, completions =
 // shards, parallelism o.Parallelism, one retry per index) whose pod I runs `pltlab run --matrix
-// /etc/pltlab/matrix.yaml --shard auto/N` into /results/shard-I.jsonl. Each pod requests and is
+// /etc/pltlab/matrix.yaml --shard auto/N` into /results/shard-I.jsonl (with --resume when a
+// retried pod finds the file). Each pod requests and is
 // limited to s.CPUs whole cores and s.MemoryMiB (Guaranteed QoS, so a static CPU manager pins
 // whole cores), and a required pod anti-affinity on kubernetes.io/hostname keeps one pod per
 // node. Privileges: a sweep with a shaped link runs as root with CAP_NET_ADMIN and CAP_SYS_ADMIN
@@ -133,8 +134,9 @@ func podSpec(s Sweep, o K8sOptions, name, claim string, labels map[string]string
 	c := corev1.Container{
 		Name:  "pltlab",
 		Image: o.Image,
-		Command: []string{"pltlab", "run", "--matrix", K8sMatrixDir + "/" + MatrixFile,
-			"--shard", fmt.Sprintf("auto/%d", s.Shards), "--out", K8sResultsDir + "/shard-$(JOB_COMPLETION_INDEX).jsonl", "--force"},
+		// A retried pod continues its shard's file on the volume instead of starting over.
+		Command: []string{"sh", "-c", fmt.Sprintf(`out=%s/shard-$JOB_COMPLETION_INDEX.jsonl; if [ -s "$out" ]; then set -- --resume; fi; `+
+			`exec pltlab run --matrix %s/%s --shard auto/%d --out "$out" "$@"`, K8sResultsDir, K8sMatrixDir, MatrixFile, s.Shards)},
 		Env: []corev1.EnvVar{{Name: "JOB_COMPLETION_INDEX", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + CompletionIndexAnnotation + "']"}}}},
 		Resources: corev1.ResourceRequirements{Requests: res, Limits: res},

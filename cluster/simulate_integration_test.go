@@ -101,9 +101,10 @@ func TestIntegrationK8sJobSimulated(t *testing.T) {
 			for k, a := range c.Command {
 				args[k] = paths.Replace(expand(a, env))
 			}
-			args[0] = bin // the image's pltlab on PATH
 			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-			cmd.Env = append(os.Environ(), "JOB_COMPLETION_INDEX="+env["JOB_COMPLETION_INDEX"], "SLURM_ARRAY_TASK_ID=")
+			// The image's pltlab is on PATH; the Job controller sets JOB_COMPLETION_INDEX.
+			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"),
+				"JOB_COMPLETION_INDEX="+env["JOB_COMPLETION_INDEX"], "SLURM_ARRAY_TASK_ID=")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs[i] = fmt.Errorf("index %d: %v\n%s", i, err, out)
 			}

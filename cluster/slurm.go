@@ -37,8 +37,9 @@ const (
 // Slurm returns the files of a Slurm sweep, by name (SlurmShardsScript, SlurmMergeScript,
 // SlurmSubmitScript, MatrixFile), to be written into o.Dir and run with `sh o.Dir/submit.sh`:
 //   - the job array (sbatch --array=0-(N-1)): task I runs `pltlab run --matrix matrix.yaml
-//     --shard auto/N` into shard-I.jsonl, on --cpus-per-task whole cores (--hint=nomultithread:
-//     no two tasks share a physical core) with the memory and wall time of s, logs in logs/;
+//     --shard auto/N` into shard-I.jsonl (with --resume when the file exists: a requeued or
+//     rerun task continues it), on --cpus-per-task whole cores (--hint=nomultithread: no two
+//     tasks share a physical core) with the memory and wall time of s, logs in logs/;
 //   - the final job, submitted with --dependency=afterany on the array so that it runs however
 //     the tasks ended: `pltlab merge` (which exits 1 naming any missing shard) into merged.jsonl,
 //     then `pltlab report` to report.md and report.html.
@@ -78,8 +79,10 @@ func Slurm(s Sweep, o SlurmOptions) (map[string][]byte, error) {
 		fmt.Fprintf(&shards, " %s", p.Estimate.Round(time.Second))
 	}
 	fmt.Fprintf(&shards, ".\n# Shaped links need root today (CAP_NET_ADMIN, CAP_SYS_ADMIN, /dev/net/tun).\nset -euo pipefail\n")
+	fmt.Fprintf(&shards, "out=%s\n", q(filepath.Join(o.Dir, "shard-${SLURM_ARRAY_TASK_ID}.jsonl")))
+	shards.WriteString("# A requeued or rerun task continues its shard's file instead of starting over.\nresume=\nif [ -s \"$out\" ]; then resume=--resume; fi\n")
 	args := append([]string{q(o.Pltlab), "run", "--matrix", q(filepath.Join(o.Dir, MatrixFile)),
-		"--shard", fmt.Sprintf("auto/%d", n), "--out", q(filepath.Join(o.Dir, "shard-${SLURM_ARRAY_TASK_ID}.jsonl")), "--force"}, quoteAll(o.RunArgs)...)
+		"--shard", fmt.Sprintf("auto/%d", n), "--out", `"$out"`, "$resume"}, quoteAll(o.RunArgs)...)
 	fmt.Fprintf(&shards, "exec %s\n", strings.Join(args, " "))
 
 	var merge strings.Builder
