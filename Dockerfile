@@ -3,9 +3,10 @@
 # registry needed; README, "Running on a cluster"); with a registry, `podman build .` or
 # `docker build .` pull the two FROM images instead.
 #
-# Shaped links need root in the container today (CAP_NET_ADMIN, CAP_SYS_ADMIN, /dev/net/tun):
-# run with --user 0 and those privileges (the Job from `pltlab k8s` states them); `--link none`
-# runs as the image's user.
+# Shaped links need root in the container today: podman run --user 0 --cap-add
+# NET_ADMIN,SYS_ADMIN --device /dev/net/tun --security-opt unmask=/proc/sys (the link writes
+# sysctls in its namespace); the Job from `pltlab k8s` states the same. `--link none` runs as the
+# image's user (with a --tcp-cc that net.ipv4.tcp_allowed_congestion_control allows).
 ARG GO_IMAGE=docker.io/library/golang:1.26-bookworm
 ARG BASE_IMAGE=docker.io/library/debian:bookworm-slim
 

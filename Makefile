@@ -74,7 +74,7 @@ image-deps:
 
 image-smoke:
 	podman run $(PODMAN_FLAGS) --rm --network=host $(IMAGE) version
-	podman run $(PODMAN_FLAGS) --rm --network=host $(IMAGE) run --page 2x5KB --link none --protocols h2,h3 --runs 2 --warmup 0 --out - >/dev/null
+	podman run $(PODMAN_FLAGS) --rm --network=host $(IMAGE) run --page 2x5KB --link none --protocols h2,h3 --runs 2 --warmup 0 --tcp-cc reno --out - >/dev/null
 
 clean:
 	rm -rf bin

@@ -111,8 +111,11 @@ func TestK8sShaped(t *testing.T) {
 	}
 	// The privileges a shaped link needs today.
 	sc := c.SecurityContext
-	if *sc.RunAsUser != 0 || !slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_ADMIN", "SYS_ADMIN"}) {
+	if *sc.RunAsUser != 0 || !*sc.Privileged || !slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_ADMIN", "SYS_ADMIN"}) {
 		t.Errorf("security context %+v", sc)
+	}
+	if sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
+		t.Error("privileged with allowPrivilegeEscalation false: the API server refuses that")
 	}
 	var tun, results, matrix bool
 	for _, v := range pod.Volumes {

@@ -55,9 +55,11 @@ type K8sOptions struct {
 // whole cores), and a required pod anti-affinity on kubernetes.io/hostname keeps one pod per
 // node. Privileges: a sweep with a shaped link runs as root with CAP_NET_ADMIN and CAP_SYS_ADMIN
 // (network namespaces, TUN devices, the bind mount under /var/run/netns), /dev/net/tun mounted
-// from the node, and AppArmor unconfined (container runtimes' default AppArmor profiles deny
-// mount); a sweep whose links are all "none" runs as the image's non-root user with every
-// capability dropped. activeDeadlineSeconds bounds the whole Job by s.Time per wave of pods.
+// from the node, AppArmor unconfined (default profiles deny mount) and, because the link also
+// writes sysctls in its namespace (IPv6 off, TCP buffer sizes) and /proc/sys is read-only in
+// unprivileged containers, privileged (checked with podman: without it the link fails with
+// "read-only file system"); a sweep whose links are all "none" runs as the image's non-root
+// user with every capability dropped. activeDeadlineSeconds bounds the whole Job by s.Time per wave of pods.
 func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 	if o.Image == "" || strings.ContainsAny(o.Image, " \n") {
 		return nil, fmt.Errorf("bad image %q: accepted an image reference such as registry.example/pltlab:v1", o.Image)
@@ -154,10 +156,12 @@ func podSpec(s Sweep, o K8sOptions, name, claim string, labels map[string]string
 			SizeLimit: ptr(resource.MustParse("1Gi"))}}},
 	}
 	if shaped {
+		// The capabilities and the TUN device are what the link uses; privileged is needed on top
+		// only for a writable /proc/sys (Kubernetes has no narrower switch without user-namespaced
+		// pods).
 		c.SecurityContext = &corev1.SecurityContext{
-			RunAsUser: ptr(int64(0)), RunAsNonRoot: ptr(false), AllowPrivilegeEscalation: ptr(false),
-			Capabilities:    &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: []corev1.Capability{"NET_ADMIN", "SYS_ADMIN"}},
-			SeccompProfile:  &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			Privileged: ptr(true), RunAsUser: ptr(int64(0)), RunAsNonRoot: ptr(false),
+			Capabilities:    &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN", "SYS_ADMIN"}},
 			AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined},
 		}
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "tun", MountPath: "/dev/net/tun"})
