@@ -320,3 +320,32 @@ func TestEstimateLoad(t *testing.T) {
 		t.Fatalf("capped by the deadline: %v", d)
 	}
 }
+
+// FuzzParseShard checks that ParseShard never panics and accepts only shards in range, with
+// one-line errors.
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"0/1", "3/4", "4/4", "auto", "auto/3", "-1/2", "1/", "/2", "auto/0", "9999/10000"} {
+		f.Add(s, "2", "4")
+	}
+	f.Fuzz(func(t *testing.T, s, id, count string) {
+		env := func(k string) string {
+			switch k {
+			case "SLURM_ARRAY_TASK_ID":
+				return id
+			case "SLURM_ARRAY_TASK_COUNT":
+				return count
+			}
+			return ""
+		}
+		sh, err := ParseShard(s, env)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error of several lines: %q", err)
+			}
+			return
+		}
+		if sh.Index < 0 || sh.Index >= sh.Count || sh.Count > MaxShards {
+			t.Fatalf("ParseShard(%q) = %+v", s, sh)
+		}
+	})
+}
