@@ -157,9 +157,13 @@ type condition struct {
 	Comparisons []*Comparison
 }
 
-// Title returns "page P, link L, mode M".
+// Title returns "page P, link L, mode M" (with ", cross traffic X" under cross traffic).
 func (c condition) Title() string {
-	return fmt.Sprintf("page %s, link %s, %s", orDash(c.Key.Page), orDash(c.Key.Link), orDash(string(c.Key.Mode)))
+	t := fmt.Sprintf("page %s, link %s, %s", orDash(c.Key.Page), orDash(c.Key.Link), orDash(string(c.Key.Mode)))
+	if c.Key.Cross != "" {
+		t += ", cross traffic " + c.Key.Cross
+	}
+	return t
 }
 
 // conditions splits the report by (page, link, mode), in the order of Groups.

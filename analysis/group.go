@@ -18,6 +18,9 @@ type Key struct {
 	Mode result.Mode
 	// Protocol is the requested protocol ("h1", "h2", "h3").
 	Protocol string
+	// Cross is the cross traffic that ran during the loads (Record.Cross), "" for none: loads
+	// under contention are never mixed with loads without it.
+	Cross string
 }
 
 // condition returns the key without the protocol: the (page, link, mode) a comparison is made in.
@@ -79,7 +82,7 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 		if r == nil || !r.IsLoad() || r.Warmup {
 			continue
 		}
-		k := Key{Page: r.Page.Spec, Link: r.Link.Spec, Mode: r.Mode, Protocol: r.Protocol}
+		k := Key{Page: r.Page.Spec, Link: r.Link.Spec, Mode: r.Mode, Protocol: r.Protocol, Cross: r.Cross}
 		g := byKey[k]
 		if g == nil {
 			g = &Group{Key: k, LinkInfo: r.Link, Invalid: map[string]int{}}
@@ -159,6 +162,6 @@ func protoRank(p string) int {
 
 func compareKeys(a, b Key) int {
 	return cmp.Or(cmp.Compare(a.Page, b.Page), cmp.Compare(a.Link, b.Link),
-		cmp.Compare(a.Mode, b.Mode), cmp.Compare(protoRank(a.Protocol), protoRank(b.Protocol)),
+		cmp.Compare(a.Mode, b.Mode), cmp.Compare(a.Cross, b.Cross), cmp.Compare(protoRank(a.Protocol), protoRank(b.Protocol)),
 		cmp.Compare(a.Protocol, b.Protocol))
 }

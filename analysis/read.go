@@ -50,7 +50,10 @@ func ReadFiles(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Rec
 		recs, n, err := readFile(name, stdin, log)
 		skipped += n
 		for _, r := range recs {
-			k := loadKey{r.Experiment, r.Run, r.Time.UnixNano(), r.Protocol, r.Kind}
+			k := loadKey{r.Experiment, r.Run, r.Time.UnixNano(), r.Protocol, r.Kind, -1}
+			if r.Flow != nil {
+				k.flow = r.FlowIndex
+			}
 			if seen[k] {
 				dups++
 				continue
@@ -75,6 +78,7 @@ type loadKey struct {
 	time       int64
 	protocol   string
 	kind       result.Kind
+	flow       int // the flow's index on flow lines (several flows share run and time), else -1
 }
 
 func readFile(name string, stdin io.Reader, log *slog.Logger) ([]*result.Record, int, error) {
@@ -90,7 +94,7 @@ func readFile(name string, stdin io.Reader, log *slog.Logger) ([]*result.Record,
 }
 
 // AnalyzeFiles reads the named files (see ReadFiles) and analyses them. It returns ErrNoRecords
-// (wrapped, naming the files) when they hold no page loads; the Report is then still returned
+// (wrapped, naming the files) when they hold no page loads and no flows; the Report is then still returned
 // with its SkippedLines set.
 func AnalyzeFiles(names []string, stdin io.Reader, opts Options, log *slog.Logger) (*Report, error) {
 	recs, skipped, err := ReadFiles(names, stdin, log)
@@ -99,7 +103,7 @@ func AnalyzeFiles(names []string, stdin io.Reader, opts Options, log *slog.Logge
 	}
 	rep := Analyze(recs, opts)
 	rep.SkippedLines = skipped
-	if rep.Empty() {
+	if rep.Empty() && !rep.HasFlows() {
 		return rep, fmt.Errorf("%s: %w (%d records read, %d corrupt lines skipped)", strings.Join(names, ", "), ErrNoRecords, len(recs), skipped)
 	}
 	return rep, nil

@@ -29,9 +29,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "pltlab report: %s, %d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped\n",
 		r.Options.Metric, r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines)
-	if r.Empty() {
+	if r.Empty() && !r.HasFlows() {
 		fmt.Fprintln(bw, "no page loads to analyse")
 	}
+	r.writeFlowsText(bw)
 	for _, c := range r.conditions() {
 		fmt.Fprintf(bw, "\n== %s (%s, ms)\n", c.Title(), r.Options.Metric)
 		groups, comparisons := r.conditionTables(c)
@@ -84,9 +85,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(bw, "# pltlab report: %s\n\n", r.Options.Metric.Label())
 	fmt.Fprintf(bw, "%d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped.\n",
 		r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines)
-	if r.Empty() {
+	if r.Empty() && !r.HasFlows() {
 		fmt.Fprintln(bw, "\nNo page loads to analyse.")
 	}
+	r.writeFlowsMarkdown(bw)
 	for _, c := range r.conditions() {
 		fmt.Fprintf(bw, "\n## %s\n\n", c.Title())
 		groups, comparisons := r.conditionTables(c)

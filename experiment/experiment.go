@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -73,6 +74,9 @@ type Config struct {
 	Chrome string
 	// SkipLinkCheck skips the self-check of each link before it is used.
 	SkipLinkCheck bool
+	// Cross is a bulk flow (flows.ParseSpec: PROTO[:CC], e.g. "h1:cubic") kept running through
+	// each link, after its self-check, while the pages load; "" for none. Records say so (Cross).
+	Cross string
 	// Version is the pltlab version recorded in every record's env.
 	Version string
 	// Observer, when set, is called after every record is written (from the running goroutine).
@@ -177,6 +181,11 @@ func (c Config) Validate() error {
 	case "", "cubic", "bbr", "reno":
 	default:
 		errs = append(errs, fmt.Errorf("bad tcp-cc %q: accepted cubic, bbr, reno", c.TCPCC))
+	}
+	if c.Cross != "" {
+		if _, err := flows.ParseSpec(c.Cross); err != nil {
+			errs = append(errs, fmt.Errorf("bad cross traffic: %w", err))
+		}
 	}
 	switch c.TLS {
 	case "", "1.2", "1.3":

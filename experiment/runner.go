@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
@@ -152,6 +153,7 @@ type linkSetup struct {
 	link     shaping.Link
 	servers  []*server.Server
 	browsers map[[2]int]*browser.Browser // key: page index, protocol index
+	cross    *flows.Cross                // cross traffic (Config.Cross), nil without
 }
 
 func (r *runner) runLink(ctx context.Context, li int) (err error) {
@@ -171,6 +173,9 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 			return err
 		}
 		ls.servers = append(ls.servers, srv)
+	}
+	if ls.cross, err = startCross(ctx, r.c, ls.link); err != nil {
+		return err
 	}
 	failures := 0
 	for _, j := range r.jobs {
@@ -247,6 +252,9 @@ func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr) (*se
 
 func (ls *linkSetup) close() error {
 	var errs []error
+	if ls.cross != nil {
+		errs = append(errs, ls.cross.Close())
+	}
 	for _, b := range ls.browsers {
 		errs = append(errs, b.Close())
 	}
@@ -330,6 +338,9 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, j Job) (*result.Record
 	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}
 	rec.Link = ls.link.Spec().Result()
 	rec.Link.Spec = r.c.Links[j.Link]
+	if ls.cross != nil {
+		rec.Cross = ls.cross.Spec().String()
+	}
 	r.serverFacts(rec, srv, since)
 	return rec, nil
 }

@@ -44,6 +44,7 @@ type forwarder struct {
 	base time.Time
 	stop *atomic.Bool
 	tid  atomic.Int32
+	tap  atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
 }
 
 func newForwarder(cfg emu.Config, src, dst, mtu int, base time.Time, stop *atomic.Bool) (*forwarder, error) {
@@ -145,7 +146,10 @@ func (f *forwarder) read() {
 			}
 			continue
 		}
-		f.pipe.Offer(f.now(), buf[:n])
+		v := f.pipe.Offer(f.now(), buf[:n])
+		if tap := f.tap.Load(); tap != nil { // a dropped buffer is recycled but not yet reused
+			(*tap)(buf[:n], v != emu.Queued)
+		}
 	}
 }
 

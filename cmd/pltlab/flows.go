@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
+	"github.com/pltlab/pltlab/shaping"
+)
+
+// flowsFlags are the flags of 'pltlab flows'.
+type flowsFlags struct {
+	link     string
+	flows    []string
+	starts   string
+	duration time.Duration
+	bin      time.Duration
+	runs     int
+	seed     int64
+	out      string
+	name     string
+	force    bool
+}
+
+// flowsPause is the quiet time between runs, so the next run starts on an empty queue.
+const flowsPause = time.Second
+
+func newFlowsCmd() *cobra.Command {
+	var f flowsFlags
+	cmd := &cobra.Command{
+		Use:   "flows --link LINK --flow PROTO[:CC] ... [--duration D] [--start 0s,10s] [--runs N] [--out FILE.jsonl]",
+		Short: "Run bulk flows through an emulated link: goodput, utilization, loss ratio, fairness",
+		Long: `flows runs bulk downloads from pltlab's server through the emulated link, all at once or
+staggered by --start, each over its protocol (h1, h2, h3) with its congestion control (TCP: any
+kernel algorithm, default cubic; h3: quic-go's NewReno, the only one it has). The client is Go,
+inside the link's client namespace; every flow's ALPN (and QUIC version) is checked.
+
+Per flow it measures goodput every 100 ms, the mean goodput over the steady state (from the
+flow's start + max(2 s, 10 RTTs) to its end), the loss ratio (the link's drops of the flow's
+packets), and per run the link utilization, the queueing delay over time, Jain's fairness index
+and the time to converge to a fair share. It writes one JSON line ("kind":"flow") per flow and
+run and prints a table (medians with 95% CIs across --runs). 'pltlab report' reads the lines and
+draws the goodput over time with --plot. Links other than "none" need root.`,
+		Example: `  sudo ./bin/pltlab flows --link carlucci2015 --flow h3 --flow h1:cubic --duration 20s --out /tmp/flows.jsonl --force
+  sudo ./bin/pltlab flows --link rate=10mbit,rtt=50ms --flow h1:cubic --flow h1:cubic --start 0s,5s --duration 20s --runs 3 --out - > /tmp/fair.jsonl
+  ./bin/pltlab report /tmp/flows.jsonl --plot /tmp/goodput.png`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			specs, err := f.specs()
+			if err != nil {
+				return err
+			}
+			if err := checkOutFile(f.out, f.force); err != nil {
+				return err
+			}
+			return runFlows(cmd, f, specs)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.link, "link", "", "LINK spec: a preset or key=value items (required)")
+	fl.StringArrayVar(&f.flows, "flow", nil, "a flow PROTO[:CC], e.g. h1:cubic, h2:bbr, h3; repeat for several (required)")
+	fl.StringVar(&f.starts, "start", "", "start offsets of the flows in order, comma-separated (default all 0s), e.g. 0s,10s")
+	fl.DurationVar(&f.duration, "duration", flows.DefaultDuration, "how long each flow runs")
+	fl.DurationVar(&f.bin, "bin", flows.DefaultBin, "width of the goodput and queueing-delay bins")
+	fl.IntVar(&f.runs, "runs", 1, "repetitions of the mix")
+	fl.Int64Var(&f.seed, "seed", 1, "seed of the order in which flows that start together connect, and of random loss")
+	fl.StringVar(&f.out, "out", "-", "JSON Lines output file, - for stdout (the table then goes to stderr)")
+	fl.StringVar(&f.name, "name", "", "experiment name in every record (default flows-<UTC time>)")
+	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
+	return cmd
+}
+
+// specs checks the flags and returns the flows, as usage errors.
+func (f *flowsFlags) specs() ([]flows.Spec, error) {
+	if f.link == "" {
+		return nil, usagef("missing --link: give a LINK spec such as carlucci2015, none or rate=10mbit,rtt=50ms")
+	}
+	if _, err := parseLink(f.link); err != nil {
+		return nil, err
+	}
+	if len(f.flows) == 0 {
+		return nil, usagef("missing --flow: give at least one PROTO[:CC] such as h1:cubic or h3")
+	}
+	if f.duration < time.Second {
+		return nil, usagef("bad --duration %v: accepted 1s or more", f.duration)
+	}
+	if f.bin < time.Millisecond || f.bin > f.duration {
+		return nil, usagef("bad --bin %v: accepted 1ms up to --duration", f.bin)
+	}
+	if f.runs < 1 {
+		return nil, usagef("bad --runs %d: accepted 1 or more", f.runs)
+	}
+	var starts []string
+	if f.starts != "" {
+		starts = strings.Split(f.starts, ",")
+	}
+	if len(starts) > len(f.flows) {
+		return nil, usagef("bad --start %q: %d offsets for %d flows: accepted at most one per --flow", f.starts, len(starts), len(f.flows))
+	}
+	specs := make([]flows.Spec, len(f.flows))
+	for i, s := range f.flows {
+		sp, err := flows.ParseSpec(s)
+		if err != nil {
+			return nil, usagef("bad --flow: %v", err)
+		}
+		if i < len(starts) {
+			d, err := time.ParseDuration(strings.TrimSpace(starts[i]))
+			if err != nil || d < 0 {
+				return nil, usagef("bad --start offset %q: accepted a duration >= 0 such as 0s or 10s", starts[i])
+			}
+			sp.Start = d
+		}
+		specs[i] = sp
+	}
+	return specs, nil
+}
+
+// runFlows opens the link, runs the mix --runs times, writes the records and prints the table.
+func runFlows(cmd *cobra.Command, f flowsFlags, specs []flows.Spec) error {
+	ctx := cmd.Context()
+	spec, _ := parseLink(f.link)
+	if spec.Seed == 0 {
+		spec.Seed = f.seed
+	}
+	l, err := shaping.Open(ctx, spec)
+	if err != nil {
+		return explainSetupError(fmt.Errorf("open link: %w", err))
+	}
+	defer l.Close()
+	srv, err := flows.NewServer(ctx, l, nil)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	var sink io.Writer = cmd.OutOrStdout()
+	tableTo := cmd.OutOrStdout()
+	if f.out == "-" {
+		tableTo = cmd.ErrOrStderr()
+	} else {
+		lf := &lazyFile{name: f.out}
+		defer lf.Close()
+		sink = lf
+	}
+	w := result.NewWriter(sink)
+	name := f.name
+	if name == "" {
+		name = "flows-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	env := &result.Env{Pltlab: pltlabVersion(), CPUs: runtime.NumCPU(), Seed: f.seed, QUIC: server.QUICCongestionControl()}
+	env.Host, _ = os.Hostname()
+	var all []*result.Record
+	for run := range f.runs {
+		recs, err := flows.Run(ctx, l, srv, flows.Config{Flows: specs, Duration: f.duration, Bin: f.bin,
+			Seed: f.seed, Run: run, Experiment: name, Env: env})
+		if err != nil {
+			return runFlowsError(ctx, err)
+		}
+		for _, r := range recs {
+			if err := w.Write(r); err != nil {
+				return err
+			}
+		}
+		all = append(all, recs...)
+		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: run %d/%d done\n", run+1, f.runs)
+		if err := srv.CloseConnections(); err != nil {
+			return err
+		}
+		if run+1 < f.runs && !pause(ctx, flowsPause) {
+			return runFlowsError(ctx, ctx.Err())
+		}
+	}
+	return analysis.FlowSummary(tableTo, all)
+}
+
+// runFlowsError turns an interrupt into exit code 130; other errors pass.
+func runFlowsError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return &exitError{code: 130, err: errors.New("interrupted; the records of finished runs are kept")}
+	}
+	return err
+}
+
+// pause waits d; false when ctx ended first.
+func pause(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
