@@ -29,7 +29,7 @@ type Estimate struct {
 
 // estimate returns the median and CI of xs (any order); NaN for an empty sample.
 func estimate(xs []float64) Estimate {
-	s := sorted(xs)
+	s := slices.Sorted(slices.Values(xs))
 	lo, hi, _ := MedianCI(s, Confidence)
 	return Estimate{Median: median(s), Low: lo, High: hi}
 }

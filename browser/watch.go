@@ -10,12 +10,9 @@ import (
 // watch follows one navigation's DevTools network events: which requests failed with which
 // network error.
 type watch struct {
-	pageURL string
-
-	mu         sync.Mutex
-	urls       map[network.RequestID]string
-	failed     map[string]string // URL path -> error text
-	pageReused bool
+	mu     sync.Mutex
+	urls   map[network.RequestID]string
+	failed map[string]string // URL path -> error text
 }
 
 func newWatch() *watch {

@@ -1,7 +1,6 @@
 package flows
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
-	"golang.org/x/net/http2"
 
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/server"
@@ -109,9 +107,50 @@ func (t target) dial(ctx context.Context, s Spec) (*transfer, error) {
 	return tr, nil
 }
 
-// dialTCP connects over TLS over TCP; h1 speaks net/http's wire format, h2 x/net/http2.
+// dialTCP connects over TLS over TCP through a net/http Transport limited to the protocol's
+// HTTP version (HTTP/1.1 or HTTP/2), whose one connection is dialled in the client namespace.
 func (t target) dialTCP(ctx context.Context, p protocol.Protocol, s Spec, port int) (*transfer, error) {
 	addr := netip.AddrPortFrom(t.link.HostAddr(), uint16(port))
+	tr := &transfer{}
+	var conn *tls.Conn
+	ht := &http.Transport{
+		DialTLSContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			c, err := t.dialTLS(ctx, addr, p.ALPN)
+			conn = c
+			return c, err
+		},
+		Protocols:          new(http.Protocols),
+		DisableCompression: true,
+		DisableKeepAlives:  p.Version == protocol.HTTP1,
+	}
+	ht.Protocols.SetHTTP1(p.Version == protocol.HTTP1)
+	ht.Protocols.SetHTTP2(p.Version == protocol.HTTP2)
+	req, err := request(ctx, s, port)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := ht.RoundTrip(req)
+	if err != nil {
+		ht.CloseIdleConnections()
+		return nil, fmt.Errorf("%s request: %w", p.Label, err)
+	}
+	cs := conn.ConnectionState()
+	local, _ := netip.ParseAddrPort(conn.LocalAddr().String())
+	tr.key = shaping.FlowKey{Proto: shaping.ProtoTCP, Server: addr, Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())}
+	tr.alpn = cs.NegotiatedProtocol
+	if tr.alpn != p.ALPN || resp.ProtoMajor != map[protocol.Version]int{protocol.HTTP1: 1, protocol.HTTP2: 2}[p.Version] {
+		tr.validErr = fmt.Errorf("%w: ALPN %q, response %s, want %q", ErrProtocol, tr.alpn, resp.Proto, p.ALPN)
+	}
+	tr.close = func() error {
+		err := conn.Close()
+		ht.CloseIdleConnections()
+		return err
+	}
+	return tr, tr.fromResponse(resp)
+}
+
+// dialTLS dials addr from the client namespace and completes a TLS handshake offering only alpn.
+func (t target) dialTLS(ctx context.Context, addr netip.AddrPort, alpn string) (*tls.Conn, error) {
 	var raw net.Conn
 	err := shaping.InClient(t.link, func() error {
 		d := net.Dialer{Timeout: dialTimeout}
@@ -122,63 +161,14 @@ func (t target) dialTCP(ctx context.Context, p protocol.Protocol, s Spec, port i
 	if err != nil {
 		return nil, fmt.Errorf("dial %s from the client namespace: %w", addr, err)
 	}
-	local, _ := netip.ParseAddrPort(raw.LocalAddr().String())
-	tr := &transfer{key: shaping.FlowKey{Proto: shaping.ProtoTCP, Server: addr,
-		Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())}}
-	tc := tls.Client(raw, t.tlsConfig(p.ALPN))
+	tc := tls.Client(raw, t.tlsConfig(alpn))
 	hctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
 		raw.Close()
 		return nil, fmt.Errorf("TLS handshake: %w", err)
 	}
-	tr.alpn = tc.ConnectionState().NegotiatedProtocol
-	if tr.alpn != p.ALPN {
-		tr.validErr = fmt.Errorf("%w: ALPN %q, want %q", ErrProtocol, tr.alpn, p.ALPN)
-	}
-	req, err := request(ctx, s, port)
-	if err != nil {
-		tc.Close()
-		return nil, err
-	}
-	var resp *http.Response
-	if p.Version == protocol.HTTP2 {
-		resp, tr.close, err = roundTripH2(tc, req)
-	} else {
-		resp, err = roundTripH1(tc, req)
-		tr.close = tc.Close
-	}
-	if err != nil {
-		tc.Close()
-		return nil, err
-	}
-	return tr, tr.fromResponse(resp)
-}
-
-// roundTripH1 writes req on c and reads the response head (HTTP/1.1, RFC 9112).
-func roundTripH1(c net.Conn, req *http.Request) (*http.Response, error) {
-	if err := req.Write(c); err != nil {
-		return nil, fmt.Errorf("write HTTP/1.1 request: %w", err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReaderSize(c, 64<<10), req)
-	if err != nil {
-		return nil, fmt.Errorf("read HTTP/1.1 response: %w", err)
-	}
-	return resp, nil
-}
-
-// roundTripH2 opens an HTTP/2 client connection on c and sends req.
-func roundTripH2(c net.Conn, req *http.Request) (*http.Response, func() error, error) {
-	cc, err := (&http2.Transport{}).NewClientConn(c)
-	if err != nil {
-		return nil, nil, fmt.Errorf("HTTP/2 client connection: %w", err)
-	}
-	resp, err := cc.RoundTrip(req)
-	if err != nil {
-		cc.Close()
-		return nil, nil, fmt.Errorf("HTTP/2 request: %w", err)
-	}
-	return resp, func() error { return errors.Join(cc.Close(), c.Close()) }, nil
+	return tc, nil
 }
 
 // dialQUIC connects over QUIC from a UDP socket made in the client namespace and speaks HTTP/3.

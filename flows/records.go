@@ -30,7 +30,7 @@ func (c Config) records(l shaping.Link, epoch time.Time, frs []*flowRun, ls link
 	link := spec.Result()
 	out := make([]*result.Record, len(frs))
 	for i, fr := range frs {
-		f := &result.Flow{FlowIndex: i, Flows: len(frs), Mix: Mix(c.Flows), CC: fr.spec.CC,
+		f := &result.Flow{FlowIndex: i, Flows: len(frs), Mix: Mix(c.Flows),
 			StartS: fr.spec.Start.Seconds(), DurationS: fr.spec.Duration.Seconds(),
 			GoodputBps: finite(MeanRate(series[i], steady[i])), Bytes: fr.bytes,
 			MeanGoodputBps: float64(fr.bytes) * 8 / fr.spec.Duration.Seconds(),
@@ -43,7 +43,7 @@ func (c Config) records(l shaping.Link, epoch time.Time, frs []*flowRun, ls link
 			f.QueueDelayMs, f.QueueDelayMaxMs, f.LinkBps = ls.queueP50, ls.queueMax, ls.bps
 		}
 		rec := &result.Record{Kind: result.KindFlow, Experiment: c.Experiment, Run: c.Run, Time: epoch.UTC(),
-			Protocol: fr.spec.Protocol, Link: link, Env: c.Env, Valid: true, Flow: f}
+			Protocol: fr.spec.Protocol, CC: fr.spec.CC, Link: link, Env: c.Env, Valid: true, Flow: f}
 		fr.fill(rec)
 		out[i] = rec
 	}
@@ -59,8 +59,9 @@ func (fr *flowRun) fill(rec *result.Record) {
 	}
 	f.ALPN, f.QUICVersion = fr.tr.alpn, fr.tr.quicVersion
 	if fr.tr.cc != "" {
-		f.CC = fr.tr.cc // what the server read back from the socket
+		rec.CC = fr.tr.cc // what the server read back from the socket
 	}
+	rec.TCPCC = rec.CC // TCPCC holds the same value as CC (result.Record)
 	f.Retransmits, f.SegmentsOut = fr.stats.Retransmits, fr.stats.SegmentsOut
 	f.SRTTMs = float64(fr.stats.SRTT) / float64(time.Millisecond)
 	f.Packets, f.Drops = fr.counts.Packets, fr.counts.Drops

@@ -6,6 +6,8 @@ const KindFlow Kind = "flow"
 // Flow is one bulk flow of one run of `pltlab flows` (package flows): its own measurements and,
 // repeated on every flow of the run, the run's link-level ones. On a KindFlow line its fields
 // sit at the top level of the record, beside Record.Protocol (the flow's protocol, verified),
+// Record.CC (the flow's congestion control as the server reports it for the connection:
+// TCP_CONGESTION read back from the socket, or "newreno" for h3, quic-go having no other),
 // Record.Valid/InvalidReason (the protocol check), Record.Link, Record.Run and Record.Time
 // (the run's start). Rates are bit/s of application bytes (HTTP body bytes the client read)
 // unless named "ip"; times are seconds from the run's start; series have one value per bin of
@@ -17,9 +19,6 @@ type Flow struct {
 	Flows int `json:"flows"`
 	// Mix names the run's flow mix, its flows as PROTO:CC joined by "+" ("h3:newreno+h1:cubic").
 	Mix string `json:"mix"`
-	// CC is the flow's congestion control as the server reports it for the connection
-	// (TCP_CONGESTION read back from the socket; "newreno" for h3: quic-go has no other).
-	CC string `json:"cc"`
 	// ALPN is the ALPN protocol the client negotiated; QUICVersion the QUIC version ("v1"), h3 only.
 	ALPN        string `json:"alpn"`
 	QUICVersion string `json:"quic_version,omitempty"`
