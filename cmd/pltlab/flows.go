@@ -61,10 +61,12 @@ draws the goodput over time with --plot. Links other than "none" need root.`,
 			if err != nil {
 				return err
 			}
-			if err := checkOutFile(f.out, f.force); err != nil {
+			sink, closeOut, err := f.openOut(cmd)
+			if err != nil {
 				return err
 			}
-			return runFlows(cmd, f, specs)
+			err = runFlows(cmd, f, specs, sink)
+			return errors.Join(err, closeOut())
 		},
 	}
 	fl := cmd.Flags()
@@ -126,8 +128,26 @@ func (f *flowsFlags) specs() ([]flows.Spec, error) {
 	return specs, nil
 }
 
-// runFlows opens the link, runs the mix --runs times, writes the records and prints the table.
-func runFlows(cmd *cobra.Command, f flowsFlags, specs []flows.Spec) error {
+// openOut opens --out (checked and locked before any work; "-" is stdout) and returns the
+// writer and its closer.
+func (f *flowsFlags) openOut(cmd *cobra.Command) (io.Writer, func() error, error) {
+	if f.out == "-" {
+		return cmd.OutOrStdout(), func() error { return nil }, nil
+	}
+	mode := outNew
+	if f.force {
+		mode = outReplace
+	}
+	of, err := openOut("--out", f.out, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	return of, of.Close, nil
+}
+
+// runFlows opens the link, runs the mix --runs times, writes the records to sink and prints the
+// table (to stdout, or to stderr when the records go to stdout).
+func runFlows(cmd *cobra.Command, f flowsFlags, specs []flows.Spec, sink io.Writer) error {
 	ctx := cmd.Context()
 	spec, _ := parseLink(f.link)
 	if spec.Seed == 0 {
@@ -143,14 +163,9 @@ func runFlows(cmd *cobra.Command, f flowsFlags, specs []flows.Spec) error {
 		return err
 	}
 	defer srv.Close()
-	var sink io.Writer = cmd.OutOrStdout()
 	tableTo := cmd.OutOrStdout()
 	if f.out == "-" {
 		tableTo = cmd.ErrOrStderr()
-	} else {
-		lf := &lazyFile{name: f.out}
-		defer lf.Close()
-		sink = lf
 	}
 	w := result.NewWriter(sink)
 	name := f.name
