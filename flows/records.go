@@ -43,7 +43,8 @@ func (c Config) records(l shaping.Link, epoch time.Time, frs []*flowRun, ls link
 			f.QueueDelayMs, f.QueueDelayMaxMs, f.LinkBps = ls.queueP50, ls.queueMax, ls.bps
 		}
 		rec := &result.Record{Kind: result.KindFlow, Experiment: c.Experiment, Run: c.Run, Time: epoch.UTC(),
-			Protocol: fr.spec.Protocol, CC: fr.spec.CC, Link: link, Env: c.Env, Valid: true, Flow: f}
+			Protocol: fr.spec.Protocol, CC: fr.spec.CC, Link: link, Env: c.Env, Valid: true, Flow: f,
+			Emulator: ls.total}
 		fr.fill(rec)
 		out[i] = rec
 	}
@@ -64,6 +65,8 @@ func (fr *flowRun) fill(rec *result.Record) {
 	rec.TCPCC = rec.CC // TCPCC holds the same value as CC (result.Record)
 	f.Retransmits, f.SegmentsOut = fr.stats.Retransmits, fr.stats.SegmentsOut
 	f.SRTTMs = float64(fr.stats.SRTT) / float64(time.Millisecond)
+	f.SenderBusyS, f.RwndLimitedS = fr.stats.Busy.Seconds(), fr.stats.RwndLimited.Seconds()
+	f.SndbufLimitedS = fr.stats.SndbufLimited.Seconds()
 	f.Packets, f.Drops = fr.counts.Packets, fr.counts.Drops
 	switch {
 	case fr.counted && fr.counts.Packets > 0:

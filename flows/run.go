@@ -85,9 +85,10 @@ type flowRun struct {
 	endEarly bool
 }
 
-// linkSeries are the link's per-bin counters, sampled from the emulator.
+// linkSeries are the link's per-bin counters, sampled from the emulator, and their totals.
 type linkSeries struct {
 	queueP50, queueMax, bps []float64
+	total                   *result.Emulator
 }
 
 // Run runs one repetition of c's flows through l against srv (see NewServer) and returns one
@@ -221,11 +222,33 @@ func sampleLink(l shaping.Link, epoch time.Time, bin time.Duration, n int, stop 
 		case now := <-tick.C:
 			e := l.TakeCounters()
 			i := int(math.Round(float64(now.Sub(epoch))/float64(bin))) - 1
-			if e == nil || i < 0 || i >= n {
+			if e == nil {
+				continue
+			}
+			if ls.total == nil {
+				ls.total = &result.Emulator{}
+			}
+			addDirection(&ls.total.Down, e.Down)
+			addDirection(&ls.total.Up, e.Up)
+			if i < 0 || i >= n {
 				continue
 			}
 			ls.queueP50[i], ls.queueMax[i] = e.Down.QueueDelayP50Ms, e.Down.QueueDelayMaxMs
 			ls.bps[i] = float64(e.Down.BytesOut) * 8 / bin.Seconds()
 		}
 	}
+}
+
+// addDirection adds the counts of d to sum and keeps the maxima; the medians and 99th
+// percentiles of a sum of intervals are unknown and stay 0.
+func addDirection(sum *result.Direction, d result.Direction) {
+	sum.PacketsIn += d.PacketsIn
+	sum.BytesIn += d.BytesIn
+	sum.PacketsOut += d.PacketsOut
+	sum.BytesOut += d.BytesOut
+	sum.DropsLoss += d.DropsLoss
+	sum.DropsQueue += d.DropsQueue
+	sum.DropsOther += d.DropsOther
+	sum.QueueDelayMaxMs = max(sum.QueueDelayMaxMs, d.QueueDelayMaxMs)
+	sum.TimingErrMaxMs = max(sum.TimingErrMaxMs, d.TimingErrMaxMs)
 }

@@ -8,8 +8,9 @@ const KindFlow Kind = "flow"
 // sit at the top level of the record, beside Record.Protocol (the flow's protocol, verified),
 // Record.CC (the flow's congestion control as the server reports it for the connection:
 // TCP_CONGESTION read back from the socket, or "newreno" for h3, quic-go having no other),
-// Record.Valid/InvalidReason (the protocol check), Record.Link, Record.Run and Record.Time
-// (the run's start). Rates are bit/s of application bytes (HTTP body bytes the client read)
+// Record.Valid/InvalidReason (the protocol check), Record.Link, Record.Run, Record.Time
+// (the run's start) and Record.Emulator (the whole run's link counters: packets, bytes and drops
+// summed, queueing delay and timing error as maxima; their p50/p99 are 0, unknown for a run). Rates are bit/s of application bytes (HTTP body bytes the client read)
 // unless named "ip"; times are seconds from the run's start; series have one value per bin of
 // BinMs milliseconds from the run's start.
 type Flow struct {
@@ -50,6 +51,13 @@ type Flow struct {
 	SegmentsOut int64 `json:"segments_out"`
 	// SRTTMs is the server's smoothed RTT of the connection at the flow's end, in ms.
 	SRTTMs float64 `json:"srtt_ms"`
+	// SenderBusyS is how long the server's TCP sender had data to send (tcpi_busy_time), and
+	// RwndLimitedS and SndbufLimitedS the parts limited by the client's receive window and by
+	// the server's send buffer, in seconds; a flow whose busy time falls short of its duration
+	// was application-limited (the server did not write fast enough). 0 for h3.
+	SenderBusyS    float64 `json:"sender_busy_s,omitempty"`
+	RwndLimitedS   float64 `json:"rwnd_limited_s,omitempty"`
+	SndbufLimitedS float64 `json:"sndbuf_limited_s,omitempty"`
 	// BinMs is the width of every series' bins in ms (100 by default).
 	BinMs float64 `json:"bin_ms"`
 	// Series is the flow's goodput per bin in bit/s (application bytes received in the bin x 8

@@ -183,6 +183,12 @@ func rawConn(c net.Conn) (syscall.RawConn, error) {
 	return rc, nil
 }
 
+// tcpStats are the TCP_INFO fields ConnStats reports.
+type tcpStats struct {
+	segsOut, retrans                       int64
+	srtt, busy, rwndLimited, sndbufLimited time.Duration
+}
+
 // ConnStats are the sender-side transport facts of one connection, for flows.
 type ConnStats struct {
 	// ConnInfo is the connection as the registry knows it (CC, ALPN, bytes sent...).
@@ -197,6 +203,12 @@ type ConnStats struct {
 	Retransmits int64 `json:"retransmits"`
 	// SRTT is the sender's smoothed RTT (tcpi_rtt; QUIC SmoothedRTT); 0 when unknown.
 	SRTT time.Duration `json:"srtt_ns"`
+	// Busy is how long the TCP sender had data to send (tcpi_busy_time); RwndLimited and
+	// SndbufLimited the parts of it limited by the peer's receive window and by the send buffer
+	// (the application not writing fast enough shows as neither: busy time ends). 0 for QUIC.
+	Busy          time.Duration `json:"busy_ns"`
+	RwndLimited   time.Duration `json:"rwnd_limited_ns"`
+	SndbufLimited time.Duration `json:"sndbuf_limited_ns"`
 	// Open is false once the connection closed; SegmentsOut, Retransmits and SRTT are then 0
 	// (read them before closing).
 	Open bool `json:"open"`
@@ -228,7 +240,10 @@ func (s *Server) ConnStats(id uint64) (ConnStats, bool) {
 	case tc != nil:
 		st.CC, st.Open = st.TCPCC, true
 		if rc, err := rawConn(tc.Conn); err == nil {
-			st.SegmentsOut, st.Retransmits, st.SRTT, _ = tcpInfo(rc)
+			if ti, err := tcpInfo(rc); err == nil {
+				st.SegmentsOut, st.Retransmits, st.SRTT = ti.segsOut, ti.retrans, ti.srtt
+				st.Busy, st.RwndLimited, st.SndbufLimited = ti.busy, ti.rwndLimited, ti.sndbufLimited
+			}
 		}
 	case isQUIC(st.Protocol):
 		st.CC = QUICCCName

@@ -145,6 +145,17 @@ func (f *flowsFlags) openOut(cmd *cobra.Command) (io.Writer, func() error, error
 	return of, of.Close, nil
 }
 
+// procsPerLink is how many Go Ps a program adds per open emulated link when it runs busy
+// goroutines next to it (shaping.Open's doc: a forwarder returning from ppoll needs a P).
+const procsPerLink = 2
+
+// raiseProcsForLink raises GOMAXPROCS by procsPerLink, for commands that run a server and a
+// client in this process next to an emulated link (flows, run --cross): without it the
+// forwarders wait for a P behind the flows' goroutines and the link loses rate.
+func raiseProcsForLink() {
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + procsPerLink)
+}
+
 // runFlows opens the link, runs the mix --runs times, writes the records to sink and prints the
 // table (to stdout, or to stderr when the records go to stdout).
 func runFlows(cmd *cobra.Command, f flowsFlags, specs []flows.Spec, sink io.Writer) error {
@@ -152,6 +163,9 @@ func runFlows(cmd *cobra.Command, f flowsFlags, specs []flows.Spec, sink io.Writ
 	spec, _ := parseLink(f.link)
 	if spec.Seed == 0 {
 		spec.Seed = f.seed
+	}
+	if spec.Shaped() {
+		raiseProcsForLink()
 	}
 	l, err := shaping.Open(ctx, spec)
 	if err != nil {

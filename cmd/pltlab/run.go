@@ -134,6 +134,7 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	c.Chrome, c.SkipLinkCheck = f.chrome, f.noCheck
 	if f.cross != "" {
 		c.Cross = f.cross
+		raiseProcsForLink() // the cross flow's server and client run next to the links
 	}
 	if err := c.Validate(); err != nil {
 		return c, asUsage(err)
