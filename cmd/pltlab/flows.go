@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -149,11 +150,14 @@ func (f *flowsFlags) openOut(cmd *cobra.Command) (io.Writer, func() error, error
 // goroutines next to it (shaping.Open's doc: a forwarder returning from ppoll needs a P).
 const procsPerLink = 2
 
-// raiseProcsForLink raises GOMAXPROCS by procsPerLink, for commands that run a server and a
-// client in this process next to an emulated link (flows, run --cross): without it the
-// forwarders wait for a P behind the flows' goroutines and the link loses rate.
+// raiseProcs makes raiseProcsForLink act once per process.
+var raiseProcs sync.Once
+
+// raiseProcsForLink raises GOMAXPROCS by procsPerLink (once per process), for commands that run
+// a server and a client in this process next to an emulated link (flows, run --cross): without
+// it the forwarders wait for a P behind the flows' goroutines and the link loses rate.
 func raiseProcsForLink() {
-	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + procsPerLink)
+	raiseProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + procsPerLink) })
 }
 
 // runFlows opens the link, runs the mix --runs times, writes the records to sink and prints the
