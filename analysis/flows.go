@@ -194,7 +194,7 @@ func (r *Report) flowTable() [][]string {
 
 // flowRunHeader names the columns of the per-run table.
 var flowRunHeader = []string{"run", "link", "mix", "flow", "protocol", "cc", "valid", "goodput Mbit/s",
-	"bytes", "loss %", "utilization %", "Jain", "converge s"}
+	"bytes", "loss %", "utilization %", "Jain", "converge s", "emulator late ms"}
 
 // flowRunTable returns one row per flow of every run, header first (nil when there are none).
 func (r *Report) flowRunTable() [][]string {
@@ -208,13 +208,16 @@ func (r *Report) flowRunTable() [][]string {
 			if !rec.Valid {
 				valid = "no: " + rec.InvalidReason
 			}
-			conv := "n/a"
+			conv, late := "n/a", "n/a"
 			if rec.ConvergeS != nil {
 				conv = fmtFloat(*rec.ConvergeS, 1)
 			}
+			if rec.Emulator != nil {
+				late = fmtFloat(max(rec.Emulator.Down.TimingErrMaxMs, rec.Emulator.Up.TimingErrMaxMs), 1)
+			}
 			rows = append(rows, []string{strconv.Itoa(fr.Run), orDash(fr.Link), fr.Mix, strconv.Itoa(rec.FlowIndex),
 				rec.Protocol, rec.CC, valid, fmtFloat(rec.GoodputBps/1e6, 3), strconv.FormatInt(rec.Bytes, 10),
-				fmtFloat(rec.LossRatio*100, 2), fmtFloat(rec.Utilization*100, 2), fmtFloat(rec.Jain, 4), conv})
+				fmtFloat(rec.LossRatio*100, 2), fmtFloat(rec.Utilization*100, 2), fmtFloat(rec.Jain, 4), conv, late})
 		}
 	}
 	return rows
@@ -226,6 +229,7 @@ func flowMethodNote() []string {
 		"flows: goodput = HTTP body bytes the client read per 100 ms bin; steady state = from a flow's start + max(2 s, 10 base RTTs) (at most half the flow) to its end.",
 		"utilization = sum of the flows' mean goodputs over the run's steady window / bottleneck down rate; IP util. = IP bytes the emulator delivered down / rate.",
 		"Jain's index (Jain, Chiu & Hawe, DEC-TR-301, 1984) of the flows' mean goodputs over the span where all are steady; converge = time after the last start until Jain of 1 s moving averages stays >= 0.9 for 2 s.",
+		"emulator late = the largest lateness of a packet release by the emulator during the run (its own timing error); tens of ms mean the machine starved the emulator and the run understates the link.",
 		"loss = the flow's down packets the emulator dropped / offered, attributed by 5-tuple (emulator), else server retransmits / segments sent (sender). Across runs: median with 95% order-statistic CI (n >= 6).",
 	}
 }
