@@ -187,3 +187,34 @@ func TestDialOrder(t *testing.T) {
 		t.Fatal("flows that start together always connect in the same order")
 	}
 }
+
+func TestSchedule(t *testing.T) {
+	jobs := Schedule(3, 4, 7)
+	if len(jobs) != 12 {
+		t.Fatalf("%d jobs, want 12", len(jobs))
+	}
+	firsts := map[int]bool{}
+	for run := range 4 {
+		block := jobs[run*3 : run*3+3]
+		seen := map[int]bool{}
+		for _, j := range block {
+			if j.Run != run || seen[j.Mix] || j.Mix < 0 || j.Mix > 2 {
+				t.Fatalf("run %d: block %v", run, block)
+			}
+			seen[j.Mix] = true
+		}
+		firsts[block[0].Mix] = true
+	}
+	if len(firsts) < 2 {
+		t.Fatal("the same mix always runs first")
+	}
+	if again := Schedule(3, 4, 7); again[5] != jobs[5] {
+		t.Fatal("schedule not reproducible from its seed")
+	}
+	if m, err := ParseMix("h3, h1:reno"); err != nil || Mix(m) != "h3:newreno+h1:reno" {
+		t.Fatalf("ParseMix = %v, %v", m, err)
+	}
+	if _, err := ParseMix("h3,h7"); err == nil {
+		t.Fatal("ParseMix accepted h7")
+	}
+}

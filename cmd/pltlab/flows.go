@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 type flowsFlags struct {
 	link     string
 	flows    []string
+	mixes    []string
 	starts   string
 	duration time.Duration
 	bin      time.Duration
@@ -40,12 +42,14 @@ const flowsPause = time.Second
 func newFlowsCmd() *cobra.Command {
 	var f flowsFlags
 	cmd := &cobra.Command{
-		Use:   "flows --link LINK --flow PROTO[:CC] ... [--duration D] [--start 0s,10s] [--runs N] [--out FILE.jsonl]",
+		Use:   "flows --link LINK --flow PROTO[:CC] ... [--mix P,P...] [--duration D] [--start 0s,10s] [--runs N] [--out FILE.jsonl]",
 		Short: "Run bulk flows through an emulated link: goodput, utilization, loss ratio, fairness",
 		Long: `flows runs bulk downloads from pltlab's server through the emulated link, all at once or
 staggered by --start, each over its protocol (h1, h2, h3) with its congestion control (TCP: any
 kernel algorithm, default cubic; h3: quic-go's NewReno, the only one it has). The client is Go,
-inside the link's client namespace; every flow's ALPN (and QUIC version) is checked.
+inside the link's client namespace; every flow's ALPN (and QUIC version) is checked. --flow
+flags form one mix; each --mix adds another (flows comma-separated); every repetition (--runs)
+runs each mix once, the mixes in an order shuffled from --seed.
 
 Per flow it measures goodput every 100 ms, the mean goodput over the steady state (from the
 flow's start + max(2 s, 10 RTTs) to its end), the loss ratio (the link's drops of the flow's
@@ -55,10 +59,11 @@ run and prints a table (medians with 95% CIs across --runs). 'pltlab report' rea
 draws the goodput over time with --plot. Links other than "none" need root.`,
 		Example: `  sudo ./bin/pltlab flows --link carlucci2015 --flow h3 --flow h1:cubic --duration 20s --out /tmp/flows.jsonl --force
   sudo ./bin/pltlab flows --link rate=10mbit,rtt=50ms --flow h1:cubic --flow h1:cubic --start 0s,5s --duration 20s --runs 3 --out - > /tmp/fair.jsonl
+  sudo ./bin/pltlab flows --link carlucci2015 --mix h3,h1:cubic --mix h1:cubic,h1:cubic --duration 10s --runs 2 --out /tmp/mixes.jsonl --force
   ./bin/pltlab report /tmp/flows.jsonl --plot /tmp/goodput.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			specs, err := f.specs()
+			mixes, err := f.specs()
 			if err != nil {
 				return err
 			}
@@ -66,14 +71,15 @@ draws the goodput over time with --plot. Links other than "none" need root.`,
 			if err != nil {
 				return err
 			}
-			err = runFlows(cmd, f, specs, sink)
+			err = runFlows(cmd, f, mixes, sink)
 			return errors.Join(err, closeOut())
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.link, "link", "", "LINK spec: a preset or key=value items (required)")
 	fl.StringArrayVar(&f.flows, "flow", nil, "a flow PROTO[:CC], e.g. h1:cubic, h2:bbr, h3; repeat for several (required)")
-	fl.StringVar(&f.starts, "start", "", "start offsets of the flows in order, comma-separated (default all 0s), e.g. 0s,10s")
+	fl.StringArrayVar(&f.mixes, "mix", nil, "another flow mix, its flows comma-separated (e.g. h3,h1:cubic); repeat; mixes run in a seeded order in every repetition")
+	fl.StringVar(&f.starts, "start", "", "start offsets of the flows of every mix in order, comma-separated (default all 0s), e.g. 0s,10s")
 	fl.DurationVar(&f.duration, "duration", flows.DefaultDuration, "how long each flow runs")
 	fl.DurationVar(&f.bin, "bin", flows.DefaultBin, "width of the goodput and queueing-delay bins")
 	fl.IntVar(&f.runs, "runs", 1, "repetitions of the mix")
@@ -84,16 +90,17 @@ draws the goodput over time with --plot. Links other than "none" need root.`,
 	return cmd
 }
 
-// specs checks the flags and returns the flows, as usage errors.
-func (f *flowsFlags) specs() ([]flows.Spec, error) {
+// specs checks the flags and returns the mixes (--flow is one mix, each --mix another), as
+// usage errors.
+func (f *flowsFlags) specs() ([][]flows.Spec, error) {
 	if f.link == "" {
 		return nil, usagef("missing --link: give a LINK spec such as carlucci2015, none or rate=10mbit,rtt=50ms")
 	}
 	if _, err := parseLink(f.link); err != nil {
 		return nil, err
 	}
-	if len(f.flows) == 0 {
-		return nil, usagef("missing --flow: give at least one PROTO[:CC] such as h1:cubic or h3")
+	if len(f.flows) == 0 && len(f.mixes) == 0 {
+		return nil, usagef("missing --flow: give at least one PROTO[:CC] such as h1:cubic or h3 (or a --mix)")
 	}
 	if f.duration < time.Second {
 		return nil, usagef("bad --duration %v: accepted 1s or more", f.duration)
@@ -104,29 +111,62 @@ func (f *flowsFlags) specs() ([]flows.Spec, error) {
 	if f.runs < 1 {
 		return nil, usagef("bad --runs %d: accepted 1 or more", f.runs)
 	}
-	var starts []string
-	if f.starts != "" {
-		starts = strings.Split(f.starts, ",")
+	starts, err := f.startOffsets()
+	if err != nil {
+		return nil, err
 	}
-	if len(starts) > len(f.flows) {
-		return nil, usagef("bad --start %q: %d offsets for %d flows: accepted at most one per --flow", f.starts, len(starts), len(f.flows))
-	}
-	specs := make([]flows.Spec, len(f.flows))
-	for i, s := range f.flows {
-		sp, err := flows.ParseSpec(s)
+	var mixes [][]flows.Spec
+	if len(f.flows) > 0 {
+		mix, err := flows.ParseMix(strings.Join(f.flows, ","))
 		if err != nil {
 			return nil, usagef("bad --flow: %v", err)
 		}
-		if i < len(starts) {
-			d, err := time.ParseDuration(strings.TrimSpace(starts[i]))
-			if err != nil || d < 0 {
-				return nil, usagef("bad --start offset %q: accepted a duration >= 0 such as 0s or 10s", starts[i])
-			}
-			sp.Start = d
-		}
-		specs[i] = sp
+		mixes = append(mixes, mix)
 	}
-	return specs, nil
+	for _, m := range f.mixes {
+		mix, err := flows.ParseMix(m)
+		if err != nil {
+			return nil, usagef("bad --mix: %v", err)
+		}
+		mixes = append(mixes, mix)
+	}
+	for i, mix := range mixes {
+		if slices.ContainsFunc(mixes[:i], func(m []flows.Spec) bool { return flows.Mix(m) == flows.Mix(mix) }) {
+			return nil, usagef("mix %s given twice: accepted each mix once", flows.Mix(mix))
+		}
+		for j := range min(len(starts), len(mix)) { // a smaller mix takes the first offsets
+			mix[j].Start = starts[j]
+		}
+	}
+	if n := slices.Max(lens(mixes)); len(starts) > n {
+		return nil, usagef("bad --start %q: %d offsets for at most %d flows in a mix: accepted at most one per flow", f.starts, len(starts), n)
+	}
+	return mixes, nil
+}
+
+// lens returns the number of flows of every mix.
+func lens(mixes [][]flows.Spec) []int {
+	out := make([]int, len(mixes))
+	for i, m := range mixes {
+		out[i] = len(m)
+	}
+	return out
+}
+
+// startOffsets parses --start.
+func (f *flowsFlags) startOffsets() ([]time.Duration, error) {
+	if f.starts == "" {
+		return nil, nil
+	}
+	var out []time.Duration
+	for _, s := range strings.Split(f.starts, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil || d < 0 {
+			return nil, usagef("bad --start offset %q: accepted a duration >= 0 such as 0s or 10s", s)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // openOut opens --out (checked and locked before any work; "-" is stdout) and returns the
@@ -162,7 +202,7 @@ func raiseProcsForLink() {
 
 // runFlows opens the link, runs the mix --runs times, writes the records to sink and prints the
 // table (to stdout, or to stderr when the records go to stdout).
-func runFlows(cmd *cobra.Command, f flowsFlags, specs []flows.Spec, sink io.Writer) error {
+func runFlows(cmd *cobra.Command, f flowsFlags, mixes [][]flows.Spec, sink io.Writer) error {
 	ctx := cmd.Context()
 	spec, _ := parseLink(f.link)
 	if spec.Seed == 0 {
@@ -193,9 +233,10 @@ func runFlows(cmd *cobra.Command, f flowsFlags, specs []flows.Spec, sink io.Writ
 	env := &result.Env{Pltlab: pltlabVersion(), CPUs: runtime.NumCPU(), Seed: f.seed, QUIC: server.QUICCongestionControl()}
 	env.Host, _ = os.Hostname()
 	var all []*result.Record
-	for run := range f.runs {
-		recs, err := flows.Run(ctx, l, srv, flows.Config{Flows: specs, Duration: f.duration, Bin: f.bin,
-			Seed: f.seed, Run: run, Experiment: name, Env: env})
+	jobs := flows.Schedule(len(mixes), f.runs, f.seed)
+	for i, j := range jobs {
+		recs, err := flows.Run(ctx, l, srv, flows.Config{Flows: mixes[j.Mix], Duration: f.duration, Bin: f.bin,
+			Seed: f.seed, Run: j.Run, Experiment: name, Env: env})
 		if err != nil {
 			return runFlowsError(ctx, err)
 		}
@@ -205,11 +246,11 @@ func runFlows(cmd *cobra.Command, f flowsFlags, specs []flows.Spec, sink io.Writ
 			}
 		}
 		all = append(all, recs...)
-		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: run %d/%d done\n", run+1, f.runs)
+		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: run %d/%d done (%s, repetition %d)\n", i+1, len(jobs), flows.Mix(mixes[j.Mix]), j.Run)
 		if err := srv.CloseConnections(); err != nil {
 			return err
 		}
-		if run+1 < f.runs && !pause(ctx, flowsPause) {
+		if i+1 < len(jobs) && !pause(ctx, flowsPause) {
 			return runFlowsError(ctx, ctx.Err())
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFlowsUsageErrors checks that bad flows command lines exit 2 with one line naming the bad
@@ -19,7 +20,7 @@ func TestFlowsUsageErrors(t *testing.T) {
 		{"bad protocol", []string{"--link", "none", "--flow", "h4"}, `unknown protocol "h4"`},
 		{"cubic on quic", []string{"--link", "none", "--flow", "h3:cubic"}, "only congestion control is newreno"},
 		{"bad cc", []string{"--link", "none", "--flow", "h1:warp"}, `congestion control "warp"`},
-		{"too many starts", []string{"--link", "none", "--flow", "h1", "--start", "0s,1s"}, "at most one per --flow"},
+		{"too many starts", []string{"--link", "none", "--flow", "h1", "--start", "0s,1s"}, "accepted at most one per flow"},
 		{"bad start", []string{"--link", "none", "--flow", "h1", "--start", "soon"}, `bad --start offset "soon"`},
 		{"short duration", []string{"--link", "none", "--flow", "h1", "--duration", "10ms"}, "bad --duration"},
 		{"zero runs", []string{"--link", "none", "--flow", "h1", "--runs", "0"}, "bad --runs"},
@@ -41,5 +42,27 @@ func TestFlowsLoopback(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "flows", "--link", "none", "--flow", "h2:reno", "--duration", "1s", "--out", "/dev/null")
 	if code != 0 || !strings.Contains(stdout, "h2:reno") || !strings.Contains(stdout, "n/a (unshaped)") {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// TestFlowsMixes checks the mixes built from --flow and --mix and their usage errors.
+func TestFlowsMixes(t *testing.T) {
+	f := flowsFlags{link: "none", flows: []string{"h1"}, mixes: []string{"h3,h2:reno"}, starts: "0s,2s",
+		duration: 10 * time.Second, bin: 100 * time.Millisecond, runs: 1}
+	mixes, err := f.specs()
+	if err != nil || len(mixes) != 2 {
+		t.Fatalf("specs: %v, %v", mixes, err)
+	}
+	if len(mixes[0]) != 1 || mixes[0][0].String() != "h1:cubic" || mixes[1][1].String() != "h2:reno" || mixes[1][1].Start != 2*time.Second {
+		t.Fatalf("mixes %+v", mixes)
+	}
+	f.starts = ""
+	f.mixes = []string{"h1:cubic"}
+	if _, err := f.specs(); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Fatalf("a repeated mix: %v", err)
+	}
+	f.mixes = []string{"h1,h3:bbr"}
+	if _, err := f.specs(); err == nil || !strings.Contains(err.Error(), "bad --mix") {
+		t.Fatalf("a bad mix: %v", err)
 	}
 }
