@@ -85,10 +85,13 @@ func TestFlowReportFormats(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &out); err != nil || len(out.Flows) != 2 || *out.Flows[0].GoodputBps.Median != 6.05e6 || out.Flows[0].GoodputBps.Low != nil {
 		t.Fatalf("json: %v %s", err, js.String())
 	}
-	for _, k := range []PlotKind{GoodputPlot, QueuePlot, ECDFPlot} {
-		var png bytes.Buffer
-		if err := rep.WritePlot(&png, k, "png"); err != nil || png.Len() < 1000 {
-			t.Fatalf("%s plot: %v, %d bytes", k, err, png.Len())
+	for _, k := range []struct {
+		kind   PlotKind
+		format string
+	}{{GoodputPlot, "png"}, {QueuePlot, "svg"}, {ECDFPlot, "svg"}} {
+		var img bytes.Buffer
+		if err := rep.WritePlot(&img, k.kind, k.format); err != nil || img.Len() < 1000 {
+			t.Fatalf("%s plot: %v, %d bytes", k.kind, err, img.Len())
 		}
 	}
 	if err := Analyze(nil, Options{}).WritePlot(&bytes.Buffer{}, GoodputPlot, "png"); err != ErrNoFlows {
