@@ -44,8 +44,9 @@ type forwarder struct {
 	base time.Time
 	stop *atomic.Bool
 	tid  atomic.Int32
-	rt   bool                                           // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
-	tap  atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
+	rt   bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
+
+	tap atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
 }
 
 func newForwarder(cfg emu.Config, src, dst, mtu int, base time.Time, stop *atomic.Bool, rt bool) (*forwarder, error) {
