@@ -13,7 +13,7 @@ import (
 )
 
 // openLink opens spec (skipping without root for shaped links) and a flows server on it.
-func openLink(t *testing.T, spec string) (shaping.Link, *server.Server) {
+func openLink(t testing.TB, spec string) (shaping.Link, *server.Server) {
 	t.Helper()
 	sp, err := shaping.ParseSpec(spec)
 	if err != nil {
