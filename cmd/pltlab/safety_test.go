@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -215,5 +216,25 @@ func TestPlainProgress(t *testing.T) {
 	}
 	if strings.Contains(out, "2/3") || strings.Contains(out, "\r") {
 		t.Errorf("progress %q: want no line for load 2 (within 10 s) and no control codes", out)
+	}
+}
+
+// TestStaleTempRootsRemoved (issue 11 item 3): a start removes the temporary roots of pltlab
+// processes that are gone (killed by SIGPIPE or SIGKILL), never those of live ones.
+func TestStaleTempRootsRemoved(t *testing.T) {
+	base := t.TempDir()
+	dead := filepath.Join(base, tempRootPrefix+"4194304-1") // above the default pid_max
+	live := filepath.Join(base, tempRootPrefix+strconv.Itoa(os.Getppid())+"-2")
+	for _, d := range []string{dead, live} {
+		if err := os.MkdirAll(filepath.Join(d, "pltlab-pages-1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStaleTempRoots(base)
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("stale root %s kept (err %v)", dead, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live process's root was removed: %v", err)
 	}
 }
