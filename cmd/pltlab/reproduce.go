@@ -18,6 +18,9 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
+// geteuid is os.Geteuid, a seam for tests of the non-root path.
+var geteuid = os.Geteuid
+
 func newReproduceCmd() *cobra.Command {
 	var (
 		runs   int
@@ -59,7 +62,7 @@ PARTIAL.`,
 			if _, err := browser.FindChromium(chrome); err != nil {
 				return usagef("%v", err)
 			}
-			if os.Geteuid() != 0 {
+			if geteuid() != 0 {
 				return usagef("reproduce %s emulates a link, which needs root: run it with sudo", experiment.Carlucci2015)
 			}
 			if resume && force {
