@@ -169,6 +169,54 @@ type Link struct {
 	MTU int `json:"mtu,omitempty"`
 	// Shaper is "emu" (userspace TUN emulator), "netem" or "none".
 	Shaper string `json:"shaper"`
+	// Reorder is true when per-packet jitter may reorder packets (LINK key reorder=true).
+	Reorder bool `json:"reorder,omitempty"`
+	// Down and Up are each direction's impairments beyond rate, delay, Bernoulli loss and
+	// droptail queue (absent when none is configured).
+	Down LinkDir `json:"down,omitzero"`
+	Up   LinkDir `json:"up,omitzero"`
+	// OutageOnMs and OutageOffMs are the up and down durations of the link's outages in ms
+	// (means when OutageRandom); 0 when the link has no outages.
+	OutageOnMs  float64 `json:"outage_on_ms,omitempty"`
+	OutageOffMs float64 `json:"outage_off_ms,omitempty"`
+	// OutageRandom is true for exponentially distributed durations (like mm-onoff).
+	OutageRandom bool `json:"outage_random,omitempty"`
+	// OutageMode is "drop" (arrivals during an outage are dropped) or "hold" (queued).
+	OutageMode string `json:"outage_mode,omitempty"`
+}
+
+// LinkDir holds one direction's impairments beyond rate, delay and droptail queue. Zero fields
+// are not configured.
+type LinkDir struct {
+	// Loss is the direction's mean loss rate in [0, 1] (Bernoulli, or the stationary loss rate
+	// of the Gilbert-Elliott model).
+	Loss float64 `json:"loss,omitempty"`
+	// LossBurst is the mean loss-burst length in packets (loss=P%,burst=N); 0 = Bernoulli.
+	LossBurst float64 `json:"loss_burst,omitempty"`
+	// GEP, GER, GE1H and GE1K are the Gilbert-Elliott parameters in netem's order (p, r, 1-h,
+	// 1-k), probabilities in [0, 1]; all 0 when the loss is Bernoulli.
+	GEP  float64 `json:"ge_p,omitempty"`
+	GER  float64 `json:"ge_r,omitempty"`
+	GE1H float64 `json:"ge_1h,omitempty"`
+	GE1K float64 `json:"ge_1k,omitempty"`
+	// DelayVarMs is the one-way delay variation in ms: the delay is redrawn uniformly from
+	// [RTT/2 - DelayVarMs, RTT/2 + DelayVarMs] every DelayVarEveryMs.
+	DelayVarMs      float64 `json:"delayvar_ms,omitempty"`
+	DelayVarEveryMs float64 `json:"delayvar_every_ms,omitempty"`
+	// ReorderProb is the probability in [0, 1] that a packet is held back ReorderDelayMs.
+	ReorderProb    float64 `json:"reorder_prob,omitempty"`
+	ReorderDelayMs float64 `json:"reorder_delay_ms,omitempty"`
+	// Trace is the Mahimahi trace file giving the direction's delivery opportunities; its mean
+	// rate is in the link's DownBps or UpBps.
+	Trace string `json:"trace,omitempty"`
+	// AQM is the queue discipline when not droptail: "drophead", "codel", "pie" or "fq_codel".
+	AQM string `json:"aqm,omitempty"`
+	// AQMTargetMs and AQMIntervalMs are CoDel's target and interval, or PIE's target and update
+	// interval, in ms.
+	AQMTargetMs   float64 `json:"aqm_target_ms,omitempty"`
+	AQMIntervalMs float64 `json:"aqm_interval_ms,omitempty"`
+	// ECN is true when the AQM marks ECN-capable packets instead of dropping them.
+	ECN bool `json:"ecn,omitempty"`
 }
 
 // Emulator holds one load's emulator counters per direction.
@@ -193,6 +241,26 @@ type Direction struct {
 	DropsQueue int64 `json:"drops_queue"`
 	// DropsOther counts packets lost outside the model (device errors); should be 0.
 	DropsOther int64 `json:"drops_other"`
+	// DropsAQM counts packets dropped by the AQM (CoDel, PIE, FQ-CoDel).
+	DropsAQM int64 `json:"drops_aqm,omitempty"`
+	// DropsOutage counts packets dropped because they arrived during an outage.
+	DropsOutage int64 `json:"drops_outage,omitempty"`
+	// HeldOutage counts packets that arrived during an outage and were held (outage_mode=hold).
+	HeldOutage int64 `json:"held_outage,omitempty"`
+	// LossBursts counts runs of consecutive random-loss drops; LossBurstMean is DropsLoss divided
+	// by it (packets).
+	LossBursts    int64   `json:"loss_bursts,omitempty"`
+	LossBurstMean float64 `json:"loss_burst_mean,omitempty"`
+	// MarksCE counts packets marked Congestion Experienced by the AQM (RFC 3168).
+	MarksCE int64 `json:"marks_ce,omitempty"`
+	// Reordered counts delivered packets that were reordered (RFC 4737 section 3.3), whatever
+	// caused it; ReorderRatio is Reordered / PacketsOut (RFC 4737 section 4.1).
+	Reordered    int64   `json:"reordered,omitempty"`
+	ReorderRatio float64 `json:"reorder_ratio,omitempty"`
+	// ReorderExtentMax and ReorderExtentMean summarise the reordering extents (RFC 4737
+	// section 4.2.1) of the reordered packets, in packets.
+	ReorderExtentMax  int64   `json:"reorder_extent_max,omitempty"`
+	ReorderExtentMean float64 `json:"reorder_extent_mean,omitempty"`
 	// QueueDelayP50Ms, QueueDelayP99Ms and QueueDelayMaxMs summarise the time packets waited in
 	// the droptail queue before serialization, in ms.
 	QueueDelayP50Ms float64 `json:"queue_delay_p50_ms"`
