@@ -149,6 +149,8 @@ type runner struct {
 	settings *result.Settings
 	// writeErr is the first error writing the output: it stops every link.
 	writeErr error
+	// checked is one past the index of the last link whose self-check started.
+	checked int
 }
 
 // errWrite marks an error writing the result stream (wrapped in a writeError).
@@ -212,6 +214,7 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 			err = errors.Join(err, r.abandon(li, next, err))
 		}
 	}()
+	r.checked = li // the links before li are done
 	spec := r.links[li]
 	ls := &linkSetup{browsers: map[[2]int]*browser.Browser{}}
 	defer func() { err = errors.Join(err, ls.close()) }()
@@ -311,16 +314,33 @@ func (r *runner) emit(rec *result.Record) error {
 
 func (r *runner) observe(rec *result.Record) {
 	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Record: rec, Medians: r.medians()})
+		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Record: rec, ChecksLeft: r.checksLeft(),
+			Medians: r.medians()})
 	}
+}
+
+// checksLeft counts the shaped links after the last one checked that still have loads to make.
+func (r *runner) checksLeft() int {
+	if r.c.SkipLinkCheck {
+		return 0
+	}
+	n := 0
+	for li := r.checked; li < len(r.links); li++ {
+		if r.links[li].Shaped() && r.pending(li) {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	if r.c.SkipLinkCheck || l.Namespace() == "" {
 		return nil
 	}
+	r.checked = li + 1
 	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Checking: r.c.Links[li], Medians: r.medians()})
+		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Checking: r.c.Links[li],
+			ChecksLeft: r.checksLeft(), Medians: r.medians()})
 	}
 	chk, err := shaping.Check(ctx, l, shaping.CheckOptions{Quick: true})
 	if err != nil {

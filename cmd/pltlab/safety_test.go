@@ -254,3 +254,17 @@ func TestReproduceNeedsRootFirst(t *testing.T) {
 		t.Errorf("output directory created: %v", err)
 	}
 }
+
+// TestETAIncludesLinkChecks (smaller things): the ETA counts the link checks still to come.
+func TestETAIncludesLinkChecks(t *testing.T) {
+	var e eta
+	t0 := time.Unix(0, 0)
+	e.note(experiment.Progress{Checking: "a", ChecksLeft: 1}, t0)
+	e.note(experiment.Progress{Record: &result.Record{Kind: result.KindLinkCheck}, ChecksLeft: 1}, t0.Add(8*time.Second))
+	p := experiment.Progress{Done: 2, Total: 4, ChecksLeft: 1, Record: &result.Record{}}
+	e.note(p, t0.Add(10*time.Second))
+	// 2 loads in 2 s (the 8 s check excluded): 2 s for the 2 loads left, plus one 8 s check.
+	if got := e.left(p, t0.Add(10*time.Second)); got != 10*time.Second {
+		t.Errorf("ETA %v, want 10s", got)
+	}
+}
