@@ -267,7 +267,7 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		recs = old
 		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", c.Name, len(c.Done), len(experiment.Schedule(c)))
 	}
-	if os.Geteuid() == 0 {
+	if os.Geteuid() == 0 && os.Getenv(rootlessEnv) == "" {
 		shaping.CleanStale(slog.Default()) // namespaces and devices of killed runs, even for --link none
 	}
 	tmp, cleanup, err := makeTempRoot()

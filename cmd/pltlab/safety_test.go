@@ -239,22 +239,6 @@ func TestStaleTempRootsRemoved(t *testing.T) {
 	}
 }
 
-// TestReproduceNeedsRootFirst (smaller things): without root, reproduce says so once and leaves
-// no empty output directory.
-func TestReproduceNeedsRootFirst(t *testing.T) {
-	geteuid = func() int { return 1000 }
-	defer func() { geteuid = os.Geteuid }()
-	out := filepath.Join(t.TempDir(), "rep")
-	self, _ := os.Executable()
-	code, _, errOut := runCLI(t, "reproduce", "carlucci2015", "--out", out, "--chrome", self)
-	if code != 2 || strings.Count(errOut, "root") != 1 {
-		t.Errorf("exit %d, stderr %q: want 2 and the root error once", code, errOut)
-	}
-	if _, err := os.Stat(out); !os.IsNotExist(err) {
-		t.Errorf("output directory created: %v", err)
-	}
-}
-
 // TestETAIncludesLinkChecks (smaller things): the ETA counts the link checks still to come.
 func TestETAIncludesLinkChecks(t *testing.T) {
 	var e eta
