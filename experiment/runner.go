@@ -62,11 +62,14 @@ type page struct {
 	manifest *pages.Manifest
 }
 
-// Run makes every load of c (see Schedule) and writes one record per load, plus one link_check
-// record per link, to w. It returns when all loads are done, or early with ctx's error after an
-// interrupt (the load under way is abandoned, every written record is kept), or with an error
-// when a link fails its self-check or the harness fails repeatedly. Everything it set up (page
-// directories, links, servers, browsers) is torn down before it returns.
+// Run makes every load of c (see Schedule) not in c.Done and writes one line per load to w: its
+// record, or a harness_error line when the harness could not make it (also for every load of a
+// link that failed its self-check or whose harness failed maxHarnessFailures times in a row),
+// plus one link_check line per link. Each line's Run is the load's index in the schedule. It
+// returns when all loads are done, or early with ctx's error after an interrupt (the load under
+// way is abandoned and leaves no line, every written line is kept), or with an error naming the
+// links that failed, or at once when w fails (a closed pipe, a full disk). Everything it set up
+// (page directories, links, servers, browsers) is torn down before it returns.
 func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	start := time.Now()
 	c = c.withDefaults()
