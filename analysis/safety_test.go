@@ -240,6 +240,10 @@ func TestPartialReport(t *testing.T) {
 	if !rep.Partial || !strings.Contains(textOf(t, rep), "PARTIAL: experiment e made 3 of its 10 scheduled loads") {
 		t.Errorf("partial %v:\n%s", rep.Partial, textOf(t, rep))
 	}
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "PARTIAL") {
+		t.Errorf("the markdown report (a reproduction's report.md) does not say PARTIAL:\n%s", md.String())
+	}
 	recs[0].Scheduled, recs[1].Scheduled, recs[2].Scheduled = 3, 3, 3
 	if Analyze(recs, Options{}).Partial {
 		t.Error("a complete experiment reported partial")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -250,5 +252,13 @@ func TestETAIncludesLinkChecks(t *testing.T) {
 	// 2 loads in 2 s (the 8 s check excluded): 2 s for the 2 loads left, plus one 8 s check.
 	if got := e.left(p, t0.Add(10*time.Second)); got != 10*time.Second {
 		t.Errorf("ETA %v, want 10s", got)
+	}
+}
+
+// TestBrokenPipeExitCode: a command whose stdout reader went away exits 141 without a message.
+func TestBrokenPipeExitCode(t *testing.T) {
+	err := fmt.Errorf("write report -: %w", &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE})
+	if code, msg := exitCode(context.Background(), err); code != 141 || msg != "" {
+		t.Errorf("exitCode = %d, %q; want 141 and no message", code, msg)
 	}
 }
