@@ -136,6 +136,11 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	if err := experiment.CheckSpecs(c); err != nil {
 		return c, asUsage(err)
 	}
+	for _, l := range c.Links {
+		if w := partialLinkNote(l); w != "" {
+			slog.Warn(w)
+		}
+	}
 	if f.resume && (f.force || f.out == "-") {
 		return c, usagef("--resume continues the run in an --out file: give --out FILE, without --force")
 	}
@@ -308,6 +313,30 @@ func summaryLine(s experiment.Summary) string {
 		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
 	}
 	return line + " in " + s.Elapsed.Round(time.Second).String()
+}
+
+// partialLinkNote says what a shaped LINK spec leaves at its default without a word: a
+// direction without a rate is unlimited, a link without rtt has no delay ("" when neither).
+func partialLinkNote(link string) string {
+	sp, err := shaping.ParseSpec(link)
+	if err != nil || !sp.Shaped() {
+		return ""
+	}
+	var unset []string
+	switch {
+	case sp.Down == 0 && sp.Up == 0:
+	case sp.Down == 0:
+		unset = append(unset, "down is unlimited (no down= or rate=)")
+	case sp.Up == 0:
+		unset = append(unset, "up is unlimited (no up= or rate=)")
+	}
+	if sp.RTT == 0 {
+		unset = append(unset, "rtt is 0 (no rtt=: no added delay)")
+	}
+	if len(unset) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("link %q: %s; give them if that is not meant", link, strings.Join(unset, ", "))
 }
 
 // explainSetupError adds the fix to errors whose cause the user can remove.
