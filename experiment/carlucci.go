@@ -72,11 +72,13 @@ func CarlucciConfig(runs int) Config {
 //     h3 warm with 0-RTT: the HTML request rides in the first flight (RFC 9001 section 4.6.1), so
 //     1 (HTML) + 1 (images).
 //
+// Any QUIC row of protocol.Table counts as h3, any other as TCP.
+//
 // HTTP/1.1 opens up to six connections whose handshakes in practice add round trips; the bound
 // assumes they were ready in time, so it is a true lower bound, not a prediction. tls is kept
 // for callers: with False Start it no longer changes the bound.
 func MinRoundTrips(a Arm, tls string) int {
-	if a.Protocol == "h3" {
+	if p, err := protocol.Lookup(a.Protocol); err == nil && p.Transport == protocol.QUIC {
 		if a.Mode == result.Warm {
 			return 2
 		}
