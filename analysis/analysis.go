@@ -29,6 +29,7 @@
 package analysis
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -182,7 +183,7 @@ func Analyze(recs []*result.Record, opts Options) *Report {
 				ps = append(ps, g.Protocol)
 			}
 		}
-		rep.Options.Baseline = BaselineFor(ps)
+		rep.Options.Baseline = cmp.Or(BaselineFor(ps), DefaultBaseline)
 	}
 	rep.Comparisons = compareGroups(rep.Groups, rep.Options)
 	rep.Warnings = rep.warnings(recs)
