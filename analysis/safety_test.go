@@ -113,7 +113,11 @@ func TestNetworkFailuresCensored(t *testing.T) {
 	wrong := rec("h3", 0)
 	wrong.Valid, wrong.InvalidReason = false, `page /index.html: protocol "h2", requested h3`
 	recs = append(recs, f, wrong)
-	g := groupOf(t, Analyze(recs, Options{}), "h3")
+	rep := Analyze(recs, Options{})
+	if txt := textOf(t, rep); !strings.Contains(txt, "network failures (censored at the deadline): h3: ERR_QUIC_PROTOCOL_ERROR x1") {
+		t.Errorf("report does not list the network failure:\n%s", txt)
+	}
+	g := groupOf(t, rep, "h3")
 	if g.NetFailed != 1 || g.InvalidTotal() != 1 || g.Runs != 6 || len(g.Sample) != 5 || !math.IsInf(g.Max, 1) {
 		t.Errorf("group: %d failed, %d invalid, %d runs, sample %v: want 1, 1, 6 and the failure censored", g.NetFailed, g.InvalidTotal(), g.Runs, g.Sample)
 	}
