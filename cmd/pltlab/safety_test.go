@@ -79,6 +79,14 @@ func TestReportProtectsFiles(t *testing.T) {
 	if b, _ := os.ReadFile(existing); string(b) != "keep" {
 		t.Error("an existing file was replaced without --force")
 	}
+	stdin, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if _, err := openReportOutputs([]string{"-"}, stdin, reportFlags{out: in, force: true}); err == nil || !strings.Contains(err.Error(), "is the input -") {
+		t.Errorf("report - --out F < F: err %v, want refused", err)
+	}
 	if code, _, errOut := runCLI(t, "report", in, "--out", existing, "--force"); code != 0 {
 		t.Fatalf("with --force: exit %d, %s", code, errOut)
 	}
