@@ -173,6 +173,14 @@ func TestInterruptAlwaysEnough(t *testing.T) {
 	}
 }
 
+// TestInterruptStopTwice: the stop func may be called twice (main calls it before re-running
+// rootless, and again deferred).
+func TestInterruptStopTwice(t *testing.T) {
+	_, stop := interruptContext(time.Second, func(int) {})
+	stop()
+	stop()
+}
+
 // TestMatrixFlagsOverride (issue 11 item 5): flags given with --matrix override the file's
 // values and the records say so; a matrix's default warm-up is the flag's.
 func TestMatrixFlagsOverride(t *testing.T) {
