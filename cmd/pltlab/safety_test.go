@@ -107,9 +107,10 @@ func TestOutputLocked(t *testing.T) {
 	}
 	holder.Write([]byte("{}\n"))
 	defer holder.Close()
+	self, _ := os.Executable() // stands in for Chromium: nothing is launched
 	for _, args := range [][]string{
-		{"run", "--page", "1x1KB", "--link", "none", "--out", busy, "--force"},
-		{"run", "--page", "1x1KB", "--link", "none", "--out", busy, "--resume"},
+		{"run", "--page", "1x1KB", "--link", "none", "--out", busy, "--force", "--chrome", self},
+		{"run", "--page", "1x1KB", "--link", "none", "--out", busy, "--resume", "--chrome", self},
 		{"report", in, "--out", busy, "--force"},
 	} {
 		code, _, errOut := runCLI(t, args...)
@@ -131,12 +132,13 @@ func TestOutputChecksUpFront(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	self, _ := os.Executable() // stands in for Chromium: nothing is launched
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for _, args := range [][]string{
-			{"run", "--page", "1x1KB", "--link", "none", "--out", fifo},
-			{"run", "--page", "1x1KB", "--link", "none", "--out", fifo, "--force"},
+			{"run", "--page", "1x1KB", "--link", "none", "--out", fifo, "--chrome", self},
+			{"run", "--page", "1x1KB", "--link", "none", "--out", fifo, "--force", "--chrome", self},
 			{"report", in, "--out", fifo, "--force"},
 			{"report", in, "--plot", filepath.Join(dir, "no", "p.png")},
 		} {
