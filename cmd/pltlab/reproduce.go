@@ -56,6 +56,11 @@ PARTIAL.`,
 			if out == "" {
 				out = filepath.Join("results", experiment.Carlucci2015)
 			}
+			if !resume && !force {
+				if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+					return usagef("--out %s is not empty: choose another directory or add --force", out)
+				}
+			}
 			if _, err := browser.FindChromium(chrome); err != nil {
 				return usagef("%v", err)
 			}

@@ -57,14 +57,7 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 				return err
 			}
 			c.Version = pltlabVersion()
-			mode := outNew
-			switch {
-			case f.resume:
-				mode = outAppend
-			case f.force:
-				mode = outReplace
-			}
-			return runExperiment(cmd, c, f.out, mode, nil)
+			return runExperiment(cmd, c, f.out, f.outMode(), nil)
 		},
 	}
 	fl := cmd.Flags()
@@ -144,10 +137,26 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	if f.resume && (f.force || f.out == "-") {
 		return c, usagef("--resume continues the run in an --out file: give --out FILE, without --force")
 	}
+	if f.out != "-" {
+		if _, err := checkOutPath("--out", f.out, f.outMode()); err != nil {
+			return c, err // before looking for Chromium: the first thing to fix is named first
+		}
+	}
 	if _, err := browser.FindChromium(f.chrome); err != nil {
 		return c, usagef("%v", err)
 	}
 	return c, nil
+}
+
+// outMode is what --force and --resume allow to happen to an existing --out file.
+func (f *runFlags) outMode() outMode {
+	switch {
+	case f.resume:
+		return outAppend
+	case f.force:
+		return outReplace
+	}
+	return outNew
 }
 
 // override applies the flags given on the command line over the matrix file's values, and
