@@ -32,7 +32,10 @@ type htmlSection struct {
 	Title   string
 	Tables  []htmlTable
 	Invalid []string
-	Notes   []string
+	// NetFailures are the network failures by group (censored, not excluded).
+	NetFailures []string
+	// Notes are plain notes under the tables (the flow section's methods).
+	Notes []string
 }
 
 type htmlData struct {
@@ -74,6 +77,7 @@ dt{font-weight:bold}dd{margin:0}
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 {{end}}{{range .Invalid}}<p class="note">Invalid loads excluded: {{.}}</p>
+{{end}}{{range .NetFailures}}<p class="note">Network failures (censored at the deadline): {{.}}</p>
 {{end}}{{range .Notes}}<p class="note">{{.}}</p>
 {{end}}</section>
 {{end}}<h2>Figures</h2>
@@ -122,7 +126,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 }
 
 func (r *Report) htmlSection(c condition) htmlSection {
-	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups)}
+	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups), NetFailures: netNotes(c.Groups)}
 	groups, comparisons := r.conditionTables(c)
 	s.Tables = append(s.Tables, htmlTable{Class: "groups", Header: groups[0], Rows: groups[1:]})
 	if comparisons != nil {
