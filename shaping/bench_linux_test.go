@@ -30,7 +30,7 @@ func benchLink(b *testing.B, spec string) Link {
 // emulator's CPU time during it.
 func bulkOnce(b *testing.B, l Link, down bool, dur time.Duration) (float64, time.Duration) {
 	c := &checker{l: l, spec: l.Spec()}
-	s, r, err := c.tcpPair(down)
+	s, r, err := c.tcpPair(context.Background(), down)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func bulkOnce(b *testing.B, l Link, down bool, dur time.Duration) (float64, time
 	cpu0 := el.EmulatorCPU()
 	go sendUntilError(s)
 	go drain(r)
-	bps := goodput(s, dur, dur/3)
+	bps := goodput(context.Background(), s, dur, dur/3)
 	return bps, el.EmulatorCPU() - cpu0
 }
 

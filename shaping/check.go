@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/pltlab/pltlab/result"
@@ -43,14 +44,22 @@ const (
 // Check measures l with its own probes, the server side bound to l.HostAddr() in this
 // namespace and the client side inside l.Namespace(): idle RTT (UDP echo on real-time threads,
 // kernel receive timestamps), TCP bulk goodput per direction (CUBIC; the sender's
-// tcpi_delivered x MSS over the last four fifths of the transfer), RTT under that load, loss
-// rate when configured (paced UDP, binomial 99% interval), and emulator faults. Each is compared
-// with the spec; LinkCheck.Pass is true when all lines pass. It consumes the link's counters
-// (TakeCounters). Errors are harness failures (sockets, namespace), not failed lines.
+// tcpi_delivered x MSS over the last four fifths of the transfer), RTT under that load and an
+// AQM's standing queue, and, with sequenced paced UDP streams, loss rate and mean burst length
+// (99 % intervals), one-way delay variation, the reordered-packet ratio (RFC 4737), a trace's
+// mean rate (1 %) and outage gaps; then emulator faults. Each is compared with the spec;
+// LinkCheck.Pass is true when all lines pass. It consumes the link's counters (TakeCounters).
+// Errors are harness failures (sockets, namespace), not failed lines; a TCP transfer that cannot
+// connect is a line ("not measurable at this setting").
+//
+// Duration: idle RTT probes for at most 10 (quick) or 20 probes, sent one after another when
+// the RTT is under 500 ms and all at once above it; each bulk transfer lasts at most 10 s quick
+// or 30 s full (plus a dial of at most 30 s); streams at most 10 s, outages at most 30 s; every
+// wait ends within about 100 ms of ctx's end.
 func Check(ctx context.Context, l Link, opts CheckOptions) (result.LinkCheck, error) {
 	c := &checker{l: l, spec: l.Spec(), quick: opts.Quick}
 	l.TakeCounters()
-	steps := []func(context.Context) error{c.idleRTT, c.bulk(true), c.bulk(false), c.loss, c.faults}
+	steps := []func(context.Context) error{c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.faults}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
 			return c.res, err
@@ -89,7 +98,7 @@ func (c *checker) idleRTT(ctx context.Context) error {
 	if c.quick {
 		n = 10
 	}
-	rtts, err := c.probeRTT(ctx, n, 0, nil)
+	rtts, err := c.idleProbes(ctx, n)
 	if err != nil {
 		return err
 	}
@@ -103,17 +112,56 @@ func (c *checker) idleRTT(ctx context.Context) error {
 		med = (rtts[len(rtts)/2-1] + rtts[len(rtts)/2]) / 2
 	}
 	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = ms(minR), ms(med), ms(maxR)
-	exp, j := c.expectedRTT(), 2*c.spec.Jitter
+	exp := c.expectedRTT()
+	below := 2*c.spec.Jitter + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar
+	above := c.slackOneWay(true) + c.slackOneWay(false)
 	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med),
-		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+j), fmtMs(rttSlackAbove+j)),
-		med >= exp-rttSlackBelow-j && med <= exp+rttSlackAbove+j)
-	c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
-		fmt.Sprintf("min >= -%s, max <= +%s", fmtMs(rttSlackBelow+j), fmtMs(rttMaxSlack+j)),
-		minR >= exp-rttSlackBelow-j && maxR <= exp+rttMaxSlack+j)
-	if lost := n - len(rtts); lost > 0 && c.spec.Loss == 0 {
+		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+below), fmtMs(rttSlackAbove+above)),
+		med >= exp-rttSlackBelow-below && med <= exp+rttSlackAbove+above)
+	if c.spec.Outage.Off > 0 {
+		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR), "informational (outages configured)", true)
+	} else {
+		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
+			fmt.Sprintf("min >= -%s, max <= +%s", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above)),
+			minR >= exp-rttSlackBelow-below && maxR <= exp+rttMaxSlack+above)
+	}
+	if lost := n - len(rtts); lost > 0 && c.spec.Loss == 0 && c.spec.Outage.Off == 0 {
 		c.add("idle RTT probes lost", "0", fmt.Sprint(lost), "0", false)
 	}
 	return nil
+}
+
+// idleProbes sends n idle RTT probes: one after another, or, when the expected RTT exceeds
+// 500 ms, all at once (100 ms apart, each on its own socket), so the step lasts about one RTT.
+func (c *checker) idleProbes(ctx context.Context, n int) ([]time.Duration, error) {
+	if c.expectedRTT() <= 500*time.Millisecond {
+		return c.probeRTT(ctx, n, 0, nil)
+	}
+	var mu sync.Mutex
+	var rtts []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		if !sleepCtx(ctx, time.Duration(min(i, 1))*100*time.Millisecond) {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.probeRTT(ctx, 1, 0, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			rtts = append(rtts, r...)
+			if firstErr == nil {
+				firstErr = err
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return rtts, firstErr
 }
 
 // faults reports packets the emulator lost outside its model since the check began.
