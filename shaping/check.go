@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/emu"
 )
 
 // CheckOptions configures Check.
@@ -102,9 +103,19 @@ func (c *checker) idleRTT(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.idleLines(rtts, n)
+	return nil
+}
+
+// idleLines judges the idle RTT probes. The median must be within rttSlackBelow/Above of RTT
+// plus a 99 % bound for the median of the jitter and delay variation (each direction uniform in
+// +-(jitter + delayvar), so the RTT's spread has sd sqrt(sum a^2/3); a median of n samples has
+// sd 1.2533 sd/sqrt(n)); min and max must be within the physical range RTT +- (2 jitter +
+// delayvars), at most rtt (jitter and delayvar are at most rtt/2).
+func (c *checker) idleLines(rtts []time.Duration, n int) {
 	if len(rtts) == 0 {
-		c.add("idle RTT", fmtMs(c.expectedRTT()), "no probe answered", "", false)
-		return nil
+		c.add("idle RTT", fmtMs(c.expectedRTT()), "no probe answered", "", c.spec.Loss >= 0.3 || c.spec.Outage.Off > 0)
+		return
 	}
 	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
 	minR, med, maxR := rtts[0], rtts[len(rtts)/2], rtts[len(rtts)-1]
@@ -113,11 +124,13 @@ func (c *checker) idleRTT(ctx context.Context) error {
 	}
 	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = ms(minR), ms(med), ms(maxR)
 	exp := c.expectedRTT()
+	tol := c.medianTolerance(len(rtts))
+	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.spec.Jitter - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar
+	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med),
+		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+tol), fmtMs(rttSlackAbove+tol+hold)),
+		med >= exp-rttSlackBelow-tol && med <= exp+rttSlackAbove+tol+hold)
 	below := 2*c.spec.Jitter + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar
 	above := c.slackOneWay(true) + c.slackOneWay(false)
-	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med),
-		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+below), fmtMs(rttSlackAbove+above)),
-		med >= exp-rttSlackBelow-below && med <= exp+rttSlackAbove+above)
 	if c.spec.Outage.Off > 0 {
 		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR), "informational (outages configured)", true)
 	} else {
@@ -128,7 +141,24 @@ func (c *checker) idleRTT(ctx context.Context) error {
 	if lost := n - len(rtts); lost > 0 && c.spec.Loss == 0 && c.spec.Outage.Off == 0 {
 		c.add("idle RTT probes lost", "0", fmt.Sprint(lost), "0", false)
 	}
-	return nil
+}
+
+// medianTolerance is the 99 % half-width of the median of n idle RTTs around RTT due to jitter
+// and delay variation (0 without them). Delay variation draws change every DelayVarEvery, so
+// probes closer than that share draws: n counts the independent ones.
+func (c *checker) medianTolerance(n int) time.Duration {
+	var v float64
+	for _, im := range []Impair{c.spec.DownImp, c.spec.UpImp} {
+		a := float64(c.spec.Jitter + im.DelayVar)
+		v += a * a / 3
+	}
+	if v == 0 {
+		return 0
+	}
+	if every := cmpOr(c.spec.DownImp.DelayVarEvery, emu.DefaultDelayVarEvery); c.spec.DownImp.DelayVar+c.spec.UpImp.DelayVar > 0 && c.spec.RTT < every {
+		n = max(n*int(c.spec.RTT)/int(every), 1)
+	}
+	return time.Duration(2.576 * 1.2533 * math.Sqrt(v) / math.Sqrt(float64(n)))
 }
 
 // idleProbes sends n idle RTT probes: one after another, or, when the expected RTT exceeds
