@@ -271,11 +271,4 @@ func (f *fifoQueue) enqueue(s *server, now int64, e entry) Verdict {
 	return Queued
 }
 
-func (f *fifoQueue) dequeue(_ *server, _ int64) (entry, bool) {
-	if f.q.len() == 0 {
-		return entry{}, false
-	}
-	e := f.q.pop()
-	f.b -= int64(len(e.buf))
-	return e, true
-}
+func (f *fifoQueue) dequeue(_ *server, _ int64) (entry, bool) { return f.pop() }
