@@ -26,6 +26,11 @@ const (
 	KindLoad Kind = "load"
 	// KindLinkCheck is the self-check of an emulated link made before loads used it.
 	KindLinkCheck Kind = "link_check"
+	// KindHarnessError is a scheduled load the harness could not make (the browser would not
+	// launch, the server's connections would not close, ...): the line holds the job (page, link,
+	// protocol, mode, warmup, run) and Error. It is counted ("lost to harness"), never a
+	// measurement.
+	KindHarnessError Kind = "harness_error"
 )
 
 // Record is one page load, the unit of every result stream (one JSON object per line).
@@ -38,8 +43,17 @@ type Record struct {
 	Kind Kind `json:"kind,omitempty"`
 	// Experiment names the experiment (a matrix run or a reproduction) the record belongs to.
 	Experiment string `json:"experiment"`
-	// Run numbers the loads of one experiment from 0 in the order they were made.
+	// Run is the load's index in its experiment's schedule (experiment.Schedule), from 0, so it
+	// numbers the loads in the order they were made and a resumed run continues the numbering;
+	// -1 on lines that are not scheduled loads (link checks).
 	Run int `json:"run"`
+	// Scheduled is the number of loads (warm-ups included) in the experiment's schedule; an
+	// experiment with fewer load and harness_error lines than that is partial (0 = not recorded).
+	Scheduled int `json:"scheduled,omitempty"`
+	// Error says why the harness could not make the load; set only on KindHarnessError lines.
+	Error string `json:"error,omitempty"`
+	// Settings are the experiment's requested settings that change a measurement.
+	Settings *Settings `json:"settings,omitempty"`
 	// Time is when the load started (RFC 3339 in JSON).
 	Time time.Time `json:"time"`
 	// Warmup marks a load made only to warm up the setup; analysis excludes it.
@@ -304,6 +318,20 @@ type CheckLine struct {
 	Tolerance string `json:"tolerance"`
 	// Pass is true when Measured is within Tolerance of Configured.
 	Pass bool `json:"pass"`
+}
+
+// Settings are the settings an experiment asked for that change what a load measures; a report
+// never pools loads made with different Settings.
+type Settings struct {
+	// TCPCC is the requested TCP congestion control of the server's TCP listeners ("cubic").
+	TCPCC string `json:"tcp_cc,omitempty"`
+	// TLS is the requested TLS version of the TCP listeners ("1.2" or "1.3"); QUIC is always 1.3.
+	TLS string `json:"tls,omitempty"`
+	// TimeoutMs is the per-load deadline in ms.
+	TimeoutMs float64 `json:"timeout_ms,omitempty"`
+	// Overrides lists the command-line flags that replaced a matrix file's values, as
+	// "runs=3 (matrix: 20)"; empty when nothing was overridden.
+	Overrides []string `json:"overrides,omitempty"`
 }
 
 // IsLoad reports whether r is a page-load record (not a link check or another kind).

@@ -190,9 +190,6 @@ func (im *Impair) check(dir string, oneWay time.Duration) error {
 	return nil
 }
 
-// any reports whether im configures anything.
-func (im Impair) any() bool { return im != Impair{} }
-
 // items gives im's canonical key=value items, each key prefixed with prefix ("", "down." or "up.").
 func (im Impair) items(prefix string) []string {
 	var b []string
