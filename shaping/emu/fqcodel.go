@@ -24,7 +24,6 @@ type fqFlow struct {
 	next    int32 // next flow in its list, -1 at the end
 }
 
-
 // flowList is a singly linked list of flow indices.
 type flowList struct{ head, tail int32 }
 
