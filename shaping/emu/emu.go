@@ -111,7 +111,9 @@ type Pipe struct {
 	qBytes    int64
 	fifo      ring[pending]
 	heap      delayHeap
-	heapMode  bool  // the delay line may reorder
+	heapMode  bool  // the delay line is a heap (per-packet jitter may reorder)
+	laneMode  bool  // the delay line is lanes (delay variation, reordering holds)
+	lanes     lanes
 	last      int64 // latest delivery time handed out (order keeping)
 	seq       uint64
 	free      [][]byte
@@ -136,7 +138,14 @@ func NewPipe(cfg Config) *Pipe {
 		jit:      rand.New(rand.NewPCG(seed, 0x6a697474)),
 		ro:       rand.New(rand.NewPCG(seed, 0x72656f72)),
 		aqm:      rand.New(rand.NewPCG(seed, 0x61716d00)),
-		heapMode: cfg.Reorder || cfg.DelayVar > 0 || cfg.ReorderProb > 0,
+	}
+	switch {
+	case cfg.Reorder && cfg.Jitter > 0:
+		p.heapMode = true
+	case cfg.DelayVar > 0 && (int64(cfg.Delay+cfg.DelayVar+cfg.ReorderDelay)/int64(cfg.DelayVarEvery)+2)*2 > maxLanes:
+		p.heapMode = true
+	case cfg.DelayVar > 0 || cfg.ReorderProb > 0:
+		p.laneMode = true
 	}
 	p.out = newOutageState(cfg.Outage)
 	if cfg.Trace != nil || cfg.AQM != DropTail || cfg.Outage.Hold && cfg.Outage.enabled() {
@@ -258,8 +267,17 @@ func (p *Pipe) schedule(pkt []byte, seq uint64, finish int64) {
 	if j := int64(p.cfg.Jitter); j > 0 {
 		deliver = max(deliver+p.jit.Int64N(2*j+1)-j, finish)
 	}
-	if p.cfg.ReorderProb > 0 && p.ro.Float64() < p.cfg.ReorderProb {
+	held := p.cfg.ReorderProb > 0 && p.ro.Float64() < p.cfg.ReorderProb
+	if held {
 		deliver += int64(p.cfg.ReorderDelay)
+	}
+	if p.laneMode {
+		var k int64
+		if p.cfg.DelayVar > 0 {
+			k = max(finish, 0) / int64(p.cfg.DelayVarEvery)
+		}
+		p.lanes.push(k, held, pending{buf: pkt, deliver: deliver, seq: seq})
+		return
 	}
 	if p.heapMode {
 		p.heap.push(pending{buf: pkt, deliver: deliver, seq: seq})
@@ -272,6 +290,13 @@ func (p *Pipe) schedule(pkt []byte, seq uint64, finish int64) {
 
 // nextDelivery is the delivery time of the earliest packet on the delay line.
 func (p *Pipe) nextDelivery() (int64, bool) {
+	if p.laneMode {
+		i := p.lanes.head()
+		if i < 0 {
+			return 0, false
+		}
+		return p.lanes.active[i].q.front().deliver, true
+	}
 	if p.heapMode {
 		if len(p.heap) == 0 {
 			return 0, false
@@ -308,9 +333,12 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 		return nil, false
 	}
 	var pd pending
-	if p.heapMode {
+	switch {
+	case p.laneMode:
+		pd = p.lanes.pop(p.lanes.head())
+	case p.heapMode:
 		pd = p.heap.pop()
-	} else {
+	default:
 		pd = p.fifo.pop()
 	}
 	p.c.PacketsOut++
@@ -326,7 +354,7 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 
 // Len is the number of packets in the pipe (queued or on the delay line).
 func (p *Pipe) Len() int {
-	n := p.fifo.len() + len(p.heap)
+	n := p.fifo.len() + len(p.heap) + p.lanes.len()
 	if p.srv != nil {
 		n += p.srv.q.len()
 	}

@@ -522,3 +522,38 @@ func TestRandomOutages(t *testing.T) {
 		t.Fatalf("down %.3f of the time, want 0.2", f)
 	}
 }
+
+func TestLanesMatchHeap(t *testing.T) {
+	// Delay variation and reordering holds through the lane delay line deliver exactly what a
+	// heap ordered by (delivery, arrival) delivers.
+	for _, cfg := range []Config{
+		{Rate: 10e6, Delay: 30 * ms1, DelayVar: 20 * ms1, Seed: 1},
+		{Rate: 10e6, Delay: 30 * ms1, ReorderProb: 0.2, ReorderDelay: 5 * ms1, Seed: 2},
+		{Delay: 20 * ms1, DelayVar: 15 * ms1, DelayVarEvery: 10 * ms1, ReorderProb: 0.1, ReorderDelay: 3 * ms1, Seed: 3},
+	} {
+		a, b := NewPipe(cfg), NewPipe(cfg)
+		if !a.laneMode {
+			t.Fatalf("%+v: not in lane mode", cfg)
+		}
+		b.laneMode, b.heapMode = false, true
+		rng := rand.New(rand.NewPCG(5, 6))
+		now := time.Duration(0)
+		for i := 0; i < 5000; i++ {
+			now += time.Duration(rng.Int64N(int64(ms1)))
+			offerSeq(a, now, 1000, i)
+			offerSeq(b, now, 1000, i)
+		}
+		da, db := drainSeq(a), drainSeq(b)
+		if len(da) != 5000 || len(da) != len(db) {
+			t.Fatalf("%d vs %d deliveries", len(da), len(db))
+		}
+		for i := range da {
+			if da[i] != db[i] {
+				t.Fatalf("%+v delivery %d: lanes %+v, heap %+v", cfg, i, da[i], db[i])
+			}
+		}
+		if ca, cb := a.Take(), b.Take(); ca.Reordered != cb.Reordered || ca.Reordered == 0 {
+			t.Fatalf("reordered %d vs %d", ca.Reordered, cb.Reordered)
+		}
+	}
+}
