@@ -111,8 +111,8 @@ type Pipe struct {
 	qBytes    int64
 	fifo      ring[pending]
 	heap      delayHeap
-	heapMode  bool  // the delay line is a heap (per-packet jitter may reorder)
-	laneMode  bool  // the delay line is lanes (delay variation, reordering holds)
+	heapMode  bool // the delay line is a heap (per-packet jitter may reorder)
+	laneMode  bool // the delay line is lanes (delay variation, reordering holds)
 	lanes     lanes
 	last      int64 // latest delivery time handed out (order keeping)
 	seq       uint64
@@ -133,11 +133,11 @@ func NewPipe(cfg Config) *Pipe {
 	}
 	seed := uint64(cfg.Seed)
 	p := &Pipe{
-		cfg:      cfg,
-		loss:     rand.New(rand.NewPCG(seed, 0x6c6f7373)),
-		jit:      rand.New(rand.NewPCG(seed, 0x6a697474)),
-		ro:       rand.New(rand.NewPCG(seed, 0x72656f72)),
-		aqm:      rand.New(rand.NewPCG(seed, 0x61716d00)),
+		cfg:  cfg,
+		loss: rand.New(rand.NewPCG(seed, 0x6c6f7373)),
+		jit:  rand.New(rand.NewPCG(seed, 0x6a697474)),
+		ro:   rand.New(rand.NewPCG(seed, 0x72656f72)),
+		aqm:  rand.New(rand.NewPCG(seed, 0x61716d00)),
 	}
 	switch {
 	case cfg.Reorder && cfg.Jitter > 0:
