@@ -177,7 +177,7 @@ func (p *Pipe) Offer(now time.Duration, pkt []byte) Verdict {
 	p.c.PacketsIn++
 	p.c.BytesIn += size
 	p.seq++
-	if p.srv != nil {
+	if p.srv != nil && p.srv.pending && p.srv.srvNext < t {
 		p.srv.advance(t, false)
 	}
 	if p.cfg.Outage.enabled() && p.out.down(t) {
@@ -200,7 +200,9 @@ func (p *Pipe) Offer(now time.Duration, pkt []byte) Verdict {
 	p.lastLost = false
 	if p.srv != nil {
 		v := p.srv.enqueue(t, entry{buf: pkt, enq: t, seq: p.seq})
-		p.srv.advance(t, true)
+		if p.srv.pending && p.srv.srvNext <= t {
+			p.srv.advance(t, true)
+		}
 		return v
 	}
 	finish := t
@@ -325,7 +327,7 @@ func (p *Pipe) Next() (due time.Duration, ok bool) {
 // Pop returns the next packet due at or before now, or ok=false. The caller writes it and then
 // passes it to Recycle. now - scheduled delivery is recorded as the emulator's timing error.
 func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
-	if p.srv != nil {
+	if p.srv != nil && p.srv.pending && p.srv.srvNext <= int64(now) {
 		p.srv.advance(int64(now), true)
 	}
 	due, ok := p.nextDelivery()

@@ -61,10 +61,11 @@ type server struct {
 	k         int64 // trace: index of the current delivery opportunity
 	budget    int   // trace: bytes left in opportunity k
 	maxPacket int64 // largest packet seen (CoDel's "maxpacket", RFC 8289 section 4.2)
+	hold      bool  // outages in mode hold stop the server
 }
 
 func newServer(p *Pipe) *server {
-	s := &server{p: p, budget: OpportunityBytes}
+	s := &server{p: p, budget: OpportunityBytes, hold: p.cfg.Outage.Hold && p.cfg.Outage.enabled()}
 	switch p.cfg.AQM {
 	case CoDel:
 		s.q = &codelQueue{par: p.cfg.CoDel.withDefaults()}
@@ -132,10 +133,14 @@ func (s *server) firstService(t int64) int64 {
 
 // upAt moves a service time out of an outage (mode hold).
 func (s *server) upAt(t int64) int64 {
-	p := s.p
-	if !p.cfg.Outage.Hold || !p.cfg.Outage.enabled() {
+	if !s.hold {
 		return t
 	}
+	return s.upAtSlow(t)
+}
+
+func (s *server) upAtSlow(t int64) int64 {
+	p := s.p
 	for {
 		u := p.out.upAt(t)
 		if p.cfg.Trace == nil || u == t {
