@@ -88,9 +88,19 @@ func (c *checker) add(name, configured, measured, tolerance string, pass bool) {
 		Measured: measured, Tolerance: tolerance, Pass: pass})
 }
 
-// expectedRTT is RTT plus the serialization of a probe in both directions.
+// expectedRTT is RTT plus the serialization of a probe in both directions (for a trace: half
+// its longest gap between opportunities, the mean wait of a probe arriving at a random moment
+// of that gap, bounded by the trace's gaps on the tolerances).
 func (c *checker) expectedRTT() time.Duration {
-	return c.spec.RTT + c.spec.Down.Transmit(probeIPSize) + c.spec.Up.Transmit(probeIPSize)
+	rtt := c.spec.RTT
+	for _, down := range []bool{true, false} {
+		if c.imp(down).Trace != "" {
+			rtt += c.traceMaxGap(down) / 2
+		} else {
+			rtt += c.rate(down).Transmit(probeIPSize)
+		}
+	}
+	return rtt
 }
 
 // idleRTT sends sequential UDP echo probes and checks min, median and max.
@@ -124,12 +134,13 @@ func (c *checker) idleLines(rtts []time.Duration, n int) {
 	}
 	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = ms(minR), ms(med), ms(maxR)
 	exp := c.expectedRTT()
-	tol := c.medianTolerance(len(rtts))
-	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.spec.Jitter - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar
+	gaps := c.traceMaxGap(true)/2 + c.traceMaxGap(false)/2 // a trace's wait for an opportunity
+	tol := c.medianTolerance(len(rtts)) + gaps
+	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.spec.Jitter - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar - gaps
 	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med),
 		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+tol), fmtMs(rttSlackAbove+tol+hold)),
 		med >= exp-rttSlackBelow-tol && med <= exp+rttSlackAbove+tol+hold)
-	below := 2*c.spec.Jitter + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar
+	below := 2*c.spec.Jitter + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar + gaps
 	above := c.slackOneWay(true) + c.slackOneWay(false)
 	if c.spec.Outage.Off > 0 {
 		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR), "informational (outages configured)", true)

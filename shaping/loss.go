@@ -20,13 +20,13 @@ type arrival struct {
 }
 
 // stream sends n sequenced UDP packets of size bytes (payload) gap apart through one direction
-// and returns what arrived, in arrival order. Both ends share this machine's clock, so recv -
+// and returns what arrived, in arrival order (each arrival carries its send time). Both ends share this machine's clock, so recv -
 // sent is the one-way delay. After the last packet it waits for the link's largest one-way
 // delay; ctx ends it at once.
-func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duration, size int) ([]arrival, error) {
+func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duration, size int) ([]arrival, []time.Time, error) {
 	hostConn, err := net.ListenPacket("udp4", c.hostAddr())
 	if err != nil {
-		return nil, fmt.Errorf("listen udp: %w", err)
+		return nil, nil, fmt.Errorf("listen udp: %w", err)
 	}
 	defer hostConn.Close()
 	var client *net.UDPConn
@@ -34,9 +34,11 @@ func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duratio
 		client, err = net.DialUDP("udp4", nil, hostConn.LocalAddr().(*net.UDPAddr))
 		return err
 	}); err != nil {
-		return nil, fmt.Errorf("dial udp in namespace: %w", err)
+		return nil, nil, fmt.Errorf("dial udp in namespace: %w", err)
 	}
 	defer client.Close()
+	hostConn.(*net.UDPConn).SetReadBuffer(4 << 20) // a starved reader must not lose packets
+	client.SetReadBuffer(4 << 20)
 	var recv net.PacketConn = hostConn
 	send := func(b []byte) { client.Write(b) }
 	if down {
@@ -63,10 +65,13 @@ func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duratio
 	stop := context.AfterFunc(ctx, func() { recv.SetReadDeadline(time.Now()) })
 	defer stop()
 	buf := make([]byte, max(size, 12))
+	sends := make([]time.Time, 0, n)
 	next := time.Now()
 	for i := 0; i < n && ctx.Err() == nil; i++ {
+		now := time.Now()
+		sends = append(sends, now)
 		binary.BigEndian.PutUint32(buf, uint32(i))
-		binary.BigEndian.PutUint64(buf[4:], uint64(time.Now().UnixNano()))
+		binary.BigEndian.PutUint64(buf[4:], uint64(now.UnixNano()))
 		send(buf)
 		next = next.Add(gap)
 		time.Sleep(time.Until(next))
@@ -77,7 +82,7 @@ func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duratio
 		recv.SetReadDeadline(time.Now())
 	}
 	wg.Wait()
-	return got, ctx.Err()
+	return got, sends, ctx.Err()
 }
 
 // drainWait is how long a stream waits after its last packet: the direction's largest one-way
@@ -143,7 +148,7 @@ func (c *checker) streams(ctx context.Context) error {
 			continue
 		}
 		n, gap := c.streamShape(down)
-		got, err := c.stream(ctx, down, n, gap, streamPacket)
+		got, _, err := c.stream(ctx, down, n, gap, streamPacket)
 		if err != nil {
 			return err
 		}
