@@ -81,6 +81,7 @@ type checker struct {
 	spec  Spec
 	quick bool
 	res   result.LinkCheck
+	acc   checkAcc
 }
 
 func (c *checker) add(name, configured, measured, tolerance string, pass bool) {
@@ -207,17 +208,33 @@ func (c *checker) idleProbes(ctx context.Context, n int) ([]time.Duration, error
 
 // faults reports packets the emulator lost outside its model since the check began.
 func (c *checker) faults(context.Context) error {
-	e := c.l.TakeCounters()
-	if e == nil {
+	if c.take() == nil {
 		return nil
 	}
-	n := e.Down.DropsOther + e.Up.DropsOther
-	c.add("emulator faults (drops outside the model)", "0", fmt.Sprint(n), "0", n == 0)
+	c.add("emulator faults (drops outside the model)", "0", fmt.Sprint(c.acc.other), "0", c.acc.other == 0)
 	if c.spec.Loss == 0 {
-		lost := e.Down.DropsLoss + e.Up.DropsLoss
-		c.add("random-loss drops", "0", fmt.Sprint(lost), "0", lost == 0)
+		c.add("random-loss drops", "0", fmt.Sprint(c.acc.loss), "0", c.acc.loss == 0)
 	}
+	c.add("emulator release lateness (max)", "0 ms", fmt.Sprintf("%.2f ms", c.acc.lateMax),
+		"informational (CPU contention shows here first)", true)
 	return nil
+}
+
+// checkAcc accumulates emulator counters over the whole check (steps take them in between).
+type checkAcc struct {
+	other, loss int64
+	lateMax     float64
+}
+
+// take takes the link's counters since the previous take and adds them to c.acc.
+func (c *checker) take() *result.Emulator {
+	e := c.l.TakeCounters()
+	if e != nil {
+		c.acc.other += e.Down.DropsOther + e.Up.DropsOther
+		c.acc.loss += e.Down.DropsLoss + e.Up.DropsLoss
+		c.acc.lateMax = max(c.acc.lateMax, e.Down.TimingErrMaxMs, e.Up.TimingErrMaxMs)
+	}
+	return e
 }
 
 // clientDo runs fn with the calling thread in the link's namespace (directly when unshaped).

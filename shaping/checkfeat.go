@@ -283,7 +283,7 @@ func (c *checker) outages(ctx context.Context) error {
 	}
 	gap := max(5*time.Millisecond, 2*c.spec.Down.Transmit(probeIPSize))
 	n := int(dur / gap)
-	c.l.TakeCounters()
+	c.take()
 	got, sends, err := c.stream(ctx, true, n, gap, streamPacket)
 	if err != nil {
 		return err
@@ -291,7 +291,7 @@ func (c *checker) outages(ctx context.Context) error {
 	st := analyse(n, got)
 	inner, outer := lostSpans(sends, got)
 	emuDrops := ""
-	if e := c.l.TakeCounters(); e != nil {
+	if e := c.take(); e != nil {
 		emuDrops = fmt.Sprintf("; emulator: %d outage drops, %d held, %d other drops", e.Down.DropsOutage, e.Down.HeldOutage, e.Down.DropsQueue+e.Down.DropsAQM+e.Down.DropsLoss+e.Down.DropsOther)
 	}
 	gapMeasured := time.Duration(st.longestRun) * gap

@@ -97,7 +97,7 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 			case <-stop:
 			}
 		}()
-		c.l.TakeCounters()
+		c.take()
 		var loaded []time.Duration
 		var wg sync.WaitGroup
 		wg.Add(3)
@@ -119,7 +119,7 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 		}
 		c.goodputLine(down, bps)
 		c.loadLine(down, loaded)
-		c.aqmLine(down, loaded, c.l.TakeCounters())
+		c.aqmLine(down, loaded, c.take())
 		return nil
 	}
 }
@@ -135,7 +135,11 @@ func (c *checker) tcpPair(ctx context.Context, down bool) (sender, receiver *net
 	}
 	defer ln.Close()
 	var client *net.TCPConn
-	timeout := min(2*c.spec.RTT+3*time.Second+c.qDelay(true)+c.qDelay(false), maxDial)
+	timeout := 2*c.spec.RTT + 3*time.Second + c.qDelay(true) + c.qDelay(false)
+	if c.spec.Loss > 0 || c.spec.Outage.Off > 0 {
+		timeout += 4 * time.Second // a third SYN (sent 3 s after the second, RFC 6298 backoff)
+	}
+	timeout = min(timeout, maxDial)
 	if err := c.clientDo(func() error {
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
