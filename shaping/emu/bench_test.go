@@ -94,7 +94,7 @@ func BenchmarkDiscipline(b *testing.B) {
 func TestNoAllocDisciplines(t *testing.T) {
 	for _, bc := range benchConfigs {
 		step := benchStep(benchPipe(bc.name, bc.cfg))
-		for range 30000 { // 350 ms of traffic: the delay line and queues reach their size
+		for range 12000 { // 140 ms of traffic: the delay line and queues reach their size
 			step()
 		}
 		if a := testing.AllocsPerRun(1000, step); a != 0 {
