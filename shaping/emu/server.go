@@ -62,10 +62,14 @@ type server struct {
 	budget    int   // trace: bytes left in opportunity k
 	maxPacket int64 // largest packet seen (CoDel's "maxpacket", RFC 8289 section 4.2)
 	hold      bool  // outages in mode hold stop the server
+	// out answers the server's (future) questions about outages: a copy of the pipe's state
+	// with the same seed, so the arrivals' questions (in time order) stay in time order too.
+	out outageState
 }
 
 func newServer(p *Pipe) *server {
-	s := &server{p: p, budget: OpportunityBytes, hold: p.cfg.Outage.Hold && p.cfg.Outage.enabled()}
+	s := &server{p: p, budget: OpportunityBytes, hold: p.cfg.Outage.Hold && p.cfg.Outage.enabled(),
+		out: newOutageState(p.cfg.Outage)}
 	switch p.cfg.AQM {
 	case CoDel:
 		s.q = &codelQueue{par: p.cfg.CoDel.withDefaults()}
@@ -142,13 +146,13 @@ func (s *server) upAt(t int64) int64 {
 func (s *server) upAtSlow(t int64) int64 {
 	p := s.p
 	for {
-		u := p.out.upAt(t)
+		u := s.out.upAt(t)
 		if p.cfg.Trace == nil || u == t {
 			return u
 		}
 		s.k, s.budget = p.cfg.Trace.first(u, s.k), OpportunityBytes
 		t = p.cfg.Trace.at(s.k)
-		if !p.out.down(t) {
+		if !s.out.down(t) {
 			return t
 		}
 	}
