@@ -1,6 +1,7 @@
 package shaping
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -143,5 +144,22 @@ func TestDirectionCounters(t *testing.T) {
 	if d.LossBurstMean != 3 || d.ReorderRatio != 0.05 || d.ReorderExtentMean != 3 || d.ReorderExtentMax != 7 || d.MarksCE != 3 ||
 		d.DropsAQM != 2 || d.DropsOutage != 9 || d.HeldOutage != 1 || d.QueueDelayP50Ms != 2 {
 		t.Fatalf("direction = %+v", d)
+	}
+}
+
+// TestBulkTooSlow (issue 11 item 13): at 8 kbit/s a bounded transfer cannot be measured; the
+// check says so instead of failing to dial.
+func TestBulkTooSlow(t *testing.T) {
+	c := testChecker("rate=8kbit,rtt=50ms", true)
+	if err := c.bulk(true)(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if l := c.res.Lines[0]; !l.Pass || !strings.Contains(l.Measured, "not measurable at this setting") {
+		t.Fatalf("8kbit bulk line %+v", l)
+	}
+	c = testChecker("rate=10mbit,rtt=10s", true)
+	c.bulk(false)(context.Background())
+	if l := c.res.Lines[0]; !strings.Contains(l.Measured, "under 10 RTTs") {
+		t.Fatalf("rtt=10s bulk line %+v", l)
 	}
 }

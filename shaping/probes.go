@@ -60,6 +60,8 @@ func (c *checker) qDelay(down bool) time.Duration {
 const (
 	maxBulkQuick, maxBulkFull = 10 * time.Second, 30 * time.Second
 	minBulkRTTs               = 10
+	// minBulkPackets is the fewest MTU-sized packets a bulk transfer must carry to be measured.
+	minBulkPackets = 20
 	// maxDial bounds the wait for a TCP connection.
 	maxDial = 30 * time.Second
 )
@@ -73,6 +75,10 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 		}
 		if BDP(max(c.spec.Down, c.spec.Up), c.spec.RTT) > 1<<20 {
 			dur = max(dur, 3*time.Second) // slow start to a multi-megabyte window takes ~1 s
+		}
+		if r := c.rate(down); r > 0 && int64(r)/8*int64(dur/time.Millisecond)/1000 < minBulkPackets*int64(c.spec.MTU) {
+			c.notMeasurable(down, fmt.Sprintf("a transfer bounded at %s carries fewer than %d packets at %s", dur, minBulkPackets, r), true)
+			return nil
 		}
 		if dur < minBulkRTTs*c.spec.RTT {
 			c.notMeasurable(down, fmt.Sprintf("a transfer bounded at %s is under %d RTTs (%s): TCP cannot reach the rate", dur, minBulkRTTs, c.spec.RTT), true)
