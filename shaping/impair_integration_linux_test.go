@@ -171,6 +171,10 @@ func TestIntegrationCoDelIperf(t *testing.T) {
 	if c.Up.QueueDelayP50Ms > 15 {
 		t.Errorf("median queueing delay %.2f ms: CoDel should hold it near 5 ms", c.Up.QueueDelayP50Ms)
 	}
+	if c.Up.TimingErrP99Ms > 1 {
+		t.Logf("emulator release lateness p99 %.2f ms: machine too loaded to judge the goodput", c.Up.TimingErrP99Ms)
+		return
+	}
 	if bps < 0.8*20e6*1448/1500 {
 		t.Errorf("goodput %.2f Mbit/s: the link was not kept full", bps/1e6)
 	}
