@@ -25,6 +25,46 @@ type jsonReport struct {
 	Context      Context       `json:"context"`
 	// References is the reproduction table, present only for a reproduction.
 	References []jsonReference `json:"references,omitempty"`
+	// Flows summarises the bulk flows per (link, mix, flow), present only with flow records.
+	Flows []jsonFlow `json:"flows,omitempty"`
+}
+
+// jsonFlow is one flow group: medians across valid runs with 95% CI bounds (null when n < 6).
+// Goodputs are bit/s; loss ratio, utilizations are fractions; converge is seconds.
+type jsonFlow struct {
+	Link          string         `json:"link"`
+	Mix           string         `json:"mix"`
+	Flow          int            `json:"flow"`
+	Protocol      string         `json:"protocol"`
+	CC            string         `json:"cc"`
+	Runs          int            `json:"runs"`
+	Valid         int            `json:"valid"`
+	Invalid       map[string]int `json:"invalid"`
+	GoodputBps    jsonEstimate   `json:"goodput_bps"`
+	LossRatio     jsonEstimate   `json:"loss_ratio"`
+	LossSource    string         `json:"loss_source"`
+	Utilization   jsonEstimate   `json:"utilization"`
+	IPUtilization jsonEstimate   `json:"ip_utilization"`
+	Jain          jsonEstimate   `json:"jain"`
+	ConvergeS     jsonEstimate   `json:"converge_s"`
+}
+
+// jsonEstimate is a median with its CI; null where not computable.
+type jsonEstimate struct {
+	Median *float64 `json:"median"`
+	Low    *float64 `json:"ci_low"`
+	High   *float64 `json:"ci_high"`
+}
+
+func toJSONEstimate(e Estimate) jsonEstimate {
+	return jsonEstimate{Median: num(e.Median), Low: num(e.Low), High: num(e.High)}
+}
+
+func toJSONFlow(g *FlowGroup) jsonFlow {
+	return jsonFlow{Link: g.Link, Mix: g.Mix, Flow: g.Flow, Protocol: g.Protocol, CC: g.CC, Runs: g.Runs,
+		Valid: g.Valid, Invalid: g.Invalid, GoodputBps: toJSONEstimate(g.Goodput), LossRatio: toJSONEstimate(g.LossRatio),
+		LossSource: g.LossSource, Utilization: toJSONEstimate(g.Utilization), IPUtilization: toJSONEstimate(g.IPUtilization),
+		Jain: toJSONEstimate(g.Jain), ConvergeS: toJSONEstimate(g.ConvergeS)}
 }
 
 // jsonGroup is one group. Times are ms; null means not computable (too few values); a censored
@@ -99,6 +139,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	for _, c := range r.Comparisons {
 		out.Comparisons = append(out.Comparisons, toJSONCompare(c))
 	}
+	for _, g := range r.Flows {
+		out.Flows = append(out.Flows, toJSONFlow(g))
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
@@ -138,9 +181,9 @@ func toJSONCompare(c *Comparison) jsonCompare {
 // csvHeader names the CSV columns: one row per group, with its comparison against the
 // baseline on the same row (empty for the baseline itself).
 var csvHeader = []string{"page", "link", "mode", "protocol", "runs", "valid", "invalid", "timed_out",
-	"network_failures", "lost_to_harness", "settings", "deadline_ms", "median_ms", "ci_low_ms", "ci_high_ms", "mean_ms", "sd_ms", "cv", "min_ms", "p5_ms",
+	"deadline_ms", "median_ms", "ci_low_ms", "ci_high_ms", "mean_ms", "sd_ms", "cv", "min_ms", "p5_ms",
 	"p25_ms", "p75_ms", "p95_ms", "max_ms", "baseline", "ratio", "ratio_ci_low", "ratio_ci_high",
-	"diff_pct", "p_mann_whitney", "p_welch", "significant"}
+	"diff_pct", "p_mann_whitney", "p_welch", "significant", "network_failures", "lost_to_harness", "settings"}
 
 // WriteCSV writes the report as RFC 4180 CSV with the csvHeader columns. A censored statistic
 // is written as ">=DEADLINE"; a value that cannot be computed is empty.
@@ -174,15 +217,15 @@ func csvRow(g *Group, c *Comparison) []string {
 		deadline = csvNum(d)
 	}
 	row := []string{g.Page, g.Link, string(g.Mode), g.Protocol, strconv.Itoa(g.Runs), strconv.Itoa(g.Valid),
-		strconv.Itoa(g.InvalidTotal()), strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.Lost),
-		g.Settings, deadline, ms(g.Median), ms(g.CILow),
+		strconv.Itoa(g.InvalidTotal()), strconv.Itoa(g.TimedOut), deadline, ms(g.Median), ms(g.CILow),
 		ms(g.CIHigh), csvNum(g.Mean), csvNum(g.SD), csvNum(g.CV), ms(g.Min), ms(g.P5), ms(g.P25), ms(g.P75),
 		ms(g.P95), ms(g.Max)}
+	added := []string{strconv.Itoa(g.NetFailed), strconv.Itoa(g.Lost), g.Settings} // columns added at the end
 	if c == nil {
-		return append(row, "", "", "", "", "", "", "", "")
+		return append(append(row, "", "", "", "", "", "", "", ""), added...)
 	}
-	return append(row, c.Baseline, csvNum(c.Ratio), csvNum(c.RatioLow), csvNum(c.RatioHigh), csvNum(c.DiffPct),
-		csvNum(c.MannWhitney.P), csvNum(c.Welch.P), strconv.FormatBool(c.Significant))
+	return append(append(row, c.Baseline, csvNum(c.Ratio), csvNum(c.RatioLow), csvNum(c.RatioHigh), csvNum(c.DiffPct),
+		csvNum(c.MannWhitney.P), csvNum(c.Welch.P), strconv.FormatBool(c.Significant)), added...)
 }
 
 // csvNum formats v with up to 6 significant decimals; NaN is empty, +Inf is "inf".

@@ -31,9 +31,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, w := range r.allWarnings() {
 		fmt.Fprintf(bw, "WARNING: %s\n", w)
 	}
-	if r.Empty() {
+	if r.Empty() && !r.HasFlows() {
 		fmt.Fprintln(bw, "no page loads to analyse")
 	}
+	r.writeFlowsText(bw)
 	for _, c := range r.conditions() {
 		fmt.Fprintf(bw, "\n== %s (%s, ms)\n", c.Title(), r.Options.Metric)
 		groups, comparisons := r.conditionTables(c)
@@ -44,6 +45,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		for _, n := range invalidNotes(c.Groups) {
 			fmt.Fprintf(bw, "invalid loads excluded: %s\n", n)
+		}
+		for _, n := range netNotes(c.Groups) {
+			fmt.Fprintf(bw, "network failures (censored at the deadline): %s\n", n)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -108,9 +112,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, w := range r.allWarnings() {
 		fmt.Fprintf(bw, "\n**Warning:** %s\n", mdEscape(w))
 	}
-	if r.Empty() {
+	if r.Empty() && !r.HasFlows() {
 		fmt.Fprintln(bw, "\nNo page loads to analyse.")
 	}
+	r.writeFlowsMarkdown(bw)
 	for _, c := range r.conditions() {
 		fmt.Fprintf(bw, "\n## %s\n\n", c.Title())
 		groups, comparisons := r.conditionTables(c)
@@ -121,6 +126,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		for _, n := range invalidNotes(c.Groups) {
 			fmt.Fprintf(bw, "\nInvalid loads excluded: %s\n", mdEscape(n))
+		}
+		for _, n := range netNotes(c.Groups) {
+			fmt.Fprintf(bw, "\nNetwork failures (censored at the deadline): %s\n", mdEscape(n))
 		}
 	}
 	fmt.Fprintf(bw, "\n## Context\n\n")

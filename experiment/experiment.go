@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
@@ -80,6 +81,9 @@ type Config struct {
 	TempDir string
 	// SkipLinkCheck skips the self-check of each link before it is used.
 	SkipLinkCheck bool
+	// Cross is a bulk flow (flows.ParseSpec: PROTO[:CC], e.g. "h1:cubic") kept running through
+	// each link, after its self-check, while the pages load; "" for none. Records say so (Cross).
+	Cross string
 	// Version is the pltlab version recorded in every record's env.
 	Version string
 	// Observer, when set, is called after every record is written (from the running goroutine).
@@ -119,6 +123,9 @@ type Progress struct {
 	// Checking, when not "", is the LINK spec whose self-check (about 10 s) is starting; no
 	// record was written.
 	Checking string
+	// ChecksLeft is the number of link self-checks still to come (not counting one starting
+	// now), so that an ETA can include them.
+	ChecksLeft int
 	// Medians is the running median PLT of the valid measured loads per arm so far, in the
 	// order of Config.Arms (0 where there is none yet), in ms.
 	Medians []ArmMedian
@@ -213,6 +220,11 @@ func (c Config) Validate() error {
 	case "", "cubic", "bbr", "reno":
 	default:
 		errs = append(errs, fmt.Errorf("bad tcp-cc %q: accepted cubic, bbr, reno", c.TCPCC))
+	}
+	if c.Cross != "" {
+		if _, err := flows.ParseSpec(c.Cross); err != nil {
+			errs = append(errs, fmt.Errorf("bad cross traffic: %w", err))
+		}
 	}
 	switch c.TLS {
 	case "", "1.2", "1.3":

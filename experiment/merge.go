@@ -79,8 +79,8 @@ func Merge(srcs []Source) (Merged, error) {
 			switch {
 			case r.ConfigHash != "" && r.Kind == result.KindPlan:
 				k.hash, k.shard = r.ConfigHash, r.Shard
-			case r.ConfigHash != "" && r.Run >= 0:
-				k.hash = r.ConfigHash
+			case r.ConfigHash != "" && r.Run >= 0 && (k.kind == result.KindLoad || k.kind == result.KindHarnessError):
+				k.hash = r.ConfigHash // a scheduled load: its run is its index in the schedule
 			default:
 				k.experiment, k.time, k.protocol = r.Experiment, r.Time.UnixNano(), r.Protocol
 			}

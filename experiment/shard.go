@@ -287,11 +287,12 @@ type hashed struct {
 	Seed    int64    `json:"seed"`
 	TCPCC   string   `json:"tcp_cc"`
 	TLS     string   `json:"tls"`
+	Cross   string   `json:"cross,omitempty"`
 }
 
 // ConfigHash returns the hash of c's configuration: the first 16 hex digits of the SHA-256 of
-// its pages, links, arms, runs, warm-ups, timeout, seed, TCP congestion control and TLS version
-// (defaults applied) as JSON. It does not depend on the shard, the name, the Chromium binary, the
+// its pages, links, arms, runs, warm-ups, timeout, seed, TCP congestion control, TLS version and
+// cross traffic (defaults applied) as JSON. It does not depend on the shard, the name, the Chromium binary, the
 // temporary directory or whether links are self-checked, so every shard of one sweep has the
 // same hash and shards of different sweeps do not.
 func ConfigHash(c Config) string { return configHash(c.withDefaults()) }
@@ -299,7 +300,7 @@ func ConfigHash(c Config) string { return configHash(c.withDefaults()) }
 // configHash is ConfigHash of a Config whose defaults are applied.
 func configHash(c Config) string {
 	b, _ := json.Marshal(hashed{Pages: c.Pages, Links: c.Links, Arms: c.Arms, Runs: c.Runs, Warmup: c.Warmup,
-		Timeout: c.Timeout.String(), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS})
+		Timeout: c.Timeout.String(), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -310,7 +311,7 @@ func configHash(c Config) string {
 func PlanRecord(c Config, loads int) *result.Record {
 	c = c.withDefaults()
 	p := &result.Plan{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
-		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Loads: loads}
+		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Loads: loads}
 	for _, a := range c.Arms {
 		p.Arms = append(p.Arms, result.PlanArm{Protocol: a.Protocol, Mode: a.Mode})
 	}
@@ -321,7 +322,7 @@ func PlanRecord(c Config, loads int) *result.Record {
 // FromPlan returns the Config a plan line describes (without name, shard or machine settings).
 func FromPlan(p *result.Plan) Config {
 	c := Config{Pages: p.Pages, Links: p.Links, Runs: p.Runs, Warmup: p.Warmup,
-		Timeout: time.Duration(p.TimeoutMs * float64(time.Millisecond)), Seed: p.Seed, TCPCC: p.TCPCC, TLS: p.TLS}
+		Timeout: time.Duration(p.TimeoutMs * float64(time.Millisecond)), Seed: p.Seed, TCPCC: p.TCPCC, TLS: p.TLS, Cross: p.Cross}
 	for _, a := range p.Arms {
 		c.Arms = append(c.Arms, Arm{Protocol: a.Protocol, Mode: a.Mode})
 	}

@@ -130,6 +130,12 @@ type Record struct {
 	ConfigHash string `json:"config_hash,omitempty"`
 	// Plan is set only on KindPlan lines.
 	Plan *Plan `json:"plan,omitempty"`
+	// Cross names the bulk flow kept running through the same link during the load (flows
+	// spec PROTO:CC, e.g. "h1:cubic"), "" when none ran (`pltlab run --cross`).
+	Cross string `json:"cross,omitempty"`
+	// Flow holds a KindFlow line's fields, inlined at the top level of the JSON object; nil on
+	// other lines.
+	*Flow
 }
 
 // Plan is the configuration of a sharded experiment and one shard's share, written on the
@@ -150,6 +156,8 @@ type Plan struct {
 	// TCPCC and TLS are the TCP listeners' congestion control and TLS version.
 	TCPCC string `json:"tcp_cc"`
 	TLS   string `json:"tls"`
+	// Cross is the cross-traffic flow spec kept running during the loads ("" for none).
+	Cross string `json:"cross,omitempty"`
 	// Loads is the number of loads (warm-ups included) of this shard.
 	Loads int `json:"loads"`
 }
@@ -270,7 +278,13 @@ type Emulator struct {
 	Up Direction `json:"up"`
 }
 
-// Direction holds the counters of one direction of an emulated link over one interval.
+// Direction holds the counters of one direction of an emulated link over one interval: one load
+// (in warm mode, the measured load after the priming one), from just before it starts to just
+// after it ends. A packet counts in when it enters the link and out when it leaves, each in the
+// interval where that happens: one still queued or in flight at the end of the previous interval
+// counts out only, one still in the link at the end counts in only. So PacketsIn - PacketsOut -
+// drops is the change in the packets the link holds over the interval, which may be negative
+// (packets_out > packets_in with no drop is not a fault).
 type Direction struct {
 	// PacketsIn and BytesIn count IP packets offered to the link (bytes are whole IP packets).
 	PacketsIn int64 `json:"packets_in"`

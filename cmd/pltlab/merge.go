@@ -178,7 +178,7 @@ func analyzeFiles(names []string, stdin io.Reader, stderr io.Writer, opts analys
 	}
 	rep := analysis.Analyze(m.Records, opts)
 	rep.SetReadStats(st)
-	if rep.Empty() {
+	if rep.Empty() && !rep.HasFlows() {
 		return rep, comp, fmt.Errorf("%s: %w (%d records read, %d corrupt lines skipped, %d records refused)",
 			strings.Join(names, ", "), analysis.ErrNoRecords, len(m.Records), st.Corrupt, st.RefusedCount)
 	}

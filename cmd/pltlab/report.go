@@ -35,8 +35,11 @@ protocol is compared with the baseline in the same page, link and mode: ratio of
 p < 0.01. Timed-out loads and network failures are censored (shown as ">= deadline"); loads
 the harness could not make are counted as "lost to harness". Warm-up loads are excluded.
 Loads made with different settings (congestion control, TLS, browser, pltlab version) are
-reported in separate groups. Corrupt lines are skipped and out-of-range records refused, with
-warnings; an input without page loads is an error. --out and --plot never replace an input,
+reported in separate groups, and so are loads under cross traffic ('run --cross'). Corrupt lines are skipped and out-of-range records refused, with
+warnings. Bulk-flow lines ('pltlab flows') get their own tables: per link, mix and flow the
+median across runs with a 95% CI of goodput, loss ratio, utilization and Jain's index, then
+every run; --plot-kind goodput and queue draw them over time. An input without page loads and
+without flows is an error. --out and --plot never replace an input,
 and replace an existing file only with --force.
 Shard files of one sweep ('pltlab run --shard') are checked against their plan: files of
 different configurations are refused, and missing or short shards and cells are named on
@@ -44,7 +47,8 @@ stderr (with --check, they make the exit code 1).`,
 		Example: `  ./bin/pltlab report results.jsonl
   ./bin/pltlab report results.jsonl --format html --out report.html
   ./bin/pltlab report results.jsonl --plot plt.png --metric plt_ms --baseline h1
-  cat results.jsonl | ./bin/pltlab report - --format json`,
+  cat results.jsonl | ./bin/pltlab report - --format json
+  ./bin/pltlab report /tmp/flows.jsonl --plot /tmp/goodput.png --plot-kind goodput`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("report needs at least one result file: FILE.jsonl... (\"-\" = stdin)")
@@ -59,7 +63,7 @@ stderr (with --check, they make the exit code 1).`,
 	fl.StringVar(&f.format, "format", "text", "output format: text, markdown, csv, json or html")
 	fl.StringVarP(&f.out, "out", "o", "-", `output file ("-" = stdout)`)
 	fl.StringVar(&f.plot, "plot", "", "also write a figure to this .png or .svg file")
-	fl.StringVar(&f.plotKind, "plot-kind", "ecdf", "figure for --plot: ecdf, box or heatmap")
+	fl.StringVar(&f.plotKind, "plot-kind", "ecdf", "figure for --plot: ecdf, box, heatmap, goodput or queue (flows; the default draws goodput for an input of flows only)")
 	fl.StringVar(&f.baseline, "baseline", "", "protocol the others are compared with: h1, h2 or h3 (default h1 if measured, else the first measured in h1, h2, h3 order)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing --out or --plot file")
 	fl.StringVar(&f.metric, "metric", string(analysis.PLT), "metric: plt_ms, ttfb_ms, fcp_ms or dcl_ms")
@@ -102,7 +106,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 			return err
 		}
 	}
-	outs, err := openReportOutputs(args, f)
+	outs, err := openReportOutputs(args, cmd.InOrStdin(), f)
 	if err != nil {
 		return err
 	}
@@ -146,9 +150,9 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 }
 
 // openReportOutputs checks and locks --out and --plot before any input is read: neither may
-// be one of the inputs (by file identity, whatever the names), and an existing file is
-// replaced only with --force. It returns the open files by name.
-func openReportOutputs(inputs []string, f reportFlags) (map[string]*outFile, error) {
+// be one of the inputs (by file identity, whatever the names; "-" is stdin, when it is a file),
+// and an existing file is replaced only with --force. It returns the open files by name.
+func openReportOutputs(inputs []string, stdin io.Reader, f reportFlags) (map[string]*outFile, error) {
 	outs := map[string]*outFile{}
 	mode := outNew
 	if f.force {
@@ -159,7 +163,7 @@ func openReportOutputs(inputs []string, f reportFlags) (map[string]*outFile, err
 			continue
 		}
 		for _, in := range inputs {
-			if in != "-" && sameFile(o.name, in) {
+			if (in == "-" && stdinIs(stdin, o.name)) || (in != "-" && sameFile(o.name, in)) {
 				closeAll(outs)
 				return nil, usagef("bad %s %s: it is the input %s (a report never replaces its results): choose another file", o.flag, o.name, in)
 			}
@@ -176,6 +180,20 @@ func openReportOutputs(inputs []string, f reportFlags) (map[string]*outFile, err
 		outs[o.name] = of
 	}
 	return outs, nil
+}
+
+// stdinIs reports whether stdin is the file name (report - --out F < F).
+func stdinIs(stdin io.Reader, name string) bool {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return false
+	}
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(name)
+	return err == nil && os.SameFile(a, b)
 }
 
 func closeAll(outs map[string]*outFile) {

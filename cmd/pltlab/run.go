@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ type runFlags struct {
 	tcpCC, tls       string
 	chrome           string
 	noCheck, force   bool
+	cross            string
 	resume           bool
 	shard            string
 	dryRun           bool
@@ -51,6 +53,7 @@ Links other than "none" need root (network namespaces and TUN devices).`,
   sudo ./bin/pltlab run --page 10x30KB --link carlucci2015 --runs 5 --out /tmp/r.jsonl --resume
   sudo ./bin/pltlab run --page 10x30KB --page 1x1MB --link rate=10mbit,rtt=20ms --link 3g --protocols h2,h3 --runs 3 --out /tmp/m.jsonl
   ./bin/pltlab run --page 5x10KB --link none --runs 2 --out -
+  sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --protocols h2 --cross h1:cubic --runs 3 --out /tmp/cross.jsonl
   ./bin/pltlab run --matrix grid.yaml --shard 0/8 --dry-run
   ./bin/pltlab run --page 5x10KB --link none --runs 4 --shard 1/2 --out /tmp/shard-1.jsonl`,
 		Args: cobra.NoArgs,
@@ -63,14 +66,7 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 				return printDryRun(cmd.OutOrStdout(), c)
 			}
 			c.Version = pltlabVersion()
-			mode := outNew
-			switch {
-			case f.resume:
-				mode = outAppend
-			case f.force:
-				mode = outReplace
-			}
-			return runExperiment(cmd, c, f.out, mode, nil)
+			return runExperiment(cmd, c, f.out, f.outMode(), nil)
 		},
 	}
 	fl := cmd.Flags()
@@ -91,6 +87,7 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the link self-check before measuring")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted run whose records are in --out (same flags): loads already made are not redone")
+	fl.StringVar(&f.cross, "cross", "", "cross traffic: a bulk flow PROTO[:CC] (e.g. h1:cubic) kept running through the link during the loads")
 	fl.StringVar(&f.shard, "shard", "", "run part I of N of the schedule: I/N (0 <= I < N), auto (Slurm array) or auto/N (Kubernetes JOB_COMPLETION_INDEX)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the loads and estimated time (per shard with --shard) and exit")
 	return cmd
@@ -138,11 +135,20 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		c.Name = f.name
 	}
 	c.Chrome, c.SkipLinkCheck = f.chrome, f.noCheck
+	if f.cross != "" {
+		c.Cross = f.cross
+		raiseProcsForLink() // the cross flow's server and client run next to the links
+	}
 	if err := c.Validate(); err != nil {
 		return c, asUsage(err)
 	}
 	if err := experiment.CheckSpecs(c); err != nil {
 		return c, asUsage(err)
+	}
+	for _, l := range c.Links {
+		if w := partialLinkNote(l); w != "" {
+			slog.Warn(w)
+		}
 	}
 	var err error
 	if c.Shard, err = parseShard(c, f.shard); err != nil || f.dryRun {
@@ -151,10 +157,26 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	if f.resume && (f.force || f.out == "-") {
 		return c, usagef("--resume continues the run in an --out file: give --out FILE, without --force")
 	}
+	if f.out != "-" {
+		if _, err := checkOutPath("--out", f.out, f.outMode()); err != nil {
+			return c, err // before looking for Chromium: the first thing to fix is named first
+		}
+	}
 	if _, err := browser.FindChromium(f.chrome); err != nil {
 		return c, usagef("%v", err)
 	}
 	return c, nil
+}
+
+// outMode is what --force and --resume allow to happen to an existing --out file.
+func (f *runFlags) outMode() outMode {
+	switch {
+	case f.resume:
+		return outAppend
+	case f.force:
+		return outReplace
+	}
+	return outNew
 }
 
 // override applies the flags given on the command line over the matrix file's values, and
@@ -280,6 +302,9 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		jobs, _ := experiment.ShardJobs(c) // the shard's loads, or all
 		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", c.Name, len(c.Done), len(jobs))
 	}
+	if os.Geteuid() == 0 && os.Getenv(rootlessEnv) == "" {
+		shaping.CleanStale(slog.Default()) // namespaces and devices of killed runs, even for --link none
+	}
 	tmp, cleanup, err := makeTempRoot()
 	if err != nil {
 		return err
@@ -318,6 +343,30 @@ func summaryLine(s experiment.Summary) string {
 		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
 	}
 	return line + " in " + s.Elapsed.Round(time.Second).String()
+}
+
+// partialLinkNote says what a shaped LINK spec leaves at its default without a word: a
+// direction without a rate is unlimited, a link without rtt has no delay ("" when neither).
+func partialLinkNote(link string) string {
+	sp, err := shaping.ParseSpec(link)
+	if err != nil || !sp.Shaped() {
+		return ""
+	}
+	var unset []string
+	switch {
+	case sp.Down == 0 && sp.Up == 0:
+	case sp.Down == 0:
+		unset = append(unset, "down is unlimited (no down= or rate=)")
+	case sp.Up == 0:
+		unset = append(unset, "up is unlimited (no up= or rate=)")
+	}
+	if sp.RTT == 0 {
+		unset = append(unset, "rtt is 0 (no rtt=: no added delay)")
+	}
+	if len(unset) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("link %q: %s; give them if that is not meant", link, strings.Join(unset, ", "))
 }
 
 // explainSetupError adds the fix to errors whose cause the user can remove.
