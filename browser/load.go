@@ -48,10 +48,16 @@ type Target struct {
 	// CloseConnections, in warm mode, is called between the priming and the measured load; it
 	// must close every connection of the server (server.CloseConnections). May be nil.
 	CloseConnections func() error
+	// HARPath, when set, is where the measured load's HAR 1.2 file is written (see HAR). A HAR
+	// that cannot be built or written is logged and left out; the load stays as it was.
+	HARPath string
+	// Label names the load in the NetLog load index (WithNetLog), e.g. "run-0003".
+	Label string
 }
 
 // outcome is what one navigation gave.
 type outcome struct {
+	w        *watch       // the navigation's network events
 	tm       *pageTimings // nil when nothing could be read
 	timedOut bool
 	err      error             // load failure (nil for a load that finished)
@@ -82,6 +88,7 @@ func (b *Browser) Load(ctx context.Context, t Target) (*result.Record, error) {
 		return nil, err
 	}
 	rec.WallMs = ms(time.Since(begin))
+	b.indexNetLog(t.Label, t.URL, begin, time.Now())
 	if !rec.Valid && !b.proc.healthy() {
 		b.proc.broken = true // relaunch before the next load
 	}
@@ -111,18 +118,21 @@ func (b *Browser) load(ctx context.Context, t Target, rec *result.Record) error 
 		}
 		rec.Time = time.Now().UTC() // the measured load's start
 	}
-	out := measure(tab, t)
+	out := measure(tab, t, t.HARPath != "")
 	if ctx.Err() != nil {
 		return fmt.Errorf("load %s: %w", t.URL, ctx.Err())
 	}
 	b.finish(rec, t, out)
+	if t.HARPath != "" && out.w != nil {
+		b.saveHAR(t, rec, out.w)
+	}
 	return nil
 }
 
 // prime makes the warm-up load, leaves the page and closes the server's connections. done is
 // true when rec is already final (the priming load failed).
 func (b *Browser) prime(ctx context.Context, tab context.Context, t Target, rec *result.Record) (done bool, err error) {
-	out := measure(tab, t)
+	out := measure(tab, t, false)
 	if ctx.Err() != nil {
 		return true, fmt.Errorf("load %s: %w", t.URL, ctx.Err())
 	}
@@ -169,10 +179,10 @@ func setupTab(tab context.Context, cancel context.CancelFunc) error {
 
 // measure navigates the tab to t.URL under a deadline on a child context and reads the timings
 // once loadEventEnd > 0. On the deadline it reads what the page has so far.
-func measure(tab context.Context, t Target) outcome {
+func measure(tab context.Context, t Target, record bool) outcome {
 	rctx, cancel := context.WithTimeout(tab, t.Timeout)
 	defer cancel()
-	w := newWatch()
+	w := newWatch(record)
 	err := chromedp.Listen(rctx, w.event)
 	if err == nil {
 		err = chromedp.Do(rctx, chromedp.Navigate(t.URL))
@@ -183,11 +193,11 @@ func measure(tab context.Context, t Target) outcome {
 	}
 	switch {
 	case err == nil:
-		return outcome{tm: &tm, failed: w.failures()}
+		return outcome{w: w, tm: &tm, failed: w.failures()}
 	case tab.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
-		return outcome{tm: partial(tab, t.URL), timedOut: true, err: err, failed: w.failures()}
+		return outcome{w: w, tm: partial(tab, t.URL), timedOut: true, err: err, failed: w.failures()}
 	default:
-		return outcome{err: err}
+		return outcome{w: w, err: err}
 	}
 }
 
@@ -209,6 +219,9 @@ func partial(tab context.Context, pageURL string) *pageTimings {
 func (b *Browser) finish(rec *result.Record, t Target, out outcome) {
 	if out.tm != nil {
 		fill(rec, out.tm)
+		if out.w != nil {
+			setConnections(rec, out.w.connections())
+		}
 	}
 	switch {
 	case out.timedOut:
@@ -316,3 +329,31 @@ func resources(tm *pageTimings) []result.Resource {
 
 // ms converts d to float64 milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// saveHAR builds the HAR of the measured load from w's events and writes it to t.HARPath.
+func (b *Browser) saveHAR(t Target, rec *result.Record, w *watch) {
+	info := harPageInfo{URL: t.URL, Browser: b.version, Creator: b.cfg.creator, DCLMs: -1, PLTMs: -1}
+	if rec.DCLMs > 0 {
+		info.DCLMs = rec.DCLMs
+	}
+	if rec.PLTMs > 0 && !rec.TimedOut {
+		info.PLTMs = rec.PLTMs
+	}
+	h, err := buildHAR(w.recorded(), info)
+	if err == nil {
+		err = writeHAR(t.HARPath, h)
+	}
+	if err != nil {
+		b.cfg.logger.Warn("HAR left out", "url", t.URL, "err", err)
+	}
+}
+
+// setConnections sets the connection ID of the document and of every resource by URL.
+func setConnections(rec *result.Record, conns map[string]string) {
+	for i := range rec.Resources {
+		rec.Resources[i].ConnectionID = conns[rec.Resources[i].URL]
+	}
+	if rec.Document != nil {
+		rec.Document.ConnectionID = conns[rec.Document.URL]
+	}
+}

@@ -63,6 +63,9 @@ type config struct {
 	port     int
 	flags    []string
 	logger   *slog.Logger
+	// NetLog and HAR (netlog.go)
+	netlogDir, netlogMode string
+	creator               string
 }
 
 func defaultConfig() config {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -79,6 +80,9 @@ type Config struct {
 	Observer func(Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// Artifacts chooses the per-load evidence files to write and keep (none by default); see
+	// package artifacts.
+	Artifacts artifacts.Config
 }
 
 // Progress is what an Observer sees after each record.

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
@@ -75,7 +76,8 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{}}
+	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{},
+		keeper: artifacts.NewKeeper(c.Artifacts.For)}
 	err = r.run(ctx)
 	r.sum.Elapsed = time.Since(start)
 	return r.sum, err
@@ -125,6 +127,8 @@ type runner struct {
 	done  int
 	run0  int               // next record's Run number
 	plts  map[Arm][]float64 // valid measured PLTs per arm, for the running medians
+	// keeper decides which loads keep their artifacts (Config.Artifacts.For).
+	keeper *artifacts.Keeper
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -152,6 +156,7 @@ type linkSetup struct {
 	link     shaping.Link
 	servers  []*server.Server
 	browsers map[[2]int]*browser.Browser // key: page index, protocol index
+	ev       *evidence                   // per-load artifacts; nil when none are wanted
 }
 
 func (r *runner) runLink(ctx context.Context, li int) (err error) {
@@ -162,11 +167,14 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 	if err != nil {
 		return fmt.Errorf("open link: %w", err)
 	}
+	if ls.ev, err = newEvidence(r.c, r.keeper); err != nil {
+		return err
+	}
 	if err := r.checkLink(ctx, li, ls.link); err != nil {
 		return err
 	}
 	for _, p := range r.pages {
-		srv, err := r.startServer(ctx, p, ls.link.HostAddr())
+		srv, err := r.startServer(ctx, p, ls.link.HostAddr(), ls.ev.serverOptions()...)
 		if err != nil {
 			return err
 		}
@@ -228,12 +236,12 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	return nil
 }
 
-func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr) (*server.Server, error) {
+func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr, extra ...server.Option) (*server.Server, error) {
 	addr := net.JoinHostPort(host.String(), "0")
-	srv, err := server.New(p.dir,
+	srv, err := server.New(p.dir, append([]server.Option{
 		server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
 		server.WithTCPCC(r.c.TCPCC), server.WithTLSVersion(r.c.TLS), server.With0RTT(true),
-		server.WithLogger(r.c.Logger))
+		server.WithLogger(r.c.Logger)}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("server for page %q: %w", p.input, err)
 	}
@@ -281,10 +289,11 @@ func (r *runner) browserFor(ctx context.Context, ls *linkSetup, pi int, proto st
 	if err != nil {
 		return nil, fmt.Errorf("server address for %s: %w", proto, err)
 	}
-	b, err := browser.Launch(ctx, browser.WithPort(port),
+	b, err := browser.Launch(ctx, append([]browser.Option{browser.WithPort(port),
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
-		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithLogger(r.c.Logger))
+		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithLogger(r.c.Logger)},
+		ls.ev.browserOptions(r.c.Version)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("launch browser for %s: %w", proto, err)
 	}
@@ -320,12 +329,20 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, j Job) (*result.Record
 			ls.link.TakeCounters() // the priming load's packets are not this load's
 			return err
 		}}
+	if err := ls.ev.begin(r.c.Name, r.run0, ls.link, &t); err != nil {
+		return nil, err
+	}
 	since := time.Now()
 	rec, err := b.Load(ctx, t)
+	counters := ls.link.TakeCounters()
+	cell := fmt.Sprintf("%d/%d/%s", j.Page, j.Link, j.Arm)
+	if eerr := ls.ev.end(ls.link, srv, rec, cell, b.NetLogPath()); eerr != nil {
+		r.c.Logger.Warn("artifacts", "run", r.run0, "err", eerr)
+	}
 	if err != nil {
 		return nil, err
 	}
-	rec.Emulator = ls.link.TakeCounters()
+	rec.Emulator = counters
 	rec.Experiment, rec.Warmup, rec.Env = r.c.Name, j.Warmup, r.env
 	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}
 	rec.Link = ls.link.Spec().Result()

@@ -53,6 +53,12 @@ type Record struct {
 	ObservedProtocol string `json:"observed_protocol"`
 	// Resources has one entry per subresource the browser fetched (Resource Timing).
 	Resources []Resource `json:"resources"`
+	// Document is the page's own fetch (the navigation, W3C Navigation Timing) in the shape of a
+	// Resource: StartMs 0, EndMs = responseEnd; nil when unknown or in older records.
+	Document *Resource `json:"document,omitempty"`
+	// Artifacts lists the load's evidence files (HAR, NetLog and its load index, qlogs, pcapng)
+	// as slash-separated paths relative to the --artifacts directory; empty when none were kept.
+	Artifacts []string `json:"artifacts,omitempty"`
 	// Page describes the page that was loaded.
 	Page Page `json:"page"`
 	// Link describes the emulated link the load went through.
@@ -116,6 +122,20 @@ type Resource struct {
 	EndMs float64 `json:"end_ms"`
 	// Status is the HTTP response status (responseStatus), 0 when the browser did not report it.
 	Status int `json:"status,omitempty"`
+	// ConnectStartMs, ConnectEndMs, TLSStartMs, RequestStartMs and ResponseStartMs are the
+	// fetch's Resource Timing phase boundaries (connectStart, connectEnd, secureConnectionStart,
+	// requestStart, responseStart; W3C Resource Timing Level 2), in ms from the navigation start.
+	// On a reused connection connectStart = connectEnd (no connect phase); TLSStartMs is 0 when
+	// no TLS handshake was made for this fetch. All 0 in records made before they existed.
+	ConnectStartMs  float64 `json:"connect_start_ms,omitempty"`
+	ConnectEndMs    float64 `json:"connect_end_ms,omitempty"`
+	TLSStartMs      float64 `json:"tls_start_ms,omitempty"`
+	RequestStartMs  float64 `json:"request_start_ms,omitempty"`
+	ResponseStartMs float64 `json:"response_start_ms,omitempty"`
+	// ConnectionID is Chromium's ID of the connection the fetch used (DevTools
+	// Network.Response.connectionId, as a decimal string): the same ID is the same TCP connection
+	// (h1, h2) or QUIC connection (h3). "" when unknown.
+	ConnectionID string `json:"connection_id,omitempty"`
 }
 
 // Page describes the loaded page.

@@ -44,6 +44,8 @@ type forwarder struct {
 	base time.Time
 	stop *atomic.Bool
 	tid  atomic.Int32
+	tap  *atomic.Pointer[Tap] // capture hook (nil or unset: none); see tap_linux.go
+	dir  TapDir
 }
 
 func newForwarder(cfg emu.Config, src, dst, mtu int, base time.Time, stop *atomic.Bool) (*forwarder, error) {
@@ -126,6 +128,7 @@ func (f *forwarder) release() {
 		if _, err := unix.Write(f.dst, pkt); err != nil {
 			f.pipe.DropOther()
 		}
+		f.tapped(now, pkt, TapExit)
 		f.pipe.Recycle(pkt)
 	}
 }
@@ -145,7 +148,8 @@ func (f *forwarder) read() {
 			}
 			continue
 		}
-		f.pipe.Offer(f.now(), buf[:n])
+		at := f.now()
+		f.tapped(at, buf[:n], tapEvent(f.pipe.Offer(at, buf[:n])))
 	}
 }
 

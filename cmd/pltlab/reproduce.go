@@ -25,6 +25,7 @@ func newReproduceCmd() *cobra.Command {
 		seed   int64
 		chrome string
 		force  bool
+		art    artifactFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce carlucci2015 [--runs 20] [--out DIR]",
@@ -37,9 +38,10 @@ of QUIC", ACM SAC 2015. A page of JPEG images over a 3 Mbit/s bottleneck, 50 ms 
 buffer of one BDP, no loss; HTTP/1.1, HTTP/2 (SPDY in 2015) and HTTP/3 (QUIC) cold, plus HTTP/3
 warm (0-RTT, as the 2015 QUIC had). TCP listeners use TLS 1.2 and CUBIC as in 2015.
 Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/report.json, DIR/report.csv,
-DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.`,
+DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.` + artifactsHelp,
 		Example: `  sudo ./bin/pltlab reproduce carlucci2015
-  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --force`,
+  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --force
+  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] != experiment.Carlucci2015 {
@@ -54,11 +56,15 @@ DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.`,
 			if _, err := browser.FindChromium(chrome); err != nil {
 				return usagef("%v", err)
 			}
+			ac, err := art.config()
+			if err != nil {
+				return err
+			}
 			if err := prepareOutDir(out, force); err != nil {
 				return err
 			}
 			c := experiment.CarlucciConfig(runs)
-			c.Seed, c.Chrome, c.Version = seed, chrome, pltlabVersion()
+			c.Seed, c.Chrome, c.Version, c.Artifacts = seed, chrome, pltlabVersion(), ac
 			c.Name = fmt.Sprintf("%s-%s", experiment.Carlucci2015, time.Now().UTC().Format("20060102T150405Z"))
 			return reproduce(cmd, c, out)
 		},
@@ -69,6 +75,7 @@ DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.`,
 	fl.Int64Var(&seed, "seed", experiment.DefaultSeed, "seed of the interleaved run order")
 	fl.StringVar(&chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&force, "force", false, "overwrite the files of an earlier reproduction in --out")
+	art.add(fl, "all")
 	return cmd
 }
 

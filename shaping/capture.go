@@ -1,0 +1,249 @@
+package shaping
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pltlab/pltlab/shaping/pcapng"
+)
+
+// TapEvent is what happened to a packet at the bottleneck when a Tap saw it.
+type TapEvent uint8
+
+// Tap events.
+const (
+	// TapEnter: the packet entered the bottleneck (accepted into the droptail queue).
+	TapEnter TapEvent = iota
+	// TapDropLoss: the packet was dropped by the configured random loss on entry.
+	TapDropLoss
+	// TapDropQueue: the packet was dropped on entry because the droptail queue was full.
+	TapDropQueue
+	// TapExit: the packet left the link (after serialization and propagation delay).
+	TapExit
+)
+
+// TapDir is a direction of the link.
+type TapDir uint8
+
+// Directions.
+const (
+	// TapDown is towards the client (server to browser).
+	TapDown TapDir = iota
+	// TapUp is from the client (browser to server).
+	TapUp
+)
+
+// Tap is called by an emulator forwarder, on its forwarding thread, for every packet it handles:
+// dir, the instant (on the emulator's clock), the IP packet (valid only during the call: copy it)
+// and what happened. A Tap must not block: it runs where packets cross the emulated link.
+type Tap func(dir TapDir, at time.Time, pkt []byte, ev TapEvent)
+
+// Capturer is a Link that can record its packets in pcapng files (the emu shaper does; netem and
+// none do not). One capture runs at a time.
+type Capturer interface {
+	// StartCapture starts recording every packet of both directions into path.
+	StartCapture(path string) error
+	// StopCapture stops recording and completes the file with the TLS key log (NSS format)
+	// embedded as a Decryption Secrets Block; secrets may be empty.
+	StopCapture(secrets []byte) (CaptureStats, error)
+}
+
+// CaptureStats counts what a capture recorded.
+type CaptureStats struct {
+	// Packets is the number of packets written (delivered and dropped).
+	Packets int64
+	// Lost is the number of packet events the writer could not keep up with and skipped (the link
+	// itself is never slowed down by a capture); should be 0.
+	Lost int64
+	// Bytes is the pcapng file's size in bytes.
+	Bytes int64
+}
+
+// CaptureInterfaces are the four pcapng interfaces of a link capture, in this order. Each packet
+// is written once, so that Wireshark's TCP and QUIC reassembly sees each endpoint's view:
+// a delivered packet on "down" or "up" at the instant it left the link, its opt_comment giving
+// how long before it entered the bottleneck (queueing + serialization + propagation delay); a
+// dropped packet on "down-dropped" or "up-dropped" at the instant it was refused, its comment
+// giving the cause.
+var CaptureInterfaces = []pcapng.Interface{
+	{Name: "down", Description: "server to client, delivered to the client (exit instant)"},
+	{Name: "up", Description: "client to server, delivered to the server (exit instant)"},
+	{Name: "down-dropped", Description: "server to client, dropped on entry to the bottleneck"},
+	{Name: "up-dropped", Description: "client to server, dropped on entry to the bottleneck"},
+}
+
+// DropSnapLen is how many bytes of a dropped packet a capture keeps: the IP and TCP/UDP headers
+// (IPv6 40 + TCP with every option 60 = 100 B). Keeping the payload of data that never arrived
+// would make Wireshark's TCP reassembly use it and then mark the real retransmission as
+// overlapping; a truncated segment ("packet size limited during capture") is left out of
+// reassembly.
+const DropSnapLen = 128
+
+// captureQueue is how many packet events may wait for the writer goroutine; beyond it events are
+// counted as Lost rather than slowing the link: 1 s of 3 Mbit/s, 0.2 s of 1 Gbit/s at 1500 B.
+const captureQueue = 1 << 15
+
+// capPkt is one packet event on its way to the writer.
+type capPkt struct {
+	dir  TapDir
+	ev   TapEvent
+	at   time.Time
+	hash uint64 // TapEnter: the packet's hash (data is nil)
+	data []byte
+}
+
+// capture records a link's packets: the Tap copies each packet into a pooled buffer and hands it
+// to a writer goroutine through a channel, so no file is written on a forwarding thread.
+type capture struct {
+	path    string
+	part    *os.File
+	ch      chan capPkt
+	done    chan error
+	on      atomic.Bool
+	busy    atomic.Int32 // taps under way (stop waits for them before closing ch)
+	lost    atomic.Int64
+	packets int64
+	pool    sync.Pool
+	seed    maphash.Seed
+}
+
+// newCapture starts a capture into path (blocks go to path+".part" until stop).
+func newCapture(path string) (*capture, error) {
+	part, err := os.Create(path + ".part")
+	if err != nil {
+		return nil, fmt.Errorf("start capture: %w", err)
+	}
+	c := &capture{path: path, part: part, ch: make(chan capPkt, captureQueue), done: make(chan error, 1), seed: maphash.MakeSeed()}
+	c.pool.New = func() any { return make([]byte, 0, 2048) }
+	c.on.Store(true)
+	go c.write()
+	return c, nil
+}
+
+// tap is the capture's Tap. An entering packet is only hashed (its exit is matched to it by
+// content in the writer); delivered and dropped packets are copied.
+func (c *capture) tap(dir TapDir, at time.Time, pkt []byte, ev TapEvent) {
+	c.busy.Add(1)
+	defer c.busy.Add(-1)
+	if !c.on.Load() {
+		return
+	}
+	p := capPkt{dir: dir, ev: ev, at: at}
+	if ev == TapEnter {
+		p.hash = maphash.Bytes(c.seed, pkt)
+	} else {
+		p.data = append(c.pool.Get().([]byte)[:0], pkt...)
+	}
+	select {
+	case c.ch <- p:
+	default:
+		c.lost.Add(1)
+		if p.data != nil {
+			c.pool.Put(p.data[:0])
+		}
+	}
+}
+
+// write is the writer goroutine: Enhanced Packet Blocks into the .part file until ch closes.
+func (c *capture) write() {
+	w := pcapng.Continue(c.part, len(CaptureInterfaces))
+	entered := map[uint64][]time.Time{} // hash of packets in flight -> entry instants (FIFO)
+	var err error
+	for p := range c.ch {
+		if p.ev == TapEnter {
+			entered[p.hash] = append(entered[p.hash], p.at)
+			continue
+		}
+		if err == nil {
+			err = w.WritePacket(c.packet(p, entered))
+			c.packets++
+		}
+		c.pool.Put(p.data[:0])
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	c.done <- err
+}
+
+// packet makes the pcapng packet of a delivered or dropped packet event.
+func (c *capture) packet(p capPkt, entered map[uint64][]time.Time) pcapng.Packet {
+	out := pcapng.Packet{Interface: int(p.dir), Time: p.at, Data: p.data, Flags: pcapng.FlagInbound}
+	switch p.ev {
+	case TapDropLoss, TapDropQueue:
+		out.Interface, out.Comment = 2+int(p.dir), "dropped: droptail queue full"
+		if p.ev == TapDropLoss {
+			out.Comment = "dropped: random loss"
+		}
+		if len(p.data) > DropSnapLen {
+			out.Data, out.OrigLen = p.data[:DropSnapLen], len(p.data)
+		}
+	default:
+		h := maphash.Bytes(c.seed, p.data)
+		if q := entered[h]; len(q) > 0 {
+			out.Comment = fmt.Sprintf("entered the bottleneck %.3f ms earlier", float64(p.at.Sub(q[0]))/1e6)
+			if len(q) == 1 {
+				delete(entered, h)
+			} else {
+				entered[h] = q[1:]
+			}
+		}
+	}
+	return out
+}
+
+// stop ends the capture and writes the final file: section header, interfaces, the secrets, then
+// the packets.
+func (c *capture) stop(secrets []byte) (CaptureStats, error) {
+	c.on.Store(false)
+	for c.busy.Load() != 0 {
+		time.Sleep(10 * time.Microsecond)
+	}
+	close(c.ch)
+	werr := <-c.done
+	st := CaptureStats{Packets: c.packets, Lost: c.lost.Load()}
+	err := errors.Join(werr, c.finish(secrets))
+	if fi, serr := os.Stat(c.path); serr == nil {
+		st.Bytes = fi.Size()
+	}
+	if err != nil {
+		return st, fmt.Errorf("capture %s: %w", c.path, err)
+	}
+	return st, nil
+}
+
+// finish assembles the final file from the .part file and removes it.
+func (c *capture) finish(secrets []byte) error {
+	defer os.Remove(c.part.Name())
+	if _, err := c.part.Seek(0, io.SeekStart); err != nil {
+		c.part.Close()
+		return err
+	}
+	defer c.part.Close()
+	f, err := os.Create(c.path)
+	if err != nil {
+		return err
+	}
+	w, err := pcapng.NewWriter(f, "pltlab link emulator", CaptureInterfaces)
+	if err == nil && len(secrets) > 0 {
+		err = w.WriteSecrets(pcapng.SecretsTLSKeyLog, secrets)
+	}
+	if err == nil {
+		err = w.WriteRaw(c.part)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	return errors.Join(err, f.Close())
+}
+
+var (
+	errCaptureRunning = errors.New("capture: one is already running on this link")
+	errNoCapture      = errors.New("capture: none is running on this link")
+)
