@@ -191,12 +191,8 @@ type harPageInfo struct {
 	NavigationWall time.Time
 }
 
-// buildHAR builds a HAR 1.2 log from recorded events. The timings follow Chrome DevTools' own HAR
-// export (devtools-frontend, front_end/models/har/Log.ts): blocked = queueing (requestTime -
-// request issue time) + the time before the first of dnsStart/connectStart/sendStart; dns, connect
-// and ssl from the Network.ResourceTiming offsets (-1 when absent); send = sendEnd - sendStart;
-// wait = receiveHeadersEnd - sendEnd; receive = loadingFinished - (requestTime +
-// receiveHeadersEnd). Requests are in the order they were issued.
+// buildHAR builds a HAR 1.2 log from recorded events (timings: see harTimings). Requests are in
+// the order they were issued; data: URLs are left out.
 func buildHAR(events []netEvent, info harPageInfo) (*HAR, error) {
 	reqs, order, err := groupEvents(events)
 	if err != nil {
@@ -314,28 +310,42 @@ func fillResponse(e *HAREntry, r *harRequest) {
 	}
 }
 
-// harTimings converts a Network.ResourceTiming into HAR timings (see buildHAR).
+// harTimings converts a Network.ResourceTiming into HAR timings whose phases are contiguous, so
+// that their sum is the whole fetch, from the request's issue to its last byte (the span of
+// Resource Timing's startTime to responseEnd). As in Chrome DevTools' export (Log.ts): blocked
+// runs to the first of dnsStart/connectStart/sendStart, dns to dnsEnd, connect to connectEnd
+// (ssl inside it), wait from sendEnd to receiveHeadersEnd, receive to loadingFinished. Unlike
+// DevTools, which counts it as "send", the time between the end of connect and sendStart (the
+// request waiting for a free connection, e.g. the seventh h1 request) is added to blocked, as HAR
+// 1.2 defines blocked: "time spent in a queue waiting for a network connection".
 func harTimings(t *network.ResourceTiming, issued float64, fin *network.EventLoadingFinished) HARTimings {
-	h := HARTimings{Blocked: 0, DNS: -1, Connect: -1, SSL: -1}
+	h := HARTimings{DNS: -1, Connect: -1, SSL: -1}
 	if issued > 0 && issued < t.RequestTime {
 		h.Blocked = (t.RequestTime - issued) * 1000
 	}
-	if first := leastNonNegative(t.DNSStart, t.ConnectStart, t.SendStart); first >= 0 {
-		h.Blocked += first
+	start := max(leastNonNegative(t.DNSStart, t.ConnectStart, t.SendStart), 0)
+	h.Blocked += start
+	last := start
+	if t.DNSEnd >= 0 {
+		h.DNS = max(t.DNSEnd-start, 0)
+		last = max(last, t.DNSEnd)
 	}
-	if t.DNSStart >= 0 {
-		h.DNS = t.DNSEnd - t.DNSStart
+	if t.ConnectEnd >= 0 {
+		h.Connect = max(t.ConnectEnd-last, 0)
+		last = max(last, t.ConnectEnd)
 	}
-	if t.ConnectStart >= 0 {
-		h.Connect = t.ConnectEnd - t.ConnectStart
-	}
-	if t.SslStart >= 0 {
+	if t.SslEnd > 0 {
 		h.SSL = t.SslEnd - t.SslStart
 	}
-	h.Send = max(t.SendEnd-t.SendStart, 0)
-	h.Wait = max(t.ReceiveHeadersEnd-t.SendEnd, 0)
+	if t.SendStart > last {
+		h.Blocked += t.SendStart - last // waiting for a connection after connect (see above)
+		last = t.SendStart
+	}
+	h.Send = max(t.SendEnd-last, 0)
+	last = max(last, t.SendEnd)
+	h.Wait = max(t.ReceiveHeadersEnd-last, 0)
 	if fin != nil {
-		h.Receive = max((monotonic(fin.Timestamp)-t.RequestTime)*1000-t.ReceiveHeadersEnd, 0)
+		h.Receive = max((monotonic(fin.Timestamp)-t.RequestTime)*1000-max(t.ReceiveHeadersEnd, last), 0)
 	}
 	h.Blocked, h.DNS, h.Connect, h.SSL = round3(h.Blocked), round3(h.DNS), round3(h.Connect), round3(h.SSL)
 	h.Send, h.Wait, h.Receive = round3(h.Send), round3(h.Wait), round3(h.Receive)
@@ -442,4 +452,13 @@ func readEvents(r io.Reader) ([]netEvent, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// writeEventsFile writes events to path with writeEvents.
+func writeEventsFile(path string, events []netEvent) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	return joinClose(writeEvents(f, events), f)
 }

@@ -53,6 +53,8 @@ type Target struct {
 	HARPath string
 	// Label names the load in the NetLog load index (WithNetLog), e.g. "run-0003".
 	Label string
+	// eventsPath, set by tests, receives the recorded network events (JSON Lines) with the HAR.
+	eventsPath string
 }
 
 // outcome is what one navigation gave.
@@ -339,9 +341,13 @@ func (b *Browser) saveHAR(t Target, rec *result.Record, w *watch) {
 	if rec.PLTMs > 0 && !rec.TimedOut {
 		info.PLTMs = rec.PLTMs
 	}
-	h, err := buildHAR(w.recorded(), info)
+	events := w.recorded()
+	h, err := buildHAR(events, info)
 	if err == nil {
 		err = writeHAR(t.HARPath, h)
+	}
+	if err == nil && t.eventsPath != "" {
+		err = writeEventsFile(t.eventsPath, events)
 	}
 	if err != nil {
 		b.cfg.logger.Warn("HAR left out", "url", t.URL, "err", err)

@@ -1,0 +1,54 @@
+package shaping
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkLinkCapture measures what a pcapng capture costs the link (issue 14): TCP goodput,
+// the emulator's release lateness p99 (both directions, worst of the two) and CPU, with and
+// without capture, at carlucci2015 (3 Mbit/s) and at rate=1gbit,rtt=50ms; with capture also the
+// packet events the writer could not take (lost) and the file's size. Root only.
+func BenchmarkLinkCapture(b *testing.B) {
+	for _, c := range []struct {
+		name, spec string
+		dur        time.Duration
+	}{{"3mbit", "carlucci2015", 5 * time.Second}, {"1gbit", "rate=1gbit,rtt=50ms", 3 * time.Second}} {
+		for _, capture := range []bool{false, true} {
+			name := c.name + "/off"
+			if capture {
+				name = c.name + "/on"
+			}
+			b.Run(name, func(b *testing.B) {
+				l := benchLink(b, c.spec)
+				el := l.(*EmuLink)
+				var bps float64
+				var cpu time.Duration
+				var st CaptureStats
+				for i := 0; i < b.N; i++ {
+					if capture {
+						if err := el.StartCapture(filepath.Join(b.TempDir(), "link.pcapng")); err != nil {
+							b.Fatal(err)
+						}
+					}
+					l.TakeCounters()
+					bps, cpu = bulkOnce(b, l, true, c.dur)
+					if capture {
+						var err error
+						if st, err = el.StopCapture(nil); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				e := l.TakeCounters()
+				b.ReportMetric(bps/1e6, "Mbit/s")
+				b.ReportMetric(max(e.Down.TimingErrP99Ms, e.Up.TimingErrP99Ms), "late-p99-ms")
+				b.ReportMetric(cpu.Seconds()/c.dur.Seconds(), "emu-cpu-s/s")
+				b.ReportMetric(float64(st.Lost), "lost")
+				b.ReportMetric(float64(st.Packets), "captured")
+				b.ReportMetric(float64(st.Bytes)/1e6, "MB")
+			})
+		}
+	}
+}
