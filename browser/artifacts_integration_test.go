@@ -145,7 +145,7 @@ func checkNetLog(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	var nl struct {
-		Constants map[string]any  `json:"constants"`
+		Constants map[string]any    `json:"constants"`
 		Events    []json.RawMessage `json:"events"`
 	}
 	if err := json.Unmarshal(b, &nl); err != nil {
