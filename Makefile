@@ -14,10 +14,10 @@ setup: deps build
 
 # deps installs the system packages pltlab needs, only where they are missing (idempotent).
 deps:
-	@if command -v chromium >/dev/null && command -v ip >/dev/null && command -v iperf3 >/dev/null; then \
-		echo "deps: chromium, iproute2 and iperf3 are installed"; \
+	@if command -v chromium >/dev/null && command -v ip >/dev/null && command -v iperf3 >/dev/null && command -v ping >/dev/null; then \
+		echo "deps: chromium, iproute2, iperf3 and ping are installed"; \
 	else \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping; \
 	fi
 
 build:
@@ -25,15 +25,23 @@ build:
 
 test: check unit integration
 
+# gin prints its routes to stdout unless its process-wide mode is release (pltlab's main sets it;
+# test binaries get it from the environment).
+export GIN_MODE := release
+
 unit:
 	$(GO) test -race -short -count=1 ./...
 
 integration:
 	$(GO) test -count=1 -p 1 -run Integration -timeout $(INTEGRATION_TIMEOUT) ./...
 
+# check: gofmt, go vet, staticcheck (pinned by the tool directive in go.mod) and the package
+# layering test (internal/layers: dependencies point the way docs/design.md draws them).
 check:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(GO) test -count=1 ./internal/layers
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...

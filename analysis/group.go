@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -16,7 +17,7 @@ type Key struct {
 	Link string
 	// Mode is cold or warm; the two are never mixed in one statistic.
 	Mode result.Mode
-	// Protocol is the requested protocol ("h1", "h2", "h3").
+	// Protocol is the requested protocol, a protocol.Table name ("h1", "h2", "h3").
 	Protocol string
 }
 
@@ -144,18 +145,8 @@ func (g *Group) summarise() {
 	g.CV = g.SD / g.Mean
 }
 
-// protoRank orders protocols h1, h2, h3 first, then the others by name.
-func protoRank(p string) int {
-	switch p {
-	case "h1":
-		return 0
-	case "h2":
-		return 1
-	case "h3":
-		return 2
-	}
-	return 3
-}
+// protoRank orders protocols as protocol.Table does (h1, h2, h3), then unknown ones, by name.
+func protoRank(p string) int { return protocol.Index(p) }
 
 func compareKeys(a, b Key) int {
 	return cmp.Or(cmp.Compare(a.Page, b.Page), cmp.Compare(a.Link, b.Link),

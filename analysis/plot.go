@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pltlab/pltlab/protocol"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -199,13 +200,13 @@ func ecdfPoints(g *Group, right float64) plotter.XYs {
 	return xys
 }
 
-// styleIndex gives each protocol the same colour and dash pattern in every panel (h1, h2, h3
-// first, as protoRank orders them); other protocols follow in their order i.
-func styleIndex(protocol string, i int) int {
-	if r := protoRank(protocol); r < 3 {
+// styleIndex gives each protocol the same colour and dash pattern in every panel (the rows of
+// protocol.Table first, in table order); unknown protocols follow in their order i.
+func styleIndex(name string, i int) int {
+	if r := protoRank(name); r < len(protocol.Table) {
 		return r
 	}
-	return 3 + i
+	return len(protocol.Table) + i
 }
 
 func groupLegend(g *Group) string {

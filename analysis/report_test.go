@@ -14,32 +14,7 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-var (
-	update   = flag.Bool("update", false, "rewrite the golden files in testdata")
-	synthOut = flag.String("synth", "", "write the synthetic records of synth.Default() (or synth.Grid() with -grid) to this .jsonl file")
-	synthGrd = flag.Bool("grid", false, "with -synth: write the rates x RTTs grid matrix")
-)
-
-// TestWriteSynthetic writes a synthetic result file for trying the CLI (only with -synth).
-func TestWriteSynthetic(t *testing.T) {
-	if *synthOut == "" {
-		t.Skip("no -synth FILE")
-	}
-	o := synth.Default()
-	if *synthGrd {
-		o = synth.Grid()
-	}
-	var buf bytes.Buffer
-	w := result.NewWriter(&buf)
-	for _, r := range synth.Records(o) {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(*synthOut, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func load(ms float64, proto string) *result.Record {
 	return &result.Record{V: 1, Mode: result.Cold, Protocol: proto, PLTMs: ms, Valid: true,

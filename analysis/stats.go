@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"slices"
 )
 
 // Censored is the value a timed-out (right-censored) load takes in a sorted sample: it sorts
@@ -101,13 +100,6 @@ func MeanSD(xs []float64) (mean, sd float64) {
 		ss += float64((x - mean) * (x - mean))
 	}
 	return mean, math.Sqrt(ss / (n - 1))
-}
-
-// sorted returns an ascending copy of xs.
-func sorted(xs []float64) []float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s
 }
 
 // median returns the type-7 median of an ascending sample.

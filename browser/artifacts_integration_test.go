@@ -77,7 +77,7 @@ func TestIntegrationArtifacts(t *testing.T) {
 			}
 			t.Logf("%s: %d entries on %d connections; PLT %.0f ms", p.Name, len(h.Log.Entries), len(conns), rec.PLTMs)
 			checkNetLog(t, netlog)
-			if strings.HasPrefix(p.Name, "h1") && len(conns) < 2 {
+			if p.Version == protocol.HTTP1 && len(conns) < 2 {
 				t.Errorf("h1 used %d connection(s) for %d objects, want several", len(conns), len(m.Objects))
 			}
 		})

@@ -105,7 +105,7 @@ func (b *Browser) start() error {
 	if err := b.parent.Err(); err != nil {
 		return fmt.Errorf("launch chromium: %w", err)
 	}
-	dir, err := os.MkdirTemp("", TempDirPrefix)
+	dir, err := os.MkdirTemp(b.cfg.tempDir, TempDirPrefix)
 	if err != nil {
 		return fmt.Errorf("launch chromium: temporary profile: %w", err)
 	}
@@ -116,7 +116,7 @@ func (b *Browser) start() error {
 	logf := func(format string, args ...any) { b.cfg.logger.Debug("chromedp: " + fmt.Sprintf(format, args...)) }
 	p.ctx, p.cancel = chromedp.NewContext(allocCtx, chromedp.WithLogf(logf), chromedp.WithErrorf(logf))
 	timer := time.AfterFunc(LaunchTimeout, p.cancel)
-	err = chromedp.Do(p.ctx) // starts the browser; no deadline on this context (FACTS.md)
+	err = chromedp.Do(p.ctx) // starts the browser; no deadline on this context (docs/design.md, "Forcing a protocol")
 	stopped := timer.Stop()
 	var ver cdpbrowser.GetVersionResult
 	if err == nil {
@@ -147,6 +147,9 @@ func (b *Browser) allocatorOptions(dir string, out io.Writer) []chromedp.ExecAll
 		chromedp.UserDataDir(dir),
 		chromedp.ModifyCmdFunc(b.modifyCmd),
 		chromedp.CombinedOutput(out),
+	}
+	if b.cfg.tempDir != "" {
+		opts = append(opts, chromedp.Env("TMPDIR="+b.cfg.tempDir))
 	}
 	for _, f := range append(b.cfg.args(), b.nextNetLog()...) {
 		name, value, hasValue := splitFlag(f)

@@ -165,8 +165,8 @@ func (b *Browser) prime(ctx context.Context, tab context.Context, t Target, rec 
 	return false, nil
 }
 
-// setupTab creates the tab (the first Run of tab, without a deadline: FACTS.md), disables the
-// HTTP cache and raises the Resource Timing buffer. cancel ends a set-up that takes too long.
+// setupTab creates the tab (the first Run of tab, without a deadline: docs/design.md, "Forcing a
+// protocol"), disables the HTTP cache and raises the Resource Timing buffer. cancel ends a set-up that takes too long.
 func setupTab(tab context.Context, cancel context.CancelFunc) error {
 	timer := time.AfterFunc(setupTimeout, cancel)
 	defer timer.Stop()

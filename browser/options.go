@@ -5,8 +5,9 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
-	"strconv"
 	"strings"
+
+	"github.com/pltlab/pltlab/protocol"
 )
 
 // DefaultHost is the hostname the browser is told to reach when WithResolve is not given; it is
@@ -63,6 +64,7 @@ type config struct {
 	port     int
 	flags    []string
 	logger   *slog.Logger
+	tempDir  string
 	// NetLog and HAR (netlog.go)
 	netlogDir, netlogMode string
 	creator               string
@@ -104,6 +106,11 @@ func WithFlags(flags ...string) Option {
 	return func(c *config) { c.flags = append(c.flags, flags...) }
 }
 
+// WithTempDir puts the temporary user-data-dirs under dir and gives Chromium TMPDIR=dir (on its
+// own process only), so that a caller can remove every file of a run at once. "" (the default)
+// means os.TempDir() and Chromium's inherited environment.
+func WithTempDir(dir string) Option { return func(c *config) { c.tempDir = dir } }
+
 // WithLogger sets the logger for launch, relaunch and Chromium's own output (debug level).
 // The default discards everything.
 func WithLogger(l *slog.Logger) Option {
@@ -116,10 +123,9 @@ func WithLogger(l *slog.Logger) Option {
 
 // validate checks the configuration and returns a one-line error naming the bad value.
 func (c *config) validate() error {
-	switch c.protocol {
-	case "h1", "h2", "h3":
-	default:
-		return fmt.Errorf("browser: bad protocol %q: accepted h1, h2, h3", c.protocol)
+	p, err := protocol.Lookup(c.protocol)
+	if err != nil {
+		return fmt.Errorf("browser: %w", err)
 	}
 	if c.spki == "" {
 		return fmt.Errorf("browser: no SPKI pin (WithSPKI): Chromium would reject the server's self-signed certificate")
@@ -136,32 +142,28 @@ func (c *config) validate() error {
 	if c.port < 0 || c.port > 65535 {
 		return fmt.Errorf("browser: bad port %d: accepted 1-65535", c.port)
 	}
-	if c.protocol == "h3" && c.port == 0 {
-		return fmt.Errorf("browser: h3 needs the server's port (WithPort) for --origin-to-force-quic-on=%s:PORT", c.host)
+	if p.QUICOrigin() && c.port == 0 {
+		return fmt.Errorf("browser: %s needs the server's port (WithPort) to force QUIC on %s:PORT", p.Name, c.host)
 	}
 	return nil
 }
 
-// ProtocolFlags returns the Chromium switches that force protocol p ("h1", "h2" or "h3") on the
-// server host:port pinned by spki, with host resolved to ip (FACTS.md, verified on Chromium 156):
-// h1 = --disable-http2 --disable-quic (the server must also offer only http/1.1 by ALPN);
-// h2 = --disable-quic; h3 = --origin-to-force-quic-on=HOST:PORT. Every protocol gets
-// --host-resolver-rules="MAP host ip, MAP * ~NOTFOUND" (every other name fails inside Chromium,
-// so it sends no DNS query anywhere: without it Chromium 156 still looks up accounts.google.com
-// and update.googleapis.com) and --ignore-certificate-errors-spki-list=spki.
-// h3 also needs a --user-data-dir, which Launch always gives.
+// ProtocolFlags returns the Chromium switches that force protocol p (a protocol.Table name) on
+// the server host:port pinned by spki, with host resolved to ip: the table's switches
+// (protocol.Protocol.Chromium: h1 = --disable-http2 --disable-quic, with an h1-only ALPN on the
+// server; h2 = --disable-quic; h3 = --origin-to-force-quic-on=HOST:PORT; docs/design.md,
+// "Forcing a protocol"), after --host-resolver-rules="MAP host ip, MAP * ~NOTFOUND" (every other
+// name fails inside Chromium, so it sends no DNS query anywhere: without it Chromium 156 still
+// looks up accounts.google.com and update.googleapis.com) and
+// --ignore-certificate-errors-spki-list=spki. h3 also needs a --user-data-dir, which Launch
+// always gives. An unknown p adds no protocol switches (validate refuses it first).
 func ProtocolFlags(p, host string, port int, ip, spki string) []string {
 	flags := []string{
 		"--host-resolver-rules=MAP " + host + " " + ip + ", MAP * ~NOTFOUND",
 		"--ignore-certificate-errors-spki-list=" + spki,
 	}
-	switch p {
-	case "h1":
-		flags = append(flags, "--disable-http2", "--disable-quic")
-	case "h2":
-		flags = append(flags, "--disable-quic")
-	case "h3":
-		flags = append(flags, "--origin-to-force-quic-on="+host+":"+strconv.Itoa(port))
+	if row, err := protocol.Lookup(p); err == nil {
+		flags = append(flags, row.ChromiumFlags(host, port)...)
 	}
 	return flags
 }

@@ -72,7 +72,7 @@ func TestValidate(t *testing.T) {
 		{"h2 defaults", []Option{WithSPKI("pin")}, ""},
 		{"h3 with port", []Option{WithProtocol("h3"), WithSPKI("pin"), WithPort(8443)}, ""},
 		{"h3 without port", []Option{WithProtocol("h3"), WithSPKI("pin")}, "WithPort"},
-		{"bad protocol", []Option{WithProtocol("quic"), WithSPKI("pin")}, `bad protocol "quic": accepted h1, h2, h3`},
+		{"bad protocol", []Option{WithProtocol("quic"), WithSPKI("pin")}, `unknown protocol "quic": accepted h1, h2, h3`},
 		{"no pin", []Option{WithProtocol("h1")}, "no SPKI pin"},
 		{"bare IP host", []Option{WithSPKI("pin"), WithResolve("127.0.0.1", "127.0.0.1")}, "TLS needs a hostname"},
 		{"bad IP", []Option{WithSPKI("pin"), WithResolve("plt.test", "localhost")}, `bad IP "localhost"`},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -97,27 +98,11 @@ func collectJS(wait bool) string {
 // script runs, so pages with hundreds of objects are seen whole.
 const resourceBufferJS = `performance.setResourceTimingBufferSize(100000)`
 
-// NormalizeProtocol maps a nextHopProtocol (ALPN token as the browser reports it) to the names
-// records use: "http/1.1" -> "h1", "h2" -> "h2", "h3" -> "h3"; anything else, such as "h3-29",
-// "hq" or "http/2+quic/46", is returned unchanged (it is NOT h3), and "" stays "" (unknown).
-func NormalizeProtocol(nextHop string) string {
-	switch p := strings.TrimSpace(nextHop); strings.ToLower(p) {
-	case "http/1.1":
-		return "h1"
-	case "h2":
-		return "h2"
-	case "h3":
-		return "h3"
-	default:
-		return p
-	}
-}
-
 // fill copies the timings into rec: PLT, TTFB, DCL, FCP, connect and TLS times, the observed
 // protocol and the resources.
 func fill(rec *result.Record, tm *pageTimings) {
 	if n := tm.Nav; n != nil {
-		rec.ObservedProtocol = NormalizeProtocol(n.NextHopProtocol)
+		rec.ObservedProtocol = protocol.Observed(n.NextHopProtocol)
 		rec.PLTMs = n.LoadEventEnd - n.StartTime
 		rec.TTFBMs = n.ResponseStart - n.StartTime
 		rec.DCLMs = n.DOMContentLoadedEventEnd - n.StartTime
@@ -125,7 +110,7 @@ func fill(rec *result.Record, tm *pageTimings) {
 		if n.SecureConnectionStart > 0 {
 			rec.TLSMs = n.ConnectEnd - n.SecureConnectionStart
 		}
-		rec.Document = &result.Resource{URL: n.Name, Protocol: NormalizeProtocol(n.NextHopProtocol),
+		rec.Document = &result.Resource{URL: n.Name, Protocol: protocol.Observed(n.NextHopProtocol),
 			TransferSize: n.TransferSize, EncodedBodySize: n.EncodedBodySize, Status: n.ResponseStatus,
 			StartMs: 0, EndMs: n.ResponseEnd - n.StartTime,
 			ConnectStartMs: n.ConnectStart - n.StartTime, ConnectEndMs: n.ConnectEnd - n.StartTime,
@@ -142,7 +127,7 @@ func fill(rec *result.Record, tm *pageTimings) {
 	rec.Resources = make([]result.Resource, 0, len(tm.Resources))
 	for _, r := range tm.Resources {
 		rec.Resources = append(rec.Resources, result.Resource{
-			URL: r.Name, Protocol: NormalizeProtocol(r.NextHopProtocol),
+			URL: r.Name, Protocol: protocol.Observed(r.NextHopProtocol),
 			TransferSize: r.TransferSize, EncodedBodySize: r.EncodedBodySize,
 			StartMs: r.StartTime, EndMs: r.ResponseEnd, Status: r.ResponseStatus,
 			ConnectStartMs: r.ConnectStart, ConnectEndMs: r.ConnectEnd, TLSStartMs: r.SecureConnectionStart,
@@ -170,7 +155,7 @@ func verify(requested string, nav *navTiming, res []result.Resource, m *pages.Ma
 		if nav.ResponseStatus != 0 && nav.ResponseStatus != 200 {
 			probs = append(probs, fmt.Sprintf("page %s: HTTP status %d", index, nav.ResponseStatus))
 		}
-		if p := protocolProblem(NormalizeProtocol(nav.NextHopProtocol), requested); p != "" {
+		if p := protocolProblem(protocol.Observed(nav.NextHopProtocol), requested); p != "" {
 			probs = append(probs, "page "+index+": "+p)
 		}
 	}
@@ -222,8 +207,12 @@ func objectProblems(o pages.Object, r result.Resource, requested string, failed 
 
 // protocolProblem describes a protocol mismatch, or returns "" when got is the requested one.
 func protocolProblem(got, requested string) string {
+	want := requested
+	if p, err := protocol.Lookup(requested); err == nil {
+		want = string(p.Version) // a variant such as HTTP/2 over TLS 1.3 is verified as h2
+	}
 	switch got {
-	case requested:
+	case want:
 		return ""
 	case "":
 		return "protocol unknown (empty nextHopProtocol), requested " + requested

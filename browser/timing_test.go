@@ -8,27 +8,6 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-func TestNormalizeProtocol(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"h3", "h3"},
-		{"h3-29", "h3-29"}, // a draft: NOT h3
-		{"hq", "hq"},
-		{"http/2+quic/46", "http/2+quic/46"},
-		{"h2", "h2"},
-		{"http/1.1", "h1"},
-		{"HTTP/1.1", "h1"},
-		{"http/1.0", "http/1.0"},
-		{"", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			if got := NormalizeProtocol(tc.in); got != tc.want {
-				t.Errorf("NormalizeProtocol(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 // synthetic builds a page load of two objects over proto where every check passes.
 func synthetic(proto string) (*pages.Manifest, *pageTimings) {
 	m := &pages.Manifest{Index: "/index.html", Objects: []pages.Object{

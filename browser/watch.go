@@ -12,15 +12,12 @@ import (
 // watch follows one navigation's DevTools network events: which requests failed with which
 // network error.
 type watch struct {
-	pageURL string
-
-	mu         sync.Mutex
-	urls       map[network.RequestID]string
-	failed     map[string]string // URL path -> error text
-	pageReused bool
-	conns      map[string]string // URL -> Chromium connection ID
-	record     bool              // keep the network events (for a HAR)
-	events     []netEvent
+	mu     sync.Mutex
+	urls   map[network.RequestID]string
+	failed map[string]string // URL path -> error text
+	conns  map[string]string // URL -> Chromium connection ID
+	record bool              // keep the network events (for a HAR)
+	events []netEvent
 }
 
 // newWatch returns a watch; with record it also keeps the network events a HAR is built from.

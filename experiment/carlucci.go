@@ -1,8 +1,13 @@
 package experiment
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -65,7 +70,7 @@ func CarlucciConfig(runs int) Config {
 // HTTP/1.1 opens up to six connections whose handshakes in practice add round trips; the bound
 // assumes they were ready in time, so it is a true lower bound, not a prediction.
 func MinRoundTrips(a Arm, tls string) int {
-	if a.Protocol == "h3" {
+	if p, err := protocol.Lookup(a.Protocol); err == nil && p.Transport == protocol.QUIC {
 		if a.Mode == result.Warm {
 			return 2
 		}
@@ -91,22 +96,65 @@ func IdealPLT(bytes int64, rateBps int64, rtt time.Duration, roundTrips int) tim
 	return ser + time.Duration(roundTrips)*rtt
 }
 
-// CarlucciDifferences lists what differs between the 2015 testbed and a reproduction with
-// pltlab, each a way the numbers could move. It is printed in the reproduction's report.md.
-var CarlucciDifferences = []string{
-	"QUIC: 2015 used Google QUIC with its own crypto handshake, whose repeat connections needed no handshake (0-RTT); " +
-		"today's QUIC is IETF QUIC v1 (RFC 9000) with TLS 1.3 (RFC 9001): 1-RTT on a cold connection, 0-RTT only when resuming. " +
-		"Our h3 cold row therefore pays one more round trip than the paper's QUIC; the h3 warm row is the like-for-like one.",
-	"QUIC congestion control: quic-go v0.65 uses NewReno with pacing and an initial window of 32 packets (about 40 KB); " +
-		"2015 gQUIC used CUBIC with an initial window of 10 to 32 packets. TCP uses CUBIC with the Linux initial window of 10 segments in both.",
-	"SPDY/3.1 versus HTTP/2 (RFC 9113): HPACK instead of zlib header compression and a different prioritization; both multiplex on one TCP connection.",
-	"TLS: the TCP listeners use TLS 1.2 as in 2015 (2 round trips for a full handshake; 1 with TLS 1.3).",
-	"Browser: Chromium 2014/2015 (about version 40) versus today's headless Chromium; both open up to six HTTP/1.1 connections per host, " +
-		"but request scheduling, preconnect and image decoding have changed.",
-	"Servers: 2015 used separate production-style servers per protocol; here one Go handler serves all three " +
-		"(Go net/http for HTTP/1.1, golang.org/x/net/http2, quic-go http3).",
-	"Link: the paper shaped a 3 Mbit/s, 50 ms RTT bottleneck with a droptail buffer of one BDP; pltlab emulates the same in user space " +
-		"(TUN devices, like Mahimahi) and checks the link before measuring. Client, server and emulator share one 2-core machine.",
-	"Page: the paper does not publish its page's composition; the carlucci2015 preset is 30 JPEG images of 10 KB (300 KB), chosen from the paper's PLTs (see `pltlab pages --list`).",
-	"PLT: here loadEventEnd - startTime of Navigation Timing in the browser; every load is verified (protocol of every resource, bytes of every object).",
+// CarlucciDifferences lists what differs between the 2015 testbed and the reproduction whose
+// records are recs, each a way the numbers could move. It is printed in the reproduction's
+// report.md. Facts about today's side (QUIC stack and congestion control, browser, TLS version,
+// TCP congestion control, machine) are taken from what the records say, never typed in; a fact
+// no record carries is said to be unrecorded.
+func CarlucciDifferences(recs []*result.Record) []string {
+	f := recordedFacts(recs)
+	return []string{
+		"QUIC: 2015 used Google QUIC with its own crypto handshake, whose repeat connections needed no handshake (0-RTT); " +
+			"today's QUIC is IETF QUIC v1 (RFC 9000) with TLS 1.3 (RFC 9001): 1-RTT on a cold connection, 0-RTT only when resuming. " +
+			"Our h3 cold row therefore pays one more round trip than the paper's QUIC; the h3 warm row is the like-for-like one.",
+		"QUIC congestion control (recorded): " + f.quicCC + "; 2015 gQUIC used CUBIC with an initial window of 10 to 32 packets. " +
+			"TCP congestion control (recorded): " + f.tcpCC + ", with the Linux initial window of 10 segments.",
+		"SPDY/3.1 versus HTTP/2 (RFC 9113): HPACK instead of zlib header compression and a different prioritization; both multiplex on one TCP connection.",
+		"TLS over TCP (recorded): " + f.tls + "; 2015 used TLS 1.2 (2 round trips for a full handshake; 1 with TLS 1.3).",
+		"Browser (recorded): " + f.browser + " versus Chromium of 2014/2015 (about version 40); both open up to six HTTP/1.1 connections per host, " +
+			"but request scheduling, preconnect and image decoding have changed.",
+		"Servers: 2015 used separate production-style servers per protocol; here one Go handler serves all three " +
+			"(Go net/http for HTTP/1.1 and HTTP/2, quic-go http3).",
+		"Link: the paper shaped a 3 Mbit/s, 50 ms RTT bottleneck with a droptail buffer of one BDP; pltlab emulates the same in user space " +
+			"(TUN devices, like Mahimahi) and checks the link before measuring. Machine (recorded): " + f.machine + ".",
+		"Page: the paper does not publish its page's composition; the carlucci2015 preset is 30 JPEG images of 10 KB (300 KB), chosen from the paper's PLTs (see `pltlab pages --list`).",
+		"PLT: here loadEventEnd - startTime of Navigation Timing in the browser; every load is verified (protocol of every resource, bytes of every object).",
+	}
+}
+
+// facts are what the records of a run say about its testbed, each a comma-separated list of the
+// distinct values recorded (or "not recorded").
+type facts struct{ quicCC, tcpCC, tls, browser, machine string }
+
+// recordedFacts collects the distinct testbed facts of the page-load records in recs.
+func recordedFacts(recs []*result.Record) facts {
+	var quicCC, tcpCC, tlsv, browsers, machines []string
+	add := func(list *[]string, v string) {
+		if v != "" && !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for _, r := range recs {
+		if r.Kind != "" && r.Kind != result.KindLoad {
+			continue
+		}
+		cc := cmp.Or(r.CC, r.TCPCC)
+		if p, err := protocol.Lookup(r.Protocol); err == nil && p.Transport == protocol.QUIC {
+			add(&quicCC, cc)
+		} else if err == nil {
+			add(&tcpCC, cc)
+			add(&tlsv, r.TLSVersion)
+		}
+		add(&browsers, r.Browser)
+		if e := r.Env; e != nil {
+			add(&machines, fmt.Sprintf("client, server and emulator share one machine with %d logical CPUs (kernel %s, %s)", e.CPUs, cmp.Or(e.Kernel, "unknown"), cmp.Or(e.QUIC, "QUIC stack version unknown")))
+		}
+	}
+	list := func(v []string) string {
+		if len(v) == 0 {
+			return "not recorded"
+		}
+		return strings.Join(v, "; ")
+	}
+	return facts{quicCC: list(quicCC), tcpCC: list(tcpCC), tls: list(tlsv), browser: list(browsers), machine: list(machines)}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
@@ -108,7 +109,7 @@ func (e *evidence) end(link shaping.Link, srv *server.Server, rec *result.Record
 	}
 	var errs []error
 	e.qlogDir.Store(nil)
-	if rec != nil && e.cfg.Has(artifacts.Qlog) && rec.Protocol == "h3" {
+	if rec != nil && e.cfg.Has(artifacts.Qlog) && isQUIC(rec.Protocol) {
 		errs = append(errs, srv.CloseConnections()) // ends the qlogs of this load's connections
 	}
 	if e.capture {
@@ -159,4 +160,10 @@ func (k *keyLog) take() []byte {
 	out := bytes.Clone(k.buf.Bytes())
 	k.buf.Reset()
 	return out
+}
+
+// isQUIC reports whether the named protocol runs over QUIC (protocol.Table).
+func isQUIC(name string) bool {
+	p, err := protocol.Lookup(name)
+	return err == nil && p.Transport == protocol.QUIC
 }

@@ -11,12 +11,10 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 )
-
-// Protocols are the protocols a run may request, in their canonical order.
-var Protocols = []string{"h1", "h2", "h3"}
 
 // Defaults of a Config, used where a field is zero.
 const (
@@ -33,7 +31,7 @@ const (
 
 // Arm is one (protocol, mode) combination measured on every page and link.
 type Arm struct {
-	// Protocol is "h1", "h2" or "h3".
+	// Protocol is a protocol.Table name: "h1", "h2" or "h3".
 	Protocol string `yaml:"protocol"`
 	// Mode is result.Cold or result.Warm.
 	Mode result.Mode `yaml:"mode"`
@@ -72,6 +70,9 @@ type Config struct {
 	TLS string
 	// Chrome is the Chromium binary ("" = search as browser.FindChromium does).
 	Chrome string
+	// TempDir is where the run's temporary files go (generated pages, Chromium's profiles and
+	// Chromium's own TMPDIR); "" means os.TempDir(). The caller owns and removes it.
+	TempDir string
 	// SkipLinkCheck skips the self-check of each link before it is used.
 	SkipLinkCheck bool
 	// Version is the pltlab version recorded in every record's env.
@@ -154,15 +155,15 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("no link: give at least one LINK spec"))
 	}
 	if len(c.Arms) == 0 {
-		errs = append(errs, errors.New("no protocol: give at least one of h1, h2, h3"))
+		errs = append(errs, fmt.Errorf("no protocol: give at least one of %s", strings.Join(protocol.Names(), ", ")))
 	}
 	errs = append(errs, duplicate("page", c.Pages), duplicate("link", c.Links))
 	for i, a := range c.Arms {
 		if slices.Contains(c.Arms[:i], a) {
 			errs = append(errs, fmt.Errorf("protocol %s in mode %s given twice: accepted each once", a.Protocol, a.Mode))
 		}
-		if !slices.Contains(Protocols, a.Protocol) {
-			errs = append(errs, fmt.Errorf("bad protocol %q: accepted h1, h2, h3", a.Protocol))
+		if !protocol.Known(a.Protocol) {
+			errs = append(errs, fmt.Errorf("bad protocol %q: accepted %s", a.Protocol, strings.Join(protocol.Names(), ", ")))
 		}
 		if a.Mode != result.Cold && a.Mode != result.Warm {
 			errs = append(errs, fmt.Errorf("bad mode %q: accepted cold, warm", a.Mode))
@@ -206,8 +207,8 @@ func ParseProtocols(s string) ([]string, error) {
 	var out []string
 	for p := range strings.SplitSeq(s, ",") {
 		p = strings.TrimSpace(p)
-		if !slices.Contains(Protocols, p) {
-			return nil, fmt.Errorf("bad protocol %q in %q: accepted a comma-separated list of h1, h2, h3", p, s)
+		if !protocol.Known(p) {
+			return nil, fmt.Errorf("bad protocol %q in %q: accepted a comma-separated list of %s", p, s, strings.Join(protocol.Names(), ", "))
 		}
 		if slices.Contains(out, p) {
 			return nil, fmt.Errorf("protocol %q given twice in %q", p, s)

@@ -9,6 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -75,7 +76,7 @@ func (m Matrix) Config() (Config, error) {
 	}
 	protocols := m.Protocols
 	if len(protocols) == 0 {
-		protocols = Protocols
+		protocols = protocol.Names()
 	}
 	var modes []result.Mode
 	for _, s := range m.Modes {

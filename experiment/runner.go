@@ -19,6 +19,7 @@ import (
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
@@ -67,7 +68,7 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	tmp, err := os.MkdirTemp("", "pltlab-pages-")
+	tmp, err := os.MkdirTemp(c.TempDir, "pltlab-pages-")
 	if err != nil {
 		return Summary{}, fmt.Errorf("make page directory: %w", err)
 	}
@@ -267,33 +268,23 @@ func (ls *linkSetup) close() error {
 	return errors.Join(errs...)
 }
 
-func protocolIndex(p string) int {
-	for i, q := range Protocols {
-		if q == p {
-			return i
-		}
-	}
-	return -1
-}
-
 // browserFor returns the browser of (page, protocol) on this link, launching it on first use.
 // Protocol forcing is a per-process Chromium flag, hence one browser per protocol.
 func (r *runner) browserFor(ctx context.Context, ls *linkSetup, pi int, proto string) (*browser.Browser, error) {
-	key := [2]int{pi, protocolIndex(proto)}
+	key := [2]int{pi, protocol.Index(proto)}
 	if b := ls.browsers[key]; b != nil {
 		return b, nil
 	}
 	info := ls.servers[pi].Info()
-	addr := map[string]string{"h1": info.H1Addr, "h2": info.H2Addr, "h3": info.H3Addr}[proto]
-	port, err := portOf(addr)
+	port, err := portOf(info.Addr(proto))
 	if err != nil {
 		return nil, fmt.Errorf("server address for %s: %w", proto, err)
 	}
 	b, err := browser.Launch(ctx, append([]browser.Option{browser.WithPort(port),
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
-		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithLogger(r.c.Logger)},
-		ls.ev.browserOptions(r.c.Version)...)...)
+		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithLogger(r.c.Logger),
+		browser.WithTempDir(r.c.TempDir)}, ls.ev.browserOptions(r.c.Version)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("launch browser for %s: %w", proto, err)
 	}
@@ -354,16 +345,17 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, j Job) (*result.Record
 // serverFacts copies what the server saw of the page's connection into rec.
 func (r *runner) serverFacts(rec *result.Record, srv *server.Server, since time.Time) {
 	info := srv.Info()
-	rec.TCPCC = info.TCPCC
-	if rec.Protocol == "h3" {
-		rec.TCPCC = info.QUICCC
+	rec.CC = info.TCPCC
+	if p, err := protocol.Lookup(rec.Protocol); err == nil && p.Transport == protocol.QUIC {
+		rec.CC = info.QUICCC
 	}
 	if conn, ok := srv.PageConn(since); ok {
 		rec.TLSVersion, rec.Resumed, rec.Used0RTT = conn.TLSVersion, conn.Resumed, conn.Used0RTT
 		if conn.TCPCC != "" {
-			rec.TCPCC = conn.TCPCC
+			rec.CC = conn.TCPCC
 		}
 	}
+	rec.TCPCC = rec.CC // the v1 field, kept for readers of older records
 }
 
 func (r *runner) write(rec *result.Record) error {

@@ -6,7 +6,7 @@ import "time"
 // Version is the schema version written in every record's "v" field. Readers refuse other versions.
 const Version = 1
 
-// Mode says whether a load was cold or warm (DESIGN.md, "Measurement rules").
+// Mode says whether a load was cold or warm (docs/design.md, "Measurement rules").
 type Mode string
 
 // The two measurement modes. A cold load has no cache, no reused connection and no TLS/QUIC
@@ -89,9 +89,14 @@ type Record struct {
 	WallMs float64 `json:"wall_ms,omitempty"`
 	// Browser is the browser's product and version, e.g. "Chromium/156.0.8078.73".
 	Browser string `json:"browser"`
-	// TCPCC is the server's TCP congestion control for TCP protocols (e.g. "cubic"), and the QUIC
-	// stack's controller for h3 (e.g. "quic-go:cubic").
+	// TCPCC is kept for readers of records older than CC and holds the same value as CC (for
+	// h3, despite its name, the QUIC stack's controller). New readers use CC.
 	TCPCC string `json:"tcp_cc"`
+	// CC is the congestion controller of the connection that carried the page, for any
+	// transport: the TCP socket's (read back on the server, e.g. "cubic") or the QUIC stack's
+	// (e.g. quic-go's NewReno, which cannot be changed). Records written before it existed have
+	// only TCPCC, which holds the same value.
+	CC string `json:"cc,omitempty"`
 	// TLSVersion is the negotiated TLS version as seen by the server, e.g. "1.3".
 	TLSVersion string `json:"tls_version"`
 	// Resumed is true when the server saw a resumed TLS session on the page's connection.

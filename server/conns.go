@@ -22,7 +22,7 @@ const maxClosedConns = 10000
 type ConnInfo struct {
 	// ID numbers connections from 1 in the order they were accepted.
 	ID uint64 `json:"id"`
-	// Protocol is the listener's protocol: "h1", "h2" or "h3".
+	// Protocol is the listener's protocol, a protocol.Table name such as "h1".
 	Protocol string `json:"protocol"`
 	// ALPN is the negotiated ALPN protocol ("http/1.1", "h2", "h3"). ALPN, TLSVersion and Resumed
 	// are filled at the first request on a TCP connection (so stay empty on one that served
@@ -72,20 +72,27 @@ type registry struct {
 	nClosed   int
 	requests  int64
 	bodyBytes int64
+	afterAdd  func() // test hook: runs after a connection is registered, outside mu
 }
 
 func newRegistry() *registry {
 	return &registry{open: map[*connEntry]struct{}{}, byQUIC: map[*quic.Conn]*connEntry{}}
 }
 
-// add registers a newly accepted connection.
-func (r *registry) add(protocol string, remote net.Addr, tcpCC string) *connEntry {
+// add registers a newly accepted connection and, in the same locked step, attaches its socket
+// (attach is called with mu held), so that a closeAll running at the same time either sees the
+// connection with its socket or does not see it at all: never an entry it cannot close.
+func (r *registry) add(protocol string, remote net.Addr, tcpCC string, attach func(*connEntry)) *connEntry {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.nextID++
 	e := &connEntry{info: ConnInfo{ID: r.nextID, Protocol: protocol, Remote: remote.String(), TCPCC: tcpCC, Opened: time.Now()}}
+	attach(e)
 	r.all = append(r.all, e)
 	r.open[e] = struct{}{}
+	r.mu.Unlock()
+	if r.afterAdd != nil {
+		r.afterAdd()
+	}
 	return e
 }
 
@@ -284,11 +291,11 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	cc := l.connCC(c)
-	e := l.reg.add(l.protocol, c.RemoteAddr(), cc)
-	tc := &trackedConn{Conn: c, e: e, reg: l.reg}
-	l.reg.mu.Lock()
-	e.tcp = tc
-	l.reg.mu.Unlock()
+	var tc *trackedConn
+	l.reg.add(l.protocol, c.RemoteAddr(), cc, func(e *connEntry) {
+		tc = &trackedConn{Conn: c, e: e, reg: l.reg}
+		e.tcp = tc
+	})
 	return tc, nil
 }
 

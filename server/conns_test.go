@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -22,12 +25,12 @@ func TestALPNPerPort(t *testing.T) {
 		offer      []string
 		want       string // negotiated protocol, "fail" for a refused handshake
 	}{
-		{"h1 port refuses h2-only", i.H1Addr, []string{"h2"}, "fail"},
-		{"h1 port picks http/1.1", i.H1Addr, []string{"h2", "http/1.1"}, "http/1.1"},
-		{"h1 port without ALPN", i.H1Addr, nil, ""},
-		{"h2 port picks h2", i.H2Addr, []string{"h2", "http/1.1"}, "h2"},
-		{"h2 port refuses http/1.1", i.H2Addr, []string{"http/1.1"}, "fail"},
-		{"h2 port refuses no ALPN", i.H2Addr, nil, "fail"},
+		{"h1 port refuses h2-only", i.Addr("h1"), []string{"h2"}, "fail"},
+		{"h1 port picks http/1.1", i.Addr("h1"), []string{"h2", "http/1.1"}, "http/1.1"},
+		{"h1 port without ALPN", i.Addr("h1"), nil, ""},
+		{"h2 port picks h2", i.Addr("h2"), []string{"h2", "http/1.1"}, "h2"},
+		{"h2 port refuses http/1.1", i.Addr("h2"), []string{"http/1.1"}, "fail"},
+		{"h2 port refuses no ALPN", i.Addr("h2"), nil, "fail"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,7 +61,7 @@ func TestAltSvcFirstResponse(t *testing.T) {
 	for _, p := range []string{"h1", "h2"} {
 		t.Run(p, func(t *testing.T) {
 			s := startServer(t, dir)
-			_, port, _ := net.SplitHostPort(s.Info().H3Addr)
+			_, port, _ := net.SplitHostPort(s.Info().Addr("h3"))
 			resp, _ := newClient(t, s, p).get(t, http.MethodGet, "/index.html")
 			if got, want := resp.Header.Get("Alt-Svc"), `h3=":`+port+`"`; got != want {
 				t.Errorf("first %s response: Alt-Svc %q, want %q", p, got, want)
@@ -169,9 +172,9 @@ func TestResumptionTCP(t *testing.T) {
 	s := startServer(t, dir)
 	cache := tls.NewLRUClientSessionCache(8)
 	for i, wantResumed := range []bool{false, true} {
-		cfg := clientTLS(s, alpnH1)
+		cfg := clientTLS(s, "http/1.1")
 		cfg.ClientSessionCache = cache
-		conn, err := tls.Dial("tcp", s.Info().H1Addr, cfg)
+		conn, err := tls.Dial("tcp", s.Info().Addr("h1"), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,18 +196,19 @@ func Test0RTT(t *testing.T) {
 	if !s.Info().ZeroRTT {
 		t.Fatal("Info.ZeroRTT false")
 	}
-	cache := tls.NewLRUClientSessionCache(8)
+	cache := newTicketCache()
 	get := func(method string) (*http.Response, ConnInfo) {
-		tr := newH3Transport(s, s.Info().H3Addr, cache)
+		tr := newH3Transport(s, s.Info().Addr("h3"), cache)
 		defer tr.Close()
 		since := time.Now()
+		cache.drain()
 		req, _ := http.NewRequest(method, "https://plt.test/index.html", nil)
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
 			t.Fatalf("%s: %v", method, err)
 		}
 		resp.Body.Close()
-		time.Sleep(50 * time.Millisecond) // let the session ticket arrive
+		cache.wait(t) // the session ticket arrives after the handshake
 		ci, ok := s.PageConn(since)
 		if !ok {
 			t.Fatal("no page connection")
@@ -223,16 +227,17 @@ func Test0RTT(t *testing.T) {
 	}
 	t.Run("off", func(t *testing.T) {
 		s := startServer(t, dir)
-		cache := tls.NewLRUClientSessionCache(8)
+		cache := newTicketCache()
 		for i := range 2 {
-			tr := newH3Transport(s, s.Info().H3Addr, cache)
+			tr := newH3Transport(s, s.Info().Addr("h3"), cache)
+			cache.drain()
 			req, _ := http.NewRequest("GET_0RTT", "https://plt.test/", nil)
 			resp, err := tr.RoundTrip(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
-			time.Sleep(50 * time.Millisecond)
+			cache.wait(t)
 			_ = s.CloseConnections()
 			tr.Close()
 			if ci := s.Conns()[i]; ci.Used0RTT || ci.Resumed != (i == 1) {
@@ -309,7 +314,7 @@ func TestCloseAndContext(t *testing.T) {
 			t.Errorf("%s connection still open after Close", c.Protocol)
 		}
 	}
-	for _, a := range []string{s.Info().H1Addr, s.Info().H2Addr} {
+	for _, a := range []string{s.Info().Addr("h1"), s.Info().Addr("h2")} {
 		if c, err := net.DialTimeout("tcp", a, time.Second); err == nil {
 			c.Close()
 			t.Errorf("%s still accepts after Close", a)
@@ -317,5 +322,93 @@ func TestCloseAndContext(t *testing.T) {
 	}
 	if err := s.Start(context.Background()); err == nil {
 		t.Error("Start after Close succeeded")
+	}
+}
+
+// fakeConn is a net.Conn that only remembers whether it was closed.
+type fakeConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *fakeConn) Close() error                { c.closed.Store(true); return nil }
+func (c *fakeConn) RemoteAddr() net.Addr        { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9} }
+func (c *fakeConn) Write(b []byte) (int, error) { return len(b), nil }
+
+// fakeListener hands out n fakeConns, then fails.
+type fakeListener struct {
+	net.Listener
+	conns chan *fakeConn
+}
+
+func (l *fakeListener) Accept() (net.Conn, error) {
+	c, ok := <-l.conns
+	if !ok {
+		return nil, net.ErrClosed
+	}
+	return c, nil
+}
+
+// TestRegistryAcceptRacesCloseAll proves that a CloseConnections running right after a
+// connection was registered closes its socket: the registry attaches the socket in the same
+// locked step that registers it, so no entry can be marked closed with its socket left open.
+func TestRegistryAcceptRacesCloseAll(t *testing.T) {
+	reg := newRegistry()
+	reg.afterAdd = func() { _ = reg.closeAll() }
+	fc := &fakeConn{}
+	fl := &fakeListener{conns: make(chan *fakeConn, 1)}
+	fl.conns <- fc
+	tl := &tcpListener{Listener: fl, protocol: "h1", reg: reg, log: slog.New(slog.DiscardHandler)}
+	if _, err := tl.Accept(); err != nil {
+		t.Fatal(err)
+	}
+	if !fc.closed.Load() {
+		t.Fatal("CloseConnections between registration and use left the socket open")
+	}
+	if st := reg.stats(); st.OpenConns != 0 {
+		t.Errorf("open connections = %d, want 0", st.OpenConns)
+	}
+}
+
+// TestRegistryConcurrentAcceptCloseAll runs accepts and CloseConnections concurrently under
+// -race: afterwards no connection is closed in the registry with its socket open.
+func TestRegistryConcurrentAcceptCloseAll(t *testing.T) {
+	const n = 500
+	reg := newRegistry()
+	fl := &fakeListener{conns: make(chan *fakeConn, n)}
+	all := make([]*fakeConn, n)
+	for i := range all {
+		all[i] = &fakeConn{}
+		fl.conns <- all[i]
+	}
+	close(fl.conns)
+	tl := &tcpListener{Listener: fl, protocol: "h1", reg: reg, log: slog.New(slog.DiscardHandler)}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		defer close(stop)
+		for {
+			if _, err := tl.Accept(); err != nil {
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = reg.closeAll()
+			}
+		}
+	})
+	wg.Wait()
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	for i, e := range reg.all {
+		if !e.info.Closed.IsZero() && !all[i].closed.Load() {
+			t.Errorf("connection %d is closed in the registry but its socket is open", e.info.ID)
+		}
 	}
 }

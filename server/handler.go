@@ -99,9 +99,9 @@ func isFixedPath(p string) bool {
 
 // newHandler builds the one gin handler every listener serves. Only the page, its objects and
 // the fixed paths exist; anything else is 404 (the engine never redirects or cleans paths, and
-// nothing is read from disk after New).
+// nothing is read from disk after New). gin's mode is process-wide: the program sets it (pltlab's
+// main sets release mode, so gin prints nothing); in debug mode gin prints its routes to stdout.
 func (s *Server) newHandler() http.Handler {
-	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false

@@ -25,7 +25,6 @@ import (
 	"github.com/pltlab/pltlab/pages"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
-	"golang.org/x/net/http2"
 )
 
 // writeTestPage writes a page directory like pages.Generate does: index.html, n JPEG objects of
@@ -132,14 +131,14 @@ type testClient struct {
 func newClient(t testing.TB, s *Server, protocol string) *testClient {
 	t.Helper()
 	info := s.Info()
-	addr := map[string]string{"h1": info.H1Addr, "h2": info.H2Addr, "h3": info.H3Addr}[protocol]
+	addr := info.Addr(protocol)
 	_, port, _ := net.SplitHostPort(addr)
 	var rt http.RoundTripper
 	var closeFn func()
 	switch protocol {
 	case "h1":
 		tr := &http.Transport{
-			TLSClientConfig: clientTLS(s, alpnH1),
+			TLSClientConfig: clientTLS(s, "http/1.1"),
 			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 				return (&net.Dialer{}).DialContext(ctx, network, addr)
 			},
@@ -147,12 +146,14 @@ func newClient(t testing.TB, s *Server, protocol string) *testClient {
 		}
 		rt, closeFn = tr, tr.CloseIdleConnections
 	case "h2":
-		tr := &http2.Transport{
-			TLSClientConfig: clientTLS(s, alpnH2),
-			DialTLSContext: func(ctx context.Context, network, _ string, cfg *tls.Config) (net.Conn, error) {
-				return (&tls.Dialer{Config: cfg}).DialContext(ctx, network, addr)
+		tr := &http.Transport{
+			TLSClientConfig: clientTLS(s, "h2"),
+			DialTLSContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&tls.Dialer{Config: clientTLS(s, "h2")}).DialContext(ctx, network, addr)
 			},
+			Protocols: new(http.Protocols),
 		}
+		tr.Protocols.SetHTTP2(true)
 		rt, closeFn = tr, tr.CloseIdleConnections
 	case "h3":
 		tr := newH3Transport(s, addr, nil)
@@ -195,3 +196,45 @@ func (c *testClient) get(t testing.TB, method, path string) (*http.Response, []b
 }
 
 var wantProto = map[string]string{"h1": "HTTP/1.1", "h2": "HTTP/2.0", "h3": "HTTP/3.0"}
+
+// ticketCache is a client session cache that lets a test wait for a session ticket to arrive
+// (instead of sleeping): TLS 1.3 tickets come after the handshake.
+type ticketCache struct {
+	tls.ClientSessionCache
+	got chan struct{}
+}
+
+func newTicketCache() *ticketCache {
+	return &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(8), got: make(chan struct{}, 16)}
+}
+
+func (c *ticketCache) Put(key string, cs *tls.ClientSessionState) {
+	c.ClientSessionCache.Put(key, cs)
+	if cs != nil {
+		select {
+		case c.got <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// drain forgets the tickets seen so far.
+func (c *ticketCache) drain() {
+	for {
+		select {
+		case <-c.got:
+		default:
+			return
+		}
+	}
+}
+
+// wait returns once a ticket arrived after the last drain, failing t after 5 s.
+func (c *ticketCache) wait(t testing.TB) {
+	t.Helper()
+	select {
+	case <-c.got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no TLS session ticket within 5 s")
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/pltlab/pltlab/protocol"
 )
 
 // Defaults used by New when no option overrides them.
@@ -26,9 +28,9 @@ const (
 	DefaultTLSVersion = "1.3"
 )
 
-// DefaultProtocols are the protocols served when WithProtocols is not given, in the order
-// h1 (HTTP/1.1 over TLS), h2 (HTTP/2 over TLS), h3 (HTTP/3 over QUIC).
-var DefaultProtocols = []string{"h1", "h2", "h3"}
+// DefaultProtocols are the protocols served when WithProtocols is not given: every row of
+// protocol.Table (h1: HTTP/1.1 over TLS, h2: HTTP/2 over TLS, h3: HTTP/3 over QUIC).
+var DefaultProtocols = protocol.Names()
 
 // KnownTCPCCs are the TCP congestion control algorithms the lab machines offer (see
 // /proc/sys/net/ipv4/tcp_available_congestion_control); WithTCPCC accepts any name the kernel has.
@@ -44,16 +46,16 @@ var ErrBadOption = errors.New("bad server option")
 type Option func(*config)
 
 type config struct {
-	host       string
-	addr       string
-	h1Addr     string // "" = derived from addr
-	protocols  []string
-	tcpCC      string
-	tlsVersion string
-	zeroRTT    bool
-	logger     *slog.Logger
-	keyLog     io.Writer
-	qlogDir    func() string
+	host        string
+	addr        string
+	listenAddrs map[string]string // protocol name -> address of its own TCP port (WithListenAddr)
+	protocols   []string
+	tcpCC       string
+	tlsVersion  string
+	zeroRTT     bool
+	logger      *slog.Logger
+	keyLog      io.Writer
+	qlogDir     func() string
 }
 
 func defaultConfig() config {
@@ -74,11 +76,23 @@ func WithHost(name string) Option { return func(c *config) { c.host = name } }
 // number (default DefaultAddr). Port 0 picks a port that is free for both.
 func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
-// WithH1Addr sets the "host:port" of the HTTP/1.1 listener. By default it is the port after
-// WithAddr's port on the same host, or a free port when that port is 0.
-func WithH1Addr(addr string) Option { return func(c *config) { c.h1Addr = addr } }
+// WithListenAddr sets the "host:port" of the named TCP protocol's own listener (h1's, or a
+// variant's; not the protocol sharing WithAddr's port). By default the i-th such protocol in
+// protocol.Table order listens on the port i+1 after WithAddr's port on the same host, or on a
+// free port when that port is 0.
+func WithListenAddr(name, addr string) Option {
+	return func(c *config) {
+		if c.listenAddrs == nil {
+			c.listenAddrs = map[string]string{}
+		}
+		c.listenAddrs[name] = addr
+	}
+}
 
-// WithProtocols sets which of "h1", "h2" and "h3" are served (default DefaultProtocols).
+// WithH1Addr is WithListenAddr("h1", addr), the address of the HTTP/1.1 listener.
+func WithH1Addr(addr string) Option { return WithListenAddr("h1", addr) }
+
+// WithProtocols sets which protocol.Table names are served (default DefaultProtocols).
 func WithProtocols(protocols ...string) Option {
 	return func(c *config) { c.protocols = slices.Clone(protocols) }
 }
@@ -133,8 +147,12 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: TLS version %q: accepted: %s", ErrBadOption, c.tlsVersion, strings.Join(TLSVersions, ", "))
 	}
 	addrs := []string{c.addr}
-	if c.h1Addr != "" {
-		addrs = append(addrs, c.h1Addr)
+	for name, a := range c.listenAddrs {
+		p, err := protocol.Lookup(name)
+		if err != nil || p.Transport != protocol.TCP || p.SharedPort {
+			return fmt.Errorf("%w: listen address for %q: accepted for a TCP protocol with a port of its own, such as h1", ErrBadOption, name)
+		}
+		addrs = append(addrs, a)
 	}
 	for _, a := range addrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {
@@ -148,15 +166,31 @@ func (c *config) validateProtocols() error {
 	if len(c.protocols) == 0 {
 		return fmt.Errorf("%w: no protocols: accepted: %s", ErrBadOption, strings.Join(DefaultProtocols, ", "))
 	}
-	for i, p := range c.protocols {
-		if !slices.Contains(DefaultProtocols, p) {
-			return fmt.Errorf("%w: protocol %q: accepted: %s", ErrBadOption, p, strings.Join(DefaultProtocols, ", "))
+	quic := 0
+	for i, name := range c.protocols {
+		p, err := protocol.Lookup(name)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrBadOption, err)
 		}
-		if slices.Contains(c.protocols[:i], p) {
-			return fmt.Errorf("%w: protocol %q given twice", ErrBadOption, p)
+		if slices.Contains(c.protocols[:i], name) {
+			return fmt.Errorf("%w: protocol %q given twice", ErrBadOption, name)
+		}
+		if p.Transport == protocol.QUIC {
+			if quic++; quic > 1 {
+				return fmt.Errorf("%w: protocol %q: one server serves one QUIC protocol (its UDP port is shared with the page's origin)", ErrBadOption, name)
+			}
 		}
 	}
 	return nil
 }
 
-func (c *config) has(protocol string) bool { return slices.Contains(c.protocols, protocol) }
+// served returns the served protocols in protocol.Table order.
+func (c *config) served() []protocol.Protocol {
+	var out []protocol.Protocol
+	for _, p := range protocol.Table {
+		if slices.Contains(c.protocols, p.Name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -34,7 +34,8 @@ const (
 // quicListener registers every accepted QUIC connection before http3.Server sees it.
 type quicListener struct {
 	*quic.EarlyListener
-	reg *registry
+	protocol string // the protocol.Table name registered for every connection
+	reg      *registry
 }
 
 func (l *quicListener) Accept(ctx context.Context) (*quic.Conn, error) {
@@ -42,11 +43,10 @@ func (l *quicListener) Accept(ctx context.Context) (*quic.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := l.reg.add("h3", c.RemoteAddr(), "")
-	l.reg.mu.Lock()
-	e.quic = c
-	l.reg.byQUIC[c] = e
-	l.reg.mu.Unlock()
+	e := l.reg.add(l.protocol, c.RemoteAddr(), "", func(e *connEntry) {
+		e.quic = c
+		l.reg.byQUIC[c] = e
+	})
 	go l.watch(e, c)
 	return c, nil
 }
@@ -104,7 +104,7 @@ func (s *Server) startQUIC(udp *net.UDPConn) error {
 	if err != nil {
 		return fmt.Errorf("listen QUIC on %s: %w", udp.LocalAddr(), err)
 	}
-	s.qln = &quicListener{EarlyListener: ln, reg: s.reg}
+	s.qln = &quicListener{EarlyListener: ln, protocol: s.quicP.Name, reg: s.reg}
 	s.h3 = &http3.Server{
 		Handler:     s.handler,
 		QUICConfig:  s.quicConfig(),
@@ -146,7 +146,7 @@ func (s *Server) shutdownQUIC(ctx context.Context) error {
 // with a multiplicative decrease of 0.7, renoBeta), slow start with HyStart, pacing, and an
 // initial window of 32 packets of 1280 bytes (40960 B; Linux TCP starts with 10 segments).
 func QUICCongestionControl() string {
-	v := "v0.65.0"
+	v := "(version unknown: no build information)"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == "github.com/quic-go/quic-go" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 )
@@ -21,8 +22,9 @@ import (
 // closes every connection; Close returns within about this long, well under 2 s.
 const ShutdownGrace = time.Second
 
-// Server serves a page directory over h1 (TLS, ALPN http/1.1 only), h2 (TLS, ALPN h2 only) and
-// h3 (QUIC) and records facts about every connection. Make one with New, then Start it.
+// Server serves a page directory over the protocols of protocol.Table it is given (by default
+// h1: TLS, ALPN http/1.1 only; h2: TLS, ALPN h2 only; h3: QUIC), one listener per protocol, and
+// records facts about every connection. Make one with New, then Start it.
 type Server struct {
 	cfg     config
 	log     *slog.Logger
@@ -36,12 +38,13 @@ type Server struct {
 	info    Info
 	started bool
 
-	h1, h2 *http.Server
-	tr     *quic.Transport
-	udp    *net.UDPConn
-	qln    *quicListener
-	h3     *http3.Server
-	wg     sync.WaitGroup
+	tcp   []*tcpServer // one per served TCP protocol, in protocol.Table order
+	quicP protocol.Protocol
+	tr    *quic.Transport
+	udp   *net.UDPConn
+	qln   *quicListener
+	h3    *http3.Server
+	wg    sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -52,11 +55,9 @@ type Server struct {
 type Info struct {
 	// Host is the TLS/SNI hostname the certificate is made for (default DefaultHost).
 	Host string `json:"host"`
-	// H2Addr, H1Addr and H3Addr are the "ip:port" actually bound, "" for a protocol that is off.
-	// H2 (TCP) and H3 (UDP) share the port number.
-	H2Addr string `json:"h2_addr,omitempty"`
-	H1Addr string `json:"h1_addr,omitempty"`
-	H3Addr string `json:"h3_addr,omitempty"`
+	// Addrs maps each served protocol's name (protocol.Table) to the "ip:port" it listens on.
+	// The TCP protocol marked SharedPort (h2) and the QUIC protocol (h3) share the port number.
+	Addrs map[string]string `json:"addrs"`
 	// SPKI is the base64 SHA-256 of the certificate's SubjectPublicKeyInfo (see SPKIPin).
 	SPKI string `json:"spki"`
 	// TCPCC is the congestion control set on the TCP listeners, e.g. "cubic".
@@ -75,10 +76,13 @@ type Info struct {
 	Manifest *pages.Manifest `json:"-"`
 }
 
-// URL returns "https://HOST:PORT/index.html" on the port serving protocol ("h1", "h2" or "h3"),
-// or "" when that protocol is off or unknown.
-func (i Info) URL(protocol string) string {
-	addr := map[string]string{"h1": i.H1Addr, "h2": i.H2Addr, "h3": i.H3Addr}[protocol]
+// Addr returns the "ip:port" serving the named protocol, "" when it is off or unknown.
+func (i Info) Addr(name string) string { return i.Addrs[name] }
+
+// URL returns "https://HOST:PORT/index.html" on the port serving the named protocol (a
+// protocol.Table name such as "h1"), or "" when that protocol is off or unknown.
+func (i Info) URL(name string) string {
+	addr := i.Addrs[name]
 	_, port, err := net.SplitHostPort(addr)
 	if addr == "" || err != nil {
 		return ""
@@ -129,30 +133,24 @@ func (s *Server) Start(ctx context.Context) error {
 		return errors.New("server already started (or closed)")
 	}
 	s.started = true
-	tcp2, h1Ln, err := s.bind()
-	if err != nil {
+	if err := s.bind(); err != nil {
 		return err
 	}
-	if s.h2, err = s.newHTTPServer("h2"); err == nil {
-		s.h1, err = s.newHTTPServer("h1")
+	var err error
+	for _, t := range s.tcp {
+		if t.srv, err = s.newHTTPServer(t.p); err != nil {
+			break
+		}
 	}
 	if err == nil && s.udp != nil {
 		err = s.startQUIC(s.udp)
 	}
 	if err != nil {
-		closeAll(tcp2, h1Ln, s.udp)
-		s.h1, s.h2, s.udp = nil, nil, nil
+		s.closeListeners()
 		return err
 	}
-	if tcp2 == nil {
-		s.h2 = nil
-	} else {
-		s.serveTCP(s.h2, tcp2, "h2")
-	}
-	if h1Ln == nil {
-		s.h1 = nil
-	} else {
-		s.serveTCP(s.h1, h1Ln, "h1")
+	for _, t := range s.tcp {
+		s.serveTCP(t)
 	}
 	go func() {
 		select {
@@ -211,20 +209,20 @@ func (s *Server) Close() error {
 func (s *Server) shutdown() error {
 	s.mu.Lock()
 	s.started = true // Start after Close fails
-	h1, h2 := s.h1, s.h2
+	tcp := s.tcp
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
 	defer cancel()
 	var (
 		wg   sync.WaitGroup
-		errs = make([]error, 3)
+		errs = make([]error, len(tcp)+1)
 	)
-	for i, srv := range []*http.Server{h1, h2} {
-		if srv != nil {
-			wg.Go(func() { errs[i] = shutdownHTTP(ctx, srv) })
+	for i, t := range tcp {
+		if t.srv != nil {
+			wg.Go(func() { errs[i] = shutdownHTTP(ctx, t.srv) })
 		}
 	}
-	wg.Go(func() { errs[2] = s.shutdownQUIC(ctx) })
+	wg.Go(func() { errs[len(tcp)] = s.shutdownQUIC(ctx) })
 	wg.Wait()
 	s.wg.Wait()
 	// net/http does not always close a connection handed to x/net/http2 when Shutdown times
@@ -232,35 +230,77 @@ func (s *Server) shutdown() error {
 	return errors.Join(append(errs, s.reg.closeAll())...)
 }
 
-// bind opens the listening sockets: TCP for h2 and UDP for h3 on one port number, then TCP for
-// h1. With port 0 it retries until a port is free for both TCP and UDP.
-func (s *Server) bind() (tcp2, h1 net.Listener, err error) {
-	if s.cfg.has("h2") || s.cfg.has("h3") {
-		if tcp2, s.udp, err = s.bindShared(); err != nil {
-			return nil, nil, err
+// bind opens the listening sockets: TCP for the SharedPort protocol (h2) and UDP for the QUIC
+// protocol (h3) on one port number, then one TCP port for every other TCP protocol (h1). With
+// port 0 it retries until a port is free for both TCP and UDP. On error nothing stays open.
+func (s *Server) bind() error {
+	var shared, quicP *protocol.Protocol
+	var own []protocol.Protocol
+	for _, p := range s.cfg.served() {
+		switch {
+		case p.Transport == protocol.QUIC:
+			quicP = &p
+		case p.SharedPort:
+			shared = &p
+		default:
+			own = append(own, p)
 		}
 	}
-	if s.cfg.has("h1") {
-		if h1, err = s.listenTCP(s.h1Addr()); err != nil {
-			closeAll(tcp2, nil, s.udp)
-			s.udp = nil
-			return nil, nil, err
+	s.info.Addrs = map[string]string{}
+	if shared != nil || quicP != nil {
+		ln, udp, err := s.bindShared(shared != nil, quicP != nil)
+		if err != nil {
+			return err
 		}
-		s.info.H1Addr = h1.Addr().String()
+		if shared != nil {
+			s.addTCP(*shared, ln)
+		}
+		if quicP != nil {
+			s.udp, s.quicP = udp, *quicP
+			s.info.Addrs[quicP.Name] = udp.LocalAddr().String()
+			_, port, _ := net.SplitHostPort(udp.LocalAddr().String())
+			s.altSvc = quicP.ALPN + `=":` + port + `"`
+		}
 	}
-	if tcp2 != nil {
-		s.info.H2Addr = tcp2.Addr().String()
+	for i, p := range own {
+		ln, err := s.listenTCP(s.ownAddr(p.Name, i))
+		if err != nil {
+			s.closeListeners()
+			return err
+		}
+		s.addTCP(p, ln)
 	}
-	if s.udp != nil {
-		s.info.H3Addr = s.udp.LocalAddr().String()
-		_, port, _ := net.SplitHostPort(s.info.H3Addr)
-		s.altSvc = `h3=":` + port + `"`
-	}
-	return tcp2, h1, nil
+	return nil
 }
 
-// bindShared binds the h2 TCP listener and the h3 UDP socket on the same port number.
-func (s *Server) bindShared() (net.Listener, *net.UDPConn, error) {
+// tcpServer is the listener and HTTP server of one TCP protocol.
+type tcpServer struct {
+	p   protocol.Protocol
+	ln  net.Listener
+	srv *http.Server
+}
+
+// addTCP records ln as protocol p's listener.
+func (s *Server) addTCP(p protocol.Protocol, ln net.Listener) {
+	s.tcp = append(s.tcp, &tcpServer{p: p, ln: ln})
+	s.info.Addrs[p.Name] = ln.Addr().String()
+}
+
+// closeListeners closes every socket bind opened, for a Start that failed half-way.
+func (s *Server) closeListeners() {
+	for _, t := range s.tcp {
+		_ = t.ln.Close()
+	}
+	if s.udp != nil {
+		_ = s.udp.Close()
+	}
+	s.tcp, s.udp, s.altSvc = nil, nil, ""
+	s.info.Addrs = nil
+}
+
+// bindShared binds the SharedPort TCP listener (when tcp) and the QUIC UDP socket (when udp) on
+// the same port number.
+func (s *Server) bindShared(tcp, udp bool) (net.Listener, *net.UDPConn, error) {
 	host, port, _ := net.SplitHostPort(s.cfg.addr)
 	tries := 1
 	if port == "0" {
@@ -270,33 +310,36 @@ func (s *Server) bindShared() (net.Listener, *net.UDPConn, error) {
 	for range tries {
 		var ln net.Listener
 		addr := s.cfg.addr
-		if s.cfg.has("h2") {
+		if tcp {
 			if ln, err = s.listenTCP(addr); err != nil {
 				return nil, nil, err
 			}
 			_, p, _ := net.SplitHostPort(ln.Addr().String())
 			addr = net.JoinHostPort(host, p)
 		}
-		if !s.cfg.has("h3") {
+		if !udp {
 			return ln, nil, nil
 		}
-		var udp *net.UDPConn
-		if udp, err = listenUDP(addr); err == nil {
-			return ln, udp, nil
+		var uc *net.UDPConn
+		if uc, err = listenUDP(addr); err == nil {
+			return ln, uc, nil
 		}
-		closeAll(ln, nil, nil)
+		if ln != nil {
+			_ = ln.Close()
+		}
 	}
 	return nil, nil, err
 }
 
-// h1Addr is WithH1Addr's address, else the port after the h2/h3 port (a free one for port 0).
-func (s *Server) h1Addr() string {
-	if s.cfg.h1Addr != "" {
-		return s.cfg.h1Addr
+// ownAddr is the address of the i-th TCP protocol with a port of its own (named name): the
+// WithListenAddr address if given, else port+1+i after WithAddr's port (a free port for port 0).
+func (s *Server) ownAddr(name string, i int) string {
+	if a, ok := s.cfg.listenAddrs[name]; ok {
+		return a
 	}
 	host, port, _ := net.SplitHostPort(s.cfg.addr)
-	if n, err := strconv.Atoi(port); err == nil && n > 0 && n < 65535 {
-		return net.JoinHostPort(host, strconv.Itoa(n+1))
+	if n, err := strconv.Atoi(port); err == nil && n > 0 && n+1+i <= 65535 {
+		return net.JoinHostPort(host, strconv.Itoa(n+1+i))
 	}
 	return net.JoinHostPort(host, "0")
 }
@@ -311,15 +354,4 @@ func listenUDP(addr string) (*net.UDPConn, error) {
 		return nil, fmt.Errorf("listen UDP %s: %w", addr, err)
 	}
 	return c, nil
-}
-
-func closeAll(a, b net.Listener, u *net.UDPConn) {
-	for _, l := range []net.Listener{a, b} {
-		if l != nil {
-			_ = l.Close()
-		}
-	}
-	if u != nil {
-		_ = u.Close()
-	}
 }

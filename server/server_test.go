@@ -80,7 +80,7 @@ func TestNewBadPages(t *testing.T) {
 }
 
 func TestInfoURL(t *testing.T) {
-	i := Info{Host: "plt.test", H2Addr: "127.0.0.1:8443", H3Addr: "127.0.0.1:8443", H1Addr: "127.0.0.1:8444"}
+	i := Info{Host: "plt.test", Addrs: map[string]string{"h2": "127.0.0.1:8443", "h3": "127.0.0.1:8443", "h1": "127.0.0.1:8444"}}
 	tests := map[string]string{
 		"h1": "https://plt.test:8444/index.html",
 		"h2": "https://plt.test:8443/index.html",
@@ -101,11 +101,11 @@ func TestStartInfo(t *testing.T) {
 	dir, m := writeTestPage(t, 1, 8)
 	s := startServer(t, dir)
 	i := s.Info()
-	_, p2, _ := net.SplitHostPort(i.H2Addr)
-	_, p3, _ := net.SplitHostPort(i.H3Addr)
-	_, p1, _ := net.SplitHostPort(i.H1Addr)
+	_, p2, _ := net.SplitHostPort(i.Addr("h2"))
+	_, p3, _ := net.SplitHostPort(i.Addr("h3"))
+	_, p1, _ := net.SplitHostPort(i.Addr("h1"))
 	if p2 == "0" || p2 != p3 || p1 == p2 || p1 == "0" {
-		t.Errorf("addresses h2 %s h3 %s h1 %s: want h2 and h3 on one bound port, h1 on another", i.H2Addr, i.H3Addr, i.H1Addr)
+		t.Errorf("addresses h2 %s h3 %s h1 %s: want h2 and h3 on one bound port, h1 on another", i.Addr("h2"), i.Addr("h3"), i.Addr("h1"))
 	}
 	if i.Host != DefaultHost || i.TCPCC != DefaultTCPCC || i.TLSVersion != "1.3" || i.ZeroRTT || i.Manifest.TotalBytes != m.TotalBytes {
 		t.Errorf("info = %+v", i)
@@ -125,11 +125,11 @@ func TestPortDefaults(t *testing.T) {
 	dir, _ := writeTestPage(t, 1, 8)
 	port := freePort(t)
 	s := startServer(t, dir, WithAddr(net.JoinHostPort("127.0.0.1", strconv.Itoa(port))))
-	if got, want := s.Info().H1Addr, net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1)); got != want {
+	if got, want := s.Info().Addr("h1"), net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1)); got != want {
 		t.Errorf("h1 address %s, want the next port %s", got, want)
 	}
 	only := startServer(t, dir, WithProtocols("h3"))
-	if i := only.Info(); i.H1Addr != "" || i.H2Addr != "" || i.H3Addr == "" {
+	if i := only.Info(); i.Addr("h1") != "" || i.Addr("h2") != "" || i.Addr("h3") == "" {
 		t.Errorf("h3 only: %+v", i)
 	}
 }
@@ -162,7 +162,7 @@ func freePort(t *testing.T) int {
 func TestSPKIMatchesHandshake(t *testing.T) {
 	dir, _ := writeTestPage(t, 1, 8)
 	s := startServer(t, dir)
-	conn, err := tls.Dial("tcp", s.Info().H2Addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{alpnH2}, ServerName: DefaultHost})
+	conn, err := tls.Dial("tcp", s.Info().Addr("h2"), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}, ServerName: DefaultHost})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestRawTraversalH1(t *testing.T) {
 	dir, _ := writeTestPage(t, 1, 8)
 	s := startServer(t, dir)
 	for _, target := range []string{"/../manifest.json", "/img/../../etc/passwd", "/./index.html"} {
-		conn, err := tls.Dial("tcp", s.Info().H1Addr, clientTLS(s, alpnH1))
+		conn, err := tls.Dial("tcp", s.Info().Addr("h1"), clientTLS(s, "http/1.1"))
 		if err != nil {
 			t.Fatal(err)
 		}

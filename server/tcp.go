@@ -11,17 +11,17 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/net/http2"
+	"github.com/pltlab/pltlab/protocol"
 )
 
-// serveTCP serves srv on ln wrapped in connection tracking and TLS with one ALPN protocol.
-func (s *Server) serveTCP(srv *http.Server, ln net.Listener, protocol string) {
-	alpn := map[string]string{"h1": alpnH1, "h2": alpnH2}[protocol]
-	tl := &tcpListener{Listener: ln, protocol: protocol, wantCC: s.cfg.tcpCC, reg: s.reg, log: s.log}
-	tlsLn := tls.NewListener(tl, s.tcpTLSConfig(alpn))
+// serveTCP serves t's HTTP server on its listener wrapped in connection tracking and TLS with
+// the protocol's one ALPN ID.
+func (s *Server) serveTCP(t *tcpServer) {
+	tl := &tcpListener{Listener: t.ln, protocol: t.p.Name, wantCC: s.cfg.tcpCC, reg: s.reg, log: s.log}
+	tlsLn := tls.NewListener(tl, s.tcpTLSConfig(t.p))
 	s.wg.Go(func() {
-		if err := srv.Serve(tlsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("TCP server stopped", "protocol", protocol, "err", err)
+		if err := t.srv.Serve(tlsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("TCP server stopped", "protocol", t.p.Name, "err", err)
 		}
 	})
 }
@@ -37,9 +37,9 @@ func shutdownHTTP(ctx context.Context, srv *http.Server) error {
 	return nil
 }
 
-// newHTTPServer makes the net/http server of the h1 or h2 listener. h2 uses x/net/http2 with
-// explicit settings; h1 gets an empty TLSNextProto so that it never speaks HTTP/2.
-func (s *Server) newHTTPServer(protocol string) (*http.Server, error) {
+// newHTTPServer makes the net/http server of a TCP protocol's listener. HTTP/2 uses x/net/http2
+// with explicit settings; HTTP/1.1 gets an empty TLSNextProto so that it never speaks HTTP/2.
+func (s *Server) newHTTPServer(p protocol.Protocol) (*http.Server, error) {
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -47,13 +47,12 @@ func (s *Server) newHTTPServer(protocol string) (*http.Server, error) {
 		ConnContext:       tcpConnContext,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	switch protocol {
-	case "h1":
-		srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
-	case "h2":
-		if err := configureHTTP2(srv); err != nil {
-			return nil, err
-		}
+	switch p.Version {
+	case protocol.HTTP1:
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
+	case protocol.HTTP2:
+		configureHTTP2(srv)
 	}
 	return srv, nil
 }
@@ -68,20 +67,17 @@ func (s *Server) listenTCP(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// configureHTTP2 makes srv speak HTTP/2 through golang.org/x/net/http2 with explicit settings:
-// SETTINGS_MAX_CONCURRENT_STREAMS = MaxConcurrentStreams (x/net would say 250), and x/net's own
-// defaults written out for the rest (1 MiB max read frame and upload windows, which only limit
-// what clients send).
-func configureHTTP2(srv *http.Server) error {
-	h2 := &http2.Server{
-		MaxConcurrentStreams:         MaxConcurrentStreams,
-		MaxReadFrameSize:             1 << 20,
-		MaxUploadBufferPerConnection: 1 << 20,
-		MaxUploadBufferPerStream:     1 << 20,
-		IdleTimeout:                  IdleTimeout,
+// configureHTTP2 makes srv speak only HTTP/2 (net/http's own implementation) with explicit
+// settings: SETTINGS_MAX_CONCURRENT_STREAMS = MaxConcurrentStreams (Go would say 250), and the
+// Go defaults written out for the rest (1 MiB max read frame and receive windows, which only
+// limit what clients send).
+func configureHTTP2(srv *http.Server) {
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP2(true)
+	srv.HTTP2 = &http.HTTP2Config{
+		MaxConcurrentStreams:          MaxConcurrentStreams,
+		MaxReadFrameSize:              1 << 20,
+		MaxReceiveBufferPerConnection: 1 << 20,
+		MaxReceiveBufferPerStream:     1 << 20,
 	}
-	if err := http2.ConfigureServer(srv, h2); err != nil {
-		return fmt.Errorf("configure HTTP/2: %w", err)
-	}
-	return nil
 }

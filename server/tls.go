@@ -10,24 +10,18 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/quic-go/quic-go/http3"
 )
 
 // CertValidity is how long the generated certificate is valid, from one hour before New.
 const CertValidity = 30 * 24 * time.Hour
-
-// ALPN protocol IDs (RFC 7301 registry).
-const (
-	alpnH1 = "http/1.1"
-	alpnH2 = "h2"
-)
 
 // certificate is the in-process ECDSA P-256 certificate of a Server.
 type certificate struct {
@@ -117,24 +111,36 @@ func (s *Server) baseTLSConfig() *tls.Config {
 	}
 }
 
-// tcpTLSConfig is the TLS config of a TCP listener whose only ALPN protocol is alpn. The TLS
-// version is capped by WithTLSVersion. The h2 listener refuses handshakes that did not negotiate
-// h2 (Go would otherwise let an http/1.1-only or ALPN-less client in as HTTP/1.1).
-func (s *Server) tcpTLSConfig(alpn string) *tls.Config {
+// tcpTLSConfig is the TLS config of TCP protocol p's listener, whose only ALPN protocol is
+// p.ALPN. The TLS version is p.TLSVersion when the table pins one, else capped by
+// WithTLSVersion. An HTTP/2 listener refuses handshakes that did not negotiate its ALPN ID (Go
+// would otherwise let an http/1.1-only or ALPN-less client in as HTTP/1.1).
+func (s *Server) tcpTLSConfig(p protocol.Protocol) *tls.Config {
 	c := s.baseTLSConfig()
-	c.NextProtos = []string{alpn}
-	if s.cfg.tlsVersion == "1.2" {
+	c.NextProtos = []string{p.ALPN}
+	switch s.tlsVersion(p) {
+	case "1.2":
 		c.MaxVersion = tls.VersionTLS12
+	case "1.3":
+		c.MinVersion = tls.VersionTLS13
 	}
-	if alpn == alpnH2 {
+	if p.Version == protocol.HTTP2 {
 		c.VerifyConnection = func(cs tls.ConnectionState) error {
-			if cs.NegotiatedProtocol != alpnH2 {
-				return errors.New("pltlab: this port serves only ALPN h2")
+			if cs.NegotiatedProtocol != p.ALPN {
+				return fmt.Errorf("pltlab: this port serves only ALPN %s", p.ALPN)
 			}
 			return nil
 		}
 	}
 	return c
+}
+
+// tlsVersion is p's TLS version: the table's pin, else the server's WithTLSVersion.
+func (s *Server) tlsVersion(p protocol.Protocol) string {
+	if p.TLSVersion != "" {
+		return p.TLSVersion
+	}
+	return s.cfg.tlsVersion
 }
 
 // quicTLSConfig is the TLS 1.3 config of the QUIC listener, ALPN h3 (RFC 9114 section 3.1).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,33 +103,17 @@ func (l *EmuLink) setup(o options) error {
 	l.drops[0], l.drops[1] = l.deviceDrops()
 	base := time.Now()
 	down, up := PipeConfigs(l.spec)
-	if l.down, err = newForwarder(down, l.hostFd, l.clientFd, l.spec.MTU, base, &l.stop); err != nil {
+	if l.down, err = newForwarder(down, l.hostFd, l.clientFd, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
 		return fmt.Errorf("forwarder: %w", err)
 	}
-	if l.up, err = newForwarder(up, l.clientFd, l.hostFd, l.spec.MTU, base, &l.stop); err != nil {
+	if l.up, err = newForwarder(up, l.clientFd, l.hostFd, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
 		return fmt.Errorf("forwarder: %w", err)
 	}
 	l.setTaps()
 	return nil
 }
 
-// procsPerLink is how many Go Ps an open link adds to GOMAXPROCS: one per forwarder thread.
-// A forwarder returning from ppoll(2) needs a P to run; without spare Ps it waits for the Go
-// scheduler behind busy goroutines (an in-process server, the check's TCP sender), measured at
-// 50-75 ms of release lateness on the ACK direction at 1 Gbit/s with GOMAXPROCS=2.
-const procsPerLink = 2
-
-var procsMu sync.Mutex
-
-// addProcs changes GOMAXPROCS by n (never below 1).
-func addProcs(n int) {
-	procsMu.Lock()
-	defer procsMu.Unlock()
-	runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0)+n, 1))
-}
-
 func (l *EmuLink) start() {
-	addProcs(procsPerLink)
 	l.started = true
 	for _, f := range []*forwarder{l.down, l.up} {
 		l.wg.Add(1)
@@ -197,9 +180,6 @@ func (l *EmuLink) Close() error {
 		l.wg.Wait()
 		if l.cap != nil {
 			l.StopCapture(nil) // a capture left running: complete its file
-		}
-		if l.started {
-			addProcs(-procsPerLink)
 		}
 		var errs []error
 		for _, f := range []*forwarder{l.down, l.up} {

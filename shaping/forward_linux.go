@@ -21,7 +21,7 @@ const (
 	readBatch = 64
 	// maxPoll bounds one wait, so a stop request is seen even if a wake-up were lost.
 	maxPoll = 100 * time.Millisecond
-	// rtPriority is the SCHED_FIFO priority of forwarder threads (set PLTLAB_NO_RT=1 to skip):
+	// rtPriority is the SCHED_FIFO priority of forwarder threads (WithRealtime(false) skips it):
 	// with it, wake-ups were 20-80 us late at p99 under full CPU load here, without it 0.1-11 ms.
 	// A busy forwarder leaves SCHED_FIFO (see governor).
 	rtPriority = 10
@@ -44,17 +44,18 @@ type forwarder struct {
 	base time.Time
 	stop *atomic.Bool
 	tid  atomic.Int32
+	rt   bool                 // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
 	tap  *atomic.Pointer[Tap] // capture hook (nil or unset: none); see tap_linux.go
 	dir  TapDir
 }
 
-func newForwarder(cfg emu.Config, src, dst, mtu int, base time.Time, stop *atomic.Bool) (*forwarder, error) {
+func newForwarder(cfg emu.Config, src, dst, mtu int, base time.Time, stop *atomic.Bool, rt bool) (*forwarder, error) {
 	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}
 	cfg.BufSize = mtu + 1
-	return &forwarder{pipe: emu.NewPipe(cfg), src: src, dst: dst, wake: wake, mtu: mtu, base: base, stop: stop}, nil
+	return &forwarder{pipe: emu.NewPipe(cfg), src: src, dst: dst, wake: wake, mtu: mtu, base: base, stop: stop, rt: rt}, nil
 }
 
 func (f *forwarder) now() time.Duration { return time.Since(f.base) }
@@ -63,10 +64,10 @@ func (f *forwarder) now() time.Duration { return time.Since(f.base) }
 func (f *forwarder) run() {
 	runtime.LockOSThread() // never unlocked: the tuned thread exits with the goroutine
 	f.tid.Store(int32(unix.Gettid()))
-	tuneThread()
+	tuneThread(f.rt)
 	fds := []unix.PollFd{{Fd: int32(f.src), Events: unix.POLLIN}, {Fd: int32(f.wake), Events: unix.POLLIN}}
 	var lastSpin time.Duration
-	gov := governor{rt: rtAllowed(), start: f.now(), wake: f.now()}
+	gov := governor{allowed: f.rt, rt: f.rt, start: f.now(), wake: f.now()}
 	f.mu.Lock()
 	for !f.stop.Load() {
 		f.release()
@@ -157,7 +158,7 @@ func (f *forwarder) read() {
 func (f *forwarder) take() result.Direction {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.pipe.Take()
+	return direction(f.pipe.Take())
 }
 
 // cpu is the CPU time the forwarder thread has used (from /proc/self/task/TID/schedstat).
@@ -180,16 +181,14 @@ func (f *forwarder) interrupt() {
 	unix.Write(f.wake, one[:])
 }
 
-// tuneThread sets 1 ns timer slack and, unless PLTLAB_NO_RT is set, SCHED_FIFO on the calling
-// thread (errors ignored: it then runs as a normal thread, with later wake-ups).
-func tuneThread() {
+// tuneThread sets 1 ns timer slack and, when rt, SCHED_FIFO on the calling thread (errors
+// ignored: it then runs as a normal thread, with later wake-ups).
+func tuneThread(rt bool) {
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	if rtAllowed() {
+	if rt {
 		setRT(true)
 	}
 }
-
-func rtAllowed() bool { return os.Getenv("PLTLAB_NO_RT") == "" }
 
 // setRT puts the calling thread in SCHED_FIFO (on) or back in SCHED_OTHER at nice -10 (off).
 func setRT(on bool) {
@@ -214,6 +213,7 @@ const (
 
 // governor tracks how busy a forwarder thread is and switches its scheduling class.
 type governor struct {
+	allowed     bool // SCHED_FIFO allowed at all (WithRealtime)
 	rt          bool
 	start, wake time.Duration // window start, last return from ppoll
 	busy        time.Duration
@@ -222,7 +222,7 @@ type governor struct {
 // sleep is called before ppoll: the time since the last wake-up was busy.
 func (g *governor) sleep(now time.Duration) {
 	g.busy += now - g.wake
-	if span := now - g.start; span >= govWindow && rtAllowed() {
+	if span := now - g.start; span >= govWindow && g.allowed {
 		frac := float64(g.busy) / float64(span)
 		if g.rt && frac > busyHigh || !g.rt && frac < busyLow {
 			g.rt = !g.rt

@@ -48,7 +48,7 @@ func (e *rtEcho) serve() {
 	defer close(e.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	tuneThread()
+	tuneThread(true)
 	defer untuneThread()
 	buf := make([]byte, 2048)
 	fds := []unix.PollFd{{Fd: int32(e.fd), Events: unix.POLLIN}}
@@ -83,7 +83,7 @@ func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *ato
 	if err := unix.Connect(fd, &unix.SockaddrInet4{Addr: server.Addr().As4(), Port: int(server.Port())}); err != nil {
 		return nil, fmt.Errorf("connect udp %s: %w", server, err)
 	}
-	tuneThread()
+	tuneThread(true)
 	defer untuneThread()
 	var rtts []time.Duration
 	out, in, oob := make([]byte, probePayload), make([]byte, 2048), make([]byte, 128)

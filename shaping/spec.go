@@ -30,7 +30,7 @@ const (
 	MinDefaultQueuePackets = 4
 )
 
-// Spec is a parsed LINK spec: a preset name or comma-separated key=value items (DESIGN.md).
+// Spec is a parsed LINK spec: a preset name or comma-separated key=value items (README, "The link"; docs/extending.md, "A link impairment").
 // Each direction gets its own rate, droptail queue, loss and half of RTT as one-way delay.
 type Spec struct {
 	// Input is the spec as given (a preset name or key=value items).

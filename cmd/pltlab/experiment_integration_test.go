@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -157,7 +158,7 @@ func TestIntegrationRunMatrix(t *testing.T) {
 	}
 	// Same order as the schedule: links one after another, cells shuffled within each block.
 	jobs := experiment.Schedule(experiment.Config{Pages: []string{"3x10KB", "1x40KB"}, Links: links,
-		Arms: experiment.CrossArms(experiment.Protocols, []result.Mode{result.Cold}), Runs: 2, Seed: 3})
+		Arms: experiment.CrossArms(protocol.Names(), []result.Mode{result.Cold}), Runs: 2, Seed: 3})
 	if len(jobs) != len(order) {
 		t.Fatalf("%d loads, schedule has %d", len(order), len(jobs))
 	}

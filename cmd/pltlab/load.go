@@ -16,6 +16,7 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -151,12 +152,12 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 
 // planLoad checks the flags and works out the URL Chromium loads and where the server is.
 func planLoad(rawURL string, f loadFlags) (loadPlan, error) {
-	switch f.protocol {
-	case "h1", "h2", "h3":
-	case "":
-		return loadPlan{}, usagef("--protocol is required: accepted h1, h2, h3")
-	default:
-		return loadPlan{}, usagef("bad --protocol %q: accepted h1, h2, h3", f.protocol)
+	names := strings.Join(protocol.Names(), ", ")
+	switch {
+	case f.protocol == "":
+		return loadPlan{}, usagef("--protocol is required: accepted %s", names)
+	case !protocol.Known(f.protocol):
+		return loadPlan{}, usagef("bad --protocol %q: accepted %s", f.protocol, names)
 	}
 	switch f.mode {
 	case string(result.Cold):

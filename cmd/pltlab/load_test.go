@@ -105,7 +105,7 @@ func TestIntegrationLoadCmd(t *testing.T) {
 			t.Fatalf("%s: record %+v, %v", p, rec, err)
 		}
 	}
-	h2port := strings.TrimPrefix(info.H2Addr, "127.0.0.1:")
+	h2port := strings.TrimPrefix(info.Addr("h2"), "127.0.0.1:")
 	code, out, errOut := runCLI(t, "load", "https://127.0.0.1:"+h2port+"/index.html", "--protocol", "h1", "--spki", info.SPKI)
 	if code != 1 || !strings.Contains(out, `"valid":false`) || !strings.Contains(errOut, "invalid load") {
 		t.Fatalf("h1 on the h2 listener: exit %d, stdout %q, stderr %q", code, out, errOut)

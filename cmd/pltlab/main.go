@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/gin-gonic/gin"
 	"github.com/pltlab/pltlab/shaping"
 )
 
@@ -19,6 +20,9 @@ func main() {
 
 // run executes the command line and returns the process exit code (see exitCode).
 func run() int {
+	// gin's mode is process-wide, so the program (not the server package) chooses it: release
+	// mode prints nothing, which keeps stdout for records (run --out -).
+	gin.SetMode(gin.ReleaseMode)
 	ctx, stop := interruptContext()
 	defer stop()
 	// A second interrupt exits at once: delete this process's namespaces and devices by name.

@@ -14,14 +14,14 @@ import (
 )
 
 // newProgress returns an experiment observer that draws a progress bar with ETA and the running
-// median PLT per arm on stderr when stderr is a terminal, and does nothing otherwise. The
-// returned finish func clears the bar.
-func newProgress(total int) (func(experiment.Progress), func()) {
-	if !term.IsTerminal(int(os.Stderr.Fd())) {
+// median PLT per arm on w when w is a terminal, and does nothing otherwise. The returned finish
+// func clears the bar.
+func newProgress(w io.Writer, total int) (func(experiment.Progress), func()) {
+	if !isTerminal(w) {
 		return nil, func() {}
 	}
 	bar := progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("loads"),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
@@ -34,7 +34,13 @@ func newProgress(total int) (func(experiment.Progress), func()) {
 		bar.Describe(medianLine(p.Medians))
 		_ = bar.Set(p.Done)
 	}
-	return observe, func() { _ = bar.Finish(); _ = bar.Clear(); fmt.Fprint(os.Stderr, "") }
+	return observe, func() { _ = bar.Finish(); _ = bar.Clear() }
+}
+
+// isTerminal reports whether w is a file that is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // medianLine formats running medians as "h1 2.03s h2 1.45s h3 1.14s".

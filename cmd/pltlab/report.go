@@ -7,11 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/protocol"
 )
 
 // reportFlags are the flags of 'pltlab report'.
@@ -66,8 +67,8 @@ func parseReportFlags(f reportFlags) (analysis.Options, analysis.Format, analysi
 	if err != nil {
 		return analysis.Options{}, "", "", usagef("--metric: %v", err)
 	}
-	if !slices.Contains([]string{"h1", "h2", "h3"}, f.baseline) {
-		return analysis.Options{}, "", "", usagef("bad --baseline %q: accepted h1, h2, h3", f.baseline)
+	if !protocol.Known(f.baseline) {
+		return analysis.Options{}, "", "", usagef("bad --baseline %q: accepted %s", f.baseline, strings.Join(protocol.Names(), ", "))
 	}
 	kind, err := analysis.ParsePlotKind(f.plotKind)
 	if err != nil {

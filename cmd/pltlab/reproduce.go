@@ -100,7 +100,7 @@ func prepareOutDir(dir string, force bool) error {
 // table.
 func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
 	jsonl := filepath.Join(dir, "results.jsonl")
-	err := runExperiment(cmd.Context(), c, jsonl, true, cmd.ErrOrStderr())
+	err := runExperiment(cmd.Context(), c, jsonl, true, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.ErrOrStderr())
 	var ee *exitError
 	if err != nil && !errors.As(err, &ee) {
 		return err
@@ -123,7 +123,7 @@ func writeReproduction(w io.Writer, dir string, c experiment.Config, recs []*res
 		return analysis.ErrNoRecords
 	}
 	rep.Reproduction = &analysis.Reproduction{Title: "Carlucci et al., SAC 2015, reproduced with pltlab",
-		References: carlucciReferences(c, recs), Notes: experiment.CarlucciDifferences}
+		References: carlucciReferences(c, recs), Notes: experiment.CarlucciDifferences(recs)}
 	if err := rep.WriteDir(dir); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"strings"
 
@@ -50,7 +49,7 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 			if verbose {
 				level = slog.LevelDebug
 			}
-			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+			slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})))
 		},
 	}
 	root.SetVersionTemplate("pltlab {{.Version}}\n")

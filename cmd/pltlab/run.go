@@ -59,7 +59,7 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 			if f.out == "-" {
 				summaryTo = cmd.ErrOrStderr()
 			}
-			return runExperiment(cmd.Context(), c, f.out, f.force, summaryTo)
+			return runExperiment(cmd.Context(), c, f.out, f.force, cmd.OutOrStdout(), cmd.ErrOrStderr(), summaryTo)
 		},
 	}
 	fl := cmd.Flags()
@@ -151,21 +151,23 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 }
 
 // runExperiment runs c, streaming records to out ("-" = stdout), and prints the summary table to
-// summaryTo. An interrupt keeps every written record and exits with code 130.
-func runExperiment(ctx context.Context, c experiment.Config, out string, force bool, summaryTo io.Writer) error {
-	cleanup, err := useTempRoot()
+// summaryTo and progress and the closing line to stderr. An interrupt keeps every written record
+// and exits with code 130.
+func runExperiment(ctx context.Context, c experiment.Config, out string, force bool, stdout, stderr, summaryTo io.Writer) error {
+	tmp, cleanup, err := makeTempRoot()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	var sink io.Writer = os.Stdout
+	c.TempDir = tmp
+	sink := stdout
 	if out != "-" {
 		lf := &lazyFile{name: out}
 		defer lf.Close()
 		sink = lf
 	}
 	var recs []*result.Record
-	observe, finish := newProgress(len(experiment.Schedule(c)))
+	observe, finish := newProgress(stderr, len(experiment.Schedule(c)))
 	c.Observer = func(p experiment.Progress) {
 		recs = append(recs, p.Record)
 		if observe != nil {
@@ -179,7 +181,7 @@ func runExperiment(ctx context.Context, c experiment.Config, out string, force b
 			err = errors.Join(err, perr)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "pltlab: %d loads (%d valid, %d invalid measured) in %s\n",
+	fmt.Fprintf(stderr, "pltlab: %d loads (%d valid, %d invalid measured) in %s\n",
 		sum.Records, sum.Valid, sum.Invalid, sum.Elapsed.Round(time.Second))
 	if ctx.Err() != nil {
 		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept")}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/server"
 	"github.com/spf13/cobra"
 )
@@ -109,12 +110,9 @@ func (f serveFlags) options() ([]server.Option, error) {
 	if (f.pagesDir == "") == (f.spec == "") {
 		return nil, usagef("give exactly one of --pages DIR or --spec SPEC (a preset name or COUNTxSIZE items like 10x30KB)")
 	}
-	protos := strings.Split(f.protocols, ",")
-	for i, p := range protos {
-		protos[i] = strings.TrimSpace(p)
-		if !slices.Contains(server.DefaultProtocols, protos[i]) || slices.Contains(protos[:i], protos[i]) {
-			return nil, usagef("bad --protocols %q: accepted: comma-separated h1, h2, h3, each at most once", f.protocols)
-		}
+	protos, err := protocol.ParseList(f.protocols)
+	if err != nil {
+		return nil, usagef("bad --protocols %q: %v (comma-separated, each at most once)", f.protocols, err)
 	}
 	if !slices.Contains(server.KnownTCPCCs, f.tcpCC) {
 		return nil, usagef("bad --tcp-cc %q: accepted: %s", f.tcpCC, strings.Join(server.KnownTCPCCs, ", "))
@@ -199,11 +197,13 @@ func newServeFacts(i server.Info, dir, certFile, keyFile string) serveFacts {
 func (f serveFacts) print(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "serving page %s (%d objects, %d bytes) from %s as %s\n", f.Page, f.Objects, f.TotalBytes, f.PageDir, f.Host)
-	addrs := map[string]string{"h1": f.H1Addr, "h2": f.H2Addr, "h3": f.H3Addr}
-	what := map[string]string{"h1": "TCP %s, ALPN http/1.1", "h2": "TCP %s, ALPN h2", "h3": "UDP %s, QUIC"}
-	for _, p := range server.DefaultProtocols {
-		if u := f.URLs[p]; u != "" {
-			fmt.Fprintf(&b, "  %s  %s  (%s)\n", p, u, fmt.Sprintf(what[p], addrs[p]))
+	for _, p := range protocol.Table {
+		if u, a := f.URLs[p.Name], f.Addrs[p.Name]; u != "" {
+			what := fmt.Sprintf("TCP %s, ALPN %s", a, p.ALPN)
+			if p.Transport == protocol.QUIC {
+				what = fmt.Sprintf("UDP %s, QUIC, ALPN %s", a, p.ALPN)
+			}
+			fmt.Fprintf(&b, "  %s  %s  (%s)\n", p.Name, u, what)
 		}
 	}
 	fmt.Fprintf(&b, "SPKI pin: %s\n", f.SPKI)
@@ -211,15 +211,17 @@ func (f serveFacts) print(w io.Writer) error {
 	fmt.Fprintf(&b, "TCP: congestion control %s, TLS up to %s; QUIC: TLS 1.3, 0-RTT %s, UDP buffers rcv %d snd %d B\n",
 		f.TCPCC, f.TLSVersion, zero, f.UDPRcvBuf, f.UDPSndBuf)
 	fmt.Fprintf(&b, "QUIC congestion control: %s\n", f.QUICCC)
-	for _, p := range []string{"h1", "h2"} {
-		flag := map[string]string{"h1": "--http1.1", "h2": "--http2"}[p]
-		if a := addrs[p]; a != "" {
-			host, port, _ := net.SplitHostPort(a)
-			if strings.Contains(host, ":") {
-				host = "[" + host + "]"
-			}
-			fmt.Fprintf(&b, "try %s: curl -k %s --resolve %s:%s:%s %s -o /dev/null -w '%%{http_version}\\n'\n", p, flag, f.Host, port, host, f.URLs[p])
+	curlFlag := map[protocol.Version]string{protocol.HTTP1: "--http1.1", protocol.HTTP2: "--http2"}
+	for _, p := range protocol.Table {
+		a := f.Addrs[p.Name]
+		if a == "" || curlFlag[p.Version] == "" {
+			continue // Debian's curl has no HTTP/3
 		}
+		host, port, _ := net.SplitHostPort(a)
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		fmt.Fprintf(&b, "try %s: curl -k %s --resolve %s:%s:%s %s -o /dev/null -w '%%{http_version}\\n'\n", p.Name, curlFlag[p.Version], f.Host, port, host, f.URLs[p.Name])
 	}
 	if f.CertFile != "" {
 		fmt.Fprintf(&b, "certificate: %s, key: %s\n", f.CertFile, f.KeyFile)

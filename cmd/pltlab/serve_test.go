@@ -61,8 +61,8 @@ func TestServeSpecJSON(t *testing.T) {
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	var facts struct {
 		Host, SPKI string
-		H1Addr     string `json:"h1_addr"`
-		PageDir    string `json:"page_dir"`
+		Addrs      map[string]string `json:"addrs"`
+		PageDir    string            `json:"page_dir"`
 		URLs       map[string]string
 		Objects    int
 		TotalBytes int64 `json:"total_bytes"`
@@ -75,7 +75,7 @@ func TestServeSpecJSON(t *testing.T) {
 	}
 	tr := &http.Transport{TLSClientConfig: insecureTLS(), Proxy: nil}
 	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("https://" + facts.H1Addr + "/img/0001.jpg")
+	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("https://" + facts.Addrs["h1"] + "/img/0001.jpg")
 	if err != nil {
 		t.Fatal(err)
 	}

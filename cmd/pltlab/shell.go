@@ -66,7 +66,7 @@ func runInLink(cmd *cobra.Command, l shaping.Link, args []string) (int, error) {
 		argv[i] = strings.ReplaceAll(a, "$"+shaping.EnvHostAddr, host)
 	}
 	c := shaping.Command(cmd.Context(), l, argv[0], argv[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+	c.Stdin, c.Stdout, c.Stderr = cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
 	c.WaitDelay = 5 * time.Second
 	err := c.Run()

@@ -12,29 +12,20 @@ import (
 // tempRootPrefix starts the name of a process's temporary root: pltlab-PID-RANDOM.
 const tempRootPrefix = "pltlab-"
 
-// useTempRoot points TMPDIR at a fresh directory of this process (pltlab-PID-*), so that every
-// temporary file of a run (generated pages, Chromium's profiles and its own files) lives under
-// one root that is removed on return, on a second interrupt, or, after a kill -9, by the next
-// start. It first removes the roots of processes that are gone. The returned func removes the
-// root and restores TMPDIR.
-func useTempRoot() (func(), error) {
+// makeTempRoot makes a fresh directory of this process (pltlab-PID-*) under os.TempDir(), for
+// every temporary file of a run (generated pages, Chromium's profiles and, through Chromium's own
+// TMPDIR, its files), passed explicitly to the packages that write there. The root is removed
+// by the returned func, on a second interrupt, or, after a kill -9, by the next start, which
+// first removes the roots of processes that are gone.
+func makeTempRoot() (dir string, cleanup func(), err error) {
 	base := os.TempDir()
 	removeStaleTempRoots(base)
-	dir, err := os.MkdirTemp(base, tempRootPrefix+strconv.Itoa(os.Getpid())+"-")
+	dir, err = os.MkdirTemp(base, tempRootPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
-		return nil, fmt.Errorf("make temporary directory: %w", err)
+		return "", nil, fmt.Errorf("make temporary directory: %w", err)
 	}
-	old, had := os.LookupEnv("TMPDIR")
-	os.Setenv("TMPDIR", dir)
 	onForcedExit(func() { os.RemoveAll(dir) })
-	return func() {
-		if had {
-			os.Setenv("TMPDIR", old)
-		} else {
-			os.Unsetenv("TMPDIR")
-		}
-		os.RemoveAll(dir)
-	}, nil
+	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
 // removeStaleTempRoots removes base/pltlab-PID-* directories whose process no longer exists.

@@ -1,41 +1,68 @@
 package emu
 
-import (
-	"time"
+import "time"
 
-	"github.com/pltlab/pltlab/result"
-)
+// Counters are one direction's statistics over one interval (between two Take calls). Every
+// packet offered is, at any time, delivered (PacketsOut), dropped for exactly one counted cause
+// (DropsLoss, DropsQueue, DropsAQM, DropsOutage, DropsOther) or still inside the pipe (Len).
+type Counters struct {
+	// PacketsIn and BytesIn count packets offered to the pipe (bytes are whole IP packets).
+	PacketsIn, BytesIn int64
+	// PacketsOut and BytesOut count packets delivered.
+	PacketsOut, BytesOut int64
+	// DropsLoss counts packets dropped by random loss (Bernoulli or Gilbert-Elliott).
+	DropsLoss int64
+	// DropsQueue counts packets dropped because the queue was full (droptail: the arriving
+	// packet; drop-head: the oldest; FQ-CoDel: the head of the fattest flow).
+	DropsQueue int64
+	// DropsAQM counts packets dropped by the active queue management (CoDel, PIE, FQ-CoDel).
+	DropsAQM int64
+	// DropsOutage counts packets dropped because they arrived during an outage (mode drop).
+	DropsOutage int64
+	// DropsOther counts packets lost outside the model (device read or write errors).
+	DropsOther int64
+	// LossBursts counts runs of consecutive random-loss drops (among the packets that reached the
+	// loss stage); DropsLoss/LossBursts is the mean burst length in packets.
+	LossBursts int64
+	// MarksCE counts packets the AQM marked Congestion Experienced instead of dropping (RFC 3168).
+	MarksCE int64
+	// HeldOutage counts packets that arrived during an outage in mode hold (delayed, not dropped).
+	HeldOutage int64
+	// Reordered counts delivered packets that were reordered in the sense of RFC 4737 section 3.3
+	// (sequence number, in arrival order at the pipe, below the next expected one).
+	Reordered int64
+	// ReorderExtentSum and ReorderExtentMax sum and bound the reordering extents of the
+	// reordered packets (RFC 4737 section 4.2.1), in packets. Extents beyond 1024 are counted
+	// as 1024.
+	ReorderExtentSum, ReorderExtentMax int64
+	// QueueDelayP50, QueueDelayP99 and QueueDelayMax summarise the time packets waited before
+	// serialization (histogram, relative error under 1.6 %).
+	QueueDelayP50, QueueDelayP99, QueueDelayMax time.Duration
+	// TimingErrP50, TimingErrP99 and TimingErrMax summarise the caller's lateness: actual minus
+	// scheduled delivery time.
+	TimingErrP50, TimingErrP99, TimingErrMax time.Duration
+}
 
 // counters accumulate one direction's statistics between two Take calls.
 type counters struct {
-	packetsIn, bytesIn, packetsOut, bytesOut int64
-	dropsLoss, dropsQueue, dropsOther        int64
-	queueDelay, timingErr                    hist
+	Counters
+	queueDelay, timingErr hist
 }
 
 func (c *counters) reset() {
-	c.packetsIn, c.bytesIn, c.packetsOut, c.bytesOut = 0, 0, 0, 0
-	c.dropsLoss, c.dropsQueue, c.dropsOther = 0, 0, 0
+	c.Counters = Counters{}
 	c.queueDelay.reset()
 	c.timingErr.reset()
 }
 
-func ms(ns int64) float64 { return float64(ns) / float64(time.Millisecond) }
-
-func (c *counters) direction() result.Direction {
-	return result.Direction{
-		PacketsIn:       c.packetsIn,
-		BytesIn:         c.bytesIn,
-		PacketsOut:      c.packetsOut,
-		BytesOut:        c.bytesOut,
-		DropsLoss:       c.dropsLoss,
-		DropsQueue:      c.dropsQueue,
-		DropsOther:      c.dropsOther,
-		QueueDelayP50Ms: ms(c.queueDelay.quantile(0.50)),
-		QueueDelayP99Ms: ms(c.queueDelay.quantile(0.99)),
-		QueueDelayMaxMs: ms(c.queueDelay.max),
-		TimingErrP50Ms:  ms(c.timingErr.quantile(0.50)),
-		TimingErrP99Ms:  ms(c.timingErr.quantile(0.99)),
-		TimingErrMaxMs:  ms(c.timingErr.max),
-	}
+// snapshot returns the counters with the histogram summaries filled in.
+func (c *counters) snapshot() Counters {
+	s := c.Counters
+	s.QueueDelayP50 = time.Duration(c.queueDelay.quantile(0.50))
+	s.QueueDelayP99 = time.Duration(c.queueDelay.quantile(0.99))
+	s.QueueDelayMax = time.Duration(c.queueDelay.max)
+	s.TimingErrP50 = time.Duration(c.timingErr.quantile(0.50))
+	s.TimingErrP99 = time.Duration(c.timingErr.quantile(0.99))
+	s.TimingErrMax = time.Duration(c.timingErr.max)
+	return s
 }

@@ -11,8 +11,6 @@ package emu
 import (
 	"math/rand/v2"
 	"time"
-
-	"github.com/pltlab/pltlab/result"
 )
 
 // Config configures one direction of a link.
@@ -104,10 +102,10 @@ func (p *Pipe) Recycle(b []byte) { p.free = append(p.free, b[:cap(b)]) }
 // packet's buffer is recycled at once, a queued one comes back from Pop.
 func (p *Pipe) Offer(now time.Duration, pkt []byte) Verdict {
 	t, size := int64(now), int64(len(pkt))
-	p.c.packetsIn++
-	p.c.bytesIn += size
+	p.c.PacketsIn++
+	p.c.BytesIn += size
 	if p.cfg.Loss > 0 && p.loss.Float64() < p.cfg.Loss {
-		p.c.dropsLoss++
+		p.c.DropsLoss++
 		p.Recycle(pkt)
 		return DroppedLoss
 	}
@@ -115,7 +113,7 @@ func (p *Pipe) Offer(now time.Duration, pkt []byte) Verdict {
 	if p.cfg.Rate > 0 {
 		p.drain(t)
 		if p.full(size) {
-			p.c.dropsQueue++
+			p.c.DropsQueue++
 			p.Recycle(pkt)
 			return DroppedFull
 		}
@@ -203,8 +201,8 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 	} else {
 		pd = p.fifo.pop()
 	}
-	p.c.packetsOut++
-	p.c.bytesOut += int64(len(pd.buf))
+	p.c.PacketsOut++
+	p.c.BytesOut += int64(len(pd.buf))
 	p.c.timingErr.record(int64(now) - pd.deliver)
 	return pd.buf, true
 }
@@ -213,11 +211,11 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 func (p *Pipe) Len() int { return p.fifo.len() + len(p.heap) }
 
 // DropOther counts a packet lost outside the model (a device read or write error).
-func (p *Pipe) DropOther() { p.c.dropsOther++ }
+func (p *Pipe) DropOther() { p.c.DropsOther++ }
 
 // Take returns the counters since the previous Take and resets them.
-func (p *Pipe) Take() result.Direction {
-	d := p.c.direction()
+func (p *Pipe) Take() Counters {
+	d := p.c.snapshot()
 	p.c.reset()
 	return d
 }

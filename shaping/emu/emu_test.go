@@ -55,8 +55,8 @@ func TestDepartureTimes(t *testing.T) {
 		t.Fatalf("counters %+v", d)
 	}
 	// Queue delays: 0, 3, 6, 0, 4-1ns ms: max 6 ms.
-	if math.Abs(d.QueueDelayMaxMs-6) > 1e-9 || d.TimingErrMaxMs != 0 {
-		t.Fatalf("queue delay max %v ms, timing err max %v ms", d.QueueDelayMaxMs, d.TimingErrMaxMs)
+	if d.QueueDelayMax != 6*ms1 || d.TimingErrMax != 0 {
+		t.Fatalf("queue delay max %v, timing err max %v", d.QueueDelayMax, d.TimingErrMax)
 	}
 }
 
@@ -91,8 +91,8 @@ func TestLateCallerKeepsTimeline(t *testing.T) {
 	if last != 40*ms1 {
 		t.Fatalf("10th packet due %v, want 40ms", last)
 	}
-	if d := p.Take(); d.TimingErrP50Ms != 1 || d.TimingErrMaxMs != 1 {
-		t.Fatalf("timing error p50 %v max %v, want 1 ms", d.TimingErrP50Ms, d.TimingErrMaxMs)
+	if d := p.Take(); d.TimingErrP50 != ms1 || d.TimingErrMax != ms1 {
+		t.Fatalf("timing error p50 %v max %v, want 1 ms", d.TimingErrP50, d.TimingErrMax)
 	}
 }
 

@@ -56,8 +56,8 @@ const unlimitedLimit = 100000
 
 // Limit is the netem "limit" in packets for d: the droptail queue in MTU-sized packets plus the
 // packets the delay line may hold, rate/8 x (delay + jitter) / 64 bytes, so netem never drops a
-// packet the spec did not ask to drop (netem's default limit of 1000 does; see FACTS.md). With
-// an unlimited rate it is 100000.
+// packet the spec did not ask to drop (netem's default limit of 1000 packets does, whatever the
+// rate and delay). With an unlimited rate it is 100000.
 func Limit(d Direction, mtu int) int {
 	if d.Rate <= 0 {
 		return unlimitedLimit

@@ -1,0 +1,89 @@
+package layers
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/pltlab/pltlab/"
+
+// allowed lists, for every package of ours, the packages of ours it may import (docs/design.md,
+// "Packages"): cmd -> {studies, cluster} -> experiment -> {browser, flows, server, shaping, pages}
+// -> {result, protocol}; analysis -> {result, protocol} only; shaping/emu and the two leaves,
+// result and protocol, import nothing of ours. A package missing here fails the test, so a new
+// package must be placed in the layering on purpose.
+var allowed = map[string][]string{
+	"result":                           nil,
+	"protocol":                         nil,
+	"shaping/emu":                      nil,
+	"shaping/netem":                    nil,
+	"shaping/pcapng":                   nil,
+	"artifacts":                        nil,
+	"internal/layers":                  nil,
+	"pages":                            {"result", "protocol"},
+	"analysis":                         {"result", "protocol", "analysis/internal/synth"},
+	"analysis/internal/synth":          {"result", "protocol"},
+	"analysis/internal/synth/gensynth": {"analysis/internal/synth", "result"},
+	"browser":                          {"pages", "result", "protocol"},
+	"server":                           {"pages", "result", "protocol"},
+	"shaping":                          {"result", "protocol", "shaping/emu", "shaping/netem", "shaping/pcapng"},
+	"flows":                            {"server", "shaping", "shaping/emu", "pages", "result", "protocol"},
+	"experiment":                       {"artifacts", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
+	"studies":                          {"experiment", "analysis", "flows", "shaping", "pages", "result", "protocol"},
+	"cluster":                          {"experiment", "result", "protocol"},
+	"cmd/pltlab":                       {"artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
+}
+
+// fenced lists third-party import paths (prefixes) and the only packages of ours that may
+// import them (docs/design.md: each dependency is fenced in the one package that needs it).
+// cmd/pltlab imports gin only to set its process-wide mode, which a library must not do.
+var fenced = map[string][]string{
+	"github.com/chromedp/":           {"browser"},
+	"github.com/quic-go/":            {"server", "flows"},
+	"golang.org/x/net/http2":         {"server", "flows"},
+	"github.com/gin-gonic/gin":       {"server", "cmd/pltlab"},
+	"k8s.io/":                        {"cluster"},
+	"github.com/vishvananda/":        {"shaping"},
+	"gonum.org/v1/plot":              {"analysis"},
+	"github.com/spf13/cobra":         {"cmd/pltlab"},
+	"github.com/schollz/progressbar": {"cmd/pltlab"},
+}
+
+func TestPackageLayering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	n := 0
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		pkg := strings.TrimPrefix(fields[0], module)
+		may, known := allowed[pkg]
+		if !known {
+			t.Errorf("package %s is not placed in the layering (add it to allowed and to docs/design.md)", pkg)
+			continue
+		}
+		n++
+		for _, imp := range fields[1:] {
+			if ours, ok := strings.CutPrefix(imp, module); ok {
+				if !slices.Contains(may, ours) {
+					t.Errorf("%s imports %s: not allowed by docs/design.md (may import %v)", pkg, ours, may)
+				}
+				continue
+			}
+			for prefix, owners := range fenced {
+				if strings.HasPrefix(imp, prefix) && !slices.Contains(owners, pkg) {
+					t.Errorf("%s imports %s, which only %v may import", pkg, imp, owners)
+				}
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d packages listed; go list output:\n%s", n, out)
+	}
+}

@@ -1,0 +1,48 @@
+package shaping
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNoProcessWideState checks (issue 10) that package shaping and its subpackages change no
+// process-wide setting and read no environment variable: options are passed explicitly.
+func TestNoProcessWideState(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	more, _ := filepath.Glob("*/*.go")
+	for _, f := range append(files, more...) {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"runtime.GOMAXPROCS(", "os.Setenv(", "os.Getenv(", "os.LookupEnv("} {
+			if strings.Contains(string(b), bad) {
+				t.Errorf("%s calls %s", f, bad)
+			}
+		}
+	}
+}
+
+// TestEmuImportsNothingOfOurs checks that the emulator core depends on the standard library only.
+func TestEmuImportsNothingOfOurs(t *testing.T) {
+	fset := token.NewFileSet()
+	files, _ := filepath.Glob("emu/*.go")
+	for _, f := range files {
+		af, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			if p := strings.Trim(imp.Path.Value, `"`); strings.Contains(p, ".") {
+				t.Errorf("%s imports %s: shaping/emu must import the standard library only", f, p)
+			}
+		}
+	}
+}
