@@ -29,9 +29,10 @@ type htmlReproduction struct {
 }
 
 type htmlSection struct {
-	Title   string
-	Tables  []htmlTable
-	Invalid []string
+	Title      string
+	Tables     []htmlTable
+	Invalid    []string
+	Waterfalls []htmlFigure // one per group with a median load to draw
 }
 
 type htmlData struct {
@@ -70,6 +71,7 @@ dt{font-weight:bold}dd{margin:0}
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 {{end}}{{range .Invalid}}<p class="note">Invalid loads excluded: {{.}}</p>
+{{end}}{{range .Waterfalls}}<figure id="{{.ID}}" class="waterfall">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</section>
 {{end}}<h2>Figures</h2>
 {{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
@@ -113,7 +115,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 }
 
 func (r *Report) htmlSection(c condition) htmlSection {
-	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups)}
+	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups), Waterfalls: waterfalls(c.Groups)}
 	groups, comparisons := r.conditionTables(c)
 	s.Tables = append(s.Tables, htmlTable{Class: "groups", Header: groups[0], Rows: groups[1:]})
 	if comparisons != nil {
@@ -156,4 +158,28 @@ func inlineSVG(s string) string {
 		return s[i:]
 	}
 	return s
+}
+
+// waterfalls draws the waterfall of each group's median load (Group.MedianLoad), for the groups
+// whose median load has resources.
+func waterfalls(groups []*Group) []htmlFigure {
+	var figs []htmlFigure
+	for _, g := range groups {
+		rec := g.MedianLoad
+		if rec == nil || len(rec.Resources) == 0 {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := WriteWaterfall(&buf, rec); err != nil {
+			continue
+		}
+		n := len(connNumbers(waterfallRows(rec)))
+		figs = append(figs, htmlFigure{
+			ID:  fmt.Sprintf("waterfall-%s-%d", g.Protocol, rec.Run),
+			SVG: template.HTML(buf.String()),
+			Caption: fmt.Sprintf("Waterfall of the median load of %s (%s %s, run %d, PLT %.0f ms): %d fetches over %d connection(s); milestones TTFB, FCP, DCL and load. Phases from Resource Timing; connections from DevTools connectionId.",
+				g.Protocol, rec.Experiment, rec.Mode, rec.Run, rec.PLTMs, len(rec.Resources)+1, n),
+		})
+	}
+	return figs
 }
