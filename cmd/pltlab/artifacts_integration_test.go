@@ -123,4 +123,3 @@ func checkArtifacts(t *testing.T, root string, r *result.Record, tshark string) 
 		t.Logf("%s: tshark decoded %d packets with %s", r.Protocol, n, filter)
 	}
 }
-
