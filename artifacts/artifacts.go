@@ -58,10 +58,10 @@ const (
 
 // SizeHelp estimates the size per load of each kind, for the CLI's help: measured on
 // carlucci2015 (10 x 30 KB JPEGs) over the carlucci2015 link (see BENCHMARKS.md).
-const SizeHelp = `Size per load (carlucci2015 page, 300 KB): har ~25 KB; netlog ~0.3-0.5 MB
-(Default mode, grows with the page); qlog ~0.3 MB (h3 only); pcap ~0.7 MB (every
-packet twice: on entry to and exit from the bottleneck, whole packets). Scale with
-the page's bytes; use --artifacts-for to keep only the loads you will open.`
+const SizeHelp = `Size per load, measured on carlucci2015 (10 JPEGs, ~300 KB) over the carlucci2015
+link: har ~90 KB; pcap ~0.4 MB (each packet once, drops cut to headers); qlog ~0.34 MB
+(h3 loads only); netlog ~0.6 MB per load in one file per browser (Default mode). All
+scale with the page's bytes: use --artifacts-for to keep only the loads you will open.`
 
 // Config chooses what to keep. The zero value keeps nothing.
 type Config struct {

@@ -173,3 +173,25 @@ v.har(h).then(() => console.log('valid')).catch(e => { console.error(JSON.string
 		})
 	}
 }
+
+// BenchmarkBuildHAR is the cost of building and encoding the HAR of a recorded h1 load (9 fetches).
+func BenchmarkBuildHAR(b *testing.B) {
+	f, err := os.Open(filepath.Join("testdata", "har", "events-h1.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	events, err := readEvents(f)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		h, err := buildHAR(events, harPageInfo{URL: "https://plt.test/"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := json.Marshal(h); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
