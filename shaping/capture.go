@@ -86,8 +86,9 @@ var CaptureInterfaces = []pcapng.Interface{
 const DropSnapLen = 128
 
 // captureQueue is how many packet events may wait for the writer goroutine; beyond it events are
-// counted as Lost rather than slowing the link: 1 s of 3 Mbit/s, 0.2 s of 1 Gbit/s at 1500 B.
-const captureQueue = 1 << 15
+// counted as Lost rather than slowing the link: about 0.3 s of a saturated 1 Gbit/s link
+// (data, ACKs and their entry events), at most ~130 MB of packet copies.
+const captureQueue = 1 << 16
 
 // capPkt is one packet event on its way to the writer.
 type capPkt struct {
@@ -150,26 +151,53 @@ func (c *capture) tap(dir TapDir, at time.Time, pkt []byte, ev TapEvent) {
 	}
 }
 
+// captureDrain is how often the writer goroutine empties the queue. It polls rather than waits
+// on the channel so that a Tap never has to wake it: waking a parked goroutine from a forwarding
+// thread would hand that thread's Go P to the writer and make the forwarder wait for a P when
+// its ppoll(2) returns (release lateness).
+const captureDrain = 5 * time.Millisecond
+
 // write is the writer goroutine: Enhanced Packet Blocks into the .part file until ch closes.
 func (c *capture) write() {
 	w := pcapng.Continue(c.part, len(CaptureInterfaces))
 	entered := map[uint64][]time.Time{} // hash of packets in flight -> entry instants (FIFO)
 	var err error
-	for p := range c.ch {
-		if p.ev == TapEnter {
-			entered[p.hash] = append(entered[p.hash], p.at)
-			continue
+	tick := time.NewTicker(captureDrain)
+	defer tick.Stop()
+	for open := true; open; {
+		<-tick.C
+		for more := true; more; {
+			select {
+			case p, ok := <-c.ch:
+				if !ok {
+					open, more = false, false
+					break
+				}
+				err = c.handle(w, p, entered, err)
+			default:
+				more = false
+			}
 		}
-		if err == nil {
-			err = w.WritePacket(c.packet(p, entered))
-			c.packets++
-		}
-		c.pool.Put(p.data[:0])
 	}
 	if err == nil {
 		err = w.Flush()
 	}
 	c.done <- err
+}
+
+// handle records an entry or writes a delivered or dropped packet (unless writing already
+// failed with err), and returns the first error.
+func (c *capture) handle(w *pcapng.Writer, p capPkt, entered map[uint64][]time.Time, err error) error {
+	if p.ev == TapEnter {
+		entered[p.hash] = append(entered[p.hash], p.at)
+		return err
+	}
+	if err == nil {
+		err = w.WritePacket(c.packet(p, entered))
+		c.packets++
+	}
+	c.pool.Put(p.data[:0])
+	return err
 }
 
 // packet makes the pcapng packet of a delivered or dropped packet event.
