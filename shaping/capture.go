@@ -26,7 +26,19 @@ const (
 	TapDropQueue
 	// TapExit: the packet left the link (after serialization and propagation delay).
 	TapExit
+	// TapDropAQM: the packet was dropped on arrival by the AQM (PIE).
+	TapDropAQM
+	// TapDropOutage: the packet was dropped because the link was in an outage.
+	TapDropOutage
 )
+
+// dropCauses are the pcapng comments of the drop events.
+var dropCauses = map[TapEvent]string{
+	TapDropLoss:   "dropped: random loss",
+	TapDropQueue:  "dropped: droptail queue full",
+	TapDropAQM:    "dropped: AQM on arrival",
+	TapDropOutage: "dropped: link outage",
+}
 
 // TapDir is a direction of the link.
 type TapDir uint8
@@ -70,7 +82,8 @@ type CaptureStats struct {
 // a delivered packet on "down" or "up" at the instant it left the link, its opt_comment giving
 // how long before it entered the bottleneck (queueing + serialization + propagation delay); a
 // dropped packet on "down-dropped" or "up-dropped" at the instant it was refused, its comment
-// giving the cause.
+// giving the cause. Packets an AQM drops later from inside the queue (CoDel, FQ-CoDel,
+// drop-head) are not written: the Tap sees them enter but never leave.
 var CaptureInterfaces = []pcapng.Interface{
 	{Name: "down", Description: "server to client, delivered to the client (exit instant)"},
 	{Name: "up", Description: "client to server, delivered to the server (exit instant)"},
@@ -203,16 +216,12 @@ func (c *capture) handle(w *pcapng.Writer, p capPkt, entered map[uint64][]time.T
 // packet makes the pcapng packet of a delivered or dropped packet event.
 func (c *capture) packet(p capPkt, entered map[uint64][]time.Time) pcapng.Packet {
 	out := pcapng.Packet{Interface: int(p.dir), Time: p.at, Data: p.data, Flags: pcapng.FlagInbound}
-	switch p.ev {
-	case TapDropLoss, TapDropQueue:
-		out.Interface, out.Comment = 2+int(p.dir), "dropped: droptail queue full"
-		if p.ev == TapDropLoss {
-			out.Comment = "dropped: random loss"
-		}
+	if cause, drop := dropCauses[p.ev]; drop {
+		out.Interface, out.Comment = 2+int(p.dir), cause
 		if len(p.data) > DropSnapLen {
 			out.Data, out.OrigLen = p.data[:DropSnapLen], len(p.data)
 		}
-	default:
+	} else {
 		h := maphash.Bytes(c.seed, p.data)
 		if q := entered[h]; len(q) > 0 {
 			out.Comment = fmt.Sprintf("entered the bottleneck %.3f ms earlier", float64(p.at.Sub(q[0]))/1e6)

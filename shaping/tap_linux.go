@@ -24,6 +24,10 @@ func tapEvent(v emu.Verdict) TapEvent {
 		return TapDropLoss
 	case emu.DroppedFull:
 		return TapDropQueue
+	case emu.DroppedAQM:
+		return TapDropAQM
+	case emu.DroppedOutage:
+		return TapDropOutage
 	}
 	return TapEnter
 }

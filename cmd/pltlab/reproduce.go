@@ -26,6 +26,7 @@ func newReproduceCmd() *cobra.Command {
 		chrome string
 		force  bool
 		art    artifactFlags
+		resume bool
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce carlucci2015 [--runs 20] [--out DIR]",
@@ -38,9 +39,13 @@ of QUIC", ACM SAC 2015. A page of JPEG images over a 3 Mbit/s bottleneck, 50 ms 
 buffer of one BDP, no loss; HTTP/1.1, HTTP/2 (SPDY in 2015) and HTTP/3 (QUIC) cold, plus HTTP/3
 warm (0-RTT, as the 2015 QUIC had). TCP listeners use TLS 1.2 and CUBIC as in 2015.
 Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/report.json, DIR/report.csv,
-DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.` + artifactsHelp,
+DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.
+An interrupted reproduction is continued with --resume (same --runs and --seed): the loads in
+DIR/results.jsonl are kept and the schedule goes on; the reports of an unfinished one say
+PARTIAL.` + artifactsHelp,
 		Example: `  sudo ./bin/pltlab reproduce carlucci2015
   sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --force
+  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --resume
   sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,17 +61,29 @@ DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.` + 
 			if _, err := browser.FindChromium(chrome); err != nil {
 				return usagef("%v", err)
 			}
+			if os.Geteuid() != 0 {
+				return usagef("reproduce %s emulates a link, which needs root: run it with sudo", experiment.Carlucci2015)
+			}
+			if resume && force {
+				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
+			}
 			ac, err := art.config()
 			if err != nil {
 				return err
 			}
-			if err := prepareOutDir(out, force); err != nil {
-				return err
+			if !resume {
+				if err := prepareOutDir(out, force); err != nil {
+					return err
+				}
 			}
 			c := experiment.CarlucciConfig(runs)
 			c.Seed, c.Chrome, c.Version, c.Artifacts = seed, chrome, pltlabVersion(), ac
-			c.Name = fmt.Sprintf("%s-%s", experiment.Carlucci2015, time.Now().UTC().Format("20060102T150405Z"))
-			return reproduce(cmd, c, out)
+			if !resume {
+				c.Name = fmt.Sprintf("%s-%s", experiment.Carlucci2015, time.Now().UTC().Format("20060102T150405Z"))
+			} else {
+				c.Name = ""
+			}
+			return reproduce(cmd, c, out, resume)
 		},
 	}
 	fl := cmd.Flags()
@@ -75,6 +92,7 @@ DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.` + 
 	fl.Int64Var(&seed, "seed", experiment.DefaultSeed, "seed of the interleaved run order")
 	fl.StringVar(&chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&force, "force", false, "overwrite the files of an earlier reproduction in --out")
+	fl.BoolVar(&resume, "resume", false, "continue the interrupted reproduction in --out (same --runs and --seed)")
 	art.add(fl, "all")
 	return cmd
 }
@@ -98,9 +116,16 @@ func prepareOutDir(dir string, force bool) error {
 
 // reproduce runs c into DIR/results.jsonl, then writes the reports and prints the side-by-side
 // table.
-func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
+func reproduce(cmd *cobra.Command, c experiment.Config, dir string, resume bool) error {
 	jsonl := filepath.Join(dir, "results.jsonl")
-	err := runExperiment(cmd.Context(), c, jsonl, true, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.ErrOrStderr())
+	mode := outReplace
+	if resume {
+		mode = outAppend
+	}
+	err := runExperiment(cmd, c, jsonl, mode, cmd.ErrOrStderr())
+	if isUsage(err) {
+		return err
+	}
 	var ee *exitError
 	if err != nil && !errors.As(err, &ee) {
 		return err
@@ -108,6 +133,9 @@ func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
 	recs, _, rerr := analysis.ReadFiles([]string{jsonl}, nil, slog.Default())
 	if rerr != nil {
 		return errors.Join(err, rerr)
+	}
+	if c.Name == "" && len(recs) > 0 { // resumed: the experiment's name is the file's
+		c.Name = recs[0].Experiment
 	}
 	if werr := writeReproduction(cmd.OutOrStdout(), dir, c, recs); werr != nil {
 		return errors.Join(err, werr)
@@ -118,6 +146,7 @@ func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
 // writeReproduction writes the reports of a reproduction into dir, each opening with the
 // side-by-side table of the paper's figures and ours, and prints that table to w.
 func writeReproduction(w io.Writer, dir string, c experiment.Config, recs []*result.Record) error {
+	w0 := w
 	rep := analysis.Analyze(recs, analysis.Options{})
 	if rep.Empty() {
 		return analysis.ErrNoRecords
@@ -126,6 +155,9 @@ func writeReproduction(w io.Writer, dir string, c experiment.Config, recs []*res
 		References: carlucciReferences(c, recs), Notes: experiment.CarlucciDifferences(recs)}
 	if err := rep.WriteDir(dir); err != nil {
 		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(w0, "WARNING: %s\n", w)
 	}
 	fmt.Fprintf(w, "Carlucci et al., SAC 2015, reproduced: page %s, link %s; TCP listeners TLS %s + %s, QUIC TLS 1.3 (quic-go)\n\n",
 		c.Pages[0], c.Links[0], c.TLS, c.TCPCC)
