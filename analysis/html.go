@@ -2,10 +2,12 @@ package analysis
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -178,6 +180,9 @@ func waterfalls(groups []*Group) []htmlFigure {
 			continue
 		}
 		n := len(connNumbers(waterfallRows(rec)))
+		if f, ok := filmstrip(g); ok {
+			figs = append(figs, f)
+		}
 		figs = append(figs, htmlFigure{
 			ID:  fmt.Sprintf("waterfall-%s-%d", g.Protocol, rec.Run),
 			SVG: template.HTML(buf.String()),
@@ -186,4 +191,35 @@ func waterfalls(groups []*Group) []htmlFigure {
 		})
 	}
 	return figs
+}
+
+// filmstrip shows the median load's filmstrip (result.Visual.Filmstrip) with the group's median
+// SpeedIndex and visually complete time over its loads that have visual metrics.
+func filmstrip(g *Group) (htmlFigure, bool) {
+	rec := g.MedianLoad
+	if rec.Visual == nil || len(rec.Visual.Filmstrip) == 0 {
+		return htmlFigure{}, false
+	}
+	var si, vc []float64
+	for _, r := range g.valid {
+		if r.Visual != nil && r.Visual.VisuallyCompleteMs > 0 {
+			si = append(si, r.Visual.SpeedIndexMs)
+			vc = append(vc, r.Visual.VisuallyCompleteMs)
+		}
+	}
+	slices.Sort(si)
+	slices.Sort(vc)
+	var b strings.Builder
+	b.WriteString(`<div class="filmstrip" style="display:flex;gap:6px;overflow-x:auto">`)
+	for _, t := range rec.Visual.Filmstrip {
+		fmt.Fprintf(&b, `<div style="text-align:center;font-size:0.8em"><img alt="%.0f ms" src="data:image/jpeg;base64,%s" style="border:1px solid #ccc"><br>%.0f ms, %d %%</div>`,
+			t.Ms, base64.StdEncoding.EncodeToString(t.JPEG), t.Ms, t.Pct)
+	}
+	b.WriteString(`</div>`)
+	return htmlFigure{
+		ID:  fmt.Sprintf("filmstrip-%s-%d", g.Protocol, rec.Run),
+		SVG: template.HTML(b.String()),
+		Caption: fmt.Sprintf("Filmstrip of the median load of %s (run %d): frames where visual completeness changed. This load: SpeedIndex %.0f ms, visually complete %.0f ms; group medians over %d loads: SpeedIndex %.0f ms, visually complete %.0f ms (histogram-based completeness as WebPageTest's visualmetrics.py).",
+			g.Protocol, rec.Run, rec.Visual.SpeedIndexMs, rec.Visual.VisuallyCompleteMs, len(si), Quantile(si, 0.5), Quantile(vc, 0.5)),
+	}, true
 }

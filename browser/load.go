@@ -53,6 +53,10 @@ type Target struct {
 	HARPath string
 	// Label names the load in the NetLog load index (WithNetLog), e.g. "run-0003".
 	Label string
+	// Visual captures the measured load's screencast frames and computes its visual metrics
+	// (result.Record.Visual): SpeedIndex, visual completeness, filmstrip. It adds VisualSettle to
+	// the load's wall time; its effect on the PLT is measured in the README.
+	Visual bool
 	// eventsPath, set by tests, receives the recorded network events (JSON Lines) with the HAR.
 	eventsPath string
 }
@@ -60,6 +64,7 @@ type Target struct {
 // outcome is what one navigation gave.
 type outcome struct {
 	w        *watch       // the navigation's network events
+	frames   []frame      // screencast frames (Target.Visual), in time order
 	tm       *pageTimings // nil when nothing could be read
 	timedOut bool
 	err      error             // load failure (nil for a load that finished)
@@ -120,11 +125,18 @@ func (b *Browser) load(ctx context.Context, t Target, rec *result.Record) error 
 		}
 		rec.Time = time.Now().UTC() // the measured load's start
 	}
-	out := measure(tab, t, t.HARPath != "")
+	out := measure(tab, t, true)
 	if ctx.Err() != nil {
 		return fmt.Errorf("load %s: %w", t.URL, ctx.Err())
 	}
 	b.finish(rec, t, out)
+	if t.Visual && len(out.frames) > 0 {
+		v, err := visualMetrics(out.frames)
+		if err != nil {
+			b.cfg.logger.Warn("visual metrics left out", "url", t.URL, "err", err)
+		}
+		rec.Visual = v
+	}
 	if t.HARPath != "" && out.w != nil {
 		b.saveHAR(t, rec, out.w)
 	}
@@ -180,12 +192,18 @@ func setupTab(tab context.Context, cancel context.CancelFunc) error {
 }
 
 // measure navigates the tab to t.URL under a deadline on a child context and reads the timings
-// once loadEventEnd > 0. On the deadline it reads what the page has so far.
-func measure(tab context.Context, t Target, record bool) outcome {
+// once loadEventEnd > 0. On the deadline it reads what the page has so far. For the measured load
+// (not a warm priming load) it also records the network events for t.HARPath and the screencast
+// for t.Visual.
+func measure(tab context.Context, t Target, measured bool) outcome {
 	rctx, cancel := context.WithTimeout(tab, t.Timeout)
 	defer cancel()
-	w := newWatch(record)
+	w := newWatch(measured && t.HARPath != "")
 	err := chromedp.Listen(rctx, w.event)
+	var sc *screencast
+	if err == nil && t.Visual && measured {
+		sc, err = startScreencast(rctx)
+	}
 	if err == nil {
 		err = chromedp.Do(rctx, chromedp.Navigate(t.URL))
 	}
@@ -195,7 +213,11 @@ func measure(tab context.Context, t Target, record bool) outcome {
 	}
 	switch {
 	case err == nil:
-		return outcome{w: w, tm: &tm, failed: w.failures()}
+		out := outcome{w: w, tm: &tm, failed: w.failures()}
+		if sc != nil {
+			out.frames = sc.stop(rctx, tm.TimeOrigin)
+		}
+		return out
 	case tab.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
 		return outcome{w: w, tm: partial(tab, t.URL), timedOut: true, err: err, failed: w.failures()}
 	default:

@@ -57,6 +57,9 @@ type pageTimings struct {
 	Nav       *navTiming    `json:"nav"`
 	Resources []resTiming   `json:"resources"`
 	Paint     []paintTiming `json:"paint"`
+	// TimeOrigin is performance.timeOrigin: the navigation's time origin in ms since the Unix
+	// epoch (W3C High Resolution Time), to place screencast frames on the page's timeline.
+	TimeOrigin float64 `json:"timeOrigin"`
 }
 
 // fcpGrace is how long collectJS waits after the load for a first-contentful-paint entry that
@@ -79,6 +82,7 @@ func collectJS(wait bool) string {
         requestStart: r.requestStart, responseStart: r.responseStart, responseEnd: r.responseEnd,
         responseStatus: r.responseStatus || 0})),
       paint: performance.getEntriesByType('paint').map(p => ({name: p.name, startTime: p.startTime})),
+      timeOrigin: performance.timeOrigin,
     };
   };
   const fcp = () => performance.getEntriesByName('first-contentful-paint').length > 0;

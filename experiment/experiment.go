@@ -90,6 +90,9 @@ type Config struct {
 	// Artifacts chooses the per-load evidence files to write and keep (none by default); see
 	// package artifacts.
 	Artifacts artifacts.Config
+	// Visual measures visual metrics (SpeedIndex, visual completeness, filmstrip) of every load
+	// from a DevTools screencast (browser.Target.Visual).
+	Visual bool
 	// Done lists the indexes (in Schedule(c)) of loads already made, which Run skips: the loads
 	// of an earlier, interrupted run of the same Config being resumed (see ResumeFrom).
 	Done map[int]bool

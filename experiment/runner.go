@@ -430,7 +430,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	}
 	ls.link.TakeCounters() // start this load's counters from zero
 	t := browser.Target{URL: info.URL(j.Arm.Protocol), Protocol: j.Arm.Protocol, Manifest: p.manifest,
-		Mode: j.Arm.Mode, Timeout: r.c.Timeout,
+		Mode: j.Arm.Mode, Timeout: r.c.Timeout, Visual: r.c.Visual,
 		CloseConnections: func() error {
 			err := srv.CloseConnections()
 			ls.link.TakeCounters() // the priming load's packets are not this load's

@@ -13,6 +13,7 @@ import (
 // and load.
 type artifactFlags struct {
 	dir, kinds, filter string
+	visual             bool
 }
 
 // artifactsHelp ends the Long help of the commands that take --artifacts.
@@ -24,13 +25,19 @@ link.pcapng (both directions of the emulated link, entry and exit instants, drop
 TLS secrets embedded so Wireshark decrypts h1, h2 and h3 with no key file); per browser
 process DIR/EXPERIMENT/netlog-PROTOCOL-N.json (Chromium NetLog) with a load index
 netlog-PROTOCOL-N.json.loads.jsonl. Each record lists its files in "artifacts".
-` + artifacts.SizeHelp
+` + artifacts.SizeHelp + `
+
+--visual records screencast frames during each load and adds "visual" to the record:
+SpeedIndex, first visual change, visually complete (histogram completeness as WebPageTest's
+visualmetrics.py) and a filmstrip of up to 12 thumbnails (~40 KB a record); the HTML report
+shows the median load's filmstrip, and 'pltlab report --metric speed_index_ms' its statistics.`
 
 // add registers the flags; kinds is the default list.
 func (a *artifactFlags) add(fl *pflag.FlagSet, kinds string) {
 	fl.StringVar(&a.dir, "artifacts", "", "write per-load evidence files under this directory (off by default)")
 	fl.StringVar(&a.kinds, "artifacts-kinds", kinds, "which artifacts: comma-separated har,netlog,qlog,pcap or all")
 	fl.StringVar(&a.filter, "artifacts-for", string(artifacts.KeepAll), "which loads keep them: invalid, slowest (per cell so far) or all")
+	fl.BoolVar(&a.visual, "visual", false, "measure visual metrics from a DevTools screencast: SpeedIndex, visually complete, filmstrip (record field visual)")
 }
 
 // config checks the flags (usage errors) and creates the directory; allowed limits the kinds.

@@ -106,7 +106,8 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	opts := []browser.Option{browser.WithChrome(f.chrome), browser.WithProtocol(f.protocol),
 		browser.WithSPKI(pin), browser.WithResolve(plan.host, plan.ip), browser.WithPort(plan.port),
 		browser.WithLogger(slog.Default()), browser.WithCreator(pltlabVersion())}
-	target := browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m, Mode: result.Cold, Timeout: f.timeout}
+	target := browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m, Mode: result.Cold, Timeout: f.timeout,
+		Visual: f.art.visual}
 	experimentName := "load-" + time.Now().UTC().Format("20060102T150405Z")
 	loadDir := ac.LoadDir(experimentName, 0)
 	if ac.Enabled() {

@@ -77,7 +77,7 @@ PARTIAL.` + artifactsHelp,
 				}
 			}
 			c := experiment.CarlucciConfig(runs)
-			c.Seed, c.Chrome, c.Version, c.Artifacts = seed, chrome, pltlabVersion(), ac
+			c.Seed, c.Chrome, c.Version, c.Artifacts, c.Visual = seed, chrome, pltlabVersion(), ac, art.visual
 			if !resume {
 				c.Name = fmt.Sprintf("%s-%s", experiment.Carlucci2015, time.Now().UTC().Format("20060102T150405Z"))
 			} else {

@@ -136,7 +136,7 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Artifacts = art
+	c.Artifacts, c.Visual = art, f.art.visual
 	if err := c.Validate(); err != nil {
 		return c, asUsage(err)
 	}
