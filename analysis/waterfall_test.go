@@ -84,3 +84,35 @@ func TestHTMLWaterfall(t *testing.T) {
 		t.Error("caption lacks the fetch and connection counts")
 	}
 }
+
+// TestHTMLFilmstrip: loads with visual metrics get the median load's filmstrip, and SpeedIndex is
+// a report metric.
+func TestHTMLFilmstrip(t *testing.T) {
+	var recs []*result.Record
+	for i, si := range []float64{300, 200, 100} {
+		r := waterfallRecord()
+		r.Run = i
+		r.Visual = &result.Visual{SpeedIndexMs: si, VisuallyCompleteMs: si + 50, Frames: 3,
+			Progress:  []result.VisualPoint{{Ms: si - 50, Pct: 40}, {Ms: si + 50, Pct: 100}},
+			Filmstrip: []result.Thumb{{Ms: si - 50, Pct: 40, JPEG: []byte{0xff, 0xd8}}, {Ms: si + 50, Pct: 100, JPEG: []byte{0xff, 0xd8}}}}
+		recs = append(recs, r)
+	}
+	var buf bytes.Buffer
+	if err := Analyze(recs, Options{}).WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	for _, want := range []string{`<figure id="filmstrip-h1-0" class="waterfall">`, "data:image/jpeg;base64,/9g=",
+		"group medians over 3 loads: SpeedIndex 200 ms, visually complete 250 ms"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	rep := Analyze(recs, Options{Metric: SpeedIndex})
+	if len(rep.Groups) != 1 || rep.Groups[0].Median != 200 || rep.Groups[0].Valid != 3 {
+		t.Errorf("SpeedIndex groups: %+v", rep.Groups)
+	}
+	if m, err := ParseMetric("visually_complete_ms"); err != nil || m != VisuallyComplete {
+		t.Errorf("ParseMetric(visually_complete_ms) = %v, %v", m, err)
+	}
+}
