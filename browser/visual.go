@@ -149,14 +149,24 @@ func visualMetrics(frames []frame) (*result.Visual, error) {
 		last, lastMs = p, ms
 	}
 	v.SpeedIndexMs = math.Round(v.SpeedIndexMs*10) / 10
+	v.Filmstrip = spread(v.Filmstrip, result.MaxFilmstrip)
 	return v, nil
 }
 
-// addThumb adds a filmstrip thumbnail of img while there is room (result.MaxFilmstrip).
-func addThumb(v *result.Visual, img image.Image, ms float64, pct int) {
-	if len(v.Filmstrip) >= result.MaxFilmstrip {
-		return
+// spread keeps n of thumbs evenly spread over the load, the first and the last included.
+func spread(thumbs []result.Thumb, n int) []result.Thumb {
+	if len(thumbs) <= n {
+		return thumbs
 	}
+	out := make([]result.Thumb, 0, n)
+	for i := range n {
+		out = append(out, thumbs[i*(len(thumbs)-1)/(n-1)])
+	}
+	return out
+}
+
+// addThumb adds a filmstrip thumbnail of img (visualMetrics later keeps result.MaxFilmstrip).
+func addThumb(v *result.Visual, img image.Image, ms float64, pct int) {
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, scaleDown(img, thumbWidth), &jpeg.Options{Quality: 60}); err != nil {
 		return

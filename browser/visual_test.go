@@ -6,6 +6,8 @@ import (
 	"image/color"
 	"image/jpeg"
 	"testing"
+
+	"github.com/pltlab/pltlab/result"
 )
 
 // testFrame returns a JPEG of a white 200x100 page with the left share (0-1) of a dark box drawn.
@@ -93,5 +95,19 @@ func BenchmarkVisualMetrics(b *testing.B) {
 		if _, err := visualMetrics(frames); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestSpread(t *testing.T) {
+	var thumbs []result.Thumb
+	for i := range 30 {
+		thumbs = append(thumbs, result.Thumb{Ms: float64(i)})
+	}
+	got := spread(thumbs, 12)
+	if len(got) != 12 || got[0].Ms != 0 || got[11].Ms != 29 {
+		t.Errorf("spread kept %d from %v to %v, want 12 from 0 to 29", len(got), got[0].Ms, got[len(got)-1].Ms)
+	}
+	if len(spread(thumbs[:5], 12)) != 5 {
+		t.Error("spread dropped thumbnails below the limit")
 	}
 }

@@ -377,8 +377,8 @@ type Visual struct {
 	Frames int `json:"frames"`
 	// Progress is visual completeness over time: one point per change, ascending.
 	Progress []VisualPoint `json:"progress"`
-	// Filmstrip holds small JPEG thumbnails of the frames where completeness changed (at most
-	// MaxFilmstrip), for the report's filmstrip.
+	// Filmstrip holds small JPEG thumbnails of frames where completeness changed: at most
+	// MaxFilmstrip, spread evenly over the load with the first and the last change kept.
 	Filmstrip []Thumb `json:"filmstrip,omitempty"`
 }
 
