@@ -529,6 +529,7 @@ func environment(c Config) *result.Env {
 		env.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
 	env.Host, _ = os.Hostname()
+	env.UserNS = inUserNamespace()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, m := range bi.Deps {
 			if m.Path == "github.com/quic-go/quic-go" {
@@ -537,4 +538,15 @@ func environment(c Config) *result.Env {
 		}
 	}
 	return env
+}
+
+// inUserNamespace reports whether this process runs in a user namespace other than the initial
+// one, whose uid map is the identity over all 2^32-1 ids (user_namespaces(7)).
+func inUserNamespace() bool {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return !(len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295")
 }

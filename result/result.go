@@ -312,6 +312,9 @@ type Env struct {
 	UDPSndBuf int `json:"udp_sndbuf,omitempty"`
 	// Seed is the experiment's seed for ordering and loss.
 	Seed int64 `json:"seed,omitempty"`
+	// UserNS is true when the load was made inside a user namespace: a rootless run (pltlab
+	// re-runs itself there when not root), in which the emulator gets no real-time priority.
+	UserNS bool `json:"user_ns,omitempty"`
 }
 
 // LinkCheck is the result of measuring an emulated link before it is used.

@@ -28,11 +28,22 @@ func run() int {
 	// reader went away (pltlab run --out - | head) stops in order and tears everything down.
 	pipes := make(chan os.Signal, 1)
 	signal.Notify(pipes, syscall.SIGPIPE)
+	if os.Getenv(rootlessEnv) != "" {
+		// The child of runRootless: root in its own user namespace; ready /run/netns and lo.
+		if err := shaping.PrepareRootless(); err != nil {
+			fmt.Fprintf(os.Stderr, "pltlab: %v\n", err)
+			return 1
+		}
+	}
 	ctx, stop := interruptContext(interruptGrace, os.Exit)
 	defer stop()
 	// A second interrupt exits at once: delete this process's namespaces and devices by name.
 	onForcedExit(shaping.Teardown)
 	err := newRootCmd().ExecuteContext(ctx)
+	if errors.Is(err, errRootless) {
+		stop()
+		return runRootless()
+	}
 	code, msg := exitCode(ctx, err)
 	if msg != "" {
 		fmt.Fprintf(os.Stderr, "pltlab: %s\n", msg)
@@ -112,5 +123,6 @@ func interruptContext(grace time.Duration, exit func(int)) (context.Context, fun
 		forcedExitMu.Unlock()
 		exit(130)
 	}()
-	return ctx, func() { signal.Stop(sigs); close(done); cancel() }
+	var once sync.Once
+	return ctx, func() { once.Do(func() { signal.Stop(sigs); close(done); cancel() }) }
 }
