@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,8 @@ type evidence struct {
 	qlogDir atomic.Pointer[string]
 	dir     string // the load under way's folder ("" between loads)
 	capture bool   // a capture runs for the load under way
+	log     *slog.Logger
+	noPcap  bool // the link cannot capture (already logged)
 }
 
 // newEvidence returns nil when no artifact is wanted; otherwise it creates the experiment's folder.
@@ -33,7 +36,7 @@ func newEvidence(c Config, keeper *artifacts.Keeper) (*evidence, error) {
 	if !c.Artifacts.Enabled() {
 		return nil, nil
 	}
-	e := &evidence{cfg: c.Artifacts, keeper: keeper, expDir: c.Artifacts.ExperimentDir(c.Name)}
+	e := &evidence{cfg: c.Artifacts, keeper: keeper, expDir: c.Artifacts.ExperimentDir(c.Name), log: c.Logger}
 	if err := os.MkdirAll(e.expDir, 0o755); err != nil {
 		return nil, fmt.Errorf("artifacts: %w", err)
 	}
@@ -91,12 +94,21 @@ func (e *evidence) begin(experiment string, run int, link shaping.Link, t *brows
 		e.qlogDir.Store(&d)
 	}
 	e.keys.reset()
-	if c, ok := link.(shaping.Capturer); ok && e.cfg.Has(artifacts.Pcap) {
-		if err := c.StartCapture(e.dir + "/" + artifacts.LoadFilePcap); err != nil {
-			return err
-		}
-		e.capture = true
+	if !e.cfg.Has(artifacts.Pcap) {
+		return nil
 	}
+	c, ok := link.(shaping.Capturer)
+	if !ok || link.Namespace() == "" {
+		if !e.noPcap {
+			e.noPcap = true
+			e.log.Warn("no pcap artifacts: only emulated links (shaper emu) are captured", "link", link.Spec().Input)
+		}
+		return nil
+	}
+	if err := c.StartCapture(e.dir + "/" + artifacts.LoadFilePcap); err != nil {
+		return err
+	}
+	e.capture = true
 	return nil
 }
 
