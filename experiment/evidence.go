@@ -106,6 +106,9 @@ func (e *evidence) begin(experiment string, run int, link shaping.Link, t *brows
 		return nil
 	}
 	if err := c.StartCapture(e.dir + "/" + artifacts.LoadFilePcap); err != nil {
+		e.qlogDir.Store(nil)
+		err = errors.Join(err, os.RemoveAll(e.dir))
+		e.dir = ""
 		return err
 	}
 	e.capture = true
