@@ -82,21 +82,19 @@ type CaptureStats struct {
 // a delivered packet on "down" or "up" at the instant it left the link, its opt_comment giving
 // how long before it entered the bottleneck (queueing + serialization + propagation delay); a
 // dropped packet on "down-dropped" or "up-dropped" at the instant it was refused, its comment
-// giving the cause. Packets an AQM drops later from inside the queue (CoDel, FQ-CoDel,
-// drop-head) are not written: the Tap sees them enter but never leave.
+// giving the cause. The drop interfaces have link type LINKTYPE_USER0, so that Wireshark shows
+// dropped packets (whole) but does not feed them to its TCP analysis: there, a segment that never
+// arrived (even cut to its headers) makes the real retransmission look like a duplicate, whose
+// data is not reassembled, and the HTTP responses carried in it are lost to the dissector. To
+// read a dropped packet's headers: Decode As, DLT User 0 -> ip. Packets an AQM drops later from
+// inside the queue (CoDel, FQ-CoDel, drop-head) are not written: the Tap sees them enter but
+// never leave.
 var CaptureInterfaces = []pcapng.Interface{
 	{Name: "down", Description: "server to client, delivered to the client (exit instant)"},
 	{Name: "up", Description: "client to server, delivered to the server (exit instant)"},
-	{Name: "down-dropped", Description: "server to client, dropped on entry to the bottleneck"},
-	{Name: "up-dropped", Description: "client to server, dropped on entry to the bottleneck"},
+	{Name: "down-dropped", Description: "server to client, dropped on entry to the bottleneck (raw IP packets; Decode As ip)", LinkType: pcapng.LinkTypeUser0},
+	{Name: "up-dropped", Description: "client to server, dropped on entry to the bottleneck (raw IP packets; Decode As ip)", LinkType: pcapng.LinkTypeUser0},
 }
-
-// DropSnapLen is how many bytes of a dropped packet a capture keeps: the IP and TCP/UDP headers
-// (IPv6 40 + TCP with every option 60 = 100 B). Keeping the payload of data that never arrived
-// would make Wireshark's TCP reassembly use it and then mark the real retransmission as
-// overlapping; a truncated segment ("packet size limited during capture") is left out of
-// reassembly.
-const DropSnapLen = 128
 
 // captureQueue is how many packet events may wait for the writer goroutine; beyond it events are
 // counted as Lost rather than slowing the link: about 0.3 s of a saturated 1 Gbit/s link
@@ -218,9 +216,6 @@ func (c *capture) packet(p capPkt, entered map[uint64][]time.Time) pcapng.Packet
 	out := pcapng.Packet{Interface: int(p.dir), Time: p.at, Data: p.data, Flags: pcapng.FlagInbound}
 	if cause, drop := dropCauses[p.ev]; drop {
 		out.Interface, out.Comment = 2+int(p.dir), cause
-		if len(p.data) > DropSnapLen {
-			out.Data, out.OrigLen = p.data[:DropSnapLen], len(p.data)
-		}
 	} else {
 		h := maphash.Bytes(c.seed, p.data)
 		if q := entered[h]; len(q) > 0 {

@@ -13,8 +13,8 @@ import (
 )
 
 // TestCapture drives a capture's Tap as the forwarders do and reads the file back: one packet
-// per delivery (exit instant, with its time in the bottleneck) or drop (entry instant, cause,
-// payload cut to DropSnapLen), the key log in a DSB before the packets, and nothing lost.
+// per delivery (exit instant, with its time in the bottleneck) or drop (entry instant, cause, on
+// a LINKTYPE_USER0 interface), the key log in a DSB before the packets, and nothing lost.
 func TestCapture(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "link.pcapng")
 	c, err := newCapture(path)
@@ -51,7 +51,7 @@ func TestCapture(t *testing.T) {
 		comment string
 		caplen  int
 	}{
-		{"down-dropped", 2 * time.Millisecond, "dropped: droptail queue full", DropSnapLen},
+		{"down-dropped", 2 * time.Millisecond, "dropped: droptail queue full", len(big)},
 		{"up-dropped", 3 * time.Millisecond, "dropped: random loss", len(b)},
 		{"down", 25 * time.Millisecond, "entered the bottleneck 25.000 ms earlier", len(a)},
 		{"up", 26500 * time.Microsecond, "entered the bottleneck 25.500 ms earlier", len(b)},
@@ -66,8 +66,8 @@ func TestCapture(t *testing.T) {
 			t.Errorf("packet %d: %s at %v %q %d bytes; want %s at %v %q %d bytes", i, name, p.Time.Sub(t0), p.Comment, len(p.Data), w.iface, w.at, w.comment, w.caplen)
 		}
 	}
-	if f.Packets[0].OrigLen != 1500 {
-		t.Errorf("dropped packet's original length %d, want 1500", f.Packets[0].OrigLen)
+	if f.Interfaces[2].LinkType != pcapng.LinkTypeUser0 || f.Interfaces[0].LinkType != pcapng.LinkTypeRaw {
+		t.Errorf("link types %d, %d: want drops out of TCP analysis (USER0) and raw IP for the rest", f.Interfaces[2].LinkType, f.Interfaces[0].LinkType)
 	}
 }
 

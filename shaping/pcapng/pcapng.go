@@ -31,6 +31,11 @@ const SecretsTLSKeyLog uint32 = 0x544c534b
 // device without packet information (tcpdump.org link-layer header types).
 const LinkTypeRaw uint16 = 101
 
+// LinkTypeUser0 is LINKTYPE_USER0 (147), reserved for private use: Wireshark shows such packets
+// as raw bytes (dissect them with Decode As: DLT User 0 -> ip) and leaves them out of its TCP and
+// QUIC analysis.
+const LinkTypeUser0 uint16 = 147
+
 // EPB flag words (epb_flags, draft-ietf-opsawg-pcapng section 4.3.1): bits 0-1 give the direction.
 const (
 	FlagInbound  uint32 = 1
