@@ -83,10 +83,10 @@ type CaptureStats struct {
 // how long before it entered the bottleneck (queueing + serialization + propagation delay); a
 // dropped packet on "down-dropped" or "up-dropped" at the instant it was refused, its comment
 // giving the cause. The drop interfaces have link type LINKTYPE_USER0, so that Wireshark shows
-// dropped packets (whole) but does not feed them to its TCP analysis: there, a segment that never
-// arrived (even cut to its headers) makes the real retransmission look like a duplicate, whose
-// data is not reassembled, and the HTTP responses carried in it are lost to the dissector. To
-// read a dropped packet's headers: Decode As, DLT User 0 -> ip. Packets an AQM drops later from
+// dropped packets (whole) but does not feed them to its TCP analysis, which would otherwise take
+// data that never arrived as received and the real retransmission as a duplicate (seen here as
+// "New fragment overlaps old data" and HTTP responses left undecoded). To read a dropped packet's
+// headers: Decode As, DLT User 0 -> ip. Packets an AQM drops later from
 // inside the queue (CoDel, FQ-CoDel, drop-head) are not written: the Tap sees them enter but
 // never leave.
 var CaptureInterfaces = []pcapng.Interface{
