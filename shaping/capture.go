@@ -6,7 +6,6 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -96,32 +95,41 @@ var CaptureInterfaces = []pcapng.Interface{
 	{Name: "up-dropped", Description: "client to server, dropped on entry to the bottleneck (raw IP packets; Decode As ip)", LinkType: pcapng.LinkTypeUser0},
 }
 
-// captureQueue is how many packet events may wait for the writer goroutine; beyond it events are
-// counted as Lost rather than slowing the link: about 0.3 s of a saturated 1 Gbit/s link
-// (data, ACKs and their entry events), at most ~130 MB of packet copies.
-const captureQueue = 1 << 16
+// captureRing is how many packet events of one direction may wait for the writer goroutine;
+// beyond it events are counted as Lost rather than slowing the link: about 0.2 s of a saturated
+// 1 Gbit/s link (data packets and their entry events). Slot buffers are allocated on first use
+// and reused: at most ~50 MB per direction.
+const captureRing = 1 << 15
 
 // capPkt is one packet event on its way to the writer.
 type capPkt struct {
-	dir  TapDir
 	ev   TapEvent
 	at   time.Time
-	hash uint64 // TapEnter: the packet's hash (data is nil)
-	data []byte
+	hash uint64 // TapEnter: the packet's hash (data unused)
+	data []byte // a copy of the packet (other events); the slot keeps its capacity
 }
 
-// capture records a link's packets: the Tap copies each packet into a pooled buffer and hands it
-// to a writer goroutine through a channel, so no file is written on a forwarding thread.
+// spsc is a single-producer (one forwarding thread), single-consumer (the writer) ring of packet
+// events. It takes no lock: a lock shared with the writer would let a descheduled writer thread
+// stall a real-time forwarder (priority inversion, seen as release lateness on a loaded machine).
+type spsc struct {
+	slots      []capPkt
+	head, tail atomic.Uint64 // next slot to read (writer), next slot to fill (forwarder)
+}
+
+// capture records a link's packets: the Tap copies each packet into a slot of its direction's
+// ring, and a writer goroutine that polls the rings writes them, so no file is written and no
+// lock is taken on a forwarding thread.
 type capture struct {
 	path    string
 	part    *os.File
-	ch      chan capPkt
+	rings   [2]spsc // by TapDir
+	stopped chan struct{}
 	done    chan error
 	on      atomic.Bool
-	busy    atomic.Int32 // taps under way (stop waits for them before closing ch)
+	busy    atomic.Int32 // taps under way (stop waits for them)
 	lost    atomic.Int64
 	packets int64
-	pool    sync.Pool
 	seed    maphash.Seed
 }
 
@@ -131,44 +139,46 @@ func newCapture(path string) (*capture, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start capture: %w", err)
 	}
-	c := &capture{path: path, part: part, ch: make(chan capPkt, captureQueue), done: make(chan error, 1), seed: maphash.MakeSeed()}
-	c.pool.New = func() any { return make([]byte, 0, 2048) }
+	c := &capture{path: path, part: part, stopped: make(chan struct{}), done: make(chan error, 1), seed: maphash.MakeSeed()}
+	for i := range c.rings {
+		c.rings[i].slots = make([]capPkt, captureRing)
+	}
 	c.on.Store(true)
 	go c.write()
 	return c, nil
 }
 
 // tap is the capture's Tap. An entering packet is only hashed (its exit is matched to it by
-// content in the writer); delivered and dropped packets are copied.
+// content in the writer); delivered and dropped packets are copied. Each direction must be
+// tapped from one goroutine at a time (its forwarder).
 func (c *capture) tap(dir TapDir, at time.Time, pkt []byte, ev TapEvent) {
 	c.busy.Add(1)
 	defer c.busy.Add(-1)
-	if !c.on.Load() {
+	if !c.on.Load() || int(dir) >= len(c.rings) {
 		return
 	}
-	p := capPkt{dir: dir, ev: ev, at: at}
-	if ev == TapEnter {
-		p.hash = maphash.Bytes(c.seed, pkt)
-	} else {
-		p.data = append(c.pool.Get().([]byte)[:0], pkt...)
-	}
-	select {
-	case c.ch <- p:
-	default:
+	r := &c.rings[dir]
+	t := r.tail.Load()
+	if t-r.head.Load() >= captureRing {
 		c.lost.Add(1)
-		if p.data != nil {
-			c.pool.Put(p.data[:0])
-		}
+		return
 	}
+	s := &r.slots[t%captureRing]
+	s.ev, s.at = ev, at
+	if ev == TapEnter {
+		s.hash = maphash.Bytes(c.seed, pkt)
+	} else {
+		s.data = append(s.data[:0], pkt...)
+	}
+	r.tail.Store(t + 1)
 }
 
-// captureDrain is how often the writer goroutine empties the queue. It polls rather than waits
-// on the channel so that a Tap never has to wake it: waking a parked goroutine from a forwarding
-// thread would hand that thread's Go P to the writer and make the forwarder wait for a P when
-// its ppoll(2) returns (release lateness).
+// captureDrain is how often the writer goroutine empties the rings. It polls, so that a Tap never
+// wakes a goroutine: waking one from a forwarding thread would hand that thread's Go P to it and
+// make the forwarder wait for a P when its ppoll(2) returns (release lateness).
 const captureDrain = 5 * time.Millisecond
 
-// write is the writer goroutine: Enhanced Packet Blocks into the .part file until ch closes.
+// write is the writer goroutine: Enhanced Packet Blocks into the .part file until stop.
 func (c *capture) write() {
 	w := pcapng.Continue(c.part, len(CaptureInterfaces))
 	entered := map[uint64][]time.Time{} // hash of packets in flight -> entry instants (FIFO)
@@ -176,19 +186,12 @@ func (c *capture) write() {
 	tick := time.NewTicker(captureDrain)
 	defer tick.Stop()
 	for open := true; open; {
-		<-tick.C
-		for more := true; more; {
-			select {
-			case p, ok := <-c.ch:
-				if !ok {
-					open, more = false, false
-					break
-				}
-				err = c.handle(w, p, entered, err)
-			default:
-				more = false
-			}
+		select {
+		case <-tick.C:
+		case <-c.stopped:
+			open = false
 		}
+		err = c.drain(w, entered, err)
 	}
 	if err == nil {
 		err = w.Flush()
@@ -196,26 +199,44 @@ func (c *capture) write() {
 	c.done <- err
 }
 
-// handle records an entry or writes a delivered or dropped packet (unless writing already
-// failed with err), and returns the first error.
-func (c *capture) handle(w *pcapng.Writer, p capPkt, entered map[uint64][]time.Time, err error) error {
+// drain handles every event waiting in the rings, merging the two directions in time order.
+func (c *capture) drain(w *pcapng.Writer, entered map[uint64][]time.Time, err error) error {
+	var next, end [2]uint64
+	for d := range c.rings {
+		next[d], end[d] = c.rings[d].head.Load(), c.rings[d].tail.Load()
+	}
+	for next[0] < end[0] || next[1] < end[1] {
+		d := 0
+		if next[0] == end[0] || next[1] < end[1] &&
+			c.rings[1].slots[next[1]%captureRing].at.Before(c.rings[0].slots[next[0]%captureRing].at) {
+			d = 1
+		}
+		err = c.handle(w, TapDir(d), &c.rings[d].slots[next[d]%captureRing], entered, err)
+		next[d]++
+		c.rings[d].head.Store(next[d])
+	}
+	return err
+}
+
+// handle records an entry or writes a delivered or dropped packet of direction dir (unless
+// writing already failed with err), and returns the first error.
+func (c *capture) handle(w *pcapng.Writer, dir TapDir, p *capPkt, entered map[uint64][]time.Time, err error) error {
 	if p.ev == TapEnter {
 		entered[p.hash] = append(entered[p.hash], p.at)
 		return err
 	}
 	if err == nil {
-		err = w.WritePacket(c.packet(p, entered))
+		err = w.WritePacket(c.packet(dir, p, entered))
 		c.packets++
 	}
-	c.pool.Put(p.data[:0])
 	return err
 }
 
 // packet makes the pcapng packet of a delivered or dropped packet event.
-func (c *capture) packet(p capPkt, entered map[uint64][]time.Time) pcapng.Packet {
-	out := pcapng.Packet{Interface: int(p.dir), Time: p.at, Data: p.data, Flags: pcapng.FlagInbound}
+func (c *capture) packet(dir TapDir, p *capPkt, entered map[uint64][]time.Time) pcapng.Packet {
+	out := pcapng.Packet{Interface: int(dir), Time: p.at, Data: p.data, Flags: pcapng.FlagInbound}
 	if cause, drop := dropCauses[p.ev]; drop {
-		out.Interface, out.Comment = 2+int(p.dir), cause
+		out.Interface, out.Comment = 2+int(dir), cause
 	} else {
 		h := maphash.Bytes(c.seed, p.data)
 		if q := entered[h]; len(q) > 0 {
@@ -237,7 +258,7 @@ func (c *capture) stop(secrets []byte) (CaptureStats, error) {
 	for c.busy.Load() != 0 {
 		time.Sleep(10 * time.Microsecond)
 	}
-	close(c.ch)
+	close(c.stopped)
 	werr := <-c.done
 	st := CaptureStats{Packets: c.packets, Lost: c.lost.Load()}
 	err := errors.Join(werr, c.finish(secrets))
