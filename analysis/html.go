@@ -31,10 +31,13 @@ type htmlReproduction struct {
 }
 
 type htmlSection struct {
-	Title      string
-	Tables     []htmlTable
-	Invalid    []string
-	Waterfalls []htmlFigure // one per group with a median load to draw
+	Title   string
+	Tables  []htmlTable
+	Invalid []string
+	// NetFailures are the network failures by group (censored, not excluded).
+	NetFailures []string
+	// Waterfalls has one waterfall (and filmstrip) per group with a median load to draw.
+	Waterfalls []htmlFigure
 }
 
 type htmlData struct {
@@ -76,6 +79,7 @@ dt{font-weight:bold}dd{margin:0}
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 {{end}}{{range .Invalid}}<p class="note">Invalid loads excluded: {{.}}</p>
+{{end}}{{range .NetFailures}}<p class="note">Network failures (censored at the deadline): {{.}}</p>
 {{end}}{{range .Waterfalls}}<figure id="{{.ID}}" class="waterfall">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</section>
 {{end}}<h2>Figures</h2>
@@ -121,7 +125,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 }
 
 func (r *Report) htmlSection(c condition) htmlSection {
-	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups), Waterfalls: waterfalls(c.Groups)}
+	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups), NetFailures: netNotes(c.Groups),
+		Waterfalls: waterfalls(c.Groups)}
 	groups, comparisons := r.conditionTables(c)
 	s.Tables = append(s.Tables, htmlTable{Class: "groups", Header: groups[0], Rows: groups[1:]})
 	if comparisons != nil {

@@ -58,11 +58,13 @@ PARTIAL.` + artifactsHelp,
 			if out == "" {
 				out = filepath.Join("results", experiment.Carlucci2015)
 			}
+			if !resume && !force {
+				if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+					return usagef("--out %s is not empty: choose another directory or add --force", out)
+				}
+			}
 			if _, err := browser.FindChromium(chrome); err != nil {
 				return usagef("%v", err)
-			}
-			if os.Geteuid() != 0 {
-				return usagef("reproduce %s emulates a link, which needs root: run it with sudo", experiment.Carlucci2015)
 			}
 			if resume && force {
 				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
