@@ -12,6 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
@@ -81,6 +82,9 @@ type Config struct {
 	TempDir string
 	// SkipLinkCheck skips the self-check of each link before it is used.
 	SkipLinkCheck bool
+	// Cross is a bulk flow (flows.ParseSpec: PROTO[:CC], e.g. "h1:cubic") kept running through
+	// each link, after its self-check, while the pages load; "" for none. Records say so (Cross).
+	Cross string
 	// Version is the pltlab version recorded in every record's env.
 	Version string
 	// Observer, when set, is called after every record is written (from the running goroutine).
@@ -216,6 +220,11 @@ func (c Config) Validate() error {
 	case "", "cubic", "bbr", "reno":
 	default:
 		errs = append(errs, fmt.Errorf("bad tcp-cc %q: accepted cubic, bbr, reno", c.TCPCC))
+	}
+	if c.Cross != "" {
+		if _, err := flows.ParseSpec(c.Cross); err != nil {
+			errs = append(errs, fmt.Errorf("bad cross traffic: %w", err))
+		}
 	}
 	switch c.TLS {
 	case "", "1.2", "1.3":

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
@@ -198,6 +199,7 @@ type linkSetup struct {
 	servers  []*server.Server
 	browsers map[[2]int]*browser.Browser // key: page index, protocol index
 	ev       *evidence                   // per-load artifacts; nil when none are wanted
+	cross    *flows.Cross                // cross traffic (Config.Cross), nil without
 }
 
 // pending reports whether link li has a load not yet made.
@@ -241,6 +243,9 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 			return err
 		}
 		ls.servers = append(ls.servers, srv)
+	}
+	if ls.cross, err = startCross(ctx, r.c, ls.link); err != nil {
+		return err
 	}
 	failures := 0
 	for i, j := range r.jobs {
@@ -394,6 +399,9 @@ func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr, extr
 
 func (ls *linkSetup) close() error {
 	var errs []error
+	if ls.cross != nil {
+		errs = append(errs, ls.cross.Close())
+	}
 	for _, b := range ls.browsers {
 		errs = append(errs, b.Close())
 	}
@@ -478,6 +486,9 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}
 	rec.Link = ls.link.Spec().Result()
 	rec.Link.Spec = r.c.Links[j.Link]
+	if ls.cross != nil {
+		rec.Cross = ls.cross.Spec().String()
+	}
 	r.serverFacts(rec, srv, since)
 	return rec, nil
 }

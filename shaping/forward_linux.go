@@ -44,9 +44,11 @@ type forwarder struct {
 	base time.Time
 	stop *atomic.Bool
 	tid  atomic.Int32
-	rt   bool                 // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
-	tap  *atomic.Pointer[Tap] // capture hook (nil or unset: none); see tap_linux.go
-	dir  TapDir
+	rt   bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
+
+	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
+	capTap *atomic.Pointer[Tap]                           // pcapng capture hook (nil or unset: none); see tap_linux.go
+	dir    TapDir
 }
 
 func newForwarder(cfg emu.Config, src, dst, mtu int, base time.Time, stop *atomic.Bool, rt bool) (*forwarder, error) {
@@ -150,7 +152,11 @@ func (f *forwarder) read() {
 			continue
 		}
 		at := f.now()
-		f.tapped(at, buf[:n], tapEvent(f.pipe.Offer(at, buf[:n])))
+		v := f.pipe.Offer(at, buf[:n])
+		if tap := f.tap.Load(); tap != nil { // a dropped buffer is recycled but not yet reused
+			(*tap)(buf[:n], v != emu.Queued)
+		}
+		f.tapped(at, buf[:n], tapEvent(v))
 	}
 }
 

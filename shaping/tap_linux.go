@@ -9,10 +9,10 @@ import (
 // tapped hands a packet to the forwarder's Tap, if one is set. It runs on the forwarding thread;
 // the Tap copies what it keeps. A dropped packet's buffer is already recycled but not yet reused.
 func (f *forwarder) tapped(now time.Duration, pkt []byte, ev TapEvent) {
-	if f.tap == nil {
+	if f.capTap == nil {
 		return
 	}
-	if t := f.tap.Load(); t != nil {
+	if t := f.capTap.Load(); t != nil {
 		(*t)(f.dir, f.base.Add(now), pkt, ev)
 	}
 }
@@ -34,8 +34,8 @@ func tapEvent(v emu.Verdict) TapEvent {
 
 // setTaps connects both forwarders to l's tap slot.
 func (l *EmuLink) setTaps() {
-	l.down.tap, l.down.dir = &l.tap, TapDown
-	l.up.tap, l.up.dir = &l.tap, TapUp
+	l.down.capTap, l.down.dir = &l.tap, TapDown
+	l.up.capTap, l.up.dir = &l.tap, TapUp
 }
 
 var _ Capturer = (*EmuLink)(nil)

@@ -33,6 +33,7 @@ type runFlags struct {
 	chrome           string
 	noCheck, force   bool
 	art              artifactFlags
+	cross            string
 	resume           bool
 }
 
@@ -51,7 +52,9 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
   sudo ./bin/pltlab run --page 10x30KB --link carlucci2015 --runs 5 --out /tmp/r.jsonl --resume
   sudo ./bin/pltlab run --page 10x30KB --page 1x1MB --link rate=10mbit,rtt=20ms --link 3g --protocols h2,h3 --runs 3 --out /tmp/m.jsonl
   ./bin/pltlab run --page 5x10KB --link none --runs 2 --out -
-  sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --runs 2 --artifacts /tmp/a --out /tmp/a.jsonl`,
+  sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --runs 2 --artifacts /tmp/a --out /tmp/a.jsonl
+
+  sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --protocols h2 --cross h1:cubic --runs 3 --out /tmp/cross.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.config(cmd)
@@ -81,6 +84,7 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
 	f.art.add(fl, "all")
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted run whose records are in --out (same flags): loads already made are not redone")
+	fl.StringVar(&f.cross, "cross", "", "cross traffic: a bulk flow PROTO[:CC] (e.g. h1:cubic) kept running through the link during the loads")
 	return cmd
 }
 
@@ -131,6 +135,10 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		return c, err
 	}
 	c.Artifacts, c.Visual = art, f.art.visual
+	if f.cross != "" {
+		c.Cross = f.cross
+		raiseProcsForLink() // the cross flow's server and client run next to the links
+	}
 	if err := c.Validate(); err != nil {
 		return c, asUsage(err)
 	}
