@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -32,12 +33,17 @@ SpeedIndex, first visual change, visually complete (histogram completeness as We
 visualmetrics.py) and a filmstrip of up to 12 thumbnails (~40 KB a record); the HTML report
 shows the median load's filmstrip, and 'pltlab report --metric speed_index_ms' its statistics.`
 
-// add registers the flags; kinds is the default list.
+// add registers the flags (and --visual); kinds is the default list.
 func (a *artifactFlags) add(fl *pflag.FlagSet, kinds string) {
+	a.addArtifacts(fl, kinds)
+	fl.BoolVar(&a.visual, "visual", false, "measure visual metrics from a DevTools screencast: SpeedIndex, visually complete, filmstrip (record field visual)")
+}
+
+// addArtifacts registers --artifacts, --artifacts-kinds and --artifacts-for only.
+func (a *artifactFlags) addArtifacts(fl *pflag.FlagSet, kinds string) {
 	fl.StringVar(&a.dir, "artifacts", "", "write per-load evidence files under this directory (off by default)")
 	fl.StringVar(&a.kinds, "artifacts-kinds", kinds, "which artifacts: comma-separated har,netlog,qlog,pcap or all")
 	fl.StringVar(&a.filter, "artifacts-for", string(artifacts.KeepAll), "which loads keep them: invalid, slowest (per cell so far) or all")
-	fl.BoolVar(&a.visual, "visual", false, "measure visual metrics from a DevTools screencast: SpeedIndex, visually complete, filmstrip (record field visual)")
 }
 
 // config checks the flags (usage errors) and creates the directory; allowed limits the kinds.
@@ -51,7 +57,7 @@ func (a *artifactFlags) config(allowed ...artifacts.Kind) (artifacts.Config, err
 	}
 	for _, k := range kinds {
 		if len(allowed) > 0 && !slices.Contains(allowed, k) {
-			return artifacts.Config{}, usagef("bad --artifacts-kinds: %s is not available here (the server is not in this process); accepted har, netlog", k)
+			return artifacts.Config{}, usagef("bad --artifacts-kinds: %s is not available here; accepted %s", k, kindList(allowed))
 		}
 	}
 	filter, err := artifacts.ParseFilter(a.filter)
@@ -62,4 +68,13 @@ func (a *artifactFlags) config(allowed ...artifacts.Kind) (artifacts.Config, err
 		return artifacts.Config{}, usagef("bad --artifacts %s: %v", a.dir, err)
 	}
 	return artifacts.Config{Dir: a.dir, Kinds: kinds, For: filter}, nil
+}
+
+// kindList joins kinds with commas.
+func kindList(kinds []artifacts.Kind) string {
+	s := make([]string, len(kinds))
+	for i, k := range kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
 }

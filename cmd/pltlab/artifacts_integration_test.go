@@ -124,3 +124,46 @@ func checkArtifacts(t *testing.T, root string, r *result.Record, tshark string) 
 		t.Logf("%s: tshark decoded %d packets with %s", r.Protocol, n, filter)
 	}
 }
+
+// TestIntegrationFlowsArtifacts runs an h2 and an h3 flow with --artifacts: both records list
+// the run's pcapng and qlog, and tshark decodes HTTP/2 and HTTP/3 HEADERS frames from the
+// pcapng alone.
+func TestIntegrationFlowsArtifacts(t *testing.T) {
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("needs root; skipped with -short")
+	}
+	tshark, _ := exec.LookPath("tshark")
+	dir := t.TempDir()
+	art, jsonl := filepath.Join(dir, "art"), filepath.Join(dir, "f.jsonl")
+	code, out, errOut := runCLI(t, "flows", "--link", "rate=10mbit,rtt=20ms", "--flow", "h3", "--flow", "h2:cubic",
+		"--duration", "2s", "--name", "fl", "--out", jsonl, "--artifacts", art)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	recs := readAll(t, jsonl)
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	var pcap string
+	for _, r := range recs {
+		var kinds []string
+		for _, f := range r.Artifacts {
+			kinds = append(kinds, filepath.Ext(f))
+			if strings.HasSuffix(f, ".pcapng") {
+				pcap = filepath.Join(art, f)
+			}
+		}
+		if strings.Join(kinds, " ") != ".sqlog .pcapng" {
+			t.Errorf("flow %s lists %v, want a qlog and the pcapng", r.Protocol, r.Artifacts)
+		}
+	}
+	if tshark == "" || pcap == "" {
+		return
+	}
+	for _, filter := range []string{"http2.type == 1", "http3.frame_type == 1"} {
+		got, err := exec.Command(tshark, "-r", pcap, "-Y", filter).Output()
+		if err != nil || bytes.Count(got, []byte("\n")) == 0 {
+			t.Errorf("tshark -Y %q: %v, nothing decoded", filter, err)
+		}
+	}
+}
