@@ -16,10 +16,12 @@ setup: deps build
 # slurm-wlm and munge are for the one-node Slurm integration test (cluster package).
 deps:
 	@if command -v chromium >/dev/null && command -v ip >/dev/null && command -v iperf3 >/dev/null && command -v ping >/dev/null \
+		&& command -v tshark >/dev/null && command -v node >/dev/null && command -v npm >/dev/null \
 		&& command -v slurmctld >/dev/null && command -v munged >/dev/null; then \
-		echo "deps: chromium, iproute2, iperf3, ping, slurm-wlm and munge are installed"; \
+		echo "deps: chromium, iproute2, iperf3, ping, tshark, node, npm, slurm-wlm and munge are installed"; \
 	else \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping slurm-wlm munge; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping tshark slurm-wlm munge; \
+		command -v node >/dev/null && command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; \
 	fi
 
 build:

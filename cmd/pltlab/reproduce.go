@@ -25,6 +25,7 @@ func newReproduceCmd() *cobra.Command {
 		seed   int64
 		chrome string
 		force  bool
+		art    artifactFlags
 		resume bool
 		shard  string
 	)
@@ -42,10 +43,11 @@ Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/report.json, DIR/r
 DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.
 An interrupted reproduction is continued with --resume (same --runs and --seed): the loads in
 DIR/results.jsonl are kept and the schedule goes on; the reports of an unfinished one say
-PARTIAL.`,
+PARTIAL.` + artifactsHelp,
 		Example: `  sudo ./bin/pltlab reproduce carlucci2015
   sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --force
-  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --resume`,
+  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --resume
+  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 || args[0] != experiment.Carlucci2015 {
@@ -68,19 +70,22 @@ PARTIAL.`,
 			if resume && force {
 				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
 			}
+			ac, err := art.config()
+			if err != nil {
+				return err
+			}
 			if !resume {
 				if err := prepareOutDir(out, force); err != nil {
 					return err
 				}
 			}
 			c := experiment.CarlucciConfig(runs)
-			c.Seed, c.Chrome, c.Version = seed, chrome, pltlabVersion()
+			c.Seed, c.Chrome, c.Version, c.Artifacts, c.Visual = seed, chrome, pltlabVersion(), ac, art.visual
 			if !resume {
 				c.Name = fmt.Sprintf("%s-%s", experiment.Carlucci2015, time.Now().UTC().Format("20060102T150405Z"))
 			} else {
 				c.Name = ""
 			}
-			var err error
 			if c.Shard, err = parseShard(c, shard); err != nil {
 				return err
 			}
@@ -104,6 +109,7 @@ PARTIAL.`,
 	fl.StringVar(&chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&force, "force", false, "overwrite the files of an earlier reproduction in --out")
 	fl.BoolVar(&resume, "resume", false, "continue the interrupted reproduction in --out (same --runs and --seed)")
+	art.add(fl, "all")
 	fl.StringVar(&shard, "shard", "", "run part I of N (I/N, auto or auto/N, as in 'pltlab run'); writes DIR/results.jsonl only: merge the shards, then report")
 	return cmd
 }
