@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,60 +18,150 @@ import (
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/studies"
 )
 
+// reproduceFlags are the flags of 'pltlab reproduce'.
+type reproduceFlags struct {
+	runs      int
+	out       string
+	seed      int64
+	chrome    string
+	scale     string
+	force     bool
+	list      bool
+	calibrate bool
+}
+
 func newReproduceCmd() *cobra.Command {
-	var (
-		runs   int
-		out    string
-		seed   int64
-		chrome string
-		force  bool
-	)
+	var f reproduceFlags
 	cmd := &cobra.Command{
-		Use:   "reproduce carlucci2015 [--runs 20] [--out DIR]",
-		Short: "Reproduce a published PLT experiment (carlucci2015) on today's stack",
-		Long: `reproduce runs a published experiment with today's Chromium, HTTP/2 and HTTP/3 and prints
-our figures beside the paper's.
+		Use:   "reproduce STUDY [--scale smoke|quick|full] [--runs N] [--out DIR] | --list",
+		Short: "Reproduce a published study (carlucci2015, kakhki2017, muthuraj2024) on today's stack",
+		Long: `reproduce runs a published study with today's Chromium, HTTP/2 and HTTP/3 and reports our
+figures beside the published ones. Every report opens with a findings table: each published
+finding, whether it was reproduced, not reproduced, not testable here, or not run at this scale,
+with the evidence (numbers, p-values, which section or plot).
+
+--list shows the studies with the size and estimated time of each scale on one 2-core machine.
+--scale smoke is a functional check (minutes), quick a representative sub-grid (<= 30 min),
+full the published grid (its estimated time is printed before it starts).
 
 carlucci2015: G. Carlucci, L. De Cicco, S. Mascolo, "HTTP over UDP: an experimental investigation
-of QUIC", ACM SAC 2015. A page of JPEG images over a 3 Mbit/s bottleneck, 50 ms base RTT, droptail
-buffer of one BDP, no loss; HTTP/1.1, HTTP/2 (SPDY in 2015) and HTTP/3 (QUIC) cold, plus HTTP/3
-warm (0-RTT, as the 2015 QUIC had). TCP listeners use TLS 1.2 and CUBIC as in 2015.
-Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/report.json, DIR/report.csv,
-DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.`,
-		Example: `  sudo ./bin/pltlab reproduce carlucci2015
-  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --force`,
+of QUIC", ACM SAC 2015: the loss-free table (3 Mbit/s, 50 ms RTT, buffer = BDP, image page;
+HTTP/1.1, HTTP/2 (SPDY) and HTTP/3 (QUIC) cold plus HTTP/3 warm, TLS 1.2 + CUBIC on TCP), a lossy
+series and the safe-deployment flows. --calibrate sweeps candidate page compositions instead and
+ranks them against the paper's three PLTs.
+kakhki2017: Kakhki et al., "Taking a Long Look at QUIC", IMC 2017 (Table 2 grid, heatmaps).
+muthuraj2024: the 2024 Emulab replication (TCP CUBIC and BBR vs QUIC).
+
+Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/findings.json, figures, and each
+part's full analysis in DIR/PART/ (default DIR: results/STUDY). Needs root.`,
+		Example: `  ./bin/pltlab reproduce --list
+  sudo ./bin/pltlab reproduce carlucci2015
+  sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/carlucci-smoke --force
+  sudo ./bin/pltlab reproduce carlucci2015 --calibrate --out /tmp/carlucci-calibrate
+  sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || args[0] != experiment.Carlucci2015 {
-				return usagef("reproduce needs one experiment name, got %q: accepted %s", strings.Join(args, " "), experiment.Carlucci2015)
+			if f.list {
+				if len(args) > 0 {
+					return usagef("--list takes no study, got %q", strings.Join(args, " "))
+				}
+				return listStudies(cmd.OutOrStdout())
 			}
-			if runs < 1 || runs > 10000 {
-				return usagef("bad --runs %d: accepted 1..10000", runs)
-			}
-			if out == "" {
-				out = filepath.Join("results", experiment.Carlucci2015)
-			}
-			if _, err := browser.FindChromium(chrome); err != nil {
-				return usagef("%v", err)
-			}
-			if err := prepareOutDir(out, force); err != nil {
+			st, plan, err := f.plan(args)
+			if err != nil {
 				return err
 			}
-			c := experiment.CarlucciConfig(runs)
-			c.Seed, c.Chrome, c.Version = seed, chrome, pltlabVersion()
-			c.Name = fmt.Sprintf("%s-%s", experiment.Carlucci2015, time.Now().UTC().Format("20060102T150405Z"))
-			return reproduce(cmd, c, out)
+			if f.out == "" {
+				f.out = filepath.Join("results", st.Name)
+				if f.calibrate {
+					f.out += "-calibrate"
+				}
+			}
+			if _, err := browser.FindChromium(f.chrome); err != nil {
+				return usagef("%v", err)
+			}
+			if err := prepareOutDir(f.out, f.force); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
+				st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), fmtEstimate(plan.Estimate()))
+			return reproduce(cmd, st, plan, f, f.out)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&runs, "runs", 20, "measured loads per protocol")
-	fl.StringVar(&out, "out", "", "output directory (default results/carlucci2015)")
-	fl.Int64Var(&seed, "seed", experiment.DefaultSeed, "seed of the interleaved run order")
-	fl.StringVar(&chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
-	fl.BoolVar(&force, "force", false, "overwrite the files of an earlier reproduction in --out")
+	fl.BoolVar(&f.list, "list", false, "list the studies with their sizes and estimated times")
+	fl.StringVar(&f.scale, "scale", "", "smoke, quick or full (default: the study's, quick)")
+	fl.IntVar(&f.runs, "runs", 0, "measured loads per cell, replacing the scale's (0 = the scale's)")
+	fl.StringVar(&f.out, "out", "", "output directory (default results/STUDY)")
+	fl.Int64Var(&f.seed, "seed", experiment.DefaultSeed, "seed of the interleaved run order and of random loss")
+	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
+	fl.BoolVar(&f.force, "force", false, "overwrite the files of an earlier reproduction in --out")
+	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
+}
+
+// plan resolves the study and its plan from the arguments and flags, as usage errors.
+func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, error) {
+	if len(args) != 1 {
+		return nil, studies.Plan{}, usagef("reproduce needs one study name, got %q: accepted %s (or --list)", strings.Join(args, " "), strings.Join(studies.Names(), ", "))
+	}
+	st, err := studies.Lookup(args[0])
+	if err != nil {
+		return nil, studies.Plan{}, asUsage(err)
+	}
+	if f.calibrate {
+		if st.Name != experiment.Carlucci2015 {
+			return nil, studies.Plan{}, usagef("--calibrate is for %s only, got %s", experiment.Carlucci2015, st.Name)
+		}
+		st = studies.CarlucciCalibration()
+	}
+	scale := st.DefaultScale
+	if f.scale != "" {
+		if scale, err = studies.ParseScale(f.scale); err != nil {
+			return nil, studies.Plan{}, usagef("bad --scale: %v", err)
+		}
+	}
+	if f.runs < 0 || f.runs > 10000 {
+		return nil, studies.Plan{}, usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
+	}
+	plan := st.Plan(scale)
+	if err := plan.Validate(); err != nil {
+		return nil, studies.Plan{}, asUsage(err)
+	}
+	return st, plan, nil
+}
+
+// listStudies prints every study with the loads and estimated time of each scale.
+func listStudies(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STUDY\tSCALE\tPAGE LOADS\tFLOW RUNS\tESTIMATED TIME\tTITLE")
+	list := append(studies.All(), studies.CarlucciCalibration())
+	for _, st := range list {
+		name := strings.TrimSpace(st.Name + " " + st.Option)
+		for _, sc := range studies.Scales {
+			p := st.Plan(sc)
+			def := ""
+			if sc == st.DefaultScale {
+				def = " (default)"
+			}
+			fmt.Fprintf(tw, "%s\t%s%s\t%d\t%d\t%s\t%s\n", name, sc, def, p.Loads(), p.FlowRuns(), fmtEstimate(p.Estimate()), st.Title)
+		}
+	}
+	return tw.Flush()
+}
+
+// fmtEstimate prints a duration estimate as "12 min" or "3.5 h" or "41 d".
+func fmtEstimate(d time.Duration) string {
+	switch {
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%.0f min", d.Minutes())
+	case d < 72*time.Hour:
+		return fmt.Sprintf("%.1f h", d.Hours())
+	}
+	return fmt.Sprintf("%.0f d", d.Hours()/24)
 }
 
 // prepareOutDir creates dir, refusing one that holds files unless force.
@@ -89,11 +181,11 @@ func prepareOutDir(dir string, force bool) error {
 	return nil
 }
 
-// reproduce runs c into DIR/results.jsonl, then writes the reports and prints the side-by-side
-// table.
-func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
+// reproduce runs the plan into DIR/results.jsonl, then writes the study report and prints the
+// study's headline table and the findings.
+func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f reproduceFlags, dir string) error {
 	jsonl := filepath.Join(dir, "results.jsonl")
-	err := runExperiment(cmd.Context(), c, jsonl, true, cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.ErrOrStderr())
+	err := runStudy(cmd.Context(), plan, f, jsonl, cmd.ErrOrStderr())
 	var ee *exitError
 	if err != nil && !errors.As(err, &ee) {
 		return err
@@ -102,52 +194,60 @@ func reproduce(cmd *cobra.Command, c experiment.Config, dir string) error {
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}
-	if werr := writeReproduction(cmd.OutOrStdout(), dir, c, recs); werr != nil {
+	if werr := writeStudy(cmd.OutOrStdout(), dir, st, plan, recs); werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err
 }
 
-// writeReproduction writes the reports of a reproduction into dir, each opening with the
-// side-by-side table of the paper's figures and ours, and prints that table to w.
-func writeReproduction(w io.Writer, dir string, c experiment.Config, recs []*result.Record) error {
-	rep := analysis.Analyze(recs, analysis.Options{})
-	if rep.Empty() {
-		return analysis.ErrNoRecords
-	}
-	rep.Reproduction = &analysis.Reproduction{Title: "Carlucci et al., SAC 2015, reproduced with pltlab",
-		References: carlucciReferences(c, recs), Notes: experiment.CarlucciDifferences(recs)}
-	if err := rep.WriteDir(dir); err != nil {
+// runStudy runs plan, streaming records to out, with a progress bar and the closing line on
+// stderr. An interrupt keeps every written record and exits with code 130.
+func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out string, stderr io.Writer) error {
+	tmp, cleanup, err := makeTempRoot()
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Carlucci et al., SAC 2015, reproduced: page %s, link %s; TCP listeners TLS %s + %s, QUIC TLS 1.3 (quic-go)\n\n",
-		c.Pages[0], c.Links[0], c.TLS, c.TCPCC)
-	if err := rep.WriteReferenceTable(w, rep.Reproduction.References, false); err != nil {
-		return err
+	defer cleanup()
+	lf := &lazyFile{name: out}
+	defer lf.Close()
+	o := studies.RunOptions{Runs: f.runs, Seed: f.seed, Chrome: f.chrome, Version: pltlabVersion(), TempDir: tmp}
+	total := 0
+	for _, c := range plan.Configs(o) {
+		total += len(experiment.Schedule(c))
 	}
-	fmt.Fprintf(w, "\nReports: %s\n", strings.Join(prefixAll(dir, append([]string{"results.jsonl"}, analysis.DirFiles...)), " "))
-	return nil
+	observe, finish := newProgress(stderr, total)
+	o.Observer = observe
+	sum, err := studies.Run(ctx, plan, o, result.NewWriter(lf))
+	finish()
+	fmt.Fprintf(stderr, "pltlab: %d loads (%d valid, %d invalid measured) in %s\n",
+		sum.Records, sum.Valid, sum.Invalid, sum.Elapsed.Round(time.Second))
+	if ctx.Err() != nil {
+		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept")}
+	}
+	return explainSetupError(err)
 }
 
-// carlucciReferences pairs the paper's figures with the ideal lower bound of the page actually
-// loaded over the link actually used.
-func carlucciReferences(c experiment.Config, recs []*result.Record) []analysis.Reference {
-	var page result.Page
-	var link result.Link
-	for _, r := range recs {
-		if r.IsLoad() {
-			page, link = r.Page, r.Link
-			break
+// writeStudy writes the study report into dir and prints the headline table and the findings.
+func writeStudy(w io.Writer, dir string, st *studies.Study, plan studies.Plan, recs []*result.Record) error {
+	ev := studies.Evaluate(st, plan, recs)
+	if len(ev.Loads()) == 0 {
+		return analysis.ErrNoRecords
+	}
+	js, err := studies.WriteReport(dir, ev)
+	if err != nil {
+		return err
+	}
+	if st.Console != nil {
+		if err := st.Console(w, ev); err != nil {
+			return err
 		}
+		fmt.Fprintln(w)
 	}
-	rtt := time.Duration(link.RTTMs * float64(time.Millisecond))
-	var refs []analysis.Reference
-	for _, row := range experiment.CarlucciPaper {
-		bound := experiment.IdealPLT(page.TotalBytes, link.DownBps, rtt, experiment.MinRoundTrips(row.Arm, c.TLS))
-		refs = append(refs, analysis.Reference{Protocol: row.Arm.Protocol, Mode: row.Arm.Mode, Label: row.Label,
-			PaperMs: float64(row.PLT.Milliseconds()), BoundMs: float64(bound.Microseconds()) / 1000})
+	if err := studies.WriteFindings(w, ev, js); err != nil {
+		return err
 	}
-	return refs
+	fmt.Fprintf(w, "\nReports: %s\n", strings.Join(prefixAll(dir, append([]string{"results.jsonl"}, studies.ReportFiles...)), " "))
+	return nil
 }
 
 func prefixAll(dir string, names []string) []string {
