@@ -320,8 +320,8 @@ func losslessGroups(e *Evidence) (h1, h2, h3, h3w *analysis.Group) {
 
 func judgeLosslessVsHTTP(e *Evidence) Judgement {
 	h1, _, h3, h3w := losslessGroups(e)
-	if h1 == nil || h3 == nil {
-		return notRun("no loss-free h1 or h3 loads")
+	if j, few := tooFew(h1, h3); few {
+		return j
 	}
 	ev := fmt.Sprintf("h1 %s, h3 %s (p=%s)", fmtSec(median(h1)), fmtSec(median(h3)), fmtP(mw(h3, h1)))
 	ok := faster(h3, h1)
@@ -334,8 +334,8 @@ func judgeLosslessVsHTTP(e *Evidence) Judgement {
 
 func judgeLosslessOrder(e *Evidence) Judgement {
 	h1, h2, h3, _ := losslessGroups(e)
-	if h1 == nil || h2 == nil || h3 == nil {
-		return notRun("no loss-free h1, h2 or h3 loads")
+	if j, few := tooFew(h1, h2, h3); few {
+		return j
 	}
 	ev := fmt.Sprintf("medians h1 %s, h2 %s, h3 %s; p(h2<h1)=%s, p(h3<h2)=%s (paper 2.03 / 1.45 / 1.14 s)",
 		fmtSec(h1.Median), fmtSec(h2.Median), fmtSec(h3.Median), fmtP(mw(h2, h1)), fmtP(mw(h3, h2)))
@@ -347,6 +347,9 @@ func judgeLosslessRatios(e *Evidence) Judgement {
 	rp := carlucciReproduction(e)
 	if pr == nil || rp == nil {
 		return notRun("no loss-free loads")
+	}
+	if j, few := tooFew(losslessGroups(e)); few {
+		return j
 	}
 	rows := pr.Report.ReferenceRows(rp.References)
 	in := func(r analysis.ReferenceRow) bool {
@@ -380,6 +383,9 @@ func judgeLossy(e *Evidence) Judgement {
 	ok := true
 	var parts []string
 	for _, r := range rows {
+		if j, few := tooFew(r.h2, r.h3); few {
+			return j
+		}
 		ok = ok && faster(r.h3, r.h2)
 		parts = append(parts, fmt.Sprintf("%s: h2 %s, h3 %s, h3/h2 %s, p=%s", r.link, fmtSec(median(r.h2)), fmtSec(median(r.h3)), fmtRatio(r.ratio), fmtP(r.p)))
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/result"
@@ -12,6 +13,29 @@ import (
 // Alpha is the significance threshold of every study's tests: p < 0.01, as Kakhki et al., IMC
 // 2017 (section 3, "statistically significant ... p < 0.01") and the analysis package.
 const Alpha = 0.01
+
+// MinLoads is the fewest loads per arm for which a judgement is made: with fewer, a two-sided
+// Mann-Whitney test cannot reach p < 0.01 (exact, no ties: the smallest p with 5 and 5 loads is
+// 2/C(10,5) = 0.0079, with 4 and 4 it is 2/C(8,4) = 0.029), so a finding is "not run" instead
+// of "not reproduced".
+const MinLoads = 5
+
+// tooFew returns a "not run" judgement when any group has fewer than MinLoads loads (or is
+// missing), naming the smallest count; ok false otherwise.
+func tooFew(gs ...*analysis.Group) (Judgement, bool) {
+	least := math.MaxInt
+	for _, g := range gs {
+		n := 0
+		if g != nil {
+			n = len(g.Sample)
+		}
+		least = min(least, n)
+	}
+	if least < MinLoads {
+		return notRun(fmt.Sprintf("too few loads for p < 0.01 at this scale (%d per arm, need %d)", least, MinLoads)), true
+	}
+	return Judgement{}, false
+}
 
 // Evidence is what a study's records say, part by part: the input of its findings and sections.
 type Evidence struct {
@@ -165,6 +189,17 @@ func fmtP(p float64) string {
 		return "<0.001"
 	}
 	return fmt.Sprintf("%.3f", p)
+}
+
+// FormatEstimate formats a time estimate for people: "12 min", "3.5 h" or "41 d".
+func FormatEstimate(d time.Duration) string {
+	switch {
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%.0f min", d.Minutes())
+	case d < 72*time.Hour:
+		return fmt.Sprintf("%.1f h", d.Hours())
+	}
+	return fmt.Sprintf("%.0f d", d.Hours()/24)
 }
 
 // fmtMs formats ms as "1234 ms" ("n/a" for NaN).

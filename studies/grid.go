@@ -24,7 +24,7 @@ const ImplicitRTT = 36 * time.Millisecond
 // two directions (as the 2024 replication's scripts do), droptail queue of 2 BDP (the 2024
 // replication's; the 2017 paper gives none). Loss 0 gives no loss key.
 func GridLink(rateMbit int, extra time.Duration, lossPct float64) string {
-	s := fmt.Sprintf("rate=%dmbit,rtt=%dms,queue=2bdp", rateMbit, (ImplicitRTT+extra).Milliseconds())
+	s := fmt.Sprintf("rate=%dmbit,rtt=%dms,queue=2bdp", rateMbit, (ImplicitRTT + extra).Milliseconds())
 	if lossPct > 0 {
 		s += ",loss=" + strconv.FormatFloat(lossPct/2, 'f', -1, 64) + "%"
 	}
@@ -281,4 +281,24 @@ func filterCells(cells []Cell, keep func(Cell) bool) []Cell {
 }
 
 // mbit formats a rate in Mbit/s.
-func mbit(r shaping.Rate) string { return strings.TrimSuffix(strconv.FormatFloat(float64(r)/1e6, 'g', 4, 64), ".0") }
+func mbit(r shaping.Rate) string {
+	return strings.TrimSuffix(strconv.FormatFloat(float64(r)/1e6, 'g', 4, 64), ".0")
+}
+
+// enough keeps the cells whose every comparison has at least MinLoads loads per arm (fewer
+// cannot reach p < 0.01); the heatmaps still show every cell.
+func enough(cells []Cell) []Cell {
+	return filterCells(cells, func(c Cell) bool {
+		for _, d := range c.Diffs {
+			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// tooFewCells is the judgement when no cell has enough loads.
+func tooFewCells() Judgement {
+	return notRun(fmt.Sprintf("too few loads for p < 0.01 at this scale (need %d per arm and cell)", MinLoads))
+}

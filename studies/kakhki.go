@@ -148,16 +148,16 @@ func kakhkiFindings() []Finding {
 	return []Finding{
 		{ID: "quic-faster", Claim: "QUIC generally outperforms TCP (desktop page loads)", Source: "section 5.2, figures 5-6 (heatmaps)",
 			Criterion: "cold comparison: significant cells where QUIC is faster (red) outnumber those where TCP is (blue), and are at least half of all cells",
-			Judge: judgeQUICFaster},
+			Judge:     judgeQUICFaster},
 		{ID: "low-rate-loss", Claim: "QUIC's advantage is largest at low rate and with loss", Source: "section 5.2, figures 5-7",
 			Criterion: "mean % difference (cold) higher at the lowest rate than at the highest (same page, RTT, no loss), and higher with loss than without (same page, rate, RTT)",
-			Judge: judgeLowRateLoss},
+			Judge:     judgeLowRateLoss},
 		{ID: "0rtt-small", Claim: "QUIC's edge with many small objects comes mostly from 0-RTT", Source: "section 5.2 (0-RTT vs 1-RTT)",
 			Criterion: "pages of >= 100 objects of <= 10 KB: QUIC with 0-RTT significantly faster than TCP, and 0-RTT gives at least half of that edge ((diff 0-RTT - diff cold) / diff 0-RTT >= 0.5)",
-			Judge: judge0RTTSmall},
+			Judge:     judge0RTTSmall},
 		{ID: "reordering", Claim: "Packet reordering (from delay variation) makes QUIC worse than TCP", Source: "section 5.3 (packet reordering)",
 			Criterion: "on the delay-variation link (112 ms +- 50 ms), TCP significantly faster than QUIC (cold) for most pages",
-			Judge: judgeReordering},
+			Judge:     judgeReordering},
 		{ID: "mobile", Claim: "On mobile devices QUIC's gains shrink or vanish (it is application-limited by the phone's CPU)", Source: "section 6 (mobile)",
 			Criterion: "needs phones", Judge: func(*Evidence) Judgement {
 				return Judgement{Verdict: NotTestable, Evidence: "no mobile devices: desktop Chromium on a server only"}
@@ -166,9 +166,9 @@ func kakhkiFindings() []Finding {
 }
 
 func judgeQUICFaster(e *Evidence) Judgement {
-	cells := e.cells(kakhkiGridParts...)
+	cells := enough(e.cells(kakhkiGridParts...))
 	if len(cells) == 0 {
-		return notRun("no grid cells")
+		return tooFewCells()
 	}
 	q, t, n := tally(cells, 0)
 	qw, tw, nw := tally(cells, 1)
@@ -177,7 +177,10 @@ func judgeQUICFaster(e *Evidence) Judgement {
 }
 
 func judgeLowRateLoss(e *Evidence) Judgement {
-	cells := e.cells(kakhkiGridParts...)
+	cells := enough(e.cells(kakhkiGridParts...))
+	if len(cells) == 0 {
+		return tooFewCells()
+	}
 	lossless := filterCells(cells, func(c Cell) bool { return c.LinkSpec.Loss == 0 })
 	var rates []float64
 	for _, c := range lossless {
@@ -212,7 +215,7 @@ func judgeLowRateLoss(e *Evidence) Judgement {
 }
 
 func judge0RTTSmall(e *Evidence) Judgement {
-	small := filterCells(e.cells(kakhkiGridParts...), func(c Cell) bool {
+	small := filterCells(enough(e.cells(kakhkiGridParts...)), func(c Cell) bool {
 		n, s, ok := objectOf(c.PageSpec)
 		return ok && n >= 100 && s <= 10_000
 	})
@@ -237,9 +240,9 @@ func judgeReordering(e *Evidence) Judgement {
 	if !slices.ContainsFunc(e.Plan.Parts, func(p Part) bool { return p.Name == "reorder" }) {
 		return notRun("no reordering link at this scale")
 	}
-	cells := e.cells("reorder")
+	cells := enough(e.cells("reorder"))
 	if len(cells) == 0 {
-		return notRun("no loads on the reordering link")
+		return tooFewCells()
 	}
 	_, t, _ := tally(cells, 0)
 	var parts []string

@@ -162,7 +162,7 @@ func judgeReferenceDirection(e *Evidence) Judgement {
 	var parts []string
 	for _, r := range MuthurajReference {
 		d := muthurajDiff(e, "bbr", r)
-		if d.NTCP == 0 || d.NQUIC == 0 {
+		if d.NTCP < MinLoads || d.NQUIC < MinLoads {
 			continue
 		}
 		n++
@@ -172,7 +172,7 @@ func judgeReferenceDirection(e *Evidence) Judgement {
 		parts = append(parts, fmt.Sprintf("%d Mbit/s %s: paper %s, ours %s", r.RateMbit, pages.HumanBytes(r.Size), fmtPct(want), d))
 	}
 	if n == 0 {
-		return notRun("no reference cell measured at this scale")
+		return notRun(fmt.Sprintf("no reference cell measured with %d or more loads per arm at this scale", MinLoads))
 	}
 	return verdict(ok, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours")
 }
@@ -186,7 +186,7 @@ func judgeSmallObjects(e *Evidence) Judgement {
 		}
 		for _, size := range []int64{5_000, 100_000} {
 			d := muthurajDiff(e, cc, MuthurajRef{RateMbit: 10, Size: size})
-			if d.NTCP == 0 || d.NQUIC == 0 {
+			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
 				continue
 			}
 			n++
@@ -195,7 +195,7 @@ func judgeSmallObjects(e *Evidence) Judgement {
 		}
 	}
 	if n == 0 {
-		return notRun("no 5 KB or 100 KB page at 10 Mbit/s at this scale")
+		return notRun(fmt.Sprintf("no 5 KB or 100 KB page at 10 Mbit/s with %d or more loads per arm at this scale", MinLoads))
 	}
 	return verdict(ok, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours")
 }
@@ -205,7 +205,7 @@ func judgeMuthurajReordering(e *Evidence) Judgement {
 		return Judgement{Verdict: NotTestable, Evidence: "needs delay variation that reorders packets (the link model's delayvar), not in this build"}
 	}
 	var cells []Cell
-	for _, c := range e.cells("cubic", "bbr") {
+	for _, c := range enough(e.cells("cubic", "bbr")) {
 		if strings.Contains(c.Link, "delayvar") {
 			cells = append(cells, c)
 		}

@@ -75,7 +75,7 @@ func (e *Evidence) findingsTable(js []Judgement) Table {
 func (e *Evidence) sections(js []Judgement) []Section {
 	scale := Section{ID: "scale", Title: "Scale: what was run and what was scaled down",
 		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s) and %d bulk-flow run(s); estimated %s on one 2-core machine.",
-			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), e.Plan.Estimate())},
+			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), FormatEstimate(e.Plan.Estimate()))},
 		Bullets: append(append([]string{}, e.Plan.ScaledDown...), e.Plan.NotRun...)}
 	out := []Section{{ID: "findings", Title: "Findings", Tables: []Table{e.findingsTable(js)},
 		Text: []string{"Verdicts: reproduced; not reproduced; not testable here (the stack cannot show it); not run (testable, but this scale or build did not measure it). Significance: p < 0.01."}}}
