@@ -28,6 +28,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pltlab/pltlab/result"
@@ -90,7 +91,8 @@ func (m Metric) value(r *result.Record) float64 {
 
 // Defaults of Options.
 const (
-	// DefaultBaseline is the protocol others are compared with.
+	// DefaultBaseline is the protocol others are compared with when it was measured; otherwise
+	// the first measured protocol in protocol.Table order is (BaselineFor).
 	DefaultBaseline = "h1"
 	// DefaultAlpha is the significance threshold (Kakhki et al., IMC 2017, use p < 0.01).
 	DefaultAlpha = 0.01
@@ -106,7 +108,7 @@ const (
 type Options struct {
 	// Metric is the analysed field; "" means PLT.
 	Metric Metric
-	// Baseline is the protocol compared against ("" means DefaultBaseline).
+	// Baseline is the protocol compared against ("" means BaselineFor the measured protocols).
 	Baseline string
 	// Alpha is the significance threshold for the Mann-Whitney p-value (0 means DefaultAlpha).
 	Alpha float64
@@ -119,9 +121,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Metric == "" {
 		o.Metric = PLT
-	}
-	if o.Baseline == "" {
-		o.Baseline = DefaultBaseline
 	}
 	if o.Alpha == 0 {
 		o.Alpha = DefaultAlpha
@@ -148,6 +147,18 @@ type Report struct {
 	// SkippedLines counts corrupt or truncated input lines that were skipped (set by the reader;
 	// Analyze leaves it 0).
 	SkippedLines int
+	// Duplicates counts records read twice and dropped (set by the reader; not corrupt).
+	Duplicates int
+	// Refused lists the records refused on read because a value was out of range (set by the
+	// reader; see ValidateRecord), one line each, capped at MaxWarnings.
+	Refused []string
+	// RefusedCount is the number of refused records (Refused may be capped).
+	RefusedCount int
+	// Warnings are what a reader must know before trusting the tables: settings that split a
+	// condition, loads lost to harness unbalanced between protocols, partial experiments.
+	Warnings []string
+	// Partial is true when an experiment made fewer loads than it scheduled (interrupted).
+	Partial bool
 	// Context describes where and how the records were measured.
 	Context Context
 	// Reproduction, when set by the caller, puts the report beside a published experiment.
@@ -161,7 +172,20 @@ func Analyze(recs []*result.Record, opts Options) *Report {
 	opts = opts.withDefaults()
 	rep := &Report{Options: opts, Context: buildContext(recs)}
 	rep.Groups = groupRecords(recs, opts.Metric)
-	rep.Comparisons = compareGroups(rep.Groups, opts)
+	if rep.Options.Baseline == "" {
+		var ps []string
+		for _, g := range rep.Groups {
+			if !slices.Contains(ps, g.Protocol) {
+				ps = append(ps, g.Protocol)
+			}
+		}
+		rep.Options.Baseline = BaselineFor(ps)
+	}
+	rep.Comparisons = compareGroups(rep.Groups, rep.Options)
+	rep.Warnings = rep.warnings(recs)
+	for _, w := range rep.Warnings {
+		rep.Partial = rep.Partial || strings.HasPrefix(w, "PARTIAL")
+	}
 	return rep
 }
 

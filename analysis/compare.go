@@ -19,7 +19,9 @@ type Comparison struct {
 	// Ratio is median(protocol) / median(baseline); NaN when either median is censored or the
 	// baseline median is 0.
 	Ratio float64
-	// RatioLow and RatioHigh bound the 95% seeded percentile-bootstrap CI of Ratio (see RatioCI).
+	// RatioLow and RatioHigh bound the 95% seeded percentile-bootstrap CI of Ratio (see RatioCI);
+	// NaN when either sample has fewer than MinCIN loads (a bootstrap of so few values is not a
+	// 95% interval: with n = 1 it is a point).
 	RatioLow, RatioHigh float64
 	// DiffPct is the percent difference of the medians: 100 (Ratio - 1).
 	DiffPct float64
@@ -30,6 +32,11 @@ type Comparison struct {
 	// Significant is true when MannWhitney.P < the report's alpha (0.01 by default).
 	Significant bool
 }
+
+// MinCIN is the least sample size for which a report gives a 95% CI: the median's
+// order-statistic interval needs 6 values (MedianCI), and the ratio's bootstrap CI is given
+// under the same rule.
+const MinCIN = 6
 
 // compareGroups compares every non-baseline group with its baseline, in the order of groups.
 func compareGroups(groups []*Group, opts Options) []*Comparison {
@@ -55,7 +62,10 @@ func compare(g, b *Group, opts Options) *Comparison {
 	c := &Comparison{Key: g.Key, Baseline: b.Protocol, N: len(g.Sample), BaselineN: len(b.Sample)}
 	c.Ratio = ratio(g.Median, b.Median)
 	c.DiffPct = 100 * (c.Ratio - 1)
-	c.RatioLow, c.RatioHigh = RatioCI(g.Sample, b.Sample, opts.Bootstrap, seedFor(opts.Seed, g.Key))
+	c.RatioLow, c.RatioHigh = math.NaN(), math.NaN()
+	if c.N >= MinCIN && c.BaselineN >= MinCIN {
+		c.RatioLow, c.RatioHigh = RatioCI(g.Sample, b.Sample, opts.Bootstrap, seedFor(opts.Seed, g.Key))
+	}
 	c.MannWhitney = MannWhitney(g.Sample, b.Sample)
 	c.Welch = Welch(g.Completed, b.Completed)
 	c.Significant = c.MannWhitney.P < opts.Alpha
@@ -74,7 +84,7 @@ func ratio(a, b float64) float64 {
 // groups are in the report.
 func seedFor(seed int64, k Key) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(k.Page + "\x00" + k.Link + "\x00" + string(k.Mode) + "\x00" + k.Protocol))
+	h.Write([]byte(k.Page + "\x00" + k.Link + "\x00" + string(k.Mode) + "\x00" + k.Protocol)) // not Settings: CIs stay as they were
 	return h.Sum64() ^ uint64(seed)
 }
 

@@ -37,6 +37,9 @@ type Context struct {
 	Records int `json:"records"`
 	Loads   int `json:"loads"`
 	Warmups int `json:"warmups"`
+	// HarnessErrors counts the harness_error lines: scheduled loads the harness could not make
+	// (warm-ups included; a load made later by a resumed run still counts here).
+	HarnessErrors int `json:"harness_errors"`
 	// LinkChecks are the link self-check lines (Kind link_check), in input order.
 	LinkChecks []*result.Record `json:"-"`
 }
@@ -70,8 +73,11 @@ func buildContext(recs []*result.Record) Context {
 			add(&c.QUIC, r.Env.QUIC)
 		}
 		if !r.IsLoad() {
-			if r.Kind == result.KindLinkCheck {
+			switch r.Kind {
+			case result.KindLinkCheck:
 				c.LinkChecks = append(c.LinkChecks, r)
+			case result.KindHarnessError:
+				c.HarnessErrors++
 			}
 			continue
 		}

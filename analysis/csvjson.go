@@ -18,6 +18,10 @@ type jsonReport struct {
 	Groups       []jsonGroup   `json:"groups"`
 	Comparisons  []jsonCompare `json:"comparisons"`
 	SkippedLines int           `json:"skipped_lines"`
+	Duplicates   int           `json:"duplicates"`
+	Refused      []string      `json:"refused,omitempty"`
+	Warnings     []string      `json:"warnings,omitempty"`
+	Partial      bool          `json:"partial"`
 	Context      Context       `json:"context"`
 	// References is the reproduction table, present only for a reproduction.
 	References []jsonReference `json:"references,omitempty"`
@@ -30,9 +34,12 @@ type jsonGroup struct {
 	Link       string         `json:"link"`
 	Mode       string         `json:"mode"`
 	Protocol   string         `json:"protocol"`
+	Settings   string         `json:"settings,omitempty"`
 	Runs       int            `json:"runs"`
 	Valid      int            `json:"valid"`
 	TimedOut   int            `json:"timed_out"`
+	NetFailed  int            `json:"network_failures"`
+	Lost       int            `json:"lost_to_harness"`
 	Invalid    map[string]int `json:"invalid"`
 	DeadlineMs *float64       `json:"deadline_ms,omitempty"`
 	MedianMs   *float64       `json:"median_ms"`
@@ -84,6 +91,7 @@ func num(v float64) *float64 {
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := jsonReport{Metric: r.Options.Metric, Baseline: r.Options.Baseline, Alpha: r.Options.Alpha,
 		Groups: []jsonGroup{}, Comparisons: []jsonCompare{}, SkippedLines: r.SkippedLines, Context: r.Context,
+		Duplicates: r.Duplicates, Refused: r.Refused, Warnings: r.Warnings, Partial: r.Partial,
 		References: r.jsonReferences()}
 	for _, g := range r.Groups {
 		out.Groups = append(out.Groups, toJSONGroup(g))
@@ -101,9 +109,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 func toJSONGroup(g *Group) jsonGroup {
 	j := jsonGroup{Page: g.Page, Link: g.Link, Mode: string(g.Mode), Protocol: g.Protocol, Runs: g.Runs,
-		Valid: g.Valid, TimedOut: g.TimedOut, Invalid: g.Invalid, DeadlineMs: num(g.DeadlineMs),
+		Settings: g.Settings, NetFailed: g.NetFailed, Lost: g.Lost, Valid: g.Valid, TimedOut: g.TimedOut, Invalid: g.Invalid, DeadlineMs: num(g.DeadlineMs),
 		MeanMs: num(g.Mean), SDMs: num(g.SD), CV: num(g.CV), CICoverage: num(g.CICoverage)}
-	if g.TimedOut == 0 {
+	if g.Censored() == 0 {
 		j.DeadlineMs = nil
 	}
 	cens := func(name string, v float64) *float64 {
@@ -130,7 +138,7 @@ func toJSONCompare(c *Comparison) jsonCompare {
 // csvHeader names the CSV columns: one row per group, with its comparison against the
 // baseline on the same row (empty for the baseline itself).
 var csvHeader = []string{"page", "link", "mode", "protocol", "runs", "valid", "invalid", "timed_out",
-	"deadline_ms", "median_ms", "ci_low_ms", "ci_high_ms", "mean_ms", "sd_ms", "cv", "min_ms", "p5_ms",
+	"network_failures", "lost_to_harness", "settings", "deadline_ms", "median_ms", "ci_low_ms", "ci_high_ms", "mean_ms", "sd_ms", "cv", "min_ms", "p5_ms",
 	"p25_ms", "p75_ms", "p95_ms", "max_ms", "baseline", "ratio", "ratio_ci_low", "ratio_ci_high",
 	"diff_pct", "p_mann_whitney", "p_welch", "significant"}
 
@@ -162,11 +170,12 @@ func csvRow(g *Group, c *Comparison) []string {
 		return csvNum(v)
 	}
 	deadline := ""
-	if g.TimedOut > 0 {
+	if g.Censored() > 0 {
 		deadline = csvNum(d)
 	}
 	row := []string{g.Page, g.Link, string(g.Mode), g.Protocol, strconv.Itoa(g.Runs), strconv.Itoa(g.Valid),
-		strconv.Itoa(g.InvalidTotal()), strconv.Itoa(g.TimedOut), deadline, ms(g.Median), ms(g.CILow),
+		strconv.Itoa(g.InvalidTotal()), strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.Lost),
+		g.Settings, deadline, ms(g.Median), ms(g.CILow),
 		ms(g.CIHigh), csvNum(g.Mean), csvNum(g.SD), csvNum(g.CV), ms(g.Min), ms(g.P5), ms(g.P25), ms(g.P75),
 		ms(g.P95), ms(g.Max)}
 	if c == nil {

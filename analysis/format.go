@@ -84,11 +84,17 @@ func fmtFloat(v float64, prec int) string {
 	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
-// fmtP formats a p-value: 4 decimals, or scientific notation below 0.0001.
+// PFloor is the smallest p-value printed as a number: below it (and for a p-value that
+// underflowed to 0) reports print "< 1e-300".
+const PFloor = 1e-300
+
+// fmtP formats a p-value: 4 decimals, scientific notation below 0.0001, "< 1e-300" below PFloor.
 func fmtP(p float64) string {
 	switch {
 	case math.IsNaN(p):
 		return "n/a"
+	case p < PFloor:
+		return "< 1e-300"
 	case p < 1e-4:
 		return strconv.FormatFloat(p, 'e', 1, 64)
 	}
@@ -104,14 +110,14 @@ func fmtPct(v float64) string {
 }
 
 // groupHeader names the columns of groupRow.
-var groupHeader = []string{"protocol", "runs", "valid", "invalid", "timeouts", "median", "95% CI of median",
+var groupHeader = []string{"protocol", "runs", "valid", "invalid", "timeouts", "net failures", "lost to harness", "median", "95% CI of median",
 	"mean", "sd", "cv", "min", "p5", "p25", "p75", "p95", "max"}
 
 // groupRow formats one group for the text, markdown and HTML tables.
 func groupRow(g *Group) []string {
 	d := g.DeadlineMs
 	return []string{g.Protocol, strconv.Itoa(g.Runs), strconv.Itoa(g.Valid), strconv.Itoa(g.InvalidTotal()),
-		strconv.Itoa(g.TimedOut), fmtMs(g.Median, d), fmtCI(g.CILow, g.CIHigh, d), fmtMs(g.Mean, d),
+		strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.Lost), fmtMs(g.Median, d), fmtCI(g.CILow, g.CIHigh, d), fmtMs(g.Mean, d),
 		fmtMs(g.SD, d), fmtFloat(g.CV, 3), fmtMs(g.Min, d), fmtMs(g.P5, d), fmtMs(g.P25, d),
 		fmtMs(g.P75, d), fmtMs(g.P95, d), fmtMs(g.Max, d)}
 }
@@ -130,18 +136,30 @@ func compareRow(c *Comparison, alpha float64) []string {
 	if c.Significant {
 		sig = fmt.Sprintf("yes (p < %g)", alpha)
 	}
-	return []string{c.Protocol, c.Baseline, fmtFloat(c.Ratio, 3),
-		"[" + fmtFloat(c.RatioLow, 3) + ", " + fmtFloat(c.RatioHigh, 3) + "]", fmtPct(c.DiffPct), mw,
-		fmtP(c.Welch.P), sig}
+	return []string{c.Protocol, c.Baseline, fmtFloat(c.Ratio, 3), fmtRatioCI(c.RatioLow, c.RatioHigh),
+		fmtPct(c.DiffPct), mw, fmtP(c.Welch.P), sig}
 }
 
-// invalidNotes lists the invalid reasons of the groups, one string per group that has any.
+// fmtRatioCI formats a ratio CI as "[lo, hi]", or "n/a" when it could not be computed (too
+// few loads) or says nothing (from 0 to infinity: the medians are censored).
+func fmtRatioCI(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) || (lo == 0 && math.IsInf(hi, 1)) {
+		return "n/a"
+	}
+	return "[" + fmtFloat(lo, 3) + ", " + fmtFloat(hi, 3) + "]"
+}
+
+// invalidNotes lists the invalid reasons and network failures of the groups, one string per
+// group that has any.
 func invalidNotes(gs []*Group) []string {
 	var notes []string
 	for _, g := range gs {
 		var parts []string
 		for _, r := range g.Reasons() {
 			parts = append(parts, fmt.Sprintf("%s x%d", r, g.Invalid[r]))
+		}
+		for _, e := range sortedKeys(g.netErrorSet()) {
+			parts = append(parts, fmt.Sprintf("network failure %s x%d (censored)", e, g.NetErrors[e]))
 		}
 		if len(parts) > 0 {
 			notes = append(notes, g.Protocol+": "+strings.Join(parts, ", "))
@@ -157,9 +175,13 @@ type condition struct {
 	Comparisons []*Comparison
 }
 
-// Title returns "page P, link L, mode M".
+// Title returns "page P, link L, mode M [settings]".
 func (c condition) Title() string {
-	return fmt.Sprintf("page %s, link %s, %s", orDash(c.Key.Page), orDash(c.Key.Link), orDash(string(c.Key.Mode)))
+	t := fmt.Sprintf("page %s, link %s, %s", orDash(c.Key.Page), orDash(c.Key.Link), orDash(string(c.Key.Mode)))
+	if c.Key.Settings != "" {
+		t += " [" + c.Key.Settings + "]"
+	}
+	return t
 }
 
 // conditions splits the report by (page, link, mode), in the order of Groups.

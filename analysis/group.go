@@ -19,6 +19,10 @@ type Key struct {
 	Mode result.Mode
 	// Protocol is the requested protocol, a protocol.Table name ("h1", "h2", "h3").
 	Protocol string
+	// Settings names every setting that changes the measurement and that the loads of the group
+	// shared: "tcp_cc cubic, TLS 1.2, Chromium/156.0.1, pltlab v1" (see settingsOf). Loads made
+	// with different settings are never pooled or compared.
+	Settings string
 }
 
 // condition returns the key without the protocol: the (page, link, mode) a comparison is made in.
@@ -30,13 +34,21 @@ type Group struct {
 	Key
 	// LinkInfo is the link description of the group's first load (rates and RTT for the heatmap).
 	LinkInfo result.Link
-	// Runs counts every non-warm-up load of the group.
+	// Runs counts every non-warm-up load of the group: Valid + TimedOut + NetFailed + invalid.
 	Runs int
 	// Valid counts valid completed loads (their metric is in Completed).
 	Valid int
 	// TimedOut counts loads that hit their deadline (censored values). For metrics other than
 	// plt_ms, a timed-out load that did report the metric (> 0) counts as completed instead.
 	TimedOut int
+	// NetFailed counts loads the network made fail before the deadline (result.NetworkError:
+	// handshake timeouts, reset connections, QUIC protocol errors): failed measurements of the
+	// protocol, censored at the deadline like timeouts. NetErrors counts them by net error.
+	NetFailed int
+	NetErrors map[string]int
+	// Lost counts the scheduled non-warm-up loads of the group the harness could not make
+	// (harness_error lines): not measurements, but never silently dropped.
+	Lost int
 	// Invalid counts the remaining loads by InvalidReason; they are excluded from statistics.
 	Invalid map[string]int
 	// DeadlineMs is the smallest deadline among the timed-out loads (0 when none timed out).
@@ -63,6 +75,14 @@ func (g *Group) InvalidTotal() int {
 	return n
 }
 
+func (g *Group) netErrorSet() map[string]bool {
+	set := map[string]bool{}
+	for e := range g.NetErrors {
+		set[e] = true
+	}
+	return set
+}
+
 // Reasons returns the invalid reasons sorted by name.
 func (g *Group) Reasons() []string {
 	rs := make([]string, 0, len(g.Invalid))
@@ -73,18 +93,28 @@ func (g *Group) Reasons() []string {
 	return rs
 }
 
-// groupRecords builds the groups of the page loads in recs for metric m, sorted by key.
+// groupRecords builds the groups of the page loads (and harness_error lines) in recs for
+// metric m, sorted by key.
 func groupRecords(recs []*result.Record, m Metric) []*Group {
 	byKey := map[Key]*Group{}
+	settings := newSettingsIndex(recs)
+	made := madeLoads(recs)
 	for _, r := range recs {
-		if r == nil || !r.IsLoad() || r.Warmup {
+		if r == nil || r.Warmup || (!r.IsLoad() && r.Kind != result.KindHarnessError) {
 			continue
 		}
-		k := Key{Page: r.Page.Spec, Link: r.Link.Spec, Mode: r.Mode, Protocol: r.Protocol}
+		if r.Kind == result.KindHarnessError && made[runKey{r.Experiment, r.Run}] {
+			continue // the load was made later (a resumed run)
+		}
+		k := Key{Page: r.Page.Spec, Link: r.Link.Spec, Mode: r.Mode, Protocol: r.Protocol, Settings: settings.of(r)}
 		g := byKey[k]
 		if g == nil {
-			g = &Group{Key: k, LinkInfo: r.Link, Invalid: map[string]int{}}
+			g = &Group{Key: k, LinkInfo: r.Link, Invalid: map[string]int{}, NetErrors: map[string]int{}}
 			byKey[k] = g
+		}
+		if r.Kind == result.KindHarnessError {
+			g.Lost++
+			continue
 		}
 		g.add(r, m)
 	}
@@ -102,16 +132,19 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 func (g *Group) add(r *result.Record, m Metric) {
 	g.Runs++
 	v := m.value(r)
+	outcome := result.Classify(r)
 	switch {
+	case outcome == result.OutcomeNetworkFailed:
+		g.NetFailed++
+		g.NetErrors[result.NetworkError(r)]++
+		g.noteDeadline(r.DeadlineMs)
 	case r.TimedOut && (m == PLT || v <= 0):
 		g.TimedOut++
 		d := r.DeadlineMs
 		if d <= 0 {
 			d = r.PLTMs
 		}
-		if g.DeadlineMs == 0 || d < g.DeadlineMs {
-			g.DeadlineMs = d
-		}
+		g.noteDeadline(d)
 	case r.TimedOut:
 		g.Completed = append(g.Completed, v) // observed before the deadline
 		g.Valid++
@@ -129,11 +162,21 @@ func (g *Group) add(r *result.Record, m Metric) {
 	}
 }
 
-// summarise computes the statistics from Completed and TimedOut.
+// noteDeadline keeps the smallest deadline of the censored loads (d <= 0: unknown).
+func (g *Group) noteDeadline(d float64) {
+	if d > 0 && (g.DeadlineMs == 0 || d < g.DeadlineMs) {
+		g.DeadlineMs = d
+	}
+}
+
+// Censored returns the number of censored loads: timeouts plus network failures.
+func (g *Group) Censored() int { return g.TimedOut + g.NetFailed }
+
+// summarise computes the statistics from Completed and the censored loads.
 func (g *Group) summarise() {
 	slices.Sort(g.Completed)
 	g.Sample = slices.Clone(g.Completed)
-	for range g.TimedOut {
+	for range g.Censored() {
 		g.Sample = append(g.Sample, Censored)
 	}
 	s := g.Sample
@@ -149,7 +192,7 @@ func (g *Group) summarise() {
 func protoRank(p string) int { return protocol.Index(p) }
 
 func compareKeys(a, b Key) int {
-	return cmp.Or(cmp.Compare(a.Page, b.Page), cmp.Compare(a.Link, b.Link),
-		cmp.Compare(a.Mode, b.Mode), cmp.Compare(protoRank(a.Protocol), protoRank(b.Protocol)),
-		cmp.Compare(a.Protocol, b.Protocol))
+	return cmp.Or(naturalCompare(a.Page, b.Page), naturalCompare(a.Link, b.Link),
+		cmp.Compare(a.Mode, b.Mode), cmp.Compare(a.Settings, b.Settings),
+		cmp.Compare(protoRank(a.Protocol), protoRank(b.Protocol)), cmp.Compare(a.Protocol, b.Protocol))
 }

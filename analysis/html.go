@@ -38,6 +38,7 @@ type htmlData struct {
 	Reproduction *htmlReproduction
 	Title        string
 	Summary      string
+	Warnings     []string
 	Sections     []htmlSection
 	Figures      []htmlFigure
 	Context      [][2]string
@@ -65,6 +66,8 @@ dt{font-weight:bold}dd{margin:0}
 {{if .Notes}}<h2>What differs from the published testbed</h2><ul class="note">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{end}}<h1>{{.Title}}</h1>
 <p>{{.Summary}}</p>
+{{range .Warnings}}<p class="warning"><strong>Warning:</strong> {{.}}</p>
+{{end}}
 {{range .Sections}}<section><h2>{{.Title}}</h2>
 {{range .Tables}}<table class="{{.Class}}"><thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
@@ -86,10 +89,11 @@ dt{font-weight:bold}dd{margin:0}
 // grid) as inline SVG, the run context, the link checks and the methods.
 func (r *Report) WriteHTML(w io.Writer) error {
 	d := htmlData{
-		Title:   "pltlab report: " + r.Options.Metric.Label(),
-		Summary: fmt.Sprintf("%d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped.", r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines),
-		Context: r.Context.pairs(),
-		Methods: r.methodNote(),
+		Title:    "pltlab report: " + r.Options.Metric.Label(),
+		Summary:  r.countsLine() + ".",
+		Warnings: r.allWarnings(),
+		Context:  r.Context.pairs(),
+		Methods:  r.methodNote(),
 	}
 	if rp := r.Reproduction; rp != nil && len(rp.References) > 0 {
 		rows := r.referenceTable(rp.References)

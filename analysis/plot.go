@@ -214,16 +214,52 @@ func styleIndex(name string, i int) int {
 	return len(protocol.Table) + i
 }
 
+// boxFor returns the box plot of g at x = loc. gonum/plot computes its quartiles as medians of
+// the halves of the sample (Tukey's hinges), which differ from the Hyndman-Fan type-7 quartiles
+// the tables print (on 100..900: 250 against 300); so the box is set to the group's P25, Median
+// and P75 (a censored quartile is drawn at the deadline), and the whiskers reach the most
+// extreme completed load within 1.5 IQR of the box (Tukey), the others drawn as outside points.
+func boxFor(g *Group, loc float64) (*plotter.BoxPlot, error) {
+	b, err := plotter.NewBoxPlot(vg.Points(30), loc, plotter.Values(g.Completed))
+	if err != nil || len(g.Completed) == 0 {
+		return b, err
+	}
+	drawn := func(v float64) float64 {
+		if math.IsInf(v, 1) {
+			return g.DeadlineMs
+		}
+		return v
+	}
+	b.Quartile1, b.Median, b.Quartile3 = drawn(g.P25), drawn(g.Median), drawn(g.P75)
+	iqr := b.Quartile3 - b.Quartile1
+	low, high := b.Quartile1-1.5*iqr, b.Quartile3+1.5*iqr
+	b.AdjLow, b.AdjHigh, b.Outside = math.Inf(1), math.Inf(-1), nil
+	for i, v := range b.Values {
+		if v < low || v > high {
+			b.Outside = append(b.Outside, i)
+			continue
+		}
+		b.AdjLow, b.AdjHigh = math.Min(b.AdjLow, v), math.Max(b.AdjHigh, v)
+	}
+	if math.IsInf(b.AdjLow, 0) { // every completed load is outside (a censored box)
+		b.AdjLow, b.AdjHigh = b.Quartile1, b.Quartile3
+	}
+	return b, nil
+}
+
 func groupLegend(g *Group) string {
 	s := fmt.Sprintf("%s (n=%d", g.Protocol, len(g.Sample))
 	if g.TimedOut > 0 {
 		s += fmt.Sprintf(", %d timed out", g.TimedOut)
 	}
+	if g.NetFailed > 0 {
+		s += fmt.Sprintf(", %d failed", g.NetFailed)
+	}
 	return s + ")"
 }
 
-// boxPanel draws a box plot per protocol of the completed loads of c (Tukey whiskers, as
-// gonum/plot draws them); timed-out loads are counted in the labels, not drawn.
+// boxPanel draws a box plot per protocol of c whose box is the table's quartiles (type 7, see
+// boxFor); timed-out loads are counted in the labels, not drawn.
 func (r *Report) boxPanel(c condition) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = c.Title()
@@ -236,7 +272,7 @@ func (r *Report) boxPanel(c condition) (*plot.Plot, error) {
 		if len(vals) == 0 {
 			continue
 		}
-		b, err := plotter.NewBoxPlot(vg.Points(30), float64(i), vals)
+		b, err := boxFor(g, float64(i))
 		if err != nil {
 			return nil, err
 		}

@@ -5,67 +5,160 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 
+	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
 
+// MaxWarnings caps the warnings logged per kind and per file (corrupt lines, refused records);
+// one more line then says how many were not shown.
+const MaxWarnings = 10
+
+// MaxDeadlineMs bounds every time of a record that has no deadline_ms (older files): a day.
+const MaxDeadlineMs = 24 * 3600 * 1000.0
+
+// ReadStats counts what a read left out.
+type ReadStats struct {
+	// Corrupt counts corrupt or truncated lines skipped.
+	Corrupt int
+	// Duplicates counts records dropped because the same record was read before.
+	Duplicates int
+	// Refused lists the records refused by ValidateRecord ("FILE:LINE: reason"), at most
+	// MaxWarnings per file; RefusedCount counts them all.
+	Refused      []string
+	RefusedCount int
+}
+
+// ValidateRecord checks the values of a decoded record that JSON cannot: a known protocol (a
+// row of protocol.Table) on page loads and harness_error lines, finite times within
+// [0, deadline_ms] (MaxDeadlineMs when the record has no deadline), a deadline within
+// [0, MaxDeadlineMs]. It returns one line naming the bad field and value and what is accepted.
+func ValidateRecord(r *result.Record) error {
+	if !r.IsLoad() && r.Kind != result.KindHarnessError {
+		return nil
+	}
+	if !protocol.Known(r.Protocol) {
+		return fmt.Errorf("protocol %q: accepted %s", r.Protocol, strings.Join(protocol.Names(), ", "))
+	}
+	if bad(r.DeadlineMs, MaxDeadlineMs) {
+		return fmt.Errorf("deadline_ms %g: accepted 0..%g", r.DeadlineMs, MaxDeadlineMs)
+	}
+	limit := r.DeadlineMs
+	if limit <= 0 {
+		limit = MaxDeadlineMs
+	}
+	limit *= 1 + 1e-9 // a timed-out load's plt_ms is the deadline, give or take rounding
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"plt_ms", r.PLTMs}, {"ttfb_ms", r.TTFBMs}, {"dcl_ms", r.DCLMs}, {"fcp_ms", r.FCPMs},
+		{"connect_ms", r.ConnectMs}, {"tls_ms", r.TLSMs}} {
+		if bad(f.v, limit) {
+			return fmt.Errorf("%s %g: accepted 0..%g (the load's deadline)", f.name, f.v, limit)
+		}
+	}
+	return nil
+}
+
+// bad reports whether v is not a finite number in [0, limit].
+func bad(v, limit float64) bool {
+	return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > limit
+}
+
 // ReadRecords reads every record of the JSON Lines stream r (named name in messages, "-" for
 // stdin). A corrupt or truncated line is skipped with a warning on log naming the file and line,
-// and counted in skipped. A record of another schema version stops the read with an error
-// wrapping result.ErrVersion; a read error is returned wrapped. log may be nil (no warnings).
+// and counted in skipped; a record with out-of-range values (ValidateRecord) is refused the
+// same way and counted in skipped too. At most MaxWarnings warnings of each kind are logged.
+// A record of another schema version stops the read with an error wrapping
+// result.ErrVersion; a read error is returned wrapped. log may be nil (no warnings).
 func ReadRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Record, skipped int, err error) {
+	recs, st, err := readRecords(r, name, log)
+	return recs, st.Corrupt + st.RefusedCount, err
+}
+
+func readRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Record, st ReadStats, err error) {
 	rd := result.NewReader(r, name)
+	defer func() {
+		if log == nil {
+			return
+		}
+		if n := st.Corrupt - MaxWarnings; n > 0 {
+			log.Warn("more corrupt lines skipped, not shown", "file", name, "count", n)
+		}
+		if n := st.RefusedCount - MaxWarnings; n > 0 {
+			log.Warn("more records refused, not shown", "file", name, "count", n)
+		}
+	}()
 	for {
 		rec, err := rd.Next()
 		var le *result.LineError
 		switch {
 		case err == nil:
+			if verr := ValidateRecord(rec); verr != nil {
+				st.RefusedCount++
+				if st.RefusedCount <= MaxWarnings {
+					st.Refused = append(st.Refused, fmt.Sprintf("%s:%d: %v", name, rd.Line(), verr))
+					if log != nil {
+						log.Warn("refusing record", "file", name, "line", rd.Line(), "err", verr)
+					}
+				}
+				continue
+			}
 			recs = append(recs, rec)
 		case errors.Is(err, io.EOF):
-			return recs, skipped, nil
+			return recs, st, nil
 		case errors.As(err, &le):
-			skipped++
-			if log != nil {
+			st.Corrupt++
+			if log != nil && st.Corrupt <= MaxWarnings {
 				log.Warn("skipping corrupt line", "file", le.Name, "line", le.Line, "err", le.Err)
 			}
 		case errors.Is(err, result.ErrVersion):
-			return recs, skipped, fmt.Errorf("refusing %s: %w", name, err)
+			return recs, st, fmt.Errorf("refusing %s: %w", name, err)
 		default:
-			return recs, skipped, err
+			return recs, st, err
 		}
 	}
 }
 
 // ReadFiles reads the named result files in order with ReadRecords; "-" reads stdin. It returns
-// the records of all files and the total number of skipped lines. A load seen before (same
-// experiment, run, time and protocol: the same file given twice, or a copy) is dropped with a
-// warning and counted as skipped, so that no load is counted twice.
+// the records of all files and the number of lines skipped as corrupt or refused. A record
+// seen before (same experiment, run, time, protocol and kind: the same file given twice, or a
+// copy) is dropped with one warning; duplicates are not counted as skipped (see ReadAll).
 func ReadFiles(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Record, int, error) {
+	recs, st, err := ReadAll(names, stdin, log)
+	return recs, st.Corrupt + st.RefusedCount, err
+}
+
+// ReadAll is ReadFiles returning every count of what was left out.
+func ReadAll(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Record, ReadStats, error) {
 	var all []*result.Record
-	skipped, dups := 0, 0
+	var st ReadStats
 	seen := map[loadKey]bool{}
 	for _, name := range names {
-		recs, n, err := readFile(name, stdin, log)
-		skipped += n
+		recs, fst, err := readFile(name, stdin, log)
+		st.Corrupt += fst.Corrupt
+		st.RefusedCount += fst.RefusedCount
+		st.Refused = append(st.Refused, fst.Refused...)
 		for _, r := range recs {
 			k := loadKey{r.Experiment, r.Run, r.Time.UnixNano(), r.Protocol, r.Kind}
 			if seen[k] {
-				dups++
+				st.Duplicates++
 				continue
 			}
 			seen[k] = true
 			all = append(all, r)
 		}
 		if err != nil {
-			return all, skipped + dups, err
+			return all, st, err
 		}
 	}
-	if dups > 0 && log != nil {
-		log.Warn("skipping duplicate records (the same load read twice)", "count", dups)
+	if st.Duplicates > 0 && log != nil {
+		log.Warn("skipping duplicate records (the same load read twice)", "count", st.Duplicates)
 	}
-	return all, skipped + dups, nil
+	return all, st, nil
 }
 
 // loadKey identifies one record of one experiment.
@@ -77,30 +170,36 @@ type loadKey struct {
 	kind       result.Kind
 }
 
-func readFile(name string, stdin io.Reader, log *slog.Logger) ([]*result.Record, int, error) {
+func readFile(name string, stdin io.Reader, log *slog.Logger) ([]*result.Record, ReadStats, error) {
 	if name == "-" {
-		return ReadRecords(stdin, name, log)
+		return readRecords(stdin, name, log)
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read results: %w", err)
+		return nil, ReadStats{}, fmt.Errorf("read results: %w", err)
 	}
 	defer f.Close()
-	return ReadRecords(f, name, log)
+	return readRecords(f, name, log)
 }
 
-// AnalyzeFiles reads the named files (see ReadFiles) and analyses them. It returns ErrNoRecords
+// AnalyzeFiles reads the named files (see ReadAll) and analyses them. It returns ErrNoRecords
 // (wrapped, naming the files) when they hold no page loads; the Report is then still returned
-// with its SkippedLines set.
+// with its read counts set.
 func AnalyzeFiles(names []string, stdin io.Reader, opts Options, log *slog.Logger) (*Report, error) {
-	recs, skipped, err := ReadFiles(names, stdin, log)
+	recs, st, err := ReadAll(names, stdin, log)
 	if err != nil {
 		return nil, err
 	}
 	rep := Analyze(recs, opts)
-	rep.SkippedLines = skipped
+	rep.SetReadStats(st)
 	if rep.Empty() {
-		return rep, fmt.Errorf("%s: %w (%d records read, %d corrupt lines skipped)", strings.Join(names, ", "), ErrNoRecords, len(recs), skipped)
+		return rep, fmt.Errorf("%s: %w (%d records read, %d corrupt lines skipped, %d records refused)",
+			strings.Join(names, ", "), ErrNoRecords, len(recs), st.Corrupt, st.RefusedCount)
 	}
 	return rep, nil
+}
+
+// SetReadStats records in r what the read left out.
+func (r *Report) SetReadStats(st ReadStats) {
+	r.SkippedLines, r.Duplicates, r.Refused, r.RefusedCount = st.Corrupt, st.Duplicates, st.Refused, st.RefusedCount
 }

@@ -104,8 +104,8 @@ func TestReadFilesDropsDuplicates(t *testing.T) {
 	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs, skipped, err := ReadFiles([]string{name, name}, nil, nil)
-	if err != nil || len(recs) != len(refRecords()) || skipped != len(refRecords()) {
-		t.Fatalf("read %d records, skipped %d, err %v; want %d and %d", len(recs), skipped, err, len(refRecords()), len(refRecords()))
+	recs, st, err := ReadAll([]string{name, name}, nil, nil)
+	if err != nil || len(recs) != len(refRecords()) || st.Duplicates != len(refRecords()) || st.Corrupt != 0 {
+		t.Fatalf("read %d records, stats %+v, err %v; want %d records and %d duplicates, none corrupt", len(recs), st, err, len(refRecords()), len(refRecords()))
 	}
 }

@@ -13,9 +13,9 @@ import (
 // methodNote is the one-paragraph statement of the methods printed under every report.
 func (r *Report) methodNote() []string {
 	return []string{
-		fmt.Sprintf("metric: %s; groups by page, link, mode, protocol; warm-up loads and link checks excluded.", r.Options.Metric.Label()),
+		fmt.Sprintf("metric: %s; groups by page, link, mode, settings (congestion control, TLS, browser, pltlab version), protocol; warm-up loads and link checks excluded.", r.Options.Metric.Label()),
 		"quantiles: Hyndman & Fan (1996) type 7; 95% CI of the median: distribution-free order-statistic interval (Conover 1999, sec. 3.2).",
-		"timed-out loads are censored (>= deadline): counted in quantiles, CI and Mann-Whitney; mean/sd/cv/Welch use completed loads only.",
+		"timed-out loads and network failures (handshake timeouts, reset connections, QUIC errors) are censored (>= deadline): counted in quantiles, CI and Mann-Whitney; mean/sd/cv/Welch use completed loads only; lost to harness = scheduled loads the harness could not make (not measurements).",
 		fmt.Sprintf("ratio = median(protocol) / median(%s), 95%% CI by seeded percentile bootstrap (B=%d, seed %d; Efron & Tibshirani 1993).",
 			r.Options.Baseline, r.Options.Bootstrap, r.Options.Seed),
 		fmt.Sprintf("significant: two-sided Mann-Whitney U p < %g (Kakhki et al., IMC 2017); exact below %d per sample, else normal with tie correction. Welch's t-test is secondary.",
@@ -27,8 +27,10 @@ func (r *Report) methodNote() []string {
 // the groups, then each protocol against the baseline, then the invalid loads by reason.
 func (r *Report) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "pltlab report: %s, %d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped\n",
-		r.Options.Metric, r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines)
+	fmt.Fprintf(bw, "pltlab report: %s, %s\n", r.Options.Metric, r.countsLine())
+	for _, w := range r.allWarnings() {
+		fmt.Fprintf(bw, "WARNING: %s\n", w)
+	}
 	if r.Empty() {
 		fmt.Fprintln(bw, "no page loads to analyse")
 	}
@@ -49,6 +51,26 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(bw, "# "+l)
 	}
 	return bw.Flush()
+}
+
+// countsLine says what was read: loads, warm-ups, harness losses, link checks, and what was
+// left out (corrupt lines, duplicates, refused records).
+func (r *Report) countsLine() string {
+	return fmt.Sprintf("%d loads (%d warm-up excluded), %d lost to harness, %d link checks, %d corrupt lines skipped, %d duplicates dropped, %d records refused",
+		r.Context.Loads, r.Context.Warmups, r.Context.HarnessErrors, len(r.Context.LinkChecks), r.SkippedLines,
+		r.Duplicates, r.RefusedCount)
+}
+
+// allWarnings returns the report's warnings followed by the refused records.
+func (r *Report) allWarnings() []string {
+	out := append([]string(nil), r.Warnings...)
+	for _, s := range r.Refused {
+		out = append(out, "refused record "+s)
+	}
+	if n := r.RefusedCount - len(r.Refused); n > 0 {
+		out = append(out, fmt.Sprintf("and %d more refused records", n))
+	}
+	return out
 }
 
 // conditionTables returns the group table of c and its comparison table (nil when c has no
@@ -82,8 +104,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	r.writeReproductionMarkdown(bw)
 	fmt.Fprintf(bw, "# pltlab report: %s\n\n", r.Options.Metric.Label())
-	fmt.Fprintf(bw, "%d loads (%d warm-up excluded), %d link checks, %d corrupt lines skipped.\n",
-		r.Context.Loads, r.Context.Warmups, len(r.Context.LinkChecks), r.SkippedLines)
+	fmt.Fprintf(bw, "%s.\n", r.countsLine())
+	for _, w := range r.allWarnings() {
+		fmt.Fprintf(bw, "\n**Warning:** %s\n", mdEscape(w))
+	}
 	if r.Empty() {
 		fmt.Fprintln(bw, "\nNo page loads to analyse.")
 	}

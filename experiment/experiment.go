@@ -2,6 +2,7 @@
 package experiment
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
@@ -26,6 +28,10 @@ const (
 	// DefaultTCPCC is the server's TCP congestion control. CUBIC was Linux's default in 2015 and
 	// is what the Carlucci et al. testbed used; this machine's default (BBR) is never inherited.
 	DefaultTCPCC = "cubic"
+	// DefaultWarmup is the number of warm-up loads per cell, for flags and matrix files alike.
+	DefaultWarmup = 1
+	// DefaultTLS is the TLS version of the TCP listeners.
+	DefaultTLS = "1.3"
 )
 
 // Arm is one (protocol, mode) combination measured on every page and link.
@@ -80,14 +86,36 @@ type Config struct {
 	Observer func(Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// Done lists the indexes (in Schedule(c)) of loads already made, which Run skips: the loads
+	// of an earlier, interrupted run of the same Config being resumed (see ResumeFrom).
+	Done map[int]bool
+	// Overrides lists the command-line flags that replaced a matrix file's values
+	// ("runs=3 (matrix: 20)"); it is copied into every record's settings.
+	Overrides []string
+	// Launch launches a browser; nil means browser.Launch. It is a seam for tests (a launcher
+	// that fails) and for wrappers.
+	Launch LaunchFunc
+}
+
+// LaunchFunc launches a browser with the options given (browser.Launch's signature).
+type LaunchFunc func(ctx context.Context, opts ...browser.Option) (*browser.Browser, error)
+
+// Settings returns the record settings of c: what it asked for that changes a measurement.
+func (c Config) Settings() *result.Settings {
+	c = c.withDefaults()
+	return &result.Settings{TCPCC: c.TCPCC, TLS: c.TLS, TimeoutMs: float64(c.Timeout) / float64(time.Millisecond),
+		Overrides: c.Overrides}
 }
 
 // Progress is what an Observer sees after each record.
 type Progress struct {
 	// Done and Total count loads, warm-ups included.
 	Done, Total int
-	// Record is the record just written.
+	// Record is the record just written; nil when Checking is set.
 	Record *result.Record
+	// Checking, when not "", is the LINK spec whose self-check (about 10 s) is starting; no
+	// record was written.
+	Checking string
 	// Medians is the running median PLT of the valid measured loads per arm so far, in the
 	// order of Config.Arms (0 where there is none yet), in ms.
 	Medians []ArmMedian
@@ -129,7 +157,7 @@ func (c Config) withDefaults() Config {
 		c.TCPCC = DefaultTCPCC
 	}
 	if c.TLS == "" {
-		c.TLS = "1.3"
+		c.TLS = DefaultTLS
 	}
 	if c.Name == "" {
 		c.Name = "run-" + time.Now().UTC().Format("20060102T150405Z")

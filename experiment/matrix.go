@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -22,7 +24,7 @@ import (
 //	protocols: [h1, h2, h3]     # default all three
 //	modes: [cold, warm]         # default [cold]
 //	runs: 20                    # measured loads per cell, default 10
-//	warmup: 1                   # warm-up loads per cell, default 0
+//	warmup: 1                   # warm-up loads per cell, default 1 (DefaultWarmup, as the flag)
 //	timeout: 60s                # per-load deadline (Go duration), default 60s
 //	seed: 1                     # order and loss seed, default 1
 //	tcp_cc: cubic               # cubic | bbr | reno, default cubic
@@ -34,7 +36,7 @@ type Matrix struct {
 	Protocols []string `yaml:"protocols"`
 	Modes     []string `yaml:"modes"`
 	Runs      *int     `yaml:"runs"`
-	Warmup    int      `yaml:"warmup"`
+	Warmup    *int     `yaml:"warmup"`
 	Timeout   string   `yaml:"timeout"`
 	Seed      int64    `yaml:"seed"`
 	TCPCC     string   `yaml:"tcp_cc"`
@@ -55,7 +57,7 @@ func ReadMatrix(r io.Reader, name string) (Config, error) {
 		if errors.Is(err, io.EOF) {
 			return Config{}, fmt.Errorf("matrix %s is empty: it needs at least pages and links", name)
 		}
-		return Config{}, fmt.Errorf("matrix %s: %w", name, err)
+		return Config{}, fmt.Errorf("matrix %s: %s", name, yamlMessage(err))
 	}
 	c, err := m.Config()
 	if err != nil {
@@ -66,8 +68,11 @@ func ReadMatrix(r io.Reader, name string) (Config, error) {
 
 // Config turns m into a Config, applying the documented defaults for protocols and modes.
 func (m Matrix) Config() (Config, error) {
-	c := Config{Name: m.Name, Pages: m.Pages, Links: m.Links, Warmup: m.Warmup,
+	c := Config{Name: m.Name, Pages: m.Pages, Links: m.Links, Warmup: DefaultWarmup,
 		Seed: m.Seed, TCPCC: m.TCPCC, TLS: m.TLS}
+	if m.Warmup != nil {
+		c.Warmup = *m.Warmup
+	}
 	if m.Runs != nil {
 		if *m.Runs < 1 {
 			return Config{}, fmt.Errorf("bad runs %d: accepted 1..100000", *m.Runs)
@@ -98,4 +103,24 @@ func (m Matrix) Config() (Config, error) {
 		c.Timeout = d
 	}
 	return c, c.Validate()
+}
+
+// MatrixKeys are the keys a matrix file accepts.
+var MatrixKeys = []string{"name", "pages", "links", "protocols", "modes", "runs", "warmup", "timeout", "seed", "tcp_cc", "tls"}
+
+var unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
+var yamlTypeRE = regexp.MustCompile(`into (\*?)(\[\])?(\*?)[a-z]+\.?[A-Za-z0-9]*`)
+
+// yamlMessage rewrites a YAML decoding error without Go internals, on one line:
+// "line 3: unknown key "runz": accepted name, pages, ...".
+func yamlMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+	msg = unknownFieldRE.ReplaceAllString(msg, `unknown key "$1": accepted `+strings.Join(MatrixKeys, ", "))
+	msg = yamlTypeRE.ReplaceAllString(msg, "into the key's type")
+	lines := strings.Split(msg, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, "; ")
 }

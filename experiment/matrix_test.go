@@ -49,17 +49,20 @@ func TestReadMatrixDefaults(t *testing.T) {
 	if len(c.Arms) != 3 || c.Arms[0] != (Arm{"h1", result.Cold}) {
 		t.Fatalf("arms = %v", c.Arms)
 	}
+	if c.Warmup != DefaultWarmup {
+		t.Errorf("warmup %d, want the flag's default %d", c.Warmup, DefaultWarmup)
+	}
 }
 
 func TestReadMatrixErrors(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"empty", "", "matrix m.yaml is empty: it needs at least pages and links"},
-		{"unknown key", "pages: [p]\nlinks: [l]\nrepeats: 3\n", "field repeats not found"},
+		{"unknown key", "pages: [p]\nlinks: [l]\nrepeats: 3\n", `line 3: unknown key "repeats": accepted name, pages, links`},
 		{"bad mode", "pages: [p]\nlinks: [l]\nmodes: [hot]\n", `bad mode "hot": accepted cold, warm`},
 		{"bad timeout", "pages: [p]\nlinks: [l]\ntimeout: soon\n", `bad timeout "soon"`},
 		{"no links", "pages: [p]\n", "no link"},
 		{"bad protocol", "pages: [p]\nlinks: [l]\nprotocols: [quic]\n", `bad protocol "quic"`},
-		{"not yaml", "pages: [p\n", "matrix m.yaml: yaml:"},
+		{"not yaml", "pages: [p\n", "matrix m.yaml: line 1: did not find expected"},
 		{"zero runs", "pages: [p]\nlinks: [l]\nruns: 0\n", "bad runs 0"},
 		{"zero timeout", "pages: [p]\nlinks: [l]\ntimeout: 0s\n", `bad timeout "0s"`},
 		{"page twice", "pages: [p, p]\nlinks: [l]\n", `page "p" given twice`},
@@ -69,6 +72,9 @@ func TestReadMatrixErrors(t *testing.T) {
 			_, err := ReadMatrix(strings.NewReader(tt.in), "m.yaml")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "experiment.") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err %q shows Go internals or spans lines", err)
 			}
 		})
 	}

@@ -35,11 +35,21 @@ const maxHarnessFailures = 3
 // ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance.
 var ErrLinkCheck = errors.New("link self-check failed")
 
-// Summary counts what Run did.
+// Summary counts what Run did. The measured (non-warm-up) loads are counted by
+// result.Classify, as every report table counts them: Valid + TimedOut + NetworkFailed +
+// Invalid is the number of measured loads.
 type Summary struct {
-	// Records is the number of load records written (warm-ups included); Valid counts the
-	// measured (non-warm-up) valid ones and Invalid the measured invalid ones.
-	Records, Valid, Invalid int
+	// Records is the number of load records written (warm-ups included).
+	Records int
+	// Valid, TimedOut, NetworkFailed and Invalid count the measured loads by outcome.
+	Valid, TimedOut, NetworkFailed, Invalid int
+	// HarnessErrors counts the scheduled loads (warm-ups included) the harness could not make;
+	// each left a harness_error line.
+	HarnessErrors int
+	// Resumed counts the loads skipped because Config.Done holds them.
+	Resumed int
+	// Scheduled is the number of loads in the schedule (warm-ups included).
+	Scheduled int
 	// Elapsed is Run's wall time.
 	Elapsed time.Duration
 }
@@ -76,7 +86,17 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{}}
+	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{},
+		settings: c.Settings()}
+	if r.c.Launch == nil {
+		r.c.Launch = browser.Launch
+	}
+	r.sum.Scheduled = len(r.jobs)
+	for i := range r.jobs {
+		if c.Done[i] {
+			r.sum.Resumed++
+		}
+	}
 	err = r.run(ctx)
 	r.sum.Elapsed = time.Since(start)
 	return r.sum, err
@@ -124,9 +144,18 @@ type runner struct {
 	env   *result.Env
 	sum   Summary
 	done  int
-	run0  int               // next record's Run number
 	plts  map[Arm][]float64 // valid measured PLTs per arm, for the running medians
+	// settings go into every record.
+	settings *result.Settings
+	// writeErr is the first error writing the output: it stops every link.
+	writeErr error
 }
+
+// errWrite marks an error writing the result stream (wrapped in a writeError).
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
 
 func (r *runner) run(ctx context.Context) error {
 	var errs []error
@@ -134,9 +163,16 @@ func (r *runner) run(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if !r.pending(li) {
+			continue // resumed: every load of this link is already made
+		}
 		err := r.runLink(ctx, li)
 		if ctx.Err() != nil {
 			return errors.Join(ctx.Err(), err)
+		}
+		var we *writeError
+		if errors.As(err, &we) {
+			return err // the output is gone (a closed pipe, a full disk): nothing more can be kept
 		}
 		if err != nil {
 			// A failed link does not stop the other links; Run reports it at the end.
@@ -155,7 +191,27 @@ type linkSetup struct {
 	browsers map[[2]int]*browser.Browser // key: page index, protocol index
 }
 
+// pending reports whether link li has a load not yet made.
+func (r *runner) pending(li int) bool {
+	for i, j := range r.jobs {
+		if j.Link == li && !r.c.Done[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// runLink makes the loads of link li. Every scheduled load leaves a line: a load record, or a
+// harness_error line when the harness could not make it, including the loads a link that
+// fails (its self-check, or maxHarnessFailures in a row) never reaches. Only an interrupt
+// leaves loads without a line (a partial run, which --resume continues).
 func (r *runner) runLink(ctx context.Context, li int) (err error) {
+	next := 0 // index in r.jobs of the next job to consider
+	defer func() {
+		if err != nil && ctx.Err() == nil && r.writeErr == nil {
+			err = errors.Join(err, r.abandon(li, next, err))
+		}
+	}()
 	spec := r.links[li]
 	ls := &linkSetup{browsers: map[[2]int]*browser.Browser{}}
 	defer func() { err = errors.Join(err, ls.close()) }()
@@ -174,8 +230,9 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 		ls.servers = append(ls.servers, srv)
 	}
 	failures := 0
-	for _, j := range r.jobs {
-		if j.Link != li {
+	for i, j := range r.jobs {
+		next = i
+		if j.Link != li || r.c.Done[i] {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -188,35 +245,94 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 		if err != nil {
 			failures++
 			r.c.Logger.Warn("harness failure", "protocol", j.Arm.Protocol, "err", err)
+			if werr := r.writeHarnessError(i, j, err); werr != nil {
+				return werr
+			}
 			if failures >= maxHarnessFailures {
+				next = i + 1
 				return fmt.Errorf("%d harness failures in a row, last: %w", failures, err)
 			}
 			continue
 		}
 		failures = 0
-		if err := r.write(rec); err != nil {
+		if err := r.write(i, rec); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// abandon writes a harness_error line for every load of link li from job index from on that
+// was not made, because the link failed with cause.
+func (r *runner) abandon(li, from int, cause error) error {
+	for i := from; i < len(r.jobs); i++ {
+		if j := r.jobs[i]; j.Link == li && !r.c.Done[i] {
+			if err := r.writeHarnessError(i, j, fmt.Errorf("not made: the link failed: %w", cause)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jobRecord returns a record describing job j (index i of the schedule) without measurements.
+func (r *runner) jobRecord(i int, j Job) *result.Record {
+	p := r.pages[j.Page]
+	rec := &result.Record{Experiment: r.c.Name, Run: i, Scheduled: len(r.jobs), Time: time.Now().UTC(),
+		Warmup: j.Warmup, Mode: j.Arm.Mode, Protocol: j.Arm.Protocol, Env: r.env, Settings: r.settings,
+		DeadlineMs: float64(r.c.Timeout) / float64(time.Millisecond),
+		Page:       result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}}
+	rec.Link = r.links[j.Link].Result()
+	rec.Link.Spec = r.c.Links[j.Link]
+	return rec
+}
+
+// writeHarnessError writes the harness_error line of job j (index i) that failed with cause.
+func (r *runner) writeHarnessError(i int, j Job, cause error) error {
+	rec := r.jobRecord(i, j)
+	rec.Kind, rec.Error = result.KindHarnessError, cause.Error()
+	if err := r.emit(rec); err != nil {
+		return err
+	}
+	r.done++
+	r.sum.HarnessErrors++
+	r.observe(rec)
+	return nil
+}
+
+// emit writes rec; a failure to write is kept in r.writeErr and stops the whole run.
+func (r *runner) emit(rec *result.Record) error {
+	if err := r.w.Write(rec); err != nil {
+		r.writeErr = err
+		return &writeError{err}
+	}
+	return nil
+}
+
+func (r *runner) observe(rec *result.Record) {
+	if r.c.Observer != nil {
+		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Record: rec, Medians: r.medians()})
+	}
+}
+
 func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	if r.c.SkipLinkCheck || l.Namespace() == "" {
 		return nil
+	}
+	if r.c.Observer != nil {
+		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Checking: r.c.Links[li], Medians: r.medians()})
 	}
 	chk, err := shaping.Check(ctx, l, shaping.CheckOptions{Quick: true})
 	if err != nil {
 		return fmt.Errorf("link self-check: %w", err)
 	}
 	rec := &result.Record{Kind: result.KindLinkCheck, Experiment: r.c.Name, Run: -1, Time: time.Now().UTC(),
-		Link: l.Spec().Result(), Check: &chk, Env: r.env}
-	if err := r.w.Write(rec); err != nil {
+		Link: l.Spec().Result(), Check: &chk, Env: r.env, Settings: r.settings}
+	rec.Link.Spec = r.c.Links[li]
+	if err := r.emit(rec); err != nil {
 		return err
 	}
-	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs), Record: rec, Medians: r.medians()})
-	}
+	r.observe(rec)
 	if !chk.Pass {
 		var bad []string
 		for _, line := range chk.Lines {
@@ -272,7 +388,7 @@ func (r *runner) browserFor(ctx context.Context, ls *linkSetup, pi int, proto st
 	if err != nil {
 		return nil, fmt.Errorf("server address for %s: %w", proto, err)
 	}
-	b, err := browser.Launch(ctx, browser.WithPort(port),
+	b, err := r.c.Launch(ctx, browser.WithPort(port),
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
 		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithLogger(r.c.Logger),
@@ -318,7 +434,8 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, j Job) (*result.Record
 		return nil, err
 	}
 	rec.Emulator = ls.link.TakeCounters()
-	rec.Experiment, rec.Warmup, rec.Env = r.c.Name, j.Warmup, r.env
+	rec.Experiment, rec.Warmup, rec.Env, rec.Settings = r.c.Name, j.Warmup, r.env, r.settings
+	rec.Scheduled = len(r.jobs)
 	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}
 	rec.Link = ls.link.Spec().Result()
 	rec.Link.Spec = r.c.Links[j.Link]
@@ -342,29 +459,36 @@ func (r *runner) serverFacts(rec *result.Record, srv *server.Server, since time.
 	rec.TCPCC = rec.CC // the v1 field, kept for readers of older records
 }
 
-func (r *runner) write(rec *result.Record) error {
-	rec.Run = r.run0
-	r.run0++
-	if err := r.w.Write(rec); err != nil {
+// write writes the load record of job index i and counts it.
+func (r *runner) write(i int, rec *result.Record) error {
+	rec.Run = i
+	if err := r.emit(rec); err != nil {
 		return err
 	}
 	r.done++
+	r.count(rec)
+	r.observe(rec)
+	return nil
+}
+
+// count adds the load rec to the summary (by result.Classify) and the running medians.
+func (r *runner) count(rec *result.Record) {
 	r.sum.Records++
-	if !rec.Warmup {
-		if rec.Valid {
-			r.sum.Valid++
-		} else {
-			r.sum.Invalid++
-		}
+	if rec.Warmup {
+		return
 	}
-	if !rec.Warmup && rec.Valid {
+	switch result.Classify(rec) {
+	case result.OutcomeValid:
+		r.sum.Valid++
 		a := Arm{Protocol: rec.Protocol, Mode: rec.Mode}
 		r.plts[a] = append(r.plts[a], rec.PLTMs)
+	case result.OutcomeTimedOut:
+		r.sum.TimedOut++
+	case result.OutcomeNetworkFailed:
+		r.sum.NetworkFailed++
+	default:
+		r.sum.Invalid++
 	}
-	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs), Record: rec, Medians: r.medians()})
-	}
-	return nil
 }
 
 // medians returns the running median PLT per arm.
@@ -389,6 +513,7 @@ func environment(c Config) *result.Env {
 		env.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
 	env.Host, _ = os.Hostname()
+	env.UserNS = inUserNamespace()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, m := range bi.Deps {
 			if m.Path == "github.com/quic-go/quic-go" {
@@ -397,4 +522,15 @@ func environment(c Config) *result.Env {
 		}
 	}
 	return env
+}
+
+// inUserNamespace reports whether this process runs in a user namespace other than the initial
+// one, whose uid map is the identity over all 2^32-1 ids (user_namespaces(7)).
+func inUserNamespace() bool {
+	b, err := os.ReadFile("/proc/self/uid_map")
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return !(len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295")
 }

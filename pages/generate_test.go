@@ -313,3 +313,31 @@ func snapshot(t *testing.T, root string) map[string]string {
 	})
 	return out
 }
+
+// TestStaleTempRemoved (issue 11 item 3): the hidden temporary directory a killed `pages` left
+// beside DIR is removed by the next start, but not one of a live process.
+func TestStaleTempRemoved(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "page")
+	dead := 1 << 22 // above pid_max's default: no such process
+	stale := filepath.Join(parent, tempPrefix(dir, "tmp", dead)+"123")
+	live := filepath.Join(parent, tempPrefix(dir, "tmp", os.Getppid())+"456")
+	for _, d := range []string{stale, live} {
+		if err := os.MkdirAll(filepath.Join(d, "img"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec, err := ParseSpec("1x1KB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(dir, spec, DefaultSeed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale %s still there (err %v)", stale, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live process's %s was removed: %v", live, err)
+	}
+}

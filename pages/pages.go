@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // DefaultSeed is the generator seed used when none is given.
@@ -135,7 +137,38 @@ func checkOutDir(dir string, spec Spec, seed int64, replace bool) error {
 		"output directory %s holds another page (spec %s, seed %d); use --force to replace it", dir, old.Spec, old.Seed)}
 }
 
-// makeTemp creates an empty, world-readable directory beside dir named ".BASE.KIND-*", creating
+// tempPrefix is the name start of a temporary directory of process pid beside dir:
+// ".BASE.KIND-PID-" (the pid lets a later start tell a leftover of a killed process).
+func tempPrefix(dir, kind string, pid int) string {
+	return "." + filepath.Base(dir) + "." + kind + "-" + strconv.Itoa(pid) + "-"
+}
+
+// removeStale removes the temporary directories beside dir left by pltlab processes that are
+// gone (killed while writing a page): ".BASE.tmp-PID-*" are removed; ".BASE.old-PID-*" (a page
+// moved aside while being replaced) is moved back when dir is missing, else removed.
+func removeStale(dir string) {
+	parent, base := filepath.Dir(dir), filepath.Base(dir)
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "."+base+".")
+		if !ok || !e.IsDir() {
+			continue
+		}
+		kind, rest, _ := strings.Cut(rest, "-")
+		digits, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(digits)
+		if err != nil || pid <= 0 || pid == os.Getpid() || (kind != "tmp" && kind != "old") || !processGone(pid) {
+			continue
+		}
+		path := filepath.Join(parent, e.Name())
+		if _, err := os.Lstat(dir); kind == "old" && errors.Is(err, os.ErrNotExist) {
+			os.Rename(path, dir)
+			continue
+		}
+		os.RemoveAll(path)
+	}
+}
+
 // dir's parents as needed.
 func makeTemp(dir, kind string) (string, error) {
 	abs, err := filepath.Abs(dir)
@@ -146,7 +179,8 @@ func makeTemp(dir, kind string) (string, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", outDirErr(dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(abs)+"."+kind+"-")
+	removeStale(abs)
+	tmp, err := os.MkdirTemp(parent, tempPrefix(abs, kind, os.Getpid()))
 	if err != nil {
 		return "", outDirErr(dir, err)
 	}

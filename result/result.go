@@ -26,6 +26,11 @@ const (
 	KindLoad Kind = "load"
 	// KindLinkCheck is the self-check of an emulated link made before loads used it.
 	KindLinkCheck Kind = "link_check"
+	// KindHarnessError is a scheduled load the harness could not make (the browser would not
+	// launch, the server's connections would not close, ...): the line holds the job (page, link,
+	// protocol, mode, warmup, run) and Error. It is counted ("lost to harness"), never a
+	// measurement.
+	KindHarnessError Kind = "harness_error"
 )
 
 // Record is one page load, the unit of every result stream (one JSON object per line).
@@ -38,8 +43,17 @@ type Record struct {
 	Kind Kind `json:"kind,omitempty"`
 	// Experiment names the experiment (a matrix run or a reproduction) the record belongs to.
 	Experiment string `json:"experiment"`
-	// Run numbers the loads of one experiment from 0 in the order they were made.
+	// Run is the load's index in its experiment's schedule (experiment.Schedule), from 0, so it
+	// numbers the loads in the order they were made and a resumed run continues the numbering;
+	// -1 on lines that are not scheduled loads (link checks).
 	Run int `json:"run"`
+	// Scheduled is the number of loads (warm-ups included) in the experiment's schedule; an
+	// experiment with fewer load and harness_error lines than that is partial (0 = not recorded).
+	Scheduled int `json:"scheduled,omitempty"`
+	// Error says why the harness could not make the load; set only on KindHarnessError lines.
+	Error string `json:"error,omitempty"`
+	// Settings are the experiment's requested settings that change a measurement.
+	Settings *Settings `json:"settings,omitempty"`
 	// Time is when the load started (RFC 3339 in JSON).
 	Time time.Time `json:"time"`
 	// Warmup marks a load made only to warm up the setup; analysis excludes it.
@@ -155,6 +169,54 @@ type Link struct {
 	MTU int `json:"mtu,omitempty"`
 	// Shaper is "emu" (userspace TUN emulator), "netem" or "none".
 	Shaper string `json:"shaper"`
+	// Reorder is true when per-packet jitter may reorder packets (LINK key reorder=true).
+	Reorder bool `json:"reorder,omitempty"`
+	// Down and Up are each direction's impairments beyond rate, delay, Bernoulli loss and
+	// droptail queue (absent when none is configured).
+	Down LinkDir `json:"down,omitzero"`
+	Up   LinkDir `json:"up,omitzero"`
+	// OutageOnMs and OutageOffMs are the up and down durations of the link's outages in ms
+	// (means when OutageRandom); 0 when the link has no outages.
+	OutageOnMs  float64 `json:"outage_on_ms,omitempty"`
+	OutageOffMs float64 `json:"outage_off_ms,omitempty"`
+	// OutageRandom is true for exponentially distributed durations (like mm-onoff).
+	OutageRandom bool `json:"outage_random,omitempty"`
+	// OutageMode is "drop" (arrivals during an outage are dropped) or "hold" (queued).
+	OutageMode string `json:"outage_mode,omitempty"`
+}
+
+// LinkDir holds one direction's impairments beyond rate, delay and droptail queue. Zero fields
+// are not configured.
+type LinkDir struct {
+	// Loss is the direction's mean loss rate in [0, 1] (Bernoulli, or the stationary loss rate
+	// of the Gilbert-Elliott model).
+	Loss float64 `json:"loss,omitempty"`
+	// LossBurst is the mean loss-burst length in packets (loss=P%,burst=N); 0 = Bernoulli.
+	LossBurst float64 `json:"loss_burst,omitempty"`
+	// GEP, GER, GE1H and GE1K are the Gilbert-Elliott parameters in netem's order (p, r, 1-h,
+	// 1-k), probabilities in [0, 1]; all 0 when the loss is Bernoulli.
+	GEP  float64 `json:"ge_p,omitempty"`
+	GER  float64 `json:"ge_r,omitempty"`
+	GE1H float64 `json:"ge_1h,omitempty"`
+	GE1K float64 `json:"ge_1k,omitempty"`
+	// DelayVarMs is the one-way delay variation in ms: the delay is redrawn uniformly from
+	// [RTT/2 - DelayVarMs, RTT/2 + DelayVarMs] every DelayVarEveryMs.
+	DelayVarMs      float64 `json:"delayvar_ms,omitempty"`
+	DelayVarEveryMs float64 `json:"delayvar_every_ms,omitempty"`
+	// ReorderProb is the probability in [0, 1] that a packet is held back ReorderDelayMs.
+	ReorderProb    float64 `json:"reorder_prob,omitempty"`
+	ReorderDelayMs float64 `json:"reorder_delay_ms,omitempty"`
+	// Trace is the Mahimahi trace file giving the direction's delivery opportunities; its mean
+	// rate is in the link's DownBps or UpBps.
+	Trace string `json:"trace,omitempty"`
+	// AQM is the queue discipline when not droptail: "drophead", "codel", "pie" or "fq_codel".
+	AQM string `json:"aqm,omitempty"`
+	// AQMTargetMs and AQMIntervalMs are CoDel's target and interval, or PIE's target and update
+	// interval, in ms.
+	AQMTargetMs   float64 `json:"aqm_target_ms,omitempty"`
+	AQMIntervalMs float64 `json:"aqm_interval_ms,omitempty"`
+	// ECN is true when the AQM marks ECN-capable packets instead of dropping them.
+	ECN bool `json:"ecn,omitempty"`
 }
 
 // Emulator holds one load's emulator counters per direction.
@@ -179,6 +241,26 @@ type Direction struct {
 	DropsQueue int64 `json:"drops_queue"`
 	// DropsOther counts packets lost outside the model (device errors); should be 0.
 	DropsOther int64 `json:"drops_other"`
+	// DropsAQM counts packets dropped by the AQM (CoDel, PIE, FQ-CoDel).
+	DropsAQM int64 `json:"drops_aqm,omitempty"`
+	// DropsOutage counts packets dropped because they arrived during an outage.
+	DropsOutage int64 `json:"drops_outage,omitempty"`
+	// HeldOutage counts packets that arrived during an outage and were held (outage_mode=hold).
+	HeldOutage int64 `json:"held_outage,omitempty"`
+	// LossBursts counts runs of consecutive random-loss drops; LossBurstMean is DropsLoss divided
+	// by it (packets).
+	LossBursts    int64   `json:"loss_bursts,omitempty"`
+	LossBurstMean float64 `json:"loss_burst_mean,omitempty"`
+	// MarksCE counts packets marked Congestion Experienced by the AQM (RFC 3168).
+	MarksCE int64 `json:"marks_ce,omitempty"`
+	// Reordered counts delivered packets that were reordered (RFC 4737 section 3.3), whatever
+	// caused it; ReorderRatio is Reordered / PacketsOut (RFC 4737 section 4.1).
+	Reordered    int64   `json:"reordered,omitempty"`
+	ReorderRatio float64 `json:"reorder_ratio,omitempty"`
+	// ReorderExtentMax and ReorderExtentMean summarise the reordering extents (RFC 4737
+	// section 4.2.1) of the reordered packets, in packets.
+	ReorderExtentMax  int64   `json:"reorder_extent_max,omitempty"`
+	ReorderExtentMean float64 `json:"reorder_extent_mean,omitempty"`
 	// QueueDelayP50Ms, QueueDelayP99Ms and QueueDelayMaxMs summarise the time packets waited in
 	// the droptail queue before serialization, in ms.
 	QueueDelayP50Ms float64 `json:"queue_delay_p50_ms"`
@@ -208,6 +290,9 @@ type Env struct {
 	UDPSndBuf int `json:"udp_sndbuf,omitempty"`
 	// Seed is the experiment's seed for ordering and loss.
 	Seed int64 `json:"seed,omitempty"`
+	// UserNS is true when the load was made inside a user namespace: a rootless run (pltlab
+	// re-runs itself there when not root), in which the emulator gets no real-time priority.
+	UserNS bool `json:"user_ns,omitempty"`
 }
 
 // LinkCheck is the result of measuring an emulated link before it is used.
@@ -236,6 +321,20 @@ type CheckLine struct {
 	Tolerance string `json:"tolerance"`
 	// Pass is true when Measured is within Tolerance of Configured.
 	Pass bool `json:"pass"`
+}
+
+// Settings are the settings an experiment asked for that change what a load measures; a report
+// never pools loads made with different Settings.
+type Settings struct {
+	// TCPCC is the requested TCP congestion control of the server's TCP listeners ("cubic").
+	TCPCC string `json:"tcp_cc,omitempty"`
+	// TLS is the requested TLS version of the TCP listeners ("1.2" or "1.3"); QUIC is always 1.3.
+	TLS string `json:"tls,omitempty"`
+	// TimeoutMs is the per-load deadline in ms.
+	TimeoutMs float64 `json:"timeout_ms,omitempty"`
+	// Overrides lists the command-line flags that replaced a matrix file's values, as
+	// "runs=3 (matrix: 20)"; empty when nothing was overridden.
+	Overrides []string `json:"overrides,omitempty"`
 }
 
 // IsLoad reports whether r is a page-load record (not a link check or another kind).

@@ -99,7 +99,10 @@ func (l *EmuLink) setup(o options) error {
 	}
 	l.drops[0], l.drops[1] = l.deviceDrops()
 	base := time.Now()
-	down, up := PipeConfigs(l.spec)
+	down, up, err := PipeConfigs(l.spec)
+	if err != nil {
+		return err
+	}
 	if l.down, err = newForwarder(down, l.hostFd, l.clientFd, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
 		return fmt.Errorf("forwarder: %w", err)
 	}

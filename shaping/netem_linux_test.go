@@ -47,7 +47,11 @@ func TestIntegrationNetemRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	nl := l.(*NetemLink)
-	want := netem.Plan(NetemConfig(s, l.Namespace(), nl.cfg.HostDev, l.HostAddr(), l.ClientAddr()))
+	cfg, err := NetemConfig(s, l.Namespace(), nl.cfg.HostDev, l.HostAddr(), l.ClientAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := netem.Plan(cfg)
 	if !reflect.DeepEqual(r.calls, want) {
 		t.Fatalf("ran %v\nwant %v", r.calls, want)
 	}

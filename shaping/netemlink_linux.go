@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping/emu"
 	"github.com/pltlab/pltlab/shaping/netem"
 	"github.com/vishvananda/netlink"
 )
@@ -29,18 +28,6 @@ type NetemLink struct {
 
 var _ Link = (*NetemLink)(nil)
 
-// NetemConfig derives the netem configuration of a link from s (the same per-direction values
-// as the emulator's, see PipeConfigs).
-func NetemConfig(s Spec, ns, hostDev string, host, client netip.Addr) netem.Config {
-	down, up := PipeConfigs(s)
-	dir := func(c emu.Config) netem.Direction {
-		return netem.Direction{Rate: c.Rate, Delay: c.Delay, Jitter: c.Jitter, Loss: c.Loss,
-			QueueBytes: c.QueueBytes, QueuePackets: c.QueuePackets}
-	}
-	return netem.Config{Namespace: ns, HostDev: hostDev, ClientDev: clientDev, HostAddr: host,
-		ClientAddr: client, MTU: s.MTU, Down: dir(down), Up: dir(up)}
-}
-
 // openNetem checks for sch_netem first (failing at once with ErrNetemUnavailable), then builds
 // the namespace and runs netem.Plan; on error everything is removed.
 func openNetem(ctx context.Context, spec Spec, o options) (Link, error) {
@@ -56,8 +43,11 @@ func openNetem(ctx context.Context, spec Spec, o options) (Link, error) {
 	cleanStale(o.logger)
 	ns, dev, n := linkNames()
 	host, client := allocAddrs(n)
-	l := &NetemLink{spec: spec, cfg: NetemConfig(spec, ns, dev, host, client), runner: o.runner,
-		log: o.logger, closed: make(chan struct{})}
+	cfg, err := NetemConfig(spec, ns, dev, host, client)
+	if err != nil {
+		return nil, fmt.Errorf("open link %s: %w", spec.Input, err)
+	}
+	l := &NetemLink{spec: spec, cfg: cfg, runner: o.runner, log: o.logger, closed: make(chan struct{})}
 	if err := newNamedNS(ns, func() error { return setupClientNS(o.tcpBufMax) }); err != nil {
 		return nil, errors.Join(fmt.Errorf("open link %s: %w", spec.Input, err), deleteNamedNS(ns))
 	}

@@ -5,36 +5,64 @@ import (
 	"github.com/pltlab/pltlab/shaping/emu"
 )
 
-// PipeConfigs derives the emulator configuration of each direction from s: rate, RTT/2 one-way
-// delay, jitter, loss, droptail queue (UpQueueBytes for the up direction) and distinct seeds.
-func PipeConfigs(s Spec) (down, up emu.Config) {
+// PipeConfigs derives the emulator configuration of each direction from s: rate (or trace),
+// RTT/2 one-way delay, jitter, loss, queue (UpQueueBytes for the up direction), the
+// direction's impairments, the outages (one seed for both directions, so they go down
+// together) and distinct seeds. It reads trace files; errors name the file.
+func PipeConfigs(s Spec) (down, up emu.Config, err error) {
 	seed := s.Seed
 	if seed == 0 {
 		seed = 1
 	}
-	base := emu.Config{Delay: s.RTT / 2, Jitter: s.Jitter, Reorder: s.Reorder, Loss: s.Loss,
-		QueuePackets: s.QueuePackets}
+	base := emu.Config{Delay: s.RTT / 2, Jitter: s.Jitter, Reorder: s.Reorder, QueuePackets: s.QueuePackets,
+		Outage: s.Outage}
+	if s.Outage.Off > 0 {
+		base.Outage.Seed = seed
+	}
 	down, up = base, base
 	down.Rate, down.QueueBytes, down.Seed = int64(s.Down), int64(s.QueueBytes), seed
 	up.Rate, up.QueueBytes, up.Seed = int64(s.Up), int64(s.UpQueueBytes()), seed+1
-	return down, up
+	if err := s.DownImp.apply(&down); err != nil {
+		return down, up, err
+	}
+	if err := s.UpImp.apply(&up); err != nil {
+		return down, up, err
+	}
+	return down, up, nil
 }
 
 // direction converts one direction's emulator counters to the record's form.
 func direction(c emu.Counters) result.Direction {
-	return result.Direction{
-		PacketsIn:       c.PacketsIn,
-		BytesIn:         c.BytesIn,
-		PacketsOut:      c.PacketsOut,
-		BytesOut:        c.BytesOut,
-		DropsLoss:       c.DropsLoss,
-		DropsQueue:      c.DropsQueue,
-		DropsOther:      c.DropsOther,
-		QueueDelayP50Ms: ms(c.QueueDelayP50),
-		QueueDelayP99Ms: ms(c.QueueDelayP99),
-		QueueDelayMaxMs: ms(c.QueueDelayMax),
-		TimingErrP50Ms:  ms(c.TimingErrP50),
-		TimingErrP99Ms:  ms(c.TimingErrP99),
-		TimingErrMaxMs:  ms(c.TimingErrMax),
+	d := result.Direction{
+		PacketsIn:        c.PacketsIn,
+		BytesIn:          c.BytesIn,
+		PacketsOut:       c.PacketsOut,
+		BytesOut:         c.BytesOut,
+		DropsLoss:        c.DropsLoss,
+		DropsQueue:       c.DropsQueue,
+		DropsOther:       c.DropsOther,
+		DropsAQM:         c.DropsAQM,
+		DropsOutage:      c.DropsOutage,
+		HeldOutage:       c.HeldOutage,
+		LossBursts:       c.LossBursts,
+		MarksCE:          c.MarksCE,
+		Reordered:        c.Reordered,
+		ReorderExtentMax: c.ReorderExtentMax,
+		QueueDelayP50Ms:  ms(c.QueueDelayP50),
+		QueueDelayP99Ms:  ms(c.QueueDelayP99),
+		QueueDelayMaxMs:  ms(c.QueueDelayMax),
+		TimingErrP50Ms:   ms(c.TimingErrP50),
+		TimingErrP99Ms:   ms(c.TimingErrP99),
+		TimingErrMaxMs:   ms(c.TimingErrMax),
 	}
+	if c.LossBursts > 0 {
+		d.LossBurstMean = float64(c.DropsLoss) / float64(c.LossBursts)
+	}
+	if c.PacketsOut > 0 {
+		d.ReorderRatio = float64(c.Reordered) / float64(c.PacketsOut)
+	}
+	if c.Reordered > 0 {
+		d.ReorderExtentMean = float64(c.ReorderExtentSum) / float64(c.Reordered)
+	}
+	return d
 }

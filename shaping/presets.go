@@ -33,6 +33,12 @@ var presets = []Preset{
 	{"3gfast", "down=1.6mbit,up=768kbit,rtt=150ms", wpt + "3G Fast: 1.6 Mbit/s down, 768 kbit/s up, 150 ms RTT"},
 	{"4g", "rate=9mbit,rtt=170ms", wpt + "4G: 9 Mbit/s both ways, 170 ms RTT"},
 	{"lte", "rate=12mbit,rtt=70ms", wpt + "LTE: 12 Mbit/s both ways, 70 ms RTT"},
+	{"muthuraj2024-112j50", "rate=10mbit,rtt=112ms,delayvar=50ms", "Muthuraj (2024) condition 112J50: 112 ms RTT +- 50 ms, each one-way delay redrawn uniformly every 100 ms as in Kakhki et al.'s scripts (later packets overtake earlier ones); 10 Mbit/s is pltlab issue 12's example rate, not taken from the paper"},
+	{"kakhki2017-jitter", "rate=10mbit,rtt=112ms,delayvar=10ms", "Kakhki et al., IMC 2017, delay variation that reorders packets (QUIC's loss detection mistakes them for losses): one-way delay redrawn +-10 ms every 100 ms; rate and RTT chosen to match muthuraj2024-112j50"},
+	{"kakhki2017-loss", "rate=10mbit,rtt=112ms,loss=1%", "Kakhki et al., IMC 2017, random loss: 1 % Bernoulli per direction at 10 Mbit/s; RTT as in the jitter presets"},
+	{"bursty-loss", "rate=3mbit,rtt=50ms,loss=2%,burst=4", "bursty loss example (pltlab issue 12): Gilbert model per direction with 2 % mean loss in bursts of 4 packets on average (netem gemodel p=0.51%, r=25%, 1-h=100%, 1-k=0%)"},
+	{"jitter", "rate=10mbit,rtt=40ms,jitter=10ms", "per-packet jitter example: each packet's one-way delay uniform in 20 +- 10 ms, order kept (add reorder=true to let jitter reorder)"},
+	{"blackhole", "rate=10mbit,rtt=30ms,outage=5s/2s", "QUIC Interop Runner's blackhole scenario (--on=5s --off=2s): the link is up 5 s, then drops everything for 2 s, repeating"},
 }
 
 // Presets lists the named LINK specs ParseSpec accepts, in a stable order.

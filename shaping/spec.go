@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/emu"
 )
 
 // Shaper names.
@@ -58,6 +59,13 @@ type Spec struct {
 	Shaper string
 	// Seed seeds the loss and jitter generators (0 = fixed default seed 1).
 	Seed int64
+	// DownImp and UpImp are each direction's further impairments: Gilbert-Elliott loss, delay
+	// variation, reordering, trace-driven rate, queue discipline (see Impair). Loss above is the
+	// larger of the two directions' mean loss rates.
+	DownImp, UpImp Impair
+	// Outage switches both directions off together (outage=ON/OFF or exp:ON/OFF,
+	// outage_mode=drop|hold); the emulator seeds random outages from Seed.
+	Outage emu.Outage
 }
 
 // parseState collects which keys were set so defaults can be applied after the items.
@@ -69,8 +77,29 @@ type parseState struct {
 }
 
 // ParseSpec parses a LINK spec: a preset name (see Presets), key=value items, or a preset name
-// followed by key=value overrides ("carlucci2015,loss=1%"). Keys: rate (both directions), down,
-// up, rtt, loss (percent), queue (Nbdp | Npkt | size), jitter, reorder, mtu, shaper, seed.
+// followed by key=value overrides ("carlucci2015,loss=1%"). Keys:
+//
+//   - rate (both directions), down, up: a rate such as 3mbit, or trace:FILE (a Mahimahi trace;
+//     the rate is then its mean rate);
+//   - rtt: base round-trip time, split evenly into the two one-way delays;
+//   - queue: Nbdp | Npkt | size (default 1 BDP, at least 4 packets; with an AQM and no queue,
+//     the AQM's standard packet limit: 1000 for codel and pie, 10240 for fq_codel);
+//   - jitter: per-packet jitter (each packet its own uniform delay in +-jitter; order kept
+//     unless reorder=true); at most rtt/2;
+//   - loss=P% (Bernoulli), loss=P%,burst=N (Gilbert model with mean loss P and mean burst N
+//     packets), loss=gemodel:p/r/1-h/1-k (Gilbert-Elliott, netem's parameters in percent);
+//   - delayvar=D, delayvar_every=T (default 100ms): the one-way delay redrawn uniformly from
+//     [rtt/2-D, rtt/2+D] every T (packets keep the delay they met, so later ones may overtake);
+//   - reorder=P%, reorder_delay=D (default 10ms): hold a packet back D with probability P;
+//     reorder=true|false instead lets per-packet jitter reorder packets;
+//   - aqm=droptail|drophead|codel|pie|fq_codel, target, interval (CoDel: 5ms, 100ms; PIE:
+//     target 15ms, interval = update interval 15ms), ecn=true (mark instead of drop);
+//   - outage=ON/OFF (up ON, down OFF, repeating) or outage=exp:ON/OFF (exponential
+//     durations), outage_mode=drop|hold (default drop);
+//   - mtu, shaper (emu|netem|none), seed.
+//
+// loss, burst, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval and ecn
+// apply to both directions, or to one with a down. or up. prefix (down.loss=2%).
 // Errors are one line naming the bad item and what is accepted.
 func ParseSpec(s string) (Spec, error) {
 	st := parseState{spec: Spec{Input: s, MTU: DefaultMTU, Shaper: ShaperEmu}}
@@ -111,7 +140,11 @@ func ParseSpec(s string) (Spec, error) {
 }
 
 // shapingKeys are the keys that have no effect on an unshaped link.
-var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "queue", "jitter", "reorder", "mtu"}
+var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "queue", "jitter", "reorder", "mtu", "burst",
+	"delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn", "outage", "outage_mode"}
+
+// acceptedKeys lists the keys ParseSpec accepts, for error messages.
+const acceptedKeys = "rate, down, up, rtt, loss, burst, queue, jitter, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, outage, outage_mode, mtu, shaper, seed (down./up. prefixes on loss, burst, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn)"
 
 // checkRepeat refuses a key given twice, and rate given together with down or up, in spec.
 func checkRepeat(seen map[string]bool, key, spec string) error {
@@ -128,7 +161,7 @@ func checkRepeat(seen map[string]bool, key, spec string) error {
 func (st *parseState) preset(name string) error {
 	p, ok := lookupPreset(name)
 	if !ok {
-		return fmt.Errorf("unknown link preset %q: accepted %s, or key=value items (rate, down, up, rtt, loss, queue, jitter, reorder, mtu, shaper, seed)", name, presetNames())
+		return fmt.Errorf("unknown link preset %q: accepted %s, or key=value items (%s)", name, presetNames(), acceptedKeys)
 	}
 	if p.Spec == "" {
 		st.spec.Shaper = ShaperNone
@@ -147,28 +180,55 @@ func (st *parseState) preset(name string) error {
 func (st *parseState) set(key, val string) error {
 	var err error
 	sp := &st.spec
+	if dir, k, ok := strings.Cut(key, "."); ok && (dir == "down" || dir == "up") && isDirKey(k) {
+		im := &sp.DownImp
+		if dir == "up" {
+			im = &sp.UpImp
+		}
+		if k == "reorder" && isBool(val) {
+			return fmt.Errorf("bad %s %q: accepted a percentage (reorder=true, for jitter, applies to both directions)", key, val)
+		}
+		return setImpair([]*Impair{im}, k, val)
+	}
 	switch key {
 	case "rate":
-		if sp.Down, err = ParseRate(val); err == nil {
-			sp.Up = sp.Down
+		if sp.Down, sp.DownImp.Trace, err = parseRateOrTrace(key, val); err == nil {
+			sp.Up, sp.UpImp.Trace = sp.Down, sp.DownImp.Trace
 		}
 	case "down":
-		sp.Down, err = ParseRate(val)
+		sp.Down, sp.DownImp.Trace, err = parseRateOrTrace(key, val)
 	case "up":
-		sp.Up, err = ParseRate(val)
+		sp.Up, sp.UpImp.Trace, err = parseRateOrTrace(key, val)
+	case "reorder":
+		if isBool(val) {
+			sp.Reorder, _ = strconv.ParseBool(val)
+			return nil
+		}
+		err = setImpair([]*Impair{&sp.DownImp, &sp.UpImp}, key, val)
+		if err != nil {
+			err = fmt.Errorf("bad reorder %q: accepted a percentage such as 5%% (hold packets back), or true/false (let jitter reorder)", val)
+		}
+	case "loss", "burst", "delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn":
+		err = setImpair([]*Impair{&sp.DownImp, &sp.UpImp}, key, val)
+	case "outage":
+		hold := sp.Outage.Hold
+		sp.Outage, err = parseOutage(val)
+		sp.Outage.Hold = hold
+	case "outage_mode":
+		switch strings.ToLower(val) {
+		case "drop":
+			sp.Outage.Hold = false
+		case "hold":
+			sp.Outage.Hold = true
+		default:
+			err = fmt.Errorf("bad outage_mode %q: accepted drop or hold", val)
+		}
 	case "rtt":
 		sp.RTT, err = parseDelay("rtt", val)
 	case "jitter":
 		sp.Jitter, err = parseDelay("jitter", val)
-	case "loss":
-		sp.Loss, err = parseLoss(val)
 	case "queue":
 		err = st.parseQueue(val)
-	case "reorder":
-		sp.Reorder, err = strconv.ParseBool(val)
-		if err != nil {
-			err = fmt.Errorf("bad reorder %q: accepted true or false", val)
-		}
 	case "mtu":
 		sp.MTU, err = strconv.Atoi(val)
 		if err != nil || sp.MTU < MinMTU || sp.MTU > MaxMTU {
@@ -185,9 +245,14 @@ func (st *parseState) set(key, val string) error {
 			err = fmt.Errorf("bad seed %q: accepted an integer", val)
 		}
 	default:
-		err = fmt.Errorf("unknown link key %q: accepted rate, down, up, rtt, loss, queue, jitter, reorder, mtu, shaper, seed", key)
+		err = fmt.Errorf("unknown link key %q: accepted %s", key, acceptedKeys)
 	}
 	return err
+}
+
+func isBool(val string) bool {
+	_, err := strconv.ParseBool(val)
+	return err == nil
 }
 
 func parseDelay(key, val string) (time.Duration, error) {
@@ -243,8 +308,15 @@ func (st *parseState) parseQueue(val string) error {
 // finish applies defaults and cross-field checks.
 func (st *parseState) finish() (Spec, error) {
 	sp := st.spec
+	if err := sp.checkImpairments(); err != nil {
+		return Spec{}, err
+	}
+	sp.Loss = max(sp.DownImp.Loss, sp.UpImp.Loss)
 	if !st.queueSet {
 		st.bdp = DefaultQueueBDP
+		if limit := max(aqmLimits[sp.DownImp.AQM], aqmLimits[sp.UpImp.AQM]); limit > 0 {
+			st.bdp, sp.QueuePackets, st.queueSet = 0, limit, true
+		}
 	}
 	sp.QueueBDP = st.bdp
 	if !sp.Shaped() {
@@ -263,6 +335,33 @@ func (st *parseState) finish() (Spec, error) {
 		return Spec{}, fmt.Errorf("queue %s is less than one %d-byte packet: accepted a queue of at least the MTU", st.queueB, sp.MTU)
 	}
 	return sp, nil
+}
+
+// checkImpairments refuses settings that contradict each other or cannot be emulated.
+func (sp *Spec) checkImpairments() error {
+	oneWay := sp.RTT / 2
+	if sp.Jitter > oneWay {
+		return fmt.Errorf("jitter %s exceeds the one-way delay %s (rtt/2): accepted jitter <= rtt/2, so no delay falls below 0", sp.Jitter, oneWay)
+	}
+	for _, d := range []struct {
+		name string
+		im   *Impair
+		rate Rate
+	}{{"down", &sp.DownImp, sp.Down}, {"up", &sp.UpImp, sp.Up}} {
+		if err := d.im.check(d.name, oneWay); err != nil {
+			return err
+		}
+		if d.im.AQM != emu.DropTail && d.rate == 0 {
+			return fmt.Errorf("%s: aqm=%s on an unlimited direction: accepted an AQM with a rate or trace (a queue only forms at a bottleneck)", d.name, d.im.AQM)
+		}
+	}
+	if sp.Outage.Hold && sp.Outage.Off == 0 {
+		return fmt.Errorf("outage_mode=hold without outage: accepted outage_mode together with outage=ON/OFF")
+	}
+	if sp.Shaper == ShaperNetem {
+		return netemSupported(*sp)
+	}
+	return nil
 }
 
 // bdpQueue sizes a queue of st.bdp BDPs at rate, floored at MinDefaultQueuePackets x MTU when
@@ -302,19 +401,30 @@ func (s Spec) String() string {
 		return "none"
 	}
 	var b []string
-	if s.Down == s.Up && s.Down > 0 {
-		b = append(b, "rate="+s.Down.String())
+	rate := func(r Rate, trace string) string {
+		if trace != "" {
+			return "trace:" + trace
+		}
+		return r.String()
+	}
+	if s.Down == s.Up && s.Down > 0 && s.DownImp.Trace == s.UpImp.Trace {
+		b = append(b, "rate="+rate(s.Down, s.DownImp.Trace))
 	} else {
 		if s.Down > 0 {
-			b = append(b, "down="+s.Down.String())
+			b = append(b, "down="+rate(s.Down, s.DownImp.Trace))
 		}
 		if s.Up > 0 {
-			b = append(b, "up="+s.Up.String())
+			b = append(b, "up="+rate(s.Up, s.UpImp.Trace))
 		}
 	}
 	b = append(b, "rtt="+s.RTT.String())
-	if s.Loss > 0 {
-		b = append(b, "loss="+strconv.FormatFloat(s.Loss*100, 'f', -1, 64)+"%")
+	down, up := s.DownImp, s.UpImp
+	down.Trace, up.Trace = "", ""
+	if down == up {
+		b = append(b, down.items("")...)
+	} else {
+		b = append(b, down.items("down.")...)
+		b = append(b, up.items("up.")...)
 	}
 	switch {
 	case s.QueuePackets > 0:
@@ -330,6 +440,7 @@ func (s Spec) String() string {
 	if s.Reorder {
 		b = append(b, "reorder=true")
 	}
+	b = append(b, outageItems(s.Outage)...)
 	if s.MTU != DefaultMTU {
 		b = append(b, "mtu="+strconv.Itoa(s.MTU))
 	}
@@ -342,7 +453,7 @@ func (s Spec) String() string {
 
 // Result describes s as a result.Link for records.
 func (s Spec) Result() result.Link {
-	return result.Link{
+	l := result.Link{
 		Spec:         s.Input,
 		DownBps:      int64(s.Down),
 		UpBps:        int64(s.Up),
@@ -353,5 +464,18 @@ func (s Spec) Result() result.Link {
 		JitterMs:     float64(s.Jitter) / float64(time.Millisecond),
 		MTU:          s.MTU,
 		Shaper:       s.Shaper,
+		Reorder:      s.Reorder,
+		Down:         s.DownImp.result(),
+		Up:           s.UpImp.result(),
+		OutageOnMs:   ms(s.Outage.On),
+		OutageOffMs:  ms(s.Outage.Off),
+		OutageRandom: s.Outage.Random,
 	}
+	if s.Outage.Off > 0 {
+		l.OutageMode = "drop"
+		if s.Outage.Hold {
+			l.OutageMode = "hold"
+		}
+	}
+	return l
 }

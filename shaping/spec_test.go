@@ -52,11 +52,11 @@ func TestParseSpec(t *testing.T) {
 	}{
 		{"carlucci", "carlucci2015", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueueBytes: 18750, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
 		{"none", "none", Spec{MTU: 1500, Shaper: "none"}},
-		{"items", "rate=3mbit,rtt=50ms,queue=25pkt,loss=1%", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueuePackets: 25, Loss: 0.01, MTU: 1500, Shaper: "emu"}},
+		{"items", "rate=3mbit,rtt=50ms,queue=25pkt,loss=1%", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueuePackets: 25, Loss: 0.01, MTU: 1500, Shaper: "emu", DownImp: Impair{Loss: 0.01}, UpImp: Impair{Loss: 0.01}}},
 		{"bytes", "rate=3mbit,rtt=50ms,queue=18750B", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueueBytes: 18750, MTU: 1500, Shaper: "emu"}},
 		{"asym", "down=5mbit,up=1mbit,rtt=28ms", Spec{Down: 5 * Mbit, Up: Mbit, RTT: 28 * time.Millisecond, QueueBytes: 17500, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
 		{"default queue floor", "rate=1mbit,rtt=1ms", Spec{Down: Mbit, Up: Mbit, RTT: time.Millisecond, QueueBytes: 6000, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
-		{"override", "carlucci2015,loss=0.5%,jitter=2ms,reorder=true,mtu=1400,seed=7", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueueBytes: 18750, QueueBDP: 1, Loss: 0.005, Jitter: 2 * time.Millisecond, Reorder: true, MTU: 1400, Shaper: "emu", Seed: 7}},
+		{"override", "carlucci2015,loss=0.5%,jitter=2ms,reorder=true,mtu=1400,seed=7", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueueBytes: 18750, QueueBDP: 1, Loss: 0.005, Jitter: 2 * time.Millisecond, Reorder: true, MTU: 1400, Shaper: "emu", Seed: 7, DownImp: Impair{Loss: 0.005}, UpImp: Impair{Loss: 0.005}}},
 		{"delay only", "rtt=50ms", Spec{RTT: 50 * time.Millisecond, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
 		{"netem", "rate=10mbit,rtt=20ms,shaper=netem", Spec{Down: 10 * Mbit, Up: 10 * Mbit, RTT: 20 * time.Millisecond, QueueBytes: 25000, QueueBDP: 1, MTU: 1500, Shaper: "netem"}},
 	}
@@ -143,7 +143,9 @@ func TestUpQueueBytes(t *testing.T) {
 }
 
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"carlucci2015", "rate=3mbit,rtt=50ms,queue=1bdp", "down=1.5mbit,up=384kbit,loss=1%", "queue=25pkt", "3g,jitter=5ms,reorder=true", "mtu=9000,shaper=netem"} {
+	for _, s := range []string{"carlucci2015", "rate=3mbit,rtt=50ms,queue=1bdp", "down=1.5mbit,up=384kbit,loss=1%", "queue=25pkt", "3g,jitter=5ms,reorder=true", "mtu=9000,shaper=netem",
+		"rate=10mbit,rtt=112ms,delayvar=50ms", "rate=3mbit,rtt=50ms,loss=2%,burst=4", "rate=10mbit,rtt=30ms,outage=5s/2s", "rate=5mbit,rtt=40ms,aqm=codel,ecn=true",
+		"rate=5mbit,rtt=40ms,down.aqm=pie,up.loss=gemodel:1%/30%/100%/0%", "rate=1mbit,rtt=20ms,reorder=5%,reorder_delay=3ms,outage=exp:1s/100ms,outage_mode=hold"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -165,13 +167,20 @@ func FuzzParseSpec(f *testing.F) {
 			if again.QueueBytes != s.QueueBytes || again.UpQueueBytes() != s.UpQueueBytes() || again.Down != s.Down || again.Up != s.Up {
 				t.Fatalf("canonical form %q of %q changes the queues or rates: %+v vs %+v", s.String(), in, again, s)
 			}
+			again.Input, again.QueueBDP = s.Input, s.QueueBDP // a floored default BDP queue prints as bytes
+			if again != s {
+				t.Fatalf("canonical form %q of %q changes the spec: %+v vs %+v", s.String(), in, again, s)
+			}
 		}
 	})
 }
 
 func TestPipeConfigs(t *testing.T) {
 	s, _ := ParseSpec("down=5mbit,up=1mbit,rtt=100ms,loss=1%,jitter=2ms,seed=9")
-	down, up := PipeConfigs(s)
+	down, up, err := PipeConfigs(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if down.Rate != 5e6 || up.Rate != 1e6 || down.Delay != 50*time.Millisecond || up.Delay != 50*time.Millisecond {
 		t.Fatalf("rates/delays: %+v %+v", down, up)
 	}

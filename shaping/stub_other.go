@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os/exec"
 	"sync/atomic"
 	"time"
 )
@@ -37,3 +38,9 @@ func goodput(conn *net.TCPConn, dur, skip time.Duration) float64 { return 0 }
 
 // Teardown does nothing on this platform: no link can be opened.
 func Teardown() {}
+
+// RootlessCommand is only available on Linux; elsewhere it returns a command that fails.
+func RootlessCommand(path string, args []string) *exec.Cmd { return exec.Command(path, args...) }
+
+// PrepareRootless is only available on Linux.
+func PrepareRootless() error { return errors.ErrUnsupported }

@@ -20,6 +20,9 @@ type RunOptions struct {
 	// Chrome, Version, TempDir and SkipLinkCheck are passed to every experiment.Config.
 	Chrome, Version, TempDir string
 	SkipLinkCheck            bool
+	// Resume holds the records of an interrupted run of the same plan (the output file's):
+	// every part continues its schedule from them (experiment.ResumeFrom).
+	Resume []*result.Record
 	// Observer sees every record with Done and Total counted over the whole plan.
 	Observer func(experiment.Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
@@ -45,6 +48,33 @@ func (p Plan) Configs(o RunOptions) []experiment.Config {
 	return out
 }
 
+// Resumed returns Configs(o), each part set to continue from the records in o.Resume that
+// carry its experiment name (a part without any starts afresh); the error names the part whose
+// records do not match the plan.
+func (p Plan) Resumed(o RunOptions) ([]experiment.Config, error) {
+	cs := p.Configs(o)
+	if len(o.Resume) == 0 {
+		return cs, nil
+	}
+	for i, c := range cs {
+		var recs []*result.Record
+		for _, r := range o.Resume {
+			if r.Experiment == c.Name {
+				recs = append(recs, r)
+			}
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		rc, err := experiment.ResumeFrom(c, recs)
+		if err != nil {
+			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
+		}
+		cs[i] = rc
+	}
+	return cs, nil
+}
+
 // Validate checks every part's experiment and specs, so bad input is refused before anything
 // runs; errors name the part.
 func (p Plan) Validate() error {
@@ -65,12 +95,15 @@ func (p Plan) Validate() error {
 func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experiment.Summary, error) {
 	start := time.Now()
 	var sum experiment.Summary
-	var errs []error
-	cs := p.Configs(o)
+	cs, err := p.Resumed(o)
+	if err != nil {
+		return sum, err
+	}
 	total := 0
 	for _, c := range cs {
-		total += len(experiment.Schedule(c))
+		total += experiment.Remaining(c)
 	}
+	var errs []error
 	done := 0
 	for _, c := range cs {
 		if ctx.Err() != nil {
@@ -84,8 +117,8 @@ func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experimen
 			}
 		}
 		s, err := experiment.Run(ctx, c, w)
-		done += len(experiment.Schedule(c))
-		sum.Records, sum.Valid, sum.Invalid = sum.Records+s.Records, sum.Valid+s.Valid, sum.Invalid+s.Invalid
+		done += experiment.Remaining(c)
+		sum = addSummary(sum, s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
 		}
@@ -102,6 +135,19 @@ func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experimen
 		return sum, errors.Join(append(errs, ctx.Err())...)
 	}
 	return sum, errors.Join(errs...)
+}
+
+// addSummary adds the counts of b to a.
+func addSummary(a, b experiment.Summary) experiment.Summary {
+	a.Records += b.Records
+	a.Valid += b.Valid
+	a.TimedOut += b.TimedOut
+	a.NetworkFailed += b.NetworkFailed
+	a.Invalid += b.Invalid
+	a.HarnessErrors += b.HarnessErrors
+	a.Resumed += b.Resumed
+	a.Scheduled += b.Scheduled
+	return a
 }
 
 // FlowRunner runs one flow part and writes its "kind":"flow" records, named experiment, to w.

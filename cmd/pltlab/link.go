@@ -23,7 +23,7 @@ func newLinkCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	c.AddCommand(newLinkCheckCmd(), newLinkPresetsCmd())
+	c.AddCommand(newLinkCheckCmd(), newLinkPresetsCmd(), newLinkTraceCmd())
 	return c
 }
 

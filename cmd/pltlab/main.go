@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/pltlab/pltlab/shaping"
@@ -23,11 +24,26 @@ func run() int {
 	// gin's mode is process-wide, so the program (not the server package) chooses it: release
 	// mode prints nothing, which keeps stdout for records (run --out -).
 	gin.SetMode(gin.ReleaseMode)
-	ctx, stop := interruptContext()
+	// A write to a closed pipe returns EPIPE instead of killing the process, so that a run whose
+	// reader went away (pltlab run --out - | head) stops in order and tears everything down.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	if os.Getenv(rootlessEnv) != "" {
+		// The child of runRootless: root in its own user namespace; ready /run/netns and lo.
+		if err := shaping.PrepareRootless(); err != nil {
+			fmt.Fprintf(os.Stderr, "pltlab: %v\n", err)
+			return 1
+		}
+	}
+	ctx, stop := interruptContext(interruptGrace, os.Exit)
 	defer stop()
 	// A second interrupt exits at once: delete this process's namespaces and devices by name.
 	onForcedExit(shaping.Teardown)
 	err := newRootCmd().ExecuteContext(ctx)
+	if errors.Is(err, errRootless) {
+		stop()
+		return runRootless()
+	}
 	code, msg := exitCode(ctx, err)
 	if msg != "" {
 		fmt.Fprintf(os.Stderr, "pltlab: %s\n", msg)
@@ -71,22 +87,42 @@ func onForcedExit(f func()) {
 	forcedExitHooks = append(forcedExitHooks, f)
 }
 
-// interruptContext returns a context cancelled by the first SIGINT or SIGTERM. A second signal
-// runs the forced-exit hooks and exits with code 130 at once.
-func interruptContext() (context.Context, func()) {
+// interruptGrace is how long pltlab cleans up after an interrupt before it exits anyway: one
+// interrupt is always enough, whatever blocks (a write to a full pipe, a stuck child).
+const interruptGrace = 10 * time.Second
+
+// interruptContext returns a context cancelled by the first SIGINT or SIGTERM. A second signal,
+// or grace passing after the first without the process having returned, runs the forced-exit
+// hooks and calls exit(130).
+func interruptContext(grace time.Duration, exit func(int)) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
 	go func() {
-		<-sigs
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
 		fmt.Fprintln(os.Stderr, "pltlab: interrupted; cleaning up (interrupt again to exit at once)")
 		cancel()
-		<-sigs
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		select {
+		case <-sigs:
+		case <-timer.C:
+			fmt.Fprintf(os.Stderr, "pltlab: still cleaning up %v after the interrupt; exiting\n", grace)
+		case <-done:
+			return
+		}
 		forcedExitMu.Lock()
 		for _, f := range forcedExitHooks {
 			f()
 		}
-		os.Exit(130)
+		forcedExitMu.Unlock()
+		exit(130)
 	}()
-	return ctx, func() { signal.Stop(sigs); cancel() }
+	var once sync.Once
+	return ctx, func() { once.Do(func() { signal.Stop(sigs); close(done); cancel() }) }
 }

@@ -11,14 +11,25 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
 )
 
-// newProgress returns an experiment observer that draws a progress bar with ETA and the running
-// median PLT per arm on w when w is a terminal, and does nothing otherwise. The returned finish
-// func clears the bar.
-func newProgress(w io.Writer, total int) (func(experiment.Progress), func()) {
-	if !isTerminal(w) {
-		return nil, func() {}
+// progressEvery is the least time between two plain progress lines.
+const progressEvery = 10 * time.Second
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// newProgress returns an experiment observer that shows progress on w: on a terminal a bar with
+// ETA and the running median PLT per arm; otherwise (a log file, a pipe) one plain line at the
+// first load, then at most every progressEvery, and at the last, plus one line per link check.
+// The returned finish func clears the bar.
+func newProgress(total int, w io.Writer, terminal bool) (func(experiment.Progress), func()) {
+	if !terminal {
+		return plainProgress(total, w, time.Now), func() {}
 	}
 	bar := progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
@@ -31,16 +42,51 @@ func newProgress(w io.Writer, total int) (func(experiment.Progress), func()) {
 		progressbar.OptionClearOnFinish(),
 	)
 	observe := func(p experiment.Progress) {
-		bar.Describe(medianLine(p.Medians))
+		if p.Checking != "" {
+			bar.Describe("checking link " + p.Checking + " (about 10 s)")
+		} else if p.Record != nil && p.Record.Kind == result.KindLinkCheck {
+			bar.Describe("link " + linkCheckWord(p.Record))
+		} else {
+			bar.Describe(medianLine(p.Medians))
+		}
 		_ = bar.Set(p.Done)
 	}
 	return observe, func() { _ = bar.Finish(); _ = bar.Clear() }
 }
 
-// isTerminal reports whether w is a file that is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+// plainProgress prints progress lines without terminal control codes; now is the clock.
+func plainProgress(total int, w io.Writer, now func() time.Time) func(experiment.Progress) {
+	start := now()
+	var last time.Time
+	return func(p experiment.Progress) {
+		t := now()
+		if p.Checking != "" {
+			fmt.Fprintf(w, "pltlab: checking link %s (about 10 s)\n", p.Checking)
+			return
+		}
+		if p.Record != nil && p.Record.Kind == result.KindLinkCheck {
+			fmt.Fprintf(w, "pltlab: link %s: self-check %s\n", p.Record.Link.Spec, linkCheckWord(p.Record))
+			return
+		}
+		if !last.IsZero() && t.Sub(last) < progressEvery && p.Done < total {
+			return
+		}
+		last = t
+		eta := "?"
+		if p.Done > 0 {
+			eta = (time.Duration(float64(t.Sub(start)) / float64(p.Done) * float64(total-p.Done))).Round(time.Second).String()
+		}
+		fmt.Fprintf(w, "pltlab: %d/%d loads, %s elapsed, ETA %s; median %s\n", p.Done, total,
+			t.Sub(start).Round(time.Second), eta, medianLine(p.Medians))
+	}
+}
+
+// linkCheckWord is "pass" or "FAIL" for a link-check record.
+func linkCheckWord(r *result.Record) string {
+	if r.Check != nil && r.Check.Pass {
+		return "pass"
+	}
+	return "FAIL"
 }
 
 // medianLine formats running medians as "h1 2.03s h2 1.45s h3 1.14s".
@@ -55,30 +101,3 @@ func medianLine(ms []experiment.ArmMedian) string {
 	}
 	return strings.Join(parts, " ")
 }
-
-// lazyFile is an io.Writer that creates its file on the first Write, so that a run that fails
-// before its first record leaves no empty file behind.
-type lazyFile struct {
-	name string
-	f    *os.File
-}
-
-func (l *lazyFile) Write(b []byte) (int, error) {
-	if l.f == nil {
-		f, err := os.OpenFile(l.name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-		if err != nil {
-			return 0, err
-		}
-		l.f = f
-	}
-	return l.f.Write(b)
-}
-
-func (l *lazyFile) Close() error {
-	if l.f == nil {
-		return nil
-	}
-	return l.f.Close()
-}
-
-var _ io.WriteCloser = (*lazyFile)(nil)

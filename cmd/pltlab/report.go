@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +18,7 @@ import (
 // reportFlags are the flags of 'pltlab report'.
 type reportFlags struct {
 	format, out, plot, plotKind, baseline, metric string
+	force                                         bool
 }
 
 // newReportCmd builds 'pltlab report': statistics, comparisons, plots and reports from result files.
@@ -31,8 +32,12 @@ func newReportCmd() *cobra.Command {
 median with a 95% distribution-free CI, mean, sd, cv and quantiles (Hyndman & Fan type 7). Each
 protocol is compared with the baseline in the same page, link and mode: ratio of medians with a
 95% bootstrap CI, percent difference, Mann-Whitney U and Welch p-values; significant only at
-p < 0.01. Timed-out loads are censored (shown as ">= deadline"). Warm-up loads are excluded.
-Corrupt lines are skipped with a warning; an input without page loads is an error.`,
+p < 0.01. Timed-out loads and network failures are censored (shown as ">= deadline"); loads
+the harness could not make are counted as "lost to harness". Warm-up loads are excluded.
+Loads made with different settings (congestion control, TLS, browser, pltlab version) are
+reported in separate groups. Corrupt lines are skipped and out-of-range records refused, with
+warnings; an input without page loads is an error. --out and --plot never replace an input,
+and replace an existing file only with --force.`,
 		Example: `  ./bin/pltlab report results.jsonl
   ./bin/pltlab report results.jsonl --format html --out report.html
   ./bin/pltlab report results.jsonl --plot plt.png --metric plt_ms --baseline h1
@@ -52,7 +57,8 @@ Corrupt lines are skipped with a warning; an input without page loads is an erro
 	fl.StringVarP(&f.out, "out", "o", "-", `output file ("-" = stdout)`)
 	fl.StringVar(&f.plot, "plot", "", "also write a figure to this .png or .svg file")
 	fl.StringVar(&f.plotKind, "plot-kind", "ecdf", "figure for --plot: ecdf, box or heatmap")
-	fl.StringVar(&f.baseline, "baseline", analysis.DefaultBaseline, "protocol the others are compared with: h1, h2 or h3")
+	fl.StringVar(&f.baseline, "baseline", "", "protocol the others are compared with: h1, h2 or h3 (default h1 if measured, else the first measured in h1, h2, h3 order)")
+	fl.BoolVar(&f.force, "force", false, "replace an existing --out or --plot file")
 	fl.StringVar(&f.metric, "metric", string(analysis.PLT), "metric: plt_ms, ttfb_ms, fcp_ms or dcl_ms")
 	return cmd
 }
@@ -67,7 +73,7 @@ func parseReportFlags(f reportFlags) (analysis.Options, analysis.Format, analysi
 	if err != nil {
 		return analysis.Options{}, "", "", usagef("--metric: %v", err)
 	}
-	if !protocol.Known(f.baseline) {
+	if f.baseline != "" && !protocol.Known(f.baseline) {
 		return analysis.Options{}, "", "", usagef("bad --baseline %q: accepted %s", f.baseline, strings.Join(protocol.Names(), ", "))
 	}
 	kind, err := analysis.ParsePlotKind(f.plotKind)
@@ -92,30 +98,83 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 			return err
 		}
 	}
-	for _, out := range []string{f.out, f.plot} {
-		if out == "" || out == "-" {
-			continue
-		}
-		if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-			return usagef("bad output %s: directory %s does not exist", out, filepath.Dir(out))
-		}
+	outs, err := openReportOutputs(args, f)
+	if err != nil {
+		return err
 	}
+	defer func() {
+		for _, o := range outs {
+			o.Close()
+		}
+	}()
 	rep, err := analysis.AnalyzeFiles(args, cmd.InOrStdin(), opts, slog.Default())
 	if err != nil {
 		return err
 	}
-	if !hasProtocol(rep, opts.Baseline) {
+	for _, w := range rep.Warnings {
+		slog.Warn(w)
+	}
+	if opts.Baseline != "" && !hasProtocol(rep, opts.Baseline) {
 		slog.Warn("baseline protocol has no loads: no comparisons", "baseline", opts.Baseline)
 	}
-	if err := writeReport(cmd.OutOrStdout(), f.out, func(w io.Writer) error { return rep.Write(w, format) }); err != nil {
-		return err
+	var w io.Writer = cmd.OutOrStdout()
+	if o := outs[f.out]; o != nil {
+		w = o
 	}
-	if f.plot != "" {
-		if err := rep.SavePlot(f.plot, kind); err != nil {
+	if err := rep.Write(w, format); err != nil {
+		return fmt.Errorf("write report %s: %w", f.out, err)
+	}
+	if o := outs[f.plot]; o != nil {
+		format, _ := analysis.ImageFormat(f.plot) // checked by parseReportFlags
+		var buf bytes.Buffer                      // render first: a failed plot leaves the file empty, then removed
+		err := rep.WritePlot(&buf, kind, format)
+		if err == nil {
+			_, err = o.Write(buf.Bytes())
+		}
+		if err != nil {
 			return fmt.Errorf("plot %s: %w", f.plot, err)
 		}
 	}
 	return nil
+}
+
+// openReportOutputs checks and locks --out and --plot before any input is read: neither may
+// be one of the inputs (by file identity, whatever the names), and an existing file is
+// replaced only with --force. It returns the open files by name.
+func openReportOutputs(inputs []string, f reportFlags) (map[string]*outFile, error) {
+	outs := map[string]*outFile{}
+	mode := outNew
+	if f.force {
+		mode = outReplace
+	}
+	for _, o := range []struct{ flag, name string }{{"--out", f.out}, {"--plot", f.plot}} {
+		if o.name == "" || o.name == "-" {
+			continue
+		}
+		for _, in := range inputs {
+			if in != "-" && sameFile(o.name, in) {
+				closeAll(outs)
+				return nil, usagef("bad %s %s: it is the input %s (a report never replaces its results): choose another file", o.flag, o.name, in)
+			}
+		}
+		if outs[o.name] != nil {
+			closeAll(outs)
+			return nil, usagef("bad --plot %s: it is also --out: choose another file", o.name)
+		}
+		of, err := openOut(o.flag, o.name, mode)
+		if err != nil {
+			closeAll(outs)
+			return nil, err
+		}
+		outs[o.name] = of
+	}
+	return outs, nil
+}
+
+func closeAll(outs map[string]*outFile) {
+	for _, o := range outs {
+		o.Close()
+	}
 }
 
 func hasProtocol(rep *analysis.Report, p string) bool {
@@ -125,25 +184,6 @@ func hasProtocol(rep *analysis.Report, p string) bool {
 		}
 	}
 	return false
-}
-
-// writeReport writes with fn to stdout ("-") or to the file out.
-func writeReport(stdout io.Writer, out string, fn func(io.Writer) error) error {
-	if out == "-" || out == "" {
-		return fn(stdout)
-	}
-	file, err := os.Create(out)
-	if err != nil {
-		return fmt.Errorf("create report: %w", err)
-	}
-	if err := fn(file); err != nil {
-		file.Close()
-		return fmt.Errorf("write report %s: %w", out, err)
-	}
-	if err := file.Close(); err != nil {
-		return fmt.Errorf("write report %s: %w", out, err)
-	}
-	return nil
 }
 
 // checkInputFile refuses an input that is missing or not a regular file (a directory, a device

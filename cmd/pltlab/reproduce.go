@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +29,7 @@ type reproduceFlags struct {
 	scale     string
 	force     bool
 	noCheck   bool
+	resume    bool
 	list      bool
 	calibrate bool
 }
@@ -57,12 +57,15 @@ kakhki2017: Kakhki et al., "Taking a Long Look at QUIC", IMC 2017 (Table 2 grid,
 muthuraj2024: the 2024 Emulab replication (TCP CUBIC and BBR vs QUIC).
 
 Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/findings.json, figures, and each
-part's full analysis in DIR/PART/ (default DIR: results/STUDY). Needs root.`,
+part's full analysis in DIR/PART/ (default DIR: results/STUDY). Needs root (or runs itself in
+user namespaces). An interrupted reproduction is continued with --resume (same --scale, --runs
+and --seed): the loads in DIR/results.jsonl are kept and every part's schedule goes on.`,
 		Example: `  ./bin/pltlab reproduce --list
   sudo ./bin/pltlab reproduce carlucci2015
   sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/carlucci-smoke --force
   sudo ./bin/pltlab reproduce carlucci2015 --calibrate --out /tmp/carlucci-calibrate
-  sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick`,
+  sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick
+  sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick --resume`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.list {
@@ -84,8 +87,13 @@ part's full analysis in DIR/PART/ (default DIR: results/STUDY). Needs root.`,
 			if _, err := browser.FindChromium(f.chrome); err != nil {
 				return usagef("%v", err)
 			}
-			if err := prepareOutDir(f.out, f.force); err != nil {
-				return err
+			if f.resume && f.force {
+				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
+			}
+			if !f.resume {
+				if err := prepareOutDir(f.out, f.force); err != nil {
+					return err
+				}
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
 				st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(plan.Estimate()))
@@ -101,6 +109,7 @@ part's full analysis in DIR/PART/ (default DIR: results/STUDY). Needs root.`,
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.force, "force", false, "overwrite the files of an earlier reproduction in --out")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the links' self-check before measuring (for a machine too busy to pass it: the link is then unchecked)")
+	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted reproduction in --out (same --scale, --runs and --seed)")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
 }
@@ -177,8 +186,8 @@ func prepareOutDir(dir string, force bool) error {
 func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f reproduceFlags, dir string) error {
 	jsonl := filepath.Join(dir, "results.jsonl")
 	err := runStudy(cmd.Context(), plan, f, jsonl, cmd.ErrOrStderr())
-	if _, serr := os.Stat(jsonl); serr != nil {
-		return err // nothing was measured: no report
+	if _, serr := os.Stat(jsonl); serr != nil || isUsage(err) {
+		return err // nothing was measured, or refused before measuring: no report
 	}
 	// A part that failed (a link refused by its self-check, say) does not stop the report of
 	// the others: its findings are judged "not run" and the error is returned after the report.
@@ -192,29 +201,48 @@ func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repro
 	return err
 }
 
-// runStudy runs plan, streaming records to out, with a progress bar and the closing line on
-// stderr. An interrupt keeps every written record and exits with code 130.
+// runStudy runs plan, streaming records to out (appending with --resume), with progress and
+// the closing line on stderr. An interrupt keeps every written record and exits with code 130.
 func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out string, stderr io.Writer) error {
+	mode := outReplace
+	o := studies.RunOptions{Runs: f.runs, Seed: f.seed, Chrome: f.chrome, Version: pltlabVersion(), SkipLinkCheck: f.noCheck}
+	if f.resume {
+		mode = outAppend
+		old, _, err := analysis.ReadFiles([]string{out}, nil, nil)
+		if err != nil {
+			return fmt.Errorf("--resume: read %s: %w", out, err)
+		}
+		o.Resume = old
+	}
+	of, err := openOut("--out", out, mode)
+	if err != nil {
+		return err
+	}
+	defer of.Close()
+	cs, err := plan.Resumed(o)
+	if err != nil {
+		return usagef("--resume %s: %v: give the flags of the interrupted reproduction", out, err)
+	}
 	tmp, cleanup, err := makeTempRoot()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	lf := &lazyFile{name: out}
-	defer lf.Close()
-	o := studies.RunOptions{Runs: f.runs, Seed: f.seed, Chrome: f.chrome, Version: pltlabVersion(), TempDir: tmp, SkipLinkCheck: f.noCheck}
+	o.TempDir = tmp
 	total := 0
-	for _, c := range plan.Configs(o) {
-		total += len(experiment.Schedule(c))
+	for _, c := range cs {
+		total += experiment.Remaining(c)
 	}
-	observe, finish := newProgress(stderr, total)
+	observe, finish := newProgress(total, stderr, isTerminal(stderr))
 	o.Observer = observe
-	sum, err := studies.Run(ctx, plan, o, result.NewWriter(lf))
+	sum, err := studies.Run(ctx, plan, o, result.NewWriter(of))
 	finish()
-	fmt.Fprintf(stderr, "pltlab: %d loads (%d valid, %d invalid measured) in %s\n",
-		sum.Records, sum.Valid, sum.Invalid, sum.Elapsed.Round(time.Second))
-	if ctx.Err() != nil {
-		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept")}
+	fmt.Fprintf(stderr, "pltlab: %s\n", summaryLine(sum))
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept (continue with --resume)")}
+	case isBrokenPipe(err):
+		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
 	}
 	return explainSetupError(err)
 }

@@ -44,12 +44,16 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		Version:       pltlabVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if needsRootless(cmd) {
+				return errRootless // main runs the command again inside user namespaces
+			}
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
 			}
 			slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})))
+			return nil
 		},
 	}
 	root.SetVersionTemplate("pltlab {{.Version}}\n")

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,10 +31,13 @@ type runFlags struct {
 	tcpCC, tls       string
 	chrome           string
 	noCheck, force   bool
+	resume           bool
 }
 
-func newRunCmd() *cobra.Command {
-	var f runFlags
+func newRunCmd() *cobra.Command { return newRunCmdWith(&runFlags{}) }
+
+// newRunCmdWith builds 'pltlab run' on the flag values f (tests read them back).
+func newRunCmdWith(f *runFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --page SPEC --link LINK [flags]",
 		Short: "Measure PLT per protocol over a matrix of pages and links",
@@ -44,6 +46,7 @@ cell, in a seeded interleaved order, with real Chromium behind the emulated link
 verified (protocol used, bytes received) and written as one JSON line; a summary table follows.
 Links other than "none" need root (network namespaces and TUN devices).`,
 		Example: `  sudo ./bin/pltlab run --page 10x30KB --link carlucci2015 --runs 5 --out /tmp/r.jsonl
+  sudo ./bin/pltlab run --page 10x30KB --link carlucci2015 --runs 5 --out /tmp/r.jsonl --resume
   sudo ./bin/pltlab run --page 10x30KB --page 1x1MB --link rate=10mbit,rtt=20ms --link 3g --protocols h2,h3 --runs 3 --out /tmp/m.jsonl
   ./bin/pltlab run --page 5x10KB --link none --runs 2 --out -`,
 		Args: cobra.NoArgs,
@@ -53,11 +56,14 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 				return err
 			}
 			c.Version = pltlabVersion()
-			summaryTo := cmd.OutOrStdout()
-			if f.out == "-" {
-				summaryTo = cmd.ErrOrStderr()
+			mode := outNew
+			switch {
+			case f.resume:
+				mode = outAppend
+			case f.force:
+				mode = outReplace
 			}
-			return runExperiment(cmd.Context(), c, f.out, f.force, cmd.OutOrStdout(), cmd.ErrOrStderr(), summaryTo)
+			return runExperiment(cmd, c, f.out, mode, nil)
 		},
 	}
 	fl := cmd.Flags()
@@ -65,9 +71,9 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 	fl.StringArrayVar(&f.links, "link", nil, "LINK spec (preset or key=value items); repeat for a matrix")
 	fl.StringVar(&f.protocols, "protocols", "h1,h2,h3", "protocols to compare, comma-separated")
 	fl.StringVar(&f.modes, "mode", "cold", "cold, warm, or cold,warm")
-	fl.StringVar(&f.matrix, "matrix", "", "YAML matrix file (schema in the README, section 'Measure'); replaces --page/--link")
+	fl.StringVar(&f.matrix, "matrix", "", "YAML matrix file (schema in the README, section 'Measure'); replaces --page/--link; other flags given override its values (recorded in every record)")
 	fl.IntVar(&f.runs, "runs", experiment.DefaultRuns, "measured loads per (page, link, protocol, mode)")
-	fl.IntVar(&f.warmup, "warmup", 1, "warm-up loads per cell, recorded with warmup:true")
+	fl.IntVar(&f.warmup, "warmup", experiment.DefaultWarmup, "warm-up loads per cell, recorded with warmup:true")
 	fl.DurationVar(&f.timeout, "timeout", experiment.DefaultTimeout, "per-load deadline; a load that hits it is censored")
 	fl.Int64Var(&f.seed, "seed", experiment.DefaultSeed, "seed of the interleaved order and of random loss")
 	fl.StringVar(&f.out, "out", "-", "JSON Lines output file, - for stdout")
@@ -77,6 +83,7 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the link self-check before measuring")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
+	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted run whose records are in --out (same flags): loads already made are not redone")
 	return cmd
 }
 
@@ -95,18 +102,13 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		if c, err = experiment.ReadMatrix(file, f.matrix); err != nil {
 			return c, asUsage(err)
 		}
-	} else {
-		protocols, err := experiment.ParseProtocols(f.protocols)
-		if err != nil {
-			return c, usagef("bad --protocols: %v", err)
+		if c, err = f.override(cmd, c); err != nil {
+			return c, err
 		}
-		var modes []result.Mode
-		for s := range strings.SplitSeq(f.modes, ",") {
-			m, err := experiment.ParseMode(strings.TrimSpace(s))
-			if err != nil {
-				return c, usagef("bad --mode: %v", err)
-			}
-			modes = append(modes, m)
+	} else {
+		protocols, modes, err := f.arms()
+		if err != nil {
+			return c, err
 		}
 		c = experiment.Config{Pages: f.pages, Links: f.links, Arms: experiment.CrossArms(protocols, modes),
 			Runs: f.runs, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, TCPCC: f.tcpCC, TLS: f.tls}
@@ -133,8 +135,8 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	if err := experiment.CheckSpecs(c); err != nil {
 		return c, asUsage(err)
 	}
-	if err := checkOutFile(f.out, f.force); err != nil {
-		return c, err
+	if f.resume && (f.force || f.out == "-") {
+		return c, usagef("--resume continues the run in an --out file: give --out FILE, without --force")
 	}
 	if _, err := browser.FindChromium(f.chrome); err != nil {
 		return c, usagef("%v", err)
@@ -142,43 +144,166 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	return c, nil
 }
 
-// runExperiment runs c, streaming records to out ("-" = stdout), and prints the summary table to
-// summaryTo and progress and the closing line to stderr. An interrupt keeps every written record
-// and exits with code 130.
-func runExperiment(ctx context.Context, c experiment.Config, out string, force bool, stdout, stderr, summaryTo io.Writer) error {
+// override applies the flags given on the command line over the matrix file's values, and
+// lists each override in c.Overrides ("runs=3 (matrix: 20)") for the records.
+func (f *runFlags) override(cmd *cobra.Command, c experiment.Config) (experiment.Config, error) {
+	fl := cmd.Flags()
+	note := func(name string, now, was any) {
+		c.Overrides = append(c.Overrides, fmt.Sprintf("%s=%v (matrix: %v)", name, now, was))
+	}
+	if fl.Changed("protocols") || fl.Changed("mode") {
+		protocols, modes, err := f.arms()
+		if err != nil {
+			return c, err
+		}
+		if !fl.Changed("protocols") {
+			protocols = armProtocols(c.Arms)
+		}
+		if !fl.Changed("mode") {
+			modes = armModes(c.Arms)
+		}
+		arms := experiment.CrossArms(protocols, modes)
+		note("arms", arms, c.Arms)
+		c.Arms = arms
+	}
+	if fl.Changed("runs") {
+		note("runs", f.runs, c.Runs)
+		c.Runs = f.runs
+	}
+	if fl.Changed("warmup") {
+		note("warmup", f.warmup, c.Warmup)
+		c.Warmup = f.warmup
+	}
+	if fl.Changed("timeout") {
+		note("timeout", f.timeout, c.Timeout)
+		c.Timeout = f.timeout
+	}
+	if fl.Changed("seed") {
+		note("seed", f.seed, c.Seed)
+		c.Seed = f.seed
+	}
+	if fl.Changed("tcp-cc") {
+		note("tcp_cc", f.tcpCC, c.TCPCC)
+		c.TCPCC = f.tcpCC
+	}
+	if fl.Changed("tls") {
+		note("tls", f.tls, c.TLS)
+		c.TLS = f.tls
+	}
+	if fl.Changed("name") {
+		note("name", f.name, c.Name)
+	}
+	return c, nil
+}
+
+// arms parses --protocols and --mode.
+func (f *runFlags) arms() ([]string, []result.Mode, error) {
+	protocols, err := experiment.ParseProtocols(f.protocols)
+	if err != nil {
+		return nil, nil, usagef("bad --protocols: %v", err)
+	}
+	var modes []result.Mode
+	for s := range strings.SplitSeq(f.modes, ",") {
+		m, err := experiment.ParseMode(strings.TrimSpace(s))
+		if err != nil {
+			return nil, nil, usagef("bad --mode: %v", err)
+		}
+		modes = append(modes, m)
+	}
+	return protocols, modes, nil
+}
+
+func armProtocols(arms []experiment.Arm) []string {
+	var out []string
+	for _, a := range arms {
+		if !slices.Contains(out, a.Protocol) {
+			out = append(out, a.Protocol)
+		}
+	}
+	return out
+}
+
+func armModes(arms []experiment.Arm) []result.Mode {
+	var out []result.Mode
+	for _, a := range arms {
+		if !slices.Contains(out, a.Mode) {
+			out = append(out, a.Mode)
+		}
+	}
+	return out
+}
+
+// runExperiment runs c, streaming records to out ("-" = stdout; mode says what may happen to
+// an existing file, which is checked and locked before anything is set up), and prints the
+// summary table to summaryTo (nil: stdout; stderr when the records go to stdout). An interrupt keeps every
+// written record and exits with code 130; a reader of stdout that goes away (broken pipe)
+// stops the run in order, with everything torn down, and exits with code 141.
+func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode outMode, summaryTo io.Writer) error {
+	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
+	var sink io.Writer = cmd.OutOrStdout()
+	if summaryTo == nil {
+		summaryTo = cmd.OutOrStdout()
+	}
+	if out == "-" {
+		summaryTo = stderr
+	} else {
+		of, err := openOut("--out", out, mode)
+		if err != nil {
+			return err
+		}
+		defer of.Close()
+		sink = of
+	}
+	var recs []*result.Record
+	if mode == outAppend {
+		old, _, err := analysis.ReadFiles([]string{out}, nil, nil)
+		if err != nil {
+			return fmt.Errorf("--resume: read %s: %w", out, err)
+		}
+		if c, err = experiment.ResumeFrom(c, old); err != nil {
+			return usagef("--resume %s: %v: give the flags of the interrupted run", out, err)
+		}
+		recs = old
+		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", c.Name, len(c.Done), len(experiment.Schedule(c)))
+	}
 	tmp, cleanup, err := makeTempRoot()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	c.TempDir = tmp
-	sink := stdout
-	if out != "-" {
-		lf := &lazyFile{name: out}
-		defer lf.Close()
-		sink = lf
-	}
-	var recs []*result.Record
-	observe, finish := newProgress(stderr, len(experiment.Schedule(c)))
+	observe, finish := newProgress(experiment.Remaining(c), stderr, isTerminal(stderr))
 	c.Observer = func(p experiment.Progress) {
-		recs = append(recs, p.Record)
-		if observe != nil {
-			observe(p)
+		if p.Record != nil {
+			recs = append(recs, p.Record)
 		}
+		observe(p)
 	}
 	sum, err := experiment.Run(ctx, c, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {
-		if perr := printSummary(summaryTo, recs, baselineOf(c.Arms)); perr != nil {
+		if perr := printSummary(summaryTo, recs); perr != nil && !isBrokenPipe(perr) {
 			err = errors.Join(err, perr)
 		}
 	}
-	fmt.Fprintf(stderr, "pltlab: %d loads (%d valid, %d invalid measured) in %s\n",
-		sum.Records, sum.Valid, sum.Invalid, sum.Elapsed.Round(time.Second))
-	if ctx.Err() != nil {
-		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept")}
+	fmt.Fprintf(stderr, "pltlab: %s\n", summaryLine(sum))
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept (continue with --resume)")}
+	case isBrokenPipe(err):
+		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
 	}
 	return explainSetupError(err)
+}
+
+// summaryLine says what a run did, counting the measured loads as every report table does.
+func summaryLine(s experiment.Summary) string {
+	line := fmt.Sprintf("%d loads (measured: %d valid, %d timed out, %d network failures, %d invalid), %d lost to harness",
+		s.Records, s.Valid, s.TimedOut, s.NetworkFailed, s.Invalid, s.HarnessErrors)
+	if s.Resumed > 0 {
+		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
+	}
+	return line + " in " + s.Elapsed.Round(time.Second).String()
 }
 
 // explainSetupError adds the fix to errors whose cause the user can remove.
@@ -194,46 +319,12 @@ func explainSetupError(err error) error {
 	return err
 }
 
-// baselineOf returns the protocol the others are compared with: h1 when measured, else the
-// first protocol measured.
-func baselineOf(arms []experiment.Arm) string {
-	for _, a := range arms {
-		if a.Protocol == "h1" {
-			return "h1"
-		}
-	}
-	if len(arms) == 0 {
-		return ""
-	}
-	return arms[0].Protocol
-}
-
-// printSummary prints the analysis text table of recs to w, comparing with baseline.
-func printSummary(w io.Writer, recs []*result.Record, baseline string) error {
-	err := analysis.Summary(w, recs, analysis.Options{Baseline: baseline})
+// printSummary prints the analysis text table of recs to w, comparing with the default
+// baseline (analysis.BaselineFor), as `report` does.
+func printSummary(w io.Writer, recs []*result.Record) error {
+	err := analysis.Summary(w, recs, analysis.Options{})
 	if errors.Is(err, analysis.ErrNoRecords) {
 		return nil
 	}
 	return err
-}
-
-// checkOutFile refuses an --out that cannot be written: a directory, a missing directory, or an
-// existing regular file without force. "-" is stdout; devices such as /dev/null are fine.
-func checkOutFile(out string, force bool) error {
-	if out == "-" {
-		return nil
-	}
-	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-		return usagef("bad --out %s: directory %s does not exist", out, filepath.Dir(out))
-	}
-	st, err := os.Stat(out)
-	switch {
-	case err != nil:
-		return nil
-	case st.IsDir():
-		return usagef("bad --out %s: a directory (accepted a file name, or - for stdout)", out)
-	case st.Mode().IsRegular() && !force:
-		return usagef("--out %s exists: remove it or add --force", out)
-	}
-	return nil
 }

@@ -1,11 +1,20 @@
 // Package emu is the pure, clock-injected core of the userspace link emulator: one Pipe per direction.
 //
-// A packet offered to a Pipe goes through, in order: random loss (seeded Bernoulli), a droptail
-// queue (limit in bytes or packets), a serializer at the bottleneck rate, a propagation delay and
-// optional jitter. The serializer keeps an absolute timeline: a packet starts when the previous
-// one has finished (or at its arrival when the link was idle), so a late wake-up of the caller
-// never costs link time. The Pipe does no I/O and reads no clock: every call takes the current
-// time, so tests drive it with a fake clock. A Pipe is not safe for concurrent use.
+// A packet offered to a Pipe goes through, in order: an outage gate (periodic or random on/off;
+// drop or hold), random loss (Bernoulli or Gilbert-Elliott), a queue (droptail, drop-head,
+// CoDel, PIE or FQ-CoDel; limit in bytes or packets), a server at the bottleneck rate or at the
+// delivery opportunities of a trace, and a delay line (propagation delay, optionally varied
+// every interval, per-packet jitter, and reordering by holding packets back).
+//
+// The serializer keeps an absolute timeline: a packet starts when the previous one has finished
+// (or at its arrival when the link was idle), so a late wake-up of the caller never costs link
+// time. With a droptail queue at a constant rate and no outage in mode hold (the default
+// link), the queue is virtual: each packet's departure is computed when it arrives, exactly as
+// before the other disciplines existed. Otherwise packets wait in a real queue and are taken
+// out when the server is free, which the pipe does lazily whenever it is called (Offer, Next,
+// Pop), in time order. The Pipe does no I/O and reads no clock: every call takes the current
+// time, and times must not go backwards, so tests drive it with a fake clock. A Pipe is not
+// safe for concurrent use.
 package emu
 
 import (
@@ -13,42 +22,77 @@ import (
 	"time"
 )
 
-// Config configures one direction of a link.
+// Config configures one direction of a link. The zero value is an unlimited, undelayed link.
 type Config struct {
-	// Rate is the bottleneck rate in bit/s; 0 means unlimited (no serialization, no queue).
+	// Rate is the bottleneck rate in bit/s; 0 means unlimited (no serialization) unless Trace is set.
 	Rate int64
+	// Trace replaces Rate by a schedule of delivery opportunities (Mahimahi's link model).
+	Trace *Trace
 	// Delay is the one-way propagation delay.
 	Delay time.Duration
-	// Jitter adds a uniform random delay in [-Jitter, +Jitter] (the total never below 0).
+	// DelayVar varies the delay over time: every DelayVarEvery the delay is redrawn uniformly
+	// from [Delay-DelayVar, Delay+DelayVar] (never below 0). A packet keeps the delay in force
+	// when it enters the delay line (when its serialization ends), so after a fall in delay later
+	// packets overtake earlier ones (Kakhki et al., IMC 2017; Muthuraj 2024).
+	DelayVar time.Duration
+	// DelayVarEvery is the interval between two draws of DelayVar (default DefaultDelayVarEvery).
+	DelayVarEvery time.Duration
+	// Jitter adds to each packet its own uniform random delay in [-Jitter, +Jitter] (the total
+	// never below 0): per-packet jitter.
 	Jitter time.Duration
-	// Reorder lets jitter reorder packets; otherwise a packet is never delivered before an
-	// earlier one (its delivery waits for its predecessor).
+	// Reorder lets per-packet jitter reorder packets; otherwise a packet is never delivered
+	// before an earlier one (its delivery waits for its predecessor).
 	Reorder bool
+	// ReorderProb holds each packet back by an extra ReorderDelay with this probability in
+	// [0, 1], so that packets behind it overtake it (netem's "reorder" in spirit: tc-netem(8)).
+	ReorderProb float64
+	// ReorderDelay is the extra delay of a held-back packet.
+	ReorderDelay time.Duration
 	// Loss is the Bernoulli drop probability in [0, 1], drawn before the queue.
 	Loss float64
-	// QueueBytes is the droptail limit in bytes of packets not yet fully serialized (the packet
-	// being serialized counts, so the queueing delay is at most QueueBytes*8/Rate). 0 = see
+	// GE, when enabled, replaces Loss by the Gilbert-Elliott model.
+	GE GilbertElliott
+	// QueueBytes is the queue limit in bytes of packets not yet fully serialized (the packet
+	// being serialized counts, so a droptail queue's delay is at most QueueBytes*8/Rate). 0 = see
 	// QueuePackets; both 0 = unlimited.
 	QueueBytes int64
-	// QueuePackets is the droptail limit in packets (used when QueueBytes is 0).
+	// QueuePackets is the queue limit in packets (used when QueueBytes is 0).
 	QueuePackets int
-	// Seed seeds the loss and jitter generators.
+	// AQM is the queue discipline (default DropTail).
+	AQM AQM
+	// CoDel holds the parameters of CoDel and FQ-CoDel (zero fields take RFC 8289's defaults).
+	CoDel CoDelParams
+	// PIE holds the parameters of PIE (zero fields take RFC 8033's defaults).
+	PIE PIEParams
+	// FQ holds the flow parameters of FQ-CoDel (zero fields take RFC 8290's defaults).
+	FQ FQParams
+	// ECN makes CoDel, PIE and FQ-CoDel mark ECN-capable packets Congestion Experienced instead
+	// of dropping them (RFC 3168 section 5; PIE only below its marking threshold).
+	ECN bool
+	// Outage switches the link off from time to time.
+	Outage Outage
+	// Seed seeds the loss, jitter, reordering and AQM generators.
 	Seed int64
 	// BufSize is the size of buffers handed out by Buffer (default 65536).
 	BufSize int
 }
+
+// DefaultDelayVarEvery is the default interval between two draws of the delay variation: 100 ms.
+const DefaultDelayVarEvery = 100 * time.Millisecond
 
 // Verdict is what Offer did with a packet.
 type Verdict int
 
 // Verdicts.
 const (
-	Queued      Verdict = iota // accepted, will be delivered
-	DroppedLoss                // dropped by random loss
-	DroppedFull                // dropped because the droptail queue was full
+	Queued        Verdict = iota // accepted, will be delivered (or dropped later by the AQM)
+	DroppedLoss                  // dropped by random loss
+	DroppedFull                  // dropped because the queue was full
+	DroppedAQM                   // dropped on arrival by the AQM (PIE)
+	DroppedOutage                // dropped because the link was in an outage (mode drop)
 )
 
-// queued is a packet not yet fully serialized: it occupies the droptail queue until finish.
+// queued is a packet not yet fully serialized in the virtual queue: it occupies it until finish.
 type queued struct {
 	finish int64
 	size   int64
@@ -58,16 +102,23 @@ type queued struct {
 type Pipe struct {
 	cfg       Config
 	loss, jit *rand.Rand
+	ro, aqm   *rand.Rand
+	ge        geState
+	lastLost  bool
 	busyUntil int64 // ns: when the serializer finishes its last packet
 	rem       int64 // remainder of bits*1e9 / rate, carried to keep the timeline exact
 	queue     ring[queued]
 	qBytes    int64
 	fifo      ring[pending]
 	heap      delayHeap
+	heapMode  bool  // the delay line may reorder
 	last      int64 // latest delivery time handed out (order keeping)
 	seq       uint64
 	free      [][]byte
 	c         counters
+	rt        reorderTrack
+	out       outageState
+	srv       *server // the real queue and its server; nil for the virtual droptail queue
 }
 
 // NewPipe returns a Pipe for cfg.
@@ -75,11 +126,23 @@ func NewPipe(cfg Config) *Pipe {
 	if cfg.BufSize <= 0 {
 		cfg.BufSize = 65536
 	}
-	return &Pipe{
-		cfg:  cfg,
-		loss: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6c6f7373)),
-		jit:  rand.New(rand.NewPCG(uint64(cfg.Seed), 0x6a697474)),
+	if cfg.DelayVarEvery <= 0 {
+		cfg.DelayVarEvery = DefaultDelayVarEvery
 	}
+	seed := uint64(cfg.Seed)
+	p := &Pipe{
+		cfg:      cfg,
+		loss:     rand.New(rand.NewPCG(seed, 0x6c6f7373)),
+		jit:      rand.New(rand.NewPCG(seed, 0x6a697474)),
+		ro:       rand.New(rand.NewPCG(seed, 0x72656f72)),
+		aqm:      rand.New(rand.NewPCG(seed, 0x61716d00)),
+		heapMode: cfg.Reorder || cfg.DelayVar > 0 || cfg.ReorderProb > 0,
+	}
+	p.out = newOutageState(cfg.Outage)
+	if cfg.Trace != nil || cfg.AQM != DropTail || cfg.Outage.Hold && cfg.Outage.enabled() {
+		p.srv = newServer(p)
+	}
+	return p
 }
 
 // Config returns the pipe's configuration.
@@ -104,10 +167,32 @@ func (p *Pipe) Offer(now time.Duration, pkt []byte) Verdict {
 	t, size := int64(now), int64(len(pkt))
 	p.c.PacketsIn++
 	p.c.BytesIn += size
-	if p.cfg.Loss > 0 && p.loss.Float64() < p.cfg.Loss {
+	p.seq++
+	if p.srv != nil {
+		p.srv.advance(t, false)
+	}
+	if p.cfg.Outage.enabled() && p.out.down(t) {
+		if !p.cfg.Outage.Hold {
+			p.c.DropsOutage++
+			p.Recycle(pkt)
+			return DroppedOutage
+		}
+		p.c.HeldOutage++
+	}
+	if p.lose() {
 		p.c.DropsLoss++
+		if !p.lastLost {
+			p.c.LossBursts++
+		}
+		p.lastLost = true
 		p.Recycle(pkt)
 		return DroppedLoss
+	}
+	p.lastLost = false
+	if p.srv != nil {
+		v := p.srv.enqueue(t, entry{buf: pkt, enq: t, seq: p.seq})
+		p.srv.advance(t, true)
+		return v
 	}
 	finish := t
 	if p.cfg.Rate > 0 {
@@ -119,8 +204,16 @@ func (p *Pipe) Offer(now time.Duration, pkt []byte) Verdict {
 		}
 		finish = p.serialize(t, size)
 	}
-	p.schedule(pkt, finish+int64(p.cfg.Delay))
+	p.schedule(pkt, p.seq, finish)
 	return Queued
+}
+
+// lose draws the random loss of one packet: Gilbert-Elliott when configured, else Bernoulli.
+func (p *Pipe) lose() bool {
+	if p.cfg.GE.Enabled() {
+		return p.ge.lose(&p.cfg.GE, p.loss)
+	}
+	return p.cfg.Loss > 0 && p.loss.Float64() < p.cfg.Loss
 }
 
 // drain forgets the packets whose serialization has finished by t.
@@ -158,45 +251,64 @@ func (p *Pipe) serialize(t, size int64) int64 {
 	return finish
 }
 
-// schedule puts pkt on the delay line for delivery at deliver (plus jitter).
-func (p *Pipe) schedule(pkt []byte, deliver int64) {
+// schedule puts pkt, whose serialization ended at finish, on the delay line: the delay in force
+// at finish, plus jitter, plus the reordering hold.
+func (p *Pipe) schedule(pkt []byte, seq uint64, finish int64) {
+	deliver := finish + p.delayAt(finish)
 	if j := int64(p.cfg.Jitter); j > 0 {
-		deliver = max(deliver+p.jit.Int64N(2*j+1)-j, deliver-int64(p.cfg.Delay))
+		deliver = max(deliver+p.jit.Int64N(2*j+1)-j, finish)
 	}
-	p.seq++
-	if p.cfg.Reorder {
-		p.heap.push(pending{buf: pkt, deliver: deliver, seq: p.seq})
+	if p.cfg.ReorderProb > 0 && p.ro.Float64() < p.cfg.ReorderProb {
+		deliver += int64(p.cfg.ReorderDelay)
+	}
+	if p.heapMode {
+		p.heap.push(pending{buf: pkt, deliver: deliver, seq: seq})
 		return
 	}
 	deliver = max(deliver, p.last)
 	p.last = deliver
-	p.fifo.push(pending{buf: pkt, deliver: deliver, seq: p.seq})
+	p.fifo.push(pending{buf: pkt, deliver: deliver, seq: seq})
 }
 
-// Next returns the delivery time of the earliest packet on the delay line; ok is false when the
-// pipe holds no packet.
-func (p *Pipe) Next() (due time.Duration, ok bool) {
-	if p.cfg.Reorder {
+// nextDelivery is the delivery time of the earliest packet on the delay line.
+func (p *Pipe) nextDelivery() (int64, bool) {
+	if p.heapMode {
 		if len(p.heap) == 0 {
 			return 0, false
 		}
-		return time.Duration(p.heap[0].deliver), true
+		return p.heap[0].deliver, true
 	}
 	if p.fifo.len() == 0 {
 		return 0, false
 	}
-	return time.Duration(p.fifo.front().deliver), true
+	return p.fifo.front().deliver, true
+}
+
+// Next returns the time of the pipe's next event: the earliest delivery, or (with a real
+// queue) the next time the server takes a packet out of the queue, after which Next must be
+// asked again. ok is false when the pipe holds no packet.
+func (p *Pipe) Next() (due time.Duration, ok bool) {
+	d, ok := p.nextDelivery()
+	if p.srv != nil {
+		if s, sok := p.srv.next(); sok && (!ok || s < d) {
+			d, ok = s, true
+		}
+	}
+	return time.Duration(d), ok
 }
 
 // Pop returns the next packet due at or before now, or ok=false. The caller writes it and then
 // passes it to Recycle. now - scheduled delivery is recorded as the emulator's timing error.
 func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
-	due, ok := p.Next()
-	if !ok || due > now {
+	if p.srv != nil {
+		p.srv.advance(int64(now), true)
+	}
+	due, ok := p.nextDelivery()
+	if !ok || due > int64(now) {
 		return nil, false
 	}
 	var pd pending
-	if p.cfg.Reorder {
+	if p.heapMode {
 		pd = p.heap.pop()
 	} else {
 		pd = p.fifo.pop()
@@ -204,11 +316,22 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 	p.c.PacketsOut++
 	p.c.BytesOut += int64(len(pd.buf))
 	p.c.timingErr.record(int64(now) - pd.deliver)
+	if re, ext := p.rt.deliver(pd.seq); re {
+		p.c.Reordered++
+		p.c.ReorderExtentSum += ext
+		p.c.ReorderExtentMax = max(p.c.ReorderExtentMax, ext)
+	}
 	return pd.buf, true
 }
 
 // Len is the number of packets in the pipe (queued or on the delay line).
-func (p *Pipe) Len() int { return p.fifo.len() + len(p.heap) }
+func (p *Pipe) Len() int {
+	n := p.fifo.len() + len(p.heap)
+	if p.srv != nil {
+		n += p.srv.q.len()
+	}
+	return n
+}
 
 // DropOther counts a packet lost outside the model (a device read or write error).
 func (p *Pipe) DropOther() { p.c.DropsOther++ }

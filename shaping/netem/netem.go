@@ -26,8 +26,14 @@ type Direction struct {
 	Rate int64
 	// Delay is the one-way delay; Jitter its uniform variation (netem "delay D J").
 	Delay, Jitter time.Duration
-	// Loss is the Bernoulli loss probability in [0, 1].
+	// Loss is the Bernoulli loss probability in [0, 1] (ignored when GE is set).
 	Loss float64
+	// GE is the Gilbert-Elliott model as netem's four probabilities in [0, 1]: p, r, 1-h, 1-k
+	// ("loss gemodel p r 1-h 1-k", tc-netem(8)); all 0 = not used.
+	GE [4]float64
+	// ReorderProb, when above 0, sends that fraction of packets with no delay and delays the
+	// others by Delay ("reorder P% gap 1", tc-netem(8)).
+	ReorderProb float64
 	// QueueBytes or QueuePackets is the droptail queue the spec asks for (bytes win).
 	QueueBytes   int64
 	QueuePackets int
@@ -76,14 +82,25 @@ func qdiscArgs(d Direction, mtu int) []string {
 	if d.Jitter > 0 { // netem's default jitter distribution is uniform: no table needed
 		args = append(args, usec(d.Jitter))
 	}
-	if d.Loss > 0 {
-		args = append(args, "loss", "random", strconv.FormatFloat(d.Loss*100, 'f', -1, 64)+"%")
+	switch {
+	case d.GE != [4]float64{}:
+		args = append(args, "loss", "gemodel")
+		for _, v := range d.GE {
+			args = append(args, pct(v))
+		}
+	case d.Loss > 0:
+		args = append(args, "loss", "random", pct(d.Loss))
+	}
+	if d.ReorderProb > 0 {
+		args = append(args, "reorder", pct(d.ReorderProb), "gap", "1")
 	}
 	if d.Rate > 0 {
 		args = append(args, "rate", strconv.FormatInt(d.Rate, 10)+"bit")
 	}
 	return append(args, "limit", strconv.Itoa(Limit(d, mtu)))
 }
+
+func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%" }
 
 func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
 

@@ -1,0 +1,255 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/pltlab/pltlab/protocol"
+	"github.com/pltlab/pltlab/result"
+)
+
+// runKey identifies one scheduled load of one experiment.
+type runKey struct {
+	experiment string
+	run        int
+}
+
+// madeLoads returns the scheduled loads of recs that have a page-load line.
+func madeLoads(recs []*result.Record) map[runKey]bool {
+	made := map[runKey]bool{}
+	for _, r := range recs {
+		if r != nil && r.IsLoad() {
+			made[runKey{r.Experiment, r.Run}] = true
+		}
+	}
+	return made
+}
+
+// settingsIndex derives the settings label of each record (see settingsOf).
+type settingsIndex struct {
+	// tcp holds, per experiment, the TCP settings observed on its TCP loads (for records written
+	// before records carried their settings).
+	tcp map[string]string
+	// browser holds, per experiment, its one browser version ("" when it had several).
+	browser map[string]string
+}
+
+func newSettingsIndex(recs []*result.Record) *settingsIndex {
+	tcp, browsers := map[string]map[string]bool{}, map[string]map[string]bool{}
+	add := func(m map[string]map[string]bool, k, v string) {
+		if m[k] == nil {
+			m[k] = map[string]bool{}
+		}
+		if v != "" {
+			m[k][v] = true
+		}
+	}
+	for _, r := range recs {
+		if r == nil || !r.IsLoad() {
+			continue
+		}
+		add(browsers, r.Experiment, r.Browser)
+		if p, err := protocol.Lookup(r.Protocol); err == nil && p.Transport == protocol.TCP {
+			add(tcp, r.Experiment, tcpLabel(r.TCPCC, r.TLSVersion))
+		}
+	}
+	ix := &settingsIndex{tcp: map[string]string{}, browser: map[string]string{}}
+	for e, set := range tcp {
+		ix.tcp[e] = strings.Join(sortedKeys(set), " + ")
+	}
+	for e, set := range browsers {
+		if len(set) == 1 {
+			ix.browser[e] = sortedKeys(set)[0]
+		}
+	}
+	return ix
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tcpLabel names the TCP settings: "tcp_cc cubic, TLS 1.2".
+func tcpLabel(cc, tls string) string {
+	var parts []string
+	if cc != "" {
+		parts = append(parts, "tcp_cc "+cc)
+	}
+	if tls != "" {
+		parts = append(parts, "TLS "+tls)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// of returns the settings label of r: the experiment's requested TCP congestion control and
+// TLS version (from r.Settings, or as observed on the experiment's TCP loads for older files),
+// the browser version and the pltlab version. The same label means the same method; the
+// protocols of one experiment share it, so they are compared.
+func (ix *settingsIndex) of(r *result.Record) string {
+	var parts []string
+	if r.Settings != nil && (r.Settings.TCPCC != "" || r.Settings.TLS != "") {
+		parts = append(parts, tcpLabel(r.Settings.TCPCC, r.Settings.TLS))
+	} else if t := ix.tcp[r.Experiment]; t != "" {
+		parts = append(parts, t)
+	}
+	b := r.Browser
+	if b == "" {
+		b = ix.browser[r.Experiment] // a harness_error line has no browser
+	}
+	if b != "" {
+		parts = append(parts, b)
+	}
+	if r.Env != nil && r.Env.Pltlab != "" {
+		parts = append(parts, "pltlab "+r.Env.Pltlab)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// naturalCompare orders strings with their digit runs compared as numbers, so that
+// "rate=5mbit" sorts before "rate=20mbit".
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := unicode.IsDigit(rune(a[0])), unicode.IsDigit(rune(b[0]))
+		if da && db {
+			na, ra := digitRun(a)
+			nb, rb := digitRun(b)
+			if c := compareNumbers(na, nb); c != 0 {
+				return c
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			if a[0] < b[0] {
+				return -1
+			}
+			return 1
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) - len(b)
+}
+
+func digitRun(s string) (digits, rest string) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+// compareNumbers compares two runs of decimal digits by value.
+func compareNumbers(a, b string) int {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+// BaselineFor returns the default baseline among the protocols measured: h1 when measured, else
+// the first of them in protocol.Table order (then by name); "" for none. `run`'s summary and
+// `report` both use it.
+func BaselineFor(protocols []string) string {
+	if len(protocols) == 0 {
+		return ""
+	}
+	ps := slices.Clone(protocols)
+	slices.SortFunc(ps, func(a, b string) int {
+		if c := protocol.Index(a) - protocol.Index(b); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	if slices.Contains(ps, DefaultBaseline) {
+		return DefaultBaseline
+	}
+	return ps[0]
+}
+
+// warnings returns what a reader of the report must know: settings that split one condition,
+// harness losses unbalanced between protocols, partial experiments.
+func (r *Report) warnings(recs []*result.Record) []string {
+	var out []string
+	settings := map[Key][]string{}
+	for _, g := range r.Groups {
+		k := g.condition()
+		k.Settings = ""
+		if !slices.Contains(settings[k], g.Settings) {
+			settings[k] = append(settings[k], g.Settings)
+		}
+	}
+	for _, c := range r.conditions() {
+		k := c.Key
+		k.Settings = ""
+		if s := settings[k]; len(s) > 1 && c.Key.Settings == s[0] {
+			out = append(out, fmt.Sprintf("page %s, link %s, %s: loads made with different settings are reported separately, never pooled: %s",
+				orDash(k.Page), orDash(k.Link), orDash(string(k.Mode)), strings.Join(quoteAll(s), " | ")))
+		}
+		if w := lostImbalance(c); w != "" {
+			out = append(out, w)
+		}
+	}
+	return append(out, partialExperiments(recs)...)
+}
+
+func quoteAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Quote(orDash(x))
+	}
+	return out
+}
+
+// lostImbalance describes loads lost to the harness in unequal numbers between the protocols of
+// c ("" when balanced): such losses are rarely random between arms and may bias a comparison.
+func lostImbalance(c condition) string {
+	lo, hi := -1, 0
+	var parts []string
+	for _, g := range c.Groups {
+		parts = append(parts, fmt.Sprintf("%s %d", g.Protocol, g.Lost))
+		if lo < 0 || g.Lost < lo {
+			lo = g.Lost
+		}
+		hi = max(hi, g.Lost)
+	}
+	if hi == lo || len(c.Groups) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%s: loads lost to harness are unbalanced between protocols (%s): comparisons may be biased",
+		c.Title(), strings.Join(parts, ", "))
+}
+
+// partialExperiments names each experiment with fewer lines than scheduled loads.
+func partialExperiments(recs []*result.Record) []string {
+	scheduled := map[string]int{}
+	lines := map[string]map[int]bool{}
+	var order []string
+	for _, r := range recs {
+		if r == nil || r.Scheduled == 0 || (!r.IsLoad() && r.Kind != result.KindHarnessError) {
+			continue
+		}
+		if lines[r.Experiment] == nil {
+			lines[r.Experiment] = map[int]bool{}
+			order = append(order, r.Experiment)
+		}
+		lines[r.Experiment][r.Run] = true
+		scheduled[r.Experiment] = max(scheduled[r.Experiment], r.Scheduled)
+	}
+	var out []string
+	for _, e := range order {
+		if n := len(lines[e]); n < scheduled[e] {
+			out = append(out, fmt.Sprintf("PARTIAL: experiment %s made %d of its %d scheduled loads (interrupted; `pltlab run --resume` or `pltlab reproduce --resume` continues it)",
+				e, n, scheduled[e]))
+		}
+	}
+	return out
+}

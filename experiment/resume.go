@@ -1,0 +1,81 @@
+package experiment
+
+import (
+	"fmt"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// ResumeFrom returns c set to continue the interrupted experiment whose records are recs (the
+// output file's): c takes the experiment's name (c.Name must be empty or the same) and Done
+// lists the loads already made (those with a page-load line; a load that left only a
+// harness_error line is made again). Every load line must be the load Schedule(c) puts at its
+// run number, and the recorded settings must be c's: otherwise the flags differ from the
+// interrupted run's and the error names the first difference.
+func ResumeFrom(c Config, recs []*result.Record) (Config, error) {
+	jobs := Schedule(c)
+	c = c.withName(recs)
+	if c.Name == "" {
+		return c, fmt.Errorf("nothing to resume: the file holds no load of an experiment")
+	}
+	want := c.Settings()
+	c.Done = map[int]bool{}
+	for _, r := range recs {
+		if r.Kind != result.KindHarnessError && !r.IsLoad() {
+			continue
+		}
+		if r.Experiment != c.Name {
+			return c, fmt.Errorf("the file holds experiments %q and %q: resume needs a file of one experiment", c.Name, r.Experiment)
+		}
+		if err := matchJob(c, jobs, r); err != nil {
+			return c, err
+		}
+		if s := r.Settings; s != nil && (s.TCPCC != want.TCPCC || s.TLS != want.TLS || s.TimeoutMs != want.TimeoutMs) {
+			return c, fmt.Errorf("run %d was made with tcp_cc %s, TLS %s, timeout %gms; these flags give tcp_cc %s, TLS %s, timeout %gms",
+				r.Run, s.TCPCC, s.TLS, s.TimeoutMs, want.TCPCC, want.TLS, want.TimeoutMs)
+		}
+		if r.IsLoad() {
+			c.Done[r.Run] = true
+		}
+	}
+	return c, nil
+}
+
+// withName sets c.Name to the experiment of recs' loads when it is empty.
+func (c Config) withName(recs []*result.Record) Config {
+	if c.Name != "" {
+		return c
+	}
+	for _, r := range recs {
+		if r.IsLoad() || r.Kind == result.KindHarnessError {
+			c.Name = r.Experiment
+			return c
+		}
+	}
+	return c
+}
+
+// matchJob checks that the line r is the load jobs[r.Run].
+func matchJob(c Config, jobs []Job, r *result.Record) error {
+	if r.Run < 0 || r.Run >= len(jobs) || (r.Scheduled != 0 && r.Scheduled != len(jobs)) {
+		return fmt.Errorf("run %d of %d scheduled loads does not fit these flags' schedule of %d loads", r.Run, r.Scheduled, len(jobs))
+	}
+	j := jobs[r.Run]
+	got := fmt.Sprintf("%s %s page %q link %q warmup %v", r.Protocol, r.Mode, r.Page.Spec, r.Link.Spec, r.Warmup)
+	exp := fmt.Sprintf("%s %s page %q link %q warmup %v", j.Arm.Protocol, j.Arm.Mode, c.Pages[j.Page], c.Links[j.Link], j.Warmup)
+	if got != exp {
+		return fmt.Errorf("run %d is %s, but these flags schedule %s there", r.Run, got, exp)
+	}
+	return nil
+}
+
+// Remaining returns the number of loads of c not yet made (not in c.Done).
+func Remaining(c Config) int {
+	n := 0
+	for i := range Schedule(c) {
+		if !c.Done[i] {
+			n++
+		}
+	}
+	return n
+}

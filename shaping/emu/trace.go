@@ -1,0 +1,113 @@
+package emu
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// OpportunityBytes is the bytes one delivery opportunity of a trace carries: 1504, Mahimahi's
+// PACKET_SIZE (Netravali et al., USENIX ATC 2015; mahimahi src/frontend/link_queue.hh).
+const OpportunityBytes = 1504
+
+// Trace is a schedule of delivery opportunities in Mahimahi's format: one line per opportunity,
+// each the time in whole milliseconds since the start of the trace, non-decreasing; several
+// lines with the same time are several opportunities at that instant. The trace repeats with a
+// period of its last time stamp.
+//
+// Byte accounting (as Mahimahi's LinkQueue): an opportunity lets the link send OpportunityBytes
+// bytes of the queued packets in order (whole IP packets, no link-layer overhead). A packet
+// larger than what is left of an opportunity is split: the rest goes in the next opportunities,
+// and the packet leaves at the opportunity that carries its last byte. What an opportunity
+// does not use is lost: an idle link saves no credit. A packet arriving exactly at an
+// opportunity's time may use it. Unlike Mahimahi, which reads its clock once per millisecond
+// tick, opportunities here are exact instants on the pipe's timeline, and the delay line comes
+// after the link (Mahimahi's mm-delay and mm-link are separate shells whose order the user
+// chooses; pltlab always queues first, then delays).
+type Trace struct {
+	ms     []int64 // opportunity times, ms
+	period int64   // ns
+}
+
+// ParseTrace reads a trace. Errors name the line; a trace needs at least one opportunity and a
+// last time stamp above 0.
+func ParseTrace(r io.Reader) (*Trace, error) {
+	var ms []int64
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		f := strings.TrimSpace(sc.Text())
+		if f == "" || strings.HasPrefix(f, "#") {
+			continue
+		}
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || v < 0 || v > int64(24*time.Hour/time.Millisecond) {
+			return nil, fmt.Errorf("trace line %d: %q: accepted a whole number of milliseconds in 0..86400000", line, f)
+		}
+		if n := len(ms); n > 0 && v < ms[n-1] {
+			return nil, fmt.Errorf("trace line %d: %d ms comes before the previous %d ms: accepted non-decreasing times", line, v, ms[n-1])
+		}
+		ms = append(ms, v)
+		if len(ms) > 10_000_000 {
+			return nil, fmt.Errorf("trace longer than 10000000 opportunities")
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read trace: %w", err)
+	}
+	return NewTrace(ms)
+}
+
+// NewTrace builds a trace from opportunity times in ms (non-decreasing, last above 0).
+func NewTrace(ms []int64) (*Trace, error) {
+	if len(ms) == 0 || ms[len(ms)-1] <= 0 {
+		return nil, fmt.Errorf("trace has no opportunity after 0 ms: accepted at least one line with a time above 0")
+	}
+	for i := 1; i < len(ms); i++ {
+		if ms[i] < ms[i-1] || ms[0] < 0 {
+			return nil, fmt.Errorf("trace times must be non-decreasing and >= 0")
+		}
+	}
+	return &Trace{ms: append([]int64(nil), ms...), period: ms[len(ms)-1] * int64(time.Millisecond)}, nil
+}
+
+// Period is the time after which the trace repeats (its last time stamp).
+func (t *Trace) Period() time.Duration { return time.Duration(t.period) }
+
+// Opportunities is the number of delivery opportunities per period.
+func (t *Trace) Opportunities() int { return len(t.ms) }
+
+// MeanRate is the trace's mean rate in bit/s: opportunities x 1504 bytes x 8 per period.
+func (t *Trace) MeanRate() float64 {
+	return float64(len(t.ms)) * OpportunityBytes * 8 / t.Period().Seconds()
+}
+
+// at is the time (ns) of opportunity k, counting from 0 over the repetitions.
+func (t *Trace) at(k int64) int64 {
+	n := int64(len(t.ms))
+	return t.ms[k%n]*int64(time.Millisecond) + k/n*t.period
+}
+
+// first is the smallest k >= from whose opportunity is at or after ns.
+func (t *Trace) first(ns, from int64) int64 {
+	if t.at(from) >= ns {
+		return from
+	}
+	n := int64(len(t.ms))
+	cycle := ns / t.period
+	off := ns - cycle*t.period
+	i := int64(sort.Search(len(t.ms), func(i int) bool { return t.ms[i]*int64(time.Millisecond) >= off }))
+	k := cycle*n + i
+	for t.at(k) < ns {
+		k++
+	}
+	for k > from && t.at(k-1) >= ns { // equal instants at a period's end and the next start
+		k--
+	}
+	return max(k, from)
+}
