@@ -11,13 +11,14 @@ import (
 	"github.com/pltlab/pltlab/shaping"
 )
 
-// Cost model of a plan on one 2-core machine, from the records of carlucci2015 runs on the
-// development machine (2026-12-01): loads started about 0.6 s after the previous one's wall
-// time, which itself was the PLT plus ~0.35 s (browser context, connection teardown,
-// verification).
+// Cost model of a plan on one 2-core machine, fitted to smoke runs on the shared development
+// machine (2026-12-01, other CPU-heavy work running): kakhki2017 smoke, 24 loads of ~0.3 s PLT
+// (8 warm), took 58 s; carlucci2015 smoke, 12 loads of ~1.3 s (2 warm), 42 s. On an idle machine
+// loads start ~1 s after the previous PLT ended, so the estimates are on the safe side.
 const (
-	// LoadOverhead is the harness time of one load beyond its PLT.
-	LoadOverhead = 1000 * time.Millisecond
+	// LoadOverhead is the harness time of one load beyond its PLT (browser context, connection
+	// teardown, verification, record).
+	LoadOverhead = 1800 * time.Millisecond
 	// LinkOverhead is the time to bring up one link (namespace, TUN devices, emulator, server,
 	// browser) and run its self-check (idle RTT probes and a rate probe per direction).
 	LinkOverhead = 12 * time.Second
@@ -26,6 +27,8 @@ const (
 	// headerOverhead is the share of bytes added by TCP/IP or UDP/QUIC and TLS framing at MTU
 	// 1500 (about 52-60 of 1500 bytes per packet, ~4 %).
 	headerOverhead = 1.04
+	// warmPriming is the harness time of a warm load's priming load beyond its PLT.
+	warmPriming = 500 * time.Millisecond
 	// h1Connections is Chromium's HTTP/1.1 connection limit per host (6, unchanged since 2014).
 	h1Connections = 6
 )
@@ -72,7 +75,7 @@ func Estimate(c experiment.Config) time.Duration {
 		plt := EstimatePLT(pgs[j.Page], links[j.Link], j.Arm, timeout)
 		total += plt + LoadOverhead
 		if j.Arm.Mode == result.Warm {
-			total += plt + LoadOverhead/2 // the priming load
+			total += plt + warmPriming // the priming load
 		}
 	}
 	return total

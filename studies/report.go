@@ -79,6 +79,10 @@ func (e *Evidence) sections(js []Judgement) []Section {
 		Bullets: append(append([]string{}, e.Plan.ScaledDown...), e.Plan.NotRun...)}
 	out := []Section{{ID: "findings", Title: "Findings", Tables: []Table{e.findingsTable(js)},
 		Text: []string{"Verdicts: reproduced; not reproduced; not testable here (the stack cannot show it); not run (testable, but this scale or build did not measure it). Significance: p < 0.01."}}}
+	if ws := e.Warnings(); len(ws) > 0 {
+		out = append(out, Section{ID: "warnings", Title: "Warnings", Bullets: ws,
+			Text: []string{"What a reader must know before trusting the tables (from each part's analysis)."}})
+	}
 	if e.Study.Sections != nil {
 		out = append(out, e.Study.Sections(e)...)
 	}
@@ -113,6 +117,20 @@ func WriteReport(dir string, e *Evidence) ([]Judgement, error) {
 		writeFile(filepath.Join(dir, "report.html"), func(w io.Writer) error { return e.writeHTML(w, secs) }),
 		writeFile(filepath.Join(dir, "findings.json"), func(w io.Writer) error { return e.writeJSON(w, js) }))
 	return js, errors.Join(errs...)
+}
+
+// Warnings returns every part's analysis warnings (settings that split a condition, loads lost
+// to the harness unequally, partial experiments), each prefixed with the part's name.
+func (e *Evidence) Warnings() []string {
+	var out []string
+	for _, p := range e.Plan.Parts {
+		if pr := e.Part(p.Name); pr != nil {
+			for _, w := range pr.Report.Warnings {
+				out = append(out, p.Name+": "+w)
+			}
+		}
+	}
+	return out
 }
 
 // title is the report's heading.

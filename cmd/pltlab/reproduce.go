@@ -257,6 +257,9 @@ func writeStudy(w io.Writer, dir string, st *studies.Study, plan studies.Plan, r
 	if err != nil {
 		return err
 	}
+	for _, warning := range ev.Warnings() {
+		fmt.Fprintf(w, "WARNING: %s\n", warning)
+	}
 	if st.Console != nil {
 		if err := st.Console(w, ev); err != nil {
 			return err
