@@ -3,9 +3,11 @@ package studies
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
@@ -84,7 +86,13 @@ type Candidate struct {
 	Loss float64
 	// Ordered is true when the medians keep the paper's order h1 > h2 > h3.
 	Ordered bool
+	// N is the fewest loads behind any of the three medians.
+	N int
 }
+
+// CalibrateMinLoads is the fewest loads per protocol and candidate for a calibration verdict:
+// the sweep is affordable only with few loads (3 at quick scale), and one load is noise.
+const CalibrateMinLoads = 3
 
 // Residuals returns the candidate's relative residuals in percent: the three PLTs
 // (ours/paper - 1) and the two ratios to h1.
@@ -137,7 +145,21 @@ func CarlucciCalibration() *Study {
 		Findings:     calibrationFindings(),
 		Sections:     calibrationSections,
 		Differences:  carlucciDifferences,
+		Console:      calibrationConsole,
 	}
+}
+
+// calibrationConsole prints the ten best candidates.
+func calibrationConsole(w io.Writer, e *Evidence) error {
+	cs := e.Candidates()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rank\tpage\th1\th2\th3\th2/h1\th3/h1\tloss L\tloads")
+	fmt.Fprintln(tw, "paper\t-\t2.03 s\t1.45 s\t1.14 s\t0.71\t0.56\t-\t-")
+	for i, c := range cs[:min(10, len(cs))] {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, c.Page, fmtSec(c.Medians[0]), fmtSec(c.Medians[1]), fmtSec(c.Medians[2]),
+			fmtRatio(c.Medians[1]/c.Medians[0]), fmtRatio(c.Medians[2]/c.Medians[0]), fmtLoss(c.Loss), c.N)
+	}
+	return tw.Flush()
 }
 
 // calibrationPlan is the calibration sweep at a scale.
@@ -174,8 +196,15 @@ func (e *Evidence) Candidates() []Candidate {
 			continue
 		}
 		c := Candidate{Page: page, Objects: sp.Objects(), Bytes: sp.TotalBytes()}
+		c.N = math.MaxInt
 		for i, a := range calibrateArms {
-			c.Medians[i] = median(pr.Group(page, link, a.Protocol, a.Mode))
+			g := pr.Group(page, link, a.Protocol, a.Mode)
+			c.Medians[i] = median(g)
+			if g == nil {
+				c.N = 0
+			} else {
+				c.N = min(c.N, len(g.Sample))
+			}
 		}
 		c.Loss = CalibrationLoss(c.Medians, paper)
 		c.Ordered = c.Medians[0] > c.Medians[1] && c.Medians[1] > c.Medians[2]
@@ -252,6 +281,9 @@ func calibrationFindings() []Finding {
 				if len(cs) == 0 || math.IsNaN(cs[0].Loss) {
 					return notRun("no complete candidate")
 				}
+				if cs[0].N < CalibrateMinLoads {
+					return notRun(fmt.Sprintf("too few loads per candidate (%d, need %d)", cs[0].N, CalibrateMinLoads))
+				}
 				r := cs[0].Residuals(carlucciPaperPLTs())
 				ev := fmt.Sprintf("best %s: L = %s, residuals h1 %s, h2 %s, h3 %s, h2/h1 %s, h3/h1 %s", cs[0].Page, fmtLoss(cs[0].Loss),
 					fmtPct(r[0]), fmtPct(r[1]), fmtPct(r[2]), fmtPct(r[3]), fmtPct(r[4]))
@@ -276,6 +308,9 @@ func calibrationFindings() []Finding {
 				}
 				if n == 0 {
 					return notRun("no complete candidate")
+				}
+				if cs[0].N < CalibrateMinLoads {
+					return notRun(fmt.Sprintf("too few loads per candidate (%d, need %d)", cs[0].N, CalibrateMinLoads))
 				}
 				ev := fmt.Sprintf("order holds for %d of %d candidates", ordered, n)
 				if len(not) > 0 {

@@ -370,6 +370,17 @@ func TestCalibrationPagesAndRanking(t *testing.T) {
 	if got["composition"].Verdict != Reproduced || got["order-robust"].Verdict != Reproduced {
 		t.Errorf("verdicts %+v", got)
 	}
+	// One load per protocol and candidate is noise: no verdict.
+	var one []*result.Record
+	for _, r := range recs {
+		if r.Run == 0 {
+			one = append(one, r)
+		}
+	}
+	got = verdicts(st, Smoke, one)
+	if got["composition"].Verdict != NotRun || got["order-robust"].Verdict != NotRun {
+		t.Errorf("one load per candidate: verdicts %+v, want not run", got)
+	}
 }
 
 func TestWriteReportOpensWithFindings(t *testing.T) {
