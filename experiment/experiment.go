@@ -80,6 +80,10 @@ type Config struct {
 	TempDir string
 	// SkipLinkCheck skips the self-check of each link before it is used.
 	SkipLinkCheck bool
+	// AdvisoryCheck lists links (as in Links) whose self-check is run and recorded but does not
+	// stop the run when it fails: for impairments the check does not model yet (delay
+	// variation, bursty loss), whose RTT and loss lines fail by design.
+	AdvisoryCheck []string
 	// Version is the pltlab version recorded in every record's env.
 	Version string
 	// Observer, when set, is called after every record is written (from the running goroutine).

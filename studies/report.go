@@ -77,6 +77,11 @@ func (e *Evidence) sections(js []Judgement) []Section {
 		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s) and %d bulk-flow run(s); estimated %s on one 2-core machine.",
 			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), FormatEstimate(e.Plan.Estimate()))},
 		Bullets: append(append([]string{}, e.Plan.ScaledDown...), e.Plan.NotRun...)}
+	for _, c := range e.Plan.Configs(RunOptions{}) {
+		for _, l := range c.AdvisoryCheck {
+			scale.Bullets = append(scale.Bullets, fmt.Sprintf("link %q: its self-check is recorded but not enforced (the check does not model delay variation or bursty loss yet)", l))
+		}
+	}
 	out := []Section{{ID: "findings", Title: "Findings", Tables: []Table{e.findingsTable(js)},
 		Text: []string{"Verdicts: reproduced; not reproduced; not testable here (the stack cannot show it); not run (testable, but this scale or build did not measure it). Significance: p < 0.01."}}}
 	if ws := e.Warnings(); len(ws) > 0 {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
@@ -42,8 +44,31 @@ func (p Plan) Configs(o RunOptions) []experiment.Config {
 		if o.Seed != 0 {
 			c.Seed = o.Seed
 		}
-		c.Chrome, c.Version, c.TempDir, c.SkipLinkCheck, c.Logger = o.Chrome, o.Version, o.TempDir, o.SkipLinkCheck, o.Logger
+		c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
+		c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
+		c.AdvisoryCheck = advisoryLinks(c.Links)
 		out[i] = c
+	}
+	return out
+}
+
+// uncheckedKeys are LINK keys whose effect the link self-check does not model (its idle-RTT
+// and loss lines assume a fixed delay and independent losses).
+var uncheckedKeys = []string{"delayvar", "burst"}
+
+// advisoryLinks returns the links whose self-check is only advisory (see
+// experiment.Config.AdvisoryCheck): those with a key of uncheckedKeys.
+func advisoryLinks(links []string) []string {
+	var out []string
+	for _, l := range links {
+		for item := range strings.SplitSeq(l, ",") {
+			key, _, _ := strings.Cut(strings.TrimSpace(item), "=")
+			key = strings.TrimPrefix(strings.TrimPrefix(key, "down."), "up.")
+			if slices.Contains(uncheckedKeys, key) {
+				out = append(out, l)
+				break
+			}
+		}
 	}
 	return out
 }

@@ -415,3 +415,11 @@ func TestWriteReportOpensWithFindings(t *testing.T) {
 		}
 	}
 }
+
+func TestAdvisoryLinks(t *testing.T) {
+	got := advisoryLinks([]string{"carlucci2015,loss=1%", "carlucci2015,loss=2%,burst=4", "rate=10mbit,rtt=112ms,down.delayvar=50ms", "rate=5mbit,rtt=36ms"})
+	want := []string{"carlucci2015,loss=2%,burst=4", "rate=10mbit,rtt=112ms,down.delayvar=50ms"}
+	if !slices.Equal(got, want) {
+		t.Errorf("advisoryLinks = %q, want %q", got, want)
+	}
+}
