@@ -164,17 +164,19 @@ func LinkMaps(cells []Cell) []analysis.DiffMap {
 	return out
 }
 
-// PageMaps returns one DiffMap per (page, loss, comparison) over RTT (y) x rate (x), for every
-// page measured over at least two links of one loss rate, colours saturating at +-100 %.
+// PageMaps returns one DiffMap per (page, loss, delay variation, comparison) over RTT (y) x rate
+// (x), for every page measured over at least two links of one loss rate and delay variation,
+// colours saturating at +-100 %.
 func PageMaps(cells []Cell) []analysis.DiffMap {
 	type key struct {
 		page string
 		loss float64
+		dv   time.Duration
 	}
 	var keys []key
 	byKey := map[key][]Cell{}
 	for _, c := range cells {
-		k := key{c.Page, c.LinkSpec.Loss}
+		k := key{c.Page, c.LinkSpec.Loss, max(c.LinkSpec.DownImp.DelayVar, c.LinkSpec.UpImp.DelayVar)}
 		if byKey[k] == nil {
 			keys = append(keys, k)
 		}
@@ -191,7 +193,11 @@ func PageMaps(cells []Cell) []analysis.DiffMap {
 			rates, rtts = addSorted(rates, float64(c.LinkSpec.Down)), addSorted(rtts, float64(c.LinkSpec.RTT))
 		}
 		for i, cmp := range Comparisons {
-			m := analysis.DiffMap{Title: fmt.Sprintf("TCP vs QUIC %s, %% diff (TCP-QUIC)/QUIC\npage %s, loss %g %% per direction", cmp.Name, k.page, 100*k.loss),
+			title := fmt.Sprintf("TCP vs QUIC %s, %% diff (TCP-QUIC)/QUIC\npage %s, loss %g %% per direction", cmp.Name, k.page, 100*k.loss)
+			if k.dv > 0 {
+				title += fmt.Sprintf(", delay variation +-%v", k.dv)
+			}
+			m := analysis.DiffMap{Title: title,
 				XLabel: "rate (Mbit/s)", YLabel: "RTT (ms)", Range: 100}
 			for _, r := range rates {
 				m.XTicks = append(m.XTicks, strconv.FormatFloat(r/1e6, 'g', 4, 64))

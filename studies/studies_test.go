@@ -423,3 +423,38 @@ func TestAdvisoryLinks(t *testing.T) {
 		t.Errorf("advisoryLinks = %q, want %q", got, want)
 	}
 }
+
+func TestMuthurajJudgement(t *testing.T) {
+	st := muthuraj()
+	plan := st.Plan(Quick)
+	var recs []*result.Record
+	seed := uint64(100)
+	for _, cc := range []string{"cubic", "bbr"} {
+		for _, r := range MuthurajReference {
+			link, page := GridLink(r.RateMbit, 0, 0), GridPage(1, r.Size)
+			recs = append(recs, synth(Muthuraj2024, cc, page, link, "h2", result.Cold, r.TCPBBRMs, 8, seed)...)
+			recs = append(recs, synth(Muthuraj2024, cc, page, link, "h3", result.Cold, r.QUICMs, 8, seed+1)...)
+			seed += 2
+		}
+	}
+	got := verdicts(st, Quick, recs)
+	// The quick plan measures 10 and 100 Mbit/s; the published values themselves reproduce.
+	for id, want := range map[string]Verdict{"reference-direction": Reproduced, "small-objects": Reproduced, "bbr-in-quic": NotTestable} {
+		if got[id].Verdict != want {
+			t.Errorf("%s: %s (%s), want %s", id, got[id].Verdict, got[id].Evidence, want)
+		}
+	}
+	if len(plan.Parts) != 2 || plan.Parts[1].Config.TCPCC != "bbr" {
+		t.Fatalf("parts %+v", plan.Parts)
+	}
+	// QUIC slower everywhere: not reproduced.
+	for _, r := range recs {
+		if r.Protocol == "h3" {
+			r.PLTMs *= 2
+		}
+	}
+	got = verdicts(st, Quick, recs)
+	if got["reference-direction"].Verdict != NotReproduced || got["small-objects"].Verdict != NotReproduced {
+		t.Errorf("QUIC twice as slow: %+v", got)
+	}
+}
