@@ -256,12 +256,25 @@ func (e *Evidence) writeJSON(w io.Writer, js []Judgement) error {
 	return enc.Encode(out)
 }
 
-// WriteFindings prints the findings table as aligned text: verdict, finding, evidence.
+// WriteFindings prints the findings table as text (verdict, finding, evidence), then what this
+// scale left out and the testbed differences derived from the records.
 func WriteFindings(w io.Writer, e *Evidence, js []Judgement) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "Findings (%s, scale %s):\n", e.Study.Title, e.Plan.Scale)
 	for i, f := range e.Study.Findings {
 		fmt.Fprintf(bw, "%2d. [%s] %s\n    %s\n", i+1, js[i].Verdict, f.Claim, js[i].Evidence)
+	}
+	for _, s := range e.sections(js) {
+		if s.ID != "scale" && s.ID != "differences" {
+			continue
+		}
+		fmt.Fprintf(bw, "\n%s:\n", s.Title)
+		for _, t := range s.Text {
+			fmt.Fprintf(bw, "  %s\n", t)
+		}
+		for _, b := range s.Bullets {
+			fmt.Fprintf(bw, "  - %s\n", b)
+		}
 	}
 	return bw.Flush()
 }
