@@ -114,6 +114,20 @@ func TestIntegrationStudyCarlucciSmoke(t *testing.T) {
 			t.Errorf("run %d: PLT %.1f ms outside 800..30000", r.Run, r.PLTMs)
 		}
 	}
+	// The safe-deployment flows run when the build has the flows package: one run of QUIC and
+	// TCP CUBIC sharing the link at smoke scale, one valid record per flow.
+	flowLines := 0
+	for _, r := range recs {
+		if r.Kind == "flow" && r.Experiment == "carlucci2015/flows" {
+			flowLines++
+			if !r.Valid {
+				t.Errorf("flow %s invalid: %s", r.Protocol, r.InvalidReason)
+			}
+		}
+	}
+	if want := map[bool]int{true: 2, false: 0}[studies.FlowRunnerAvailable()]; flowLines != want {
+		t.Errorf("%d flow lines, want %d", flowLines, want)
+	}
 	for _, s := range []string{"2.03 s", "1.45 s", "1.14 s", "HTTP/1.1", "SPDY", "QUIC", "ideal lower bound", "Findings", "FEC"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("printed output lacks %q:\n%s", s, out)
