@@ -32,9 +32,10 @@ type Section struct {
 type Table struct {
 	// Caption says what the table shows (may be empty).
 	Caption string
-	// Header names the columns; every row has as many cells.
+	// Header names the columns.
 	Header []string
-	Rows   [][]string
+	// Rows are the table's rows, each with as many cells as Header.
+	Rows [][]string
 }
 
 // Figure is a plot of a section.
