@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 )
@@ -456,5 +457,28 @@ func TestMuthurajJudgement(t *testing.T) {
 	got = verdicts(st, Quick, recs)
 	if got["reference-direction"].Verdict != NotReproduced || got["small-objects"].Verdict != NotReproduced {
 		t.Errorf("QUIC twice as slow: %+v", got)
+	}
+}
+
+func TestPlanResumed(t *testing.T) {
+	plan := muthuraj().Plan(Smoke)
+	cs := plan.Configs(RunOptions{})
+	// The interrupted run made the first 3 loads of the first part only.
+	var recs []*result.Record
+	for i, j := range experiment.Schedule(cs[0])[:3] {
+		recs = append(recs, &result.Record{V: 1, Experiment: cs[0].Name, Run: i, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode,
+			Page: result.Page{Spec: cs[0].Pages[j.Page]}, Link: result.Link{Spec: cs[0].Links[j.Link]}, Warmup: j.Warmup, Valid: true, PLTMs: 100})
+	}
+	got, err := plan.Resumed(RunOptions{Resume: recs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r0, r1 := experiment.Remaining(got[0]), experiment.Remaining(got[1]); r0 != len(experiment.Schedule(cs[0]))-3 || r1 != len(experiment.Schedule(cs[1])) {
+		t.Errorf("remaining %d and %d loads", r0, r1)
+	}
+	// A record that is not the scheduled load: refused, naming the part.
+	recs[2].Protocol = "h1"
+	if _, err := plan.Resumed(RunOptions{Resume: recs}); err == nil || !strings.Contains(err.Error(), "part cubic") {
+		t.Errorf("mismatched records: error %v, want one naming part cubic", err)
 	}
 }
