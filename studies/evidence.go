@@ -173,7 +173,11 @@ func (d Diff) String() string {
 	if math.IsNaN(d.Pct) {
 		return "n/a"
 	}
-	s := fmt.Sprintf("%+.1f %% (p=%s", d.Pct, fmtP(d.P))
+	p := "p=" + fmtP(d.P)
+	if d.P < 0.001 {
+		p = "p<0.001"
+	}
+	s := fmt.Sprintf("%+.1f %% (%s", d.Pct, p)
 	if !d.Significant {
 		s += ", n.s."
 	}

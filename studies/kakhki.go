@@ -136,7 +136,7 @@ func gridDifferences(e *Evidence) []string {
 		"QUIC congestion control (recorded): " + f.QUICCC + "; 2017 used Google QUIC (versions 25-37) in Chromium with CUBIC and its own crypto handshake; 2024 compared QUICv1 (IETF) implementations.",
 		"TCP congestion control (recorded): " + f.TCPCC + ", TLS " + f.TLS + "; HTTP/2 stands for the papers' TCP page loads (HTTP/2 over TLS).",
 		"Browser (recorded): " + f.Browser + ".",
-		"Machine (recorded): " + f.Machine + "; client, server and link emulator share it, where the papers used separate hosts (and, in 2017, a real path with an implicit 36 ms RTT, which we emulate as part of the RTT).",
+		"Machine (recorded): " + f.Machine + "; the papers used separate client and server hosts (and, in 2017, a real path with an implicit 36 ms RTT, which we emulate as part of the RTT).",
 		"Link: pltlab's userspace emulator with a droptail queue of 2 BDP; loss split evenly between the directions (Bernoulli); the papers used tc netem.",
 		"Pages: static HTML referencing JPEG images only, as in both papers; every object is a decodable JPEG of exactly its size.",
 		"Mobile devices (2017, section 6): not testable here (no phones; desktop Chromium only).",
