@@ -1,8 +1,10 @@
 // Package analysis turns result records into statistics, comparison tables, plots and reports.
 //
 // It works offline on result streams (never importing browser, server or shaping): records are
-// grouped by (page spec, link spec, mode, protocol), each group is summarised (Group), each
-// protocol is compared with a baseline protocol in the same (page, link, mode) (Comparison), and
+// grouped by (page spec, link spec, mode, settings, protocol), the settings being everything that
+// changes the measurement (TCP congestion control, TLS version, browser and pltlab version), each
+// group is summarised (Group), each protocol is compared with a baseline protocol in the same
+// (page, link, mode, settings) (Comparison), and
 // the Report is written as text, markdown, CSV, JSON or one self-contained HTML file, with
 // ECDF, box-plot and heatmap figures (PNG or SVG).
 //
@@ -19,13 +21,15 @@
 //   - significance only at p < 0.01 on the Mann-Whitney test (Kakhki et al., "Taking a Long Look at
 //     QUIC", IMC 2017).
 //
-// Censoring: a timed-out load's metric is only known to be >= its deadline. Such loads take part
+// Censoring: a timed-out load's metric is only known to be >= its deadline, and a load the
+// network made fail (result.OutcomeNetworkFailed) is treated the same way. Such loads take part
 // in the quantiles, the median CI, the bootstrap and the Mann-Whitney test as values above every
 // completed load (+Inf internally); a quantile that falls among them is shown as ">= DEADLINE".
 // Mean, standard deviation, CV and Welch's test use completed loads only.
 package analysis
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -179,7 +183,7 @@ func Analyze(recs []*result.Record, opts Options) *Report {
 				ps = append(ps, g.Protocol)
 			}
 		}
-		rep.Options.Baseline = BaselineFor(ps)
+		rep.Options.Baseline = cmp.Or(BaselineFor(ps), DefaultBaseline)
 	}
 	rep.Comparisons = compareGroups(rep.Groups, rep.Options)
 	rep.Warnings = rep.warnings(recs)

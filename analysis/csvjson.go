@@ -138,9 +138,9 @@ func toJSONCompare(c *Comparison) jsonCompare {
 // csvHeader names the CSV columns: one row per group, with its comparison against the
 // baseline on the same row (empty for the baseline itself).
 var csvHeader = []string{"page", "link", "mode", "protocol", "runs", "valid", "invalid", "timed_out",
-	"network_failures", "lost_to_harness", "settings", "deadline_ms", "median_ms", "ci_low_ms", "ci_high_ms", "mean_ms", "sd_ms", "cv", "min_ms", "p5_ms",
+	"deadline_ms", "median_ms", "ci_low_ms", "ci_high_ms", "mean_ms", "sd_ms", "cv", "min_ms", "p5_ms",
 	"p25_ms", "p75_ms", "p95_ms", "max_ms", "baseline", "ratio", "ratio_ci_low", "ratio_ci_high",
-	"diff_pct", "p_mann_whitney", "p_welch", "significant"}
+	"diff_pct", "p_mann_whitney", "p_welch", "significant", "network_failures", "lost_to_harness", "settings"}
 
 // WriteCSV writes the report as RFC 4180 CSV with the csvHeader columns. A censored statistic
 // is written as ">=DEADLINE"; a value that cannot be computed is empty.
@@ -174,15 +174,15 @@ func csvRow(g *Group, c *Comparison) []string {
 		deadline = csvNum(d)
 	}
 	row := []string{g.Page, g.Link, string(g.Mode), g.Protocol, strconv.Itoa(g.Runs), strconv.Itoa(g.Valid),
-		strconv.Itoa(g.InvalidTotal()), strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.Lost),
-		g.Settings, deadline, ms(g.Median), ms(g.CILow),
+		strconv.Itoa(g.InvalidTotal()), strconv.Itoa(g.TimedOut), deadline, ms(g.Median), ms(g.CILow),
 		ms(g.CIHigh), csvNum(g.Mean), csvNum(g.SD), csvNum(g.CV), ms(g.Min), ms(g.P5), ms(g.P25), ms(g.P75),
 		ms(g.P95), ms(g.Max)}
+	added := []string{strconv.Itoa(g.NetFailed), strconv.Itoa(g.Lost), g.Settings} // columns added at the end
 	if c == nil {
-		return append(row, "", "", "", "", "", "", "", "")
+		return append(append(row, "", "", "", "", "", "", "", ""), added...)
 	}
-	return append(row, c.Baseline, csvNum(c.Ratio), csvNum(c.RatioLow), csvNum(c.RatioHigh), csvNum(c.DiffPct),
-		csvNum(c.MannWhitney.P), csvNum(c.Welch.P), strconv.FormatBool(c.Significant))
+	return append(append(row, c.Baseline, csvNum(c.Ratio), csvNum(c.RatioLow), csvNum(c.RatioHigh), csvNum(c.DiffPct),
+		csvNum(c.MannWhitney.P), csvNum(c.Welch.P), strconv.FormatBool(c.Significant)), added...)
 }
 
 // csvNum formats v with up to 6 significant decimals; NaN is empty, +Inf is "inf".

@@ -149,17 +149,29 @@ func fmtRatioCI(lo, hi float64) string {
 	return "[" + fmtFloat(lo, 3) + ", " + fmtFloat(hi, 3) + "]"
 }
 
-// invalidNotes lists the invalid reasons and network failures of the groups, one string per
-// group that has any.
+// netNotes lists the network failures of the groups by Chromium error, one string per group
+// that has any.
+func netNotes(gs []*Group) []string {
+	var notes []string
+	for _, g := range gs {
+		var parts []string
+		for _, e := range sortedKeys(g.netErrorSet()) {
+			parts = append(parts, fmt.Sprintf("%s x%d", e, g.NetErrors[e]))
+		}
+		if len(parts) > 0 {
+			notes = append(notes, g.Protocol+": "+strings.Join(parts, ", "))
+		}
+	}
+	return notes
+}
+
+// invalidNotes lists the invalid reasons of the groups, one string per group that has any.
 func invalidNotes(gs []*Group) []string {
 	var notes []string
 	for _, g := range gs {
 		var parts []string
 		for _, r := range g.Reasons() {
 			parts = append(parts, fmt.Sprintf("%s x%d", r, g.Invalid[r]))
-		}
-		for _, e := range sortedKeys(g.netErrorSet()) {
-			parts = append(parts, fmt.Sprintf("network failure %s x%d (censored)", e, g.NetErrors[e]))
 		}
 		if len(parts) > 0 {
 			notes = append(notes, g.Protocol+": "+strings.Join(parts, ", "))

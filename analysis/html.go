@@ -32,6 +32,8 @@ type htmlSection struct {
 	Title   string
 	Tables  []htmlTable
 	Invalid []string
+	// NetFailures are the network failures by group (censored, not excluded).
+	NetFailures []string
 }
 
 type htmlData struct {
@@ -73,6 +75,7 @@ dt{font-weight:bold}dd{margin:0}
 <tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>
 {{end}}{{range .Invalid}}<p class="note">Invalid loads excluded: {{.}}</p>
+{{end}}{{range .NetFailures}}<p class="note">Network failures (censored at the deadline): {{.}}</p>
 {{end}}</section>
 {{end}}<h2>Figures</h2>
 {{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
@@ -117,7 +120,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 }
 
 func (r *Report) htmlSection(c condition) htmlSection {
-	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups)}
+	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups), NetFailures: netNotes(c.Groups)}
 	groups, comparisons := r.conditionTables(c)
 	s.Tables = append(s.Tables, htmlTable{Class: "groups", Header: groups[0], Rows: groups[1:]})
 	if comparisons != nil {

@@ -113,7 +113,11 @@ func TestNetworkFailuresCensored(t *testing.T) {
 	wrong := rec("h3", 0)
 	wrong.Valid, wrong.InvalidReason = false, `page /index.html: protocol "h2", requested h3`
 	recs = append(recs, f, wrong)
-	g := groupOf(t, Analyze(recs, Options{}), "h3")
+	rep := Analyze(recs, Options{})
+	if txt := textOf(t, rep); !strings.Contains(txt, "network failures (censored at the deadline): h3: ERR_QUIC_PROTOCOL_ERROR x1") {
+		t.Errorf("report does not list the network failure:\n%s", txt)
+	}
+	g := groupOf(t, rep, "h3")
 	if g.NetFailed != 1 || g.InvalidTotal() != 1 || g.Runs != 6 || len(g.Sample) != 5 || !math.IsInf(g.Max, 1) {
 		t.Errorf("group: %d failed, %d invalid, %d runs, sample %v: want 1, 1, 6 and the failure censored", g.NetFailed, g.InvalidTotal(), g.Runs, g.Sample)
 	}
@@ -239,6 +243,10 @@ func TestPartialReport(t *testing.T) {
 	rep := Analyze(recs, Options{})
 	if !rep.Partial || !strings.Contains(textOf(t, rep), "PARTIAL: experiment e made 3 of its 10 scheduled loads") {
 		t.Errorf("partial %v:\n%s", rep.Partial, textOf(t, rep))
+	}
+	var md strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil || !strings.Contains(md.String(), "PARTIAL") {
+		t.Errorf("the markdown report (a reproduction's report.md) does not say PARTIAL:\n%s", md.String())
 	}
 	recs[0].Scheduled, recs[1].Scheduled, recs[2].Scheduled = 3, 3, 3
 	if Analyze(recs, Options{}).Partial {

@@ -45,6 +45,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, n := range invalidNotes(c.Groups) {
 			fmt.Fprintf(bw, "invalid loads excluded: %s\n", n)
 		}
+		for _, n := range netNotes(c.Groups) {
+			fmt.Fprintf(bw, "network failures (censored at the deadline): %s\n", n)
+		}
 	}
 	fmt.Fprintln(bw)
 	for _, l := range r.methodNote() {
@@ -121,6 +124,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		for _, n := range invalidNotes(c.Groups) {
 			fmt.Fprintf(bw, "\nInvalid loads excluded: %s\n", mdEscape(n))
+		}
+		for _, n := range netNotes(c.Groups) {
+			fmt.Fprintf(bw, "\nNetwork failures (censored at the deadline): %s\n", mdEscape(n))
 		}
 	}
 	fmt.Fprintf(bw, "\n## Context\n\n")

@@ -120,6 +120,9 @@ type Progress struct {
 	// Checking, when not "", is the LINK spec whose self-check (about 10 s) is starting; no
 	// record was written.
 	Checking string
+	// ChecksLeft is the number of link self-checks still to come (not counting one starting
+	// now), so that an ETA can include them.
+	ChecksLeft int
 	// Medians is the running median PLT of the valid measured loads per arm so far, in the
 	// order of Config.Arms (0 where there is none yet), in ms.
 	Medians []ArmMedian

@@ -109,7 +109,13 @@ func (m Matrix) Config() (Config, error) {
 var MatrixKeys = []string{"name", "pages", "links", "protocols", "modes", "runs", "warmup", "timeout", "seed", "tcp_cc", "tls"}
 
 var unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
-var yamlTypeRE = regexp.MustCompile(`into (\*?)(\[\])?(\*?)[a-z]+\.?[A-Za-z0-9]*`)
+var yamlTypeRE = regexp.MustCompile(`into (\*?(?:\[\])?\*?[a-z]+(?:\.[A-Za-z0-9]+)?)`)
+
+// yamlTypeWords names the Go types of Matrix's fields as a matrix file's author knows them.
+var yamlTypeWords = map[string]string{
+	"int": "a whole number", "*int": "a whole number", "int64": "a whole number",
+	"string": "a string", "[]string": "a list such as [a, b]", "experiment.Matrix": "a matrix of key: value lines",
+}
 
 // yamlMessage rewrites a YAML decoding error without Go internals, on one line:
 // "line 3: unknown key "runz": accepted name, pages, ...".
@@ -117,7 +123,12 @@ func yamlMessage(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
 	msg = unknownFieldRE.ReplaceAllString(msg, `unknown key "$1": accepted `+strings.Join(MatrixKeys, ", "))
-	msg = yamlTypeRE.ReplaceAllString(msg, "into the key's type")
+	msg = yamlTypeRE.ReplaceAllStringFunc(msg, func(m string) string {
+		if w, ok := yamlTypeWords[strings.TrimPrefix(m, "into ")]; ok {
+			return "where " + w + " is accepted"
+		}
+		return "where another type is accepted"
+	})
 	lines := strings.Split(msg, "\n")
 	for i := range lines {
 		lines[i] = strings.TrimSpace(lines[i])

@@ -66,6 +66,9 @@ func TestReadMatrixErrors(t *testing.T) {
 		{"zero runs", "pages: [p]\nlinks: [l]\nruns: 0\n", "bad runs 0"},
 		{"zero timeout", "pages: [p]\nlinks: [l]\ntimeout: 0s\n", `bad timeout "0s"`},
 		{"page twice", "pages: [p, p]\nlinks: [l]\n", `page "p" given twice`},
+		{"runs not a number", "pages: [p]\nlinks: [l]\nruns: abc\n", "line 3: cannot unmarshal !!str `abc` where a whole number is accepted"},
+		{"pages not a list", "pages: p\nlinks: [l]\n", "where a list such as [a, b] is accepted"},
+		{"not a mapping", "[a, b]\n", "where a matrix of key: value lines is accepted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,7 +25,7 @@ func ResumeFrom(c Config, recs []*result.Record) (Config, error) {
 			continue
 		}
 		if r.Experiment != c.Name {
-			return c, fmt.Errorf("the file holds experiments %q and %q: resume needs a file of one experiment", c.Name, r.Experiment)
+			return c, fmt.Errorf("the file holds experiment %q, and this one is %q: resume continues the one experiment of a file", r.Experiment, c.Name)
 		}
 		if err := matchJob(c, jobs, r); err != nil {
 			return c, err

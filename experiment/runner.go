@@ -62,11 +62,14 @@ type page struct {
 	manifest *pages.Manifest
 }
 
-// Run makes every load of c (see Schedule) and writes one record per load, plus one link_check
-// record per link, to w. It returns when all loads are done, or early with ctx's error after an
-// interrupt (the load under way is abandoned, every written record is kept), or with an error
-// when a link fails its self-check or the harness fails repeatedly. Everything it set up (page
-// directories, links, servers, browsers) is torn down before it returns.
+// Run makes every load of c (see Schedule) not in c.Done and writes one line per load to w: its
+// record, or a harness_error line when the harness could not make it (also for every load of a
+// link that failed its self-check or whose harness failed maxHarnessFailures times in a row),
+// plus one link_check line per link. Each line's Run is the load's index in the schedule. It
+// returns when all loads are done, or early with ctx's error after an interrupt (the load under
+// way is abandoned and leaves no line, every written line is kept), or with an error naming the
+// links that failed, or at once when w fails (a closed pipe, a full disk). Everything it set up
+// (page directories, links, servers, browsers) is torn down before it returns.
 func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	start := time.Now()
 	c = c.withDefaults()
@@ -149,6 +152,8 @@ type runner struct {
 	settings *result.Settings
 	// writeErr is the first error writing the output: it stops every link.
 	writeErr error
+	// checked is one past the index of the last link whose self-check started.
+	checked int
 }
 
 // errWrite marks an error writing the result stream (wrapped in a writeError).
@@ -212,6 +217,7 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 			err = errors.Join(err, r.abandon(li, next, err))
 		}
 	}()
+	r.checked = li // the links before li are done
 	spec := r.links[li]
 	ls := &linkSetup{browsers: map[[2]int]*browser.Browser{}}
 	defer func() { err = errors.Join(err, ls.close()) }()
@@ -311,16 +317,33 @@ func (r *runner) emit(rec *result.Record) error {
 
 func (r *runner) observe(rec *result.Record) {
 	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Record: rec, Medians: r.medians()})
+		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Record: rec, ChecksLeft: r.checksLeft(),
+			Medians: r.medians()})
 	}
+}
+
+// checksLeft counts the shaped links after the last one checked that still have loads to make.
+func (r *runner) checksLeft() int {
+	if r.c.SkipLinkCheck {
+		return 0
+	}
+	n := 0
+	for li := r.checked; li < len(r.links); li++ {
+		if r.links[li].Shaped() && r.pending(li) {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	if r.c.SkipLinkCheck || l.Namespace() == "" {
 		return nil
 	}
+	r.checked = li + 1
 	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Checking: r.c.Links[li], Medians: r.medians()})
+		r.c.Observer(Progress{Done: r.done, Total: len(r.jobs) - r.sum.Resumed, Checking: r.c.Links[li],
+			ChecksLeft: r.checksLeft(), Medians: r.medians()})
 	}
 	chk, err := shaping.Check(ctx, l, shaping.CheckOptions{Quick: true})
 	if err != nil {

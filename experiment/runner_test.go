@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/result"
 )
@@ -139,6 +140,19 @@ func TestIntegrationHarnessErrorOnce(t *testing.T) {
 	}
 	if kinds[result.KindHarnessError] != 1 || kinds[""] != 1 || sum.HarnessErrors != 1 || sum.Valid != 1 {
 		t.Errorf("lines by kind %v, summary %+v: want 1 harness_error and 1 valid load", kinds, sum)
+	}
+	// The report counts the lost load in its group and warns that h1 and h2 lost unequally.
+	rep := analysis.Analyze(recs, analysis.Options{})
+	lost := 0
+	for _, g := range rep.Groups {
+		lost += g.Lost
+	}
+	var txt strings.Builder
+	if err := rep.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	if lost != 1 || !strings.Contains(txt.String(), "lost to harness are unbalanced") {
+		t.Errorf("report: %d lost in the groups, want 1 and a warning:\n%s", lost, txt.String())
 	}
 }
 

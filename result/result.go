@@ -227,7 +227,13 @@ type Emulator struct {
 	Up Direction `json:"up"`
 }
 
-// Direction holds the counters of one direction of an emulated link over one interval.
+// Direction holds the counters of one direction of an emulated link over one interval: one load
+// (in warm mode, the measured load after the priming one), from just before it starts to just
+// after it ends. A packet counts in when it enters the link and out when it leaves, each in the
+// interval where that happens: one still queued or in flight at the end of the previous interval
+// counts out only, one still in the link at the end counts in only. So PacketsIn - PacketsOut -
+// drops is the change in the packets the link holds over the interval, which may be negative
+// (packets_out > packets_in with no drop is not a fault).
 type Direction struct {
 	// PacketsIn and BytesIn count IP packets offered to the link (bytes are whole IP packets).
 	PacketsIn int64 `json:"packets_in"`

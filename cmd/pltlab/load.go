@@ -90,6 +90,9 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkListener(ctx, plan.host, plan.ip, plan.port, protocol.MustLookup(f.protocol), []int{plan.port + 1, plan.port - 1}); err != nil {
+		return err
+	}
 	b, err := browser.Launch(ctx, browser.WithChrome(f.chrome), browser.WithProtocol(f.protocol),
 		browser.WithSPKI(pin), browser.WithResolve(plan.host, plan.ip), browser.WithPort(plan.port),
 		browser.WithLogger(slog.Default()))

@@ -53,7 +53,7 @@ func run() int {
 
 // exitCode maps the error of a command to the process exit code and the one line to print
 // ("" for none): 0 on success, 2 on a usage error, the code of an exitError, 130 after an
-// interrupt, and 1 on any other failure.
+// interrupt, 141 (128 + SIGPIPE) when stdout's reader went away, and 1 on any other failure.
 func exitCode(ctx context.Context, err error) (int, string) {
 	if err == nil {
 		return 0, ""
@@ -70,6 +70,8 @@ func exitCode(ctx context.Context, err error) (int, string) {
 		return 2, err.Error()
 	case ctx.Err() != nil:
 		return 130, err.Error()
+	case isBrokenPipe(err):
+		return 141, "" // the reader of stdout went away (pltlab report ... | head): nothing to say
 	}
 	return 1, err.Error()
 }

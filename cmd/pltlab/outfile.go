@@ -42,24 +42,9 @@ var errLocked = errors.New("in use by another pltlab process")
 // an exclusive lock, as mode allows. All refusals are usage errors naming the file and what is
 // accepted.
 func openOut(flag, name string, mode outMode) (*outFile, error) {
-	st, err := os.Stat(name)
-	exists := err == nil
-	switch {
-	case err != nil && !errors.Is(err, os.ErrNotExist):
-		return nil, usagef("bad %s %s: %v", flag, name, errors.Unwrap(err))
-	case !exists:
-		if dst, err := os.Stat(filepath.Dir(name)); err != nil || !dst.IsDir() {
-			return nil, usagef("bad %s %s: directory %s does not exist", flag, name, filepath.Dir(name))
-		}
-		if mode == outAppend {
-			return nil, usagef("bad %s %s: --resume needs the file of the interrupted run, and it does not exist", flag, name)
-		}
-	case st.IsDir():
-		return nil, usagef("bad %s %s: a directory (accepted a file name, or - for stdout)", flag, name)
-	case st.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0:
-		return nil, usagef("bad %s %s: a FIFO or socket (accepted a regular file, or - for stdout)", flag, name)
-	case st.Mode().IsRegular() && mode == outNew:
-		return nil, usagef("%s %s exists: remove it or add --force", flag, name)
+	exists, err := checkOutPath(flag, name, mode)
+	if err != nil {
+		return nil, err
 	}
 	// O_NONBLOCK: should a FIFO appear after the check, open fails (ENXIO) instead of waiting
 	// for a reader; it changes nothing for regular files.
@@ -82,6 +67,32 @@ func openOut(flag, name string, mode outMode) (*outFile, error) {
 		}
 	}
 	return o, nil
+}
+
+// checkOutPath makes openOut's checks of name without opening it (a usage error naming the
+// file and what is accepted), so that a command can refuse a bad output before anything else;
+// exists says whether the file is there.
+func checkOutPath(flag, name string, mode outMode) (exists bool, err error) {
+	st, err := os.Stat(name)
+	exists = err == nil
+	switch {
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return false, usagef("bad %s %s: %v", flag, name, errors.Unwrap(err))
+	case !exists:
+		if dst, err := os.Stat(filepath.Dir(name)); err != nil || !dst.IsDir() {
+			return false, usagef("bad %s %s: directory %s does not exist", flag, name, filepath.Dir(name))
+		}
+		if mode == outAppend {
+			return false, usagef("bad %s %s: --resume needs the file of the interrupted run, and it does not exist", flag, name)
+		}
+	case st.IsDir():
+		return true, usagef("bad %s %s: a directory (accepted a file name, or - for stdout)", flag, name)
+	case st.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0:
+		return true, usagef("bad %s %s: a FIFO or socket (accepted a regular file, or - for stdout)", flag, name)
+	case st.Mode().IsRegular() && mode == outNew:
+		return true, usagef("%s %s exists: remove it or add --force", flag, name)
+	}
+	return exists, nil
 }
 
 // position truncates (outReplace) or goes to the end of the file (outAppend), starting a new

@@ -98,7 +98,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 			return err
 		}
 	}
-	outs, err := openReportOutputs(args, f)
+	outs, err := openReportOutputs(args, cmd.InOrStdin(), f)
 	if err != nil {
 		return err
 	}
@@ -139,9 +139,9 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 }
 
 // openReportOutputs checks and locks --out and --plot before any input is read: neither may
-// be one of the inputs (by file identity, whatever the names), and an existing file is
-// replaced only with --force. It returns the open files by name.
-func openReportOutputs(inputs []string, f reportFlags) (map[string]*outFile, error) {
+// be one of the inputs (by file identity, whatever the names; "-" is stdin, when it is a file),
+// and an existing file is replaced only with --force. It returns the open files by name.
+func openReportOutputs(inputs []string, stdin io.Reader, f reportFlags) (map[string]*outFile, error) {
 	outs := map[string]*outFile{}
 	mode := outNew
 	if f.force {
@@ -152,7 +152,7 @@ func openReportOutputs(inputs []string, f reportFlags) (map[string]*outFile, err
 			continue
 		}
 		for _, in := range inputs {
-			if in != "-" && sameFile(o.name, in) {
+			if (in == "-" && stdinIs(stdin, o.name)) || (in != "-" && sameFile(o.name, in)) {
 				closeAll(outs)
 				return nil, usagef("bad %s %s: it is the input %s (a report never replaces its results): choose another file", o.flag, o.name, in)
 			}
@@ -169,6 +169,20 @@ func openReportOutputs(inputs []string, f reportFlags) (map[string]*outFile, err
 		outs[o.name] = of
 	}
 	return outs, nil
+}
+
+// stdinIs reports whether stdin is the file name (report - --out F < F).
+func stdinIs(stdin io.Reader, name string) bool {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return false
+	}
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(name)
+	return err == nil && os.SameFile(a, b)
 }
 
 func closeAll(outs map[string]*outFile) {

@@ -84,9 +84,6 @@ and --seed): the loads in DIR/results.jsonl are kept and every part's schedule g
 					f.out += "-calibrate"
 				}
 			}
-			if _, err := browser.FindChromium(f.chrome); err != nil {
-				return usagef("%v", err)
-			}
 			if f.resume && f.force {
 				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
 			}
@@ -94,6 +91,9 @@ and --seed): the loads in DIR/results.jsonl are kept and every part's schedule g
 				if err := prepareOutDir(f.out, f.force); err != nil {
 					return err
 				}
+			}
+			if _, err := browser.FindChromium(f.chrome); err != nil {
+				return usagef("%v", err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
 				st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(plan.Estimate()))

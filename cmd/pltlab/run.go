@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -56,14 +57,7 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 				return err
 			}
 			c.Version = pltlabVersion()
-			mode := outNew
-			switch {
-			case f.resume:
-				mode = outAppend
-			case f.force:
-				mode = outReplace
-			}
-			return runExperiment(cmd, c, f.out, mode, nil)
+			return runExperiment(cmd, c, f.out, f.outMode(), nil)
 		},
 	}
 	fl := cmd.Flags()
@@ -135,13 +129,34 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	if err := experiment.CheckSpecs(c); err != nil {
 		return c, asUsage(err)
 	}
+	for _, l := range c.Links {
+		if w := partialLinkNote(l); w != "" {
+			slog.Warn(w)
+		}
+	}
 	if f.resume && (f.force || f.out == "-") {
 		return c, usagef("--resume continues the run in an --out file: give --out FILE, without --force")
+	}
+	if f.out != "-" {
+		if _, err := checkOutPath("--out", f.out, f.outMode()); err != nil {
+			return c, err // before looking for Chromium: the first thing to fix is named first
+		}
 	}
 	if _, err := browser.FindChromium(f.chrome); err != nil {
 		return c, usagef("%v", err)
 	}
 	return c, nil
+}
+
+// outMode is what --force and --resume allow to happen to an existing --out file.
+func (f *runFlags) outMode() outMode {
+	switch {
+	case f.resume:
+		return outAppend
+	case f.force:
+		return outReplace
+	}
+	return outNew
 }
 
 // override applies the flags given on the command line over the matrix file's values, and
@@ -266,6 +281,9 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		recs = old
 		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", c.Name, len(c.Done), len(experiment.Schedule(c)))
 	}
+	if os.Geteuid() == 0 && os.Getenv(rootlessEnv) == "" {
+		shaping.CleanStale(slog.Default()) // namespaces and devices of killed runs, even for --link none
+	}
 	tmp, cleanup, err := makeTempRoot()
 	if err != nil {
 		return err
@@ -304,6 +322,30 @@ func summaryLine(s experiment.Summary) string {
 		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
 	}
 	return line + " in " + s.Elapsed.Round(time.Second).String()
+}
+
+// partialLinkNote says what a shaped LINK spec leaves at its default without a word: a
+// direction without a rate is unlimited, a link without rtt has no delay ("" when neither).
+func partialLinkNote(link string) string {
+	sp, err := shaping.ParseSpec(link)
+	if err != nil || !sp.Shaped() {
+		return ""
+	}
+	var unset []string
+	switch {
+	case sp.Down == 0 && sp.Up == 0:
+	case sp.Down == 0:
+		unset = append(unset, "down is unlimited (no down= or rate=)")
+	case sp.Up == 0:
+		unset = append(unset, "up is unlimited (no up= or rate=)")
+	}
+	if sp.RTT == 0 {
+		unset = append(unset, "rtt is 0 (no rtt=: no added delay)")
+	}
+	if len(unset) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("link %q: %s; give them if that is not meant", link, strings.Join(unset, ", "))
 }
 
 // explainSetupError adds the fix to errors whose cause the user can remove.

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -76,6 +79,14 @@ func TestReportProtectsFiles(t *testing.T) {
 	if b, _ := os.ReadFile(existing); string(b) != "keep" {
 		t.Error("an existing file was replaced without --force")
 	}
+	stdin, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if _, err := openReportOutputs([]string{"-"}, stdin, reportFlags{out: in, force: true}); err == nil || !strings.Contains(err.Error(), "is the input -") {
+		t.Errorf("report - --out F < F: err %v, want refused", err)
+	}
 	if code, _, errOut := runCLI(t, "report", in, "--out", existing, "--force"); code != 0 {
 		t.Fatalf("with --force: exit %d, %s", code, errOut)
 	}
@@ -96,9 +107,10 @@ func TestOutputLocked(t *testing.T) {
 	}
 	holder.Write([]byte("{}\n"))
 	defer holder.Close()
+	self, _ := os.Executable() // stands in for Chromium: nothing is launched
 	for _, args := range [][]string{
-		{"run", "--page", "1x1KB", "--link", "none", "--out", busy, "--force"},
-		{"run", "--page", "1x1KB", "--link", "none", "--out", busy, "--resume"},
+		{"run", "--page", "1x1KB", "--link", "none", "--out", busy, "--force", "--chrome", self},
+		{"run", "--page", "1x1KB", "--link", "none", "--out", busy, "--resume", "--chrome", self},
 		{"report", in, "--out", busy, "--force"},
 	} {
 		code, _, errOut := runCLI(t, args...)
@@ -120,12 +132,13 @@ func TestOutputChecksUpFront(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	self, _ := os.Executable() // stands in for Chromium: nothing is launched
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for _, args := range [][]string{
-			{"run", "--page", "1x1KB", "--link", "none", "--out", fifo},
-			{"run", "--page", "1x1KB", "--link", "none", "--out", fifo, "--force"},
+			{"run", "--page", "1x1KB", "--link", "none", "--out", fifo, "--chrome", self},
+			{"run", "--page", "1x1KB", "--link", "none", "--out", fifo, "--force", "--chrome", self},
 			{"report", in, "--out", fifo, "--force"},
 			{"report", in, "--plot", filepath.Join(dir, "no", "p.png")},
 		} {
@@ -160,6 +173,14 @@ func TestInterruptAlwaysEnough(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("one interrupt did not end the process")
 	}
+}
+
+// TestInterruptStopTwice: the stop func may be called twice (main calls it before re-running
+// rootless, and again deferred).
+func TestInterruptStopTwice(t *testing.T) {
+	_, stop := interruptContext(time.Second, func(int) {})
+	stop()
+	stop()
 }
 
 // TestMatrixFlagsOverride (issue 11 item 5): flags given with --matrix override the file's
@@ -215,5 +236,64 @@ func TestPlainProgress(t *testing.T) {
 	}
 	if strings.Contains(out, "2/3") || strings.Contains(out, "\r") {
 		t.Errorf("progress %q: want no line for load 2 (within 10 s) and no control codes", out)
+	}
+}
+
+// TestStaleTempRootsRemoved (issue 11 item 3): a start removes the temporary roots of pltlab
+// processes that are gone (killed by SIGPIPE or SIGKILL), never those of live ones.
+func TestStaleTempRootsRemoved(t *testing.T) {
+	base := t.TempDir()
+	dead := filepath.Join(base, tempRootPrefix+"4194304-1") // above the default pid_max
+	live := filepath.Join(base, tempRootPrefix+strconv.Itoa(os.Getppid())+"-2")
+	for _, d := range []string{dead, live} {
+		if err := os.MkdirAll(filepath.Join(d, "pltlab-pages-1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeStaleTempRoots(base)
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("stale root %s kept (err %v)", dead, err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live process's root was removed: %v", err)
+	}
+}
+
+// TestETAIncludesLinkChecks (smaller things): the ETA counts the link checks still to come.
+func TestETAIncludesLinkChecks(t *testing.T) {
+	var e eta
+	t0 := time.Unix(0, 0)
+	e.note(experiment.Progress{Checking: "a", ChecksLeft: 1}, t0)
+	e.note(experiment.Progress{Record: &result.Record{Kind: result.KindLinkCheck}, ChecksLeft: 1}, t0.Add(8*time.Second))
+	p := experiment.Progress{Done: 2, Total: 4, ChecksLeft: 1, Record: &result.Record{}}
+	e.note(p, t0.Add(10*time.Second))
+	// 2 loads in 2 s (the 8 s check excluded): 2 s for the 2 loads left, plus one 8 s check.
+	if got := e.left(p, t0.Add(10*time.Second)); got != 10*time.Second {
+		t.Errorf("ETA %v, want 10s", got)
+	}
+}
+
+// TestBrokenPipeExitCode: a command whose stdout reader went away exits 141 without a message.
+func TestBrokenPipeExitCode(t *testing.T) {
+	err := fmt.Errorf("write report -: %w", &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE})
+	if code, msg := exitCode(context.Background(), err); code != 141 || msg != "" {
+		t.Errorf("exitCode = %d, %q; want 141 and no message", code, msg)
+	}
+}
+
+// TestPartialLinkNote (smaller things): down= alone says that up is unlimited and rtt is 0.
+func TestPartialLinkNote(t *testing.T) {
+	for _, tc := range []struct{ link, want string }{
+		{"down=5mbit", "up is unlimited (no up= or rate=), rtt is 0"},
+		{"up=1mbit,rtt=20ms", "down is unlimited"},
+		{"rate=3mbit", "rtt is 0"},
+		{"rate=3mbit,rtt=50ms", ""},
+		{"carlucci2015", ""},
+		{"none", ""},
+	} {
+		got := partialLinkNote(tc.link)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("partialLinkNote(%q) = %q, want %q", tc.link, got, tc.want)
+		}
 	}
 }
