@@ -263,7 +263,7 @@ func fmtRatio(r float64) string {
 // carlucciDifferences are the recorded testbed differences plus the study's own choices.
 func carlucciDifferences(e *Evidence) []string {
 	out := experiment.CarlucciDifferences(e.Loads())
-	return append(out, "Loss: our `loss=P%` drops each packet with probability P in each direction; the paper's loss model and rates are not in our sources.")
+	return append(out, "Loss: our `loss=P%` drops each packet with probability P in each direction (with `burst=N`, in bursts of N packets on average: Gilbert model); the paper's loss model and rates are not in our sources.")
 }
 
 // carlucciFindings are the published findings of carlucci2015 and how each is judged.
@@ -352,9 +352,12 @@ func judgeLosslessRatios(e *Evidence) Judgement {
 		return j
 	}
 	rows := pr.Report.ReferenceRows(rp.References)
-	in := func(r analysis.ReferenceRow) bool {
-		return !math.IsNaN(r.RatioLow) && r.PaperRatio >= r.RatioLow && r.PaperRatio <= r.RatioHigh
+	for _, r := range rows {
+		if math.IsNaN(r.RatioLow) || r.RatioLow <= 0 || math.IsInf(r.RatioHigh, 0) {
+			return notRun(fmt.Sprintf("the 95 %% CI of %s's ratio is unbounded (timed-out or failed loads): no test", armName(r.Protocol, r.Mode)))
+		}
 	}
+	in := func(r analysis.ReferenceRow) bool { return r.PaperRatio >= r.RatioLow && r.PaperRatio <= r.RatioHigh }
 	var parts []string
 	okH2, okH3 := false, false
 	for _, r := range rows[1:] {

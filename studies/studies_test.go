@@ -482,3 +482,17 @@ func TestPlanResumed(t *testing.T) {
 		t.Errorf("mismatched records: error %v, want one naming part cubic", err)
 	}
 }
+
+func TestCarlucciRatiosNeedBoundedCI(t *testing.T) {
+	recs := carlucciRecords(2030, 1450, 1140, 1140, 3000, 2500)
+	n := 0
+	for _, r := range recs {
+		if r.Experiment == "carlucci2015/lossless" && r.Protocol == "h1" && n < 8 {
+			r.TimedOut, r.DeadlineMs, r.PLTMs = true, 30000, 30000
+			n++
+		}
+	}
+	if got := verdicts(carlucci(), Quick, recs)["lossless-ratios"]; got.Verdict != NotRun {
+		t.Errorf("ratios with half of h1 censored: %s (%s), want not run", got.Verdict, got.Evidence)
+	}
+}
