@@ -167,6 +167,10 @@ type Report struct {
 	Context Context
 	// Reproduction, when set by the caller, puts the report beside a published experiment.
 	Reproduction *Reproduction
+	// Flows summarises the bulk-flow records (kind "flow") per (link, mix, flow) across runs;
+	// FlowRuns holds those records run by run (for the per-run table and the time plots).
+	Flows    []*FlowGroup
+	FlowRuns []FlowRun
 }
 
 // Analyze groups the page-load records of recs (warm-up loads and link checks excluded),
@@ -190,11 +194,15 @@ func Analyze(recs []*result.Record, opts Options) *Report {
 	for _, w := range rep.Warnings {
 		rep.Partial = rep.Partial || strings.HasPrefix(w, "PARTIAL")
 	}
+	rep.Flows, rep.FlowRuns = flowGroups(recs), flowRuns(recs)
 	return rep
 }
 
-// Empty reports whether the report has no page loads at all.
+// Empty reports whether the report has no page loads at all (it may still have flows).
 func (r *Report) Empty() bool { return len(r.Groups) == 0 }
+
+// HasFlows reports whether the report has bulk-flow records.
+func (r *Report) HasFlows() bool { return len(r.Flows) > 0 }
 
 func joinNames[T ~string](xs []T) string {
 	s := make([]string, len(xs))

@@ -25,6 +25,46 @@ type jsonReport struct {
 	Context      Context       `json:"context"`
 	// References is the reproduction table, present only for a reproduction.
 	References []jsonReference `json:"references,omitempty"`
+	// Flows summarises the bulk flows per (link, mix, flow), present only with flow records.
+	Flows []jsonFlow `json:"flows,omitempty"`
+}
+
+// jsonFlow is one flow group: medians across valid runs with 95% CI bounds (null when n < 6).
+// Goodputs are bit/s; loss ratio, utilizations are fractions; converge is seconds.
+type jsonFlow struct {
+	Link          string         `json:"link"`
+	Mix           string         `json:"mix"`
+	Flow          int            `json:"flow"`
+	Protocol      string         `json:"protocol"`
+	CC            string         `json:"cc"`
+	Runs          int            `json:"runs"`
+	Valid         int            `json:"valid"`
+	Invalid       map[string]int `json:"invalid"`
+	GoodputBps    jsonEstimate   `json:"goodput_bps"`
+	LossRatio     jsonEstimate   `json:"loss_ratio"`
+	LossSource    string         `json:"loss_source"`
+	Utilization   jsonEstimate   `json:"utilization"`
+	IPUtilization jsonEstimate   `json:"ip_utilization"`
+	Jain          jsonEstimate   `json:"jain"`
+	ConvergeS     jsonEstimate   `json:"converge_s"`
+}
+
+// jsonEstimate is a median with its CI; null where not computable.
+type jsonEstimate struct {
+	Median *float64 `json:"median"`
+	Low    *float64 `json:"ci_low"`
+	High   *float64 `json:"ci_high"`
+}
+
+func toJSONEstimate(e Estimate) jsonEstimate {
+	return jsonEstimate{Median: num(e.Median), Low: num(e.Low), High: num(e.High)}
+}
+
+func toJSONFlow(g *FlowGroup) jsonFlow {
+	return jsonFlow{Link: g.Link, Mix: g.Mix, Flow: g.Flow, Protocol: g.Protocol, CC: g.CC, Runs: g.Runs,
+		Valid: g.Valid, Invalid: g.Invalid, GoodputBps: toJSONEstimate(g.Goodput), LossRatio: toJSONEstimate(g.LossRatio),
+		LossSource: g.LossSource, Utilization: toJSONEstimate(g.Utilization), IPUtilization: toJSONEstimate(g.IPUtilization),
+		Jain: toJSONEstimate(g.Jain), ConvergeS: toJSONEstimate(g.ConvergeS)}
 }
 
 // jsonGroup is one group. Times are ms; null means not computable (too few values); a censored
@@ -98,6 +138,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	for _, c := range r.Comparisons {
 		out.Comparisons = append(out.Comparisons, toJSONCompare(c))
+	}
+	for _, g := range r.Flows {
+		out.Flows = append(out.Flows, toJSONFlow(g))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -34,6 +34,8 @@ type htmlSection struct {
 	Invalid []string
 	// NetFailures are the network failures by group (censored, not excluded).
 	NetFailures []string
+	// Notes are plain notes under the tables (the flow section's methods).
+	Notes []string
 }
 
 type htmlData struct {
@@ -76,6 +78,7 @@ dt{font-weight:bold}dd{margin:0}
 {{end}}</tbody></table>
 {{end}}{{range .Invalid}}<p class="note">Invalid loads excluded: {{.}}</p>
 {{end}}{{range .NetFailures}}<p class="note">Network failures (censored at the deadline): {{.}}</p>
+{{end}}{{range .Notes}}<p class="note">{{.}}</p>
 {{end}}</section>
 {{end}}<h2>Figures</h2>
 {{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
@@ -101,6 +104,9 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	if rp := r.Reproduction; rp != nil && len(rp.References) > 0 {
 		rows := r.referenceTable(rp.References)
 		d.Reproduction = &htmlReproduction{Title: rp.Title, Table: htmlTable{Class: "reproduction", Header: rows[0], Rows: rows[1:]}, Notes: rp.Notes}
+	}
+	if r.HasFlows() {
+		d.Sections = append(d.Sections, r.flowHTMLSection())
 	}
 	for _, c := range r.conditions() {
 		d.Sections = append(d.Sections, r.htmlSection(c))
@@ -129,18 +135,21 @@ func (r *Report) htmlSection(c condition) htmlSection {
 	return s
 }
 
+// figKind is one figure of the HTML report with its caption.
+type figKind struct {
+	kind    PlotKind
+	caption string
+}
+
 // htmlFigures renders every figure that applies as inline SVG.
 func (r *Report) htmlFigures() ([]htmlFigure, error) {
-	if r.Empty() {
-		return nil, nil
+	var kinds []figKind
+	if r.HasFlows() {
+		kinds = append(kinds, figKind{GoodputPlot, "Goodput over time per run: one line per flow (HTTP body bytes per 100 ms bin); the dashed line is the bottleneck rate."},
+			figKind{QueuePlot, "Queueing delay over time per run: median and maximum per bin of the packets entering the link's down queue."})
 	}
-	kinds := []struct {
-		kind    PlotKind
-		caption string
-	}{
-		{ECDFPlot, "Empirical CDF of " + r.Options.Metric.Label() + " per protocol; curves stay below 1 by the share of timed-out loads (censored beyond the right edge)."},
-		{BoxPlot, "Box plots per protocol of the completed loads (box: quartiles, whiskers: 1.5 IQR; timed-out loads counted in the labels, not drawn)."},
-		{HeatmapPlot, "Percent difference of the median vs " + r.Options.Baseline + " over the link grid; grey cells are not significant."},
+	if !r.Empty() {
+		kinds = append(kinds, r.loadFigureKinds()...)
 	}
 	var figs []htmlFigure
 	for _, k := range kinds {
@@ -155,6 +164,15 @@ func (r *Report) htmlFigures() ([]htmlFigure, error) {
 		figs = append(figs, htmlFigure{ID: "fig-" + string(k.kind), Caption: k.caption, SVG: template.HTML(inlineSVG(buf.String()))})
 	}
 	return figs, nil
+}
+
+// loadFigureKinds are the figures of page loads.
+func (r *Report) loadFigureKinds() []figKind {
+	return []figKind{
+		{ECDFPlot, "Empirical CDF of " + r.Options.Metric.Label() + " per protocol; curves stay below 1 by the share of timed-out loads (censored beyond the right edge)."},
+		{BoxPlot, "Box plots per protocol of the completed loads (box: quartiles, whiskers: 1.5 IQR; timed-out loads counted in the labels, not drawn)."},
+		{HeatmapPlot, "Percent difference of the median vs " + r.Options.Baseline + " over the link grid; grey cells are not significant."},
+	}
 }
 
 // inlineSVG strips the XML declaration and doctype so the SVG can sit inside HTML.

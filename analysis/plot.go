@@ -37,7 +37,7 @@ const (
 )
 
 // PlotKinds lists the accepted plot kinds.
-var PlotKinds = []PlotKind{ECDFPlot, BoxPlot, HeatmapPlot}
+var PlotKinds = []PlotKind{ECDFPlot, BoxPlot, HeatmapPlot, GoodputPlot, QueuePlot}
 
 // ErrNoGrid is returned for a heatmap when the data do not span a grid of at least two rates
 // and two RTTs (or losses).
@@ -92,7 +92,7 @@ func (r *Report) SavePlot(path string, k PlotKind) error {
 
 // WritePlot renders the figure of kind k to w as format "png" or "svg": panels in a grid of up
 // to two columns, each 6 x 4 inches. It returns ErrNoGrid for a heatmap of data
-// without a grid and ErrNoRecords for an empty report.
+// without a grid, ErrNoFlows for a flow figure without flows and ErrNoRecords for an empty report.
 func (r *Report) WritePlot(w io.Writer, k PlotKind, format string) error {
 	plots, err := r.plots(k)
 	if err != nil {
@@ -128,8 +128,12 @@ func writePanels(w io.Writer, plots []*plot.Plot, format string) error {
 	return nil
 }
 
-// plots builds one panel per condition (or per heatmap slice).
+// plots builds one panel per condition (or per heatmap slice, or per flow run). A report with
+// flows but no page loads draws the goodput figure for ECDFPlot and BoxPlot.
 func (r *Report) plots(k PlotKind) ([]*plot.Plot, error) {
+	if k == GoodputPlot || k == QueuePlot || (r.Empty() && r.HasFlows() && (k == ECDFPlot || k == BoxPlot)) {
+		return r.flowPlots(k)
+	}
 	if r.Empty() {
 		return nil, ErrNoRecords
 	}

@@ -143,7 +143,10 @@ func ReadAll(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Recor
 		st.RefusedCount += fst.RefusedCount
 		st.Refused = append(st.Refused, fst.Refused...)
 		for _, r := range recs {
-			k := loadKey{r.Experiment, r.Run, r.Time.UnixNano(), r.Protocol, r.Kind}
+			k := loadKey{r.Experiment, r.Run, r.Time.UnixNano(), r.Protocol, r.Kind, -1}
+			if r.Flow != nil {
+				k.flow = r.FlowIndex
+			}
 			if seen[k] {
 				st.Duplicates++
 				continue
@@ -168,6 +171,7 @@ type loadKey struct {
 	time       int64
 	protocol   string
 	kind       result.Kind
+	flow       int // the flow's index on flow lines (several flows share run and time), else -1
 }
 
 func readFile(name string, stdin io.Reader, log *slog.Logger) ([]*result.Record, ReadStats, error) {
@@ -183,7 +187,7 @@ func readFile(name string, stdin io.Reader, log *slog.Logger) ([]*result.Record,
 }
 
 // AnalyzeFiles reads the named files (see ReadAll) and analyses them. It returns ErrNoRecords
-// (wrapped, naming the files) when they hold no page loads; the Report is then still returned
+// (wrapped, naming the files) when they hold no page loads and no flows; the Report is then still returned
 // with its read counts set.
 func AnalyzeFiles(names []string, stdin io.Reader, opts Options, log *slog.Logger) (*Report, error) {
 	recs, st, err := ReadAll(names, stdin, log)
@@ -192,7 +196,7 @@ func AnalyzeFiles(names []string, stdin io.Reader, opts Options, log *slog.Logge
 	}
 	rep := Analyze(recs, opts)
 	rep.SetReadStats(st)
-	if rep.Empty() {
+	if rep.Empty() && !rep.HasFlows() {
 		return rep, fmt.Errorf("%s: %w (%d records read, %d corrupt lines skipped, %d records refused)",
 			strings.Join(names, ", "), ErrNoRecords, len(recs), st.Corrupt, st.RefusedCount)
 	}

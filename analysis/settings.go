@@ -91,7 +91,7 @@ func tcpLabel(cc, tls string) string {
 
 // of returns the settings label of r: the experiment's requested TCP congestion control and
 // TLS version (from r.Settings, or as observed on the experiment's TCP loads for older files),
-// the browser version and the pltlab version. The same label means the same method; the
+// the browser version, the pltlab version and the cross traffic (Record.Cross). The same label means the same method; the
 // protocols of one experiment share it, so they are compared.
 func (ix *settingsIndex) of(r *result.Record) string {
 	var parts []string
@@ -109,6 +109,9 @@ func (ix *settingsIndex) of(r *result.Record) string {
 	}
 	if r.Env != nil && r.Env.Pltlab != "" {
 		parts = append(parts, "pltlab "+r.Env.Pltlab)
+	}
+	if r.Cross != "" { // loads under cross traffic are never pooled with loads without it
+		parts = append(parts, "cross traffic "+r.Cross)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -31,9 +31,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, w := range r.allWarnings() {
 		fmt.Fprintf(bw, "WARNING: %s\n", w)
 	}
-	if r.Empty() {
+	if r.Empty() && !r.HasFlows() {
 		fmt.Fprintln(bw, "no page loads to analyse")
 	}
+	r.writeFlowsText(bw)
 	for _, c := range r.conditions() {
 		fmt.Fprintf(bw, "\n== %s (%s, ms)\n", c.Title(), r.Options.Metric)
 		groups, comparisons := r.conditionTables(c)
@@ -111,9 +112,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	for _, w := range r.allWarnings() {
 		fmt.Fprintf(bw, "\n**Warning:** %s\n", mdEscape(w))
 	}
-	if r.Empty() {
+	if r.Empty() && !r.HasFlows() {
 		fmt.Fprintln(bw, "\nNo page loads to analyse.")
 	}
+	r.writeFlowsMarkdown(bw)
 	for _, c := range r.conditions() {
 		fmt.Fprintf(bw, "\n## %s\n\n", c.Title())
 		groups, comparisons := r.conditionTables(c)

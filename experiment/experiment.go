@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
@@ -84,6 +85,9 @@ type Config struct {
 	// stop the run when it fails: for impairments the check does not model yet (delay
 	// variation, bursty loss), whose RTT and loss lines fail by design.
 	AdvisoryCheck []string
+	// Cross is a bulk flow (flows.ParseSpec: PROTO[:CC], e.g. "h1:cubic") kept running through
+	// each link, after its self-check, while the pages load; "" for none. Records say so (Cross).
+	Cross string
 	// Version is the pltlab version recorded in every record's env.
 	Version string
 	// Observer, when set, is called after every record is written (from the running goroutine).
@@ -213,6 +217,11 @@ func (c Config) Validate() error {
 	case "", "cubic", "bbr", "reno":
 	default:
 		errs = append(errs, fmt.Errorf("bad tcp-cc %q: accepted cubic, bbr, reno", c.TCPCC))
+	}
+	if c.Cross != "" {
+		if _, err := flows.ParseSpec(c.Cross); err != nil {
+			errs = append(errs, fmt.Errorf("bad cross traffic: %w", err))
+		}
 	}
 	switch c.TLS {
 	case "", "1.2", "1.3":

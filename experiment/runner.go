@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
@@ -194,6 +195,7 @@ type linkSetup struct {
 	link     shaping.Link
 	servers  []*server.Server
 	browsers map[[2]int]*browser.Browser // key: page index, protocol index
+	cross    *flows.Cross                // cross traffic (Config.Cross), nil without
 }
 
 // pending reports whether link li has a load not yet made.
@@ -234,6 +236,9 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 			return err
 		}
 		ls.servers = append(ls.servers, srv)
+	}
+	if ls.cross, err = startCross(ctx, r.c, ls.link); err != nil {
+		return err
 	}
 	failures := 0
 	for i, j := range r.jobs {
@@ -387,6 +392,9 @@ func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr) (*se
 
 func (ls *linkSetup) close() error {
 	var errs []error
+	if ls.cross != nil {
+		errs = append(errs, ls.cross.Close())
+	}
 	for _, b := range ls.browsers {
 		errs = append(errs, b.Close())
 	}
@@ -462,6 +470,9 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, j Job) (*result.Record
 	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}
 	rec.Link = ls.link.Spec().Result()
 	rec.Link.Spec = r.c.Links[j.Link]
+	if ls.cross != nil {
+		rec.Cross = ls.cross.Spec().String()
+	}
 	r.serverFacts(rec, srv, since)
 	return rec, nil
 }

@@ -117,6 +117,12 @@ type Record struct {
 	Env *Env `json:"env,omitempty"`
 	// Check is the link self-check, set only on KindLinkCheck lines.
 	Check *LinkCheck `json:"check,omitempty"`
+	// Cross names the bulk flow kept running through the same link during the load (flows
+	// spec PROTO:CC, e.g. "h1:cubic"), "" when none ran (`pltlab run --cross`).
+	Cross string `json:"cross,omitempty"`
+	// Flow holds a KindFlow line's fields, inlined at the top level of the JSON object; nil on
+	// other lines.
+	*Flow
 }
 
 // Resource is one subresource fetch seen through Resource Timing (W3C Resource Timing Level 2).

@@ -51,7 +51,14 @@ type content struct {
 var urlPathRE = regexp.MustCompile(`^(/[A-Za-z0-9_-][A-Za-z0-9._-]*)+$`)
 
 // loadContent reads dir's manifest, page and objects, and checks every object's size and SHA-256.
+// dir "" gives an empty page without objects (a server for bulk flows only).
 func loadContent(dir string) (*content, error) {
+	if dir == "" {
+		m := &pages.Manifest{Index: pages.IndexPath}
+		mj, err := json.Marshal(m)
+		return &content{manifest: m, manifestJSON: mj, index: []byte("<!DOCTYPE html><title>pltlab</title>\n"),
+			objects: map[string][]byte{}}, err
+	}
 	m, err := pages.ReadManifest(dir)
 	if err != nil {
 		return nil, err
@@ -94,7 +101,7 @@ func readPageFile(dir, p string) ([]byte, error) {
 }
 
 func isFixedPath(p string) bool {
-	return p == "/" || p == HealthPath || p == ManifestPath || p == StatsPath
+	return p == "/" || p == HealthPath || p == ManifestPath || p == StatsPath || p == BulkPath
 }
 
 // newHandler builds the one gin handler every listener serves. Only the page, its objects and
@@ -115,6 +122,8 @@ func (s *Server) newHandler() http.Handler {
 	e.GET(HealthPath, func(c *gin.Context) { s.write(c, "text/plain; charset=utf-8", []byte("ok\n")) })
 	e.GET(ManifestPath, func(c *gin.Context) { s.write(c, "application/json", s.content.manifestJSON) })
 	e.GET(StatsPath, s.serveStats)
+	e.GET(BulkPath, s.serveBulk)
+	e.POST(BulkPath, s.serveBulkSink)
 	e.NoRoute(s.serveObject)
 	return e
 }

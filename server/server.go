@@ -33,6 +33,7 @@ type Server struct {
 	handler http.Handler
 	reg     *registry
 	altSvc  string // Alt-Svc value for TCP responses, "" without h3
+	bulk    []byte // the buffer bulk bodies are written from (newBulkData)
 
 	mu      sync.Mutex // guards info, started
 	info    Info
@@ -95,7 +96,7 @@ func (i Info) URL(name string) string {
 }
 
 // New loads the page directory dir (index.html, objects and manifest.json, as pages.Generate
-// writes it) into memory, checks every object against the manifest and makes a fresh ECDSA P-256
+// writes it; "" serves an empty page, for bulk flows only) into memory, checks every object against the manifest and makes a fresh ECDSA P-256
 // certificate for the host. It opens no socket; Start does. Invalid options give errors wrapping
 // ErrBadOption.
 func New(dir string, opts ...Option) (*Server, error) {
@@ -114,7 +115,7 @@ func New(dir string, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.logger, content: c, cert: cert, reg: newRegistry(), done: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.logger, content: c, cert: cert, reg: newRegistry(), bulk: newBulkData(), done: make(chan struct{})}
 	s.info = Info{
 		Host: cfg.host, SPKI: cert.spki, TCPCC: cfg.tcpCC, TLSVersion: cfg.tlsVersion,
 		QUICCC: QUICCongestionControl(), ZeroRTT: cfg.zeroRTT, Manifest: c.manifest,

@@ -3,6 +3,7 @@ package shaping
 import (
 	"context"
 	"os"
+	"runtime"
 	"sort"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func benchLink(b *testing.B, spec string) Link {
 // emulator's CPU time during it.
 func bulkOnce(b *testing.B, l Link, down bool, dur time.Duration) (float64, time.Duration) {
 	c := &checker{l: l, spec: l.Spec()}
-	s, r, err := c.tcpPair(down)
+	s, r, err := c.tcpPair(context.Background(), down)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,19 +41,23 @@ func bulkOnce(b *testing.B, l Link, down bool, dur time.Duration) (float64, time
 	cpu0 := el.EmulatorCPU()
 	go sendUntilError(s)
 	go drain(r)
-	bps := goodput(s, dur, dur/3)
+	bps := goodput(context.Background(), s, dur, dur/3)
 	return bps, el.EmulatorCPU() - cpu0
 }
 
-// BenchmarkLinkCapacity measures TCP goodput through rate=1gbit,rtt=50ms (one stream, cubic,
-// 32 MiB buffers in the namespace, SO_SNDBUFFORCE on the host side) and the emulator's CPU.
+// BenchmarkLinkCapacity measures TCP goodput through rate=1gbit,rtt=50ms with a droptail queue
+// and with CoDel (one stream, cubic, 32 MiB buffers in the namespace, SO_SNDBUFFORCE on the host
+// side) and the emulator's CPU. Like a program running an in-process sender next to a fast
+// link, it raises GOMAXPROCS by 2 for the forwarder threads (shaping itself never does).
 func BenchmarkLinkCapacity(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 2))
 	for _, dir := range []struct {
-		name string
-		down bool
-	}{{"down", true}, {"up", false}} {
+		name, spec string
+		down       bool
+	}{{"down", "rate=1gbit,rtt=50ms", true}, {"up", "rate=1gbit,rtt=50ms", false},
+		{"codel-down", "rate=1gbit,rtt=50ms,aqm=codel", true}, {"codel-up", "rate=1gbit,rtt=50ms,aqm=codel", false}} {
 		b.Run(dir.name, func(b *testing.B) {
-			l := benchLink(b, "rate=1gbit,rtt=50ms")
+			l := benchLink(b, dir.spec)
 			var bps float64
 			var cpu time.Duration
 			for i := 0; i < b.N; i++ {
@@ -62,6 +67,11 @@ func BenchmarkLinkCapacity(b *testing.B) {
 			b.ReportMetric(bps/1e6, "Mbit/s")
 			b.ReportMetric(cpu.Seconds()/3/(bps/1e9), "cpu-s/Gbit")
 			b.ReportMetric(float64(e.Down.DropsOther+e.Up.DropsOther), "faults")
+			loaded := e.Up
+			if dir.down {
+				loaded = e.Down
+			}
+			b.ReportMetric(loaded.QueueDelayP50Ms, "qdelay-p50-ms")
 			b.Logf("counters %+v", e)
 		})
 	}

@@ -7,9 +7,11 @@ import (
 	"net/netip"
 	"runtime"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/emu"
 )
 
 // CheckOptions configures Check.
@@ -43,14 +45,22 @@ const (
 // Check measures l with its own probes, the server side bound to l.HostAddr() in this
 // namespace and the client side inside l.Namespace(): idle RTT (UDP echo on real-time threads,
 // kernel receive timestamps), TCP bulk goodput per direction (CUBIC; the sender's
-// tcpi_delivered x MSS over the last four fifths of the transfer), RTT under that load, loss
-// rate when configured (paced UDP, binomial 99% interval), and emulator faults. Each is compared
-// with the spec; LinkCheck.Pass is true when all lines pass. It consumes the link's counters
-// (TakeCounters). Errors are harness failures (sockets, namespace), not failed lines.
+// tcpi_delivered x MSS over the last four fifths of the transfer), RTT under that load and an
+// AQM's standing queue, and, with sequenced paced UDP streams, loss rate and mean burst length
+// (99 % intervals), one-way delay variation, the reordered-packet ratio (RFC 4737), a trace's
+// mean rate (1 %) and outage gaps; then emulator faults. Each is compared with the spec;
+// LinkCheck.Pass is true when all lines pass. It consumes the link's counters (TakeCounters).
+// Errors are harness failures (sockets, namespace), not failed lines; a TCP transfer that cannot
+// connect is a line ("not measurable at this setting").
+//
+// Duration: idle RTT probes for at most 10 (quick) or 20 probes, sent one after another when
+// the RTT is under 500 ms and all at once above it; each bulk transfer lasts at most 10 s quick
+// or 30 s full (plus a dial of at most 30 s); streams at most 10 s, outages at most 30 s; every
+// wait ends within about 100 ms of ctx's end.
 func Check(ctx context.Context, l Link, opts CheckOptions) (result.LinkCheck, error) {
 	c := &checker{l: l, spec: l.Spec(), quick: opts.Quick}
 	l.TakeCounters()
-	steps := []func(context.Context) error{c.idleRTT, c.bulk(true), c.bulk(false), c.loss, c.faults}
+	steps := []func(context.Context) error{c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.faults}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
 			return c.res, err
@@ -71,6 +81,7 @@ type checker struct {
 	spec  Spec
 	quick bool
 	res   result.LinkCheck
+	acc   checkAcc
 }
 
 func (c *checker) add(name, configured, measured, tolerance string, pass bool) {
@@ -78,9 +89,19 @@ func (c *checker) add(name, configured, measured, tolerance string, pass bool) {
 		Measured: measured, Tolerance: tolerance, Pass: pass})
 }
 
-// expectedRTT is RTT plus the serialization of a probe in both directions.
+// expectedRTT is RTT plus the serialization of a probe in both directions (for a trace: half
+// its longest gap between opportunities, the mean wait of a probe arriving at a random moment
+// of that gap, bounded by the trace's gaps on the tolerances).
 func (c *checker) expectedRTT() time.Duration {
-	return c.spec.RTT + c.spec.Down.Transmit(probeIPSize) + c.spec.Up.Transmit(probeIPSize)
+	rtt := c.spec.RTT
+	for _, down := range []bool{true, false} {
+		if c.imp(down).Trace != "" {
+			rtt += c.traceMaxGap(down) / 2
+		} else {
+			rtt += c.rate(down).Transmit(probeIPSize)
+		}
+	}
+	return rtt
 }
 
 // idleRTT sends sequential UDP echo probes and checks min, median and max.
@@ -89,13 +110,23 @@ func (c *checker) idleRTT(ctx context.Context) error {
 	if c.quick {
 		n = 10
 	}
-	rtts, err := c.probeRTT(ctx, n, 0, nil)
+	rtts, err := c.idleProbes(ctx, n)
 	if err != nil {
 		return err
 	}
+	c.idleLines(rtts, n)
+	return nil
+}
+
+// idleLines judges the idle RTT probes. The median must be within rttSlackBelow/Above of RTT
+// plus a 99 % bound for the median of the jitter and delay variation (each direction uniform in
+// +-(jitter + delayvar), so the RTT's spread has sd sqrt(sum a^2/3); a median of n samples has
+// sd 1.2533 sd/sqrt(n)); min and max must be within the physical range RTT +- (2 jitter +
+// delayvars), at most rtt (jitter and delayvar are at most rtt/2).
+func (c *checker) idleLines(rtts []time.Duration, n int) {
 	if len(rtts) == 0 {
-		c.add("idle RTT", fmtMs(c.expectedRTT()), "no probe answered", "", false)
-		return nil
+		c.add("idle RTT", fmtMs(c.expectedRTT()), "no probe answered", "", c.spec.Loss >= 0.3 || c.spec.Outage.Off > 0)
+		return
 	}
 	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
 	minR, med, maxR := rtts[0], rtts[len(rtts)/2], rtts[len(rtts)-1]
@@ -103,32 +134,107 @@ func (c *checker) idleRTT(ctx context.Context) error {
 		med = (rtts[len(rtts)/2-1] + rtts[len(rtts)/2]) / 2
 	}
 	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = ms(minR), ms(med), ms(maxR)
-	exp, j := c.expectedRTT(), 2*c.spec.Jitter
+	exp := c.expectedRTT()
+	gaps := c.traceMaxGap(true)/2 + c.traceMaxGap(false)/2 // a trace's wait for an opportunity
+	tol := c.medianTolerance(len(rtts)) + gaps
+	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.spec.Jitter - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar - gaps
 	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med),
-		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+j), fmtMs(rttSlackAbove+j)),
-		med >= exp-rttSlackBelow-j && med <= exp+rttSlackAbove+j)
-	c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
-		fmt.Sprintf("min >= -%s, max <= +%s", fmtMs(rttSlackBelow+j), fmtMs(rttMaxSlack+j)),
-		minR >= exp-rttSlackBelow-j && maxR <= exp+rttMaxSlack+j)
-	if lost := n - len(rtts); lost > 0 && c.spec.Loss == 0 {
+		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+tol), fmtMs(rttSlackAbove+tol+hold)),
+		med >= exp-rttSlackBelow-tol && med <= exp+rttSlackAbove+tol+hold)
+	below := 2*c.spec.Jitter + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar + gaps
+	above := c.slackOneWay(true) + c.slackOneWay(false)
+	if c.spec.Outage.Off > 0 {
+		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR), "informational (outages configured)", true)
+	} else {
+		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
+			fmt.Sprintf("min >= -%s, max <= +%s", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above)),
+			minR >= exp-rttSlackBelow-below && maxR <= exp+rttMaxSlack+above)
+	}
+	if lost := n - len(rtts); lost > 0 && c.spec.Loss == 0 && c.spec.Outage.Off == 0 {
 		c.add("idle RTT probes lost", "0", fmt.Sprint(lost), "0", false)
 	}
-	return nil
+}
+
+// medianTolerance is the 99 % half-width of the median of n idle RTTs around RTT due to jitter
+// and delay variation (0 without them). Delay variation draws change every DelayVarEvery, so
+// probes closer than that share draws: n counts the independent ones.
+func (c *checker) medianTolerance(n int) time.Duration {
+	var v float64
+	for _, im := range []Impair{c.spec.DownImp, c.spec.UpImp} {
+		a := float64(c.spec.Jitter + im.DelayVar)
+		v += a * a / 3
+	}
+	if v == 0 {
+		return 0
+	}
+	if every := cmpOr(c.spec.DownImp.DelayVarEvery, emu.DefaultDelayVarEvery); c.spec.DownImp.DelayVar+c.spec.UpImp.DelayVar > 0 && c.spec.RTT < every {
+		n = max(n*int(c.spec.RTT)/int(every), 1)
+	}
+	return time.Duration(2.576 * 1.2533 * math.Sqrt(v) / math.Sqrt(float64(n)))
+}
+
+// idleProbes sends n idle RTT probes: one after another, or, when the expected RTT exceeds
+// 500 ms, all at once (100 ms apart, each on its own socket), so the step lasts about one RTT.
+func (c *checker) idleProbes(ctx context.Context, n int) ([]time.Duration, error) {
+	if c.expectedRTT() <= 500*time.Millisecond {
+		return c.probeRTT(ctx, n, 0, nil)
+	}
+	var mu sync.Mutex
+	var rtts []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		if !sleepCtx(ctx, time.Duration(min(i, 1))*100*time.Millisecond) {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.probeRTT(ctx, 1, 0, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			rtts = append(rtts, r...)
+			if firstErr == nil {
+				firstErr = err
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return rtts, firstErr
 }
 
 // faults reports packets the emulator lost outside its model since the check began.
 func (c *checker) faults(context.Context) error {
-	e := c.l.TakeCounters()
-	if e == nil {
+	if c.take() == nil {
 		return nil
 	}
-	n := e.Down.DropsOther + e.Up.DropsOther
-	c.add("emulator faults (drops outside the model)", "0", fmt.Sprint(n), "0", n == 0)
+	c.add("emulator faults (drops outside the model)", "0", fmt.Sprint(c.acc.other), "0", c.acc.other == 0)
 	if c.spec.Loss == 0 {
-		lost := e.Down.DropsLoss + e.Up.DropsLoss
-		c.add("random-loss drops", "0", fmt.Sprint(lost), "0", lost == 0)
+		c.add("random-loss drops", "0", fmt.Sprint(c.acc.loss), "0", c.acc.loss == 0)
 	}
+	c.add("emulator release lateness (max)", "0 ms", fmt.Sprintf("%.2f ms", c.acc.lateMax),
+		"informational (CPU contention shows here first)", true)
 	return nil
+}
+
+// checkAcc accumulates emulator counters over the whole check (steps take them in between).
+type checkAcc struct {
+	other, loss int64
+	lateMax     float64
+}
+
+// take takes the link's counters since the previous take and adds them to c.acc.
+func (c *checker) take() *result.Emulator {
+	e := c.l.TakeCounters()
+	if e != nil {
+		c.acc.other += e.Down.DropsOther + e.Up.DropsOther
+		c.acc.loss += e.Down.DropsLoss + e.Up.DropsLoss
+		c.acc.lateMax = max(c.acc.lateMax, e.Down.TimingErrMaxMs, e.Up.TimingErrMaxMs)
+	}
+	return e
 }
 
 // clientDo runs fn with the calling thread in the link's namespace (directly when unshaped).

@@ -200,3 +200,25 @@ func (l *EmuLink) Close() error {
 	})
 	return l.closeErr
 }
+
+// CountFlows attaches c to both forwarders (nil detaches): every packet offered to the link is
+// then counted per flow, dropped or not (FlowCounting).
+func (l *EmuLink) CountFlows(c *FlowCounter) {
+	for _, d := range []struct {
+		f    *forwarder
+		down bool
+	}{{l.down, true}, {l.up, false}} {
+		if d.f == nil {
+			continue
+		}
+		if c == nil {
+			d.f.tap.Store(nil)
+			continue
+		}
+		down := d.down
+		tap := func(pkt []byte, dropped bool) { c.Observe(pkt, down, dropped) }
+		d.f.tap.Store(&tap)
+	}
+}
+
+var _ FlowCounting = (*EmuLink)(nil)

@@ -45,6 +45,8 @@ type forwarder struct {
 	stop *atomic.Bool
 	tid  atomic.Int32
 	rt   bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
+
+	tap atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
 }
 
 func newForwarder(cfg emu.Config, src, dst, mtu int, base time.Time, stop *atomic.Bool, rt bool) (*forwarder, error) {
@@ -146,7 +148,10 @@ func (f *forwarder) read() {
 			}
 			continue
 		}
-		f.pipe.Offer(f.now(), buf[:n])
+		v := f.pipe.Offer(f.now(), buf[:n])
+		if tap := f.tap.Load(); tap != nil { // a dropped buffer is recycled but not yet reused
+			(*tap)(buf[:n], v != emu.Queued)
+		}
 	}
 }
 

@@ -115,14 +115,14 @@ func TestIntegrationQueueBound(t *testing.T) {
 	needRoot(t)
 	l := openLink(t, "rate=10mbit,rtt=20ms,queue=25000B")
 	c := &checker{l: l, spec: l.Spec(), quick: true}
-	s, r, err := c.tcpPair(true)
+	s, r, err := c.tcpPair(context.Background(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go sendUntilError(s)
 	go drain(r)
 	l.TakeCounters()
-	bps := goodput(s, time.Second, 0)
+	bps := goodput(context.Background(), s, time.Second, 0)
 	s.Close()
 	r.Close()
 	e := l.TakeCounters()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pltlab/pltlab/shaping/emu"
 )
 
 // probeRTT sends UDP echo probes from the namespace to the host: n probes, or (n == 0) until
@@ -30,7 +32,7 @@ func (c *checker) probeRTT(ctx context.Context, n int, gap time.Duration, stop <
 		halt.Store(true)
 	}()
 	server := netip.AddrPortFrom(c.l.HostAddr(), uint16(echo.port))
-	timeout := 2*c.spec.RTT + c.qDelay(true) + c.qDelay(false) + 500*time.Millisecond
+	timeout := 2*c.spec.RTT + c.qDelay(true) + c.qDelay(false) + c.slackOneWay(true) + c.slackOneWay(false) + 500*time.Millisecond
 	var rtts []time.Duration
 	err = c.clientDo(func() (err error) {
 		rtts, err = rtProbe(server, n, gap, timeout, &halt)
@@ -51,19 +53,44 @@ func (c *checker) qDelay(down bool) time.Duration {
 	return rate.Transmit(q)
 }
 
+// Bulk transfer bounds: a transfer lasts 25 RTTs (at least 1 s quick, 5 s full, 3 s when the
+// BDP exceeds 1 MiB) but never more than maxBulkQuick or maxBulkFull; when that bound leaves
+// fewer than minBulkRTTs round trips, TCP cannot reach the rate and the goodput is reported as
+// not measurable at this setting.
+const (
+	maxBulkQuick, maxBulkFull = 10 * time.Second, 30 * time.Second
+	minBulkRTTs               = 10
+	// minBulkPackets is the fewest MTU-sized packets a bulk transfer must carry to be measured.
+	minBulkPackets = 20
+	// maxDial bounds the wait for a TCP connection.
+	maxDial = 30 * time.Second
+)
+
 // bulk returns the step that measures TCP goodput in one direction, and RTT under that load.
 func (c *checker) bulk(down bool) func(context.Context) error {
 	return func(ctx context.Context) error {
-		dur := max(5*time.Second, 25*c.spec.RTT)
+		dur := min(max(5*time.Second, 25*c.spec.RTT), maxBulkFull)
 		if c.quick {
-			dur = max(time.Second, 25*c.spec.RTT)
+			dur = min(max(time.Second, 25*c.spec.RTT), maxBulkQuick)
 		}
 		if BDP(max(c.spec.Down, c.spec.Up), c.spec.RTT) > 1<<20 {
 			dur = max(dur, 3*time.Second) // slow start to a multi-megabyte window takes ~1 s
 		}
-		sender, receiver, err := c.tcpPair(down)
+		if r := c.rate(down); r > 0 && int64(r)/8*int64(dur/time.Millisecond)/1000 < minBulkPackets*int64(c.spec.MTU) {
+			c.notMeasurable(down, fmt.Sprintf("a transfer bounded at %s carries fewer than %d packets at %s", dur, minBulkPackets, r), true)
+			return nil
+		}
+		if dur < minBulkRTTs*c.spec.RTT {
+			c.notMeasurable(down, fmt.Sprintf("a transfer bounded at %s is under %d RTTs (%s): TCP cannot reach the rate", dur, minBulkRTTs, c.spec.RTT), true)
+			return nil
+		}
+		sender, receiver, err := c.tcpPair(ctx, down)
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.notMeasurable(down, err.Error(), c.unmeasurableExpected())
+			return nil
 		}
 		defer sender.Close()
 		defer receiver.Close()
@@ -76,6 +103,7 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 			case <-stop:
 			}
 		}()
+		c.take()
 		var loaded []time.Duration
 		var wg sync.WaitGroup
 		wg.Add(3)
@@ -83,37 +111,52 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 		go func() { defer wg.Done(); drain(receiver) }()
 		go func() {
 			defer wg.Done()
-			time.Sleep(dur / 4)
-			loaded, _ = c.probeRTT(ctx, 0, 20*time.Millisecond, stop)
+			if sleepCtx(ctx, dur/4) {
+				loaded, _ = c.probeRTT(ctx, 0, 20*time.Millisecond, stop)
+			}
 		}()
-		bps := goodput(sender, dur, dur/5)
+		bps := goodput(ctx, sender, dur, dur/5)
 		close(stop)
 		sender.Close()
 		receiver.Close()
 		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		c.goodputLine(down, bps)
 		c.loadLine(down, loaded)
+		c.aqmLine(down, loaded, c.take())
 		return nil
 	}
 }
 
 // tcpPair connects a TCP stream from the namespace to the host and returns (sender, receiver)
 // for the direction: the host sends when down.
-func (c *checker) tcpPair(down bool) (sender, receiver *net.TCPConn, err error) {
+// The dial waits 2 RTT + 3 s plus both directions' queueing delays (a queue left full by the
+// previous transfer drains first) and ends with ctx.
+func (c *checker) tcpPair(ctx context.Context, down bool) (sender, receiver *net.TCPConn, err error) {
 	ln, err := net.Listen("tcp4", c.hostAddr())
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen tcp: %w", err)
 	}
 	defer ln.Close()
 	var client *net.TCPConn
+	timeout := 2*c.spec.RTT + 3*time.Second + c.qDelay(true) + c.qDelay(false)
+	if c.spec.Loss > 0 || c.spec.Outage.Off > 0 {
+		timeout += 4 * time.Second // a third SYN (sent 3 s after the second, RFC 6298 backoff)
+	}
+	timeout = min(timeout, maxDial)
 	if err := c.clientDo(func() error {
-		conn, err := net.DialTimeout("tcp4", ln.Addr().String(), 2*c.spec.RTT+3*time.Second)
+		dctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		var d net.Dialer
+		conn, err := d.DialContext(dctx, "tcp4", ln.Addr().String())
 		if err == nil {
 			client = conn.(*net.TCPConn)
 		}
 		return err
 	}); err != nil {
-		return nil, nil, fmt.Errorf("dial tcp in namespace: %w", err)
+		return nil, nil, fmt.Errorf("TCP could not connect within %s: %w", timeout.Round(time.Millisecond), err)
 	}
 	srv, err := ln.Accept()
 	if err != nil {
@@ -168,9 +211,12 @@ func (c *checker) goodputLine(down bool, bps float64) {
 	if c.quick {
 		frac = goodputQuick
 	}
-	if c.spec.Loss > 0 || c.spec.Jitter > 0 {
-		c.add(name, fmtRate(maxGood), fmtRate(bps), "informational (loss or jitter configured)", bps > 0)
+	if why := c.goodputUnjudged(down); why != "" {
+		c.add(name, fmtRate(maxGood), fmtRate(bps), "informational ("+why+")", bps > 0)
 		return
+	}
+	if c.aqm(down) != emu.DropTail {
+		frac = min(frac, goodputQuick) // an AQM keeps the queue short: TCP may leave gaps
 	}
 	c.add(name, fmtRate(maxGood), fmtRate(bps),
 		fmt.Sprintf("%.0f%%..101%% of rate x (MTU-52)/MTU", frac*100),
@@ -190,7 +236,11 @@ func (c *checker) loadLine(down bool, rtts []time.Duration) {
 	if rate <= 0 {
 		return
 	}
-	bound := c.expectedRTT() + c.qDelay(down) + loadSlack + 2*c.spec.Jitter
+	if c.spec.Outage.Off > 0 {
+		return // an outage during the transfer holds or drops the probes: nothing to bound
+	}
+	extra := c.slackOneWay(true) + c.slackOneWay(false)
+	bound := c.expectedRTT() + c.qDelay(down) + loadSlack + extra
 	if len(rtts) == 0 {
 		// Every probe met a full droptail queue (short queues under TCP load): no delay to
 		// compare, and the drops are the model's, counted as queue drops.
@@ -202,5 +252,5 @@ func (c *checker) loadLine(down bool, rtts []time.Duration) {
 		worst = max(worst, r)
 	}
 	c.add(name, fmtMs(c.expectedRTT())+" + queue "+fmtMs(c.qDelay(down)), fmtMs(worst),
-		"<= RTT + queue/rate + "+fmtMs(loadSlack+2*c.spec.Jitter), worst <= bound)
+		"<= RTT + queue/rate + "+fmtMs(loadSlack+extra), worst <= bound)
 }

@@ -77,6 +77,15 @@ func WithNetemRunner(r netem.Runner) Option { return func(o *options) { o.runner
 // priority, wake-ups were 0.1-11 ms late at p99 under full CPU load here instead of 20-80 us.
 func WithRealtime(on bool) Option { return func(o *options) { o.realtime = on } }
 
+// ProcsPerLink is how many Go Ps an open emu link's forwarder threads may need besides the
+// program's own goroutines: one per direction. A forwarder returning from ppoll(2) needs a P;
+// with GOMAXPROCS equal to the CPU count it can wait behind busy goroutines (an in-process
+// server, a TCP sender): 50-75 ms of release lateness on the ACK direction at 1 Gbit/s with
+// GOMAXPROCS=2, measured here. shaping changes no process-wide setting; a main that opens
+// links next to CPU-heavy goroutines may call
+// runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + links*shaping.ProcsPerLink) itself.
+const ProcsPerLink = 2
+
 // DefaultTCPBufMax is the tcp_rmem/tcp_wmem maximum set inside client namespaces: 32 MiB, the
 // root namespace's tcp_rmem maximum on Debian 12 and enough for 1 Gbit/s x 250 ms.
 const DefaultTCPBufMax = 32 << 20

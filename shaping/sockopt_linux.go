@@ -1,6 +1,7 @@
 package shaping
 
 import (
+	"context"
 	"net"
 	"time"
 
@@ -28,11 +29,16 @@ func tuneSender(conn *net.TCPConn, buf int) {
 // the MSS, over the time between two TCP_INFO samples. Counting what the application reads
 // instead is biased: after a loss, one retransmission releases all the data that arrived
 // behind the hole (measured here: +7% over 1 s at 3 Mbit/s, 1007 "Mbit/s" through 1 Gbit/s).
-func goodput(conn *net.TCPConn, dur, skip time.Duration) float64 {
+// It returns early (0) when ctx ends.
+func goodput(ctx context.Context, conn *net.TCPConn, dur, skip time.Duration) float64 {
 	start := time.Now()
-	time.Sleep(skip)
+	if !sleepCtx(ctx, skip) {
+		return 0
+	}
 	b0, t0, ok0 := delivered(conn)
-	time.Sleep(time.Until(start.Add(dur)))
+	if !sleepCtx(ctx, time.Until(start.Add(dur))) {
+		return 0
+	}
 	b1, t1, ok1 := delivered(conn)
 	if !ok0 || !ok1 || !t1.After(t0) {
 		return 0

@@ -420,7 +420,7 @@ func (s Spec) String() string {
 	b = append(b, "rtt="+s.RTT.String())
 	down, up := s.DownImp, s.UpImp
 	down.Trace, up.Trace = "", ""
-	if down == up {
+	if down == up && !(s.Reorder && down.ReorderProb > 0) { // reorder=P% and reorder=true share a key
 		b = append(b, down.items("")...)
 	} else {
 		b = append(b, down.items("down.")...)

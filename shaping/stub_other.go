@@ -34,7 +34,7 @@ func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *ato
 
 func tuneSender(conn *net.TCPConn, buf int) {}
 
-func goodput(conn *net.TCPConn, dur, skip time.Duration) float64 { return 0 }
+func goodput(ctx context.Context, conn *net.TCPConn, dur, skip time.Duration) float64 { return 0 }
 
 // Teardown does nothing on this platform: no link can be opened.
 func Teardown() {}

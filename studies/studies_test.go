@@ -405,7 +405,7 @@ func TestWriteReportOpensWithFindings(t *testing.T) {
 		t.Errorf("report.md does not open with the findings table:\n%.600s", s)
 	}
 	for _, want := range []string{"| h3 warm | QUIC (0-RTT) | 1.14 s |", "## Lossy channel", "## What differs from the published testbed",
-		"## Scale: what was run and what was scaled down", "not run: flows not available", "FEC"} {
+		"## Scale: what was run and what was scaled down", "## Safe deployment", "FEC"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("report.md lacks %q", want)
 		}
@@ -494,5 +494,49 @@ func TestCarlucciRatiosNeedBoundedCI(t *testing.T) {
 	}
 	if got := verdicts(carlucci(), Quick, recs)["lossless-ratios"]; got.Verdict != NotRun {
 		t.Errorf("ratios with half of h1 censored: %s (%s), want not run", got.Verdict, got.Evidence)
+	}
+}
+
+// flowRecs are one run's flow lines of a mix: goodputs in bit/s and loss ratios per flow, on the
+// carlucci2015 link (3 Mbit/s).
+func flowRecs(run int, specs []string, goodputs, losses []float64, jain float64) []*result.Record {
+	var out []*result.Record
+	sum := 0.0
+	for _, g := range goodputs {
+		sum += g
+	}
+	for i, s := range specs {
+		proto, cc, _ := strings.Cut(s, ":")
+		out = append(out, &result.Record{V: 1, Kind: result.KindFlow, Experiment: "carlucci2015/flows", Run: run, Protocol: proto, CC: cc, Valid: true,
+			Link: result.Link{Spec: "carlucci2015", DownBps: 3_000_000},
+			Flow: &result.Flow{FlowIndex: i, Flows: len(specs), Mix: strings.Join(specs, "+"), GoodputBps: goodputs[i], LossRatio: losses[i],
+				Utilization: sum / 3e6, Jain: jain}})
+	}
+	return out
+}
+
+func TestCarlucciFlowsJudgement(t *testing.T) {
+	if !FlowRunnerAvailable() {
+		t.Skip("flows not in this build")
+	}
+	fair := slices.Concat(
+		flowRecs(0, []string{"h2:cubic"}, []float64{2.85e6}, []float64{0.01}, 1),
+		flowRecs(0, []string{"h3:newreno"}, []float64{2.80e6}, []float64{0.012}, 1),
+		flowRecs(0, []string{"h3:newreno", "h2:cubic"}, []float64{1.5e6, 1.3e6}, []float64{0.02, 0.02}, 0.995))
+	ms := readFlowResults(fair, "carlucci2015/flows")
+	if len(ms) != 3 || len(ms[2].Flows) != 2 || math.Abs(ms[2].Flows[0].Share-1.5/2.8) > 1e-9 || math.Abs(ms[1].Flows[0].Utilization-2.8/3) > 1e-9 {
+		t.Fatalf("flow results %+v", ms)
+	}
+	got := verdicts(carlucci(), Quick, fair)
+	if got["safe-alone"].Verdict != Reproduced || got["safe-sharing"].Verdict != Reproduced {
+		t.Errorf("fair flows: %+v", got)
+	}
+	starved := slices.Concat(
+		flowRecs(0, []string{"h2:cubic"}, []float64{2.85e6}, []float64{0.01}, 1),
+		flowRecs(0, []string{"h3:newreno"}, []float64{1.5e6}, []float64{0.08}, 1),
+		flowRecs(0, []string{"h3:newreno", "h2:cubic"}, []float64{2.6e6, 0.2e6}, []float64{0.02, 0.05}, 0.57))
+	got = verdicts(carlucci(), Quick, starved)
+	if got["safe-alone"].Verdict != NotReproduced || got["safe-sharing"].Verdict != NotReproduced {
+		t.Errorf("unfair flows: %+v", got)
 	}
 }

@@ -35,13 +35,17 @@ protocol is compared with the baseline in the same page, link and mode: ratio of
 p < 0.01. Timed-out loads and network failures are censored (shown as ">= deadline"); loads
 the harness could not make are counted as "lost to harness". Warm-up loads are excluded.
 Loads made with different settings (congestion control, TLS, browser, pltlab version) are
-reported in separate groups. Corrupt lines are skipped and out-of-range records refused, with
-warnings; an input without page loads is an error. --out and --plot never replace an input,
+reported in separate groups, and so are loads under cross traffic ('run --cross'). Corrupt lines are skipped and out-of-range records refused, with
+warnings. Bulk-flow lines ('pltlab flows') get their own tables: per link, mix and flow the
+median across runs with a 95% CI of goodput, loss ratio, utilization and Jain's index, then
+every run; --plot-kind goodput and queue draw them over time. An input without page loads and
+without flows is an error. --out and --plot never replace an input,
 and replace an existing file only with --force.`,
 		Example: `  ./bin/pltlab report results.jsonl
   ./bin/pltlab report results.jsonl --format html --out report.html
   ./bin/pltlab report results.jsonl --plot plt.png --metric plt_ms --baseline h1
-  cat results.jsonl | ./bin/pltlab report - --format json`,
+  cat results.jsonl | ./bin/pltlab report - --format json
+  ./bin/pltlab report /tmp/flows.jsonl --plot /tmp/goodput.png --plot-kind goodput`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("report needs at least one result file: FILE.jsonl... (\"-\" = stdin)")
@@ -56,7 +60,7 @@ and replace an existing file only with --force.`,
 	fl.StringVar(&f.format, "format", "text", "output format: text, markdown, csv, json or html")
 	fl.StringVarP(&f.out, "out", "o", "-", `output file ("-" = stdout)`)
 	fl.StringVar(&f.plot, "plot", "", "also write a figure to this .png or .svg file")
-	fl.StringVar(&f.plotKind, "plot-kind", "ecdf", "figure for --plot: ecdf, box or heatmap")
+	fl.StringVar(&f.plotKind, "plot-kind", "ecdf", "figure for --plot: ecdf, box, heatmap, goodput or queue (flows; the default draws goodput for an input of flows only)")
 	fl.StringVar(&f.baseline, "baseline", "", "protocol the others are compared with: h1, h2 or h3 (default h1 if measured, else the first measured in h1, h2, h3 order)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing --out or --plot file")
 	fl.StringVar(&f.metric, "metric", string(analysis.PLT), "metric: plt_ms, ttfb_ms, fcp_ms or dcl_ms")

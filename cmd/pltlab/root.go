@@ -70,6 +70,7 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		newLinkCmd(),
 		newRunCmd(),
 		newReportCmd(),
+		newFlowsCmd(),
 		newReproduceCmd(),
 	)
 	for _, c := range root.Commands() {

@@ -32,6 +32,7 @@ type runFlags struct {
 	tcpCC, tls       string
 	chrome           string
 	noCheck, force   bool
+	cross            string
 	resume           bool
 }
 
@@ -49,7 +50,8 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 		Example: `  sudo ./bin/pltlab run --page 10x30KB --link carlucci2015 --runs 5 --out /tmp/r.jsonl
   sudo ./bin/pltlab run --page 10x30KB --link carlucci2015 --runs 5 --out /tmp/r.jsonl --resume
   sudo ./bin/pltlab run --page 10x30KB --page 1x1MB --link rate=10mbit,rtt=20ms --link 3g --protocols h2,h3 --runs 3 --out /tmp/m.jsonl
-  ./bin/pltlab run --page 5x10KB --link none --runs 2 --out -`,
+  ./bin/pltlab run --page 5x10KB --link none --runs 2 --out -
+  sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --protocols h2 --cross h1:cubic --runs 3 --out /tmp/cross.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := f.config(cmd)
@@ -78,6 +80,7 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the link self-check before measuring")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted run whose records are in --out (same flags): loads already made are not redone")
+	fl.StringVar(&f.cross, "cross", "", "cross traffic: a bulk flow PROTO[:CC] (e.g. h1:cubic) kept running through the link during the loads")
 	return cmd
 }
 
@@ -123,6 +126,10 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		c.Name = f.name
 	}
 	c.Chrome, c.SkipLinkCheck = f.chrome, f.noCheck
+	if f.cross != "" {
+		c.Cross = f.cross
+		raiseProcsForLink() // the cross flow's server and client run next to the links
+	}
 	if err := c.Validate(); err != nil {
 		return c, asUsage(err)
 	}

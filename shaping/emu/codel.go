@@ -44,23 +44,17 @@ func controlLaw(t int64, interval time.Duration, count uint32) int64 {
 	return t + int64(float64(interval)/math.Sqrt(float64(count)))
 }
 
-// codelSource is the queue CoDel takes packets from.
-type codelSource interface {
-	pop() (entry, bool)
-	bytes() int64
-}
-
 // doDequeue takes the head packet and says whether CoDel may drop it (RFC 8289 dodequeue): the
 // sojourn time has stayed at or above target for at least interval, and more than one
 // maximum-size packet is queued.
-func (st *codelState) doDequeue(src codelSource, par *CoDelParams, maxPacket, now int64) (entry, bool, bool) {
+func (st *codelState) doDequeue(src *fifoQueue, par *CoDelParams, maxPacket, now int64) (entry, bool, bool) {
 	e, ok := src.pop()
 	if !ok {
 		st.firstAbove = 0
 		return e, false, false
 	}
 	sojourn := now - e.enq
-	if sojourn < int64(par.Target) || src.bytes() <= maxPacket {
+	if sojourn < int64(par.Target) || src.b <= maxPacket {
 		st.firstAbove = 0
 		return e, true, false
 	}
@@ -74,7 +68,7 @@ func (st *codelState) doDequeue(src codelSource, par *CoDelParams, maxPacket, no
 // dequeue is CoDel's dequeue (RFC 8289 section 5.x pseudocode), marking instead of dropping
 // when the server's ECN marking applies (then the marked packet is returned at once, as Linux
 // does).
-func (st *codelState) dequeue(s *server, src codelSource, par *CoDelParams, now int64) (entry, bool) {
+func (st *codelState) dequeue(s *server, src *fifoQueue, par *CoDelParams, now int64) (entry, bool) {
 	e, ok, okToDrop := st.doDequeue(src, par, s.maxPacket, now)
 	if !ok {
 		st.dropping = false
@@ -142,5 +136,12 @@ func (c *codelQueue) dequeue(s *server, now int64) (entry, bool) {
 	return c.st.dequeue(s, &c.fifo, &c.par, now)
 }
 
-// pop makes fifoQueue a codelSource.
-func (f *fifoQueue) pop() (entry, bool) { return f.dequeue(nil, 0) }
+// pop takes the head packet out.
+func (f *fifoQueue) pop() (entry, bool) {
+	if f.q.len() == 0 {
+		return entry{}, false
+	}
+	e := f.q.pop()
+	f.b -= int64(len(e.buf))
+	return e, true
+}

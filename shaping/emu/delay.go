@@ -63,3 +63,90 @@ func (r *reorderTrack) deliver(seq uint64) (bool, int64) {
 	}
 	return true, r.pos - r.highs[(r.head+lo)%reorderWindow].pos
 }
+
+// maxLanes bounds the lanes of a lane delay line; a configuration that could need more (a
+// delay variation interval much shorter than the delay) uses the heap.
+const maxLanes = 16
+
+// lane is a FIFO part of the delay line: packets that entered it in one delay-variation
+// interval with the same reordering hold get non-decreasing delivery times.
+type lane struct {
+	k    int64 // delay-variation interval
+	held bool  // held back by reordering
+	last int64 // latest delivery time handed out in the lane (order keeping)
+	q    ring[pending]
+}
+
+// lanes is a delay line made of a few FIFO lanes, merged at the output by delivery time then
+// arrival: it orders delay variation and reordering holds exactly like a heap at the cost of a
+// scan over the (few) active lanes.
+type lanes struct {
+	active []*lane
+	free   []*lane
+}
+
+// push adds pd to the lane (k, held), creating it from the free list if needed. Per-packet
+// jitter keeps order within the lane.
+func (l *lanes) push(k int64, held bool, pd pending) {
+	var ln *lane
+	for i := len(l.active) - 1; i >= 0; i-- {
+		if a := l.active[i]; a.k == k && a.held == held {
+			ln = a
+			break
+		}
+	}
+	if ln == nil {
+		if n := len(l.free); n > 0 {
+			ln = l.free[n-1]
+			l.free = l.free[:n-1]
+		} else {
+			ln = &lane{}
+		}
+		ln.k, ln.held, ln.last = k, held, 0
+		l.active = append(l.active, ln)
+	}
+	pd.deliver = max(pd.deliver, ln.last)
+	ln.last = pd.deliver
+	ln.q.push(pd)
+}
+
+// head is the index of the lane whose front is delivered first, or -1.
+func (l *lanes) head() int {
+	best := -1
+	for i, ln := range l.active {
+		if ln.q.len() == 0 {
+			continue
+		}
+		f := ln.q.front()
+		if best < 0 {
+			best = i
+			continue
+		}
+		b := l.active[best].q.front()
+		if f.deliver < b.deliver || f.deliver == b.deliver && f.seq < b.seq {
+			best = i
+		}
+	}
+	return best
+}
+
+// pop removes the front of lane i; an emptied lane goes back to the free list.
+func (l *lanes) pop(i int) pending {
+	ln := l.active[i]
+	pd := ln.q.pop()
+	if ln.q.len() == 0 {
+		copy(l.active[i:], l.active[i+1:])
+		l.active[len(l.active)-1] = nil
+		l.active = l.active[:len(l.active)-1]
+		l.free = append(l.free, ln)
+	}
+	return pd
+}
+
+func (l *lanes) len() int {
+	n := 0
+	for _, ln := range l.active {
+		n += ln.q.len()
+	}
+	return n
+}

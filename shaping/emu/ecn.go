@@ -50,36 +50,37 @@ func updateChecksum(sum []byte, old, new uint16) {
 // classifies flows (RFC 8290 section 4.1.1). Packets it cannot parse hash by their first bytes.
 func flowHash(b []byte, seed uint64) uint64 {
 	h := uint64(14695981039346656037) ^ seed
-	mix := func(p []byte) {
-		for _, c := range p {
-			h ^= uint64(c)
-			h *= 1099511628211
-		}
-	}
 	var proto byte
 	var l4 []byte
 	switch {
 	case len(b) >= 20 && b[0]>>4 == 4:
 		ihl := int(b[0]&0x0f) * 4
 		proto = b[9]
-		mix(b[12:20])
+		h = fnv1a(h, b[12:20])
 		if frag := binary.BigEndian.Uint16(b[6:8]) & 0x1fff; frag == 0 && ihl >= 20 && len(b) >= ihl+4 {
 			l4 = b[ihl:]
 		}
 	case len(b) >= 40 && b[0]>>4 == 6:
 		proto = b[6]
-		mix(b[8:40])
+		h = fnv1a(h, b[8:40])
 		l4 = b[40:]
 	default:
-		mix(b[:min(len(b), 20)])
-		return h
+		return fnv1a(h, b[:min(len(b), 20)])
 	}
-	mix([]byte{proto})
+	h = (h ^ uint64(proto)) * 1099511628211
 	switch proto {
 	case 6, 17, 33, 132, 136:
 		if len(l4) >= 4 {
-			mix(l4[:4])
+			h = fnv1a(h, l4[:4])
 		}
+	}
+	return h
+}
+
+// fnv1a folds p into the FNV-1a hash h.
+func fnv1a(h uint64, p []byte) uint64 {
+	for _, c := range p {
+		h = (h ^ uint64(c)) * 1099511628211
 	}
 	return h
 }

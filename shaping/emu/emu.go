@@ -111,7 +111,9 @@ type Pipe struct {
 	qBytes    int64
 	fifo      ring[pending]
 	heap      delayHeap
-	heapMode  bool  // the delay line may reorder
+	heapMode  bool // the delay line is a heap (per-packet jitter may reorder)
+	laneMode  bool // the delay line is lanes (delay variation, reordering holds)
+	lanes     lanes
 	last      int64 // latest delivery time handed out (order keeping)
 	seq       uint64
 	free      [][]byte
@@ -131,12 +133,19 @@ func NewPipe(cfg Config) *Pipe {
 	}
 	seed := uint64(cfg.Seed)
 	p := &Pipe{
-		cfg:      cfg,
-		loss:     rand.New(rand.NewPCG(seed, 0x6c6f7373)),
-		jit:      rand.New(rand.NewPCG(seed, 0x6a697474)),
-		ro:       rand.New(rand.NewPCG(seed, 0x72656f72)),
-		aqm:      rand.New(rand.NewPCG(seed, 0x61716d00)),
-		heapMode: cfg.Reorder || cfg.DelayVar > 0 || cfg.ReorderProb > 0,
+		cfg:  cfg,
+		loss: rand.New(rand.NewPCG(seed, 0x6c6f7373)),
+		jit:  rand.New(rand.NewPCG(seed, 0x6a697474)),
+		ro:   rand.New(rand.NewPCG(seed, 0x72656f72)),
+		aqm:  rand.New(rand.NewPCG(seed, 0x61716d00)),
+	}
+	switch {
+	case cfg.Reorder && cfg.Jitter > 0:
+		p.heapMode = true
+	case cfg.DelayVar > 0 && (int64(cfg.Delay+cfg.DelayVar+cfg.ReorderDelay)/int64(cfg.DelayVarEvery)+2)*2 > maxLanes:
+		p.heapMode = true
+	case cfg.DelayVar > 0 || cfg.ReorderProb > 0:
+		p.laneMode = true
 	}
 	p.out = newOutageState(cfg.Outage)
 	if cfg.Trace != nil || cfg.AQM != DropTail || cfg.Outage.Hold && cfg.Outage.enabled() {
@@ -168,7 +177,7 @@ func (p *Pipe) Offer(now time.Duration, pkt []byte) Verdict {
 	p.c.PacketsIn++
 	p.c.BytesIn += size
 	p.seq++
-	if p.srv != nil {
+	if p.srv != nil && p.srv.pending && p.srv.srvNext < t {
 		p.srv.advance(t, false)
 	}
 	if p.cfg.Outage.enabled() && p.out.down(t) {
@@ -191,7 +200,9 @@ func (p *Pipe) Offer(now time.Duration, pkt []byte) Verdict {
 	p.lastLost = false
 	if p.srv != nil {
 		v := p.srv.enqueue(t, entry{buf: pkt, enq: t, seq: p.seq})
-		p.srv.advance(t, true)
+		if p.srv.pending && p.srv.srvNext <= t {
+			p.srv.advance(t, true)
+		}
 		return v
 	}
 	finish := t
@@ -258,8 +269,17 @@ func (p *Pipe) schedule(pkt []byte, seq uint64, finish int64) {
 	if j := int64(p.cfg.Jitter); j > 0 {
 		deliver = max(deliver+p.jit.Int64N(2*j+1)-j, finish)
 	}
-	if p.cfg.ReorderProb > 0 && p.ro.Float64() < p.cfg.ReorderProb {
+	held := p.cfg.ReorderProb > 0 && p.ro.Float64() < p.cfg.ReorderProb
+	if held {
 		deliver += int64(p.cfg.ReorderDelay)
+	}
+	if p.laneMode {
+		var k int64
+		if p.cfg.DelayVar > 0 {
+			k = max(finish, 0) / int64(p.cfg.DelayVarEvery)
+		}
+		p.lanes.push(k, held, pending{buf: pkt, deliver: deliver, seq: seq})
+		return
 	}
 	if p.heapMode {
 		p.heap.push(pending{buf: pkt, deliver: deliver, seq: seq})
@@ -272,6 +292,13 @@ func (p *Pipe) schedule(pkt []byte, seq uint64, finish int64) {
 
 // nextDelivery is the delivery time of the earliest packet on the delay line.
 func (p *Pipe) nextDelivery() (int64, bool) {
+	if p.laneMode {
+		i := p.lanes.head()
+		if i < 0 {
+			return 0, false
+		}
+		return p.lanes.active[i].q.front().deliver, true
+	}
 	if p.heapMode {
 		if len(p.heap) == 0 {
 			return 0, false
@@ -300,7 +327,7 @@ func (p *Pipe) Next() (due time.Duration, ok bool) {
 // Pop returns the next packet due at or before now, or ok=false. The caller writes it and then
 // passes it to Recycle. now - scheduled delivery is recorded as the emulator's timing error.
 func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
-	if p.srv != nil {
+	if p.srv != nil && p.srv.pending && p.srv.srvNext <= int64(now) {
 		p.srv.advance(int64(now), true)
 	}
 	due, ok := p.nextDelivery()
@@ -308,9 +335,12 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 		return nil, false
 	}
 	var pd pending
-	if p.heapMode {
+	switch {
+	case p.laneMode:
+		pd = p.lanes.pop(p.lanes.head())
+	case p.heapMode:
 		pd = p.heap.pop()
-	} else {
+	default:
 		pd = p.fifo.pop()
 	}
 	p.c.PacketsOut++
@@ -326,7 +356,7 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 
 // Len is the number of packets in the pipe (queued or on the delay line).
 func (p *Pipe) Len() int {
-	n := p.fifo.len() + len(p.heap)
+	n := p.fifo.len() + len(p.heap) + p.lanes.len()
 	if p.srv != nil {
 		n += p.srv.q.len()
 	}

@@ -17,24 +17,12 @@ const (
 
 // fqFlow is one flow queue: its packets, its CoDel state and its place in the round robin.
 type fqFlow struct {
-	q       ring[entry]
-	b       int64
+	fifoQueue
 	deficit int
 	st      codelState
 	list    uint8 // 0 none, 1 new, 2 old
 	next    int32 // next flow in its list, -1 at the end
 }
-
-func (f *fqFlow) pop() (entry, bool) {
-	if f.q.len() == 0 {
-		return entry{}, false
-	}
-	e := f.q.pop()
-	f.b -= int64(len(e.buf))
-	return e, true
-}
-
-func (f *fqFlow) bytes() int64 { return f.b }
 
 // flowList is a singly linked list of flow indices.
 type flowList struct{ head, tail int32 }
@@ -147,7 +135,7 @@ func (f *fqCodel) dequeue(s *server, now int64) (entry, bool) {
 			continue
 		}
 		n0, b0 := fl.q.len(), fl.b
-		e, ok := fl.st.dequeue(s, fl, &f.par, now)
+		e, ok := fl.st.dequeue(s, &fl.fifoQueue, &f.par, now)
 		f.n -= n0 - fl.q.len()
 		f.b -= b0 - fl.b
 		if !ok {

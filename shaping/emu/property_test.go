@@ -15,7 +15,7 @@ func TestPropertiesRandomConfigs(t *testing.T) {
 	tr, _ := NewTrace([]int64{1, 1, 2, 4, 4, 4, 7, 9})
 	runs := 300
 	if testing.Short() {
-		runs = 60
+		runs = 30
 	}
 	for run := 0; run < runs; run++ {
 		cfg := Config{Seed: rng.Int64(), Delay: time.Duration(rng.IntN(20)) * ms1}
@@ -55,7 +55,7 @@ func TestPropertiesRandomConfigs(t *testing.T) {
 
 func checkProperties(t *testing.T, cfg Config, rng *rand.Rand) {
 	t.Helper()
-	p := NewPipe(cfg)
+	p := newTestPipe(cfg)
 	sent := map[uint32]time.Duration{}
 	got := map[uint32]bool{}
 	now := time.Duration(0)

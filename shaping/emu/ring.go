@@ -19,11 +19,11 @@ func (r *ring[T]) push(v T) {
 // front returns the oldest element; the ring must not be empty.
 func (r *ring[T]) front() *T { return &r.buf[r.head] }
 
-// pop removes and returns the oldest element; the ring must not be empty.
+// pop removes and returns the oldest element; the ring must not be empty. The slot is not
+// cleared: a packet buffer it still points to is the pipe's anyway (recycled, never freed), and
+// clearing costs a store per packet.
 func (r *ring[T]) pop() T {
-	var zero T
 	v := r.buf[r.head]
-	r.buf[r.head] = zero
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.size--
 	return v

@@ -61,10 +61,15 @@ type server struct {
 	k         int64 // trace: index of the current delivery opportunity
 	budget    int   // trace: bytes left in opportunity k
 	maxPacket int64 // largest packet seen (CoDel's "maxpacket", RFC 8289 section 4.2)
+	hold      bool  // outages in mode hold stop the server
+	// out answers the server's (future) questions about outages: a copy of the pipe's state
+	// with the same seed, so the arrivals' questions (in time order) stay in time order too.
+	out outageState
 }
 
 func newServer(p *Pipe) *server {
-	s := &server{p: p, budget: OpportunityBytes}
+	s := &server{p: p, budget: OpportunityBytes, hold: p.cfg.Outage.Hold && p.cfg.Outage.enabled(),
+		out: newOutageState(p.cfg.Outage)}
 	switch p.cfg.AQM {
 	case CoDel:
 		s.q = &codelQueue{par: p.cfg.CoDel.withDefaults()}
@@ -132,18 +137,22 @@ func (s *server) firstService(t int64) int64 {
 
 // upAt moves a service time out of an outage (mode hold).
 func (s *server) upAt(t int64) int64 {
-	p := s.p
-	if !p.cfg.Outage.Hold || !p.cfg.Outage.enabled() {
+	if !s.hold {
 		return t
 	}
+	return s.upAtSlow(t)
+}
+
+func (s *server) upAtSlow(t int64) int64 {
+	p := s.p
 	for {
-		u := p.out.upAt(t)
+		u := s.out.upAt(t)
 		if p.cfg.Trace == nil || u == t {
 			return u
 		}
 		s.k, s.budget = p.cfg.Trace.first(u, s.k), OpportunityBytes
 		t = p.cfg.Trace.at(s.k)
-		if !p.out.down(t) {
+		if !s.out.down(t) {
 			return t
 		}
 	}
@@ -271,11 +280,4 @@ func (f *fifoQueue) enqueue(s *server, now int64, e entry) Verdict {
 	return Queued
 }
 
-func (f *fifoQueue) dequeue(_ *server, _ int64) (entry, bool) {
-	if f.q.len() == 0 {
-		return entry{}, false
-	}
-	e := f.q.pop()
-	f.b -= int64(len(e.buf))
-	return e, true
-}
+func (f *fifoQueue) dequeue(_ *server, _ int64) (entry, bool) { return f.pop() }

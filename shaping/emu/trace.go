@@ -87,6 +87,16 @@ func (t *Trace) MeanRate() float64 {
 	return float64(len(t.ms)) * OpportunityBytes * 8 / t.Period().Seconds()
 }
 
+// MaxGap is the longest time between two consecutive opportunities, the wrap-around from the
+// last to the first of the next period included.
+func (t *Trace) MaxGap() time.Duration {
+	g := t.ms[0] + t.period/int64(time.Millisecond) - t.ms[len(t.ms)-1]
+	for i := 1; i < len(t.ms); i++ {
+		g = max(g, t.ms[i]-t.ms[i-1])
+	}
+	return time.Duration(g) * time.Millisecond
+}
+
 // at is the time (ns) of opportunity k, counting from 0 over the repetitions.
 func (t *Trace) at(k int64) int64 {
 	n := int64(len(t.ms))

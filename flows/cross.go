@@ -1,0 +1,102 @@
+package flows
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/pltlab/pltlab/server"
+	"github.com/pltlab/pltlab/shaping"
+)
+
+// crossRetry is how long Cross waits before reconnecting after its flow failed.
+const crossRetry = time.Second
+
+// Cross is a bulk download kept running through a link as cross traffic (`pltlab run --cross`):
+// its own page-less server on the link's host address, one flow of its Spec, reconnected
+// whenever it ends, until Close.
+type Cross struct {
+	spec   Spec
+	srv    *server.Server
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	bytes  int64
+	starts int
+}
+
+// StartCross starts cross traffic of flow s through l and returns once its first connection is
+// up (or failed: the error is returned and nothing keeps running).
+func StartCross(ctx context.Context, l shaping.Link, s Spec, log *slog.Logger) (*Cross, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	srv, err := NewServer(ctx, l, log)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	c := &Cross{spec: s, srv: srv, cancel: cancel}
+	t := newTarget(l, srv)
+	tr, err := t.dial(ctx, s)
+	if err == nil && tr.validErr != nil {
+		tr.close()
+		err = tr.validErr
+	}
+	if err != nil {
+		cancel()
+		return nil, errors.Join(err, srv.Close())
+	}
+	c.wg.Go(func() { c.loop(ctx, t, tr, log) })
+	return c, nil
+}
+
+// loop drains tr, then reconnects, until ctx ends.
+func (c *Cross) loop(ctx context.Context, t target, tr *transfer, log *slog.Logger) {
+	for {
+		c.mu.Lock()
+		c.starts++
+		c.mu.Unlock()
+		stop := context.AfterFunc(ctx, func() { tr.close() })
+		n, err := io.Copy(io.Discard, tr.body)
+		stop()
+		tr.close()
+		c.mu.Lock()
+		c.bytes += n
+		c.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("cross traffic flow ended; reconnecting", "flow", c.spec.String(), "err", err)
+		for {
+			if !sleepUntil(ctx, time.Now().Add(crossRetry)) {
+				return
+			}
+			if tr, err = t.dial(ctx, c.spec); err == nil {
+				break
+			}
+			log.Warn("cross traffic reconnect failed", "flow", c.spec.String(), "err", err)
+		}
+	}
+}
+
+// Spec returns the cross traffic's flow.
+func (c *Cross) Spec() Spec { return c.spec }
+
+// Stats returns the bytes received by finished connections and how many connections were made.
+func (c *Cross) Stats() (bytes int64, connections int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes, c.starts
+}
+
+// Close stops the flow and its server.
+func (c *Cross) Close() error {
+	c.cancel()
+	c.wg.Wait()
+	return c.srv.Close()
+}

@@ -1,0 +1,220 @@
+package flows
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestJain(t *testing.T) {
+	cases := []struct {
+		name string
+		xs   []float64
+		want float64
+	}{
+		{"equal", []float64{5, 5, 5, 5}, 1},
+		{"one of two gets all", []float64{10, 0}, 0.5},
+		{"one of four gets all", []float64{0, 0, 7, 0}, 0.25},
+		// (1+2+3)^2 / (3 * (1+4+9)) = 36/42
+		{"1 2 3", []float64{1, 2, 3}, 36.0 / 42.0},
+		// (2+1)^2 / (2 * 5) = 0.9
+		{"2 to 1", []float64{2e6, 1e6}, 0.9},
+		{"single", []float64{3}, 1},
+		{"all zero", []float64{0, 0}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Jain(c.xs); math.Abs(got-c.want) > 1e-12 {
+				t.Fatalf("Jain(%v) = %v, want %v", c.xs, got, c.want)
+			}
+		})
+	}
+	if !math.IsNaN(Jain(nil)) {
+		t.Fatal("Jain(nil) is not NaN")
+	}
+}
+
+func TestSkipAndSteadyWindow(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name            string
+		start, end, rtt time.Duration
+		wantSkip        time.Duration
+		want            Window
+	}{
+		{"short RTT: 2 s", 0, 60 * time.Second, 50 * ms, 2 * time.Second, Window{20, 600}},
+		{"long RTT: 10 RTT", 0, 60 * time.Second, 300 * ms, 3 * time.Second, Window{30, 600}},
+		{"short flow: half", 0, 3 * time.Second, 50 * ms, 1500 * ms, Window{15, 30}},
+		{"late start, unaligned", 10*time.Second + 50*ms, 30 * time.Second, 20 * ms, 2 * time.Second, Window{121, 300}},
+		{"unaligned end rounds down", 0, 10*time.Second + 99*ms, 0, 2 * time.Second, Window{20, 100}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Skip(c.rtt, c.end-c.start); got != c.wantSkip {
+				t.Fatalf("Skip = %v, want %v", got, c.wantSkip)
+			}
+			if got := SteadyWindow(c.start, c.end, c.rtt, 100*ms); got != c.want {
+				t.Fatalf("SteadyWindow = %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestIntersect(t *testing.T) {
+	if got := Intersect([]Window{{20, 600}, {120, 700}}); got != (Window{120, 600}) {
+		t.Fatalf("overlap: %+v", got)
+	}
+	if got := Intersect([]Window{{20, 100}, {120, 700}}); got.Len() != 0 {
+		t.Fatalf("disjoint: %+v has length %d", got, got.Len())
+	}
+	if got := Intersect(nil); got.Len() != 0 {
+		t.Fatalf("none: %+v", got)
+	}
+}
+
+func TestBinner(t *testing.T) {
+	epoch := time.Unix(1000, 0)
+	b := NewBinner(epoch, 100*time.Millisecond, 5)
+	b.Add(epoch, 100)                            // bin 0
+	b.Add(epoch.Add(99*time.Millisecond), 50)    // bin 0
+	b.Add(epoch.Add(100*time.Millisecond), 1000) // bin 1 (boundary belongs to the next bin)
+	b.Add(epoch.Add(450*time.Millisecond), 7)    // bin 4
+	b.Add(epoch.Add(10*time.Second), 3)          // past the end: last bin
+	b.Add(epoch.Add(-time.Second), 1)            // before the epoch: first bin
+	want := []int64{151, 1000, 0, 0, 10}
+	for i, v := range b.Bytes() {
+		if v != want[i] {
+			t.Fatalf("bins %v, want %v", b.Bytes(), want)
+		}
+	}
+	rates := Rates(b.Bytes(), 100*time.Millisecond)
+	if rates[0] != 12080 || rates[1] != 80000 || rates[2] != 0 {
+		t.Fatalf("rates %v", rates)
+	}
+	if got := MeanRate([]float64{1, 2, 3, 4, 5}, Window{1, 4}); got != 3 {
+		t.Fatalf("MeanRate = %v, want 3", got)
+	}
+	if got := MeanRate([]float64{1, 2}, Window{1, 9}); got != 2 {
+		t.Fatalf("MeanRate clamps the window: %v, want 2", got)
+	}
+	if !math.IsNaN(MeanRate([]float64{1}, Window{3, 2})) {
+		t.Fatal("empty window is not NaN")
+	}
+}
+
+func TestConverge(t *testing.T) {
+	// Flow a has the link alone (10) until bin 10, when b starts; both have 5 from bin 14. With
+	// 2-bin averages and a hold of 3 bins: the window [13,14] gives (5.5, 4.5), Jain 100/101 =
+	// 0.990, and every later one 1; it ends in bin 14: 14+1-10 = 5 bins after b's start.
+	a := []float64{10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 9, 8, 7, 6, 5, 5, 5, 5, 5, 5, 5, 5}
+	b := []float64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5}
+	cases := []struct {
+		name       string
+		start, end int
+		threshold  float64
+		want       int
+		ok         bool
+	}{
+		{"reaches 0.99", 10, 22, 0.99, 5, true},
+		// Jain of 2-bin means: [10,11]: (8.5,1.5) 0.67; [11,12]: (7.5,2.5) 0.8; [12,13]:
+		// (6.5,3.5) 0.92 -> holds from the window ending at bin 13: 13+1-10 = 4 bins.
+		{"reaches 0.9", 10, 22, 0.9, 4, true},
+		{"too short to hold", 10, 16, 0.99, 0, false},
+		{"never", 10, 22, 1.01, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := Converge([][]float64{a, b}, c.start, c.end, 2, 3, c.threshold)
+			if got != c.want || ok != c.ok {
+				t.Fatalf("Converge = %d, %v; want %d, %v", got, ok, c.want, c.ok)
+			}
+		})
+	}
+	if _, ok := Converge([][]float64{a}, 0, 10, 2, 3, 0.9); ok {
+		t.Fatal("one flow cannot converge")
+	}
+}
+
+func TestParseSpec(t *testing.T) {
+	cases := []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: "h1", want: "h1:cubic"},
+		{in: "h2:reno", want: "h2:reno"},
+		{in: "h3", want: "h3:newreno"},
+		{in: "h3:newreno", want: "h3:newreno"},
+		{in: "h3:cubic", bad: true},
+		{in: "h4", bad: true},
+		{in: "h1:no such cc", bad: true},
+		{in: "", bad: true},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			s, err := ParseSpec(c.in)
+			if c.bad {
+				if err == nil {
+					t.Fatalf("ParseSpec(%q) = %v, want an error", c.in, s)
+				}
+				return
+			}
+			if err != nil || s.String() != c.want {
+				t.Fatalf("ParseSpec(%q) = %v, %v; want %s", c.in, s, err, c.want)
+			}
+		})
+	}
+	if m := Mix([]Spec{{Protocol: "h3", CC: "newreno"}, {Protocol: "h1", CC: "cubic"}}); m != "h3:newreno+h1:cubic" {
+		t.Fatalf("Mix = %q", m)
+	}
+}
+
+func TestDialOrder(t *testing.T) {
+	c := Config{Flows: []Spec{{Start: 10 * time.Second}, {}, {}, {}, {Start: 5 * time.Second}}, Seed: 1}
+	seen := map[[5]int]bool{}
+	for run := range 20 {
+		c.Run = run
+		o := dialOrder(c)
+		if o[3] != 4 || o[4] != 0 {
+			t.Fatalf("run %d: order %v does not follow the start times", run, o)
+		}
+		seen[[5]int(o)] = true
+		again := dialOrder(c)
+		if [5]int(again) != [5]int(o) {
+			t.Fatalf("run %d: order not reproducible: %v then %v", run, o, again)
+		}
+	}
+	if len(seen) < 2 {
+		t.Fatal("flows that start together always connect in the same order")
+	}
+}
+
+func TestSchedule(t *testing.T) {
+	jobs := Schedule(3, 4, 7)
+	if len(jobs) != 12 {
+		t.Fatalf("%d jobs, want 12", len(jobs))
+	}
+	firsts := map[int]bool{}
+	for run := range 4 {
+		block := jobs[run*3 : run*3+3]
+		seen := map[int]bool{}
+		for _, j := range block {
+			if j.Run != run || seen[j.Mix] || j.Mix < 0 || j.Mix > 2 {
+				t.Fatalf("run %d: block %v", run, block)
+			}
+			seen[j.Mix] = true
+		}
+		firsts[block[0].Mix] = true
+	}
+	if len(firsts) < 2 {
+		t.Fatal("the same mix always runs first")
+	}
+	if again := Schedule(3, 4, 7); again[5] != jobs[5] {
+		t.Fatal("schedule not reproducible from its seed")
+	}
+	if m, err := ParseMix("h3, h1:reno"); err != nil || Mix(m) != "h3:newreno+h1:reno" {
+		t.Fatalf("ParseMix = %v, %v", m, err)
+	}
+	if _, err := ParseMix("h3,h7"); err == nil {
+		t.Fatal("ParseMix accepted h7")
+	}
+}

@@ -1,0 +1,254 @@
+package flows
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
+	"github.com/pltlab/pltlab/shaping"
+)
+
+// Config configures one run of a flow mix through a link.
+type Config struct {
+	// Flows is the mix; every flow's Duration defaults to Duration.
+	Flows []Spec
+	// Duration is the length of flows that do not give theirs (DefaultDuration when 0).
+	Duration time.Duration
+	// Bin is the width of the series' bins (DefaultBin when 0).
+	Bin time.Duration
+	// Seed and Run seed the order in which flows that start together are connected, so that no
+	// flow always gets the first handshake.
+	Seed int64
+	Run  int
+	// Experiment names the experiment in every record.
+	Experiment string
+	// Env is copied into every record (may be nil).
+	Env *result.Env
+	// Logger receives diagnostics (slog.Default() when nil).
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Duration == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Bin == 0 {
+		c.Bin = DefaultBin
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.Flows = slices.Clone(c.Flows)
+	for i := range c.Flows {
+		if c.Flows[i].Duration == 0 {
+			c.Flows[i].Duration = c.Duration
+		}
+	}
+	return c
+}
+
+// NewServer starts a page-less pltlab server for flows on l's host address (h1, h2 and h3 on
+// free ports; TCP listeners at DefaultTCPCC, each flow setting its own). It stops when ctx ends.
+func NewServer(ctx context.Context, l shaping.Link, log *slog.Logger) (*server.Server, error) {
+	addr := net.JoinHostPort(l.HostAddr().String(), "0")
+	srv, err := server.New("", server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
+		server.WithTCPCC(DefaultTCPCC), server.WithLogger(log))
+	if err != nil {
+		return nil, fmt.Errorf("flows server: %w", err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		return nil, fmt.Errorf("start flows server: %w", err)
+	}
+	return srv, nil
+}
+
+// flowRun is one flow during a run.
+type flowRun struct {
+	spec     Spec
+	tr       *transfer
+	bins     *Binner
+	bytes    int64
+	stats    server.ConnStats
+	counts   shaping.FlowCounts
+	counted  bool
+	err      error // set-up failure or early end
+	endEarly bool
+}
+
+// linkSeries are the link's per-bin counters, sampled from the emulator, and their totals.
+type linkSeries struct {
+	queueP50, queueMax, bps []float64
+	total                   *result.Emulator
+}
+
+// Run runs one repetition of c's flows through l against srv (see NewServer) and returns one
+// KindFlow record per flow, in the order of c.Flows. A flow that cannot connect or whose
+// protocol check fails gives an invalid record; Run fails only on a bad Config or when ctx ends.
+func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*result.Record, error) {
+	c = c.withDefaults()
+	if len(c.Flows) == 0 {
+		return nil, errors.New("flows: no flow given")
+	}
+	total := time.Duration(0)
+	for _, f := range c.Flows {
+		if f.Start < 0 || f.Duration <= 0 {
+			return nil, fmt.Errorf("flow %s: bad start %v or duration %v", f, f.Start, f.Duration)
+		}
+		total = max(total, f.Start+f.Duration)
+	}
+	nbins := int((total + c.Bin - 1) / c.Bin)
+	var counter *shaping.FlowCounter
+	if fc, ok := l.(shaping.FlowCounting); ok {
+		counter = shaping.NewFlowCounter()
+		fc.CountFlows(counter)
+		defer fc.CountFlows(nil)
+	}
+	l.TakeCounters()
+	epoch := time.Now()
+	frs := make([]*flowRun, len(c.Flows))
+	for i, s := range c.Flows {
+		frs[i] = &flowRun{spec: s, bins: NewBinner(epoch, c.Bin, nbins)}
+	}
+	stopSampler := make(chan struct{})
+	series := make(chan linkSeries, 1)
+	go func() { series <- sampleLink(l, epoch, c.Bin, nbins, stopSampler) }()
+	t := newTarget(l, srv)
+	var wg sync.WaitGroup
+	for _, i := range dialOrder(c) {
+		fr := frs[i]
+		if !sleepUntil(ctx, epoch.Add(fr.spec.Start)) {
+			break
+		}
+		end := epoch.Add(fr.spec.Start + fr.spec.Duration)
+		fr.tr, fr.err = t.dial(ctx, fr.spec)
+		if fr.err != nil {
+			c.Logger.Warn("flow failed to start", "flow", fr.spec.String(), "err", fr.err)
+			continue
+		}
+		wg.Go(func() { fr.transfer(ctx, srv, counter, end) })
+	}
+	wg.Wait()
+	close(stopSampler)
+	ls := <-series
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return c.records(l, epoch, frs, ls), nil
+}
+
+// dialOrder returns the flow indices by start time; flows that start together are shuffled
+// with a generator seeded by (Seed, Run).
+func dialOrder(c Config) []int {
+	idx := make([]int, len(c.Flows))
+	for i := range idx {
+		idx[i] = i
+	}
+	rng := rand.New(rand.NewPCG(uint64(c.Seed), uint64(c.Run)))
+	rng.Shuffle(len(idx), func(i, j int) { idx[i], idx[j] = idx[j], idx[i] })
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(c.Flows[a].Start, c.Flows[b].Start) })
+	return idx
+}
+
+// sleepUntil waits until t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// transfer reads the flow's body until end, then reads the server's and the emulator's facts
+// and closes the connection.
+func (fr *flowRun) transfer(ctx context.Context, srv *server.Server, counter *shaping.FlowCounter, end time.Time) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 256<<10)
+		for {
+			n, err := fr.tr.body.Read(buf)
+			if n > 0 {
+				fr.bins.Add(time.Now(), n)
+				fr.bytes += int64(n)
+			}
+			if err != nil {
+				select {
+				case <-stop:
+				default:
+					fr.err, fr.endEarly = fmt.Errorf("transfer ended early: %w", err), true
+				}
+				return
+			}
+		}
+	}()
+	select {
+	case <-ctx.Done():
+	case <-done:
+	case <-time.After(time.Until(end)):
+	}
+	fr.stats, _ = srv.ConnStats(fr.tr.connID)
+	if counter != nil {
+		fr.counts, _ = counter.Counts(fr.tr.key)
+		fr.counted = true
+	}
+	close(stop)
+	fr.tr.close()
+	<-done
+}
+
+// sampleLink takes the link's counters once per bin until stop is closed.
+func sampleLink(l shaping.Link, epoch time.Time, bin time.Duration, n int, stop <-chan struct{}) linkSeries {
+	ls := linkSeries{queueP50: make([]float64, n), queueMax: make([]float64, n), bps: make([]float64, n)}
+	tick := time.NewTicker(bin)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return ls
+		case now := <-tick.C:
+			e := l.TakeCounters()
+			i := int(math.Round(float64(now.Sub(epoch))/float64(bin))) - 1
+			if e == nil {
+				continue
+			}
+			if ls.total == nil {
+				ls.total = &result.Emulator{}
+			}
+			addDirection(&ls.total.Down, e.Down)
+			addDirection(&ls.total.Up, e.Up)
+			if i < 0 || i >= n {
+				continue
+			}
+			ls.queueP50[i], ls.queueMax[i] = e.Down.QueueDelayP50Ms, e.Down.QueueDelayMaxMs
+			ls.bps[i] = float64(e.Down.BytesOut) * 8 / bin.Seconds()
+		}
+	}
+}
+
+// addDirection adds the counts of d to sum and keeps the maxima; the medians and 99th
+// percentiles of a sum of intervals are unknown and stay 0.
+func addDirection(sum *result.Direction, d result.Direction) {
+	sum.PacketsIn += d.PacketsIn
+	sum.BytesIn += d.BytesIn
+	sum.PacketsOut += d.PacketsOut
+	sum.BytesOut += d.BytesOut
+	sum.DropsLoss += d.DropsLoss
+	sum.DropsQueue += d.DropsQueue
+	sum.DropsOther += d.DropsOther
+	sum.QueueDelayMaxMs = max(sum.QueueDelayMaxMs, d.QueueDelayMaxMs)
+	sum.TimingErrMaxMs = max(sum.TimingErrMaxMs, d.TimingErrMaxMs)
+}

@@ -1,0 +1,96 @@
+package result
+
+// KindFlow marks a line holding one bulk flow of a flows run (Flow); see Record.Flow.
+const KindFlow Kind = "flow"
+
+// Flow is one bulk flow of one run of `pltlab flows` (package flows): its own measurements and,
+// repeated on every flow of the run, the run's link-level ones. On a KindFlow line its fields
+// sit at the top level of the record, beside Record.Protocol (the flow's protocol, verified),
+// Record.CC (the flow's congestion control as the server reports it for the connection:
+// TCP_CONGESTION read back from the socket, or "newreno" for h3, quic-go having no other),
+// Record.Valid/InvalidReason (the protocol check), Record.Link, Record.Run, Record.Time
+// (the run's start) and Record.Emulator (the whole run's link counters: packets, bytes and drops
+// summed, queueing delay and timing error as maxima; their p50/p99 are 0, unknown for a run). Rates are bit/s of application bytes (HTTP body bytes the client read)
+// unless named "ip"; times are seconds from the run's start; series have one value per bin of
+// BinMs milliseconds from the run's start.
+type Flow struct {
+	// FlowIndex numbers the flows of a run from 0, in the order given on the command line.
+	FlowIndex int `json:"flow"`
+	// Flows is the number of flows in the run.
+	Flows int `json:"flows"`
+	// Mix names the run's flow mix, its flows as PROTO:CC joined by "+" ("h3:newreno+h1:cubic").
+	Mix string `json:"mix"`
+	// ALPN is the ALPN protocol the client negotiated; QUICVersion the QUIC version ("v1"), h3 only.
+	ALPN        string `json:"alpn"`
+	QUICVersion string `json:"quic_version,omitempty"`
+	// StartS is when the flow started, and DurationS how long it ran, in seconds.
+	StartS    float64 `json:"start_s"`
+	DurationS float64 `json:"duration_s"`
+	// GoodputBps is the flow's mean goodput over its steady state [SteadyFromS, SteadyToS], bit/s.
+	GoodputBps float64 `json:"goodput_bps"`
+	// MeanGoodputBps is Bytes*8 over the whole flow (slow start included), bit/s.
+	MeanGoodputBps float64 `json:"mean_goodput_bps"`
+	// SteadyFromS and SteadyToS bound the flow's steady state: from its start plus
+	// max(2 s, 10 base RTTs) (at most half the flow) to its end, in seconds, on bin boundaries.
+	SteadyFromS float64 `json:"steady_from_s"`
+	SteadyToS   float64 `json:"steady_to_s"`
+	// Bytes is the application (HTTP body) bytes the client received.
+	Bytes int64 `json:"bytes"`
+	// LossRatio is the share of the flow's down-direction packets the link dropped
+	// (Drops/Packets) when LossSource is "emulator"; with "sender" it is the server's
+	// retransmitted (TCP) or lost-declared (QUIC) packets over packets sent.
+	LossRatio  float64 `json:"loss_ratio"`
+	LossSource string  `json:"loss_source"`
+	// Packets and Drops are the flow's down-direction IP packets offered to the emulated link
+	// and dropped by it (loss or full queue), attributed by 5-tuple; 0 when not counted.
+	Packets int64 `json:"packets"`
+	Drops   int64 `json:"drops"`
+	// Retransmits is the server's count of retransmitted TCP segments (tcpi_total_retrans) or
+	// of QUIC packets declared lost; SegmentsOut the segments/packets it sent.
+	Retransmits int64 `json:"retransmits"`
+	SegmentsOut int64 `json:"segments_out"`
+	// SRTTMs is the server's smoothed RTT of the connection at the flow's end, in ms.
+	SRTTMs float64 `json:"srtt_ms"`
+	// SenderBusyS is how long the server's TCP sender had data to send (tcpi_busy_time), and
+	// RwndLimitedS and SndbufLimitedS the parts limited by the client's receive window and by
+	// the server's send buffer, in seconds; a flow whose busy time falls short of its duration
+	// was application-limited (the server did not write fast enough). 0 for h3.
+	SenderBusyS    float64 `json:"sender_busy_s,omitempty"`
+	RwndLimitedS   float64 `json:"rwnd_limited_s,omitempty"`
+	SndbufLimitedS float64 `json:"sndbuf_limited_s,omitempty"`
+	// BinMs is the width of every series' bins in ms (100 by default).
+	BinMs float64 `json:"bin_ms"`
+	// Series is the flow's goodput per bin in bit/s (application bytes received in the bin x 8
+	// / bin width), from the run's start to its end; 0 before the flow starts and after it ends.
+	Series []float64 `json:"series"`
+
+	// Utilization is the run's sum of goodputs over the bottleneck's down rate, over the run's
+	// steady window [RunFromS, RunToS] (first steady start to last end); 0 for an unshaped link.
+	Utilization float64 `json:"utilization"`
+	// IPUtilization is the IP bytes the emulated link delivered down (all flows, headers
+	// included) over the same window, as a fraction of the down rate; 0 when unknown.
+	IPUtilization float64 `json:"ip_utilization"`
+	// RunFromS and RunToS bound the window of Utilization and IPUtilization, in seconds.
+	RunFromS float64 `json:"run_from_s"`
+	RunToS   float64 `json:"run_to_s"`
+	// Jain is Jain's fairness index (sum x)^2 / (n sum x^2) of the flows' mean goodputs over
+	// [JainFromS, JainToS], the span where every flow is in its steady state (Jain, Chiu & Hawe,
+	// DEC-TR-301, 1984); 1 for one flow. Without a common steady span it uses each flow's
+	// GoodputBps, and JainFromS = JainToS = 0.
+	Jain      float64 `json:"jain"`
+	JainFromS float64 `json:"jain_from_s"`
+	JainToS   float64 `json:"jain_to_s"`
+	// ConvergeS is the time from the last flow's start until Jain's index of the active flows'
+	// 1 s moving-average goodputs reaches 0.9 and stays there for 2 s, in seconds; -1 when it
+	// never does; absent with one flow.
+	ConvergeS *float64 `json:"converge_s,omitempty"`
+	// QueueDelayMs is the median queueing delay (ms) of the packets that entered the link's down
+	// queue in each bin, QueueDelayMaxMs their maximum (0 in a bin without packets), and LinkBps
+	// the IP bits the link delivered down per bin over the bin width; all absent when unshaped.
+	QueueDelayMs    []float64 `json:"queue_delay_ms,omitempty"`
+	QueueDelayMaxMs []float64 `json:"queue_delay_max_ms,omitempty"`
+	LinkBps         []float64 `json:"link_bps,omitempty"`
+}
+
+// IsFlow reports whether r is a flow line (KindFlow with its Flow fields).
+func (r *Record) IsFlow() bool { return r.Kind == KindFlow && r.Flow != nil }
