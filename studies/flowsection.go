@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/pltlab/pltlab/result"
 )
@@ -42,6 +43,20 @@ var flowGoodputFigure func(recs []*result.Record, experiment, file string) (Figu
 
 // flowNotAvailable is the evidence of findings and sections that need bulk flows.
 const flowNotAvailable = "not run: flows not available (the flows package has not landed in this build)"
+
+// MinFlowDuration is the shortest flow a safe-deployment verdict is made from: shorter flows
+// (the smoke scale's 5 s) spend most of their time in slow start.
+const MinFlowDuration = 10 * time.Second
+
+// shortFlows returns a "not run" judgement when the plan's flows are shorter than MinFlowDuration.
+func (e *Evidence) shortFlows() (Judgement, bool) {
+	for _, f := range e.Plan.Flows {
+		if f.Duration < MinFlowDuration {
+			return notRun(fmt.Sprintf("flows of %v at this scale: too short for a verdict (need %v)", f.Duration, MinFlowDuration)), true
+		}
+	}
+	return Judgement{}, false
+}
 
 // mixes returns the results of the named flow part (nil when flows are not available or not run).
 func (e *Evidence) mixes(part string) []FlowMixResult {
@@ -104,6 +119,9 @@ func judgeSafeAlone(e *Evidence) Judgement {
 	if !e.Flows {
 		return notRun(flowNotAvailable)
 	}
+	if j, short := e.shortFlows(); short {
+		return j
+	}
 	ms := e.mixes("flows")
 	uq, lq, okq := aloneFlow(ms, "h3")
 	ut, lt, okt := aloneFlow(ms, "h2")
@@ -120,6 +138,9 @@ func judgeSafeAlone(e *Evidence) Judgement {
 func judgeSafeSharing(e *Evidence) Judgement {
 	if !e.Flows {
 		return notRun(flowNotAvailable)
+	}
+	if j, short := e.shortFlows(); short {
+		return j
 	}
 	var jains []float64
 	var parts []string
