@@ -14,10 +14,12 @@ setup: deps build
 
 # deps installs the system packages pltlab needs, only where they are missing (idempotent).
 deps:
-	@if command -v chromium >/dev/null && command -v ip >/dev/null && command -v iperf3 >/dev/null && command -v ping >/dev/null; then \
-		echo "deps: chromium, iproute2, iperf3 and ping are installed"; \
+	@if command -v chromium >/dev/null && command -v ip >/dev/null && command -v iperf3 >/dev/null && command -v ping >/dev/null \
+		&& command -v tshark >/dev/null && command -v node >/dev/null && command -v npm >/dev/null; then \
+		echo "deps: chromium, iproute2, iperf3, ping, tshark, node and npm are installed"; \
 	else \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping tshark; \
+		command -v node >/dev/null && command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; \
 	fi
 
 build:

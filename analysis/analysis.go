@@ -51,10 +51,14 @@ const (
 	TTFB Metric = "ttfb_ms" // time to first byte of the page
 	FCP  Metric = "fcp_ms"  // first contentful paint
 	DCL  Metric = "dcl_ms"  // DOMContentLoaded event end
+	// SpeedIndex is result.Visual.SpeedIndexMs (loads measured with --visual).
+	SpeedIndex Metric = "speed_index_ms"
+	// VisuallyComplete is result.Visual.VisuallyCompleteMs (loads measured with --visual).
+	VisuallyComplete Metric = "visually_complete_ms"
 )
 
 // Metrics lists the accepted metrics in the order shown in help texts.
-var Metrics = []Metric{PLT, TTFB, FCP, DCL}
+var Metrics = []Metric{PLT, TTFB, FCP, DCL, SpeedIndex, VisuallyComplete}
 
 // ParseMetric parses a metric name (see Metrics). The error is one line naming the bad value and
 // the accepted ones.
@@ -76,6 +80,10 @@ func (m Metric) Label() string {
 		return "first contentful paint (ms)"
 	case DCL:
 		return "DOMContentLoaded (ms)"
+	case SpeedIndex:
+		return "SpeedIndex (ms)"
+	case VisuallyComplete:
+		return "visually complete (ms)"
 	}
 	return "page-load time (ms)"
 }
@@ -89,6 +97,14 @@ func (m Metric) value(r *result.Record) float64 {
 		return r.FCPMs
 	case DCL:
 		return r.DCLMs
+	case SpeedIndex, VisuallyComplete:
+		if r.Visual == nil {
+			return 0
+		}
+		if m == SpeedIndex {
+			return r.Visual.SpeedIndexMs
+		}
+		return r.Visual.VisuallyCompleteMs
 	}
 	return r.PLTMs
 }

@@ -64,6 +64,12 @@ type Group struct {
 	CILow, CIHigh, CICoverage float64
 	// Mean, SD and CV (= SD/Mean) describe Completed only (timeouts excluded).
 	Mean, SD, CV float64
+	// MedianLoad is the valid completed load whose metric is nearest the median (the first
+	// such load on ties): the load the HTML report draws as a waterfall. nil when none.
+	MedianLoad *result.Record
+
+	valid  []*result.Record // the valid completed loads, for MedianLoad
+	metric Metric
 }
 
 // InvalidTotal returns the number of invalid (non-timeout) loads.
@@ -109,7 +115,7 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 		k := Key{Page: r.Page.Spec, Link: r.Link.Spec, Mode: r.Mode, Protocol: r.Protocol, Settings: settings.of(r)}
 		g := byKey[k]
 		if g == nil {
-			g = &Group{Key: k, LinkInfo: r.Link, Invalid: map[string]int{}, NetErrors: map[string]int{}}
+			g = &Group{Key: k, LinkInfo: r.Link, Invalid: map[string]int{}, NetErrors: map[string]int{}, metric: m}
 			byKey[k] = g
 		}
 		if r.Kind == result.KindHarnessError {
@@ -159,6 +165,7 @@ func (g *Group) add(r *result.Record, m Metric) {
 	default:
 		g.Completed = append(g.Completed, v)
 		g.Valid++
+		g.valid = append(g.valid, r)
 	}
 }
 
@@ -186,6 +193,18 @@ func (g *Group) summarise() {
 	g.CILow, g.CIHigh, g.CICoverage = MedianCI(s, Confidence)
 	g.Mean, g.SD = MeanSD(g.Completed)
 	g.CV = g.SD / g.Mean
+	g.MedianLoad = nearest(g.valid, g.Median, g.metric)
+}
+
+// nearest returns the load of recs whose metric m is nearest to v (the first on ties), or nil.
+func nearest(recs []*result.Record, v float64, m Metric) *result.Record {
+	var best *result.Record
+	for _, r := range recs {
+		if best == nil || math.Abs(m.value(r)-v) < math.Abs(m.value(best)-v) {
+			best = r
+		}
+	}
+	return best
 }
 
 // protoRank orders protocols as protocol.Table does (h1, h2, h3), then unknown ones, by name.

@@ -2,10 +2,12 @@ package analysis
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -36,6 +38,8 @@ type htmlSection struct {
 	NetFailures []string
 	// Notes are plain notes under the tables (the flow section's methods).
 	Notes []string
+	// Waterfalls has one waterfall (and filmstrip) per group with a median load to draw.
+	Waterfalls []htmlFigure
 }
 
 type htmlData struct {
@@ -79,6 +83,7 @@ dt{font-weight:bold}dd{margin:0}
 {{end}}{{range .Invalid}}<p class="note">Invalid loads excluded: {{.}}</p>
 {{end}}{{range .NetFailures}}<p class="note">Network failures (censored at the deadline): {{.}}</p>
 {{end}}{{range .Notes}}<p class="note">{{.}}</p>
+{{end}}{{range .Waterfalls}}<figure id="{{.ID}}" class="waterfall">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}</section>
 {{end}}<h2>Figures</h2>
 {{range .Figures}}<figure id="{{.ID}}">{{.SVG}}<figcaption>{{.Caption}}</figcaption></figure>
@@ -126,7 +131,8 @@ func (r *Report) WriteHTML(w io.Writer) error {
 }
 
 func (r *Report) htmlSection(c condition) htmlSection {
-	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups), NetFailures: netNotes(c.Groups)}
+	s := htmlSection{Title: c.Title(), Invalid: invalidNotes(c.Groups), NetFailures: netNotes(c.Groups),
+		Waterfalls: waterfalls(c.Groups)}
 	groups, comparisons := r.conditionTables(c)
 	s.Tables = append(s.Tables, htmlTable{Class: "groups", Header: groups[0], Rows: groups[1:]})
 	if comparisons != nil {
@@ -181,4 +187,62 @@ func inlineSVG(s string) string {
 		return s[i:]
 	}
 	return s
+}
+
+// waterfalls draws the waterfall of each group's median load (Group.MedianLoad), for the groups
+// whose median load has resources.
+func waterfalls(groups []*Group) []htmlFigure {
+	var figs []htmlFigure
+	for _, g := range groups {
+		rec := g.MedianLoad
+		if rec == nil || len(rec.Resources) == 0 {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := WriteWaterfall(&buf, rec); err != nil {
+			continue
+		}
+		n := len(connNumbers(waterfallRows(rec)))
+		if f, ok := filmstrip(g); ok {
+			figs = append(figs, f)
+		}
+		figs = append(figs, htmlFigure{
+			ID:  fmt.Sprintf("waterfall-%s-%d", g.Protocol, rec.Run),
+			SVG: template.HTML(buf.String()),
+			Caption: fmt.Sprintf("Waterfall of the median load of %s (%s %s, run %d, PLT %.0f ms): %d fetches over %d connection(s); milestones TTFB, FCP, DCL and load. Phases from Resource Timing; connections from DevTools connectionId.",
+				g.Protocol, rec.Experiment, rec.Mode, rec.Run, rec.PLTMs, len(rec.Resources)+1, n),
+		})
+	}
+	return figs
+}
+
+// filmstrip shows the median load's filmstrip (result.Visual.Filmstrip) with the group's median
+// SpeedIndex and visually complete time over its loads that have visual metrics.
+func filmstrip(g *Group) (htmlFigure, bool) {
+	rec := g.MedianLoad
+	if rec.Visual == nil || len(rec.Visual.Filmstrip) == 0 {
+		return htmlFigure{}, false
+	}
+	var si, vc []float64
+	for _, r := range g.valid {
+		if r.Visual != nil && r.Visual.VisuallyCompleteMs > 0 {
+			si = append(si, r.Visual.SpeedIndexMs)
+			vc = append(vc, r.Visual.VisuallyCompleteMs)
+		}
+	}
+	slices.Sort(si)
+	slices.Sort(vc)
+	var b strings.Builder
+	b.WriteString(`<div class="filmstrip" style="display:flex;gap:6px;overflow-x:auto">`)
+	for _, t := range rec.Visual.Filmstrip {
+		fmt.Fprintf(&b, `<div style="text-align:center;font-size:0.8em"><img alt="%.0f ms" src="data:image/jpeg;base64,%s" style="border:1px solid #ccc"><br>%.0f ms, %d %%</div>`,
+			t.Ms, base64.StdEncoding.EncodeToString(t.JPEG), t.Ms, t.Pct)
+	}
+	b.WriteString(`</div>`)
+	return htmlFigure{
+		ID:  fmt.Sprintf("filmstrip-%s-%d", g.Protocol, rec.Run),
+		SVG: template.HTML(b.String()),
+		Caption: fmt.Sprintf("Filmstrip of the median load of %s (run %d): frames where visual completeness changed. This load: SpeedIndex %.0f ms, visually complete %.0f ms; group medians over %d loads: SpeedIndex %.0f ms, visually complete %.0f ms (histogram-based completeness as WebPageTest's visualmetrics.py).",
+			g.Protocol, rec.Run, rec.Visual.SpeedIndexMs, rec.Visual.VisuallyCompleteMs, len(si), Quantile(si, 0.5), Quantile(vc, 0.5)),
+	}, true
 }

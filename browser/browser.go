@@ -40,6 +40,9 @@ type Browser struct {
 	proc    *process
 	version string
 	closed  bool
+	// launches counts started processes; netlogPath is the running one's NetLog (WithNetLog).
+	launches   int
+	netlogPath string
 }
 
 // process is one running Chromium with its chromedp contexts and its temporary profile.
@@ -148,7 +151,7 @@ func (b *Browser) allocatorOptions(dir string, out io.Writer) []chromedp.ExecAll
 	if b.cfg.tempDir != "" {
 		opts = append(opts, chromedp.Env("TMPDIR="+b.cfg.tempDir))
 	}
-	for _, f := range b.cfg.args() {
+	for _, f := range append(b.cfg.args(), b.nextNetLog()...) {
 		name, value, hasValue := splitFlag(f)
 		if hasValue {
 			opts = append(opts, chromedp.Flag(name, value))

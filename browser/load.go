@@ -48,10 +48,23 @@ type Target struct {
 	// CloseConnections, in warm mode, is called between the priming and the measured load; it
 	// must close every connection of the server (server.CloseConnections). May be nil.
 	CloseConnections func() error
+	// HARPath, when set, is where the measured load's HAR 1.2 file is written (see HAR). A HAR
+	// that cannot be built or written is logged and left out; the load stays as it was.
+	HARPath string
+	// Label names the load in the NetLog load index (WithNetLog), e.g. "run-0003".
+	Label string
+	// Visual captures the measured load's screencast frames and computes its visual metrics
+	// (result.Record.Visual): SpeedIndex, visual completeness, filmstrip. It adds VisualSettle to
+	// the load's wall time; its effect on the PLT is measured in the README.
+	Visual bool
+	// eventsPath, set by tests, receives the recorded network events (JSON Lines) with the HAR.
+	eventsPath string
 }
 
 // outcome is what one navigation gave.
 type outcome struct {
+	w        *watch       // the navigation's network events
+	frames   []frame      // screencast frames (Target.Visual), in time order
 	tm       *pageTimings // nil when nothing could be read
 	timedOut bool
 	err      error             // load failure (nil for a load that finished)
@@ -82,6 +95,7 @@ func (b *Browser) Load(ctx context.Context, t Target) (*result.Record, error) {
 		return nil, err
 	}
 	rec.WallMs = ms(time.Since(begin))
+	b.indexNetLog(t.Label, t.URL, begin, time.Now())
 	if !rec.Valid && !b.proc.healthy() {
 		b.proc.broken = true // relaunch before the next load
 	}
@@ -111,18 +125,28 @@ func (b *Browser) load(ctx context.Context, t Target, rec *result.Record) error 
 		}
 		rec.Time = time.Now().UTC() // the measured load's start
 	}
-	out := measure(tab, t)
+	out := measure(tab, t, true)
 	if ctx.Err() != nil {
 		return fmt.Errorf("load %s: %w", t.URL, ctx.Err())
 	}
 	b.finish(rec, t, out)
+	if t.Visual && len(out.frames) > 0 {
+		v, err := visualMetrics(out.frames)
+		if err != nil {
+			b.cfg.logger.Warn("visual metrics left out", "url", t.URL, "err", err)
+		}
+		rec.Visual = v
+	}
+	if t.HARPath != "" && out.w != nil {
+		b.saveHAR(t, rec, out.w)
+	}
 	return nil
 }
 
 // prime makes the warm-up load, leaves the page and closes the server's connections. done is
 // true when rec is already final (the priming load failed).
 func (b *Browser) prime(ctx context.Context, tab context.Context, t Target, rec *result.Record) (done bool, err error) {
-	out := measure(tab, t)
+	out := measure(tab, t, false)
 	if ctx.Err() != nil {
 		return true, fmt.Errorf("load %s: %w", t.URL, ctx.Err())
 	}
@@ -168,12 +192,18 @@ func setupTab(tab context.Context, cancel context.CancelFunc) error {
 }
 
 // measure navigates the tab to t.URL under a deadline on a child context and reads the timings
-// once loadEventEnd > 0. On the deadline it reads what the page has so far.
-func measure(tab context.Context, t Target) outcome {
+// once loadEventEnd > 0. On the deadline it reads what the page has so far. For the measured load
+// (not a warm priming load) it also records the network events for t.HARPath and the screencast
+// for t.Visual.
+func measure(tab context.Context, t Target, measured bool) outcome {
 	rctx, cancel := context.WithTimeout(tab, t.Timeout)
 	defer cancel()
-	w := newWatch()
+	w := newWatch(measured && t.HARPath != "")
 	err := chromedp.Listen(rctx, w.event)
+	var sc *screencast
+	if err == nil && t.Visual && measured {
+		sc, err = startScreencast(rctx)
+	}
 	if err == nil {
 		err = chromedp.Do(rctx, chromedp.Navigate(t.URL))
 	}
@@ -183,11 +213,15 @@ func measure(tab context.Context, t Target) outcome {
 	}
 	switch {
 	case err == nil:
-		return outcome{tm: &tm, failed: w.failures()}
+		out := outcome{w: w, tm: &tm, failed: w.failures()}
+		if sc != nil {
+			out.frames = sc.stop(rctx, tm.TimeOrigin)
+		}
+		return out
 	case tab.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
-		return outcome{tm: partial(tab, t.URL), timedOut: true, err: err, failed: w.failures()}
+		return outcome{w: w, tm: partial(tab, t.URL), timedOut: true, err: err, failed: w.failures()}
 	default:
-		return outcome{err: err}
+		return outcome{w: w, err: err}
 	}
 }
 
@@ -209,6 +243,9 @@ func partial(tab context.Context, pageURL string) *pageTimings {
 func (b *Browser) finish(rec *result.Record, t Target, out outcome) {
 	if out.tm != nil {
 		fill(rec, out.tm)
+		if out.w != nil {
+			setConnections(rec, out.w.connections())
+		}
 	}
 	switch {
 	case out.timedOut:
@@ -316,3 +353,35 @@ func resources(tm *pageTimings) []result.Resource {
 
 // ms converts d to float64 milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// saveHAR builds the HAR of the measured load from w's events and writes it to t.HARPath.
+func (b *Browser) saveHAR(t Target, rec *result.Record, w *watch) {
+	info := harPageInfo{URL: t.URL, Browser: b.version, Creator: b.cfg.creator, DCLMs: -1, PLTMs: -1}
+	if rec.DCLMs > 0 {
+		info.DCLMs = rec.DCLMs
+	}
+	if rec.PLTMs > 0 && !rec.TimedOut {
+		info.PLTMs = rec.PLTMs
+	}
+	events := w.recorded()
+	h, err := buildHAR(events, info)
+	if err == nil {
+		err = writeHAR(t.HARPath, h)
+	}
+	if err == nil && t.eventsPath != "" {
+		err = writeEventsFile(t.eventsPath, events)
+	}
+	if err != nil {
+		b.cfg.logger.Warn("HAR left out", "url", t.URL, "err", err)
+	}
+}
+
+// setConnections sets the connection ID of the document and of every resource by URL.
+func setConnections(rec *result.Record, conns map[string]string) {
+	for i := range rec.Resources {
+		rec.Resources[i].ConnectionID = conns[rec.Resources[i].URL]
+	}
+	if rec.Document != nil {
+		rec.Document.ConnectionID = conns[rec.Document.URL]
+	}
+}

@@ -65,6 +65,9 @@ type config struct {
 	flags    []string
 	logger   *slog.Logger
 	tempDir  string
+	// NetLog and HAR (netlog.go)
+	netlogDir, netlogMode string
+	creator               string
 }
 
 func defaultConfig() config {

@@ -20,7 +20,9 @@ type navTiming struct {
 	ConnectStart             float64 `json:"connectStart"`
 	SecureConnectionStart    float64 `json:"secureConnectionStart"`
 	ConnectEnd               float64 `json:"connectEnd"`
+	RequestStart             float64 `json:"requestStart"`
 	ResponseStart            float64 `json:"responseStart"`
+	ResponseEnd              float64 `json:"responseEnd"`
 	DOMContentLoadedEventEnd float64 `json:"domContentLoadedEventEnd"`
 	LoadEventEnd             float64 `json:"loadEventEnd"`
 	TransferSize             int64   `json:"transferSize"`
@@ -30,13 +32,18 @@ type navTiming struct {
 
 // resTiming is one PerformanceResourceTiming entry (W3C Resource Timing Level 2).
 type resTiming struct {
-	Name            string  `json:"name"`
-	NextHopProtocol string  `json:"nextHopProtocol"`
-	TransferSize    int64   `json:"transferSize"`
-	EncodedBodySize int64   `json:"encodedBodySize"`
-	StartTime       float64 `json:"startTime"`
-	ResponseEnd     float64 `json:"responseEnd"`
-	ResponseStatus  int     `json:"responseStatus"`
+	Name                  string  `json:"name"`
+	NextHopProtocol       string  `json:"nextHopProtocol"`
+	TransferSize          int64   `json:"transferSize"`
+	EncodedBodySize       int64   `json:"encodedBodySize"`
+	StartTime             float64 `json:"startTime"`
+	ConnectStart          float64 `json:"connectStart"`
+	ConnectEnd            float64 `json:"connectEnd"`
+	SecureConnectionStart float64 `json:"secureConnectionStart"`
+	RequestStart          float64 `json:"requestStart"`
+	ResponseStart         float64 `json:"responseStart"`
+	ResponseEnd           float64 `json:"responseEnd"`
+	ResponseStatus        int     `json:"responseStatus"`
 }
 
 // paintTiming is one PerformancePaintTiming entry (W3C Paint Timing).
@@ -50,6 +57,9 @@ type pageTimings struct {
 	Nav       *navTiming    `json:"nav"`
 	Resources []resTiming   `json:"resources"`
 	Paint     []paintTiming `json:"paint"`
+	// TimeOrigin is performance.timeOrigin: the navigation's time origin in ms since the Unix
+	// epoch (W3C High Resolution Time), to place screencast frames on the page's timeline.
+	TimeOrigin float64 `json:"timeOrigin"`
 }
 
 // fcpGrace is how long collectJS waits after the load for a first-contentful-paint entry that
@@ -67,9 +77,12 @@ func collectJS(wait bool) string {
       nav: n ? n.toJSON() : null,
       resources: performance.getEntriesByType('resource').map(r => ({name: r.name,
         nextHopProtocol: r.nextHopProtocol, transferSize: r.transferSize,
-        encodedBodySize: r.encodedBodySize, startTime: r.startTime, responseEnd: r.responseEnd,
+        encodedBodySize: r.encodedBodySize, startTime: r.startTime, connectStart: r.connectStart,
+        connectEnd: r.connectEnd, secureConnectionStart: r.secureConnectionStart,
+        requestStart: r.requestStart, responseStart: r.responseStart, responseEnd: r.responseEnd,
         responseStatus: r.responseStatus || 0})),
       paint: performance.getEntriesByType('paint').map(p => ({name: p.name, startTime: p.startTime})),
+      timeOrigin: performance.timeOrigin,
     };
   };
   const fcp = () => performance.getEntriesByName('first-contentful-paint').length > 0;
@@ -101,6 +114,14 @@ func fill(rec *result.Record, tm *pageTimings) {
 		if n.SecureConnectionStart > 0 {
 			rec.TLSMs = n.ConnectEnd - n.SecureConnectionStart
 		}
+		rec.Document = &result.Resource{URL: n.Name, Protocol: protocol.Observed(n.NextHopProtocol),
+			TransferSize: n.TransferSize, EncodedBodySize: n.EncodedBodySize, Status: n.ResponseStatus,
+			StartMs: 0, EndMs: n.ResponseEnd - n.StartTime,
+			ConnectStartMs: n.ConnectStart - n.StartTime, ConnectEndMs: n.ConnectEnd - n.StartTime,
+			RequestStartMs: n.RequestStart - n.StartTime, ResponseStartMs: n.ResponseStart - n.StartTime}
+		if n.SecureConnectionStart > 0 {
+			rec.Document.TLSStartMs = n.SecureConnectionStart - n.StartTime
+		}
 	}
 	for _, p := range tm.Paint {
 		if p.Name == "first-contentful-paint" {
@@ -113,6 +134,8 @@ func fill(rec *result.Record, tm *pageTimings) {
 			URL: r.Name, Protocol: protocol.Observed(r.NextHopProtocol),
 			TransferSize: r.TransferSize, EncodedBodySize: r.EncodedBodySize,
 			StartMs: r.StartTime, EndMs: r.ResponseEnd, Status: r.ResponseStatus,
+			ConnectStartMs: r.ConnectStart, ConnectEndMs: r.ConnectEnd, TLSStartMs: r.SecureConnectionStart,
+			RequestStartMs: r.RequestStart, ResponseStartMs: r.ResponseStart,
 		})
 	}
 }

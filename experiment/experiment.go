@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
@@ -94,6 +95,12 @@ type Config struct {
 	Observer func(Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// Artifacts chooses the per-load evidence files to write and keep (none by default); see
+	// package artifacts.
+	Artifacts artifacts.Config
+	// Visual measures visual metrics (SpeedIndex, visual completeness, filmstrip) of every load
+	// from a DevTools screencast (browser.Target.Visual).
+	Visual bool
 	// Done lists the indexes (in Schedule(c)) of loads already made, which Run skips: the loads
 	// of an earlier, interrupted run of the same Config being resumed (see ResumeFrom).
 	Done map[int]bool

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
@@ -91,7 +92,7 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 		return Summary{}, err
 	}
 	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{},
-		settings: c.Settings()}
+		settings: c.Settings(), keeper: artifacts.NewKeeper(c.Artifacts.For)}
 	if r.c.Launch == nil {
 		r.c.Launch = browser.Launch
 	}
@@ -149,6 +150,8 @@ type runner struct {
 	sum   Summary
 	done  int
 	plts  map[Arm][]float64 // valid measured PLTs per arm, for the running medians
+	// keeper decides which loads keep their artifacts (Config.Artifacts.For).
+	keeper *artifacts.Keeper
 	// settings go into every record.
 	settings *result.Settings
 	// writeErr is the first error writing the output: it stops every link.
@@ -195,6 +198,7 @@ type linkSetup struct {
 	link     shaping.Link
 	servers  []*server.Server
 	browsers map[[2]int]*browser.Browser // key: page index, protocol index
+	ev       *evidence                   // per-load artifacts; nil when none are wanted
 	cross    *flows.Cross                // cross traffic (Config.Cross), nil without
 }
 
@@ -227,11 +231,14 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 	if err != nil {
 		return fmt.Errorf("open link: %w", err)
 	}
+	if ls.ev, err = newEvidence(r.c, r.keeper); err != nil {
+		return err
+	}
 	if err := r.checkLink(ctx, li, ls.link); err != nil {
 		return err
 	}
 	for _, p := range r.pages {
-		srv, err := r.startServer(ctx, p, ls.link.HostAddr())
+		srv, err := r.startServer(ctx, p, ls.link.HostAddr(), ls.ev.serverOptions()...)
 		if err != nil {
 			return err
 		}
@@ -249,7 +256,7 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec, err := r.load(ctx, ls, j)
+		rec, err := r.load(ctx, ls, i, j)
 		if ctx.Err() != nil {
 			return ctx.Err() // the load was cut short by the interrupt: not a measurement
 		}
@@ -373,12 +380,12 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	return nil
 }
 
-func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr) (*server.Server, error) {
+func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr, extra ...server.Option) (*server.Server, error) {
 	addr := net.JoinHostPort(host.String(), "0")
-	srv, err := server.New(p.dir,
+	srv, err := server.New(p.dir, append([]server.Option{
 		server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
 		server.WithTCPCC(r.c.TCPCC), server.WithTLSVersion(r.c.TLS), server.With0RTT(true),
-		server.WithLogger(r.c.Logger))
+		server.WithLogger(r.c.Logger)}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("server for page %q: %w", p.input, err)
 	}
@@ -419,11 +426,11 @@ func (r *runner) browserFor(ctx context.Context, ls *linkSetup, pi int, proto st
 	if err != nil {
 		return nil, fmt.Errorf("server address for %s: %w", proto, err)
 	}
-	b, err := r.c.Launch(ctx, browser.WithPort(port),
+	b, err := r.c.Launch(ctx, append([]browser.Option{browser.WithPort(port),
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
 		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithLogger(r.c.Logger),
-		browser.WithTempDir(r.c.TempDir))
+		browser.WithTempDir(r.c.TempDir)}, ls.ev.browserOptions(r.c.Version)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("launch browser for %s: %w", proto, err)
 	}
@@ -440,8 +447,9 @@ func portOf(addr string) (int, error) {
 	return int(ap.Port()), nil
 }
 
-// load makes one load of job j and returns its record with the run's full context.
-func (r *runner) load(ctx context.Context, ls *linkSetup, j Job) (*result.Record, error) {
+// load makes one load of job j (index i of the schedule, its run number) and returns its record
+// with the run's full context.
+func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result.Record, error) {
 	p, srv := r.pages[j.Page], ls.servers[j.Page]
 	b, err := r.browserFor(ctx, ls, j.Page, j.Arm.Protocol)
 	if err != nil {
@@ -453,18 +461,26 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, j Job) (*result.Record
 	}
 	ls.link.TakeCounters() // start this load's counters from zero
 	t := browser.Target{URL: info.URL(j.Arm.Protocol), Protocol: j.Arm.Protocol, Manifest: p.manifest,
-		Mode: j.Arm.Mode, Timeout: r.c.Timeout,
+		Mode: j.Arm.Mode, Timeout: r.c.Timeout, Visual: r.c.Visual,
 		CloseConnections: func() error {
 			err := srv.CloseConnections()
 			ls.link.TakeCounters() // the priming load's packets are not this load's
 			return err
 		}}
+	if err := ls.ev.begin(r.c.Name, i, ls.link, &t); err != nil {
+		return nil, err
+	}
 	since := time.Now()
 	rec, err := b.Load(ctx, t)
+	counters := ls.link.TakeCounters()
+	cell := fmt.Sprintf("%d/%d/%s", j.Page, j.Link, j.Arm)
+	if eerr := ls.ev.end(ls.link, srv, rec, cell, b.NetLogPath()); eerr != nil {
+		r.c.Logger.Warn("artifacts", "run", i, "err", eerr)
+	}
 	if err != nil {
 		return nil, err
 	}
-	rec.Emulator = ls.link.TakeCounters()
+	rec.Emulator = counters
 	rec.Experiment, rec.Warmup, rec.Env, rec.Settings = r.c.Name, j.Warmup, r.env, r.settings
 	rec.Scheduled = len(r.jobs)
 	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}

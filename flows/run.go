@@ -58,11 +58,12 @@ func (c Config) withDefaults() Config {
 }
 
 // NewServer starts a page-less pltlab server for flows on l's host address (h1, h2 and h3 on
-// free ports; TCP listeners at DefaultTCPCC, each flow setting its own). It stops when ctx ends.
-func NewServer(ctx context.Context, l shaping.Link, log *slog.Logger) (*server.Server, error) {
+// free ports; TCP listeners at DefaultTCPCC, each flow setting its own), with extra options
+// after those (e.g. server.WithKeyLog, server.WithQlogDir). It stops when ctx ends.
+func NewServer(ctx context.Context, l shaping.Link, log *slog.Logger, extra ...server.Option) (*server.Server, error) {
 	addr := net.JoinHostPort(l.HostAddr().String(), "0")
-	srv, err := server.New("", server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
-		server.WithTCPCC(DefaultTCPCC), server.WithLogger(log))
+	srv, err := server.New("", append([]server.Option{server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
+		server.WithTCPCC(DefaultTCPCC), server.WithLogger(log)}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("flows server: %w", err)
 	}

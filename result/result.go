@@ -67,6 +67,14 @@ type Record struct {
 	ObservedProtocol string `json:"observed_protocol"`
 	// Resources has one entry per subresource the browser fetched (Resource Timing).
 	Resources []Resource `json:"resources"`
+	// Document is the page's own fetch (the navigation, W3C Navigation Timing) in the shape of a
+	// Resource: StartMs 0, EndMs = responseEnd; nil when unknown or in older records.
+	Document *Resource `json:"document,omitempty"`
+	// Visual holds the visual metrics of the load (opt-in: run --visual); nil when not measured.
+	Visual *Visual `json:"visual,omitempty"`
+	// Artifacts lists the load's evidence files (HAR, NetLog and its load index, qlogs, pcapng)
+	// as slash-separated paths relative to the --artifacts directory; empty when none were kept.
+	Artifacts []string `json:"artifacts,omitempty"`
 	// Page describes the page that was loaded.
 	Page Page `json:"page"`
 	// Link describes the emulated link the load went through.
@@ -141,6 +149,20 @@ type Resource struct {
 	EndMs float64 `json:"end_ms"`
 	// Status is the HTTP response status (responseStatus), 0 when the browser did not report it.
 	Status int `json:"status,omitempty"`
+	// ConnectStartMs, ConnectEndMs, TLSStartMs, RequestStartMs and ResponseStartMs are the
+	// fetch's Resource Timing phase boundaries (connectStart, connectEnd, secureConnectionStart,
+	// requestStart, responseStart; W3C Resource Timing Level 2), in ms from the navigation start.
+	// On a reused connection connectStart = connectEnd (no connect phase); TLSStartMs is 0 when
+	// no TLS handshake was made for this fetch. All 0 in records made before they existed.
+	ConnectStartMs  float64 `json:"connect_start_ms,omitempty"`
+	ConnectEndMs    float64 `json:"connect_end_ms,omitempty"`
+	TLSStartMs      float64 `json:"tls_start_ms,omitempty"`
+	RequestStartMs  float64 `json:"request_start_ms,omitempty"`
+	ResponseStartMs float64 `json:"response_start_ms,omitempty"`
+	// ConnectionID is Chromium's ID of the connection the fetch used (DevTools
+	// Network.Response.connectionId, as a decimal string): the same ID is the same TCP connection
+	// (h1, h2) or QUIC connection (h3). "" when unknown.
+	ConnectionID string `json:"connection_id,omitempty"`
 }
 
 // Page describes the loaded page.
@@ -351,3 +373,42 @@ type Settings struct {
 
 // IsLoad reports whether r is a page-load record (not a link check or another kind).
 func (r *Record) IsLoad() bool { return r.Kind == "" || r.Kind == KindLoad }
+
+// Visual holds a load's visual metrics, computed from DevTools screencast frames as WebPageTest
+// and browsertime do (visualmetrics.py): each frame's visual completeness is the share of the
+// final frame's colour-histogram change (R, G and B, 256 bins each, white pixels left out) that
+// it has matched, in whole percent. Times are ms from the navigation start.
+type Visual struct {
+	// SpeedIndexMs is the area above the visual completeness curve: the sum over frames of
+	// (1 - completeness) x the time until the next frame, from 0 to VisuallyCompleteMs, in ms.
+	SpeedIndexMs float64 `json:"speed_index_ms"`
+	// FirstVisualChangeMs is the time of the first frame with completeness above 0.
+	FirstVisualChangeMs float64 `json:"first_visual_change_ms"`
+	// VisuallyCompleteMs is the time of the first frame with completeness 100.
+	VisuallyCompleteMs float64 `json:"visually_complete_ms"`
+	// LastVisualChangeMs is the time of the last frame that differs from the one before it.
+	LastVisualChangeMs float64 `json:"last_visual_change_ms"`
+	// Frames is the number of screencast frames received during the load.
+	Frames int `json:"frames"`
+	// Progress is visual completeness over time: one point per change, ascending.
+	Progress []VisualPoint `json:"progress"`
+	// Filmstrip holds small JPEG thumbnails of frames where completeness changed: at most
+	// MaxFilmstrip, spread evenly over the load with the first and the last change kept.
+	Filmstrip []Thumb `json:"filmstrip,omitempty"`
+}
+
+// VisualPoint is the visual completeness (0-100 %) reached at Ms.
+type VisualPoint struct {
+	Ms  float64 `json:"ms"`
+	Pct int     `json:"pct"`
+}
+
+// Thumb is one filmstrip frame: its time in ms, completeness in % and a JPEG (base64 in JSON).
+type Thumb struct {
+	Ms   float64 `json:"ms"`
+	Pct  int     `json:"pct"`
+	JPEG []byte  `json:"jpeg"`
+}
+
+// MaxFilmstrip bounds Visual.Filmstrip (each thumbnail is 160 px wide, a few KB).
+const MaxFilmstrip = 12

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"regexp"
@@ -53,6 +54,8 @@ type config struct {
 	tlsVersion  string
 	zeroRTT     bool
 	logger      *slog.Logger
+	keyLog      io.Writer
+	qlogDir     func() string
 }
 
 func defaultConfig() config {
@@ -105,6 +108,16 @@ func WithTLSVersion(v string) Option { return func(c *config) { c.tlsVersion = v
 // With0RTT makes the QUIC listener accept 0-RTT data on resumed connections (quic-go Allow0RTT;
 // default false). TLS session resumption is always on, for TCP and QUIC.
 func With0RTT(on bool) Option { return func(c *config) { c.zeroRTT = on } }
+
+// WithKeyLog makes every TLS handshake, over TCP and QUIC, write its secrets to w in the NSS key
+// log format (SSLKEYLOGFILE; crypto/tls Config.KeyLogWriter), for decrypting captures. w must be
+// safe for concurrent use. Default: no key log. Anyone holding the log can decrypt the traffic.
+func WithKeyLog(w io.Writer) Option { return func(c *config) { c.keyLog = w } }
+
+// WithQlogDir makes every QUIC connection write a qlog (JSON-SEQ, quic-go's qlog tracer,
+// draft-ietf-quic-qlog-quic-events) to the directory dir() returns when the connection starts,
+// as QlogFileName(odcid); "" at that moment means no qlog for that connection. Default: none.
+func WithQlogDir(dir func() string) Option { return func(c *config) { c.qlogDir = dir } }
 
 // WithLogger sets where the server logs (default slog.Default()); nil discards the logs.
 func WithLogger(l *slog.Logger) Option {

@@ -83,6 +83,7 @@ func (s *Server) quicConfig() *quic.Config {
 		MaxIdleTimeout:     IdleTimeout,
 		MaxIncomingStreams: MaxConcurrentStreams,
 		Allow0RTT:          s.cfg.zeroRTT,
+		Tracer:             s.qlogTracer,
 	}
 }
 

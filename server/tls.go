@@ -107,6 +107,7 @@ func (s *Server) baseTLSConfig() *tls.Config {
 	return &tls.Config{
 		Certificates: []tls.Certificate{s.cert.pair},
 		MinVersion:   tls.VersionTLS12,
+		KeyLogWriter: s.cfg.keyLog,
 	}
 }
 

@@ -35,6 +35,9 @@ type EmuLink struct {
 	started      bool
 	nsLink       *netlink.Handle // netlink in the client namespace (device counters)
 	drops        [2]uint64       // device drops already reported (down, up)
+	tap          atomic.Pointer[Tap]
+	capMu        sync.Mutex
+	cap          *capture
 }
 
 var _ Link = (*EmuLink)(nil)
@@ -109,6 +112,7 @@ func (l *EmuLink) setup(o options) error {
 	if l.up, err = newForwarder(up, l.clientFd, l.hostFd, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
 		return fmt.Errorf("forwarder: %w", err)
 	}
+	l.setTaps()
 	return nil
 }
 
@@ -177,6 +181,9 @@ func (l *EmuLink) Close() error {
 			}
 		}
 		l.wg.Wait()
+		if l.cap != nil {
+			l.StopCapture(nil) // a capture left running: complete its file
+		}
 		var errs []error
 		for _, f := range []*forwarder{l.down, l.up} {
 			if f != nil {

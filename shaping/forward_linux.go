@@ -46,7 +46,9 @@ type forwarder struct {
 	tid  atomic.Int32
 	rt   bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
 
-	tap atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
+	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
+	capTap *atomic.Pointer[Tap]                           // pcapng capture hook (nil or unset: none); see tap_linux.go
+	dir    TapDir
 }
 
 func newForwarder(cfg emu.Config, src, dst, mtu int, base time.Time, stop *atomic.Bool, rt bool) (*forwarder, error) {
@@ -129,6 +131,7 @@ func (f *forwarder) release() {
 		if _, err := unix.Write(f.dst, pkt); err != nil {
 			f.pipe.DropOther()
 		}
+		f.tapped(now, pkt, TapExit)
 		f.pipe.Recycle(pkt)
 	}
 }
@@ -148,10 +151,12 @@ func (f *forwarder) read() {
 			}
 			continue
 		}
-		v := f.pipe.Offer(f.now(), buf[:n])
+		at := f.now()
+		v := f.pipe.Offer(at, buf[:n])
 		if tap := f.tap.Load(); tap != nil { // a dropped buffer is recycled but not yet reused
 			(*tap)(buf[:n], v != emu.Queued)
 		}
+		f.tapped(at, buf[:n], tapEvent(v))
 	}
 }
 

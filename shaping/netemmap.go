@@ -17,6 +17,10 @@ var ErrNetemCannot = errors.New("shaper=netem cannot emulate it: accepted shaper
 // variation redrawn per interval, trace-driven rates, queue disciplines other than droptail,
 // ECN marking, outages, and reordering on a link with a base delay (netem's "reorder P%"
 // sends P% of the packets undelayed instead of holding some back).
+// clientDev is the name of a link's client-side device, inside the link's namespace (the same
+// name in every namespace).
+const clientDev = "pltlab0"
+
 func netemSupported(s Spec) error {
 	for _, d := range []struct {
 		name string

@@ -28,10 +28,9 @@ const (
 	nsPrefix   = "pltlab-"
 	devPrefix  = "pltlab"
 	netnsDir   = "/var/run/netns"
-	clientDev  = "pltlab0" // the client-side device, inside the namespace
-	capNetAdm  = 12        // CAP_NET_ADMIN bit in CapEff
-	capSysAdm  = 21        // CAP_SYS_ADMIN bit in CapEff (mount, setns)
-	addrBlocks = 1 << 20   // /30 blocks in 100.64.0.0/10
+	capNetAdm  = 12      // CAP_NET_ADMIN bit in CapEff
+	capSysAdm  = 21      // CAP_SYS_ADMIN bit in CapEff (mount, setns)
+	addrBlocks = 1 << 20 // /30 blocks in 100.64.0.0/10
 )
 
 var linkSeq atomic.Uint32

@@ -25,6 +25,9 @@ type RunOptions struct {
 	// Resume holds the records of an interrupted run of the same plan (the output file's):
 	// every part continues its schedule from them (experiment.ResumeFrom).
 	Resume []*result.Record
+	// Configure, when set, is applied to every part's experiment last (the CLI sets its
+	// per-load evidence options there: artifacts, visual metrics).
+	Configure func(*experiment.Config)
 	// Observer sees every record with Done and Total counted over the whole plan.
 	Observer func(experiment.Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
@@ -47,6 +50,9 @@ func (p Plan) Configs(o RunOptions) []experiment.Config {
 		c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
 		c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
 		c.AdvisoryCheck = advisoryLinks(c.Links)
+		if o.Configure != nil {
+			o.Configure(&c)
+		}
 		out[i] = c
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"slices"
@@ -34,6 +35,7 @@ type flowsFlags struct {
 	out      string
 	name     string
 	force    bool
+	art      artifactFlags
 }
 
 // flowsPause is the quiet time between runs, so the next run starts on an empty queue.
@@ -56,7 +58,12 @@ flow's start + max(2 s, 10 RTTs) to its end), the loss ratio (the link's drops o
 packets), and per run the link utilization, the queueing delay over time, Jain's fairness index
 and the time to converge to a fair share. It writes one JSON line ("kind":"flow") per flow and
 run and prints a table (medians with 95% CIs across --runs). 'pltlab report' reads the lines and
-draws the goodput over time with --plot. Links other than "none" need root.`,
+draws the goodput over time with --plot. Links other than "none" need root.
+
+With --artifacts DIR, each run (repetition of a mix) keeps DIR/EXPERIMENT/run-NNNN with
+link.pcapng (both directions of the link, TLS secrets embedded; ~1.2 MB per second of a
+10 Mbit/s link) and h3-server-ODCID.sqlog per QUIC connection; the run's flow records list them
+in "artifacts". --artifacts-for invalid keeps only runs with an invalid flow.`,
 		Example: `  sudo ./bin/pltlab flows --link carlucci2015 --flow h3 --flow h1:cubic --duration 20s --out /tmp/flows.jsonl --force
   sudo ./bin/pltlab flows --link rate=10mbit,rtt=50ms --flow h1:cubic --flow h1:cubic --start 0s,5s --duration 20s --runs 3 --out - > /tmp/fair.jsonl
   sudo ./bin/pltlab flows --link carlucci2015 --mix h3,h1:cubic --mix h1:cubic,h1:cubic --duration 10s --runs 2 --out /tmp/mixes.jsonl --force
@@ -87,6 +94,7 @@ draws the goodput over time with --plot. Links other than "none" need root.`,
 	fl.StringVar(&f.out, "out", "-", "JSON Lines output file, - for stdout (the table then goes to stderr)")
 	fl.StringVar(&f.name, "name", "", "experiment name in every record (default flows-<UTC time>)")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
+	f.art.addArtifacts(fl, "pcap,qlog")
 	return cmd
 }
 
@@ -216,7 +224,11 @@ func runFlows(cmd *cobra.Command, f flowsFlags, mixes [][]flows.Spec, sink io.Wr
 		return explainSetupError(fmt.Errorf("open link: %w", err))
 	}
 	defer l.Close()
-	srv, err := flows.NewServer(ctx, l, nil)
+	ev, err := newFlowEvidence(f.art)
+	if err != nil {
+		return err
+	}
+	srv, err := flows.NewServer(ctx, l, nil, ev.serverOptions()...)
 	if err != nil {
 		return err
 	}
@@ -235,8 +247,14 @@ func runFlows(cmd *cobra.Command, f flowsFlags, mixes [][]flows.Spec, sink io.Wr
 	var all []*result.Record
 	jobs := flows.Schedule(len(mixes), f.runs, f.seed)
 	for i, j := range jobs {
+		if err := ev.begin(l, name, i); err != nil {
+			return err
+		}
 		recs, err := flows.Run(ctx, l, srv, flows.Config{Flows: mixes[j.Mix], Duration: f.duration, Bin: f.bin,
 			Seed: f.seed, Run: j.Run, Experiment: name, Env: env})
+		if eerr := ev.end(l, srv, recs); eerr != nil {
+			slog.Warn("artifacts", "run", i, "err", eerr)
+		}
 		if err != nil {
 			return runFlowsError(ctx, err)
 		}

@@ -6,12 +6,15 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
@@ -25,6 +28,7 @@ type loadFlags struct {
 	chrome   string
 	timeout  time.Duration
 	mode     string
+	art      artifactFlags
 }
 
 // loadPlan is a checked 'pltlab load' command line.
@@ -50,10 +54,14 @@ The browser reaches the server through --host-resolver-rules: a URL with a
 hostname is mapped to 127.0.0.1 unless --resolve HOST:IP says otherwise; a URL
 with a bare IP is loaded as https://plt.test:PORT/... mapped to that IP (TLS
 needs a hostname). Without --spki the certificate's pin is taken from the
-server at first contact (trust on first use), and stderr says so.`,
+server at first contact (trust on first use), and stderr says so.
+
+With --artifacts DIR, the load's HAR and the browser's NetLog go to DIR/load-TIME/ (qlog and
+pcap need the server and link in this process: use 'pltlab run').`,
 		Example: `  ./bin/pltlab serve --spec 10x30KB --addr 127.0.0.1:8443 &
   ./bin/pltlab load https://plt.test:8443/index.html --protocol h2
-  ./bin/pltlab load https://127.0.0.1:8443/index.html --protocol h3 --timeout 30s`,
+  ./bin/pltlab load https://127.0.0.1:8443/index.html --protocol h3 --timeout 30s
+  ./bin/pltlab load https://plt.test:8443/index.html --protocol h2 --artifacts /tmp/a`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("load takes one URL, got %d arguments: accepted pltlab load https://plt.test:PORT/index.html --protocol h1|h2|h3", len(args))
@@ -69,12 +77,17 @@ server at first contact (trust on first use), and stderr says so.`,
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium executable (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.DurationVar(&f.timeout, "timeout", f.timeout, "deadline of the load; a load that hits it is recorded as timed out")
 	fl.StringVar(&f.mode, "mode", f.mode, "cold (fresh browser context); warm needs the server in-process: use 'pltlab run --mode warm'")
+	f.art.add(fl, "har,netlog")
 	return cmd
 }
 
 // runLoad checks the command line, launches Chromium, loads the page and prints the record.
 func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	plan, err := planLoad(rawURL, f)
+	if err != nil {
+		return err
+	}
+	ac, err := f.art.config(artifacts.HAR, artifacts.NetLog)
 	if err != nil {
 		return err
 	}
@@ -93,19 +106,44 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	if err := checkListener(ctx, plan.host, plan.ip, plan.port, protocol.MustLookup(f.protocol), []int{plan.port + 1, plan.port - 1}); err != nil {
 		return err
 	}
-	b, err := browser.Launch(ctx, browser.WithChrome(f.chrome), browser.WithProtocol(f.protocol),
+	opts := []browser.Option{browser.WithChrome(f.chrome), browser.WithProtocol(f.protocol),
 		browser.WithSPKI(pin), browser.WithResolve(plan.host, plan.ip), browser.WithPort(plan.port),
-		browser.WithLogger(slog.Default()))
+		browser.WithLogger(slog.Default()), browser.WithCreator(pltlabVersion())}
+	target := browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m, Mode: result.Cold, Timeout: f.timeout,
+		Visual: f.art.visual}
+	experimentName := "load-" + time.Now().UTC().Format("20060102T150405Z")
+	loadDir := ac.LoadDir(experimentName, 0)
+	if ac.Enabled() {
+		if err := os.MkdirAll(loadDir, 0o755); err != nil {
+			return fmt.Errorf("artifacts: %w", err)
+		}
+		target.Label = "run-0000"
+		if ac.Has(artifacts.HAR) {
+			target.HARPath = filepath.Join(loadDir, artifacts.LoadFileHAR)
+		}
+		if ac.Has(artifacts.NetLog) {
+			opts = append(opts, browser.WithNetLog(ac.ExperimentDir(experimentName), browser.NetLogDefault))
+		}
+	}
+	b, err := browser.Launch(ctx, opts...)
 	if err != nil {
 		return err
 	}
-	rec, err := b.Load(ctx, browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m,
-		Mode: result.Cold, Timeout: f.timeout})
+	rec, err := b.Load(ctx, target)
+	netlog := b.NetLogPath()
 	if cerr := b.Close(); err == nil && cerr != nil {
 		slog.Warn("close chromium", "err", cerr)
 	}
 	if err != nil {
 		return err
+	}
+	if ac.Enabled() {
+		rec.Experiment = experimentName
+		files, lerr := ac.List(loadDir)
+		if lerr != nil {
+			return lerr
+		}
+		rec.Artifacts = append(files, ac.Rel(netlog, netlog+".loads.jsonl")...)
 	}
 	if err := result.NewWriter(cmd.OutOrStdout()).Write(rec); err != nil {
 		return err

@@ -30,8 +30,11 @@ type reproduceFlags struct {
 	force     bool
 	noCheck   bool
 	resume    bool
+	art       artifactFlags
 	list      bool
 	calibrate bool
+	// configure sets the per-load evidence options (artifacts, visual) on every part.
+	configure func(*experiment.Config)
 }
 
 func newReproduceCmd() *cobra.Command {
@@ -59,13 +62,15 @@ muthuraj2024: the 2024 Emulab replication (TCP CUBIC and BBR vs QUIC).
 Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/findings.json, figures, and each
 part's full analysis in DIR/PART/ (default DIR: results/STUDY). Needs root (or runs itself in
 user namespaces). An interrupted reproduction is continued with --resume (same --scale, --runs
-and --seed): the loads in DIR/results.jsonl are kept and every part's schedule goes on.`,
+and --seed): the loads in DIR/results.jsonl are kept and every part's schedule goes on;
+the reports of an unfinished one say PARTIAL.` + artifactsHelp,
 		Example: `  ./bin/pltlab reproduce --list
   sudo ./bin/pltlab reproduce carlucci2015
   sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/carlucci-smoke --force
   sudo ./bin/pltlab reproduce carlucci2015 --calibrate --out /tmp/carlucci-calibrate
   sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick
-  sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick --resume`,
+  sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick --resume
+  sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.list {
@@ -87,11 +92,16 @@ and --seed): the loads in DIR/results.jsonl are kept and every part's schedule g
 			if f.resume && f.force {
 				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
 			}
+			ac, err := f.art.config()
+			if err != nil {
+				return err
+			}
 			if !f.resume {
 				if err := prepareOutDir(f.out, f.force); err != nil {
 					return err
 				}
 			}
+			f.configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
 			if _, err := browser.FindChromium(f.chrome); err != nil {
 				return usagef("%v", err)
 			}
@@ -110,6 +120,7 @@ and --seed): the loads in DIR/results.jsonl are kept and every part's schedule g
 	fl.BoolVar(&f.force, "force", false, "overwrite the files of an earlier reproduction in --out")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the links' self-check before measuring (for a machine too busy to pass it: the link is then unchecked)")
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted reproduction in --out (same --scale, --runs and --seed)")
+	f.art.add(fl, "all")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
 }
@@ -205,7 +216,7 @@ func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repro
 // the closing line on stderr. An interrupt keeps every written record and exits with code 130.
 func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out string, stderr io.Writer) error {
 	mode := outReplace
-	o := studies.RunOptions{Runs: f.runs, Seed: f.seed, Chrome: f.chrome, Version: pltlabVersion(), SkipLinkCheck: f.noCheck}
+	o := studies.RunOptions{Runs: f.runs, Seed: f.seed, Chrome: f.chrome, Version: pltlabVersion(), SkipLinkCheck: f.noCheck, Configure: f.configure}
 	if f.resume {
 		mode = outAppend
 		old, _, err := analysis.ReadFiles([]string{out}, nil, nil)

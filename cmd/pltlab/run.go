@@ -32,6 +32,7 @@ type runFlags struct {
 	tcpCC, tls       string
 	chrome           string
 	noCheck, force   bool
+	art              artifactFlags
 	cross            string
 	resume           bool
 }
@@ -46,11 +47,13 @@ func newRunCmdWith(f *runFlags) *cobra.Command {
 		Long: `run loads every page over every link with every protocol (and mode), --runs times per
 cell, in a seeded interleaved order, with real Chromium behind the emulated link. Every load is
 verified (protocol used, bytes received) and written as one JSON line; a summary table follows.
-Links other than "none" need root (network namespaces and TUN devices).`,
+Links other than "none" need root (network namespaces and TUN devices).` + artifactsHelp,
 		Example: `  sudo ./bin/pltlab run --page 10x30KB --link carlucci2015 --runs 5 --out /tmp/r.jsonl
   sudo ./bin/pltlab run --page 10x30KB --link carlucci2015 --runs 5 --out /tmp/r.jsonl --resume
   sudo ./bin/pltlab run --page 10x30KB --page 1x1MB --link rate=10mbit,rtt=20ms --link 3g --protocols h2,h3 --runs 3 --out /tmp/m.jsonl
   ./bin/pltlab run --page 5x10KB --link none --runs 2 --out -
+  sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --runs 2 --artifacts /tmp/a --out /tmp/a.jsonl
+
   sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --protocols h2 --cross h1:cubic --runs 3 --out /tmp/cross.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,6 +82,7 @@ Links other than "none" need root (network namespaces and TUN devices).`,
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the link self-check before measuring")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
+	f.art.add(fl, "all")
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted run whose records are in --out (same flags): loads already made are not redone")
 	fl.StringVar(&f.cross, "cross", "", "cross traffic: a bulk flow PROTO[:CC] (e.g. h1:cubic) kept running through the link during the loads")
 	return cmd
@@ -126,6 +130,11 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		c.Name = f.name
 	}
 	c.Chrome, c.SkipLinkCheck = f.chrome, f.noCheck
+	art, err := f.art.config()
+	if err != nil {
+		return c, err
+	}
+	c.Artifacts, c.Visual = art, f.art.visual
 	if f.cross != "" {
 		c.Cross = f.cross
 		raiseProcsForLink() // the cross flow's server and client run next to the links

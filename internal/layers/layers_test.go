@@ -21,6 +21,8 @@ var allowed = map[string][]string{
 	"protocol":                         nil,
 	"shaping/emu":                      nil,
 	"shaping/netem":                    nil,
+	"shaping/pcapng":                   nil,
+	"artifacts":                        nil,
 	"internal/layers":                  nil,
 	"pages":                            {"result", "protocol"},
 	"analysis":                         {"result", "protocol", "analysis/internal/synth"},
@@ -28,12 +30,12 @@ var allowed = map[string][]string{
 	"analysis/internal/synth/gensynth": {"analysis/internal/synth", "result"},
 	"browser":                          {"pages", "result", "protocol"},
 	"server":                           {"pages", "result", "protocol"},
-	"shaping":                          {"result", "protocol", "shaping/emu", "shaping/netem"},
+	"shaping":                          {"result", "protocol", "shaping/emu", "shaping/netem", "shaping/pcapng"},
 	"flows":                            {"server", "shaping", "shaping/emu", "pages", "result", "protocol"},
-	"experiment":                       {"browser", "flows", "server", "shaping", "pages", "result", "protocol"},
+	"experiment":                       {"artifacts", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
 	"studies":                          {"experiment", "analysis", "flows", "shaping", "pages", "result", "protocol"},
 	"cluster":                          {"experiment", "result", "protocol"},
-	"cmd/pltlab":                       {"studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
+	"cmd/pltlab":                       {"artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
 }
 
 // fenced lists third-party import paths (prefixes) and the only packages of ours that may

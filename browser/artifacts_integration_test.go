@@ -1,0 +1,162 @@
+//go:build linux
+
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"log/slog"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/protocol"
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// TestIntegrationArtifacts loads a page once per protocol with a HAR and a NetLog and checks
+// them: one HAR entry per fetch, on the protocol's httpVersion, with connection IDs and timings
+// consistent with Resource Timing; a NetLog that is complete JSON once the browser closed, with
+// a load index line. With -update it also records the network events the HAR golden test reads.
+func TestIntegrationArtifacts(t *testing.T) {
+	chrome := needChromium(t)
+	dir, m := genPage(t, "8x20KB")
+	ctx := context.Background()
+	srv, err := server.New(dir, server.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := isolatedNet(t)
+	inNetNS(t, ns, func() {
+		if err := srv.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer srv.Close()
+	info := srv.Info()
+	for _, p := range protocol.Table {
+		t.Run(p.Name, func(t *testing.T) {
+			out := t.TempDir()
+			pageURL := info.URL(p.Name)
+			u, _ := url.Parse(pageURL)
+			port, _ := strconv.Atoi(u.Port())
+			b, err := Launch(ctx, WithChrome(chrome), WithNetNS(ns), WithProtocol(p.Name), WithSPKI(info.SPKI),
+				WithResolve(info.Host, "127.0.0.1"), WithPort(port), WithNetLog(out, ""), WithCreator("test"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			target := Target{URL: pageURL, Manifest: m, Timeout: 20 * time.Second,
+				HARPath: filepath.Join(out, "load.har"), Label: "run-0000"}
+			if *update {
+				target.eventsPath = filepath.Join("testdata", "har", "events-"+p.Name+".jsonl")
+			}
+			rec := mustLoad(t, b, target)
+			checkValid(t, rec, p.Name, m.Objects)
+			netlog := b.NetLogPath()
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h := readHAR(t, target.HARPath)
+			checkHAR(t, h, p, len(m.Objects)+1)
+			checkHARTimings(t, h, rec.Resources)
+			conns := map[string]bool{}
+			for _, r := range rec.Resources {
+				if r.ConnectionID == "" {
+					t.Errorf("resource %s: no connection id", r.URL)
+				}
+				conns[r.ConnectionID] = true
+			}
+			t.Logf("%s: %d entries on %d connections; PLT %.0f ms", p.Name, len(h.Log.Entries), len(conns), rec.PLTMs)
+			checkNetLog(t, netlog)
+			if p.Version == protocol.HTTP1 && len(conns) < 2 {
+				t.Errorf("h1 used %d connection(s) for %d objects, want several", len(conns), len(m.Objects))
+			}
+		})
+	}
+}
+
+func readHAR(t *testing.T, path string) *HAR {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h HAR
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatalf("HAR %s: %v", path, err)
+	}
+	return &h
+}
+
+// checkHAR checks the entries' count, protocol, status and connection.
+func checkHAR(t *testing.T, h *HAR, p protocol.Protocol, want int) {
+	t.Helper()
+	if h.Log.Version != "1.2" || len(h.Log.Pages) != 1 {
+		t.Errorf("HAR version %q with %d pages, want 1.2 with 1", h.Log.Version, len(h.Log.Pages))
+	}
+	if len(h.Log.Entries) != want {
+		t.Errorf("HAR has %d entries, want %d", len(h.Log.Entries), want)
+	}
+	for _, e := range h.Log.Entries {
+		if e.Response.HTTPVersion != p.NextHop || e.Response.Status != 200 || e.Connection == "" {
+			t.Errorf("entry %s: httpVersion %q status %d connection %q, want %s 200 and a connection",
+				e.Request.URL, e.Response.HTTPVersion, e.Response.Status, e.Connection, p.NextHop)
+		}
+	}
+}
+
+// checkHARTimings checks that each subresource's HAR time matches its Resource Timing duration
+// (responseEnd - startTime) within 25 ms: both run from the fetch's start to its last byte
+// (measured over 1350 fetches at 3 Mbit/s: median 0.04 ms apart, p95 0.15 ms, max 12.6 ms).
+func checkHARTimings(t *testing.T, h *HAR, res []result.Resource) {
+	t.Helper()
+	byURL := map[string]HAREntry{}
+	for _, e := range h.Log.Entries {
+		byURL[e.Request.URL] = e
+	}
+	for _, r := range res {
+		e, ok := byURL[r.URL]
+		if !ok {
+			t.Errorf("resource %s not in the HAR", r.URL)
+			continue
+		}
+		if d := r.EndMs - r.StartMs; math.Abs(e.Time-d) > 25 {
+			t.Errorf("resource %s: HAR time %.1f ms, Resource Timing %.1f ms", r.URL, e.Time, d)
+		}
+		if e.Connection != r.ConnectionID {
+			t.Errorf("resource %s: HAR connection %s, record %s", r.URL, e.Connection, r.ConnectionID)
+		}
+	}
+}
+
+// checkNetLog checks that the NetLog is complete JSON with events and that its index has a line.
+func checkNetLog(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nl struct {
+		Constants map[string]any    `json:"constants"`
+		Events    []json.RawMessage `json:"events"`
+	}
+	if err := json.Unmarshal(b, &nl); err != nil {
+		t.Fatalf("NetLog %s is not complete JSON: %v", path, err)
+	}
+	if len(nl.Events) == 0 || nl.Constants["timeTickOffset"] == nil {
+		t.Errorf("NetLog %s: %d events, timeTickOffset %v", path, len(nl.Events), nl.Constants["timeTickOffset"])
+	}
+	idx, err := os.ReadFile(path + ".loads.jsonl")
+	if err != nil || strings.Count(string(idx), "\n") != 1 {
+		t.Errorf("NetLog index: %q, %v; want one line", idx, err)
+	}
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pltlab/pltlab/protocol"
+	"github.com/pltlab/pltlab/result"
+)
+
+// TestIntegrationArtifacts runs one load per protocol through an emulated link with every
+// artifact and checks each record's files: a HAR with one entry per fetch, a qlog per QUIC
+// connection (JSON-SEQ), a complete NetLog with a load index, and a pcapng from which tshark
+// alone (no key file: the secrets are in the file) decodes the HTTP/1.1 responses, the HTTP/2
+// HEADERS frames and the HTTP/3 HEADERS frames in QUIC STREAM frames. Then --artifacts-for
+// invalid keeps nothing of valid loads.
+func TestIntegrationArtifacts(t *testing.T) {
+	needRootAndChromium(t)
+	tshark, terr := exec.LookPath("tshark")
+	if terr != nil && os.Getenv("CI") != "" {
+		t.Fatal("CI is set and tshark is missing (make deps)")
+	}
+	dir := t.TempDir()
+	art := filepath.Join(dir, "art")
+	jsonl := filepath.Join(dir, "r.jsonl")
+	code, out, errOut := runCLI(t, "run", "--page", "4x20KB", "--link", "rate=10mbit,rtt=20ms", "--runs", "1",
+		"--warmup", "0", "--no-link-check", "--name", "arts", "--out", jsonl, "--artifacts", art)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	seen := 0
+	for _, r := range readAll(t, jsonl) {
+		if !r.IsLoad() {
+			continue
+		}
+		seen++
+		t.Run(r.Protocol, func(t *testing.T) { checkArtifacts(t, art, r, tshark) })
+	}
+	if seen != len(protocol.Table) {
+		t.Errorf("%d loads, want %d", seen, len(protocol.Table))
+	}
+
+	jsonl2 := filepath.Join(dir, "r2.jsonl")
+	code, out, errOut = runCLI(t, "run", "--page", "4x20KB", "--link", "rate=10mbit,rtt=20ms", "--runs", "1",
+		"--warmup", "0", "--no-link-check", "--protocols", "h2", "--name", "inv", "--out", jsonl2,
+		"--artifacts", art, "--artifacts-for", "invalid")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, r := range readAll(t, jsonl2) {
+		if r.IsLoad() && r.Valid && hasLoadFiles(r.Artifacts) {
+			t.Errorf("valid load kept %v with --artifacts-for invalid", r.Artifacts)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(art, "inv", "run-0000")); !os.IsNotExist(err) {
+		t.Errorf("the valid load's folder is still there: %v", err)
+	}
+}
+
+func hasLoadFiles(files []string) bool {
+	for _, f := range files {
+		if strings.Contains(f, "/run-") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkArtifacts checks the files listed by one record.
+func checkArtifacts(t *testing.T, root string, r *result.Record, tshark string) {
+	p := protocol.MustLookup(r.Protocol)
+	files := map[string]string{}
+	for _, f := range r.Artifacts {
+		path := filepath.Join(root, filepath.FromSlash(f))
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("listed file %s: %v", f, err)
+		}
+		switch {
+		case strings.HasSuffix(f, ".har"):
+			files["har"] = path
+		case strings.HasSuffix(f, ".pcapng"):
+			files["pcap"] = path
+		case strings.HasSuffix(f, ".sqlog"):
+			files["qlog"] = path
+		case strings.HasSuffix(f, ".loads.jsonl"):
+			files["index"] = path
+		case strings.HasSuffix(f, ".json"):
+			files["netlog"] = path
+		}
+	}
+	want := []string{"har", "pcap", "netlog", "index"}
+	if p.Transport == protocol.QUIC {
+		want = append(want, "qlog")
+	}
+	for _, k := range want {
+		if files[k] == "" {
+			t.Errorf("no %s among %v", k, r.Artifacts)
+		}
+	}
+	if b, err := os.ReadFile(files["har"]); err != nil || !json.Valid(b) || !bytes.Contains(b, []byte(`"httpVersion": "`+p.NextHop+`"`)) {
+		t.Errorf("HAR: %v; valid JSON %v, with httpVersion %s", err, json.Valid(b), p.NextHop)
+	}
+	if q := files["qlog"]; q != "" {
+		if b, err := os.ReadFile(q); err != nil || len(b) == 0 || b[0] != 0x1e {
+			t.Errorf("qlog %s: %v, %d bytes, want JSON-SEQ (RS first)", q, err, len(b))
+		}
+	}
+	if tshark == "" {
+		t.Log("tshark not installed: pcapng not decoded")
+		return
+	}
+	filter := map[protocol.Version]string{protocol.HTTP1: "http.response.code == 200 && http.content_length == 20000", protocol.HTTP2: "http2.type == 1",
+		protocol.HTTP3: "http3.frame_type == 1 && quic.stream.stream_id"}[p.Version]
+	// Reassembling out-of-order segments (off by default in tshark 4.0) is needed across a loss.
+	got, err := exec.Command(tshark, "-o", "tcp.reassemble_out_of_order:TRUE", "-r", files["pcap"], "-Y", filter).Output()
+	if n := bytes.Count(got, []byte("\n")); err != nil || n < r.Page.Objects {
+		t.Errorf("tshark -Y %q on %s: %v, %d packets, want >= %d (one per object)", filter, files["pcap"], err, n, r.Page.Objects)
+	} else {
+		t.Logf("%s: tshark decoded %d packets with %s", r.Protocol, n, filter)
+	}
+}
+
+// TestIntegrationFlowsArtifacts runs an h2 and an h3 flow with --artifacts: both records list
+// the run's pcapng and qlog, and tshark decodes HTTP/2 and HTTP/3 HEADERS frames from the
+// pcapng alone.
+func TestIntegrationFlowsArtifacts(t *testing.T) {
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("needs root; skipped with -short")
+	}
+	tshark, _ := exec.LookPath("tshark")
+	dir := t.TempDir()
+	art, jsonl := filepath.Join(dir, "art"), filepath.Join(dir, "f.jsonl")
+	code, out, errOut := runCLI(t, "flows", "--link", "rate=10mbit,rtt=20ms", "--flow", "h3", "--flow", "h2:cubic",
+		"--duration", "2s", "--name", "fl", "--out", jsonl, "--artifacts", art)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	recs := readAll(t, jsonl)
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	var pcap string
+	for _, r := range recs {
+		var kinds []string
+		for _, f := range r.Artifacts {
+			kinds = append(kinds, filepath.Ext(f))
+			if strings.HasSuffix(f, ".pcapng") {
+				pcap = filepath.Join(art, f)
+			}
+		}
+		if strings.Join(kinds, " ") != ".sqlog .pcapng" {
+			t.Errorf("flow %s lists %v, want a qlog and the pcapng", r.Protocol, r.Artifacts)
+		}
+	}
+	if tshark == "" || pcap == "" {
+		return
+	}
+	for _, filter := range []string{"http2.type == 1", "http3.frame_type == 1"} {
+		got, err := exec.Command(tshark, "-r", pcap, "-Y", filter).Output()
+		if err != nil || bytes.Count(got, []byte("\n")) == 0 {
+			t.Errorf("tshark -Y %q: %v, nothing decoded", filter, err)
+		}
+	}
+}
