@@ -98,6 +98,11 @@ func (r *Report) WritePlot(w io.Writer, k PlotKind, format string) error {
 	if err != nil {
 		return err
 	}
+	return writePanels(w, plots, format)
+}
+
+// writePanels draws plots as tiles, two per row, and writes them to w in format "png" or "svg".
+func writePanels(w io.Writer, plots []*plot.Plot, format string) error {
 	cols := min(2, len(plots))
 	rows := (len(plots) + cols - 1) / cols
 	width, height := panelWidth*vg.Length(cols), panelHeight*vg.Length(rows)

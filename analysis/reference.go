@@ -184,3 +184,8 @@ func fmtSec(ms, deadlineMs float64) string {
 	}
 	return fmt.Sprintf("%.2f s", ms/1000)
 }
+
+// ReferenceTable returns the side-by-side table of refs and our figures, header first (the
+// table `pltlab reproduce carlucci2015` prints): protocol | in the paper | paper PLT | our median
+// [95% CI] | paper ratio | our ratio [95% CI] | ideal lower bound | valid/runs, times in seconds.
+func (r *Report) ReferenceTable(refs []Reference) [][]string { return r.referenceTable(refs) }

@@ -104,32 +104,42 @@ func IdealPLT(bytes int64, rateBps int64, rtt time.Duration, roundTrips int) tim
 // TCP congestion control, machine) are taken from what the records say, never typed in; a fact
 // no record carries is said to be unrecorded.
 func CarlucciDifferences(recs []*result.Record) []string {
-	f := recordedFacts(recs)
+	f := RecordedFacts(recs)
 	return []string{
 		"QUIC: 2015 used Google QUIC with its own crypto handshake, whose repeat connections needed no handshake (0-RTT); " +
 			"today's QUIC is IETF QUIC v1 (RFC 9000) with TLS 1.3 (RFC 9001): 1-RTT on a cold connection, 0-RTT only when resuming. " +
 			"Our h3 cold row therefore pays one more round trip than the paper's QUIC; the h3 warm row is the like-for-like one.",
-		"QUIC congestion control (recorded): " + f.quicCC + "; 2015 gQUIC used CUBIC with an initial window of 10 to 32 packets. " +
-			"TCP congestion control (recorded): " + f.tcpCC + ", with the Linux initial window of 10 segments.",
+		"QUIC congestion control (recorded): " + f.QUICCC + "; 2015 gQUIC used CUBIC with an initial window of 10 to 32 packets. " +
+			"TCP congestion control (recorded): " + f.TCPCC + ", with the Linux initial window of 10 segments.",
 		"SPDY/3.1 versus HTTP/2 (RFC 9113): HPACK instead of zlib header compression and a different prioritization; both multiplex on one TCP connection.",
-		"TLS over TCP (recorded): " + f.tls + "; 2015 used TLS 1.2. A full TLS 1.2 handshake takes 2 round trips, but Chromium's TLS False Start (RFC 7918) sends the request after the first, so it delays the first request by one round trip, as TLS 1.3 does.",
-		"Browser (recorded): " + f.browser + " versus Chromium of 2014/2015 (about version 40); both open up to six HTTP/1.1 connections per host, " +
+		"TLS over TCP (recorded): " + f.TLS + "; 2015 used TLS 1.2. A full TLS 1.2 handshake takes 2 round trips, but Chromium's TLS False Start (RFC 7918) sends the request after the first, so it delays the first request by one round trip, as TLS 1.3 does.",
+		"Browser (recorded): " + f.Browser + " versus Chromium of 2014/2015 (about version 40); both open up to six HTTP/1.1 connections per host, " +
 			"but request scheduling, preconnect and image decoding have changed.",
 		"Servers: 2015 used separate production-style servers per protocol; here one Go handler serves all three " +
 			"(Go net/http for HTTP/1.1 and HTTP/2, quic-go http3).",
 		"Link: the paper shaped a 3 Mbit/s, 50 ms RTT bottleneck with a droptail buffer of one BDP; pltlab emulates the same in user space " +
-			"(TUN devices, like Mahimahi) and checks the link before measuring. Machine (recorded): " + f.machine + ".",
+			"(TUN devices, like Mahimahi) and checks the link before measuring. Machine (recorded): " + f.Machine + ".",
 		"Page: the paper does not publish its page's composition; the carlucci2015 preset is 30 JPEG images of 10 KB (300 KB), chosen from the paper's PLTs (see `pltlab pages --list`).",
 		"PLT: here loadEventEnd - startTime of Navigation Timing in the browser; every load is verified (protocol of every resource, bytes of every object).",
 	}
 }
 
-// facts are what the records of a run say about its testbed, each a comma-separated list of the
-// distinct values recorded (or "not recorded").
-type facts struct{ quicCC, tcpCC, tls, browser, machine string }
+// Facts are what the records of a run say about its testbed, each a "; "-separated list of the
+// distinct values recorded (or "not recorded"), for the testbed differences of a reproduction.
+type Facts struct {
+	// QUICCC and TCPCC are the congestion controllers of the QUIC and TCP connections that
+	// carried pages (record field cc, or tcp_cc in older records).
+	QUICCC, TCPCC string
+	// TLS is the TLS version of the TCP connections.
+	TLS string
+	// Browser is the browser product/version.
+	Browser string
+	// Machine describes the machine from the records' env (CPUs, kernel, QUIC stack version).
+	Machine string
+}
 
-// recordedFacts collects the distinct testbed facts of the page-load records in recs.
-func recordedFacts(recs []*result.Record) facts {
+// RecordedFacts collects the distinct testbed facts of the page-load records in recs.
+func RecordedFacts(recs []*result.Record) Facts {
 	var quicCC, tcpCC, tlsv, browsers, machines []string
 	add := func(list *[]string, v string) {
 		if v != "" && !slices.Contains(*list, v) {
@@ -158,5 +168,5 @@ func recordedFacts(recs []*result.Record) facts {
 		}
 		return strings.Join(v, "; ")
 	}
-	return facts{quicCC: list(quicCC), tcpCC: list(tcpCC), tls: list(tlsv), browser: list(browsers), machine: list(machines)}
+	return Facts{QUICCC: list(quicCC), TCPCC: list(tcpCC), TLS: list(tlsv), Browser: list(browsers), Machine: list(machines)}
 }

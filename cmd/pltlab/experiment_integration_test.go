@@ -68,63 +68,6 @@ func pltlabNamespaces(t *testing.T, pid int) []string {
 	return out
 }
 
-func TestIntegrationReproduceCarlucci(t *testing.T) {
-	needRootAndChromium(t)
-	dir := filepath.Join(t.TempDir(), "out")
-	code, out, errOut := runCLI(t, "reproduce", "carlucci2015", "--runs", "2", "--out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
-	for _, f := range []string{"results.jsonl", "report.md", "report.html", "plt.svg", "plt.png"} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
-			t.Errorf("%s missing or empty: %v", f, err)
-		}
-	}
-	recs := readAll(t, filepath.Join(dir, "results.jsonl"))
-	loads, checks := 0, 0
-	for _, r := range recs {
-		if !r.IsLoad() {
-			checks++
-			if r.Check == nil || !r.Check.Pass {
-				t.Errorf("link check did not pass: %+v", r.Check)
-			}
-			continue
-		}
-		loads++
-		if !r.Valid || r.ObservedProtocol != r.Protocol {
-			t.Errorf("run %d (%s %s): valid=%v observed=%q reason=%q", r.Run, r.Protocol, r.Mode, r.Valid, r.ObservedProtocol, r.InvalidReason)
-		}
-		if r.Page.Spec != "carlucci2015" || r.Page.TotalBytes != 300000 || r.Link.DownBps != 3_000_000 || r.Link.RTTMs != 50 {
-			t.Errorf("run %d: page %+v link %+v", r.Run, r.Page, r.Link)
-		}
-		if r.Protocol != "h3" && (r.TLSVersion != "1.2" || r.TCPCC != "cubic") {
-			t.Errorf("run %d (%s): tls %q cc %q, want TLS 1.2 and cubic", r.Run, r.Protocol, r.TLSVersion, r.TCPCC)
-		}
-		if r.Protocol == "h3" && r.Mode == result.Warm && !r.Warmup && !r.Used0RTT {
-			t.Errorf("run %d: warm h3 load did not use 0-RTT", r.Run)
-		}
-		if r.Emulator == nil || r.Emulator.Down.PacketsOut == 0 || r.Emulator.Down.DropsOther != 0 {
-			t.Errorf("run %d: emulator counters %+v", r.Run, r.Emulator)
-		}
-		// A loss-free 3 Mbit/s link cannot carry 300 KB in less than 0.8 s.
-		if r.PLTMs < 800 || r.PLTMs > 10000 {
-			t.Errorf("run %d: PLT %.1f ms outside 800..10000", r.Run, r.PLTMs)
-		}
-	}
-	if want := 4 * (2 + 1); loads != want || checks != 1 {
-		t.Errorf("%d loads and %d link checks, want %d and 1", loads, checks, want)
-	}
-	for _, s := range []string{"2.03 s", "1.45 s", "1.14 s", "HTTP/1.1", "SPDY", "QUIC", "ideal lower bound"} {
-		if !strings.Contains(out, s) {
-			t.Errorf("printed table lacks %q:\n%s", s, out)
-		}
-	}
-	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	if !bytes.Contains(md, []byte("What differs from the published testbed")) || !bytes.Contains(md, []byte("| h3 warm | QUIC (0-RTT) | 1.14 s |")) {
-		t.Errorf("report.md lacks the side-by-side table or the differences:\n%.1500s", md)
-	}
-}
-
 func TestIntegrationRunMatrix(t *testing.T) {
 	needRootAndChromium(t)
 	out := filepath.Join(t.TempDir(), "m.jsonl")

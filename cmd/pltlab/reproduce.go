@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -16,102 +17,162 @@ import (
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/studies"
 )
 
+// reproduceFlags are the flags of 'pltlab reproduce'.
+type reproduceFlags struct {
+	runs      int
+	out       string
+	seed      int64
+	chrome    string
+	scale     string
+	force     bool
+	noCheck   bool
+	resume    bool
+	art       artifactFlags
+	list      bool
+	calibrate bool
+	// configure sets the per-load evidence options (artifacts, visual) on every part.
+	configure func(*experiment.Config)
+}
+
 func newReproduceCmd() *cobra.Command {
-	var (
-		runs   int
-		out    string
-		seed   int64
-		chrome string
-		force  bool
-		art    artifactFlags
-		resume bool
-		shard  string
-	)
+	var f reproduceFlags
 	cmd := &cobra.Command{
-		Use:   "reproduce carlucci2015 [--runs 20] [--out DIR]",
-		Short: "Reproduce a published PLT experiment (carlucci2015) on today's stack",
-		Long: `reproduce runs a published experiment with today's Chromium, HTTP/2 and HTTP/3 and prints
-our figures beside the paper's.
+		Use:   "reproduce STUDY [--scale smoke|quick|full] [--runs N] [--out DIR] | --list",
+		Short: "Reproduce a published study (carlucci2015, kakhki2017, muthuraj2024) on today's stack",
+		Long: `reproduce runs a published study with today's Chromium, HTTP/2 and HTTP/3 and reports our
+figures beside the published ones. Every report opens with a findings table: each published
+finding, whether it was reproduced, not reproduced, not testable here, or not run at this scale,
+with the evidence (numbers, p-values, which section or plot).
+
+--list shows the studies with the size and estimated time of each scale on one 2-core machine.
+--scale smoke is a functional check (minutes), quick a representative sub-grid (<= 30 min),
+full the published grid (its estimated time is printed before it starts).
 
 carlucci2015: G. Carlucci, L. De Cicco, S. Mascolo, "HTTP over UDP: an experimental investigation
-of QUIC", ACM SAC 2015. A page of JPEG images over a 3 Mbit/s bottleneck, 50 ms base RTT, droptail
-buffer of one BDP, no loss; HTTP/1.1, HTTP/2 (SPDY in 2015) and HTTP/3 (QUIC) cold, plus HTTP/3
-warm (0-RTT, as the 2015 QUIC had). TCP listeners use TLS 1.2 and CUBIC as in 2015.
-Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/report.json, DIR/report.csv,
-DIR/plt.svg and DIR/plt.png (default DIR: results/carlucci2015). Needs root.
-An interrupted reproduction is continued with --resume (same --runs and --seed): the loads in
-DIR/results.jsonl are kept and the schedule goes on; the reports of an unfinished one say
-PARTIAL.` + artifactsHelp,
-		Example: `  sudo ./bin/pltlab reproduce carlucci2015
-  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --force
-  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/carlucci-repro --resume
-  sudo ./bin/pltlab reproduce carlucci2015 --runs 5 --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest`,
+of QUIC", ACM SAC 2015: the loss-free table (3 Mbit/s, 50 ms RTT, buffer = BDP, image page;
+HTTP/1.1, HTTP/2 (SPDY) and HTTP/3 (QUIC) cold plus HTTP/3 warm, TLS 1.2 + CUBIC on TCP), a lossy
+series and the safe-deployment flows. --calibrate sweeps candidate page compositions instead and
+ranks them against the paper's three PLTs.
+kakhki2017: Kakhki et al., "Taking a Long Look at QUIC", IMC 2017 (Table 2 grid, heatmaps).
+muthuraj2024: the 2024 Emulab replication (TCP CUBIC and BBR vs QUIC).
+
+Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/findings.json, figures, and each
+part's full analysis in DIR/PART/ (default DIR: results/STUDY). Needs root (or runs itself in
+user namespaces). An interrupted reproduction is continued with --resume (same --scale, --runs
+and --seed): the loads in DIR/results.jsonl are kept and every part's schedule goes on;
+the reports of an unfinished one say PARTIAL.` + artifactsHelp,
+		Example: `  ./bin/pltlab reproduce --list
+  sudo ./bin/pltlab reproduce carlucci2015
+  sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/carlucci-smoke --force
+  sudo ./bin/pltlab reproduce carlucci2015 --calibrate --out /tmp/carlucci-calibrate
+  sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick
+  sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick --resume
+  sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 || args[0] != experiment.Carlucci2015 {
-				return usagef("reproduce needs one experiment name, got %q: accepted %s", strings.Join(args, " "), experiment.Carlucci2015)
-			}
-			if runs < 1 || runs > 10000 {
-				return usagef("bad --runs %d: accepted 1..10000", runs)
-			}
-			if out == "" {
-				out = filepath.Join("results", experiment.Carlucci2015)
-			}
-			if !resume && !force {
-				if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
-					return usagef("--out %s is not empty: choose another directory or add --force", out)
+			if f.list {
+				if len(args) > 0 {
+					return usagef("--list takes no study, got %q", strings.Join(args, " "))
 				}
+				return listStudies(cmd.OutOrStdout())
 			}
-			if _, err := browser.FindChromium(chrome); err != nil {
-				return usagef("%v", err)
-			}
-			if resume && force {
-				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
-			}
-			ac, err := art.config()
+			st, plan, err := f.plan(args)
 			if err != nil {
 				return err
 			}
-			if !resume {
-				if err := prepareOutDir(out, force); err != nil {
+			if f.out == "" {
+				f.out = filepath.Join("results", st.Name)
+				if f.calibrate {
+					f.out += "-calibrate"
+				}
+			}
+			if f.resume && f.force {
+				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
+			}
+			ac, err := f.art.config()
+			if err != nil {
+				return err
+			}
+			if !f.resume {
+				if err := prepareOutDir(f.out, f.force); err != nil {
 					return err
 				}
 			}
-			c := experiment.CarlucciConfig(runs)
-			c.Seed, c.Chrome, c.Version, c.Artifacts, c.Visual = seed, chrome, pltlabVersion(), ac, art.visual
-			if !resume {
-				c.Name = fmt.Sprintf("%s-%s", experiment.Carlucci2015, time.Now().UTC().Format("20060102T150405Z"))
-			} else {
-				c.Name = ""
+			f.configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
+			if _, err := browser.FindChromium(f.chrome); err != nil {
+				return usagef("%v", err)
 			}
-			if c.Shard, err = parseShard(c, shard); err != nil {
-				return err
-			}
-			if c.Shard.Count > 0 {
-				// Every shard names the experiment alike; the reports come after the merge.
-				mode := outReplace
-				if resume {
-					mode = outAppend
-				} else {
-					c.Name = experiment.Carlucci2015
-				}
-				return runExperiment(cmd, c, filepath.Join(out, "results.jsonl"), mode, cmd.ErrOrStderr())
-			}
-			return reproduce(cmd, c, out, resume)
+			fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
+				st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(plan.Estimate()))
+			return reproduce(cmd, st, plan, f, f.out)
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&runs, "runs", 20, "measured loads per protocol")
-	fl.StringVar(&out, "out", "", "output directory (default results/carlucci2015)")
-	fl.Int64Var(&seed, "seed", experiment.DefaultSeed, "seed of the interleaved run order")
-	fl.StringVar(&chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
-	fl.BoolVar(&force, "force", false, "overwrite the files of an earlier reproduction in --out")
-	fl.BoolVar(&resume, "resume", false, "continue the interrupted reproduction in --out (same --runs and --seed)")
-	art.add(fl, "all")
-	fl.StringVar(&shard, "shard", "", "run part I of N (I/N, auto or auto/N, as in 'pltlab run'); writes DIR/results.jsonl only: merge the shards, then report")
+	fl.BoolVar(&f.list, "list", false, "list the studies with their sizes and estimated times")
+	fl.StringVar(&f.scale, "scale", "", "smoke, quick or full (default: the study's, quick)")
+	fl.IntVar(&f.runs, "runs", 0, "measured loads per cell, replacing the scale's (0 = the scale's)")
+	fl.StringVar(&f.out, "out", "", "output directory (default results/STUDY)")
+	fl.Int64Var(&f.seed, "seed", experiment.DefaultSeed, "seed of the interleaved run order and of random loss")
+	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
+	fl.BoolVar(&f.force, "force", false, "overwrite the files of an earlier reproduction in --out")
+	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the links' self-check before measuring (for a machine too busy to pass it: the link is then unchecked)")
+	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted reproduction in --out (same --scale, --runs and --seed)")
+	f.art.add(fl, "all")
+	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
+}
+
+// plan resolves the study and its plan from the arguments and flags, as usage errors.
+func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, error) {
+	if len(args) != 1 {
+		return nil, studies.Plan{}, usagef("reproduce needs one study name, got %q: accepted %s (or --list)", strings.Join(args, " "), strings.Join(studies.Names(), ", "))
+	}
+	st, err := studies.Lookup(args[0])
+	if err != nil {
+		return nil, studies.Plan{}, asUsage(err)
+	}
+	if f.calibrate {
+		if st.Name != experiment.Carlucci2015 {
+			return nil, studies.Plan{}, usagef("--calibrate is for %s only, got %s", experiment.Carlucci2015, st.Name)
+		}
+		st = studies.CarlucciCalibration()
+	}
+	scale := st.DefaultScale
+	if f.scale != "" {
+		if scale, err = studies.ParseScale(f.scale); err != nil {
+			return nil, studies.Plan{}, usagef("bad --scale: %v", err)
+		}
+	}
+	if f.runs < 0 || f.runs > 10000 {
+		return nil, studies.Plan{}, usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
+	}
+	plan := st.Plan(scale)
+	if err := plan.Validate(); err != nil {
+		return nil, studies.Plan{}, asUsage(err)
+	}
+	return st, plan, nil
+}
+
+// listStudies prints every study with the loads and estimated time of each scale.
+func listStudies(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STUDY\tSCALE\tPAGE LOADS\tFLOW RUNS\tESTIMATED TIME\tTITLE")
+	list := append(studies.All(), studies.CarlucciCalibration())
+	for _, st := range list {
+		name := strings.TrimSpace(st.Name + " " + st.Option)
+		for _, sc := range studies.Scales {
+			p := st.Plan(sc)
+			def := ""
+			if sc == st.DefaultScale {
+				def = " (default)"
+			}
+			fmt.Fprintf(tw, "%s\t%s%s\t%d\t%d\t%s\t%s\n", name, sc, def, p.Loads(), p.FlowRuns(), studies.FormatEstimate(p.Estimate()), st.Title)
+		}
+	}
+	return tw.Flush()
 }
 
 // prepareOutDir creates dir, refusing one that holds files unless force.
@@ -131,79 +192,96 @@ func prepareOutDir(dir string, force bool) error {
 	return nil
 }
 
-// reproduce runs c into DIR/results.jsonl, then writes the reports and prints the side-by-side
-// table.
-func reproduce(cmd *cobra.Command, c experiment.Config, dir string, resume bool) error {
+// reproduce runs the plan into DIR/results.jsonl, then writes the study report and prints the
+// study's headline table and the findings.
+func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f reproduceFlags, dir string) error {
 	jsonl := filepath.Join(dir, "results.jsonl")
-	mode := outReplace
-	if resume {
-		mode = outAppend
+	err := runStudy(cmd.Context(), plan, f, jsonl, cmd.ErrOrStderr())
+	if _, serr := os.Stat(jsonl); serr != nil || isUsage(err) {
+		return err // nothing was measured, or refused before measuring: no report
 	}
-	err := runExperiment(cmd, c, jsonl, mode, cmd.ErrOrStderr())
-	if isUsage(err) {
-		return err
-	}
-	var ee *exitError
-	if err != nil && !errors.As(err, &ee) {
-		return err
-	}
+	// A part that failed (a link refused by its self-check, say) does not stop the report of
+	// the others: its findings are judged "not run" and the error is returned after the report.
 	recs, _, rerr := analysis.ReadFiles([]string{jsonl}, nil, slog.Default())
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}
-	if c.Name == "" && len(recs) > 0 { // resumed: the experiment's name is the file's
-		c.Name = recs[0].Experiment
-	}
-	if werr := writeReproduction(cmd.OutOrStdout(), dir, c, recs); werr != nil {
+	if werr := writeStudy(cmd.OutOrStdout(), dir, st, plan, recs); werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err
 }
 
-// writeReproduction writes the reports of a reproduction into dir, each opening with the
-// side-by-side table of the paper's figures and ours, and prints that table to w.
-func writeReproduction(w io.Writer, dir string, c experiment.Config, recs []*result.Record) error {
-	w0 := w
-	rep := analysis.Analyze(recs, analysis.Options{})
-	if rep.Empty() {
-		return analysis.ErrNoRecords
+// runStudy runs plan, streaming records to out (appending with --resume), with progress and
+// the closing line on stderr. An interrupt keeps every written record and exits with code 130.
+func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out string, stderr io.Writer) error {
+	mode := outReplace
+	o := studies.RunOptions{Runs: f.runs, Seed: f.seed, Chrome: f.chrome, Version: pltlabVersion(), SkipLinkCheck: f.noCheck, Configure: f.configure}
+	if f.resume {
+		mode = outAppend
+		old, _, err := analysis.ReadFiles([]string{out}, nil, nil)
+		if err != nil {
+			return fmt.Errorf("--resume: read %s: %w", out, err)
+		}
+		o.Resume = old
 	}
-	rep.Reproduction = &analysis.Reproduction{Title: "Carlucci et al., SAC 2015, reproduced with pltlab",
-		References: carlucciReferences(c, recs), Notes: experiment.CarlucciDifferences(recs)}
-	if err := rep.WriteDir(dir); err != nil {
+	of, err := openOut("--out", out, mode)
+	if err != nil {
 		return err
 	}
-	for _, w := range rep.Warnings {
-		fmt.Fprintf(w0, "WARNING: %s\n", w)
+	defer of.Close()
+	cs, err := plan.Resumed(o)
+	if err != nil {
+		return usagef("--resume %s: %v: give the flags of the interrupted reproduction", out, err)
 	}
-	fmt.Fprintf(w, "Carlucci et al., SAC 2015, reproduced: page %s, link %s; TCP listeners TLS %s + %s, QUIC TLS 1.3 (quic-go)\n\n",
-		c.Pages[0], c.Links[0], c.TLS, c.TCPCC)
-	if err := rep.WriteReferenceTable(w, rep.Reproduction.References, false); err != nil {
+	tmp, cleanup, err := makeTempRoot()
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nReports: %s\n", strings.Join(prefixAll(dir, append([]string{"results.jsonl"}, analysis.DirFiles...)), " "))
-	return nil
+	defer cleanup()
+	o.TempDir = tmp
+	total := 0
+	for _, c := range cs {
+		total += experiment.Remaining(c)
+	}
+	observe, finish := newProgress(total, stderr, isTerminal(stderr))
+	o.Observer = observe
+	sum, err := studies.Run(ctx, plan, o, result.NewWriter(of))
+	finish()
+	fmt.Fprintf(stderr, "pltlab: %s\n", summaryLine(sum))
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept (continue with --resume)")}
+	case isBrokenPipe(err):
+		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
+	}
+	return explainSetupError(err)
 }
 
-// carlucciReferences pairs the paper's figures with the ideal lower bound of the page actually
-// loaded over the link actually used.
-func carlucciReferences(c experiment.Config, recs []*result.Record) []analysis.Reference {
-	var page result.Page
-	var link result.Link
-	for _, r := range recs {
-		if r.IsLoad() {
-			page, link = r.Page, r.Link
-			break
+// writeStudy writes the study report into dir and prints the headline table and the findings.
+func writeStudy(w io.Writer, dir string, st *studies.Study, plan studies.Plan, recs []*result.Record) error {
+	ev := studies.Evaluate(st, plan, recs)
+	if len(ev.Loads()) == 0 {
+		return analysis.ErrNoRecords
+	}
+	js, err := studies.WriteReport(dir, ev)
+	if err != nil {
+		return err
+	}
+	for _, warning := range ev.Warnings() {
+		fmt.Fprintf(w, "WARNING: %s\n", warning)
+	}
+	if st.Console != nil {
+		if err := st.Console(w, ev); err != nil {
+			return err
 		}
+		fmt.Fprintln(w)
 	}
-	rtt := time.Duration(link.RTTMs * float64(time.Millisecond))
-	var refs []analysis.Reference
-	for _, row := range experiment.CarlucciPaper {
-		bound := experiment.IdealPLT(page.TotalBytes, link.DownBps, rtt, experiment.MinRoundTrips(row.Arm, c.TLS))
-		refs = append(refs, analysis.Reference{Protocol: row.Arm.Protocol, Mode: row.Arm.Mode, Label: row.Label,
-			PaperMs: float64(row.PLT.Milliseconds()), BoundMs: float64(bound.Microseconds()) / 1000})
+	if err := studies.WriteFindings(w, ev, js); err != nil {
+		return err
 	}
-	return refs
+	fmt.Fprintf(w, "\nReports: %s\n", strings.Join(prefixAll(dir, append([]string{"results.jsonl"}, studies.ReportFiles...)), " "))
+	return nil
 }
 
 func prefixAll(dir string, names []string) []string {

@@ -7,6 +7,18 @@ import (
 	"testing"
 )
 
+func TestReproduceList(t *testing.T) {
+	code, out, errOut := runCLI(t, "reproduce", "--list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"carlucci2015", "kakhki2017", "muthuraj2024", "carlucci2015 --calibrate", "smoke", "quick (default)", "full", "ESTIMATED TIME", " min"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--list lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestRunAndReproduceUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "exists.jsonl")
@@ -52,9 +64,13 @@ func TestRunAndReproduceUsageErrors(t *testing.T) {
 		{"missing matrix", []string{"run", "--matrix", filepath.Join(dir, "nope.yaml")}, "bad --matrix"},
 		{"stray arg", []string{"run", "extra"}, "unknown command"},
 		{"unknown flag", []string{"run", "--pages", "x"}, "unknown flag: --pages"},
-		{"reproduce nothing", []string{"reproduce"}, "accepted carlucci2015"},
-		{"reproduce other", []string{"reproduce", "kakhki2017"}, "accepted carlucci2015"},
-		{"reproduce runs", []string{"reproduce", "carlucci2015", "--runs", "0"}, "bad --runs 0"},
+		{"reproduce nothing", []string{"reproduce"}, "accepted carlucci2015, kakhki2017, muthuraj2024"},
+		{"reproduce other", []string{"reproduce", "smith1999"}, `unknown study "smith1999": accepted carlucci2015, kakhki2017, muthuraj2024`},
+		{"reproduce runs", []string{"reproduce", "carlucci2015", "--runs", "-1"}, "bad --runs -1"},
+		{"reproduce scale", []string{"reproduce", "kakhki2017", "--scale", "huge"}, `bad scale "huge": accepted smoke, quick, full`},
+		{"reproduce calibrate other", []string{"reproduce", "kakhki2017", "--calibrate"}, "--calibrate is for carlucci2015 only"},
+		{"reproduce list with study", []string{"reproduce", "--list", "kakhki2017"}, "--list takes no study"},
+		{"reproduce resume and force", []string{"reproduce", "carlucci2015", "--resume", "--force", "--out", notEmpty}, "give one"},
 		{"reproduce out not empty", []string{"reproduce", "carlucci2015", "--out", notEmpty}, "is not empty"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,234 @@
+package studies
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/result"
+)
+
+// Alpha is the significance threshold of every study's tests: p < 0.01, as Kakhki et al., IMC
+// 2017 (section 3, "statistically significant ... p < 0.01") and the analysis package.
+const Alpha = 0.01
+
+// MinLoads is the fewest loads per arm for which a judgement is made: with fewer, a two-sided
+// Mann-Whitney test cannot reach p < 0.01 (exact, no ties: the smallest p with 5 and 5 loads is
+// 2/C(10,5) = 0.0079, with 4 and 4 it is 2/C(8,4) = 0.029), so a finding is "not run" instead
+// of "not reproduced".
+const MinLoads = 5
+
+// tooFew returns a "not run" judgement when any group has fewer than MinLoads loads (or is
+// missing), naming the smallest count; ok false otherwise.
+func tooFew(gs ...*analysis.Group) (Judgement, bool) {
+	least := math.MaxInt
+	for _, g := range gs {
+		n := 0
+		if g != nil {
+			n = len(g.Sample)
+		}
+		least = min(least, n)
+	}
+	if least < MinLoads {
+		return notRun(fmt.Sprintf("too few loads for p < 0.01 at this scale (%d per arm, need %d)", least, MinLoads)), true
+	}
+	return Judgement{}, false
+}
+
+// Evidence is what a study's records say, part by part: the input of its findings and sections.
+type Evidence struct {
+	// Study and Plan are what was run.
+	Study *Study
+	Plan  Plan
+	// Records are every record read back (all parts, link checks and flow lines included).
+	Records []*result.Record
+	// Flows tells whether bulk flows could be run on this build (a FlowRunner is registered).
+	Flows bool
+	parts map[string]*PartResult
+}
+
+// PartResult is one part's records and their analysis.
+type PartResult struct {
+	// Part is the part as planned.
+	Part Part
+	// Records are the part's records (experiment name PartExperiment(study, part)).
+	Records []*result.Record
+	// Report is the analysis of Records with h1 (or the first protocol) as the baseline.
+	Report *analysis.Report
+}
+
+// Evaluate sorts recs into the plan's parts and analyses each part that has page loads.
+func Evaluate(s *Study, plan Plan, recs []*result.Record) *Evidence {
+	e := &Evidence{Study: s, Plan: plan, Records: recs, Flows: FlowRunnerAvailable(), parts: map[string]*PartResult{}}
+	for _, p := range plan.Parts {
+		pr := &PartResult{Part: p}
+		name := PartExperiment(s.Name, p.Name)
+		for _, r := range recs {
+			if r.Experiment == name {
+				pr.Records = append(pr.Records, r)
+			}
+		}
+		rep := analysis.Analyze(pr.Records, analysis.Options{Baseline: baseline(p)})
+		if !rep.Empty() {
+			pr.Report = rep
+			e.parts[p.Name] = pr
+		}
+	}
+	return e
+}
+
+// baseline is the protocol a part's analysis compares with: h1 when measured, else the first.
+func baseline(p Part) string {
+	for _, a := range p.Config.Arms {
+		if a.Protocol == "h1" {
+			return "h1"
+		}
+	}
+	if len(p.Config.Arms) == 0 {
+		return ""
+	}
+	return p.Config.Arms[0].Protocol
+}
+
+// Part returns the results of the part called name, nil when it was not run or has no loads.
+func (e *Evidence) Part(name string) *PartResult { return e.parts[name] }
+
+// Loads returns every page-load record of the evidence's parts.
+func (e *Evidence) Loads() []*result.Record {
+	var out []*result.Record
+	for _, p := range e.Plan.Parts {
+		if pr := e.parts[p.Name]; pr != nil {
+			out = append(out, pr.Records...)
+		}
+	}
+	return out
+}
+
+// Group returns the part's group of (page, link, protocol, mode), nil when it has no loads.
+func (pr *PartResult) Group(page, link, proto string, mode result.Mode) *analysis.Group {
+	if pr == nil {
+		return nil
+	}
+	for _, g := range pr.Report.Groups {
+		if g.Page == page && g.Link == link && g.Protocol == proto && g.Mode == mode {
+			return g
+		}
+	}
+	return nil
+}
+
+// Sample returns the PLTs (ms) of the valid completed measured loads of a group, ascending
+// (nil when none).
+func (pr *PartResult) Sample(page, link, proto string, mode result.Mode) []float64 {
+	if g := pr.Group(page, link, proto, mode); g != nil {
+		return g.Completed
+	}
+	return nil
+}
+
+// Diff compares TCP and QUIC loads of one cell the way Kakhki et al. (IMC 2017, section 4 and
+// the heatmaps of figures 5-8; the 2024 replication's scripts) did: the percent difference of
+// the mean PLTs relative to QUIC, positive when QUIC is faster, and Welch's t-test.
+type Diff struct {
+	// TCPMean and QUICMean are the mean PLTs in ms (NaN without loads).
+	TCPMean, QUICMean float64
+	// NTCP and NQUIC are the sample sizes.
+	NTCP, NQUIC int
+	// Pct is PctDiff(TCPMean, QUICMean) in percent.
+	Pct float64
+	// P is Welch's two-sided p-value (NaN with fewer than two loads a side).
+	P float64
+	// Significant is P < Alpha.
+	Significant bool
+}
+
+// PctDiff is Kakhki et al.'s percent difference (TCP - QUIC) / QUIC x 100: positive when QUIC
+// is faster, negative when TCP is (NaN when quic is 0 or either is NaN).
+func PctDiff(tcp, quic float64) float64 {
+	if quic == 0 || math.IsNaN(tcp) || math.IsNaN(quic) {
+		return math.NaN()
+	}
+	return (tcp - quic) / quic * 100
+}
+
+// CompareMeans builds the Diff of two PLT samples in ms (censored values must be removed).
+func CompareMeans(tcp, quic []float64) Diff {
+	d := Diff{TCPMean: math.NaN(), QUICMean: math.NaN(), NTCP: len(tcp), NQUIC: len(quic), P: math.NaN()}
+	if len(tcp) > 0 {
+		d.TCPMean, _ = analysis.MeanSD(tcp)
+	}
+	if len(quic) > 0 {
+		d.QUICMean, _ = analysis.MeanSD(quic)
+	}
+	d.Pct = PctDiff(d.TCPMean, d.QUICMean)
+	d.P = analysis.Welch(tcp, quic).P
+	d.Significant = d.P < Alpha
+	return d
+}
+
+// String gives "+12.3 % (p=0.004)" or "-3.1 % (p=0.41, n.s.)".
+func (d Diff) String() string {
+	if math.IsNaN(d.Pct) {
+		return "n/a"
+	}
+	p := "p=" + fmtP(d.P)
+	if d.P < 0.001 {
+		p = "p<0.001"
+	}
+	s := fmt.Sprintf("%+.1f %% (%s", d.Pct, p)
+	if !d.Significant {
+		s += ", n.s."
+	}
+	return s + ")"
+}
+
+// fmtP formats a p-value: "<0.001", "0.004", "n/a".
+func fmtP(p float64) string {
+	switch {
+	case math.IsNaN(p):
+		return "n/a"
+	case p < 0.001:
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// FormatEstimate formats a time estimate for people: "12 min", "3.5 h" or "41 d".
+func FormatEstimate(d time.Duration) string {
+	switch {
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%.0f min", d.Minutes())
+	case d < 72*time.Hour:
+		return fmt.Sprintf("%.1f h", d.Hours())
+	}
+	return fmt.Sprintf("%.0f d", d.Hours()/24)
+}
+
+// fmtMs formats ms as "1234 ms" ("n/a" for NaN).
+func fmtMs(ms float64) string {
+	if math.IsNaN(ms) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f ms", ms)
+}
+
+// fmtSec formats ms as "1.23 s" ("n/a" for NaN or an empty group).
+func fmtSec(ms float64) string {
+	if math.IsNaN(ms) || math.IsInf(ms, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f s", ms/1000)
+}
+
+// median returns the median of a group's sample in ms (NaN for nil).
+func median(g *analysis.Group) float64 {
+	if g == nil {
+		return math.NaN()
+	}
+	return g.Median
+}
+
+// joinSee joins section names for a findings table cell.
+func joinSee(see []string) string { return strings.Join(see, "; ") }

@@ -1,0 +1,253 @@
+package studies
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
+)
+
+// Kakhki2017 names the reproduction of Kakhki et al., IMC 2017.
+const Kakhki2017 = "kakhki2017"
+
+// The Kakhki et al. grid (IMC 2017, Table 2): rates in Mbit/s, extra RTT over the path's
+// implicit 36 ms, extra loss in percent (none, 0.1, 1), object counts and sizes (KB = 1000 B).
+var (
+	KakhkiRates  = []int{5, 10, 50, 100}
+	KakhkiExtra  = []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond}
+	KakhkiLoss   = []float64{0, 0.1, 1}
+	KakhkiCounts = []int{1, 2, 5, 10, 100, 200}
+	KakhkiSizes  = []int64{5_000, 10_000, 100_000, 200_000, 500_000, 1_000_000, 10_000_000}
+)
+
+// KakhkiReorderLinks are the links of the reordering finding: delay variation that lets later
+// packets overtake earlier ones, 112 ms +- 50 ms RTT ("112J50" of the 2024 replication) at
+// 10 Mbit/s; they need the link model's delayvar (left out, and the finding not testable, on a
+// build without it).
+var KakhkiReorderLinks = []string{"rate=10mbit,rtt=112ms,queue=2bdp,down.delayvar=50ms"}
+
+// kakhkiArms: TCP is HTTP/2 over TCP (cold), QUIC is HTTP/3 cold and with 0-RTT (warm).
+var kakhkiArms = []experiment.Arm{{Protocol: "h2", Mode: result.Cold}, {Protocol: "h3", Mode: result.Cold}, {Protocol: "h3", Mode: result.Warm}}
+
+const kakhkiCitation = `A. M. Kakhki, S. Jero, D. Choffnes, C. Nita-Rotaru, A. Mislove, "Taking a Long Look at QUIC: ` +
+	`An Approach for Rigorous Evaluation of Rapidly Evolving Transport Protocols", Proc. ACM IMC 2017, London, pp. 290-303. ` +
+	`Grid of Table 2; % difference and heatmaps as in its figures and the authors' scripts; implicit RTT 36 ms and loss split ` +
+	`between directions as the 2024 replication (Muthuraj) did.`
+
+// kakhki defines the kakhki2017 study.
+func kakhki() *Study {
+	return &Study{Name: Kakhki2017, Title: "Kakhki et al., IMC 2017", Citation: kakhkiCitation, DefaultScale: Quick,
+		Plan: kakhkiPlan, Findings: kakhkiFindings(), Sections: kakhkiSections, Differences: gridDifferences}
+}
+
+// kakhkiConfig is a part of the grid: TCP listeners TLS 1.2 + CUBIC (the 2016-17 stack).
+func kakhkiConfig(pgs, links []string, runs, warmup int, timeout time.Duration) experiment.Config {
+	return experiment.Config{Pages: pgs, Links: links, Arms: kakhkiArms, Runs: runs, Warmup: warmup,
+		Timeout: timeout, TCPCC: "cubic", TLS: "1.2"}
+}
+
+// kakhkiPlan returns the kakhki2017 plan at a scale.
+func kakhkiPlan(sc Scale) Plan {
+	p := Plan{Study: Kakhki2017, Scale: sc}
+	reorder, left := availableLinks(KakhkiReorderLinks)
+	switch sc {
+	case Smoke:
+		p.Parts = []Part{{Name: "grid", Title: "Smoke grid", Config: kakhkiConfig([]string{GridPage(1, 5_000), GridPage(2, 10_000)},
+			[]string{GridLink(10, 0, 0), GridLink(50, 0, 0)}, 2, 0, 30*time.Second)}}
+		p.ScaledDown = []string{"pages 1x5KB and 2x10KB, links 10 and 50 Mbit/s at 36 ms without loss, 2 loads per arm, no warm-up: a functional check, not a result",
+			"no lossy link and no reordering link"}
+		return p
+	case Quick:
+		objects := kakhkiConfig([]string{GridPage(1, 5_000), GridPage(10, 5_000), GridPage(100, 5_000),
+			GridPage(1, 100_000), GridPage(10, 100_000), GridPage(100, 100_000)},
+			[]string{GridLink(10, 0, 0)}, 5, 1, 60*time.Second)
+		links := kakhkiConfig([]string{GridPage(10, 100_000)},
+			[]string{GridLink(5, 0, 0), GridLink(50, 0, 0), GridLink(5, 100*time.Millisecond, 0), GridLink(50, 100*time.Millisecond, 0),
+				GridLink(5, 0, 1), GridLink(50, 0, 1)}, 5, 1, 60*time.Second)
+		p.Parts = []Part{{Name: "objects", Title: "Objects grid at 10 Mbit/s, 36 ms", Config: objects},
+			{Name: "links", Title: "Link grid for 10 x 100 KB", Config: links}}
+		if len(reorder) > 0 {
+			p.Parts = append(p.Parts, Part{Name: "reorder", Title: "Reordering (delay variation)",
+				Config: kakhkiConfig([]string{GridPage(10, 100_000)}, reorder, 5, 1, 60*time.Second)})
+		}
+		p.ScaledDown = []string{
+			"objects: counts 1, 10, 100 x sizes 5 KB, 100 KB on one link (10 Mbit/s, 36 ms, no loss) (full: counts 1, 2, 5, 10, 100, 200 x sizes 5 KB..10 MB on all 36 links)",
+			"links: one page (10 x 100 KB) on rates 5 and 50 Mbit/s x RTT 36 and 136 ms without loss, and at 36 ms with 1 % loss (full: rates 5, 10, 50, 100 x RTT 36, 86, 136 ms x loss none, 0.1 %, 1 %)",
+			"5 loads per arm and cell after 1 warm-up (full: 10)",
+		}
+	case Full:
+		var links []string
+		for _, l := range KakhkiLoss {
+			for _, x := range KakhkiExtra {
+				for _, r := range KakhkiRates {
+					links = append(links, GridLink(r, x, l))
+				}
+			}
+		}
+		pgs, more := GridPages(KakhkiCounts, KakhkiSizes)
+		left = append(left, more...)
+		p.Parts = []Part{{Name: "grid", Title: "Full grid (Table 2)", Config: kakhkiConfig(pgs, links, 10, 1, 120*time.Second)}}
+		if len(reorder) > 0 {
+			p.Parts = append(p.Parts, Part{Name: "reorder", Title: "Reordering (delay variation)",
+				Config: kakhkiConfig(pgs, reorder, 10, 1, 120*time.Second)})
+		}
+		p.ScaledDown = []string{"loads that take longer than 120 s are recorded as censored at 120 s (large pages at low rates)"}
+	}
+	p.NotRun = left
+	return p
+}
+
+// kakhkiGridParts are the parts whose cells form the heatmaps.
+var kakhkiGridParts = []string{"grid", "objects", "links"}
+
+// kakhkiSections are the heatmaps, the table of every cell and the reordering cells.
+func kakhkiSections(e *Evidence) []Section {
+	cells := e.cells(kakhkiGridParts...)
+	s := Section{ID: "heatmaps", Title: "Heatmaps: TCP vs QUIC",
+		Text: []string{"% difference = (TCP - QUIC) / QUIC x 100 of the mean PLTs (TCP = HTTP/2 over TCP CUBIC + TLS 1.2, cold; QUIC = HTTP/3 over quic-go, cold or resuming with 0-RTT). " +
+			"Red: QUIC faster; blue: TCP faster; colours saturate at +-100 %; grey cells (n.s.) are not significant (Welch's t-test, p >= 0.01)."}}
+	if maps := LinkMaps(cells); len(maps) > 0 {
+		s.Figures = append(s.Figures, diffMapFigure(maps, "heatmap-per-link", "Per link: object count x object size, cold and 0-RTT."))
+	} else {
+		s.Text = append(s.Text, "Per-link heatmaps: no link with two or more pages at this scale.")
+	}
+	if maps := PageMaps(cells); len(maps) > 0 {
+		s.Figures = append(s.Figures, diffMapFigure(maps, "heatmap-per-page", "Per page: rate x RTT, per loss rate, cold and 0-RTT."))
+	} else {
+		s.Text = append(s.Text, "Per-page heatmaps: no page over two or more links of one loss rate at this scale.")
+	}
+	out := []Section{s}
+	if len(cells) > 0 {
+		out = append(out, Section{ID: "cells", Title: "Every cell", Tables: []Table{cellTable(cells)}})
+	}
+	if rc := e.cells("reorder"); len(rc) > 0 {
+		out = append(out, Section{ID: "reorder", Title: "Reordering (delay variation)", Tables: []Table{cellTable(rc)}})
+	}
+	return out
+}
+
+// gridDifferences are the testbed differences of the grid studies, from the records.
+func gridDifferences(e *Evidence) []string {
+	f := experiment.RecordedFacts(e.Loads())
+	return []string{
+		"QUIC congestion control (recorded): " + f.QUICCC + "; 2017 used Google QUIC (versions 25-37) in Chromium with CUBIC and its own crypto handshake; 2024 compared QUICv1 (IETF) implementations.",
+		"TCP congestion control (recorded): " + f.TCPCC + ", TLS " + f.TLS + "; HTTP/2 stands for the papers' TCP page loads (HTTP/2 over TLS).",
+		"Browser (recorded): " + f.Browser + ".",
+		"Machine (recorded): " + f.Machine + "; the papers used separate client and server hosts (and, in 2017, a real path with an implicit 36 ms RTT, which we emulate as part of the RTT).",
+		"Link: pltlab's userspace emulator with a droptail queue of 2 BDP; loss split evenly between the directions (Bernoulli); the papers used tc netem.",
+		"Pages: static HTML referencing JPEG images only, as in both papers; every object is a decodable JPEG of exactly its size.",
+		"Mobile devices (2017, section 6): not testable here (no phones; desktop Chromium only).",
+	}
+}
+
+// kakhkiFindings are the published findings of kakhki2017 and how each is judged.
+func kakhkiFindings() []Finding {
+	return []Finding{
+		{ID: "quic-faster", Claim: "QUIC generally outperforms TCP (desktop page loads)", Source: "section 5.2, figures 5-6 (heatmaps)",
+			Criterion: "cold comparison: significant cells where QUIC is faster (red) outnumber those where TCP is (blue), and are at least half of all cells",
+			Judge:     judgeQUICFaster},
+		{ID: "low-rate-loss", Claim: "QUIC's advantage is largest at low rate and with loss", Source: "section 5.2, figures 5-7",
+			Criterion: "mean % difference (cold) higher at the lowest rate than at the highest (same page, RTT, no loss), and higher with loss than without (same page, rate, RTT)",
+			Judge:     judgeLowRateLoss},
+		{ID: "0rtt-small", Claim: "QUIC's edge with many small objects comes mostly from 0-RTT", Source: "section 5.2 (0-RTT vs 1-RTT)",
+			Criterion: "pages of >= 100 objects of <= 10 KB: QUIC with 0-RTT significantly faster than TCP, and 0-RTT gives at least half of that edge ((diff 0-RTT - diff cold) / diff 0-RTT >= 0.5)",
+			Judge:     judge0RTTSmall},
+		{ID: "reordering", Claim: "Packet reordering (from delay variation) makes QUIC worse than TCP", Source: "section 5.3 (packet reordering)",
+			Criterion: "on the delay-variation link (112 ms +- 50 ms), TCP significantly faster than QUIC (cold) for most pages",
+			Judge:     judgeReordering},
+		{ID: "mobile", Claim: "On mobile devices QUIC's gains shrink or vanish (it is application-limited by the phone's CPU)", Source: "section 6 (mobile)",
+			Criterion: "needs phones", Judge: func(*Evidence) Judgement {
+				return Judgement{Verdict: NotTestable, Evidence: "no mobile devices: desktop Chromium on a server only"}
+			}},
+	}
+}
+
+func judgeQUICFaster(e *Evidence) Judgement {
+	cells := enough(e.cells(kakhkiGridParts...))
+	if len(cells) == 0 {
+		return tooFewCells()
+	}
+	q, t, n := tally(cells, 0)
+	qw, tw, nw := tally(cells, 1)
+	ev := fmt.Sprintf("cold: QUIC faster in %d, TCP faster in %d, n.s. in %d of %d cells; 0-RTT: %d / %d / %d", q, t, n, len(cells), qw, tw, nw)
+	return verdict(q > t && 2*q >= len(cells), ev, "Heatmaps: TCP vs QUIC", "Every cell")
+}
+
+func judgeLowRateLoss(e *Evidence) Judgement {
+	cells := enough(e.cells(kakhkiGridParts...))
+	if len(cells) == 0 {
+		return tooFewCells()
+	}
+	lossless := filterCells(cells, func(c Cell) bool { return c.LinkSpec.Loss == 0 })
+	var rates []float64
+	for _, c := range lossless {
+		rates = addSorted(rates, float64(c.LinkSpec.Down))
+	}
+	if len(rates) < 2 {
+		return notRun("fewer than two rates measured")
+	}
+	lo := filterCells(lossless, func(c Cell) bool { return float64(c.LinkSpec.Down) == rates[0] })
+	hi := filterCells(lossless, func(c Cell) bool { return float64(c.LinkSpec.Down) == rates[len(rates)-1] })
+	mlo, mhi := meanPct(lo, 0), meanPct(hi, 0)
+	ev := fmt.Sprintf("mean diff at %s Mbit/s %s, at %s Mbit/s %s", mbit(lo[0].LinkSpec.Down), fmtPct(mlo), mbit(hi[0].LinkSpec.Down), fmtPct(mhi))
+	ok := mlo > mhi
+	// Loss: pair each lossy cell with the loss-free cell of the same page, rate and RTT.
+	var with, without []Cell
+	for _, c := range cells {
+		if c.LinkSpec.Loss == 0 {
+			continue
+		}
+		for _, z := range lossless {
+			if z.Page == c.Page && z.LinkSpec.Down == c.LinkSpec.Down && z.LinkSpec.RTT == c.LinkSpec.RTT {
+				with, without = append(with, c), append(without, z)
+			}
+		}
+	}
+	if len(with) == 0 {
+		return notRun(ev + "; no lossy cell with a loss-free twin at this scale")
+	}
+	mw, mwo := meanPct(with, 0), meanPct(without, 0)
+	ev += fmt.Sprintf("; with loss %s vs without %s over %d paired cells", fmtPct(mw), fmtPct(mwo), len(with))
+	return verdict(ok && mw > mwo, ev, "Heatmaps: TCP vs QUIC", "Every cell")
+}
+
+func judge0RTTSmall(e *Evidence) Judgement {
+	small := filterCells(enough(e.cells(kakhkiGridParts...)), func(c Cell) bool {
+		n, s, ok := objectOf(c.PageSpec)
+		return ok && n >= 100 && s <= 10_000
+	})
+	if len(small) == 0 {
+		return notRun("no page of >= 100 objects of <= 10 KB at this scale")
+	}
+	ok := true
+	var parts []string
+	for _, c := range small {
+		cold, warm := c.Diffs[0], c.Diffs[1]
+		share := (warm.Pct - cold.Pct) / warm.Pct
+		ok = ok && warm.Significant && warm.Pct > 0 && share >= 0.5
+		parts = append(parts, fmt.Sprintf("%s on %s: cold %s, 0-RTT %s, 0-RTT share %s", c.Page, c.Link, cold, warm, fmtRatio(share)))
+	}
+	return verdict(ok, strings.Join(parts, "; "), "Heatmaps: TCP vs QUIC", "Every cell")
+}
+
+func judgeReordering(e *Evidence) Judgement {
+	if ok, _ := availableLinks(KakhkiReorderLinks); len(ok) == 0 {
+		return Judgement{Verdict: NotTestable, Evidence: "needs delay variation that reorders packets (the link model's delayvar), not in this build"}
+	}
+	if !slices.ContainsFunc(e.Plan.Parts, func(p Part) bool { return p.Name == "reorder" }) {
+		return notRun("no reordering link at this scale")
+	}
+	cells := enough(e.cells("reorder"))
+	if len(cells) == 0 {
+		return tooFewCells()
+	}
+	_, t, _ := tally(cells, 0)
+	var parts []string
+	for _, c := range cells {
+		parts = append(parts, fmt.Sprintf("%s: %s", c.Page, c.Diffs[0]))
+	}
+	return verdict(2*t > len(cells), strings.Join(parts, "; "), "Reordering (delay variation)")
+}

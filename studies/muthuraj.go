@@ -1,0 +1,229 @@
+package studies
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/result"
+)
+
+// Muthuraj2024 names the reproduction of the 2024 Emulab replication of Kakhki et al.
+const Muthuraj2024 = "muthuraj2024"
+
+// MuthurajRef is one published mean PLT pair of the replication.
+type MuthurajRef struct {
+	// RateMbit is the bottleneck rate in Mbit/s; RTT is 36 ms and there is no loss.
+	RateMbit int
+	// Size is the object size in bytes (one object per page, as read from the demo output).
+	Size int64
+	// TCPBBRMs and QUICMs are the mean PLTs in ms of TCP with BBR and of QUICv1.
+	TCPBBRMs, QUICMs float64
+}
+
+// MuthurajReference are the replication's reference values: mean PLT (ms) at 36 ms RTT without
+// loss, TCP BBR vs QUICv1, from the authors' demo output in their repositories (as quoted in
+// pltlab issue 15).
+var MuthurajReference = []MuthurajRef{
+	{10, 5_000, 180.8, 146.5}, {10, 100_000, 284.8, 229.0}, {10, 1_000_000, 1056.0, 991.7}, {10, 10_000_000, 8616.6, 8605.8},
+	{50, 1_000_000, 453.5, 417.1}, {50, 10_000_000, 1987.3, 1959.4},
+	{100, 1_000_000, 459.1, 354.7}, {100, 10_000_000, 1193.2, 1395.9},
+}
+
+// equalPct is the published difference under which a pair counts as "no difference" (percent).
+const equalPct = 5
+
+// MuthurajJitterLink is the "112J50" link at a rate: 112 ms +- 50 ms RTT, the variation on the
+// down direction's one-way delay (redrawn so that later packets may overtake earlier ones),
+// queue 2 BDP; it needs the link model's delayvar.
+func MuthurajJitterLink(rateMbit int) string {
+	return fmt.Sprintf("rate=%dmbit,rtt=112ms,queue=2bdp,down.delayvar=50ms", rateMbit)
+}
+
+const muthurajCitation = `Muthuraj, MSc thesis 2024: an Emulab replication of Kakhki et al. (IMC 2017) with QUICv1: ` +
+	`rates 10, 50, 100 Mbit/s; RTT 36 and 112 ms; loss 0 and 1 % split evenly between directions; queue 2 x BDP; ` +
+	`delay variation 112 ms +- 50 ms ("112J50"); TCP CUBIC and BBR vs QUIC; 20 rounds, the first dropped. ` +
+	`Reference values from the authors' demo output (scripts in the authors' repositories).`
+
+// muthuraj defines the muthuraj2024 study.
+func muthuraj() *Study {
+	s := &Study{Name: Muthuraj2024, Title: "Muthuraj 2024 (Emulab replication of Kakhki et al.)", Citation: muthurajCitation,
+		DefaultScale: Quick, Plan: muthurajPlan, Findings: muthurajFindings(), Sections: muthurajSections, Differences: gridDifferences}
+	for _, r := range MuthurajReference {
+		link, page := GridLink(r.RateMbit, 0, 0), GridPage(1, r.Size)
+		src := "authors' demo output (mean PLT, 36 ms RTT, no loss)"
+		s.References = append(s.References,
+			Reference{Part: "bbr", Page: page, Link: link, Protocol: "h2", Mode: result.Cold, Label: "TCP BBR", Ms: r.TCPBBRMs, Stat: "mean", Source: src},
+			Reference{Part: "bbr", Page: page, Link: link, Protocol: "h3", Mode: result.Cold, Label: "QUICv1", Ms: r.QUICMs, Stat: "mean", Source: src})
+	}
+	return s
+}
+
+// muthurajConfig is one congestion controller's part: h2 (TCP) and h3 (QUIC) cold, TLS 1.3.
+func muthurajConfig(cc string, pgs, links []string, runs, warmup int, timeout time.Duration) experiment.Config {
+	return experiment.Config{Pages: pgs, Links: links, Arms: experiment.CrossArms([]string{"h2", "h3"}, []result.Mode{result.Cold}),
+		Runs: runs, Warmup: warmup, Timeout: timeout, TCPCC: cc, TLS: "1.3"}
+}
+
+// muthurajPlan returns the muthuraj2024 plan at a scale.
+func muthurajPlan(sc Scale) Plan {
+	p := Plan{Study: Muthuraj2024, Scale: sc}
+	var pgs, links, left []string
+	runs, warmup, timeout := 19, 1, 60*time.Second
+	switch sc {
+	case Smoke:
+		pgs, links, runs, warmup = []string{GridPage(1, 5_000)}, []string{GridLink(100, 0, 0)}, 2, 0
+		p.ScaledDown = []string{"one page (1 x 5 KB), one link (100 Mbit/s, 36 ms, no loss), 2 rounds, none dropped: a functional check, not a result"}
+	case Quick:
+		pgs = []string{GridPage(1, 5_000), GridPage(1, 100_000), GridPage(1, 1_000_000), GridPage(1, 10_000_000)}
+		links = []string{GridLink(10, 0, 0), GridLink(100, 0, 0), GridLink(10, 0, 1)}
+		jl, more := availableLinks([]string{MuthurajJitterLink(10)})
+		links, left = append(links, jl...), more
+		runs = 4
+		p.ScaledDown = []string{"pages of one object of 5 KB, 100 KB, 1 MB, 10 MB (full: the Kakhki object grid)",
+			"links 10 and 100 Mbit/s at 36 ms, 10 Mbit/s at 36 ms with 1 % loss and 112J50 at 10 Mbit/s (full: 10, 50, 100 Mbit/s x 36, 112 ms x loss 0, 1 % and 112J50)",
+			"5 rounds, the first dropped (full: 20)"}
+	case Full:
+		for _, l := range []float64{0, 1} {
+			for _, rtt := range []time.Duration{0, 76 * time.Millisecond} {
+				for _, r := range []int{10, 50, 100} {
+					links = append(links, GridLink(r, rtt, l))
+				}
+			}
+		}
+		jl, more := availableLinks([]string{MuthurajJitterLink(10), MuthurajJitterLink(50), MuthurajJitterLink(100)})
+		links, left = append(links, jl...), more
+		var morePages []string
+		pgs, morePages = GridPages(KakhkiCounts, KakhkiSizes)
+		left, timeout = append(left, morePages...), 120*time.Second
+		p.ScaledDown = []string{"loads that take longer than 120 s are recorded as censored at 120 s"}
+	}
+	p.NotRun = left
+	p.Parts = []Part{{Name: "cubic", Title: "TCP CUBIC vs QUIC", Config: muthurajConfig("cubic", pgs, links, runs, warmup, timeout)},
+		{Name: "bbr", Title: "TCP BBR vs QUIC", Config: muthurajConfig("bbr", pgs, links, runs, warmup, timeout)}}
+	return p
+}
+
+// muthurajSections are the reference table and each controller's cells.
+func muthurajSections(e *Evidence) []Section {
+	ref := Section{ID: "reference", Title: "Reference values (36 ms, no loss): the authors' demo output beside ours",
+		Text: []string{"Means in ms; diff = (TCP - QUIC) / QUIC x 100 (positive: QUIC faster); p from Welch's t-test. One object per page, as we read the demo output."}}
+	t := Table{Header: []string{"rate", "object", "paper TCP BBR", "paper QUICv1", "paper diff", "our TCP BBR", "our QUIC", "our diff (BBR)", "our TCP CUBIC", "our diff (CUBIC)"}}
+	for _, r := range MuthurajReference {
+		bbr, cubic := muthurajDiff(e, "bbr", r), muthurajDiff(e, "cubic", r)
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("%d Mbit/s", r.RateMbit), pages.HumanBytes(r.Size), fmtMs(r.TCPBBRMs), fmtMs(r.QUICMs),
+			fmtPct(PctDiff(r.TCPBBRMs, r.QUICMs)), fmtMs(bbr.TCPMean), fmtMs(bbr.QUICMean), bbr.String(), fmtMs(cubic.TCPMean), cubic.String()})
+	}
+	ref.Tables = []Table{t}
+	out := []Section{ref}
+	for _, part := range []string{"cubic", "bbr"} {
+		if cells := e.cells(part); len(cells) > 0 {
+			s := Section{ID: part, Title: e.Part(part).Part.Title, Tables: []Table{cellTable(cells)}}
+			if maps := PageMaps(cells); len(maps) > 0 {
+				s.Figures = []Figure{diffMapFigure(maps, "heatmap-"+part, "Per page: rate x RTT, TCP "+strings.ToUpper(part)+" vs QUIC (the 0-RTT panels are empty: every load is cold).")}
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// muthurajDiff compares TCP (h2 with cc) and QUIC for a reference pair.
+func muthurajDiff(e *Evidence, cc string, r MuthurajRef) Diff {
+	pr := e.Part(cc)
+	link, page := GridLink(r.RateMbit, 0, 0), GridPage(1, r.Size)
+	return CompareMeans(pr.Sample(page, link, "h2", result.Cold), pr.Sample(page, link, "h3", result.Cold))
+}
+
+// muthurajFindings are the replication's findings and how each is judged.
+func muthurajFindings() []Finding {
+	return []Finding{
+		{ID: "reference-direction", Claim: "Mean PLTs at 36 ms without loss: QUICv1 faster than TCP BBR except for 10 MB at 100 Mbit/s (demo output)",
+			Source: "authors' demo output", Criterion: "for every reference pair measured: where the published difference is 5 % or more, ours has its sign and Welch p < 0.01; where it is under 5 % (10 MB at 10 and 50 Mbit/s), ours is under 5 % or not significant",
+			Judge: judgeReferenceDirection},
+		{ID: "small-objects", Claim: "QUIC is faster than TCP for small objects (5 KB, 100 KB: 19-24 % in the demo output)",
+			Source: "authors' demo output", Criterion: "1 x 5 KB and 1 x 100 KB at 10 Mbit/s, 36 ms: QUIC mean below TCP's, p < 0.01, with both CUBIC and BBR",
+			Judge: judgeSmallObjects},
+		{ID: "bbr-in-quic", Claim: "QUICv1 with BBR improves 60-80 % over gQUIC under reordering",
+			Source: "thesis headline", Criterion: "needs BBR in QUIC and gQUIC",
+			Judge: func(*Evidence) Judgement {
+				return Judgement{Verdict: NotTestable, Evidence: "quic-go runs NewReno only (no BBR, no pluggable congestion control: quic-go issues 341, 776) and gQUIC is gone from Chromium"}
+			}},
+		{ID: "reordering", Claim: "Under delay variation (112J50) that reorders packets, QUIC is slower than TCP",
+			Source: "thesis (112J50 experiments), after Kakhki et al. 2017 section 5.3", Criterion: "on 112J50 links, TCP significantly faster than QUIC for most cells (both controllers)",
+			Judge: judgeMuthurajReordering},
+	}
+}
+
+func judgeReferenceDirection(e *Evidence) Judgement {
+	if e.Part("bbr") == nil {
+		return notRun("no TCP BBR loads")
+	}
+	ok, n := true, 0
+	var parts []string
+	for _, r := range MuthurajReference {
+		d := muthurajDiff(e, "bbr", r)
+		if d.NTCP < MinLoads || d.NQUIC < MinLoads {
+			continue
+		}
+		n++
+		want := PctDiff(r.TCPBBRMs, r.QUICMs)
+		agree := d.Significant && (d.Pct > 0) == (want > 0)
+		if math.Abs(want) < equalPct {
+			agree = !d.Significant || math.Abs(d.Pct) < equalPct
+		}
+		ok = ok && agree
+		parts = append(parts, fmt.Sprintf("%d Mbit/s %s: paper %s, ours %s", r.RateMbit, pages.HumanBytes(r.Size), fmtPct(want), d))
+	}
+	if n == 0 {
+		return notRun(fmt.Sprintf("no reference cell measured with %d or more loads per arm at this scale", MinLoads))
+	}
+	return verdict(ok, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours")
+}
+
+func judgeSmallObjects(e *Evidence) Judgement {
+	ok, n := true, 0
+	var parts []string
+	for _, cc := range []string{"cubic", "bbr"} {
+		if e.Part(cc) == nil {
+			continue
+		}
+		for _, size := range []int64{5_000, 100_000} {
+			d := muthurajDiff(e, cc, MuthurajRef{RateMbit: 10, Size: size})
+			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
+				continue
+			}
+			n++
+			ok = ok && d.Significant && d.Pct > 0
+			parts = append(parts, fmt.Sprintf("%s %s: %s", cc, pages.HumanBytes(size), d))
+		}
+	}
+	if n == 0 {
+		return notRun(fmt.Sprintf("no 5 KB or 100 KB page at 10 Mbit/s with %d or more loads per arm at this scale", MinLoads))
+	}
+	return verdict(ok, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours")
+}
+
+func judgeMuthurajReordering(e *Evidence) Judgement {
+	if ok, _ := availableLinks([]string{MuthurajJitterLink(10)}); len(ok) == 0 {
+		return Judgement{Verdict: NotTestable, Evidence: "needs delay variation that reorders packets (the link model's delayvar), not in this build"}
+	}
+	var cells []Cell
+	for _, c := range enough(e.cells("cubic", "bbr")) {
+		if strings.Contains(c.Link, "delayvar") {
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) == 0 {
+		return notRun("no 112J50 link at this scale")
+	}
+	_, t, _ := tally(cells, 0)
+	var parts []string
+	for _, c := range cells {
+		parts = append(parts, fmt.Sprintf("%s %s on %s: %s", c.Part, c.Page, c.Link, c.Diffs[0]))
+	}
+	return verdict(2*t > len(cells), strings.Join(parts, "; "), "TCP CUBIC vs QUIC", "TCP BBR vs QUIC")
+}

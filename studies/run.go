@@ -1,0 +1,192 @@
+package studies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
+)
+
+// RunOptions are the settings of one run of a plan that are not the study's.
+type RunOptions struct {
+	// Runs, when > 0, replaces every part's measured loads per cell (warm-ups unchanged).
+	Runs int
+	// Seed seeds every part's order and loss (experiment.DefaultSeed when 0).
+	Seed int64
+	// Chrome, Version, TempDir and SkipLinkCheck are passed to every experiment.Config.
+	Chrome, Version, TempDir string
+	SkipLinkCheck            bool
+	// Resume holds the records of an interrupted run of the same plan (the output file's):
+	// every part continues its schedule from them (experiment.ResumeFrom).
+	Resume []*result.Record
+	// Configure, when set, is applied to every part's experiment last (the CLI sets its
+	// per-load evidence options there: artifacts, visual metrics).
+	Configure func(*experiment.Config)
+	// Observer sees every record with Done and Total counted over the whole plan.
+	Observer func(experiment.Progress)
+	// Logger receives progress and diagnostics (slog.Default() when nil).
+	Logger *slog.Logger
+}
+
+// Configs returns the plan's experiments with the options applied, each named
+// PartExperiment(study, part).
+func (p Plan) Configs(o RunOptions) []experiment.Config {
+	out := make([]experiment.Config, len(p.Parts))
+	for i, part := range p.Parts {
+		c := part.Config
+		c.Name = PartExperiment(p.Study, part.Name)
+		if o.Runs > 0 {
+			c.Runs = o.Runs
+		}
+		if o.Seed != 0 {
+			c.Seed = o.Seed
+		}
+		c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
+		c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
+		c.AdvisoryCheck = advisoryLinks(c.Links)
+		if o.Configure != nil {
+			o.Configure(&c)
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// uncheckedKeys are LINK keys whose effect the link self-check does not model (its idle-RTT
+// and loss lines assume a fixed delay and independent losses).
+var uncheckedKeys = []string{"delayvar", "burst"}
+
+// advisoryLinks returns the links whose self-check is only advisory (see
+// experiment.Config.AdvisoryCheck): those with a key of uncheckedKeys.
+func advisoryLinks(links []string) []string {
+	var out []string
+	for _, l := range links {
+		for item := range strings.SplitSeq(l, ",") {
+			key, _, _ := strings.Cut(strings.TrimSpace(item), "=")
+			key = strings.TrimPrefix(strings.TrimPrefix(key, "down."), "up.")
+			if slices.Contains(uncheckedKeys, key) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Resumed returns Configs(o), each part set to continue from the records in o.Resume that
+// carry its experiment name (a part without any starts afresh); the error names the part whose
+// records do not match the plan.
+func (p Plan) Resumed(o RunOptions) ([]experiment.Config, error) {
+	cs := p.Configs(o)
+	if len(o.Resume) == 0 {
+		return cs, nil
+	}
+	for i, c := range cs {
+		var recs []*result.Record
+		for _, r := range o.Resume {
+			if r.Experiment == c.Name {
+				recs = append(recs, r)
+			}
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		rc, err := experiment.ResumeFrom(c, recs)
+		if err != nil {
+			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
+		}
+		cs[i] = rc
+	}
+	return cs, nil
+}
+
+// Validate checks every part's experiment and specs, so bad input is refused before anything
+// runs; errors name the part.
+func (p Plan) Validate() error {
+	var errs []error
+	for i, c := range p.Configs(RunOptions{}) {
+		if err := c.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("part %s: %w", p.Parts[i].Name, err))
+		} else if err := experiment.CheckSpecs(c); err != nil {
+			errs = append(errs, fmt.Errorf("part %s: %w", p.Parts[i].Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run runs the plan's parts one after another, then its flow parts when a FlowRunner is
+// available, writing every record to w. A part that fails does not stop the next ones (the
+// errors are joined), except an interrupt (ctx done), which returns at once.
+func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experiment.Summary, error) {
+	start := time.Now()
+	var sum experiment.Summary
+	cs, err := p.Resumed(o)
+	if err != nil {
+		return sum, err
+	}
+	total := 0
+	for _, c := range cs {
+		total += experiment.Remaining(c)
+	}
+	var errs []error
+	done := 0
+	for _, c := range cs {
+		if ctx.Err() != nil {
+			break
+		}
+		offset := done
+		if o.Observer != nil {
+			c.Observer = func(pr experiment.Progress) {
+				pr.Done, pr.Total = offset+pr.Done, total
+				o.Observer(pr)
+			}
+		}
+		s, err := experiment.Run(ctx, c, w)
+		done += experiment.Remaining(c)
+		sum = addSummary(sum, s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
+		}
+	}
+	if ctx.Err() == nil && flowRunner != nil {
+		for _, f := range p.Flows {
+			if err := flowRunner(ctx, PartExperiment(p.Study, f.Name), f, o, w); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", PartExperiment(p.Study, f.Name), err))
+			}
+		}
+	}
+	sum.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		return sum, errors.Join(append(errs, ctx.Err())...)
+	}
+	return sum, errors.Join(errs...)
+}
+
+// addSummary adds the counts of b to a.
+func addSummary(a, b experiment.Summary) experiment.Summary {
+	a.Records += b.Records
+	a.Valid += b.Valid
+	a.TimedOut += b.TimedOut
+	a.NetworkFailed += b.NetworkFailed
+	a.Invalid += b.Invalid
+	a.HarnessErrors += b.HarnessErrors
+	a.Resumed += b.Resumed
+	a.Scheduled += b.Scheduled
+	return a
+}
+
+// FlowRunner runs one flow part and writes its "kind":"flow" records, named experiment, to w.
+type FlowRunner func(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) error
+
+// flowRunner is set by flows.go when the flows package is part of the build; nil until then,
+// and the flow sections then report "not run: flows not available".
+var flowRunner FlowRunner
+
+// FlowRunnerAvailable reports whether this build can run bulk flows.
+func FlowRunnerAvailable() bool { return flowRunner != nil }

@@ -1,0 +1,205 @@
+// Package studies holds the published studies pltlab reproduces, each as data plus one file.
+//
+// A Study is its plan per scale (the experiment matrices of its parts, the flow mixes, what was
+// scaled down), the published reference values with their sources, the published findings and
+// how each is judged from the records, and the report sections. Every study shares one runner
+// (Run) and one report path (Evaluate, WriteReport); every report opens with a findings table.
+// See docs/extending.md, "A study".
+package studies
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
+)
+
+// Scale is the size of a study's run.
+type Scale string
+
+// The scales of every study: Smoke is a functional check (CI, <= 5 min on a 2-core machine),
+// Quick a representative sub-grid (<= 30 min), Full the published grid (its time estimate is
+// printed before it starts).
+const (
+	Smoke Scale = "smoke"
+	Quick Scale = "quick"
+	Full  Scale = "full"
+)
+
+// Scales lists the scales from the smallest.
+var Scales = []Scale{Smoke, Quick, Full}
+
+// Time budgets of the scales on one 2-core machine (issue 15): a plan above its budget fails
+// the studies' unit tests.
+const (
+	SmokeBudget = 5 * time.Minute
+	QuickBudget = 30 * time.Minute
+)
+
+// ParseScale parses "smoke", "quick" or "full"; the error names the bad value and the accepted ones.
+func ParseScale(s string) (Scale, error) {
+	if slices.Contains(Scales, Scale(s)) {
+		return Scale(s), nil
+	}
+	return "", fmt.Errorf("bad scale %q: accepted smoke, quick, full", s)
+}
+
+// Study is one published study: what to run at each scale, what was published, and how each
+// published finding is judged from our records.
+type Study struct {
+	// Name is the study's CLI name, e.g. "carlucci2015".
+	Name string
+	// Title names the study for people, e.g. "Carlucci et al., ACM SAC 2015".
+	Title string
+	// Citation is the full reference.
+	Citation string
+	// Option is the `pltlab reproduce` flag that selects this variant of a study, e.g.
+	// "--calibrate" ("" for the study itself).
+	Option string
+	// DefaultScale is the scale `pltlab reproduce NAME` runs without --scale.
+	DefaultScale Scale
+	// Plan returns the study's plan at a scale.
+	Plan func(Scale) Plan
+	// References are the published values compared with ours, each with its source.
+	References []Reference
+	// Findings are the published findings, in the order of the findings table.
+	Findings []Finding
+	// Sections builds the report's sections (after the findings table) from the evidence.
+	Sections func(*Evidence) []Section
+	// Differences lists what differs between the published testbed and ours, from the records.
+	Differences func(*Evidence) []string
+	// Console, when set, prints the study's headline table to the terminal after a run (the
+	// findings table follows it).
+	Console func(io.Writer, *Evidence) error
+}
+
+// Part is one experiment of a plan: a matrix of page loads run with one server configuration
+// (TCP congestion control, TLS version). Its records carry the experiment name
+// PartExperiment(study, part name), which is how the report finds them again.
+type Part struct {
+	// Name is the part's short name, e.g. "lossless" (a-z, 0-9, '-').
+	Name string
+	// Title is the part's report heading.
+	Title string
+	// Config is the part's experiment; Name is set by the runner.
+	Config experiment.Config
+}
+
+// FlowPart is a set of bulk-flow runs of a plan (the flows package): each mix of flows (specs
+// "PROTO[:CC]") shares Link for Duration, Runs times.
+type FlowPart struct {
+	// Name is the part's short name, e.g. "flows".
+	Name string
+	// Title is the part's report heading.
+	Title string
+	// Link is the LINK spec the flows share.
+	Link string
+	// Mixes are the flow mixes, each a list of flow specs such as ["h3", "h2:cubic"].
+	Mixes [][]string
+	// Duration is the length of every flow.
+	Duration time.Duration
+	// Runs is the number of runs of each mix.
+	Runs int
+}
+
+// Plan is what a study runs at one scale.
+type Plan struct {
+	// Study and Scale name the plan.
+	Study string
+	Scale Scale
+	// Parts are the page-load experiments, run one after another.
+	Parts []Part
+	// Flows are the bulk-flow runs (run only where a FlowRunner is available).
+	Flows []FlowPart
+	// ScaledDown says, item by item, what this scale leaves out of the published grid.
+	ScaledDown []string
+	// NotRun names what the plan cannot include on this build or stack, and why.
+	NotRun []string
+}
+
+// PartExperiment is the experiment name of a part's records: "STUDY/PART".
+func PartExperiment(study, part string) string { return study + "/" + part }
+
+// Reference is one published value beside ours.
+type Reference struct {
+	// Part, Page, Link, Protocol and Mode select our loads (Page and Link as given in the part's
+	// Config; Part "" means the study's first part).
+	Part, Page, Link, Protocol string
+	Mode                       result.Mode
+	// Label names the published arm, e.g. "SPDY" or "TCP BBR".
+	Label string
+	// Ms is the published value in ms.
+	Ms float64
+	// Stat is the published statistic: "median" or "mean".
+	Stat string
+	// Source says where the value was published: paper table or figure, or the authors' scripts.
+	Source string
+}
+
+// Verdict is how a published finding fared here.
+type Verdict string
+
+// The verdicts of the findings table.
+const (
+	Reproduced    Verdict = "reproduced"
+	NotReproduced Verdict = "not reproduced"
+	NotTestable   Verdict = "not testable here"
+	// NotRun means the finding is testable but this scale or build did not measure what it needs.
+	NotRun Verdict = "not run"
+)
+
+// Finding is one published finding and how it is judged.
+type Finding struct {
+	// ID is a short stable name, e.g. "lossy".
+	ID string
+	// Claim states the finding, quoted where possible.
+	Claim string
+	// Source is where it was published (section, table, figure).
+	Source string
+	// Criterion says what counts as reproducing it here.
+	Criterion string
+	// Judge decides the verdict from the evidence.
+	Judge func(*Evidence) Judgement
+}
+
+// Judgement is one row of the findings table.
+type Judgement struct {
+	// Verdict is the outcome.
+	Verdict Verdict
+	// Evidence gives the numbers (medians or means, % differences, p-values).
+	Evidence string
+	// See names the report sections and plots that show it.
+	See []string
+}
+
+// notRun is the judgement of a finding whose data this run lacks.
+func notRun(why string) Judgement { return Judgement{Verdict: NotRun, Evidence: why} }
+
+// registry lists every study in --list order.
+var registry = []*Study{carlucci(), kakhki(), muthuraj()}
+
+// All returns every study in listing order.
+func All() []*Study { return slices.Clone(registry) }
+
+// Names returns the names of all studies.
+func Names() []string {
+	out := make([]string, len(registry))
+	for i, s := range registry {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// Lookup returns the study called name; the error names it and the accepted names.
+func Lookup(name string) (*Study, error) {
+	for _, s := range registry {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown study %q: accepted %s", name, strings.Join(Names(), ", "))
+}

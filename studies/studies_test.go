@@ -1,0 +1,542 @@
+package studies
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping"
+)
+
+// allStudies is every registered study plus the calibration variant.
+func allStudies() []*Study { return append(All(), CarlucciCalibration()) }
+
+func TestPlansValidAndWithinBudget(t *testing.T) {
+	var smokeTotal time.Duration
+	for _, st := range allStudies() {
+		for _, sc := range Scales {
+			t.Run(st.Name+st.Option+"/"+string(sc), func(t *testing.T) {
+				p := st.Plan(sc)
+				if p.Study != st.Name || p.Scale != sc {
+					t.Errorf("plan names %s/%s", p.Study, p.Scale)
+				}
+				if err := p.Validate(); err != nil {
+					t.Fatalf("invalid plan: %v", err)
+				}
+				if len(p.Parts) == 0 || p.Loads() == 0 {
+					t.Fatal("plan has no loads")
+				}
+				est := p.Estimate()
+				switch sc {
+				case Smoke:
+					smokeTotal += est
+					if est > SmokeBudget {
+						t.Errorf("smoke estimate %v above %v", est, SmokeBudget)
+					}
+				case Quick:
+					if est > QuickBudget {
+						t.Errorf("quick estimate %v above %v", est, QuickBudget)
+					}
+				}
+				if sc != Full && len(p.ScaledDown) == 0 {
+					t.Error("a scaled-down plan must say what it scaled down")
+				}
+				names := map[string]bool{}
+				for _, part := range p.Parts {
+					if names[part.Name] || part.Name == "" || part.Title == "" {
+						t.Errorf("part %q: empty or duplicate name or title", part.Name)
+					}
+					names[part.Name] = true
+				}
+			})
+		}
+	}
+	// The integration test runs every study's smoke scale (without the calibration); keep it
+	// a few minutes in CI.
+	if smokeTotal > 8*time.Minute {
+		t.Errorf("all smoke scales together estimated at %v: keep CI fast", smokeTotal)
+	}
+}
+
+func TestFullIsThePublishedGrid(t *testing.T) {
+	k := kakhki().Plan(Full)
+	c := k.Parts[0].Config
+	if len(c.Links) != 4*3*3 {
+		t.Errorf("kakhki full has %d links, want 36 (Table 2: 4 rates x 3 RTTs x 3 losses)", len(c.Links))
+	}
+	if len(c.Pages) != 6*7-1 {
+		t.Errorf("kakhki full has %d pages, want 41 (6 counts x 7 sizes, without the 2 GB page)", len(c.Pages))
+	}
+	if !slices.ContainsFunc(k.NotRun, func(s string) bool { return strings.Contains(s, "200x10MB") }) {
+		t.Errorf("the left-out 200x10MB page is not named: %v", k.NotRun)
+	}
+	m := muthuraj().Plan(Full)
+	if m.Parts[0].Config.Runs != 19 || m.Parts[0].Config.Warmup != 1 {
+		t.Errorf("muthuraj full: %d runs after %d warm-ups, want 20 rounds with the first dropped", m.Parts[0].Config.Runs, m.Parts[0].Config.Warmup)
+	}
+	if m.Parts[0].Config.TCPCC != "cubic" || m.Parts[1].Config.TCPCC != "bbr" {
+		t.Errorf("muthuraj parts: %s and %s, want cubic and bbr", m.Parts[0].Config.TCPCC, m.Parts[1].Config.TCPCC)
+	}
+}
+
+func TestGridLink(t *testing.T) {
+	for _, tc := range []struct {
+		rate   int
+		extra  time.Duration
+		loss   float64
+		want   string
+		rtt    time.Duration
+		perDir float64
+	}{
+		{5, 0, 0, "rate=5mbit,rtt=36ms,queue=2bdp", 36 * time.Millisecond, 0},
+		{100, 100 * time.Millisecond, 1, "rate=100mbit,rtt=136ms,queue=2bdp,loss=0.5%", 136 * time.Millisecond, 0.005},
+		{10, 50 * time.Millisecond, 0.1, "rate=10mbit,rtt=86ms,queue=2bdp,loss=0.05%", 86 * time.Millisecond, 0.0005},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			got := GridLink(tc.rate, tc.extra, tc.loss)
+			if got != tc.want {
+				t.Fatalf("GridLink = %q, want %q", got, tc.want)
+			}
+			sp, err := shaping.ParseSpec(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sp.RTT != tc.rtt || math.Abs(sp.Loss-tc.perDir) > 1e-12 {
+				t.Errorf("parsed rtt %v loss %v, want %v and %v per direction", sp.RTT, sp.Loss, tc.rtt, tc.perDir)
+			}
+		})
+	}
+}
+
+func TestFindingsDefined(t *testing.T) {
+	for _, st := range allStudies() {
+		ids := map[string]bool{}
+		if len(st.Findings) == 0 {
+			t.Errorf("%s has no findings", st.Name)
+		}
+		for _, f := range st.Findings {
+			if f.ID == "" || f.Claim == "" || f.Source == "" || f.Criterion == "" || f.Judge == nil || ids[f.ID] {
+				t.Errorf("%s finding %q: empty field or duplicate id", st.Name, f.ID)
+			}
+			ids[f.ID] = true
+		}
+		if st.Citation == "" || st.Title == "" || st.Sections == nil || st.Differences == nil {
+			t.Errorf("%s: citation, title, sections and differences are required", st.Name)
+		}
+	}
+}
+
+func TestParseScaleAndLookup(t *testing.T) {
+	for _, s := range []string{"smoke", "quick", "full"} {
+		if sc, err := ParseScale(s); err != nil || string(sc) != s {
+			t.Errorf("ParseScale(%q) = %q, %v", s, sc, err)
+		}
+	}
+	if _, err := ParseScale("huge"); err == nil || !strings.Contains(err.Error(), `"huge"`) || !strings.Contains(err.Error(), "smoke, quick, full") {
+		t.Errorf("ParseScale(huge) error %v: must name the value and the accepted ones", err)
+	}
+	if _, err := Lookup("nope2020"); err == nil || !strings.Contains(err.Error(), "carlucci2015, kakhki2017, muthuraj2024") {
+		t.Errorf("Lookup error %v: must list the studies", err)
+	}
+	if st, err := Lookup("kakhki2017"); err != nil || st.Name != "kakhki2017" {
+		t.Errorf("Lookup(kakhki2017) = %v, %v", st, err)
+	}
+}
+
+// synth makes n valid loads of one arm around meanMs (+-5 %, seeded) for a part's experiment.
+func synth(study, part, page, link, proto string, mode result.Mode, meanMs float64, n int, seed uint64) []*result.Record {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var out []*result.Record
+	for i := range n {
+		out = append(out, &result.Record{V: 1, Experiment: PartExperiment(study, part), Run: i, Mode: mode, Protocol: proto,
+			ObservedProtocol: proto, Page: result.Page{Spec: page}, Link: result.Link{Spec: link}, Valid: true,
+			PLTMs: meanMs * (0.95 + 0.1*rng.Float64())})
+	}
+	return out
+}
+
+// carlucciRecords are synthetic lossless (and lossy) loads with the given medians in ms.
+func carlucciRecords(h1, h2, h3, h3w, lossyH2, lossyH3 float64) []*result.Record {
+	var recs []*result.Record
+	const n = 15
+	for i, a := range []struct {
+		proto string
+		mode  result.Mode
+		ms    float64
+	}{{"h1", result.Cold, h1}, {"h2", result.Cold, h2}, {"h3", result.Cold, h3}, {"h3", result.Warm, h3w}} {
+		recs = append(recs, synth("carlucci2015", "lossless", "carlucci2015", "carlucci2015", a.proto, a.mode, a.ms, n, uint64(i))...)
+	}
+	for _, l := range CarlucciLossyLinks {
+		recs = append(recs, synth("carlucci2015", "lossy", "carlucci2015", l, "h2", result.Cold, lossyH2, n, 11)...)
+		recs = append(recs, synth("carlucci2015", "lossy", "carlucci2015", l, "h3", result.Cold, lossyH3, n, 12)...)
+	}
+	return recs
+}
+
+// verdicts judges recs as the quick plan of st and returns the verdict per finding ID.
+func verdicts(st *Study, sc Scale, recs []*result.Record) map[string]Judgement {
+	e := Evaluate(st, st.Plan(sc), recs)
+	out := map[string]Judgement{}
+	for i, j := range e.Judge() {
+		out[st.Findings[i].ID] = j
+	}
+	return out
+}
+
+func TestCarlucciJudgement(t *testing.T) {
+	st := carlucci()
+	for _, tc := range []struct {
+		name string
+		recs []*result.Record
+		want map[string]Verdict
+	}{
+		{"as published", carlucciRecords(2030, 1450, 1140, 1140, 3000, 2500), map[string]Verdict{
+			"lossless-vs-http": Reproduced, "lossless-order": Reproduced, "lossless-ratios": Reproduced, "lossy": Reproduced,
+			"fec": NotTestable, "safe-alone": NotRun, "safe-sharing": NotRun}},
+		{"today's ratios", carlucciRecords(1430, 1100, 1040, 970, 2500, 2500), map[string]Verdict{
+			"lossless-vs-http": Reproduced, "lossless-order": Reproduced, "lossless-ratios": NotReproduced, "lossy": NotReproduced}},
+		{"reversed", carlucciRecords(1000, 1450, 2030, 2030, 2000, 3000), map[string]Verdict{
+			"lossless-vs-http": NotReproduced, "lossless-order": NotReproduced, "lossy": NotReproduced}},
+		{"no records", nil, map[string]Verdict{"lossless-vs-http": NotRun, "lossless-order": NotRun, "lossy": NotRun, "fec": NotTestable}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := verdicts(st, Quick, tc.recs)
+			for id, want := range tc.want {
+				if got[id].Verdict != want {
+					t.Errorf("%s: %s (%s), want %s", id, got[id].Verdict, got[id].Evidence, want)
+				}
+			}
+		})
+	}
+}
+
+func TestPctDiffAndSignificance(t *testing.T) {
+	if got := PctDiff(150, 100); got != 50 {
+		t.Errorf("PctDiff(150, 100) = %v, want 50 (QUIC faster is positive)", got)
+	}
+	if got := PctDiff(100, 200); got != -50 {
+		t.Errorf("PctDiff(100, 200) = %v, want -50", got)
+	}
+	if !math.IsNaN(PctDiff(1, 0)) || !math.IsNaN(PctDiff(math.NaN(), 1)) {
+		t.Error("PctDiff must be NaN for a zero QUIC mean or a NaN input")
+	}
+	clear := CompareMeans([]float64{200, 201, 199, 202, 198}, []float64{100, 101, 99, 102, 98})
+	if !clear.Significant || math.Abs(clear.Pct-100) > 1e-9 || !(clear.P < 0.01) {
+		t.Errorf("clear difference: %+v", clear)
+	}
+	noisy := CompareMeans([]float64{100, 300, 150, 250}, []float64{120, 280, 170, 200})
+	if noisy.Significant {
+		t.Errorf("noisy difference marked significant: %+v", noisy)
+	}
+	short := CompareMeans([]float64{100}, []float64{50, 60})
+	if short.Significant || !math.IsNaN(short.P) {
+		t.Errorf("one load cannot be significant: %+v", short)
+	}
+	if s := noisy.String(); !strings.Contains(s, "n.s.") {
+		t.Errorf("String() of a non-significant diff = %q, want n.s.", s)
+	}
+}
+
+// gridRecords are synthetic kakhki loads: tcp and quic means per (page, link).
+func gridRecords(part string, pages, links []string, tcp, quic, quic0 func(page, link string) float64) []*result.Record {
+	var recs []*result.Record
+	seed := uint64(1)
+	for _, p := range pages {
+		for _, l := range links {
+			recs = append(recs, synth(Kakhki2017, part, p, l, "h2", result.Cold, tcp(p, l), 6, seed)...)
+			recs = append(recs, synth(Kakhki2017, part, p, l, "h3", result.Cold, quic(p, l), 6, seed+1)...)
+			recs = append(recs, synth(Kakhki2017, part, p, l, "h3", result.Warm, quic0(p, l), 6, seed+2)...)
+			seed += 3
+		}
+	}
+	return recs
+}
+
+func TestKakhkiHeatmapsAndFindings(t *testing.T) {
+	st := kakhki()
+	plan := st.Plan(Quick)
+	obj, lnk := plan.Parts[0].Config, plan.Parts[1].Config
+	lowRate := func(l string) bool { return strings.HasPrefix(l, "rate=5mbit") }
+	recs := gridRecords("objects", obj.Pages, obj.Links,
+		func(p, l string) float64 { return 1300 },
+		func(p, l string) float64 {
+			if p == "100x5KB" {
+				return 1250 // QUIC cold barely faster: the edge comes from 0-RTT
+			}
+			return 1000
+		},
+		func(p, l string) float64 { return 900 })
+	recs = append(recs, gridRecords("links", lnk.Pages, lnk.Links,
+		func(p, l string) float64 {
+			switch {
+			case strings.Contains(l, "loss"):
+				return 3000
+			case lowRate(l):
+				return 2000
+			}
+			return 1000
+		},
+		func(p, l string) float64 { return 1000 },
+		func(p, l string) float64 { return 950 })...)
+	e := Evaluate(st, plan, recs)
+	cells := e.cells(kakhkiGridParts...)
+	if len(cells) != len(obj.Pages)+len(lnk.Links) {
+		t.Fatalf("%d cells, want %d", len(cells), len(obj.Pages)+len(lnk.Links))
+	}
+	lm := LinkMaps(cells)
+	if len(lm) != 2 { // one link with 6 pages, cold and 0-RTT
+		t.Fatalf("%d per-link maps, want 2", len(lm))
+	}
+	if len(lm[0].XTicks) != 2 || len(lm[0].YTicks) != 3 || len(lm[0].Cells) != 6 || lm[0].Range != 100 {
+		t.Errorf("per-link map: x %v y %v, %d cells, range %v", lm[0].XTicks, lm[0].YTicks, len(lm[0].Cells), lm[0].Range)
+	}
+	pm := PageMaps(cells)
+	// 10x100KB: loss-free 2 rates x 2 RTTs and lossy 2 rates x 1 RTT; cold and 0-RTT each. The
+	// objects part's single link gives no per-page map.
+	if len(pm) != 4 {
+		t.Fatalf("%d per-page maps, want 4", len(pm))
+	}
+	got := verdicts(st, Quick, recs)
+	for id, want := range map[string]Verdict{"quic-faster": Reproduced, "low-rate-loss": Reproduced, "0rtt-small": Reproduced, "mobile": NotTestable} {
+		if got[id].Verdict != want {
+			t.Errorf("%s: %s (%s), want %s", id, got[id].Verdict, got[id].Evidence, want)
+		}
+	}
+	if _, err := shaping.ParseSpec(KakhkiReorderLinks[0]); err != nil && got["reordering"].Verdict != NotTestable {
+		t.Errorf("reordering without delayvar: %s, want not testable", got["reordering"].Verdict)
+	}
+}
+
+func TestCalibrationLoss(t *testing.T) {
+	paper := [3]float64{2030, 1450, 1140}
+	if l := CalibrationLoss(paper, paper); l != 0 {
+		t.Errorf("loss of the paper itself = %v, want 0", l)
+	}
+	// All three 10 % too slow: ratios exact, absolute term only.
+	slow := [3]float64{2233, 1595, 1254}
+	want := sq(math.Log(1.1)) / 2
+	if l := CalibrationLoss(slow, paper); math.Abs(l-want) > 1e-4 {
+		t.Errorf("loss of a uniform 10 %% slowdown = %v, want %v", l, want)
+	}
+	// Too slow and too fast by the same factor cost the same (log error).
+	up := [3]float64{2030 * 1.2, 1450, 1140}
+	down := [3]float64{2030 / 1.2, 1450, 1140}
+	if a, b := CalibrationLoss(up, paper), CalibrationLoss(down, paper); math.Abs(a-b) > 1e-12 {
+		t.Errorf("loss not symmetric in log: %v vs %v", a, b)
+	}
+	if !math.IsNaN(CalibrationLoss([3]float64{0, 1, 1}, paper)) || !math.IsNaN(CalibrationLoss([3]float64{math.NaN(), 1, 1}, paper)) {
+		t.Error("a missing median must give NaN")
+	}
+	cs := RankCandidates([]Candidate{{Page: "b", Loss: 0.2}, {Page: "nan", Loss: math.NaN()}, {Page: "a", Loss: 0.01}, {Page: "c", Loss: 0.2}})
+	var order []string
+	for _, c := range cs {
+		order = append(order, c.Page)
+	}
+	if strings.Join(order, ",") != "a,b,c,nan" {
+		t.Errorf("ranking %v, want a,b,c,nan", order)
+	}
+	r := Candidate{Medians: [3]float64{2233, 1450, 1140}}.Residuals(paper)
+	if math.Abs(r[0]-10) > 0.01 || r[1] != 0 || math.Abs(r[3]-(100*(1/1.1-1))) > 0.01 {
+		t.Errorf("residuals %v", r)
+	}
+}
+
+func TestCalibrationPagesAndRanking(t *testing.T) {
+	pgs := CalibrationPages([]int{10, 30}, []int64{300_000})
+	if strings.Join(pgs, ",") != "10x30KB,30x10KB" {
+		t.Fatalf("pages %v", pgs)
+	}
+	st := CarlucciCalibration()
+	plan := st.Plan(Smoke)
+	var recs []*result.Record
+	// 30x10KB matches the paper; 10x30KB has too small an HTTP/1.1 penalty.
+	for page, ms := range map[string][3]float64{"30x10KB": {2030, 1450, 1140}, "10x30KB": {1400, 1300, 1200}} {
+		for i, proto := range []string{"h1", "h2", "h3"} {
+			recs = append(recs, synth("carlucci2015", "calibrate", page, "carlucci2015", proto, result.Cold, ms[i], 5, uint64(i))...)
+		}
+	}
+	e := Evaluate(st, plan, recs)
+	cs := e.Candidates()
+	if len(cs) != 2 || cs[0].Page != "30x10KB" || !cs[0].Ordered {
+		t.Fatalf("candidates %+v", cs)
+	}
+	got := verdicts(st, Smoke, recs)
+	if got["composition"].Verdict != Reproduced || got["order-robust"].Verdict != Reproduced {
+		t.Errorf("verdicts %+v", got)
+	}
+	// One load per protocol and candidate is noise: no verdict.
+	var one []*result.Record
+	for _, r := range recs {
+		if r.Run == 0 {
+			one = append(one, r)
+		}
+	}
+	got = verdicts(st, Smoke, one)
+	if got["composition"].Verdict != NotRun || got["order-robust"].Verdict != NotRun {
+		t.Errorf("one load per candidate: verdicts %+v, want not run", got)
+	}
+}
+
+func TestWriteReportOpensWithFindings(t *testing.T) {
+	dir := t.TempDir()
+	st := carlucci()
+	e := Evaluate(st, st.Plan(Smoke), carlucciRecords(2030, 1450, 1140, 1140, 3000, 2500))
+	js, err := WriteReport(dir, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(js) != len(st.Findings) {
+		t.Fatalf("%d judgements for %d findings", len(js), len(st.Findings))
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	first := strings.Index(s, "\n## ")
+	if first < 0 || !strings.HasPrefix(s[first:], "\n## Findings") {
+		t.Errorf("report.md does not open with the findings table:\n%.600s", s)
+	}
+	for _, want := range []string{"| h3 warm | QUIC (0-RTT) | 1.14 s |", "## Lossy channel", "## What differs from the published testbed",
+		"## Scale: what was run and what was scaled down", "## Safe deployment", "FEC"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	for _, f := range append(slices.Clone(ReportFiles), "lossless-plt.svg", "lossless-plt.png", "lossless/report.md", "lossy/report.html") {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+}
+
+func TestAdvisoryLinks(t *testing.T) {
+	got := advisoryLinks([]string{"carlucci2015,loss=1%", "carlucci2015,loss=2%,burst=4", "rate=10mbit,rtt=112ms,down.delayvar=50ms", "rate=5mbit,rtt=36ms"})
+	want := []string{"carlucci2015,loss=2%,burst=4", "rate=10mbit,rtt=112ms,down.delayvar=50ms"}
+	if !slices.Equal(got, want) {
+		t.Errorf("advisoryLinks = %q, want %q", got, want)
+	}
+}
+
+func TestMuthurajJudgement(t *testing.T) {
+	st := muthuraj()
+	plan := st.Plan(Quick)
+	var recs []*result.Record
+	seed := uint64(100)
+	for _, cc := range []string{"cubic", "bbr"} {
+		for _, r := range MuthurajReference {
+			link, page := GridLink(r.RateMbit, 0, 0), GridPage(1, r.Size)
+			recs = append(recs, synth(Muthuraj2024, cc, page, link, "h2", result.Cold, r.TCPBBRMs, 8, seed)...)
+			recs = append(recs, synth(Muthuraj2024, cc, page, link, "h3", result.Cold, r.QUICMs, 8, seed+1)...)
+			seed += 2
+		}
+	}
+	got := verdicts(st, Quick, recs)
+	// The quick plan measures 10 and 100 Mbit/s; the published values themselves reproduce.
+	for id, want := range map[string]Verdict{"reference-direction": Reproduced, "small-objects": Reproduced, "bbr-in-quic": NotTestable} {
+		if got[id].Verdict != want {
+			t.Errorf("%s: %s (%s), want %s", id, got[id].Verdict, got[id].Evidence, want)
+		}
+	}
+	if len(plan.Parts) != 2 || plan.Parts[1].Config.TCPCC != "bbr" {
+		t.Fatalf("parts %+v", plan.Parts)
+	}
+	// QUIC slower everywhere: not reproduced.
+	for _, r := range recs {
+		if r.Protocol == "h3" {
+			r.PLTMs *= 2
+		}
+	}
+	got = verdicts(st, Quick, recs)
+	if got["reference-direction"].Verdict != NotReproduced || got["small-objects"].Verdict != NotReproduced {
+		t.Errorf("QUIC twice as slow: %+v", got)
+	}
+}
+
+func TestPlanResumed(t *testing.T) {
+	plan := muthuraj().Plan(Smoke)
+	cs := plan.Configs(RunOptions{})
+	// The interrupted run made the first 3 loads of the first part only.
+	var recs []*result.Record
+	for i, j := range experiment.Schedule(cs[0])[:3] {
+		recs = append(recs, &result.Record{V: 1, Experiment: cs[0].Name, Run: i, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode,
+			Page: result.Page{Spec: cs[0].Pages[j.Page]}, Link: result.Link{Spec: cs[0].Links[j.Link]}, Warmup: j.Warmup, Valid: true, PLTMs: 100})
+	}
+	got, err := plan.Resumed(RunOptions{Resume: recs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r0, r1 := experiment.Remaining(got[0]), experiment.Remaining(got[1]); r0 != len(experiment.Schedule(cs[0]))-3 || r1 != len(experiment.Schedule(cs[1])) {
+		t.Errorf("remaining %d and %d loads", r0, r1)
+	}
+	// A record that is not the scheduled load: refused, naming the part.
+	recs[2].Protocol = "h1"
+	if _, err := plan.Resumed(RunOptions{Resume: recs}); err == nil || !strings.Contains(err.Error(), "part cubic") {
+		t.Errorf("mismatched records: error %v, want one naming part cubic", err)
+	}
+}
+
+func TestCarlucciRatiosNeedBoundedCI(t *testing.T) {
+	recs := carlucciRecords(2030, 1450, 1140, 1140, 3000, 2500)
+	n := 0
+	for _, r := range recs {
+		if r.Experiment == "carlucci2015/lossless" && r.Protocol == "h1" && n < 8 {
+			r.TimedOut, r.DeadlineMs, r.PLTMs = true, 30000, 30000
+			n++
+		}
+	}
+	if got := verdicts(carlucci(), Quick, recs)["lossless-ratios"]; got.Verdict != NotRun {
+		t.Errorf("ratios with half of h1 censored: %s (%s), want not run", got.Verdict, got.Evidence)
+	}
+}
+
+// flowRecs are one run's flow lines of a mix: goodputs in bit/s and loss ratios per flow, on the
+// carlucci2015 link (3 Mbit/s).
+func flowRecs(run int, specs []string, goodputs, losses []float64, jain float64) []*result.Record {
+	var out []*result.Record
+	sum := 0.0
+	for _, g := range goodputs {
+		sum += g
+	}
+	for i, s := range specs {
+		proto, cc, _ := strings.Cut(s, ":")
+		out = append(out, &result.Record{V: 1, Kind: result.KindFlow, Experiment: "carlucci2015/flows", Run: run, Protocol: proto, CC: cc, Valid: true,
+			Link: result.Link{Spec: "carlucci2015", DownBps: 3_000_000},
+			Flow: &result.Flow{FlowIndex: i, Flows: len(specs), Mix: strings.Join(specs, "+"), GoodputBps: goodputs[i], LossRatio: losses[i],
+				Utilization: sum / 3e6, Jain: jain}})
+	}
+	return out
+}
+
+func TestCarlucciFlowsJudgement(t *testing.T) {
+	if !FlowRunnerAvailable() {
+		t.Skip("flows not in this build")
+	}
+	fair := slices.Concat(
+		flowRecs(0, []string{"h2:cubic"}, []float64{2.85e6}, []float64{0.01}, 1),
+		flowRecs(0, []string{"h3:newreno"}, []float64{2.80e6}, []float64{0.012}, 1),
+		flowRecs(0, []string{"h3:newreno", "h2:cubic"}, []float64{1.5e6, 1.3e6}, []float64{0.02, 0.02}, 0.995))
+	ms := readFlowResults(fair, "carlucci2015/flows")
+	if len(ms) != 3 || len(ms[2].Flows) != 2 || math.Abs(ms[2].Flows[0].Share-1.5/2.8) > 1e-9 || math.Abs(ms[1].Flows[0].Utilization-2.8/3) > 1e-9 {
+		t.Fatalf("flow results %+v", ms)
+	}
+	got := verdicts(carlucci(), Quick, fair)
+	if got["safe-alone"].Verdict != Reproduced || got["safe-sharing"].Verdict != Reproduced {
+		t.Errorf("fair flows: %+v", got)
+	}
+	starved := slices.Concat(
+		flowRecs(0, []string{"h2:cubic"}, []float64{2.85e6}, []float64{0.01}, 1),
+		flowRecs(0, []string{"h3:newreno"}, []float64{1.5e6}, []float64{0.08}, 1),
+		flowRecs(0, []string{"h3:newreno", "h2:cubic"}, []float64{2.6e6, 0.2e6}, []float64{0.02, 0.05}, 0.57))
+	got = verdicts(carlucci(), Quick, starved)
+	if got["safe-alone"].Verdict != NotReproduced || got["safe-sharing"].Verdict != NotReproduced {
+		t.Errorf("unfair flows: %+v", got)
+	}
+}
