@@ -19,7 +19,6 @@ func TestShardUsageErrors(t *testing.T) {
 		{"not a shard", []string{"run", "--page", "1x1KB", "--link", "none", "--shard", "half"}, "accepted I/N"},
 		{"more shards than blocks", []string{"run", "--page", "1x1KB", "--link", "none", "--runs", "2", "--warmup", "0", "--shard", "0/3"}, "accepted 1..2 shards"},
 		{"auto outside an array", []string{"run", "--page", "1x1KB", "--link", "none", "--shard", "auto"}, "neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX"},
-		{"reproduce", []string{"reproduce", "carlucci2015", "--shard", "9/2"}, `bad shard "9/2"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
