@@ -146,14 +146,25 @@ func (c *checker) idleLines(rtts []time.Duration, n int) {
 	if c.spec.Outage.Off > 0 {
 		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR), "informational (outages configured)", true)
 	} else {
+		// One probe may exceed the max bound when there are at least outlierProbes: a stall of
+		// the machine (a VM's vCPU descheduled for 10-25 ms, seen here on an idle machine) delays
+		// a single probe, while a fault of the emulated link delays many.
+		judged, note := maxR, ""
+		if len(rtts) >= outlierProbes {
+			judged, note = rtts[len(rtts)-2], fmt.Sprintf(" (one of %d may exceed)", len(rtts))
+		}
 		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
-			fmt.Sprintf("min >= -%s, max <= +%s", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above)),
-			minR >= exp-rttSlackBelow-below && maxR <= exp+rttMaxSlack+above)
+			fmt.Sprintf("min >= -%s, max <= +%s%s", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above), note),
+			minR >= exp-rttSlackBelow-below && judged <= exp+rttMaxSlack+above)
 	}
 	if lost := n - len(rtts); lost > 0 && c.spec.Loss == 0 && c.spec.Outage.Off == 0 {
 		c.add("idle RTT probes lost", "0", fmt.Sprint(lost), "0", false)
 	}
 }
+
+// outlierProbes is the least number of answered idle probes of which one may exceed the idle
+// RTT's max bound (the second largest is judged instead).
+const outlierProbes = 10
 
 // medianTolerance is the 99 % half-width of the median of n idle RTTs around RTT due to jitter
 // and delay variation (0 without them). Delay variation draws change every DelayVarEvery, so

@@ -163,3 +163,35 @@ func TestBulkTooSlow(t *testing.T) {
 		t.Fatalf("rtt=10s bulk line %+v", l)
 	}
 }
+
+// TestIdleMaxAllowsOneOutlier: of 10 idle probes one may be late (a stall of the machine delays
+// a single probe); two late probes fail the min..max line, as does one late probe of 5.
+func TestIdleMaxAllowsOneOutlier(t *testing.T) {
+	probes := func(late ...time.Duration) []time.Duration {
+		var r []time.Duration
+		for range 10 - len(late) {
+			r = append(r, 50600*time.Microsecond)
+		}
+		return append(r, late...)
+	}
+	line := func(rtts []time.Duration) bool {
+		c := testChecker("carlucci2015", true)
+		c.idleLines(rtts, len(rtts))
+		for _, l := range c.res.Lines {
+			if l.Name == "idle RTT min..max" {
+				return l.Pass
+			}
+		}
+		t.Fatal("no min..max line")
+		return false
+	}
+	if !line(probes(72 * time.Millisecond)) {
+		t.Error("one probe of 10 at 72 ms failed the check")
+	}
+	if line(probes(72*time.Millisecond, 60*time.Millisecond)) {
+		t.Error("two late probes of 10 passed the check")
+	}
+	if line(probes(72 * time.Millisecond)[5:]) {
+		t.Error("one late probe of 5 passed the check")
+	}
+}

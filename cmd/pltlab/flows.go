@@ -201,9 +201,11 @@ const procsPerLink = 2
 // raiseProcs makes raiseProcsForLink act once per process.
 var raiseProcs sync.Once
 
-// raiseProcsForLink raises GOMAXPROCS by procsPerLink (once per process), for commands that run
-// a server and a client in this process next to an emulated link (flows, run --cross): without
-// it the forwarders wait for a P behind the flows' goroutines and the link loses rate.
+// raiseProcsForLink raises GOMAXPROCS by procsPerLink (once per process), for every command that
+// opens emulated links (root.go calls it): the links' forwarder threads need a P on every return
+// from ppoll, and without spare Ps they wait behind the server's, the browser driver's and the
+// flows' goroutines, so idle-RTT probes come back late (carlucci2015's self-check failed with
+// one 13-23 ms late probe in 'run' and passed in 'link check') and fast links lose rate.
 func raiseProcsForLink() {
 	raiseProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + procsPerLink) })
 }

@@ -48,6 +48,9 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 			if needsRootless(cmd) {
 				return errRootless // main runs the command again inside user namespaces
 			}
+			if opensLinks(cmd) {
+				raiseProcsForLink() // the forwarders need Ps of their own next to server and browser driver
+			}
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
