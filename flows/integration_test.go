@@ -82,7 +82,9 @@ func TestIntegrationH2H3(t *testing.T) {
 			t.Errorf("flow %d: loss from %q over %d packets, %d bytes", i, r.LossSource, r.Packets, r.Bytes)
 		}
 	}
-	if recs[0].Kind != result.KindFlow || recs[0].Utilization < 0.5 || recs[0].Utilization > 0.97 {
+	// Over a short steady window the goodput may run a little above the packet-level ceiling
+	// (0.965 of the rate with 1500-byte TCP packets): the bottleneck queue drains into it.
+	if recs[0].Kind != result.KindFlow || recs[0].Utilization < 0.5 || recs[0].Utilization > 1.0 {
 		t.Errorf("kind %q, utilization %.3f", recs[0].Kind, recs[0].Utilization)
 	}
 }
