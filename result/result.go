@@ -385,6 +385,16 @@ type LinkCheck struct {
 	// DownBps and UpBps are the measured bulk goodput per direction in bit/s (0 = not measured).
 	DownBps float64 `json:"down_bps"`
 	UpBps   float64 `json:"up_bps"`
+	// HostPlainRTTMs is the median idle RTT in ms over a veth pair with no qdisc between the
+	// same namespaces (the machine's network stack), and HostOverheadMs the median extra RTT of
+	// that pair with a 1 ms netem delay each way (stack plus two qdisc timer expiries), measured
+	// just before the check and added to the expected RTTs of its lines; both 0 when not
+	// measured (the emulator's own timing is checked instead).
+	HostPlainRTTMs float64 `json:"host_plain_rtt_ms,omitempty"`
+	HostOverheadMs float64 `json:"host_overhead_ms,omitempty"`
+	// Qdisc is the kernel's qdisc tree of a tc-shaped link ("tc qdisc show" of each end, one line
+	// per qdisc prefixed with the end); absent for the userspace emulator.
+	Qdisc []string `json:"qdisc,omitempty"`
 	// Lines is the human-readable configured-vs-measured table, one entry per check.
 	Lines []CheckLine `json:"lines,omitempty"`
 }

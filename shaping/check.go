@@ -2,6 +2,7 @@ package shaping
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -59,8 +60,13 @@ const (
 // wait ends within about 100 ms of ctx's end.
 func Check(ctx context.Context, l Link, opts CheckOptions) (result.LinkCheck, error) {
 	c := &checker{l: l, spec: l.Spec(), quick: opts.Quick}
+	defer func() {
+		if c.ref != nil {
+			c.ref.Close()
+		}
+	}()
 	l.TakeCounters()
-	steps := []func(context.Context) error{c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.faults}
+	steps := []func(context.Context) error{c.hostOverhead, c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.faults}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
 			return c.res, err
@@ -82,6 +88,85 @@ type checker struct {
 	quick bool
 	res   result.LinkCheck
 	acc   checkAcc
+	// overhead is the machine's own share of an RTT (hostOverhead), added to expectedRTT;
+	// ref is the reference pair while the idle RTT is probed, refPlain its RTT without qdiscs.
+	overhead time.Duration
+	ref      Reference
+	refPlain time.Duration
+}
+
+// overheadProber is a Link on the kernel's qdiscs, whose timing is the host's: it opens a
+// reference pair to measure the host's own RTT overhead and reports its qdisc tree.
+type overheadProber interface {
+	OpenReference(ctx context.Context) (Reference, error)
+	Qdiscs() []string
+}
+
+// Reference is a veth pair between the host and a link's namespace that carries no qdisc
+// (until Delay): what its probes meet is the machine itself, not the link model.
+type Reference interface {
+	// HostAddr is the reference's host-side address (its client end is in the link's namespace).
+	HostAddr() netip.Addr
+	// Delay puts a netem delay of d on both ends (each probe then meets two qdisc timers).
+	Delay(ctx context.Context, d time.Duration) error
+	// Close removes the pair.
+	Close() error
+}
+
+// maxHostOverhead bounds the host overhead a check accepts: a machine that adds more than this
+// to every RTT cannot emulate millisecond-scale links, whatever the qdiscs do.
+const maxHostOverhead = 5 * time.Millisecond
+
+// refDelay is the reference pair's netem delay per direction while the idle RTT is probed.
+const refDelay = time.Millisecond
+
+// hostOverhead, for a tc-shaped link, records the qdisc tree, opens the reference pair and
+// measures its plain RTT (20 probes, no qdisc: the network stack's cost), then gives it a 1 ms
+// netem delay each way: idleRTT interleaves its probes with the link's, and the median extra
+// RTT over 2 ms (the stack plus two qdisc timer expiries, as every delayed packet of the link
+// meets; about 0.5 ms per timer on a qemu TCG guest) becomes the host overhead, stated on its
+// own line and added to the expected RTTs of the lines after it (measured at the same time as
+// the link's probes, never assumed).
+func (c *checker) hostOverhead(ctx context.Context) error {
+	p, ok := c.l.(overheadProber)
+	if !ok {
+		return nil
+	}
+	c.res.Qdisc = p.Qdiscs()
+	ref, err := p.OpenReference(ctx)
+	if err != nil {
+		return err
+	}
+	plain, err := c.probeRTTAt(ctx, ref.HostAddr(), 20, 0, nil)
+	if err == nil && len(plain) == 0 {
+		err = fmt.Errorf("host overhead: no probe over the reference pair answered")
+	}
+	if err == nil {
+		err = ref.Delay(ctx, refDelay)
+	}
+	if err != nil {
+		return errors.Join(err, ref.Close())
+	}
+	c.ref, c.refPlain = ref, median(plain)
+	return nil
+}
+
+// overheadLine closes the reference pair and states the host overhead from its delayed probes.
+func (c *checker) overheadLine(delayed []time.Duration) error {
+	err := c.ref.Close()
+	c.ref = nil
+	if len(delayed) == 0 {
+		c.add("host overhead (added to expected RTTs)", "0 ms", "no reference probe answered", "", false)
+		return err
+	}
+	timers := median(delayed) - 2*refDelay
+	c.overhead = max(timers, 0)
+	c.res.HostPlainRTTMs, c.res.HostOverheadMs = ms(c.refPlain), ms(c.overhead)
+	c.add("host overhead (added to expected RTTs)", "0 ms",
+		fmt.Sprintf("%s (reference veth, no qdisc: RTT %s; with netem delay 1ms each way, interleaved with the idle probes: +%s over 2 ms)",
+			fmtMs(c.overhead), fmtMs(c.refPlain), fmtMs(timers)),
+		"<= "+fmtMs(maxHostOverhead), c.overhead <= maxHostOverhead)
+	return err
 }
 
 func (c *checker) add(name, configured, measured, tolerance string, pass bool) {
@@ -89,11 +174,12 @@ func (c *checker) add(name, configured, measured, tolerance string, pass bool) {
 		Measured: measured, Tolerance: tolerance, Pass: pass})
 }
 
-// expectedRTT is RTT plus the serialization of a probe in both directions (for a trace: half
+// expectedRTT is RTT plus the host overhead measured for a tc-shaped link plus the
+// serialization of a probe in both directions (for a trace: half
 // its longest gap between opportunities, the mean wait of a probe arriving at a random moment
 // of that gap, bounded by the trace's gaps on the tolerances).
 func (c *checker) expectedRTT() time.Duration {
-	rtt := c.spec.RTT
+	rtt := c.spec.RTT + c.overhead
 	for _, down := range []bool{true, false} {
 		if c.imp(down).Trace != "" {
 			rtt += c.traceMaxGap(down) / 2
@@ -110,12 +196,37 @@ func (c *checker) idleRTT(ctx context.Context) error {
 	if c.quick {
 		n = 10
 	}
+	if c.ref != nil {
+		rtts, refs, err := c.interleavedProbes(ctx, n)
+		if oerr := c.overheadLine(refs); err == nil {
+			err = oerr
+		}
+		if err != nil {
+			return err
+		}
+		c.idleLines(rtts, n)
+		return nil
+	}
 	rtts, err := c.idleProbes(ctx, n)
 	if err != nil {
 		return err
 	}
 	c.idleLines(rtts, n)
 	return nil
+}
+
+// interleavedProbes sends n idle RTT probes over the link and n over the reference pair, one
+// after another in turn, so that both meet the machine in the same state.
+func (c *checker) interleavedProbes(ctx context.Context, n int) (rtts, refs []time.Duration, err error) {
+	for i := 0; i < n && err == nil; i++ {
+		var r []time.Duration
+		if r, err = c.probeRTT(ctx, 1, 0, nil); err == nil {
+			rtts = append(rtts, r...)
+			r, err = c.probeRTTAt(ctx, c.ref.HostAddr(), 1, 0, nil)
+			refs = append(refs, r...)
+		}
+	}
+	return rtts, refs, err
 }
 
 // idleLines judges the idle RTT probes. The median must be within rttSlackBelow/Above of RTT
@@ -153,6 +264,8 @@ func (c *checker) idleLines(rtts []time.Duration, n int) {
 		if len(rtts) >= outlierProbes {
 			judged, note = rtts[len(rtts)-2], fmt.Sprintf(" (one of %d may exceed)", len(rtts))
 		}
+		// The host overhead only ever adds: the minimum is bounded by the link alone.
+		below += c.overhead
 		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
 			fmt.Sprintf("min >= -%s, max <= +%s%s", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above), note),
 			minR >= exp-rttSlackBelow-below && judged <= exp+rttMaxSlack+above)

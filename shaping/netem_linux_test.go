@@ -62,7 +62,7 @@ func TestIntegrationNetemRecorded(t *testing.T) {
 		t.Fatalf("teardown ran %v", got)
 	}
 	assertGone(t, l.Namespace(), nl.cfg.HostDev)
-	if !strings.Contains(strings.Join(want[len(want)-2], " "), "limit 161") {
-		t.Errorf("carlucci netem limit: %v", want[len(want)-2])
+	if got := strings.Join(want[len(want)-1], " "); !strings.HasSuffix(got, "tbf rate 3000000bit burst 3000 limit 18750") {
+		t.Errorf("carlucci up queue: %v, want a tbf whose FIFO is the 18750-byte queue", got)
 	}
 }

@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/netem"
@@ -24,6 +27,7 @@ type NetemLink struct {
 	closeErr  error
 	closed    chan struct{}
 	base      [2]netlink.LinkStatistics
+	qdiscs    []string
 }
 
 var _ Link = (*NetemLink)(nil)
@@ -61,6 +65,21 @@ func openNetem(ctx context.Context, spec Spec, o options) (Link, error) {
 			return nil, errors.Join(fmt.Errorf("open link %s: %w", spec.Input, err), l.Close())
 		}
 	}
+	if out, ok := l.runner.(netem.Outputter); ok {
+		for _, argv := range netem.Show(l.cfg) {
+			b, err := out.Output(ctx, argv)
+			if err != nil {
+				return nil, errors.Join(fmt.Errorf("open link %s: %w", spec.Input, err), l.Close())
+			}
+			end := "host " + l.cfg.HostDev + " (down): "
+			if slices.Contains(argv, "-n") {
+				end = "client " + l.cfg.ClientDev + " (up): "
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				l.qdiscs = append(l.qdiscs, end+strings.TrimSpace(line))
+			}
+		}
+	}
 	l.base = l.stats()
 	go func() {
 		select {
@@ -70,6 +89,64 @@ func openNetem(ctx context.Context, spec Spec, o options) (Link, error) {
 		}
 	}()
 	return l, nil
+}
+
+// Qdiscs is the kernel's view of the link's qdisc trees once built ("tc qdisc show" of each
+// end, one line per qdisc prefixed with the end), for the record; nil when the runner does not
+// return output (tests).
+func (l *NetemLink) Qdiscs() []string { return l.qdiscs }
+
+// OpenReference opens a reference pair for the link check: a second veth pair between the
+// host and the link's namespace with no qdisc, its host end named like a link's (so that a
+// later start removes it after a crash), its client end "pltlab1"; Close removes it.
+func (l *NetemLink) OpenReference(ctx context.Context) (Reference, error) {
+	_, dev, k := linkNames()
+	host, client := allocAddrs(k)
+	r := &netemRef{ns: l.cfg.Namespace, dev: dev, host: host}
+	for _, argv := range [][]string{
+		{"ip", "link", "add", dev, "type", "veth", "peer", "name", refClientDev, "netns", r.ns},
+		{"ip", "addr", "add", host.String() + "/32", "peer", client.String() + "/32", "dev", dev},
+		{"ip", "link", "set", dev, "up"},
+		{"ip", "-n", r.ns, "addr", "add", client.String() + "/32", "peer", host.String() + "/32", "dev", refClientDev},
+		{"ip", "-n", r.ns, "link", "set", refClientDev, "up"},
+	} {
+		if err := (netem.ExecRunner{}).Run(ctx, argv); err != nil {
+			return nil, errors.Join(fmt.Errorf("reference pair: %w", err), r.Close())
+		}
+	}
+	return r, nil
+}
+
+// refClientDev is the reference pair's client end, in the link's namespace.
+const refClientDev = "pltlab1"
+
+// netemRef is a reference veth pair (see OpenReference).
+type netemRef struct {
+	ns, dev string
+	host    netip.Addr
+}
+
+func (r *netemRef) HostAddr() netip.Addr { return r.host }
+
+func (r *netemRef) Delay(ctx context.Context, d time.Duration) error {
+	us := strconv.FormatInt(d.Microseconds(), 10) + "us"
+	for _, argv := range [][]string{
+		{"tc", "qdisc", "replace", "dev", r.dev, "root", "netem", "delay", us},
+		{"tc", "-n", r.ns, "qdisc", "replace", "dev", refClientDev, "root", "netem", "delay", us},
+	} {
+		if err := (netem.ExecRunner{}).Run(ctx, argv); err != nil {
+			return fmt.Errorf("reference pair: %w", err)
+		}
+	}
+	return nil
+}
+
+func (r *netemRef) Close() error {
+	link, err := netlink.LinkByName(r.dev)
+	if err != nil {
+		return nil // never created, or already gone
+	}
+	return netlink.LinkDel(link)
 }
 
 // Namespace is the client namespace's name.

@@ -15,7 +15,13 @@ import (
 // probeRTT sends UDP echo probes from the namespace to the host: n probes, or (n == 0) until
 // stop is closed, gap apart. Lost probes are left out of the result.
 func (c *checker) probeRTT(ctx context.Context, n int, gap time.Duration, stop <-chan struct{}) ([]time.Duration, error) {
-	echo, err := startEcho(c.l.HostAddr())
+	return c.probeRTTAt(ctx, c.l.HostAddr(), n, gap, stop)
+}
+
+// probeRTTAt is probeRTT towards host, an address of this namespace reachable from the link's
+// namespace (the link's host end, or a reference pair's).
+func (c *checker) probeRTTAt(ctx context.Context, host netip.Addr, n int, gap time.Duration, stop <-chan struct{}) ([]time.Duration, error) {
+	echo, err := startEcho(host)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +37,7 @@ func (c *checker) probeRTT(ctx context.Context, n int, gap time.Duration, stop <
 		}
 		halt.Store(true)
 	}()
-	server := netip.AddrPortFrom(c.l.HostAddr(), uint16(echo.port))
+	server := netip.AddrPortFrom(host, uint16(echo.port))
 	timeout := 2*c.spec.RTT + c.qDelay(true) + c.qDelay(false) + c.slackOneWay(true) + c.slackOneWay(false) + 500*time.Millisecond
 	var rtts []time.Duration
 	err = c.clientDo(func() (err error) {

@@ -334,6 +334,11 @@ func (st *parseState) finish() (Spec, error) {
 	if st.queueB > 0 && st.queueB < ByteSize(sp.MTU) {
 		return Spec{}, fmt.Errorf("queue %s is less than one %d-byte packet: accepted a queue of at least the MTU", st.queueB, sp.MTU)
 	}
+	if sp.Shaper == ShaperNetem {
+		if err := netemSupported(sp); err != nil {
+			return Spec{}, err
+		}
+	}
 	return sp, nil
 }
 
@@ -357,9 +362,6 @@ func (sp *Spec) checkImpairments() error {
 	}
 	if sp.Outage.Hold && sp.Outage.Off == 0 {
 		return fmt.Errorf("outage_mode=hold without outage: accepted outage_mode together with outage=ON/OFF")
-	}
-	if sp.Shaper == ShaperNetem {
-		return netemSupported(*sp)
 	}
 	return nil
 }

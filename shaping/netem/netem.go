@@ -1,16 +1,23 @@
-// Package netem builds the tc netem configuration of a link as command lines run through a seam.
+// Package netem builds the tc configuration of a link as command lines run through a seam.
 //
 // A link is a veth pair: the host end stays in the host namespace, the client end goes into the
-// client namespace; each end's egress gets a netem qdisc (Linux tc-netem(8)) with the direction's
-// one-way delay, jitter, loss and rate. Plan and Teardown are pure: tests compare their output
-// exactly, without root and without the kernel module. Runner executes them.
+// client namespace. Each end's egress carries one direction's bottleneck, modelled the way tc
+// testbeds do (tc-netem(8), "rate limiting with tbf"; the Linux Foundation netem page): a root
+// netem qdisc for the one-way delay, jitter, loss and reordering, and under it a token-bucket
+// rate limiter (tc-tbf(8)) whose byte-limited FIFO is the bottleneck's droptail queue, or whose
+// child is the kernel AQM the spec names (codel, pie, fq_codel: tc-codel(8), tc-pie(8),
+// tc-fq_codel(8)) or a packet FIFO. netem's own "limit" counts the packets in its delay line as
+// well as any queue, so netem alone cannot model a byte-limited buffer: here its limit only
+// bounds the delay line and never drops. A size table (tc-stab(8), overhead -14) makes every
+// qdisc count IP bytes, as the rate and queue of a LINK spec do, not the veth's Ethernet frames.
+// Plan and Teardown are pure: tests compare their output exactly, without root and without the
+// kernel modules. Runner executes them.
 package netem
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -20,12 +27,25 @@ import (
 	"time"
 )
 
-// Direction is one direction's netem settings.
+// Queue disciplines a Direction may name (AQM); "" is the droptail FIFO.
+const (
+	DropTail = ""
+	DropHead = "drophead" // pfifo_head_drop: a full queue drops its oldest packet
+	CoDel    = "codel"
+	PIE      = "pie"
+	FQCoDel  = "fq_codel"
+)
+
+// Direction is one direction's tc settings.
 type Direction struct {
-	// Rate is the bottleneck rate in bit/s; 0 = unlimited.
+	// Rate is the bottleneck rate in bit/s (IP bytes); 0 = unlimited (no rate limiter, no queue).
 	Rate int64
 	// Delay is the one-way delay; Jitter its uniform variation (netem "delay D J").
 	Delay, Jitter time.Duration
+	// Ordered keeps packets in order under jitter (a packet never leaves before an earlier one):
+	// netem then gets a rate far above any link's (100 Gbit/s), which makes each packet's send
+	// time at least its predecessor's (sch_netem's rate reference point) at 0.12 us per 1500 B.
+	Ordered bool
 	// Loss is the Bernoulli loss probability in [0, 1] (ignored when GE is set).
 	Loss float64
 	// GE is the Gilbert-Elliott model as netem's four probabilities in [0, 1]: p, r, 1-h, 1-k
@@ -34,9 +54,16 @@ type Direction struct {
 	// ReorderProb, when above 0, sends that fraction of packets with no delay and delays the
 	// others by Delay ("reorder P% gap 1", tc-netem(8)).
 	ReorderProb float64
-	// QueueBytes or QueuePackets is the droptail queue the spec asks for (bytes win).
+	// QueueBytes or QueuePackets is the queue the spec asks for (bytes win; IP bytes).
 	QueueBytes   int64
 	QueuePackets int
+	// AQM is the queue discipline: DropTail, DropHead, CoDel, PIE or FQCoDel.
+	AQM string
+	// Target and Interval are CoDel's and FQ-CoDel's target and interval, or PIE's target and
+	// update interval (tupdate); 0 = the qdisc's default (5 ms/100 ms, 15 ms/15 ms).
+	Target, Interval time.Duration
+	// ECN marks ECN-capable packets instead of dropping them (codel, pie, fq_codel "ecn").
+	ECN bool
 }
 
 // Config describes one link.
@@ -53,32 +80,39 @@ type Config struct {
 	Down, Up Direction
 }
 
-// minPacket is the smallest packet the delay-line sizing assumes (an IPv4 TCP ACK with
-// options is 52 bytes; 64 leaves room).
-const minPacket = 64
+// DelayLineLimit is netem's "limit" in packets: the delay line ahead of the rate limiter holds
+// what the sender sends within one delay, bounded by the sender's window, not by the link's
+// rate; 100000 packets is 150 MB of 1500-byte packets, and it never drops a packet the spec did
+// not ask to drop (netem's default limit of 1000 does at high rate x delay).
+const DelayLineLimit = 100000
 
-// unlimitedLimit is the netem limit, in packets, when the rate is unlimited.
-const unlimitedLimit = 100000
+// ethOverhead is the Ethernet header a veth frame carries beyond its IP packet; the size table
+// subtracts it so that rates and queues count IP bytes.
+const ethOverhead = 14
 
-// Limit is the netem "limit" in packets for d: the droptail queue in MTU-sized packets plus the
-// packets the delay line may hold, rate/8 x (delay + jitter) / 64 bytes, so netem never drops a
-// packet the spec did not ask to drop (netem's default limit of 1000 packets does, whatever the
-// rate and delay). With an unlimited rate it is 100000.
-func Limit(d Direction, mtu int) int {
-	if d.Rate <= 0 {
-		return unlimitedLimit
-	}
-	queue := d.QueuePackets
-	if d.QueueBytes > 0 {
-		queue = int(math.Ceil(float64(d.QueueBytes) / float64(mtu)))
-	}
-	inFlight := float64(d.Rate) / 8 * (d.Delay + d.Jitter).Seconds() / minPacket
-	return queue + int(math.Ceil(inFlight)) + 1
+// orderedRate is netem's rate when Ordered is set: far above any emulated link.
+const orderedRate = "100gbit"
+
+// Burst is the token bucket's depth in bytes for d: two MTU-sized packets or 1 ms at the rate,
+// whichever is more. tc-tbf(8) requires at least one packet; the second absorbs a late timer
+// (a tbf whose bucket holds one packet loses, as link time, every microsecond its watchdog fires
+// late: 12 % of the rate with 0.5 ms lateness at 3 Mbit/s, measured in a qemu TCG guest).
+func Burst(d Direction, mtu int) int64 {
+	return max(2*int64(mtu), d.Rate/8/1000)
 }
 
-// qdiscArgs is the netem part of a tc command line for d.
-func qdiscArgs(d Direction, mtu int) []string {
-	args := []string{"netem", "delay", usec(d.Delay)}
+// QueueLimitPackets is the packet limit of a packet-counted queue (pfifo, pfifo_head_drop or an
+// AQM): QueuePackets, or QueueBytes in MTU-sized packets rounded up.
+func QueueLimitPackets(d Direction, mtu int) int {
+	if d.QueuePackets > 0 {
+		return d.QueuePackets
+	}
+	return int((d.QueueBytes + int64(mtu) - 1) / int64(mtu))
+}
+
+// netemArgs is the root netem qdisc for d: size table, delay, jitter, loss, reordering.
+func netemArgs(d Direction) []string {
+	args := []string{"handle", "1:", "stab", "overhead", "-" + strconv.Itoa(ethOverhead), "netem", "delay", usec(d.Delay)}
 	if d.Jitter > 0 { // netem's default jitter distribution is uniform: no table needed
 		args = append(args, usec(d.Jitter))
 	}
@@ -94,23 +128,72 @@ func qdiscArgs(d Direction, mtu int) []string {
 	if d.ReorderProb > 0 {
 		args = append(args, "reorder", pct(d.ReorderProb), "gap", "1")
 	}
-	if d.Rate > 0 {
-		args = append(args, "rate", strconv.FormatInt(d.Rate, 10)+"bit")
+	if d.Ordered && d.Jitter > 0 && d.ReorderProb == 0 {
+		args = append(args, "rate", orderedRate)
 	}
-	return append(args, "limit", strconv.Itoa(Limit(d, mtu)))
+	return append(args, "limit", strconv.Itoa(DelayLineLimit))
+}
+
+// queueArgs are the qdiscs under netem for d (parent 1:1): a tbf at the rate whose own FIFO is
+// the byte-limited droptail queue, or a tbf with a packet FIFO or AQM child (handle 20:).
+// Nothing when the rate is unlimited.
+func queueArgs(d Direction, mtu int) [][]string {
+	if d.Rate <= 0 {
+		return nil
+	}
+	tbf := []string{"parent", "1:1", "handle", "10:", "tbf", "rate", strconv.FormatInt(d.Rate, 10) + "bit",
+		"burst", strconv.FormatInt(Burst(d, mtu), 10)}
+	if d.AQM == DropTail && d.QueueBytes > 0 {
+		return [][]string{append(tbf, "limit", strconv.FormatInt(d.QueueBytes, 10))}
+	}
+	// The child replaces tbf's FIFO; tbf still needs a limit of its own, which it then ignores.
+	tbf = append(tbf, "limit", strconv.Itoa(mtu))
+	n := strconv.Itoa(QueueLimitPackets(d, mtu))
+	child := []string{"parent", "10:1", "handle", "20:"}
+	ecn := "noecn"
+	if d.ECN {
+		ecn = "ecn"
+	}
+	switch d.AQM {
+	case DropTail:
+		child = append(child, "pfifo", "limit", n)
+	case DropHead:
+		child = append(child, "pfifo_head_drop", "limit", n)
+	case CoDel, FQCoDel:
+		child = append(child, d.AQM, "limit", n, "target", usec(cmpOr(d.Target, 5*time.Millisecond)),
+			"interval", usec(cmpOr(d.Interval, 100*time.Millisecond)), ecn)
+	case PIE:
+		child = append(child, "pie", "limit", n, "target", usec(cmpOr(d.Target, 15*time.Millisecond)),
+			"tupdate", usec(cmpOr(d.Interval, 15*time.Millisecond)), ecn)
+	}
+	return [][]string{tbf, child}
+}
+
+func cmpOr(v, def time.Duration) time.Duration {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%" }
 
 func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
 
-// Plan returns the commands that build the link, in order: the veth pair, point-to-point
-// addresses on both ends (no default route: the client reaches only the host address), offloads off (so netem sees MTU-sized packets) and one netem qdisc per end.
+// Modules are the kernel modules Plan's qdiscs and devices need; Plan loads them with modprobe
+// first (a kernel loads qdisc modules on demand only where its modprobe helper can reach them).
+var Modules = []string{"veth", "sch_netem", "sch_tbf", "sch_codel", "sch_pie", "sch_fq_codel"}
+
+// Plan returns the commands that build the link, in order: the modules, the veth pair,
+// offloads off (so the qdiscs see MTU-sized packets), point-to-point addresses on both ends (no
+// default route: the client reaches only the host address), then per end the root netem and
+// the rate limiter with its queue (Down on the host end, Up on the client end).
 func Plan(c Config) [][]string {
 	mtu := strconv.Itoa(c.MTU)
 	host, client := c.HostAddr.String()+"/32", c.ClientAddr.String()+"/32"
 	nsIP := func(args ...string) []string { return append([]string{"ip", "-n", c.Namespace}, args...) }
-	return [][]string{
+	plan := [][]string{
+		append([]string{"modprobe", "-a"}, Modules...),
 		{"ip", "link", "add", c.HostDev, "mtu", mtu, "type", "veth", "peer", "name", c.ClientDev, "mtu", mtu, "netns", c.Namespace},
 		{"ethtool", "-K", c.HostDev, "tso", "off", "gso", "off", "gro", "off"},
 		{"ip", "netns", "exec", c.Namespace, "ethtool", "-K", c.ClientDev, "tso", "off", "gso", "off", "gro", "off"},
@@ -118,8 +201,29 @@ func Plan(c Config) [][]string {
 		{"ip", "link", "set", c.HostDev, "up"},
 		nsIP("addr", "add", client, "peer", host, "dev", c.ClientDev),
 		nsIP("link", "set", c.ClientDev, "up"),
-		append([]string{"tc", "qdisc", "replace", "dev", c.HostDev, "root"}, qdiscArgs(c.Down, c.MTU)...),
-		append([]string{"tc", "-n", c.Namespace, "qdisc", "replace", "dev", c.ClientDev, "root"}, qdiscArgs(c.Up, c.MTU)...),
+	}
+	for _, end := range []struct {
+		tc  []string
+		dev string
+		d   Direction
+	}{{[]string{"tc"}, c.HostDev, c.Down}, {[]string{"tc", "-n", c.Namespace}, c.ClientDev, c.Up}} {
+		qd := func(verb string, args []string) []string {
+			return append(append(append([]string{}, end.tc...), "qdisc", verb, "dev", end.dev), args...)
+		}
+		plan = append(plan, qd("replace", append([]string{"root"}, netemArgs(end.d)...)))
+		for _, q := range queueArgs(end.d, c.MTU) {
+			plan = append(plan, qd("add", q))
+		}
+	}
+	return plan
+}
+
+// Show returns the commands that print the kernel's view of the link's qdisc trees (host end,
+// then client end), for the record.
+func Show(c Config) [][]string {
+	return [][]string{
+		{"tc", "qdisc", "show", "dev", c.HostDev},
+		{"tc", "-n", c.Namespace, "qdisc", "show", "dev", c.ClientDev},
 	}
 }
 
@@ -137,12 +241,27 @@ type Runner interface {
 type ExecRunner struct{}
 
 // Run executes argv.
-func (ExecRunner) Run(ctx context.Context, argv []string) error {
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+func (r ExecRunner) Run(ctx context.Context, argv []string) error {
+	_, err := r.Output(ctx, argv)
+	return err
+}
+
+// Output executes argv and returns its standard output.
+func (ExecRunner) Output(ctx context.Context, argv []string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
+		return out, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(string(out)+stderr.String()))
 	}
-	return nil
+	return out, nil
+}
+
+// Outputter is a Runner that also returns a command's standard output (for Show).
+type Outputter interface {
+	Runner
+	Output(ctx context.Context, argv []string) ([]byte, error)
 }
 
 // ErrUnavailable means the running kernel has no sch_netem, built in or as a module.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +20,11 @@ func carlucci() Config {
 }
 
 func TestPlanCarlucci(t *testing.T) {
-	// Limit: 18750 B queue = 13 MTU packets, delay line 3e6/8 x 25 ms / 64 B = 146.5 -> 147,
-	// plus 1: 161.
+	// The bottleneck per direction: netem for the delay (its limit only bounds the delay line),
+	// under it a tbf at 3 Mbit/s whose own FIFO is the 18750-byte droptail queue; burst = 2 MTU
+	// (1 ms at 3 Mbit/s is only 375 B); stab overhead -14 makes both count IP bytes.
 	want := []string{
+		"modprobe -a veth sch_netem sch_tbf sch_codel sch_pie sch_fq_codel",
 		"ip link add pltlab2a-1 mtu 1500 type veth peer name pltlab0 mtu 1500 netns pltlab-42-1",
 		"ethtool -K pltlab2a-1 tso off gso off gro off",
 		"ip netns exec pltlab-42-1 ethtool -K pltlab0 tso off gso off gro off",
@@ -29,8 +32,10 @@ func TestPlanCarlucci(t *testing.T) {
 		"ip link set pltlab2a-1 up",
 		"ip -n pltlab-42-1 addr add 100.64.0.6/32 peer 100.64.0.5/32 dev pltlab0",
 		"ip -n pltlab-42-1 link set pltlab0 up",
-		"tc qdisc replace dev pltlab2a-1 root netem delay 25000us rate 3000000bit limit 161",
-		"tc -n pltlab-42-1 qdisc replace dev pltlab0 root netem delay 25000us rate 3000000bit limit 161",
+		"tc qdisc replace dev pltlab2a-1 root handle 1: stab overhead -14 netem delay 25000us limit 100000",
+		"tc qdisc add dev pltlab2a-1 parent 1:1 handle 10: tbf rate 3000000bit burst 3000 limit 18750",
+		"tc -n pltlab-42-1 qdisc replace dev pltlab0 root handle 1: stab overhead -14 netem delay 25000us limit 100000",
+		"tc -n pltlab-42-1 qdisc add dev pltlab0 parent 1:1 handle 10: tbf rate 3000000bit burst 3000 limit 18750",
 	}
 	var got []string
 	for _, argv := range Plan(carlucci()) {
@@ -41,19 +46,71 @@ func TestPlanCarlucci(t *testing.T) {
 	}
 }
 
+// tcLines returns Plan's tc command lines for c, joined.
+func tcLines(c Config) []string {
+	var out []string
+	for _, argv := range Plan(c) {
+		if argv[0] == "tc" {
+			out = append(out, strings.Join(argv, " "))
+		}
+	}
+	return out
+}
+
 func TestPlanOptions(t *testing.T) {
 	c := carlucci()
-	c.Down = Direction{Rate: 10e6, Delay: 10 * time.Millisecond, Jitter: 2 * time.Millisecond, Loss: 0.01, QueuePackets: 25}
-	c.Up = Direction{Delay: 10 * time.Millisecond}
-	plan := Plan(c)
-	down := strings.Join(plan[len(plan)-2], " ")
-	up := strings.Join(plan[len(plan)-1], " ")
-	// 25 + ceil(10e6/8 x 12 ms / 64 = 234.375) + 1 = 261.
-	if want := "tc qdisc replace dev pltlab2a-1 root netem delay 10000us 2000us loss random 1% rate 10000000bit limit 261"; down != want {
-		t.Errorf("down qdisc\n%s\nwant\n%s", down, want)
+	c.Down = Direction{Rate: 10e6, Delay: 10 * time.Millisecond, Jitter: 2 * time.Millisecond, Ordered: true, Loss: 0.01, QueuePackets: 25}
+	c.Up = Direction{Delay: 10 * time.Millisecond, Jitter: 2 * time.Millisecond}
+	want := []string{
+		// Jitter with the order kept: netem's rate reference point makes each packet leave
+		// after its predecessor. A packet-counted queue: pfifo under tbf (burst: 1 ms at 10
+		// Mbit/s = 1250 B < 2 MTU).
+		"tc qdisc replace dev pltlab2a-1 root handle 1: stab overhead -14 netem delay 10000us 2000us loss random 1% rate 100gbit limit 100000",
+		"tc qdisc add dev pltlab2a-1 parent 1:1 handle 10: tbf rate 10000000bit burst 3000 limit 1500",
+		"tc qdisc add dev pltlab2a-1 parent 10:1 handle 20: pfifo limit 25",
+		// Unlimited rate: no rate limiter, no queue; jitter may reorder (Ordered false).
+		"tc -n pltlab-42-1 qdisc replace dev pltlab0 root handle 1: stab overhead -14 netem delay 10000us 2000us limit 100000",
 	}
-	if want := "tc -n pltlab-42-1 qdisc replace dev pltlab0 root netem delay 10000us limit 100000"; up != want {
-		t.Errorf("up qdisc\n%s\nwant\n%s", up, want)
+	if got := tcLines(c); !reflect.DeepEqual(got, want) {
+		t.Fatalf("tc lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestPlanAQMAndLoss(t *testing.T) {
+	c := carlucci()
+	c.Down = Direction{Rate: 100e6, Delay: 20 * time.Millisecond, GE: [4]float64{0.01, 0.25, 1, 0}, QueuePackets: 1000, AQM: CoDel}
+	c.Up = Direction{Rate: 100e6, Delay: 20 * time.Millisecond, QueuePackets: 1000, AQM: PIE, Target: 20 * time.Millisecond, ECN: true}
+	want := []string{
+		"tc qdisc replace dev pltlab2a-1 root handle 1: stab overhead -14 netem delay 20000us loss gemodel 1% 25% 100% 0% limit 100000",
+		// 1 ms at 100 Mbit/s = 12500 B of burst.
+		"tc qdisc add dev pltlab2a-1 parent 1:1 handle 10: tbf rate 100000000bit burst 12500 limit 1500",
+		"tc qdisc add dev pltlab2a-1 parent 10:1 handle 20: codel limit 1000 target 5000us interval 100000us noecn",
+		"tc -n pltlab-42-1 qdisc replace dev pltlab0 root handle 1: stab overhead -14 netem delay 20000us limit 100000",
+		"tc -n pltlab-42-1 qdisc add dev pltlab0 parent 1:1 handle 10: tbf rate 100000000bit burst 12500 limit 1500",
+		"tc -n pltlab-42-1 qdisc add dev pltlab0 parent 10:1 handle 20: pie limit 1000 target 20000us tupdate 15000us ecn",
+	}
+	if got := tcLines(c); !reflect.DeepEqual(got, want) {
+		t.Fatalf("tc lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	c.Down.AQM, c.Down.Interval = FQCoDel, 50*time.Millisecond
+	c.Up = Direction{Rate: 1e6, Delay: 0, ReorderProb: 0.9, QueuePackets: 50, AQM: DropHead}
+	want = []string{
+		"tc qdisc add dev pltlab2a-1 parent 10:1 handle 20: fq_codel limit 1000 target 5000us interval 50000us noecn",
+		"tc -n pltlab-42-1 qdisc replace dev pltlab0 root handle 1: stab overhead -14 netem delay 0us reorder 90% gap 1 limit 100000",
+		"tc -n pltlab-42-1 qdisc add dev pltlab0 parent 10:1 handle 20: pfifo_head_drop limit 50",
+	}
+	got := tcLines(c)
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("missing %q in\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+}
+
+func TestShow(t *testing.T) {
+	want := [][]string{{"tc", "qdisc", "show", "dev", "pltlab2a-1"}, {"tc", "-n", "pltlab-42-1", "qdisc", "show", "dev", "pltlab0"}}
+	if got := Show(carlucci()); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Show = %v", got)
 	}
 }
 
