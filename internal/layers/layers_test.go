@@ -24,6 +24,8 @@ var allowed = map[string][]string{
 	"shaping/pcapng":                   nil,
 	"artifacts":                        nil,
 	"internal/layers":                  nil,
+	"internal/vmtest":                  nil,
+	"internal/vmtest/vmrun":            {"internal/vmtest"},
 	"pages":                            {"result", "protocol"},
 	"analysis":                         {"result", "protocol", "analysis/internal/synth"},
 	"analysis/internal/synth":          {"result", "protocol"},

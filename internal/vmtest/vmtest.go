@@ -323,9 +323,9 @@ func (c *cpioWriter) entry(name string, mode uint32, data []byte) {
 	c.pad()
 }
 
-func (c *cpioWriter) dir(name string)                        { c.entry(name, 0o040755, nil) }
+func (c *cpioWriter) dir(name string)                         { c.entry(name, 0o040755, nil) }
 func (c *cpioWriter) file(name string, perm uint32, b []byte) { c.entry(name, 0o100000|perm, b) }
-func (c *cpioWriter) trailer()                               { c.entry("TRAILER!!!", 0, nil) }
+func (c *cpioWriter) trailer()                                { c.entry("TRAILER!!!", 0, nil) }
 
 // QemuArgs is qemu's command line (after the program name) for a run: TCG on every vCPU
 // thread, no network device, the host root read-only and workDir writable over virtio-9p,
