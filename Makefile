@@ -8,9 +8,9 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # run with the race detector and -short, which skips them.
 INTEGRATION_TIMEOUT ?= 14m
 
-.PHONY: setup deps build test unit integration check bench fuzz clean image image-deps image-smoke
+.PHONY: setup deps netem-deps build test test-netem unit integration check bench fuzz clean image image-deps image-smoke
 
-setup: deps build
+setup: deps netem-deps build
 
 # deps installs the system packages pltlab needs, only where they are missing (idempotent).
 # slurm-wlm and munge are for the one-node Slurm integration test (cluster package).
@@ -24,10 +24,28 @@ deps:
 		command -v node >/dev/null && command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; \
 	fi
 
+# netem-deps installs what the netem backend's tests need (make test-netem): qemu, Debian's
+# kernel (a kernel with sch_netem, tbf and the AQM qdiscs, booted in a guest: not installed as
+# the host's running kernel by this), busybox-static for the guest's initramfs, ethtool (the
+# backend turns offloads off with it).
+netem-deps:
+	@if command -v qemu-system-x86_64 >/dev/null && ls /boot/vmlinuz-* >/dev/null 2>&1 && [ -x /bin/busybox ] \
+		&& file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' && command -v ethtool >/dev/null; then \
+		echo "netem-deps: qemu-system-x86, a kernel in /boot, busybox-static and ethtool are installed"; \
+	else \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq qemu-system-x86 linux-image-amd64 busybox-static ethtool file; \
+	fi
+
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/pltlab ./cmd/pltlab
 
 test: check unit integration
+
+# test-netem runs the netem backend's integration tests (link check in a real kernel's tc, the
+# qdisc trees, one Chromium load per protocol) in a qemu guest booted over the host's root
+# (scripts/test-netem.sh; about 5 minutes on 2 cores). It fails where qemu cannot run.
+test-netem:
+	scripts/test-netem.sh
 
 # gin prints its routes to stdout unless its process-wide mode is release (pltlab's main sets it;
 # test binaries get it from the environment).

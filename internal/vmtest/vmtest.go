@@ -337,7 +337,7 @@ func QemuArgs(kernel, initrd, workDir string, cpus, memMB int) []string {
 		"-kernel", kernel, "-initrd", initrd,
 		"-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
 		"-virtfs", "local,path=" + workDir + ",mount_tag=vmout,security_model=none,multidevs=remap",
-		"-append", "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init",
+		"-append", "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init clocksource=tsc tsc=reliable",
 	}
 }
 

@@ -218,12 +218,12 @@ func Plan(c Config) [][]string {
 	return plan
 }
 
-// Show returns the commands that print the kernel's view of the link's qdisc trees (host end,
-// then client end), for the record.
+// Show returns the commands that print the kernel's view of the link's qdisc trees in detail
+// (host end, then client end; -d adds the size table and tbf's limit), for the record.
 func Show(c Config) [][]string {
 	return [][]string{
-		{"tc", "qdisc", "show", "dev", c.HostDev},
-		{"tc", "-n", c.Namespace, "qdisc", "show", "dev", c.ClientDev},
+		{"tc", "-d", "qdisc", "show", "dev", c.HostDev},
+		{"tc", "-d", "-n", c.Namespace, "qdisc", "show", "dev", c.ClientDev},
 	}
 }
 

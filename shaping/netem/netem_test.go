@@ -108,7 +108,7 @@ func TestPlanAQMAndLoss(t *testing.T) {
 }
 
 func TestShow(t *testing.T) {
-	want := [][]string{{"tc", "qdisc", "show", "dev", "pltlab2a-1"}, {"tc", "-n", "pltlab-42-1", "qdisc", "show", "dev", "pltlab0"}}
+	want := [][]string{{"tc", "-d", "qdisc", "show", "dev", "pltlab2a-1"}, {"tc", "-d", "-n", "pltlab-42-1", "qdisc", "show", "dev", "pltlab0"}}
 	if got := Show(carlucci()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Show = %v", got)
 	}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# make test-netem: the netem backend's integration tests on a real kernel. The host's kernel may
+# lack sch_netem and the AQM qdiscs, so the tests run in a qemu guest (internal/vmtest) that
+# boots Debian's kernel under TCG with the host's root filesystem read-only: pltlab, the test
+# binaries, tc, ip, ethtool and Chromium are the host's own. The binaries are built here and
+# shared with the guest writable at /run/vmtest, with the guest's output and exit status.
+# The guest runs: the shaping tests TestIntegrationNetem* (link check of carlucci2015, a lossy
+# link, CoDel and FQ-CoDel queues; the kernel's qdisc trees), then the end-to-end test (one
+# Chromium load per protocol through shaper=netem; function, not timing: Chromium under TCG is
+# slow). Where qemu cannot run, this fails with the reason (never a silent skip).
+# Environment: VMTEST_NICE (default -10: qemu ahead of other work, so guest timers fire on time
+# on a shared machine), VMTEST_TIMEOUT (default 20m), NETEM_E2E=0 to leave out the Chromium test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+if ! "$GO" run ./internal/vmtest/vmrun -check; then
+	echo "test-netem: cannot run a qemu guest here: run 'make netem-deps' (qemu-system-x86 linux-image-amd64 busybox-static ethtool)" >&2
+	exit 1
+fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/pltlab-netem.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+"$GO" build -o "$work/pltlab" ./cmd/pltlab
+"$GO" build -o "$work/vmrun" ./internal/vmtest/vmrun
+"$GO" test -c -o "$work/shaping.test" ./shaping
+e2e=${NETEM_E2E:-1}
+if [ "$e2e" = 1 ]; then "$GO" test -c -o "$work/cmd.test" ./cmd/pltlab; fi
+cat >"$work/guest.sh" <<GUEST
+set -u
+cd /run/vmtest
+export PLTLAB_NETEM_GUEST=1 GIN_MODE=release CI=${CI:-}
+echo "test-netem: guest kernel \$(uname -r), \$(nproc) vCPUs; load \$(cut -d' ' -f1-3 /proc/loadavg)"
+rc=0
+start=\$(date +%s)
+./shaping.test -test.run 'TestIntegrationNetem' -test.v -test.count=1 -test.timeout 10m || rc=1
+echo "test-netem: shaping tests took \$((\$(date +%s) - start)) s"
+if [ -x ./cmd.test ]; then
+	start=\$(date +%s)
+	./cmd.test -test.run 'TestIntegrationNetemGuestRun' -test.v -test.count=1 -test.timeout 8m || rc=1
+	echo "test-netem: end-to-end test took \$((\$(date +%s) - start)) s"
+fi
+exit \$rc
+GUEST
+echo "test-netem: host load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$work/vmrun" -work "$work" -dir /run/vmtest -cpus 2 -mem 3072 -nice "${VMTEST_NICE:--10}" \
+	-timeout "${VMTEST_TIMEOUT:-20m}" -- sh /run/vmtest/guest.sh

@@ -1,0 +1,129 @@
+package shaping
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/netem"
+)
+
+// guestEnv marks a run inside the qemu guest of make test-netem (scripts/test-netem.sh), whose
+// kernel has sch_netem, tbf and the AQM qdiscs.
+const guestEnv = "PLTLAB_NETEM_GUEST"
+
+// needNetemGuest skips unless the test runs in make test-netem's guest; there, a kernel
+// without sch_netem fails the test.
+func needNetemGuest(t *testing.T) {
+	t.Helper()
+	needRoot(t)
+	if os.Getenv(guestEnv) == "" {
+		t.Skip("runs in the qemu guest of make test-netem (" + guestEnv + " unset)")
+	}
+	if err := netem.Available(); err != nil {
+		t.Fatalf("%s set but: %v", guestEnv, err)
+	}
+}
+
+// checkNetem opens spec (shaper=netem), runs the quick link check, once more when it fails
+// (as experiments do: one late probe on a busy machine is not a broken link), logs every line
+// of both and returns the last result.
+func checkNetem(t *testing.T, spec string) (*NetemLink, result.LinkCheck) {
+	t.Helper()
+	s, err := ParseSpec(spec + ",shaper=netem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		nl := l.(*NetemLink)
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+		assertGone(t, l.Namespace(), nl.cfg.HostDev)
+	})
+	var res result.LinkCheck
+	for try := 1; try <= 2; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		res, err = Check(ctx, l, CheckOptions{Quick: true})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range res.Lines {
+			t.Logf("%s check %d: %-5v %s | %s | %s | %s", spec, try, line.Pass, line.Name, line.Configured, line.Measured, line.Tolerance)
+		}
+		if res.Pass {
+			break
+		}
+	}
+	return l.(*NetemLink), res
+}
+
+// TestIntegrationNetemGuestCheck: in a kernel with netem, the netem backend passes every line
+// of the link check for carlucci2015 (3 Mbit/s, 50 ms, 18750 B droptail), a lossy link and
+// CoDel and FQ-CoDel queues; the record holds the qdisc tree and the host overhead.
+func TestIntegrationNetemGuestCheck(t *testing.T) {
+	needNetemGuest(t)
+	for _, spec := range []string{"carlucci2015", "rate=10mbit,rtt=40ms,loss=2%",
+		"rate=3mbit,rtt=50ms,aqm=codel", "rate=3mbit,rtt=50ms,aqm=fq_codel"} {
+		t.Run(spec, func(t *testing.T) {
+			_, res := checkNetem(t, spec)
+			if !res.Pass {
+				t.Errorf("link check of %s,shaper=netem failed (lines above)", spec)
+			}
+			if res.HostOverheadMs <= 0 && res.HostPlainRTTMs <= 0 {
+				t.Errorf("host overhead not recorded: %+v", res)
+			}
+			tree := strings.Join(res.Qdisc, "\n")
+			for _, want := range []string{"host pltlab", "client pltlab0 (up): qdisc netem 1: root", "qdisc tbf 10: parent 1:1"} {
+				if !strings.Contains(tree, want) {
+					t.Errorf("qdisc tree lacks %q:\n%s", want, tree)
+				}
+			}
+		})
+	}
+}
+
+// TestIntegrationNetemGuestTree: the kernel's own view of carlucci2015's tree is a netem with
+// the 25 ms delay and IP-byte size table over a tbf at 3 Mbit/s whose FIFO holds exactly the
+// spec's 18750 bytes, on both ends; an AQM link has the AQM under the tbf.
+func TestIntegrationNetemGuestTree(t *testing.T) {
+	needNetemGuest(t)
+	for spec, wants := range map[string][]string{
+		"carlucci2015":                  {"netem 1: root", "delay 25ms", "overhead -14", "tbf 10: parent 1:1 rate 3Mbit", "limit 18750b"},
+		"rate=3mbit,rtt=50ms,aqm=pie":   {"pie 20: parent 10:1 limit 1000p target 15ms", "tbf 10: parent 1:1 rate 3Mbit"},
+		"rate=3mbit,rtt=50ms,aqm=codel": {"codel 20: parent 10:1 limit 1000p target 5ms interval 100ms"},
+	} {
+		s, _ := ParseSpec(spec + ",shaper=netem")
+		l, err := Open(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nl := l.(*NetemLink)
+		tree := strings.Join(nl.Qdiscs(), "\n")
+		t.Logf("%s:\n%s", spec, tree)
+		for _, end := range []string{"host ", "client "} {
+			var lines []string
+			for _, q := range nl.Qdiscs() {
+				if strings.HasPrefix(q, end) {
+					lines = append(lines, q)
+				}
+			}
+			for _, w := range wants {
+				if !strings.Contains(strings.Join(lines, "\n"), w) {
+					t.Errorf("%s %send: no %q in\n%s", spec, end, w, strings.Join(lines, "\n"))
+				}
+			}
+		}
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
