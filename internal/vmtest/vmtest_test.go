@@ -130,7 +130,7 @@ func TestIsStatic(t *testing.T) {
 	elf := func(interp bool) []byte {
 		b := make([]byte, 64+56)
 		copy(b, "\x7fELF\x02\x01\x01")
-		b[0x20] = 64              // e_phoff
+		b[0x20] = 64             // e_phoff
 		b[0x36], b[0x38] = 56, 1 // e_phentsize, e_phnum
 		b[64] = 1                // PT_LOAD
 		if interp {
