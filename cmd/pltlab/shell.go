@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,9 +16,9 @@ import (
 
 // newShellCmd builds 'pltlab shell': run a command behind an emulated link, like mm-link.
 func newShellCmd() *cobra.Command {
-	var linkSpec string
+	var linkSpec, counters string
 	c := &cobra.Command{
-		Use:   "shell --link LINK -- COMMAND [ARG...]",
+		Use:   "shell --link LINK [--counters FILE] -- COMMAND [ARG...]",
 		Short: "Run a command inside a network namespace behind an emulated link (like mm-link)",
 		Long: `shell opens the link, runs COMMAND inside the link's client namespace with
 PLTLAB_HOST_ADDR set to the host-side address (servers in the host namespace listen there),
@@ -41,7 +42,12 @@ command; the link is removed once it exits.`,
 			if err != nil {
 				return err
 			}
+			l.TakeCounters()
 			code, runErr := runInLink(cmd, l, args)
+			if counters != "" {
+				b, _ := json.Marshal(l.TakeCounters())
+				runErr = errors.Join(runErr, os.WriteFile(counters, append(b, '\n'), 0o644))
+			}
 			if err := errors.Join(runErr, l.Close()); err != nil {
 				return err
 			}
@@ -52,6 +58,7 @@ command; the link is removed once it exits.`,
 		},
 	}
 	c.Flags().StringVar(&linkSpec, "link", "", "LINK spec: a preset or key=value items (required)")
+	c.Flags().StringVar(&counters, "counters", "", "write the link's counters over the command's run (packets, bytes, drops by cause, queueing delay; JSON, the records' emulator field) to FILE")
 	return c
 }
 

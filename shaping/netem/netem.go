@@ -184,8 +184,11 @@ func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 1
 // first (a kernel loads qdisc modules on demand only where its modprobe helper can reach them).
 var Modules = []string{"veth", "sch_netem", "sch_tbf", "sch_codel", "sch_pie", "sch_fq_codel"}
 
-// Plan returns the commands that build the link, in order: the modules, the veth pair,
-// offloads off (so the qdiscs see MTU-sized packets), point-to-point addresses on both ends (no
+// Plan returns the commands that build the link, in order: the modules, the veth pair with
+// gso_max_segs 1 (Linux TCP builds GSO packets whatever the device's offloads, at least
+// tcp_min_tso_segs = 2 segments, and they are split only after the qdiscs: the kernel's codel saw
+// 2948-byte packets on a 1500-byte link without it) and offloads off, so the qdiscs see
+// MTU-sized packets, point-to-point addresses on both ends (no
 // default route: the client reaches only the host address), then per end the root netem and
 // the rate limiter with its queue (Down on the host end, Up on the client end).
 func Plan(c Config) [][]string {
@@ -194,7 +197,7 @@ func Plan(c Config) [][]string {
 	nsIP := func(args ...string) []string { return append([]string{"ip", "-n", c.Namespace}, args...) }
 	plan := [][]string{
 		append([]string{"modprobe", "-a"}, Modules...),
-		{"ip", "link", "add", c.HostDev, "mtu", mtu, "type", "veth", "peer", "name", c.ClientDev, "mtu", mtu, "netns", c.Namespace},
+		{"ip", "link", "add", c.HostDev, "mtu", mtu, "gso_max_segs", "1", "type", "veth", "peer", "name", c.ClientDev, "mtu", mtu, "gso_max_segs", "1", "netns", c.Namespace},
 		{"ethtool", "-K", c.HostDev, "tso", "off", "gso", "off", "gro", "off"},
 		{"ip", "netns", "exec", c.Namespace, "ethtool", "-K", c.ClientDev, "tso", "off", "gso", "off", "gro", "off"},
 		{"ip", "addr", "add", host, "peer", client, "dev", c.HostDev},

@@ -25,7 +25,7 @@ func TestPlanCarlucci(t *testing.T) {
 	// (1 ms at 3 Mbit/s is only 375 B); stab overhead -14 makes both count IP bytes.
 	want := []string{
 		"modprobe -a veth sch_netem sch_tbf sch_codel sch_pie sch_fq_codel",
-		"ip link add pltlab2a-1 mtu 1500 type veth peer name pltlab0 mtu 1500 netns pltlab-42-1",
+		"ip link add pltlab2a-1 mtu 1500 gso_max_segs 1 type veth peer name pltlab0 mtu 1500 gso_max_segs 1 netns pltlab-42-1",
 		"ethtool -K pltlab2a-1 tso off gso off gro off",
 		"ip netns exec pltlab-42-1 ethtool -K pltlab0 tso off gso off gro off",
 		"ip addr add 100.64.0.5/32 peer 100.64.0.6/32 dev pltlab2a-1",
