@@ -144,7 +144,7 @@ func (c *checker) aqmLine(down bool, loaded []time.Duration, e *result.Emulator)
 	}
 	med := median(loaded) - c.expectedRTT()
 	emuMed := ""
-	if e != nil {
+	if _, tc := c.l.(overheadProber); e != nil && !tc { // the kernel's qdiscs export no sojourn distribution
 		d := e.Down
 		if !down {
 			d = e.Up

@@ -95,12 +95,13 @@ func TestIntegrationNetemGuestCheck(t *testing.T) {
 
 // TestIntegrationNetemGuestTree: the kernel's own view of carlucci2015's tree is a netem with
 // the 25 ms delay and IP-byte size table over a tbf at 3 Mbit/s whose FIFO holds exactly the
-// spec's 18750 bytes, on both ends; an AQM link has the AQM under the tbf.
+// spec's 18750 bytes, on both ends; an AQM link has the AQM under the tbf (the kernel keeps
+// PIE's update interval in jiffies: 15 ms is 16 ms at HZ=250).
 func TestIntegrationNetemGuestTree(t *testing.T) {
 	needNetemGuest(t)
 	for spec, wants := range map[string][]string{
 		"carlucci2015":                  {"netem 1: root", "delay 25ms", "overhead -14", "tbf 10: parent 1:1 rate 3Mbit", "limit 18750b"},
-		"rate=3mbit,rtt=50ms,aqm=pie":   {"pie 20: parent 10:1 limit 1000p target 15ms", "tbf 10: parent 1:1 rate 3Mbit"},
+		"rate=3mbit,rtt=50ms,aqm=pie":   {"pie 20: parent 10:1 limit 1000p target 15ms tupdate 16ms", "tbf 10: parent 1:1 rate 3Mbit"},
 		"rate=3mbit,rtt=50ms,aqm=codel": {"codel 20: parent 10:1 limit 1000p target 5ms interval 100ms"},
 	} {
 		s, _ := ParseSpec(spec + ",shaper=netem")
