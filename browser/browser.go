@@ -19,8 +19,10 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// LaunchTimeout bounds how long Launch waits for Chromium to start and answer.
-const LaunchTimeout = 60 * time.Second
+// LaunchTimeout bounds how long Launch waits for Chromium to start and answer (default 60 s).
+// Set it before launching, once per process (pltlab run --launch-timeout): a slow machine,
+// such as a qemu TCG guest, may need minutes.
+var LaunchTimeout = 60 * time.Second
 
 // closeTimeout bounds the graceful close of the browser before it is killed.
 const closeTimeout = 5 * time.Second

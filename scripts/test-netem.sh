@@ -9,7 +9,7 @@
 # Chromium load per protocol through shaper=netem; function, not timing: Chromium under TCG is
 # slow). Where qemu cannot run, this fails with the reason (never a silent skip).
 # Environment: VMTEST_NICE (default -10: qemu ahead of other work, so guest timers fire on time
-# on a shared machine), VMTEST_TIMEOUT (default 20m), NETEM_E2E=0 to leave out the Chromium test.
+# on a shared machine), VMTEST_TIMEOUT (default 40m), NETEM_E2E=0 to leave out the Chromium test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -35,11 +35,11 @@ start=\$(date +%s)
 echo "test-netem: shaping tests took \$((\$(date +%s) - start)) s"
 if [ -x ./cmd.test ]; then
 	start=\$(date +%s)
-	./cmd.test -test.run 'TestIntegrationNetemGuestRun' -test.v -test.count=1 -test.timeout 8m || rc=1
+	./cmd.test -test.run "TestIntegrationNetemGuestRun" -test.v -test.count=1 -test.timeout 25m || rc=1
 	echo "test-netem: end-to-end test took \$((\$(date +%s) - start)) s"
 fi
 exit \$rc
 GUEST
 echo "test-netem: host load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$work/vmrun" -work "$work" -dir /run/vmtest -cpus 2 -mem 3072 -nice "${VMTEST_NICE:--10}" \
-	-timeout "${VMTEST_TIMEOUT:-20m}" -- sh /run/vmtest/guest.sh
+	-timeout "${VMTEST_TIMEOUT:-40m}" -- sh /run/vmtest/guest.sh

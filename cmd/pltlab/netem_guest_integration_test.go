@@ -10,7 +10,9 @@ import (
 // through a shaper=netem link, in the qemu guest of make test-netem (PLTLAB_NETEM_GUEST set;
 // skipped elsewhere). Under qemu's TCG Chromium runs several times slower than on the host:
 // this proves the path works (valid loads, the protocol asked for, every byte), not timing, so
-// the link's self-check is skipped (the link check is TestIntegrationNetemGuestCheck's).
+// the link's self-check is skipped (the link check is TestIntegrationNetemGuestCheck's), and
+// Chromium gets 5 minutes to start and each load 3 (it took over a minute to start in the
+// guest on a loaded 2-core host).
 func TestIntegrationNetemGuestRun(t *testing.T) {
 	needRootAndChromium(t)
 	if os.Getenv("PLTLAB_NETEM_GUEST") == "" {
@@ -18,7 +20,7 @@ func TestIntegrationNetemGuestRun(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "netem.jsonl")
 	code, stdout, errOut := runCLI(t, "run", "--page", "2x5KB", "--link", "carlucci2015,shaper=netem",
-		"--protocols", "h1,h2,h3", "--runs", "1", "--warmup", "0", "--no-link-check", "--out", out)
+		"--protocols", "h1,h2,h3", "--runs", "1", "--warmup", "0", "--no-link-check", "--launch-timeout", "5m", "--timeout", "3m", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errOut)
 	}

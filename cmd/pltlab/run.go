@@ -87,6 +87,7 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 	fl.StringVar(&f.tls, "tls", "1.3", "TLS version of the TCP listeners: 1.2 or 1.3 (QUIC is always 1.3)")
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the link self-check before measuring")
+	fl.DurationVar(&browser.LaunchTimeout, "launch-timeout", browser.LaunchTimeout, "how long to wait for Chromium to start and answer (minutes on a slow machine such as a qemu TCG guest)")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
 	f.art.add(fl, "all")
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted run whose records are in --out (same flags): loads already made are not redone")
