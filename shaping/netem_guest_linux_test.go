@@ -100,7 +100,9 @@ func TestIntegrationNetemGuestCheck(t *testing.T) {
 func TestIntegrationNetemGuestTree(t *testing.T) {
 	needNetemGuest(t)
 	for spec, wants := range map[string][]string{
-		"carlucci2015":                  {"netem 1: root", "delay 25ms", "overhead -14", "tbf 10: parent 1:1 rate 3Mbit", "limit 18750b"},
+		// tc prints a tbf's byte limit as its latency, (limit - burst) x 8 / rate:
+		// (18750 - 2999) x 8 / 3 Mbit/s = 42 ms.
+		"carlucci2015":                  {"netem 1: root", "delay 25ms", "overhead -14", "tbf 10: parent 1:1 rate 3Mbit burst 2999b", "lat 42ms"},
 		"rate=3mbit,rtt=50ms,aqm=pie":   {"pie 20: parent 10:1 limit 1000p target 15ms tupdate 16ms", "tbf 10: parent 1:1 rate 3Mbit"},
 		"rate=3mbit,rtt=50ms,aqm=codel": {"codel 20: parent 10:1 limit 1000p target 5ms interval 100ms"},
 	} {
