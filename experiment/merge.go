@@ -44,7 +44,9 @@ type mergeKey struct {
 }
 
 // Merge joins the records of srcs, dropping duplicates (a file given twice, or a shard rerun
-// whose file overlaps its first, partial one: the first line of a load wins). When any record
+// whose file overlaps its first, partial one: the first line of a load wins). A warm-up load is
+// made by every shard that brings up its link (PlanShards), so its lines of different shards are
+// all kept. When any record
 // belongs to a sharded run, every record that carries a config hash must carry the same one:
 // otherwise Merge returns an error wrapping ErrMixedConfigs that names both hashes and a file
 // of each.
@@ -81,6 +83,9 @@ func Merge(srcs []Source) (Merged, error) {
 				k.hash, k.shard = r.ConfigHash, r.Shard
 			case r.ConfigHash != "" && r.Run >= 0 && (k.kind == result.KindLoad || k.kind == result.KindHarnessError):
 				k.hash = r.ConfigHash // a scheduled load: its run is its index in the schedule
+				if r.Warmup {
+					k.shard = r.Shard // every shard makes its links' warm-ups (PlanShards)
+				}
 			default:
 				k.experiment, k.time, k.protocol = r.Experiment, r.Time.UnixNano(), r.Protocol
 			}
@@ -125,8 +130,9 @@ type Completeness struct {
 	ConfigHash, Experiment string
 	// Shards has one entry per shard of the plan, in order.
 	Shards []ShardStatus
-	// Loads is the number of loads of the whole schedule; Missing those without a load line
-	// (a load that left only a harness_error line is missing).
+	// Loads is the number of loads the shards owe (the schedule's, plus each link's warm-ups
+	// once more for every further shard that brings the link up); Missing those without a load
+	// line (a load that left only a harness_error line is missing).
 	Loads, Missing int
 	// MissingWarmups counts the missing loads that are warm-ups.
 	MissingWarmups int
@@ -211,6 +217,10 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 	if !sharded && plan == nil {
 		return nil, nil
 	}
+	if plan != nil && plan.Plan.Study != "" {
+		st, _, _ := strings.Cut(plan.Plan.Study, "/")
+		return nil, fmt.Errorf("these are shards of study %s (plan line of experiment %s): merge them with 'pltlab reproduce %s --scale SCALE --merge FILES'", plan.Plan.Study, plan.Experiment, st)
+	}
 	if plan == nil {
 		return nil, errors.New("sharded records without a plan line: give the shards' own files, whose first line is their plan")
 	}
@@ -225,7 +235,7 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
 	}
-	made := map[int]bool{}
+	made := map[madeKey]bool{}
 	started := map[string]bool{}
 	for _, r := range recs {
 		if r.ConfigHash != plan.ConfigHash {
@@ -235,24 +245,44 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 			started[r.Shard] = true
 		}
 		if r.IsLoad() && r.Run >= 0 {
-			made[r.Run] = true
+			made[madeKey{r.Run, r.Shard}] = true
+			made[madeKey{r.Run, ""}] = true
 		}
 	}
 	return completeness(c, p, plan, made, started), nil
 }
 
+// madeKey is a load made: its index in the schedule and the shard that made it ("" for any).
+type madeKey struct {
+	run   int
+	shard string
+}
+
 // completeness fills a Completeness from the plan and the runs made.
-func completeness(c Config, p Plan, plan *result.Record, made map[int]bool, started map[string]bool) *Completeness {
+// A warm-up load is counted once per shard that owes it (every shard brings up its links with
+// their warm-ups), a measured load once.
+func completeness(c Config, p Plan, plan *result.Record, made map[madeKey]bool, started map[string]bool) *Completeness {
 	jobs := Schedule(c)
-	out := &Completeness{ConfigHash: plan.ConfigHash, Experiment: plan.Experiment, Loads: len(jobs)}
+	out := &Completeness{ConfigHash: plan.ConfigHash, Experiment: plan.Experiment}
 	owner := make([]string, len(jobs))
 	for _, part := range p.Parts {
-		st := ShardStatus{Shard: part.Shard, Expected: len(part.Jobs), Started: started[part.Shard.String()]}
+		sh := part.Shard.String()
+		st := ShardStatus{Shard: part.Shard, Expected: len(part.Jobs), Started: started[sh]}
+		out.Loads += len(part.Jobs)
 		for _, i := range part.Jobs {
-			owner[i] = part.Shard.String()
-			if made[i] {
+			if !jobs[i].Warmup {
+				owner[i] = sh
+			}
+			key := madeKey{i, sh}
+			if !jobs[i].Warmup {
+				key.shard = "" // a measured load counts whichever run of the sweep made it
+			}
+			if made[key] {
 				st.Made++
 				st.Started = true
+			} else if jobs[i].Warmup {
+				out.Missing++
+				out.MissingWarmups++
 			}
 		}
 		out.Shards = append(out.Shards, st)
@@ -261,14 +291,10 @@ func completeness(c Config, p Plan, plan *result.Record, made map[int]bool, star
 	cells := map[cellKey]*Cell{}
 	var order []cellKey
 	for i, j := range jobs {
-		if made[i] {
+		if j.Warmup || made[madeKey{i, ""}] {
 			continue
 		}
 		out.Missing++
-		if j.Warmup {
-			out.MissingWarmups++
-			continue
-		}
 		k := cellKey{j.Link, j.Page, slices.Index(c.Arms, j.Arm)}
 		cell := cells[k]
 		if cell == nil {

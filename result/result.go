@@ -168,6 +168,10 @@ type Plan struct {
 	Cross string `json:"cross,omitempty"`
 	// Loads is the number of loads (warm-ups included) of this shard.
 	Loads int `json:"loads"`
+	// Study is "STUDY/SCALE" when the shard is a study's (pltlab reproduce --shard), whose shares
+	// are planned over all of its parts: such shards are merged by 'pltlab reproduce STUDY
+	// --merge', not 'pltlab merge'. "" for a sharded 'pltlab run'.
+	Study string `json:"study,omitempty"`
 }
 
 // PlanArm is one (protocol, mode) arm of a Plan.
