@@ -346,15 +346,7 @@ func Took(recs []*result.Record) time.Duration {
 		if r.Time.IsZero() {
 			continue
 		}
-		end := r.Time
-		switch {
-		case r.IsLoad() && r.Mode == result.Warm:
-			end = r.Time.Add(time.Duration(r.PLTMs*float64(time.Millisecond)) + LoadOverhead)
-		case r.IsLoad():
-			end = r.Time.Add(time.Duration(r.WallMs * float64(time.Millisecond)))
-		case r.IsFlow():
-			end = r.Time.Add(time.Duration(r.DurationS * float64(time.Second)))
-		}
+		end := recordEnd(r)
 		if f, ok := first[r.Shard]; !ok || r.Time.Before(f) {
 			first[r.Shard] = r.Time
 		}

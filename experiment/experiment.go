@@ -114,6 +114,9 @@ type Config struct {
 	// ascending) as planned by a caller that splits several experiments at once (a study's
 	// shards, studies.Plan.Shards), instead of PlanShards(c, Shard.Count). It is not hashed.
 	Subset []int
+	// Traces are the trace files a matrix's links name (ReadMatrix), relative ones resolved from
+	// the matrix file's directory into Links. Not hashed.
+	Traces []Trace
 	// Study is "STUDY/SCALE" for a part of a study run with Subset; it goes into the plan line
 	// (result.Plan.Study).
 	Study string

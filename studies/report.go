@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pltlab/pltlab/experiment"
 )
 
 // Section is one section of a study report, rendered to Markdown and HTML alike.
@@ -136,7 +138,9 @@ func (e *Evidence) Warnings() []string {
 			}
 		}
 	}
-	return out
+	// Shards that shared a node beyond the rule (experiment.CPUsPerShard) may have starved each
+	// other's timing.
+	return append(out, experiment.NodeOverlaps(e.Records)...)
 }
 
 // title is the report's heading.

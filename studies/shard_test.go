@@ -1,0 +1,95 @@
+package studies
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pltlab/pltlab/experiment"
+)
+
+// TestShardsWarmAndMeasureEverywhere checks, for every study at every scale and shard counts
+// from 1 up to the largest useful one: every shard measures something (loads or flows), brings
+// up each of its links with that link's warm-up blocks, and the shards' measured loads and flow
+// parts are the plan's, each exactly once; one shard more than useful is refused with the count.
+func TestShardsWarmAndMeasureEverywhere(t *testing.T) {
+	for _, st := range allStudies() {
+		for _, sc := range Scales {
+			p := st.Plan(sc)
+			most, err := p.MaxShards(RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts := []int{1, 2, 3, 4, 5, 7, 8, 16, 32, most}
+			for _, n := range counts {
+				if n > most {
+					continue
+				}
+				t.Run(fmt.Sprintf("%s%s/%s/%d", st.Name, st.Option, sc, n), func(t *testing.T) {
+					checkShards(t, p, n)
+				})
+			}
+			_, err = p.Shards(most+1, RunOptions{})
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at most %d shards", most)) {
+				t.Errorf("%s/%s: %d shards: %v, want a refusal naming %d", st.Name, sc, most+1, err, most)
+			}
+		}
+	}
+}
+
+func checkShards(t *testing.T, p Plan, n int) {
+	t.Helper()
+	shards, err := p.Shards(n, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := p.Configs(RunOptions{})
+	seen := make([]map[int]int, len(cs))
+	for i := range seen {
+		seen[i] = map[int]int{}
+	}
+	flowsSeen := map[int]int{}
+	for _, s := range shards {
+		if s.Measured() == 0 && len(s.Flows) == 0 {
+			t.Fatalf("shard %s measures nothing", s.Shard)
+		}
+		for _, f := range s.Flows {
+			flowsSeen[f]++
+		}
+		for _, share := range s.Parts {
+			c := cs[share.Part]
+			jobs := experiment.Schedule(c)
+			cells := len(c.Pages) * len(c.Arms)
+			warm := map[int]int{}
+			measured := 0
+			for _, i := range share.Jobs {
+				if jobs[i].Warmup {
+					warm[jobs[i].Link]++
+				} else {
+					measured++
+					seen[share.Part][i]++
+				}
+			}
+			if measured == 0 {
+				t.Fatalf("shard %s, part %s: warm-ups only", s.Shard, p.Parts[share.Part].Name)
+			}
+			for _, l := range share.Links {
+				if warm[l] != c.Warmup*cells {
+					t.Fatalf("shard %s, part %s, link %q: %d warm-up loads, want %d (unwarmed)", s.Shard, p.Parts[share.Part].Name, c.Links[l], warm[l], c.Warmup*cells)
+				}
+			}
+		}
+	}
+	for i, c := range cs {
+		for j, job := range experiment.Schedule(c) {
+			if !job.Warmup && seen[i][j] != 1 {
+				t.Fatalf("part %s load %d is in %d shards, want 1", p.Parts[i].Name, j, seen[i][j])
+			}
+		}
+	}
+	for f := range p.Flows {
+		if flowsSeen[f] != 1 {
+			t.Fatalf("flow part %s is in %d shards, want 1", p.Flows[f].Name, flowsSeen[f])
+		}
+	}
+}
