@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
 )
 
 // SlurmOptions say where a Slurm sweep runs.

@@ -44,6 +44,10 @@ func checkShards(t *testing.T, p Plan, n int) {
 		t.Fatal(err)
 	}
 	cs := p.Configs(RunOptions{})
+	schedules := make([][]experiment.Job, len(cs))
+	for i, c := range cs {
+		schedules[i] = experiment.Schedule(c)
+	}
 	seen := make([]map[int]int, len(cs))
 	for i := range seen {
 		seen[i] = map[int]int{}
@@ -58,7 +62,7 @@ func checkShards(t *testing.T, p Plan, n int) {
 		}
 		for _, share := range s.Parts {
 			c := cs[share.Part]
-			jobs := experiment.Schedule(c)
+			jobs := schedules[share.Part]
 			cells := len(c.Pages) * len(c.Arms)
 			warm := map[int]int{}
 			measured := 0
@@ -80,8 +84,8 @@ func checkShards(t *testing.T, p Plan, n int) {
 			}
 		}
 	}
-	for i, c := range cs {
-		for j, job := range experiment.Schedule(c) {
+	for i := range cs {
+		for j, job := range schedules[i] {
 			if !job.Warmup && seen[i][j] != 1 {
 				t.Fatalf("part %s load %d is in %d shards, want 1", p.Parts[i].Name, j, seen[i][j])
 			}

@@ -198,7 +198,7 @@ on the nodes or pltlab's rootless mode (unprivileged user namespaces).`,
 
 func newK8sCmd() *cobra.Command {
 	var (
-		f      sweepFlags
+		f        sweepFlags
 		o        cluster.K8sOptions
 		shared   bool
 		mergeOut string
