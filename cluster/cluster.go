@@ -17,11 +17,13 @@ const (
 	// how many shards may share a node (one core for Chromium, one for the server and the link
 	// emulator; README, "How many shards may share a node").
 	DefaultCPUs = experiment.CPUsPerShard
-	// ShardRSSMiB is the measured peak resident memory of one shard (pltlab with its server and
-	// link emulator, plus every Chromium process it runs), summed over the process tree, which
-	// counts shared pages more than once (an upper bound): 2026-12-01, muthuraj2024 smoke on the
-	// development machine (README, "Running on a cluster").
-	ShardRSSMiB = 1100
+	// ShardRSSMiB is the measured peak memory of one shard: pltlab with its server and link
+	// emulator plus every Chromium process, the proportional set size (PSS, /proc/PID/
+	// smaps_rollup) summed over the process tree every 0.3 s: 802 MiB for carlucci2015 smoke
+	// shard 0/2 (a shaped link, 30 x 10 KB page, h1/h2/h3 and h3 warm), 2026-12-01 on the
+	// development machine, rounded up (README, "Running on a cluster"). Chromium wrote nothing
+	// to /dev/shm there.
+	ShardRSSMiB = 800
 	// DevShmMiB is the memory-backed /dev/shm a Kubernetes pod gets (Chromium's shared memory;
 	// its pages count against the pod's memory limit).
 	DevShmMiB = 1024
@@ -37,6 +39,17 @@ const (
 	// TimeSlack is added to every wall-time limit (start-up, page generation, a slow node).
 	TimeSlack = 10 * time.Minute
 )
+
+// mergeMemoryMiB is the merge job's memory for a sweep of loads page loads: 1 GiB plus 40 KiB a
+// load (a load line is up to about 13 KB of JSON, 12.7 KB on average in the carlucci2015 fixture,
+// held in memory as records about three times that).
+func mergeMemoryMiB(loads int) int { return 1024 + loads*40/1024 }
+
+// mergeTime is the merge job's time limit: 30 min plus 20 ms a load (reading, the analysis and
+// the figures).
+func mergeTime(loads int) time.Duration {
+	return 30*time.Minute + time.Duration(loads)*20*time.Millisecond
+}
 
 // Study is a study's reproduction run as a sweep ('pltlab reproduce STUDY --shard').
 type Study struct {

@@ -107,7 +107,7 @@ func TestK8sShaped(t *testing.T) {
 	// Whole cores: requests = limits, integer CPUs (Guaranteed QoS); memory: twice one shard's
 	// measured footprint plus the memory-backed /dev/shm, which counts against the limit.
 	req, lim := c.Resources.Requests, c.Resources.Limits
-	if req.Cpu().String() != "2" || lim.Cpu().String() != "2" || req.Memory().String() != "3224Mi" || !lim.Memory().Equal(*req.Memory()) {
+	if req.Cpu().String() != "2" || lim.Cpu().String() != "2" || req.Memory().String() != "2624Mi" || !lim.Memory().Equal(*req.Memory()) {
 		t.Errorf("resources %+v", c.Resources)
 	}
 	// The privileges a shaped link needs today.
@@ -199,7 +199,7 @@ func TestSlurm(t *testing.T) {
 	shards := string(files[SlurmShardsScript])
 	for _, want := range []string{
 		"#SBATCH --array=0-2\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --hint=nomultithread\n", "#SBATCH --partition=measure\n",
-		"#SBATCH --output=/shared/sweep one/logs/shard-%a.log\n", "#SBATCH --mem=2200M\n", "#SBATCH --requeue\n",
+		"#SBATCH --output=/shared/sweep one/logs/shard-%a.log\n", "#SBATCH --mem=1600M\n", "#SBATCH --requeue\n",
 		`out="/shared/sweep one/shard-${SLURM_ARRAY_TASK_ID}.jsonl"` + "\n", `if [ -s "$out" ]; then resume=--resume; fi`,
 		`exec /opt/pltlab/bin/pltlab run --matrix '/shared/sweep one/matrix.yaml' --shard auto/3 --out "$out" $resume --chrome /usr/bin/chromium`,
 	} {

@@ -145,7 +145,9 @@ func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 // volume, to apply once K8s's Job has completed (kubectl wait --for=condition=complete): a
 // study's `pltlab reproduce STUDY --merge /results/shard-*/results.jsonl --out /results/merged`
 // (the report, findings and figures of an unsharded run; exit 1 naming missing shards), a
-// matrix's `pltlab merge` and `pltlab report` into /results. It runs unprivileged.
+// matrix's `pltlab merge` and `pltlab report` into /results, on one core with mergeMemoryMiB
+// and a deadline of mergeTime. It has no capability (as root when the shards of a shaped sweep
+// wrote the volume as root).
 func K8sMerge(s Sweep, o K8sOptions) ([]byte, error) {
 	if o.Image == "" || strings.ContainsAny(o.Image, " \n") {
 		return nil, fmt.Errorf("bad image %q: accepted an image reference such as registry.example/pltlab:v1", o.Image)
@@ -167,17 +169,28 @@ func K8sMerge(s Sweep, o K8sOptions) ([]byte, error) {
 			"pltlab report merged.jsonl --format markdown --out report.md || status=1; "+
 			"pltlab report merged.jsonl --format html --out report.html || status=1; exit $status", K8sResultsDir)
 	}
-	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	est, _ := s.plan()
+	shaped, err := s.shaped()
+	if err != nil {
+		return nil, err
+	}
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", mergeMemoryMiB(est.Loads)))}
+	// The shards of a shaped sweep write the volume as root: the merge then runs as root too
+	// (with no capability), so that it may write there.
+	sc := &corev1.SecurityContext{RunAsNonRoot: ptr(true), AllowPrivilegeEscalation: ptr(false),
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+	if shaped {
+		sc.RunAsNonRoot, sc.RunAsUser = ptr(false), ptr(int64(0))
+	}
 	labels := map[string]string{"app.kubernetes.io/name": "pltlab", "pltlab.dev/sweep": name}
 	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-merge", Namespace: o.Namespace, Labels: labels},
-		Spec: batchv1.JobSpec{BackoffLimit: ptr(int32(0)), Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr(int32(0)), ActiveDeadlineSeconds: ptr(int64(mergeTime(est.Loads).Seconds())), Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
 				Name: "merge", Image: o.Image, Command: []string{"sh", "-c", script},
 				Resources:    corev1.ResourceRequirements{Requests: res, Limits: res},
 				VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: K8sResultsDir}},
-				SecurityContext: &corev1.SecurityContext{RunAsNonRoot: ptr(true), AllowPrivilegeEscalation: ptr(false),
-					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+				SecurityContext: sc,
 			}}, Volumes: []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}}}}}
 	var out bytes.Buffer

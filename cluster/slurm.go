@@ -112,7 +112,7 @@ func Slurm(s Sweep, o SlurmOptions) (map[string][]byte, error) {
 	fmt.Fprintf(&shards, "exec %s\n", strings.Join(args, " "))
 
 	var merge strings.Builder
-	merge.WriteString(head(name+"-merge", 1, 1024, 30*time.Minute, "merge.log"))
+	merge.WriteString(head(name+"-merge", 1, mergeMemoryMiB(est.Loads), mergeTime(est.Loads), "merge.log"))
 	if s.Study != nil {
 		fmt.Fprintf(&merge, `set -uo pipefail
 cd %[1]s

@@ -32,7 +32,7 @@ func TestSlurmStudy(t *testing.T) {
 	}
 	shards := string(files[SlurmShardsScript])
 	for _, want := range []string{
-		"#SBATCH --array=0-63\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --requeue\n", "#SBATCH --mem=2200M\n",
+		"#SBATCH --array=0-63\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --requeue\n", "#SBATCH --mem=1600M\n",
 		`out="/shared/kk/shard-${SLURM_ARRAY_TASK_ID}"`, `if [ -s "$out/results.jsonl" ]; then mode=--resume; fi`,
 		`exec /opt/pltlab reproduce kakhki2017 --scale full --seed 1 --shard auto/64 --out "$out" "$mode"`,
 		"rootless mode",
@@ -82,8 +82,8 @@ func TestK8sStudyAndMerge(t *testing.T) {
 	if !strings.Contains(c.Command[2], `exec pltlab reproduce kakhki2017 --scale smoke --seed 1 --shard auto/3 --out "$out" "$mode"`) {
 		t.Errorf("command %q", c.Command)
 	}
-	if got := c.Resources.Limits.Memory().String(); got != "3224Mi" {
-		t.Errorf("memory limit %s, want 3224Mi (2 x 1100 MiB + 1024 MiB /dev/shm)", got)
+	if got := c.Resources.Limits.Memory().String(); got != "2624Mi" {
+		t.Errorf("memory limit %s, want 2624Mi (2 x 800 MiB + 1024 MiB /dev/shm)", got)
 	}
 	for _, m := range c.VolumeMounts {
 		if m.Name == "matrix" {

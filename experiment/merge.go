@@ -68,8 +68,8 @@ func Merge(srcs []Source) (Merged, error) {
 		return m, fmt.Errorf("%w: config_hash %s (%s) and %s (%s); give the shards of one sweep only",
 			ErrMixedConfigs, hashes[0], hashFile[hashes[0]], hashes[1], hashFile[hashes[1]])
 	}
-	if sharded {
-		m.ConfigHash = hashes[0]
+	if sharded && len(hashes) > 0 {
+		m.ConfigHash = hashes[0] // sharded flow lines carry no config hash
 	}
 	seen := map[mergeKey]bool{}
 	for _, s := range srcs {

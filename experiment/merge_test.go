@@ -208,3 +208,11 @@ func TestCompletenessLinesCapped(t *testing.T) {
 		t.Fatalf("line %q", lines[8])
 	}
 }
+
+// TestMergeShardedWithoutHash: a shard's flow lines carry the shard but no config hash.
+func TestMergeShardedWithoutHash(t *testing.T) {
+	m, err := Merge([]Source{{Name: "a", Records: []*result.Record{{Kind: result.KindFlow, Shard: "0/2", Experiment: "s/flows"}}}})
+	if err != nil || len(m.Records) != 1 || m.ConfigHash != "" {
+		t.Fatalf("%+v, %v", m, err)
+	}
+}

@@ -183,9 +183,10 @@ on the nodes or pltlab's rootless mode (unprivileged user namespaces).`,
 				}
 			}
 			est, _ := s.Estimate()
+			limit, _ := s.TimeLimit()
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %s, %s\n%d shards of %d cores and %d MiB, estimated %s each at most (the whole: %s on one machine); time limit %s (--time)\nsubmit with: sh %s\n",
 				dir, cluster.SlurmShardsScript, cluster.SlurmMergeScript, cluster.SlurmSubmitScript,
-				s.Shards, s.CPUs, s.MemoryMiB, est.Longest().Round(time.Second), est.Total.Round(time.Second), s.Time, filepath.Join(dir, cluster.SlurmSubmitScript))
+				s.Shards, s.CPUs, s.MemoryMiB, est.Longest().Round(time.Second), est.Total.Round(time.Second), limit, filepath.Join(dir, cluster.SlurmSubmitScript))
 			return nil
 		},
 	}
