@@ -188,8 +188,8 @@ func K8sMerge(s Sweep, o K8sOptions) ([]byte, error) {
 		Spec: batchv1.JobSpec{BackoffLimit: ptr(int32(0)), ActiveDeadlineSeconds: ptr(int64(mergeTime(est.Loads).Seconds())), Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
 				Name: "merge", Image: o.Image, Command: []string{"sh", "-c", script},
-				Resources:    corev1.ResourceRequirements{Requests: res, Limits: res},
-				VolumeMounts: []corev1.VolumeMount{{Name: "results", MountPath: K8sResultsDir}},
+				Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "results", MountPath: K8sResultsDir}},
 				SecurityContext: sc,
 			}}, Volumes: []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{
 				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}}}}}
