@@ -20,10 +20,9 @@ const CPUsPerShard = 2
 
 // span is when one shard ran on one node.
 type span struct {
-	shard      string
-	from, to   time.Time
-	cpus       int
-	experiment string
+	shard    string
+	from, to time.Time
+	cpus     int
 }
 
 // NodeOverlaps returns one warning per node (env.host) on which more shards ran at once than
