@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +73,46 @@ func TestEstimateLoadShapes(t *testing.T) {
 	}
 	if EstimateFlows(0, time.Minute) != 0 || EstimateFlows(2, 20*time.Second) != LinkCheckCost+44*time.Second {
 		t.Error("EstimateFlows")
+	}
+}
+
+// TestEstimateErrors: a spec that does not parse is an error in every path of the model, never a
+// zero cost.
+func TestEstimateErrors(t *testing.T) {
+	bad := Config{Pages: []string{"1x5KB"}, Links: []string{"rate=fast"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 1}
+	if _, err := Estimate(bad); err == nil {
+		t.Error("Estimate of a bad link: no error")
+	}
+	if _, err := EstimateJobs(bad, []int{0}); err == nil {
+		t.Error("EstimateJobs of a bad link: no error")
+	}
+	if _, err := PlanShards(bad, 1); err == nil {
+		t.Error("PlanShards of a bad link: no error")
+	}
+	good := bad
+	good.Links = []string{"none"}
+	all, _ := Estimate(good)
+	jobs, err := EstimateJobs(good, []int{0})
+	if err != nil || jobs != all {
+		t.Errorf("EstimateJobs of the one load %v, %v; Estimate %v", jobs, err, all)
+	}
+	if _, err := EstimateJobs(good, []int{5}); err == nil {
+		t.Error("EstimateJobs outside the schedule: no error")
+	}
+}
+
+// TestReadMatrixResolvesTraces: a relative trace path resolves from the matrix file's directory.
+func TestReadMatrixResolvesTraces(t *testing.T) {
+	m := "pages: [1x5KB]\nlinks: [\"down=trace:t/lte.trace,up=trace:/abs/up.trace,rtt=20ms\", none]\nprotocols: [h2]\n"
+	c, err := ReadMatrix(strings.NewReader(m), "/sweeps/a/grid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Links[0] != "down=trace:/sweeps/a/t/lte.trace,up=trace:/abs/up.trace,rtt=20ms" {
+		t.Errorf("link %q", c.Links[0])
+	}
+	want := []Trace{{Written: "t/lte.trace", Path: "/sweeps/a/t/lte.trace"}, {Written: "/abs/up.trace", Path: "/abs/up.trace"}}
+	if got := MatrixTraces(c); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("traces %+v", got)
 	}
 }

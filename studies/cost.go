@@ -44,3 +44,19 @@ func (p Plan) Estimate() (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// EstimateRuns predicts the wall time of the plan with every page-load part's measured loads
+// per cell replaced by runs (as `reproduce --runs` does; warm-ups and flows unchanged): what a
+// verdict of "too few loads to tell" would cost to decide with runs loads per arm. The model and
+// its errors are Estimate's.
+func (p Plan) EstimateRuns(runs int) (time.Duration, error) {
+	q := p
+	q.Parts = make([]Part, len(p.Parts))
+	copy(q.Parts, p.Parts)
+	for i := range q.Parts {
+		if runs > 0 {
+			q.Parts[i].Config.Runs = runs
+		}
+	}
+	return q.Estimate()
+}

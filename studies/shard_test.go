@@ -97,3 +97,32 @@ func checkShards(t *testing.T, p Plan, n int) {
 		}
 	}
 }
+
+// TestEstimateRuns: more runs per cell cost more, and the same runs cost the plan's estimate.
+func TestEstimateRuns(t *testing.T) {
+	st, err := Lookup("kakhki2017")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := st.Plan(Smoke)
+	base, err := p.Estimate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, _ := p.EstimateRuns(p.Parts[0].Config.Runs)
+	more, _ := p.EstimateRuns(20)
+	if same != base || more <= base {
+		t.Errorf("estimate %v, with the same runs %v, with 20 runs %v", base, same, more)
+	}
+	if p.Parts[0].Config.Runs == 20 {
+		t.Error("EstimateRuns changed the plan")
+	}
+}
+
+// TestPlanEstimateBadSpec: a plan with a spec that does not parse cannot be estimated.
+func TestPlanEstimateBadSpec(t *testing.T) {
+	p := Plan{Study: "x", Parts: []Part{{Name: "a", Config: experiment.Config{Pages: []string{"1x5KB"}, Links: []string{"rate=fast"}}}}}
+	if _, err := p.Estimate(); err == nil || !strings.Contains(err.Error(), "part a") {
+		t.Errorf("estimate of a bad link: %v", err)
+	}
+}
