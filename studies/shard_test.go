@@ -1,11 +1,15 @@
 package studies
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
 )
 
 // TestShardsWarmAndMeasureEverywhere checks, for every study at every scale and shard counts
@@ -124,5 +128,79 @@ func TestPlanEstimateBadSpec(t *testing.T) {
 	p := Plan{Study: "x", Parts: []Part{{Name: "a", Config: experiment.Config{Pages: []string{"1x5KB"}, Links: []string{"rate=fast"}}}}}
 	if _, err := p.Estimate(); err == nil || !strings.Contains(err.Error(), "part a") {
 		t.Errorf("estimate of a bad link: %v", err)
+	}
+}
+
+// fakeStudyShards returns, per shard of p split n ways with o, the lines a run would write: each
+// part's plan line and one valid load per job, stamped with the shard.
+func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []experiment.Source {
+	t.Helper()
+	var out []experiment.Source
+	for k := range n {
+		o.Shard = experiment.Shard{Index: k, Count: n}
+		cs, err := p.Resumed(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []*result.Record
+		for _, c := range cs {
+			if len(c.Subset) == 0 {
+				continue
+			}
+			recs = append(recs, experiment.PlanRecord(c, len(c.Subset)))
+			jobs := experiment.Schedule(c)
+			for _, i := range c.Subset {
+				j := jobs[i]
+				recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Time: time.Unix(int64(1000*k+i), 0), Warmup: j.Warmup,
+					Mode: j.Arm.Mode, Protocol: j.Arm.Protocol, Page: result.Page{Spec: c.Pages[j.Page]}, Link: result.Link{Spec: c.Links[j.Link]},
+					Valid: true, PLTMs: 100, Shard: o.Shard.String(), ConfigHash: experiment.ConfigHash(c)})
+			}
+		}
+		out = append(out, experiment.Source{Name: fmt.Sprintf("shard-%d/results.jsonl", k), Records: recs})
+	}
+	return out
+}
+
+func TestMergeShards(t *testing.T) {
+	st, _ := Lookup("kakhki2017")
+	p := st.Plan(Quick)
+	o := RunOptions{Seed: 1}
+	srcs := fakeStudyShards(t, p, 3, o)
+	recs, check, err := MergeShards(p, o, srcs)
+	if err != nil || !check.Complete() || check.Count != 3 {
+		t.Fatalf("complete merge: %+v, %v", check, err)
+	}
+	measured := 0
+	for _, r := range recs {
+		if r.IsLoad() && !r.Warmup {
+			measured++
+		}
+	}
+	want := 0
+	for _, c := range p.Configs(o) {
+		want += len(c.Links) * len(c.Pages) * len(c.Arms) * c.Runs
+	}
+	if measured != want {
+		t.Errorf("merged %d measured loads, want %d", measured, want)
+	}
+	// A shard missing, and one short.
+	short := srcs[2]
+	short.Records = short.Records[:len(short.Records)-2]
+	_, check, err = MergeShards(p, o, []experiment.Source{srcs[0], short})
+	if err != nil || !slices.Equal(check.Missing, []string{"1/3"}) || len(check.Short) != 1 || !strings.Contains(check.Short[0], "shard 2/3") {
+		t.Fatalf("missing and short: %+v, %v", check, err)
+	}
+	// Shards of another seed, or of another shard count, are refused.
+	other := fakeStudyShards(t, p, 3, RunOptions{Seed: 2})
+	if _, _, err := MergeShards(p, o, []experiment.Source{srcs[0], other[1]}); !errors.Is(err, experiment.ErrMixedConfigs) {
+		t.Errorf("another seed: %v", err)
+	}
+	four := fakeStudyShards(t, p, 4, o)
+	if _, _, err := MergeShards(p, o, []experiment.Source{srcs[0], four[1]}); !errors.Is(err, experiment.ErrMixedConfigs) {
+		t.Errorf("another shard count: %v", err)
+	}
+	mu, _ := Lookup("muthuraj2024")
+	if _, _, err := MergeShards(mu.Plan(Smoke), RunOptions{}, srcs); !errors.Is(err, experiment.ErrMixedConfigs) {
+		t.Errorf("another study: %v", err)
 	}
 }
