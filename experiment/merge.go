@@ -65,6 +65,15 @@ func Merge(srcs []Source) (Merged, error) {
 		}
 	}
 	if sharded && len(hashes) > 1 {
+		for _, src := range srcs {
+			for _, r := range src.Records {
+				if r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != "" {
+					st, sc, _ := strings.Cut(r.Plan.Study, "/")
+					return m, fmt.Errorf("%w: %s holds a shard of study %s, whose parts have configurations of their own: merge the study's shards with 'pltlab reproduce %s --scale %s --merge FILE...'",
+						ErrMixedConfigs, src.Name, r.Plan.Study, st, sc)
+				}
+			}
+		}
 		return m, fmt.Errorf("%w: config_hash %s (%s) and %s (%s); give the shards of one sweep only",
 			ErrMixedConfigs, hashes[0], hashFile[hashes[0]], hashes[1], hashFile[hashes[1]])
 	}
