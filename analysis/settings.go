@@ -201,7 +201,33 @@ func (r *Report) warnings(recs []*result.Record) []string {
 			out = append(out, w)
 		}
 	}
+	if w := r.pooledNote(); w != "" {
+		out = append(out, w)
+	}
 	return append(out, partialExperiments(recs)...)
+}
+
+// pooledNote says which groups pool the loads of several experiments ("" when none does):
+// independent runs whose settings match (Key.Settings) are pooled, and the report says so.
+func (r *Report) pooledNote() string {
+	var exps []string
+	n := 0
+	for _, g := range r.Groups {
+		if len(g.Experiments) < 2 {
+			continue
+		}
+		n++
+		for _, e := range g.Experiments {
+			if !slices.Contains(exps, e) {
+				exps = append(exps, e)
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("POOLED: %d of %d groups hold the loads of %d experiments whose settings match (%s); loads of different settings are never pooled",
+		n, len(r.Groups), len(exps), strings.Join(exps, ", "))
 }
 
 func quoteAll(xs []string) []string {

@@ -60,7 +60,7 @@ func TestMergeComplete(t *testing.T) {
 	c := kakhkiLike()
 	files := fakeShards(t, c, 4)
 	files = append(files, files[1]) // a shard given twice
-	m, err := Merge(sources(files))
+	m, err := Merge(sources(files), MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestMergeMissingAndShort(t *testing.T) {
 	files := fakeShards(t, c, 4)
 	short := len(files[1]) / 2
 	given := [][]*result.Record{files[0], files[1][:short], files[3]} // shard 2 never ran, shard 1 died half-way
-	m, err := Merge(sources(given))
+	m, err := Merge(sources(given), MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestMergeMissingAndShort(t *testing.T) {
 		}
 	}
 	// The rerun shards complete it.
-	m, _ = Merge(sources(append(given, files[1], files[2])))
+	m, _ = Merge(sources(append(given, files[1], files[2])), MergeOptions{})
 	if comp, _ := CheckComplete(m.Records); !comp.Complete() {
 		t.Fatalf("after the reruns: %v", comp.Lines(0))
 	}
@@ -146,7 +146,7 @@ func TestMergeRefusesMixedConfigs(t *testing.T) {
 	b := kakhkiLike()
 	b.Runs = 5
 	fa, fb := fakeShards(t, a, 2), fakeShards(t, b, 2)
-	_, err := Merge(sources([][]*result.Record{fa[0], fb[1]}))
+	_, err := Merge(sources([][]*result.Record{fa[0], fb[1]}), MergeOptions{})
 	if !errors.Is(err, ErrMixedConfigs) {
 		t.Fatalf("err = %v, want ErrMixedConfigs", err)
 	}
@@ -192,7 +192,7 @@ func TestResumeShard(t *testing.T) {
 func TestCompletenessLinesCapped(t *testing.T) {
 	c := kakhkiLike()
 	files := fakeShards(t, c, 4)
-	m, _ := Merge(sources([][]*result.Record{files[0]}))
+	m, _ := Merge(sources([][]*result.Record{files[0]}), MergeOptions{})
 	comp, err := CheckComplete(m.Records)
 	if err != nil {
 		t.Fatal(err)
