@@ -113,6 +113,10 @@ type Config struct {
 	// Shard, when set, restricts Run to one part of the schedule (see PlanShards); every line
 	// written then carries the shard, and the first is a plan line (PlanRecord).
 	Shard Shard
+
+	// inputs, when not nil, are the input files' digests to hash instead of reading the
+	// files (a Config rebuilt from a plan line: FromPlan).
+	inputs []result.InputFile
 }
 
 // LaunchFunc launches a browser with the options given (browser.Launch's signature).

@@ -3,6 +3,8 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -206,5 +208,43 @@ func TestCompletenessLinesCapped(t *testing.T) {
 	}
 	if !strings.Contains(lines[8], fmt.Sprintf("and %d more short cells", len(comp.Short)-5)) {
 		t.Fatalf("line %q", lines[8])
+	}
+}
+
+// TestConfigHashCoversTraceContent: editing the trace behind a trace:FILE link changes the
+// config hash, so shards measured on different traces never merge as one sweep; a Config
+// rebuilt from a plan line hashes as the plan was written, whatever the file holds now.
+func TestConfigHashCoversTraceContent(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "t1.trace")
+	if err := os.WriteFile(trace, []byte("1\n2\n3\n4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Pages: []string{"5x10KB"}, Links: []string{"down=trace:" + trace + ",up=1mbit,rtt=20ms"},
+		Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 2, Seed: 1, Shard: Shard{0, 2}}
+	before := ConfigHash(c)
+	plan := PlanRecord(c, 1)
+	if len(plan.Plan.Inputs) != 1 || plan.Plan.Inputs[0].Path != trace || len(plan.Plan.Inputs[0].SHA256) != 64 {
+		t.Fatalf("plan inputs %+v, want the trace with its SHA-256", plan.Plan.Inputs)
+	}
+	if err := os.WriteFile(trace, []byte("1\n1\n1\n2\n3\n4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after := ConfigHash(c)
+	if before == after {
+		t.Fatalf("config hash %s unchanged after the trace was edited", before)
+	}
+	if h := ConfigHash(FromPlan(plan.Plan)); h != before {
+		t.Fatalf("hash from the plan line %s, want the plan's %s", h, before)
+	}
+	other := PlanRecord(c, 1)
+	other.Shard = "1/2"
+	_, err := Merge([]Source{{Name: "a.jsonl", Records: []*result.Record{plan}}, {Name: "b.jsonl", Records: []*result.Record{other}}}, MergeOptions{})
+	if !errors.Is(err, ErrMixedConfigs) {
+		t.Fatalf("shards on two traces: err = %v, want ErrMixedConfigs", err)
+	}
+	// A configuration without input files keeps the hash it had before inputs were hashed.
+	plain := Config{Pages: []string{"5x10KB"}, Links: []string{"none"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 2, Seed: 1}
+	if h := ConfigHash(plain); h != "1cb65f65b7f6721d" { // its hash at a9b0be5
+		t.Fatalf("hash of a config without input files %s, want 1cb65f65b7f6721d as before", h)
 	}
 }

@@ -3,6 +3,7 @@ package shaping
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -478,4 +479,20 @@ func (s Spec) Result() result.Link {
 		}
 	}
 	return l
+}
+
+// InputFiles returns the files the LINK spec reads: its trace:FILE paths, down then up, each
+// once; none for a spec that does not parse (ParseSpec reports that).
+func InputFiles(spec string) []string {
+	sp, err := ParseSpec(spec)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range []string{sp.DownImp.Trace, sp.UpImp.Trace} {
+		if t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
