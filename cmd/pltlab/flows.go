@@ -145,6 +145,11 @@ func (f *flowsFlags) specs() ([][]flows.Spec, error) {
 		for j := range min(len(starts), len(mix)) { // a smaller mix takes the first offsets
 			mix[j].Start = starts[j]
 		}
+		for _, fs := range mix {
+			if err := flows.CheckCC(fs); err != nil {
+				return nil, usagef("bad --flow %s: %v", fs, err)
+			}
+		}
 	}
 	if n := slices.Max(lens(mixes)); len(starts) > n {
 		return nil, usagef("bad --start %q: %d offsets for at most %d flows in a mix: accepted at most one per flow", f.starts, len(starts), n)

@@ -96,6 +96,9 @@ the reports of an unfinished one say PARTIAL.` + artifactsHelp,
 			if err != nil {
 				return err
 			}
+			if err := plan.CheckTCPCC(); err != nil {
+				return asUsage(err) // tried where the server will run, before anything is written
+			}
 			if !f.resume {
 				if err := prepareOutDir(f.out, f.force); err != nil {
 					return err

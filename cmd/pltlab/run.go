@@ -164,6 +164,9 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	if f.resume && (f.force || f.out == "-") {
 		return c, usagef("--resume continues the run in an --out file: give --out FILE, without --force")
 	}
+	if err := experiment.CheckTCPCC(c); err != nil {
+		return c, asUsage(err) // tried here, where the server will run (inside the user namespace when rootless)
+	}
 	if f.out != "-" {
 		if _, err := checkOutPath("--out", f.out, f.outMode()); err != nil {
 			return c, err // before looking for Chromium: the first thing to fix is named first
