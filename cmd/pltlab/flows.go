@@ -282,12 +282,9 @@ func runFlows(cmd *cobra.Command, f flowsFlags, mixes [][]flows.Spec, sink io.Wr
 	return analysis.FlowSummary(tableTo, all)
 }
 
-// runFlowsError turns an interrupt into exit code 130; other errors pass.
+// runFlowsError maps an interrupt or a broken pipe to its exit code (stopError); other errors pass.
 func runFlowsError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return &exitError{code: 130, err: errors.New("interrupted; the records of finished runs are kept")}
-	}
-	return err
+	return stopError(ctx, err, "the records of finished runs are kept")
 }
 
 // pause waits d; false when ctx ended first.

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -193,5 +197,28 @@ func TestMergeMixedVersions(t *testing.T) {
 	code, out, errOut := runCLI(t, "merge", "--allow-mixed-versions", a, b)
 	if code != 0 || !strings.Contains(errOut, "WARNING: merged loads of different pltlab versions v1.0 (3 loads), v1.1 (3 loads)") || strings.Count(out, "\n") != 6 {
 		t.Fatalf("--allow-mixed-versions: exit %d, %d lines, stderr %q", code, strings.Count(out, "\n"), errOut)
+	}
+}
+
+// TestStopError: the one interrupt/broken-pipe mapping of run, reproduce and flows.
+func TestStopError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code, msg := exitCode(context.Background(), stopError(ctx, errors.New("x"), "the records are kept")); code != 130 || msg != "interrupted; the records are kept" {
+		t.Errorf("interrupt: exit %d, %q", code, msg)
+	}
+	pipe := fmt.Errorf("write: %w", &os.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE})
+	if code, _ := exitCode(context.Background(), stopError(context.Background(), pipe, "kept")); code != 141 {
+		t.Errorf("broken pipe: exit %d, want 141", code)
+	}
+	other := errors.New("link failed")
+	if err := stopError(context.Background(), other, "kept"); err != other {
+		t.Errorf("other error: %v, want it unchanged", err)
+	}
+	if err := stopError(context.Background(), nil, "kept"); err != nil {
+		t.Errorf("nil: %v", err)
+	}
+	if code, _ := exitCode(context.Background(), runFlowsError(context.Background(), pipe)); code != 141 {
+		t.Errorf("flows, broken pipe: exit %d, want 141 as run and reproduce", code)
 	}
 }

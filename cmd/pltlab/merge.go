@@ -11,6 +11,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/fileout"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -174,14 +175,7 @@ func writeOutput(stdout io.Writer, out string, force bool, fn func(io.Writer) er
 	if err != nil {
 		return err
 	}
-	if err := fn(of); err != nil {
-		of.Close()
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	if err := of.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return nil
+	return fileout.Fill(out, of, fn)
 }
 
 // writeRecords writes recs as JSON Lines to stdout ("-") or to the file out.
