@@ -112,7 +112,7 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 		if r == nil || r.Warmup || (!r.IsLoad() && r.Kind != result.KindHarnessError) {
 			continue
 		}
-		if r.Kind == result.KindHarnessError && made[runKey{r.Experiment, r.Run}] {
+		if r.Kind == result.KindHarnessError && superseded(made, r) {
 			continue // the load was made later (a resumed run)
 		}
 		k := Key{Page: r.Page.Spec, Link: r.Link.Spec, Mode: r.Mode, Protocol: r.Protocol, Settings: settings.of(r)}

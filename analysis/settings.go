@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/pltlab/pltlab/protocol"
@@ -17,15 +18,27 @@ type runKey struct {
 	run        int
 }
 
-// madeLoads returns the scheduled loads of recs that have a page-load line.
-func madeLoads(recs []*result.Record) map[runKey]bool {
-	made := map[runKey]bool{}
+// madeLoads returns, per scheduled load of recs that has a page-load line, the start time of
+// its latest load line.
+func madeLoads(recs []*result.Record) map[runKey]time.Time {
+	made := map[runKey]time.Time{}
 	for _, r := range recs {
 		if r != nil && r.IsLoad() {
-			made[runKey{r.Experiment, r.Run}] = true
+			k := runKey{r.Experiment, r.Run}
+			if t, ok := made[k]; !ok || r.Time.After(t) {
+				made[k] = r.Time
+			}
 		}
 	}
 	return made
+}
+
+// superseded reports whether the harness_error line r was made good later: a load line of
+// the same experiment and run started after it (a resumed run). A load made before it belongs
+// to another run of the experiment (pooled files), so the loss still counts.
+func superseded(made map[runKey]time.Time, r *result.Record) bool {
+	t, ok := made[runKey{r.Experiment, r.Run}]
+	return ok && !t.Before(r.Time)
 }
 
 // settingsIndex derives the settings label of each record (see settingsOf).
