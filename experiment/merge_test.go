@@ -248,3 +248,53 @@ func TestConfigHashCoversTraceContent(t *testing.T) {
 		t.Fatalf("hash of a config without input files %s, want 1cb65f65b7f6721d as before", h)
 	}
 }
+
+// TestMergeConflicts: a shard measured twice with other values is a conflict naming both lines,
+// the slot and the values; Prefer settles it, and an identical copy is only a duplicate.
+func TestMergeConflicts(t *testing.T) {
+	c := kakhkiLike()
+	files := fakeShards(t, c, 2)
+	rerun := make([]*result.Record, len(files[1]))
+	for i, r := range files[1] {
+		cp := *r
+		cp.Time = cp.Time.Add(time.Hour)
+		if cp.IsLoad() {
+			cp.PLTMs = 120.5
+		}
+		rerun[i] = &cp
+	}
+	srcs := []Source{{Name: "a", Records: files[0]}, {Name: "b", Records: files[1], Lines: []int{1, 7}}, {Name: "c", Records: rerun}}
+	_, err := Merge(srcs, MergeOptions{})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("err = %v, want ErrConflict", err)
+	}
+	for _, want := range []string{fmt.Sprintf("config_hash %s run %d (load): b:7 and c:2 differ (plt_ms 100 vs 120.5; time ", ConfigHash(c), files[1][1].Run), "and "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if _, err := Merge(srcs, MergeOptions{Prefer: "a"}); !errors.Is(err, ErrConflict) {
+		t.Errorf("prefer a file outside the conflict: err = %v, want ErrConflict", err)
+	}
+	if _, err := Merge(srcs, MergeOptions{Prefer: "z"}); err == nil || !strings.Contains(err.Error(), `prefer "z": accepted "newest" or one of the files given`) {
+		t.Errorf("prefer an unknown file: err = %v", err)
+	}
+	for _, p := range []string{PreferNewest, "c"} {
+		m, err := Merge(srcs, MergeOptions{Prefer: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Conflicts) != len(files[1])-1 || m.Duplicates != 1 {
+			t.Fatalf("prefer %s: %d conflicts settled, %d duplicates; want %d and 1 (the plan line)", p, len(m.Conflicts), m.Duplicates, len(files[1])-1)
+		}
+		for _, r := range m.Records {
+			if r.IsLoad() && r.Shard == files[1][0].Shard && r.PLTMs != 120.5 {
+				t.Fatalf("prefer %s kept run %d with plt_ms %g", p, r.Run, r.PLTMs)
+			}
+		}
+	}
+	m, err := Merge([]Source{{Name: "b", Records: files[1]}, {Name: "b2", Records: files[1]}}, MergeOptions{})
+	if err != nil || m.Duplicates != len(files[1]) || len(m.Records) != len(files[1]) {
+		t.Fatalf("identical copy: %v, %d duplicates, %d records", err, m.Duplicates, len(m.Records))
+	}
+}
