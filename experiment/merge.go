@@ -162,7 +162,7 @@ func Merge(srcs []Source, opts MergeOptions) (Merged, error) {
 		return m, fmt.Errorf("%w: config_hash %s (%s) and %s (%s); give the shards of one sweep only",
 			ErrMixedConfigs, hashes[0], hashFile[hashes[0]], hashes[1], hashFile[hashes[1]])
 	}
-	if sharded {
+	if sharded && len(hashes) > 0 {
 		m.ConfigHash = hashes[0]
 	}
 	if opts.Prefer != "" && opts.Prefer != PreferNewest && !slices.ContainsFunc(srcs, func(s Source) bool { return s.Name == opts.Prefer }) {
@@ -247,6 +247,10 @@ func slotOf(r *result.Record) (mergeKey, string) {
 		return k, fmt.Sprintf("plan of shard %s (config_hash %s)", r.Shard, r.ConfigHash)
 	case r.ConfigHash != "" && r.Shard != "" && r.Run >= 0 && (k.kind == result.KindLoad || k.kind == result.KindHarnessError):
 		k.hash = r.ConfigHash // a scheduled load of a sharded sweep: its run is its index in the schedule
+		if r.Warmup {
+			k.shard = r.Shard // a warm-up is made by the shard that brings its link up: one slot per shard
+			return k, fmt.Sprintf("config_hash %s run %d (%s, warm-up of shard %s)", r.ConfigHash, r.Run, k.kind, r.Shard)
+		}
 		return k, fmt.Sprintf("config_hash %s run %d (%s)", r.ConfigHash, r.Run, k.kind)
 	}
 	k.experiment, k.time, k.protocol = r.Experiment, r.Time.UnixNano(), r.Protocol
