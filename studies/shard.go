@@ -243,7 +243,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Reco
 	}
 	var out []*result.Record
 	for _, e := range order {
-		m, err := experiment.Merge(bySrc[e])
+		m, err := experiment.Merge(bySrc[e], experiment.MergeOptions{})
 		if err != nil {
 			return nil, nil, err
 		}
