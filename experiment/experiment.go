@@ -16,6 +16,7 @@ import (
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
 )
 
@@ -110,9 +111,23 @@ type Config struct {
 	// Launch launches a browser; nil means browser.Launch. It is a seam for tests (a launcher
 	// that fails) and for wrappers.
 	Launch LaunchFunc
+	// Subset, when not nil and Shard is set, is the shard's share of Schedule(c) (indexes,
+	// ascending) as planned by a caller that splits several experiments at once (a study's
+	// shards, studies.Plan.Shards), instead of PlanShards(c, Shard.Count). It is not hashed.
+	Subset []int
+	// Traces are the trace files a matrix's links name (ReadMatrix), relative ones resolved from
+	// the matrix file's directory into Links. Not hashed.
+	Traces []Trace
+	// Study is "STUDY/SCALE" for a part of a study run with Subset; it goes into the plan line
+	// (result.Plan.Study).
+	Study string
 	// Shard, when set, restricts Run to one part of the schedule (see PlanShards); every line
 	// written then carries the shard, and the first is a plan line (PlanRecord).
 	Shard Shard
+
+	// inputs, when not nil, are the input files' digests to hash instead of reading the
+	// files (a Config rebuilt from a plan line: FromPlan).
+	inputs []result.InputFile
 }
 
 // LaunchFunc launches a browser with the options given (browser.Launch's signature).
@@ -279,6 +294,24 @@ func ParseMode(s string) (result.Mode, error) {
 		return m, nil
 	}
 	return "", fmt.Errorf("bad mode %q: accepted cold, warm", s)
+}
+
+// CheckTCPCC tries, on a throwaway socket in this process's context (server.ProbeTCPCC), every
+// TCP congestion control c sets: the server's (TCPCC) and a TCP cross flow's. It returns one
+// line naming the first refused value and what is accepted, so that a run refuses before any
+// setup instead of losing every load to the harness. Call it where the server will run: in a
+// rootless run, inside the user namespace.
+func CheckTCPCC(c Config) error {
+	c = c.withDefaults()
+	if err := server.ProbeTCPCC(c.TCPCC); err != nil {
+		return err
+	}
+	if c.Cross != "" {
+		if fs, err := flows.ParseSpec(c.Cross); err == nil {
+			return flows.CheckCC(fs)
+		}
+	}
+	return nil
 }
 
 // CheckSpecs parses every page and link spec of c and returns the first error (one line naming

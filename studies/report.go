@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/fileout"
 )
 
 // Section is one section of a study report, rendered to Markdown and HTML alike.
@@ -75,8 +77,8 @@ func (e *Evidence) findingsTable(js []Judgement) Table {
 // down or not run, testbed differences.
 func (e *Evidence) sections(js []Judgement) []Section {
 	scale := Section{ID: "scale", Title: "Scale: what was run and what was scaled down",
-		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s) and %d bulk-flow run(s); estimated %s on one 2-core machine.",
-			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), FormatEstimate(e.Plan.Estimate()))},
+		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s) and %d bulk-flow run(s); %s.",
+			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), EstimatedTook(e.Plan, e.Records))},
 		Bullets: append(append([]string{}, e.Plan.ScaledDown...), e.Plan.NotRun...)}
 	for _, c := range e.Plan.Configs(RunOptions{}) {
 		for _, l := range c.AdvisoryCheck {
@@ -109,7 +111,7 @@ func WriteReport(dir string, e *Evidence) ([]Judgement, error) {
 	for _, s := range secs {
 		for _, f := range s.Figures {
 			for _, ext := range []string{"svg", "png"} {
-				errs = append(errs, writeFile(filepath.Join(dir, f.File+"."+ext), func(w io.Writer) error { return f.Render(w, ext) }))
+				errs = append(errs, fileout.Create(filepath.Join(dir, f.File+"."+ext), func(w io.Writer) error { return f.Render(w, ext) }))
 			}
 		}
 	}
@@ -119,9 +121,9 @@ func WriteReport(dir string, e *Evidence) ([]Judgement, error) {
 		}
 	}
 	errs = append(errs,
-		writeFile(filepath.Join(dir, "report.md"), func(w io.Writer) error { return e.writeMarkdown(w, secs) }),
-		writeFile(filepath.Join(dir, "report.html"), func(w io.Writer) error { return e.writeHTML(w, secs) }),
-		writeFile(filepath.Join(dir, "findings.json"), func(w io.Writer) error { return e.writeJSON(w, js) }))
+		fileout.Create(filepath.Join(dir, "report.md"), func(w io.Writer) error { return e.writeMarkdown(w, secs) }),
+		fileout.Create(filepath.Join(dir, "report.html"), func(w io.Writer) error { return e.writeHTML(w, secs) }),
+		fileout.Create(filepath.Join(dir, "findings.json"), func(w io.Writer) error { return e.writeJSON(w, js) }))
 	return js, errors.Join(errs...)
 }
 
@@ -136,7 +138,9 @@ func (e *Evidence) Warnings() []string {
 			}
 		}
 	}
-	return out
+	// Shards that shared a node beyond the rule (experiment.CPUsPerShard) may have starved each
+	// other's timing.
+	return append(out, experiment.NodeOverlaps(e.Records)...)
 }
 
 // title is the report's heading.
@@ -278,23 +282,4 @@ func WriteFindings(w io.Writer, e *Evidence, js []Judgement) error {
 		}
 	}
 	return bw.Flush()
-}
-
-// writeFile creates path (and its directory) and fills it with fn.
-func writeFile(path string, fn func(io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

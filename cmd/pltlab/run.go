@@ -155,7 +155,7 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		return c, asUsage(err)
 	}
 	for _, l := range c.Links {
-		if w := partialLinkNote(l); w != "" {
+		if w := shaping.PartialNote(l); w != "" {
 			slog.Warn(w)
 		}
 	}
@@ -164,6 +164,9 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	}
 	if f.resume && (f.force || f.out == "-") {
 		return c, usagef("--resume continues the run in an --out file: give --out FILE, without --force")
+	}
+	if err := experiment.CheckTCPCC(c); err != nil {
+		return c, asUsage(err) // tried here, where the server will run (inside the user namespace when rootless)
 	}
 	if f.out != "-" {
 		if _, err := checkOutPath("--out", f.out, f.outMode()); err != nil {
@@ -326,6 +329,7 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		}
 		observe(p)
 	}
+	est := runEstimate(c)
 	sum, err := experiment.Run(ctx, c, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {
@@ -333,14 +337,8 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 			err = errors.Join(err, perr)
 		}
 	}
-	fmt.Fprintf(stderr, "pltlab: %s\n", summaryLine(sum))
-	switch {
-	case ctx.Err() != nil:
-		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept (continue with --resume)")}
-	case isBrokenPipe(err):
-		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
-	}
-	return explainSetupError(err)
+	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), roundDur(est), roundDur(sum.Elapsed))
+	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
 }
 
 // summaryLine says what a run did, counting the measured loads as every report table does.
@@ -351,30 +349,6 @@ func summaryLine(s experiment.Summary) string {
 		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
 	}
 	return line + " in " + s.Elapsed.Round(time.Second).String()
-}
-
-// partialLinkNote says what a shaped LINK spec leaves at its default without a word: a
-// direction without a rate is unlimited, a link without rtt has no delay ("" when neither).
-func partialLinkNote(link string) string {
-	sp, err := shaping.ParseSpec(link)
-	if err != nil || !sp.Shaped() {
-		return ""
-	}
-	var unset []string
-	switch {
-	case sp.Down == 0 && sp.Up == 0:
-	case sp.Down == 0:
-		unset = append(unset, "down is unlimited (no down= or rate=)")
-	case sp.Up == 0:
-		unset = append(unset, "up is unlimited (no up= or rate=)")
-	}
-	if sp.RTT == 0 {
-		unset = append(unset, "rtt is 0 (no rtt=: no added delay)")
-	}
-	if len(unset) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("link %q: %s; give them if that is not meant", link, strings.Join(unset, ", "))
 }
 
 // explainSetupError adds the fix to errors whose cause the user can remove.
@@ -398,4 +372,24 @@ func printSummary(w io.Writer, recs []*result.Record) error {
 		return nil
 	}
 	return err
+}
+
+// runEstimate is the cost model's time of the loads c still has to make (its shard's, less
+// those resumed), plus experiment.StartCost; 0 when a spec does not parse (refused before).
+func runEstimate(c experiment.Config) time.Duration {
+	jobs, err := experiment.ShardJobs(c)
+	if err != nil {
+		return 0
+	}
+	var left []int
+	for _, i := range jobs {
+		if !c.Done[i] {
+			left = append(left, i)
+		}
+	}
+	d, err := experiment.EstimateJobs(c, left)
+	if err != nil {
+		return 0
+	}
+	return d + experiment.StartCost
 }
