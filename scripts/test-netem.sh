@@ -9,7 +9,8 @@
 # Chromium load per protocol through shaper=netem; function, not timing: Chromium under TCG is
 # slow). Where qemu cannot run, this fails with the reason (never a silent skip).
 # Environment: VMTEST_NICE (default -10: qemu ahead of other work, so guest timers fire on time
-# on a shared machine), VMTEST_TIMEOUT (default 40m), NETEM_E2E=0 to leave out the Chromium test.
+# on a shared machine), VMTEST_TIMEOUT (default 40m), NETEM_E2E=0 to leave out the Chromium test,
+# NETEM_TESTS (a -test.run pattern of the shaping tests; default TestIntegrationNetem).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -24,6 +25,7 @@ trap 'rm -rf "$work"' EXIT
 "$GO" test -c -o "$work/shaping.test" ./shaping
 e2e=${NETEM_E2E:-1}
 if [ "$e2e" = 1 ]; then "$GO" test -c -o "$work/cmd.test" ./cmd/pltlab; fi
+tests=${NETEM_TESTS:-TestIntegrationNetem}
 cat >"$work/guest.sh" <<GUEST
 set -u
 cd /run/vmtest
@@ -31,7 +33,7 @@ export PLTLAB_NETEM_GUEST=1 GIN_MODE=release CI=${CI:-}
 echo "test-netem: guest kernel \$(uname -r), \$(nproc) vCPUs; load \$(cut -d' ' -f1-3 /proc/loadavg)"
 rc=0
 start=\$(date +%s)
-./shaping.test -test.run 'TestIntegrationNetem' -test.v -test.count=1 -test.timeout 10m || rc=1
+./shaping.test -test.run '$tests' -test.v -test.count=1 -test.timeout 10m || rc=1
 echo "test-netem: shaping tests took \$((\$(date +%s) - start)) s"
 if [ -x ./cmd.test ]; then
 	start=\$(date +%s)
@@ -41,5 +43,11 @@ fi
 exit \$rc
 GUEST
 echo "test-netem: host load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$work/vmrun" -work "$work" -dir /run/vmtest -cpus 2 -mem 3072 -nice "${VMTEST_NICE:--10}" \
-	-timeout "${VMTEST_TIMEOUT:-40m}" -- sh /run/vmtest/guest.sh
+# The guest's output is printed when it ends (its serial console, kernel messages included, goes
+# to console.log in the run's directory and is shown only when the guest could not finish).
+rc=0
+"$work/vmrun" -console=false -work "$work" -dir /run/vmtest -cpus 2 -mem 3072 -nice "${VMTEST_NICE:--10}" \
+	-timeout "${VMTEST_TIMEOUT:-40m}" -- sh /run/vmtest/guest.sh 2>"$work/console.log" || rc=$?
+if [ "$rc" = 3 ]; then cat "$work/console.log" >&2; fi
+tail -1 "$work/console.log" >&2
+exit "$rc"
