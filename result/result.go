@@ -403,7 +403,8 @@ type LinkCheck struct {
 	UpBps   float64 `json:"up_bps"`
 	// HostPlainRTTMs is the median idle RTT in ms over a veth pair with no qdisc between the
 	// same namespaces (the machine's network stack), and HostOverheadMs the median extra RTT of
-	// that pair with a 1 ms netem delay each way (stack plus two qdisc timer expiries), measured
+	// that pair with the link's one-way delay as a netem delay each way (stack plus two qdisc
+	// timer expiries), measured
 	// just before the check and added to the expected RTTs of its lines; both 0 when not
 	// measured (the emulator's own timing is checked instead).
 	HostPlainRTTMs float64 `json:"host_plain_rtt_ms,omitempty"`

@@ -117,16 +117,20 @@ type Reference interface {
 // to every RTT cannot emulate millisecond-scale links, whatever the qdiscs do.
 const maxHostOverhead = 5 * time.Millisecond
 
-// refDelay is the reference pair's netem delay per direction while the idle RTT is probed.
-const refDelay = time.Millisecond
+// refDelay is the reference pair's netem delay per direction while the idle RTT is probed: the
+// link's own one-way delay, so that the reference's probes meet timers of the same length as the
+// link's (1 ms timers were late by 2-3 ms more or less than 25 ms ones in a qemu TCG guest).
+func (c *checker) refDelay() time.Duration { return c.spec.RTT / 2 }
 
 // hostOverhead, for a tc-shaped link, records the qdisc tree, opens the reference pair and
-// measures its plain RTT (20 probes, no qdisc: the network stack's cost), then gives it a 1 ms
-// netem delay each way: idleRTT interleaves its probes with the link's, and the median extra
-// RTT over 2 ms (the stack plus two qdisc timer expiries, as every delayed packet of the link
-// meets; about 0.5 ms per timer on a qemu TCG guest) becomes the host overhead, stated on its
-// own line and added to the expected RTTs of the lines after it (measured at the same time as
-// the link's probes, never assumed).
+// measures its plain RTT (20 probes, no qdisc: the network stack's cost), then gives it a netem
+// delay of RTT/2 each way and no rate limiter: idleRTT interleaves its probes with the link's,
+// and the median extra RTT over RTT (the stack plus two qdisc timer expiries, as every delayed
+// packet of the link meets; about 0.5 ms per timer on a qemu TCG guest, tens of ms on a loaded
+// host) becomes the host overhead, stated on its own line and added to the expected RTTs of the
+// lines after it (measured at the same time as the link's probes, never assumed). The link's
+// idle RTT is thus judged against the same delay without its rate limiter and queue: a wrong
+// delay, rate or queue on the link still fails its lines.
 func (c *checker) hostOverhead(ctx context.Context) error {
 	p, ok := c.l.(overheadProber)
 	if !ok {
@@ -142,7 +146,7 @@ func (c *checker) hostOverhead(ctx context.Context) error {
 		err = fmt.Errorf("host overhead: no probe over the reference pair answered")
 	}
 	if err == nil {
-		err = ref.Delay(ctx, refDelay)
+		err = ref.Delay(ctx, c.refDelay())
 	}
 	if err != nil {
 		return errors.Join(err, ref.Close())
@@ -159,12 +163,12 @@ func (c *checker) overheadLine(delayed []time.Duration) error {
 		c.add("host overhead (added to expected RTTs)", "0 ms", "no reference probe answered", "", false)
 		return err
 	}
-	timers := median(delayed) - 2*refDelay
+	timers := median(delayed) - 2*c.refDelay()
 	c.overhead = max(timers, 0)
 	c.res.HostPlainRTTMs, c.res.HostOverheadMs = ms(c.refPlain), ms(c.overhead)
 	c.add("host overhead (added to expected RTTs)", "0 ms",
-		fmt.Sprintf("%s (reference veth, no qdisc: RTT %s; with netem delay 1ms each way, interleaved with the idle probes: +%s over 2 ms)",
-			fmtMs(c.overhead), fmtMs(c.refPlain), fmtMs(timers)),
+		fmt.Sprintf("%s (reference veth, no qdisc: RTT %s; with netem delay %s each way, interleaved with the idle probes: +%s over %s)",
+			fmtMs(c.overhead), fmtMs(c.refPlain), c.refDelay(), fmtMs(timers), fmtMs(2*c.refDelay())),
 		"<= "+fmtMs(maxHostOverhead), c.overhead <= maxHostOverhead)
 	return err
 }
