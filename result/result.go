@@ -409,6 +409,9 @@ type LinkCheck struct {
 	// measured (the emulator's own timing is checked instead).
 	HostPlainRTTMs float64 `json:"host_plain_rtt_ms,omitempty"`
 	HostOverheadMs float64 `json:"host_overhead_ms,omitempty"`
+	// HostTailMs is how far that pair's judged largest RTT lay above its median (the host's own
+	// stalls), added to the idle RTT's max bound; 0 when not measured.
+	HostTailMs float64 `json:"host_tail_ms,omitempty"`
 	// Qdisc is the kernel's qdisc tree of a tc-shaped link ("tc qdisc show" of each end, one line
 	// per qdisc prefixed with the end); absent for the userspace emulator.
 	Qdisc []string `json:"qdisc,omitempty"`
