@@ -236,6 +236,10 @@ type Link struct {
 	QueueBytes int64 `json:"queue_bytes"`
 	// QueuePackets is the droptail queue limit per direction in packets (0 when given in bytes).
 	QueuePackets int `json:"queue_packets,omitempty"`
+	// QueueFloored is true when the default queue of one BDP was smaller than the default
+	// floor (4 packets or 1 ms at the link rate, shaping.DefaultQueueFloor) and QueueBytes is
+	// that floor.
+	QueueFloored bool `json:"queue_floored,omitempty"`
 	// JitterMs is the delay jitter in ms.
 	JitterMs float64 `json:"jitter_ms,omitempty"`
 	// MTU is the link MTU in bytes.
