@@ -54,11 +54,11 @@ type forwarder struct {
 	wbufs  [][]byte // fast path: write batch buffers, each with room for a coalesced 64 KiB packet
 	wout   [][]byte // the batch being written (slices of wbufs, reordered by GRO)
 	poll1  []unix.PollFd
-	mtu  int
-	base time.Time
-	stop *atomic.Bool
-	tid  atomic.Int32
-	rt   bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
+	mtu    int
+	base   time.Time
+	stop   *atomic.Bool
+	tid    atomic.Int32
+	rt     bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
 
 	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
 	capTap *atomic.Pointer[Tap]                           // pcapng capture hook (nil or unset: none); see tap_linux.go
