@@ -96,7 +96,7 @@ func (p Plan) FlowRuns() int {
 	for _, f := range p.Flows {
 		n += len(f.Mixes) * f.Runs
 	}
-	return n
+	return n + p.CustomRuns
 }
 
 // Estimate predicts the plan's wall time on one 2-core machine: the page-load parts (Estimate)
@@ -110,5 +110,6 @@ func (p Plan) Estimate() time.Duration {
 		d += time.Duration(len(f.Mixes)*f.Runs) * (f.Duration + FlowOverhead)
 		d += LinkOverhead
 	}
+	d += p.CustomEstimate
 	return time.Duration(math.Ceil(d.Minutes())) * time.Minute
 }

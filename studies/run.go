@@ -161,6 +161,11 @@ func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experimen
 			}
 		}
 	}
+	if ctx.Err() == nil && p.Custom != nil {
+		if err := p.Custom(ctx, o, w); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.Study, err))
+		}
+	}
 	sum.Elapsed = time.Since(start)
 	if ctx.Err() != nil {
 		return sum, errors.Join(append(errs, ctx.Err())...)

@@ -8,6 +8,7 @@
 package studies
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -115,6 +116,12 @@ type Plan struct {
 	Parts []Part
 	// Flows are the bulk-flow runs (run only where a FlowRunner is available).
 	Flows []FlowPart
+	// Custom runs what is neither page loads nor flow mixes (a study's own schedule of bulk
+	// runs, e.g. host-stack settings); nil for most studies. CustomRuns and CustomEstimate
+	// count it for the run's announcement and estimate.
+	Custom         func(ctx context.Context, o RunOptions, w *result.Writer) error
+	CustomRuns     int
+	CustomEstimate time.Duration
 	// ScaledDown says, item by item, what this scale leaves out of the published grid.
 	ScaledDown []string
 	// NotRun names what the plan cannot include on this build or stack, and why.
@@ -180,7 +187,7 @@ type Judgement struct {
 func notRun(why string) Judgement { return Judgement{Verdict: NotRun, Evidence: why} }
 
 // registry lists every study in --list order.
-var registry = []*Study{carlucci(), kakhki(), muthuraj()}
+var registry = []*Study{carlucci(), kakhki(), muthuraj(), highway()}
 
 // All returns every study in listing order.
 func All() []*Study { return slices.Clone(registry) }

@@ -102,8 +102,10 @@ the reports of an unfinished one say PARTIAL.` + artifactsHelp,
 				}
 			}
 			f.configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
-			if _, err := browser.FindChromium(f.chrome); err != nil {
-				return usagef("%v", err)
+			if plan.Loads() > 0 { // a study of bulk runs only needs no browser
+				if _, err := browser.FindChromium(f.chrome); err != nil {
+					return usagef("%v", err)
+				}
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
 				st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(plan.Estimate()))
@@ -261,7 +263,7 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 // writeStudy writes the study report into dir and prints the headline table and the findings.
 func writeStudy(w io.Writer, dir string, st *studies.Study, plan studies.Plan, recs []*result.Record) error {
 	ev := studies.Evaluate(st, plan, recs)
-	if len(ev.Loads()) == 0 {
+	if len(ev.Loads()) == 0 && (plan.Loads() > 0 || len(recs) == 0) {
 		return analysis.ErrNoRecords
 	}
 	js, err := studies.WriteReport(dir, ev)
