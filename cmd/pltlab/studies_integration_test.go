@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -165,3 +166,40 @@ func TestIntegrationStudyMuthurajSmoke(t *testing.T) {
 
 // scheduleOf is experiment.Schedule, here so the test reads as the plan does.
 var scheduleOf = experiment.Schedule
+
+// TestIntegrationStudyHighwaySmoke runs highway2023 at smoke scale (the veth path, one 2 s run
+// per arm, about 30 s): one valid flow line per arm with its stack settings, the OS-default
+// UDP buffers read back at net.core.rmem_default and the raised ones at least ten times that.
+func TestIntegrationStudyHighwaySmoke(t *testing.T) {
+	_, _, recs := smokeStudy(t, "highway2023")
+	arms := map[string]*result.Record{}
+	for _, r := range recs {
+		if r.IsFlow() && r.Stack != nil {
+			arms[r.Stack.Arm] = r
+		}
+	}
+	want := []string{"tcp-cubic", "tcp-bbr", "quic", "quic-os-buffers", "quic-no-gso", "tcp-cubic-no-offload", "quic-no-offload"}
+	if len(arms) != len(want) {
+		t.Fatalf("arms %v, want %v", arms, want)
+	}
+	rdef := 0
+	if b, err := os.ReadFile("/proc/sys/net/core/rmem_default"); err == nil {
+		rdef, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	for _, a := range want {
+		r := arms[a]
+		if r == nil || !r.Valid || r.GoodputBps <= 0 || r.Stack.CPUSeconds <= 0 || r.Stack.Path != "veth" {
+			t.Errorf("arm %s: %+v", a, r)
+			continue
+		}
+		if r.Stack.QUICGSO != (a != "quic-no-gso") || r.Stack.Offloads != !strings.HasSuffix(a, "no-offload") {
+			t.Errorf("arm %s: gso %v offloads %v", a, r.Stack.QUICGSO, r.Stack.Offloads)
+		}
+	}
+	if r := arms["quic-os-buffers"]; r != nil && (r.Stack.UDPBuffers != "os-default" || r.Stack.UDPRecvBuf != rdef) {
+		t.Errorf("os-default arm: %s, receive buffer %d, want rmem_default %d", r.Stack.UDPBuffers, r.Stack.UDPRecvBuf, rdef)
+	}
+	if r := arms["quic"]; r != nil && (r.Stack.UDPBuffers != "raised" || r.Stack.UDPRecvBuf < 10*rdef) {
+		t.Errorf("raised arm: %s, receive buffer %d, want >= 10 x %d", r.Stack.UDPBuffers, r.Stack.UDPRecvBuf, rdef)
+	}
+}
