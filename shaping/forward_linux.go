@@ -149,14 +149,25 @@ func (f *forwarder) spinUntil(fds []unix.PollFd, due time.Duration) {
 	}
 }
 
-// untilNext is the time until the next delivery; ok is false when the pipe is empty.
+// untilNext is the time until the next delivery; ok is false when the pipe is empty. On the
+// fast path, when more packets wait behind the next one, it is the time until releaseLag past
+// that delivery, so that one wake-up releases several packets in one coalesced write (at
+// 1 Gbit/s a 1500-byte packet leaves every 12 us, and each ppoll wake-up costs a context
+// switch); a lone packet (an idle link's probe) still leaves at its time. The lag shows in
+// the emulator's release lateness.
 func (f *forwarder) untilNext() (time.Duration, bool) {
 	due, ok := f.pipe.Next()
 	if !ok {
 		return 0, false
 	}
+	if f.fast && f.pipe.Len() > 1 {
+		due += releaseLag
+	}
 	return max(due-f.now(), 0), true
 }
+
+// releaseLag bounds how late the fast path lets a packet leave to batch it with the next ones.
+const releaseLag = 50 * time.Microsecond
 
 // release writes every packet that is due.
 func (f *forwarder) release() {
