@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os/exec"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/studies"
+	"github.com/pltlab/pltlab/view"
+)
+
+// viewFlags are the flags of 'pltlab view'.
+type viewFlags struct {
+	addr string
+	open bool
+}
+
+// newViewCmd builds 'pltlab view': the results in a browser, live while they are written.
+func newViewCmd() *cobra.Command {
+	var f viewFlags
+	cmd := &cobra.Command{
+		Use:   "view [DIR|FILE...] [--addr 127.0.0.1:8080] [--open]",
+		Short: "Browse result directories in a browser: runs, studies, loads, comparisons, live runs",
+		Long: `view serves, read-only, every result set under the given directories and files (default:
+results/): an index (date, settings, loads, validity, configuration hash; shard files of one
+sharded run merged), per study its findings table then its report, per group its statistics
+with CIs, ECDF and box plot and every load, per load its waterfall, filmstrip, emulator
+counters and evidence files (HAR, NetLog, qlog, pcapng) to download, and a compare page for any
+two groups or result sets. Pages of a file being written update live (progress, running
+medians, new loads). Numbers and plots are those of 'pltlab report'. It binds to loopback
+unless --addr says otherwise, serves nothing outside the given paths and fetches nothing from
+elsewhere (works offline).`,
+		Example: `  ./bin/pltlab view results/
+  ./bin/pltlab view results/carlucci2015 /tmp/a.jsonl --addr 127.0.0.1:9000 --open`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"results"}
+			}
+			return runView(cmd.Context(), args, f, cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&f.addr, "addr", view.DefaultAddr, "HOST:PORT to listen on (loopback unless told otherwise; port 0 picks a free one)")
+	cmd.Flags().BoolVar(&f.open, "open", false, "open the index in the desktop's browser (xdg-open)")
+	return cmd
+}
+
+// runView checks the paths and the address, then serves until interrupted.
+func runView(ctx context.Context, paths []string, f viewFlags, stderr io.Writer) error {
+	srv, err := newViewServer(paths, f.addr, stderr)
+	if err != nil {
+		return err
+	}
+	return srv.Serve(ctx, f.addr, func(a net.Addr) {
+		url := "http://" + a.String() + "/"
+		fmt.Fprintf(stderr, "pltlab view: serving %d path(s) on %s (Ctrl-C stops)\n", len(paths), url)
+		if f.open {
+			if err := exec.Command("xdg-open", url).Start(); err != nil {
+				fmt.Fprintf(stderr, "pltlab view: --open: %v; open %s yourself\n", err, url)
+			}
+		}
+	})
+}
+
+// newViewServer validates addr and paths (usage errors) and warns when addr is not loopback.
+func newViewServer(paths []string, addr string, stderr io.Writer) (*view.Server, error) {
+	loop, err := view.IsLoopback(addr)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	srv, err := view.New(view.Options{Roots: paths, Study: viewStudy, Logger: slog.Default()})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if !loop {
+		fmt.Fprintf(stderr, "pltlab view: WARNING: --addr %s is not loopback: anyone who can reach it can read these results\n", addr)
+	}
+	return srv, nil
+}
+
+// startViewBeside serves the results file out in the background for run --view and reproduce
+// --view (addr as for --addr) and returns the function that stops it. Errors of the view
+// after it started are printed, never fail the measurement.
+func startViewBeside(ctx context.Context, out, addr string, stderr io.Writer) (stop func(), err error) {
+	srv, err := newViewServer([]string{out}, addr, stderr)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := srv.Serve(ctx, addr, func(a net.Addr) {
+			fmt.Fprintf(stderr, "pltlab: live view of %s on http://%s/\n", out, a)
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "pltlab: --view: %v\n", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}
+
+// viewStudy gives the view a study's report (package studies) when recs are a study's records.
+func viewStudy(recs []*result.Record) (*view.Study, error) {
+	st, plan, exact, ok := studies.Identify(recs)
+	if !ok {
+		return nil, nil
+	}
+	ev := studies.Evaluate(st, plan, recs)
+	if len(ev.Loads()) == 0 {
+		return nil, nil
+	}
+	body, err := ev.ReportBody("findings")
+	if err != nil {
+		return nil, err
+	}
+	vs := &view.Study{Title: ev.Title(), Body: body,
+		Figure: func(w io.Writer, file, format string) (bool, error) { return ev.RenderFigure(w, file, format) },
+		Part: func(name string) *analysis.Report {
+			if pr := ev.Part(name); pr != nil {
+				return pr.Report
+			}
+			return nil
+		}}
+	if !exact {
+		vs.Note = fmt.Sprintf("The records match no scale's configuration (run with --runs or --seed): the plan shown is scale %s.", plan.Scale)
+	}
+	anchors := ev.SectionAnchors()
+	for i, j := range ev.Judge() {
+		fd := st.Findings[i]
+		vf := view.Finding{Claim: fd.Claim, Source: fd.Source, Criterion: fd.Criterion, Verdict: string(j.Verdict), Evidence: j.Evidence}
+		for _, t := range j.See {
+			vf.See = append(vf.See, view.Anchor{Title: t, ID: anchors[t]})
+		}
+		vs.Findings = append(vs.Findings, vf)
+	}
+	return vs, nil
+}
