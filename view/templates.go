@@ -85,7 +85,7 @@ func slug(s string) string { return strings.ReplaceAll(strings.ToLower(s), " ", 
 var pages = template.Must(template.New("pages").Funcs(funcs).Parse(`
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.}} - pltlab view</title><link rel="stylesheet" href="/static/view.css"></head><body>
+<title>{{.}} - pltlab view</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/static/view.css"></head><body>
 <header><a class="brand" href="/">pltlab view</a><a href="/">result sets</a><a href="/compare">compare</a></header><main>
 {{end}}
 {{define "foot"}}</main></body></html>

@@ -10,10 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pltlab/pltlab/analysis"
-	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/studies"
 	"github.com/pltlab/pltlab/view"
+	"github.com/pltlab/pltlab/view/studyview"
 )
 
 // viewFlags are the flags of 'pltlab view'.
@@ -74,7 +72,7 @@ func newViewServer(paths []string, addr string, stderr io.Writer) (*view.Server,
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	srv, err := view.New(view.Options{Roots: paths, Study: viewStudy, Logger: slog.Default()})
+	srv, err := view.New(view.Options{Roots: paths, Study: studyview.Report, Logger: slog.Default()})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -104,41 +102,4 @@ func startViewBeside(ctx context.Context, out, addr string, stderr io.Writer) (s
 		}
 	}()
 	return func() { cancel(); <-done }, nil
-}
-
-// viewStudy gives the view a study's report (package studies) when recs are a study's records.
-func viewStudy(recs []*result.Record) (*view.Study, error) {
-	st, plan, exact, ok := studies.Identify(recs)
-	if !ok {
-		return nil, nil
-	}
-	ev := studies.Evaluate(st, plan, recs)
-	if len(ev.Loads()) == 0 {
-		return nil, nil
-	}
-	body, err := ev.ReportBody("findings")
-	if err != nil {
-		return nil, err
-	}
-	vs := &view.Study{Title: ev.Title(), Body: body,
-		Figure: func(w io.Writer, file, format string) (bool, error) { return ev.RenderFigure(w, file, format) },
-		Part: func(name string) *analysis.Report {
-			if pr := ev.Part(name); pr != nil {
-				return pr.Report
-			}
-			return nil
-		}}
-	if !exact {
-		vs.Note = fmt.Sprintf("The records match no scale's configuration (run with --runs or --seed): the plan shown is scale %s.", plan.Scale)
-	}
-	anchors := ev.SectionAnchors()
-	for i, j := range ev.Judge() {
-		fd := st.Findings[i]
-		vf := view.Finding{Claim: fd.Claim, Source: fd.Source, Criterion: fd.Criterion, Verdict: string(j.Verdict), Evidence: j.Evidence}
-		for _, t := range j.See {
-			vf.See = append(vf.See, view.Anchor{Title: t, ID: anchors[t]})
-		}
-		vs.Findings = append(vs.Findings, vf)
-	}
-	return vs, nil
 }

@@ -37,7 +37,8 @@ var allowed = map[string][]string{
 	"studies":                          {"experiment", "analysis", "flows", "shaping", "pages", "result", "protocol"},
 	"cluster":                          {"experiment", "result", "protocol"},
 	"view":                             {"analysis", "result", "protocol"},
-	"cmd/pltlab":                       {"view", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
+	"view/studyview":                   {"view", "studies", "analysis", "result"},
+	"cmd/pltlab":                       {"view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
 }
 
 // fenced lists third-party import paths (prefixes) and the only packages of ours that may
