@@ -100,7 +100,7 @@ func TestIntegrationViewInChromium(t *testing.T) {
 		if screenshots == "" {
 			return
 		}
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatalf("screenshot %s: %v", name, err)
 		}
@@ -125,11 +125,18 @@ func TestIntegrationViewInChromium(t *testing.T) {
 	if s := text("h1"); !strings.Contains(s, "PLT") {
 		t.Errorf("load page title %q", s)
 	}
+	check("study load")
+	do("run load", chromedp.Navigate(ts.URL+"/"), chromedp.Click(`//a[text()="testdata/run/run.jsonl"]`), chromedp.WaitVisible("table.groups"),
+		chromedp.Click(`//table[@class="groups"]//a[starts-with(text(), "h2")]`), chromedp.WaitVisible("a.load"),
+		chromedp.Click(`a.load`), chromedp.WaitVisible("#waterfall svg"))
+	if s := text("ul.artifacts"); !strings.Contains(s, "load.har") {
+		t.Errorf("load page has no HAR download:\n%s", s)
+	}
 	shot("load")
 	do("compare form", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible("#cmp-go"))
 	a, b := option(t, ctx, "h2, page carlucci2015, link carlucci2015, cold"), option(t, ctx, "h3, page carlucci2015, link carlucci2015, cold")
 	do("compare", chromedp.SetValue("#cmp-a", a), chromedp.SetValue("#cmp-b", b), chromedp.Click("#cmp-go"), chromedp.WaitVisible("section.pair"))
-	if s := text("table.comparisons"); !strings.Contains(s, "B / A") {
+	if s := text("table.comparisons"); !strings.Contains(s, "B vs A") {
 		t.Errorf("compare page has no comparison:\n%s", s)
 	}
 	shot("compare")

@@ -25,7 +25,7 @@ type side struct {
 // pair is one compared pair of groups.
 type pair struct {
 	A, B                   side
-	Rows                   struct{ A, B []groupRow }
+	Rows                   []groupRow
 	Cmp                    []cmpRow
 	ECDF                   string
 	Diff                   [][3]string
@@ -78,7 +78,7 @@ func (s *Server) sides(ls []*loaded, v string) ([]side, error) {
 		var out []side
 		for _, g := range l.report.Groups {
 			if gid == "" || groupID(g) == gid {
-				out = append(out, side{L: l, G: g, Label: l.set.Name + ": " + groupLabel(g), Href: base(l.set) + "group/" + groupID(g)})
+				out = append(out, side{L: l, G: g, Label: l.set.Name + ": " + l.label(g), Href: base(l.set) + "group/" + groupID(g)})
 			}
 		}
 		if len(out) == 0 {
@@ -118,10 +118,11 @@ func matchSides(as, bs []side) ([]pair, []string) {
 // effect size, both ECDFs on one axis and both median loads' waterfalls on one time axis.
 func makePair(a, b side) pair {
 	p := pair{A: a, B: b}
-	p.Rows.A, p.Rows.B = groupRows(a.L, []*analysis.Group{a.G}), groupRows(b.L, []*analysis.Group{b.G})
+	p.Rows = append(groupRows(a.L, []*analysis.Group{a.G}), groupRows(b.L, []*analysis.Group{b.G})...)
+	p.Rows[0].Label, p.Rows[1].Label = "A: "+a.L.label(a.G), "B: "+b.L.label(b.G)
 	if len(a.G.Sample) > 0 && len(b.G.Sample) > 0 {
 		cm := analysis.Compare(b.G, a.G, a.L.report.Options)
-		p.Cmp = []cmpRow{{C: cm, Label: "B / A", A: analysis.EffectSizeA(cm.MannWhitney, cm.N, cm.BaselineN), Alpha: a.L.report.Options.Alpha}}
+		p.Cmp = []cmpRow{{C: cm, Label: "B vs A", A: analysis.EffectSizeA(cm.MannWhitney, cm.N, cm.BaselineN), Alpha: a.L.report.Options.Alpha}}
 	}
 	var buf bytes.Buffer
 	if err := analysis.WriteGroupPlot(&buf, analysis.ECDFPlot, "A vs B", []string{"A: " + a.G.Protocol, "B: " + b.G.Protocol},

@@ -103,7 +103,7 @@ func liveUpdate(l *loaded, seen int) update {
 		u.Scheduled += n
 	}
 	for _, g := range l.report.Groups {
-		u.Groups = append(u.Groups, liveGroup{Label: groupLabel(g), Href: base(l.set) + "group/" + groupID(g),
+		u.Groups = append(u.Groups, liveGroup{Label: l.label(g), Href: base(l.set) + "group/" + groupID(g),
 			N: len(g.Sample), Median: fmtMs(g.Median, g.DeadlineMs), CI: fmtCI(g.CILow, g.CIHigh, g.DeadlineMs)})
 	}
 	for k := len(loads) - 1; k >= 0 && len(u.Recent) < recentLoads; k-- {

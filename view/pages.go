@@ -52,7 +52,7 @@ func (s *Server) options(ls []*loaded, a, b string) []option {
 		out = append(out, option{Value: l.set.ID, Label: l.set.Name + " (whole set)", A: a == l.set.ID, B: b == l.set.ID})
 		for _, g := range l.report.Groups {
 			v := l.set.ID + "/" + groupID(g)
-			out = append(out, option{Value: v, Label: l.set.Name + ": " + groupLabel(g), A: a == v, B: b == v})
+			out = append(out, option{Value: v, Label: l.set.Name + ": " + l.label(g), A: a == v, B: b == v})
 		}
 	}
 	return out
@@ -129,7 +129,7 @@ type groupRow struct {
 func groupRows(l *loaded, gs []*analysis.Group) []groupRow {
 	out := make([]groupRow, len(gs))
 	for i, g := range gs {
-		out[i] = groupRow{G: g, Label: groupLabel(g), Href: base(l.set) + "group/" + groupID(g)}
+		out[i] = groupRow{G: g, Label: l.label(g), Href: base(l.set) + "group/" + groupID(g)}
 	}
 	return out
 }
@@ -142,7 +142,8 @@ type cmpRow struct {
 }
 
 func (s *Server) setPage(c *gin.Context, l *loaded) {
-	d := map[string]any{"Set": l.set, "Base": base(l.set), "Files": l.set.Files, "Kind": summarise(l).Kind}
+	sum := summarise(l)
+	d := map[string]any{"Set": l.set, "Base": base(l.set), "Files": l.set.Files, "Kind": sum.Kind, "Open": sum.Live != ""}
 	if l.err != nil {
 		d["Err"] = l.err.Error()
 		s.render(c, "set", d)
@@ -199,7 +200,7 @@ func (s *Server) groupPage(c *gin.Context, l *loaded, id string) {
 		s.fail(c, http.StatusNotFound, "no group "+strconv.Quote(id)+" in "+l.set.Name)
 		return
 	}
-	label := groupLabel(g)
+	label := l.label(g)
 	var ecdf, box bytes.Buffer
 	if err := analysis.WriteGroupPlot(&ecdf, analysis.ECDFPlot, label, []string{g.Protocol}, []*analysis.Group{g}, analysis.PLT, "svg"); err != nil {
 		ecdf.Reset()
@@ -263,7 +264,7 @@ func (s *Server) loadPage(c *gin.Context, l *loaded, n string) {
 		"Title":     fmt.Sprintf("%s run %d: %s, PLT %.1f ms", r.Experiment, r.Run, r.Protocol, r.PLTMs),
 		"Artifacts": s.artifacts(l, r, n), "Frame": frameURL}
 	if g := l.groupOf(r); g != nil {
-		d["GroupHref"], d["GroupLabel"] = base(l.set)+"group/"+groupID(g), groupLabel(g)
+		d["GroupHref"], d["GroupLabel"] = base(l.set)+"group/"+groupID(g), l.label(g)
 	}
 	if len(r.Resources) > 0 || r.Document != nil {
 		var buf bytes.Buffer

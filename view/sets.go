@@ -272,13 +272,17 @@ func (s *Server) sizeCheck(st *Set) error {
 	return nil
 }
 
+// LiveWithin is how recently a set's last file must have changed for the set to count as being
+// written (its live panel opens by itself), unless every scheduled load is in it.
+const LiveWithin = 30 * time.Second
+
 // summary is what the index shows of a set.
 type summary struct {
 	Set                          *Set
 	Kind, Date, Err, Live        string
 	Pages, Links, Protos, Modes  []string
 	Settings                     []string
-	Loads, Valid, Scheduled, Grp int
+	Loads, Valid, Scheduled, Made int
 }
 
 // summarise describes l for the index.
@@ -299,6 +303,9 @@ func summarise(l *loaded) summary {
 	for _, r := range l.recs {
 		if !r.Time.IsZero() && (first.IsZero() || r.Time.Before(first)) {
 			first = r.Time
+		}
+		if r.IsLoad() || r.Kind == result.KindHarnessError {
+			sm.Made++
 		}
 		if r.IsLoad() && !r.Warmup {
 			sm.Loads++
@@ -323,8 +330,8 @@ func summarise(l *loaded) summary {
 		sm.Modes = appendNew(sm.Modes, string(g.Mode))
 		sm.Settings = appendNew(sm.Settings, g.Settings)
 	}
-	sm.Grp = len(l.report.Groups)
-	if fi, err := os.Stat(l.set.Files[len(l.set.Files)-1]); err == nil && time.Since(fi.ModTime()) < 30*time.Second {
+	complete := sm.Scheduled > 0 && sm.Made >= sm.Scheduled
+	if fi, err := os.Stat(l.set.Files[len(l.set.Files)-1]); err == nil && time.Since(fi.ModTime()) < LiveWithin && !complete {
 		sm.Live = "being written"
 	}
 	return sm
@@ -352,6 +359,19 @@ func (l *loaded) group(id string) *analysis.Group {
 		}
 	}
 	return nil
+}
+
+// label is the group's label in l: its settings are shown only when the set's groups differ in
+// them (one set's loads usually share one browser, pltlab version and TCP settings).
+func (l *loaded) label(g *analysis.Group) string {
+	for _, o := range l.report.Groups {
+		if o.Settings != g.Settings {
+			return groupLabel(g)
+		}
+	}
+	k := *g
+	k.Settings = ""
+	return groupLabel(&k)
 }
 
 // groupLabel is "h2, page P, link L, cold [settings]".

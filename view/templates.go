@@ -103,19 +103,19 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 <table class="sets"><thead><tr><th>result set</th><th>kind</th><th>date</th><th class="text">pages</th><th class="text">links</th><th>protocols</th><th>modes</th><th class="text">settings</th><th>loads</th><th>valid</th><th>scheduled</th><th>config hash</th><th>status</th></tr></thead><tbody>
 {{range .Sets}}<tr><td><a class="set" href="/set/{{.Set.ID}}/">{{.Set.Name}}</a></td><td>{{.Kind}}</td><td>{{.Date}}</td>
 <td class="text">{{join .Pages ", "}}</td><td class="text">{{join .Links ", "}}</td><td>{{join .Protos ", "}}</td><td>{{join .Modes ", "}}</td><td class="text">{{join .Settings "; "}}</td>
-<td>{{.Loads}}</td><td>{{.Valid}}</td><td>{{if .Scheduled}}{{.Scheduled}}{{else}}-{{end}}</td><td>{{or .Set.ConfigHash "-"}}</td>
+<td>{{.Loads}}</td><td>{{.Valid}}</td><td>{{if .Scheduled}}{{.Scheduled}}{{else}}-{{end}}</td><td class="hash">{{or .Set.ConfigHash "-"}}</td>
 <td>{{if .Err}}<span class="error">{{.Err}}</span>{{else}}{{.Live}}{{end}}</td></tr>
 {{else}}<tr><td colspan="13">No result files (.jsonl with records of schema v1) under these paths.</td></tr>{{end}}
 </tbody></table>
 {{if .Options}}{{template "compareform" .Options}}{{end}}
 {{template "foot"}}{{end}}
 
-{{define "live"}}<div class="live" id="live" data-events="{{.}}events">
-<strong>Live</strong>: <span id="live-loads">-</span> loads made (<span id="live-valid">-</span> valid) of <span id="live-scheduled">-</span> scheduled
-<progress id="live-progress" value="0" max="1"></progress> <span class="note">updated <span id="live-updated">-</span></span>
+{{define "live"}}<details class="live" id="live" data-events="{{.Base}}events"{{if .Open}} open{{end}}>
+<summary><strong>Live</strong>: <span id="live-made">-</span> of <span id="live-scheduled">-</span> scheduled loads made (warm-ups included); <span id="live-loads">-</span> measured, <span id="live-valid">-</span> valid
+<progress id="live-progress" value="0" max="1"></progress> <span class="note">{{if .Open}}being written; {{end}}updated <span id="live-updated">-</span></span></summary>
 <table><thead><tr><th>group</th><th>n</th><th>running median (ms)</th><th>95% CI</th></tr></thead><tbody id="live-medians"></tbody></table>
 <table><thead><tr><th>latest loads</th><th>protocol</th><th>PLT (ms)</th><th>outcome</th></tr></thead><tbody id="live-recent"></tbody></table>
-</div><script src="/static/live.js"></script>
+</details><script src="/static/live.js"></script>
 {{end}}
 
 {{define "groups"}}<table class="groups"><thead><tr><th>group</th><th>runs</th><th>valid</th><th>censored</th><th>invalid</th><th>lost</th><th>median (ms)</th><th>95% CI</th><th>p25</th><th>p75</th></tr></thead><tbody>
@@ -129,21 +129,22 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{range .}}<tr class="comparison" data-protocol="{{.C.Protocol}}" data-baseline="{{.C.Baseline}}" data-page="{{.C.Page}}" data-link="{{.C.Link}}" data-mode="{{.C.Mode}}" data-p="{{num .C.MannWhitney.P}}">
 <td>{{if .Href}}<a href="{{.Href}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}</td><td>{{.C.N}} vs {{.C.BaselineN}}</td><td>{{f3 .C.Ratio}}</td><td>{{f3 .C.RatioLow}} .. {{f3 .C.RatioHigh}}</td><td>{{f2 .C.DiffPct}} %</td>
 <td>{{p .C.MannWhitney.P}}{{if .C.MannWhitney.Exact}} (exact){{end}}</td><td>{{f3 .A}}</td><td>{{p .C.Welch.P}}</td><td>{{if .C.Significant}}yes (p &lt; {{.Alpha}}){{else}}no{{end}}</td></tr>
-{{end}}</tbody></table>{{end}}
+{{end}}</tbody></table>
+<p class="note">Ratio = median of the first / median of the second; effect size A = P(a load of the first is slower than one of the second), ties counting one half (Vargha &amp; Delaney 2000; 0.5 = no effect, |A - 0.5| &gt;= 0.21 large); significant at Mann-Whitney p &lt; 0.01.</p>{{end}}
 {{end}}
 
 {{define "set"}}{{template "head" .Set.Name}}
 <h1>{{.Set.Name}}</h1>
 <p class="note">{{.Kind}}; files: {{join .Files ", "}}{{if .Set.ConfigHash}}; config hash {{.Set.ConfigHash}}{{end}}{{if .Skipped}}; {{.Skipped}}{{end}}</p>
 {{if .Err}}<p class="error">{{.Err}}</p>{{else}}
-{{template "live" .Base}}
 {{with .Study}}<h1 id="study">{{.Title}}</h1>{{if .Note}}<p class="warning">{{.Note}}</p>{{end}}
 <section id="findings"><h2>Findings</h2>
 <table class="findings"><thead><tr><th>#</th><th class="text">published finding</th><th class="text">source</th><th>verdict</th><th class="text">evidence</th><th class="text">how judged</th><th class="text">see</th></tr></thead><tbody>
 {{range $i, $f := .Findings}}<tr class="finding"><td>{{inc $i}}</td><td class="text">{{.Claim}}</td><td class="text">{{.Source}}</td><td class="verdict v-{{slug .Verdict}}">{{.Verdict}}</td><td class="text">{{.Evidence}}</td><td class="text">{{.Criterion}}</td>
 <td class="text">{{range .See}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</td></tr>
-{{end}}</tbody></table></section>
-<div class="study-report">{{html .Body}}</div>{{end}}
+{{end}}</tbody></table></section>{{end}}
+{{template "live" .}}
+{{with .Study}}<div class="study-report">{{html .Body}}</div>{{end}}
 <h2 id="groups">Groups</h2>
 {{template "groups" .Groups}}
 {{template "comparisons" .Comparisons}}
@@ -187,10 +188,10 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{template "compareform" .Options}}
 {{range .Errs}}<p class="error">{{.}}</p>{{end}}
 {{range .Pairs}}<section class="pair"><h2>{{.A.Label}} <em>vs</em> {{.B.Label}}</h2>
-<div class="side"><div><h3>A: <a href="{{.A.Href}}">{{.A.Label}}</a></h3>{{template "groups" .Rows.A}}</div><div><h3>B: <a href="{{.B.Href}}">{{.B.Label}}</a></h3>{{template "groups" .Rows.B}}</div></div>
+{{template "groups" .Rows}}
 {{template "comparisons" .Cmp}}
-<figure class="ecdf">{{html .ECDF}}<figcaption>ECDFs of A and B on one axis.</figcaption></figure>
-{{if .Diff}}<h3>Settings that differ</h3><table class="diff"><thead><tr><th>setting</th><th>A</th><th>B</th></tr></thead><tbody>{{range .Diff}}<tr><td>{{index . 0}}</td><td>{{index . 1}}</td><td>{{index . 2}}</td></tr>{{end}}</tbody></table>{{else}}<p class="note">No recorded setting differs between the two median loads.</p>{{end}}
+<div class="side"><figure class="ecdf">{{html .ECDF}}<figcaption>ECDFs of A and B on one axis.</figcaption></figure>
+<div>{{if .Diff}}<h3>Settings that differ (recorded in the two median loads)</h3><table class="diff"><thead><tr><th>setting</th><th class="text">A</th><th class="text">B</th></tr></thead><tbody>{{range .Diff}}<tr><td>{{index . 0}}</td><td class="text">{{index . 1}}</td><td class="text">{{index . 2}}</td></tr>{{end}}</tbody></table>{{else}}<p class="note">No recorded setting differs between the two median loads.</p>{{end}}</div></div>
 {{if .WaterfallA}}<h3>Waterfalls of the two median loads (one time axis)</h3>
 <figure class="waterfall">{{html .WaterfallA}}<figcaption>A: <a href="{{.LoadA}}">median load of {{.A.Label}}</a></figcaption></figure>
 <figure class="waterfall">{{html .WaterfallB}}<figcaption>B: <a href="{{.LoadB}}">median load of {{.B.Label}}</a></figcaption></figure>{{end}}

@@ -15,6 +15,7 @@
   }
   src.addEventListener("update", function (ev) {
     var u = JSON.parse(ev.data);
+    text("live-made", String(u.made));
     text("live-loads", String(u.loads));
     text("live-valid", String(u.valid));
     text("live-scheduled", u.scheduled > 0 ? String(u.scheduled) : "unknown");
