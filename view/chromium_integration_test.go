@@ -27,6 +27,9 @@ var screenshots = os.Getenv("VIEW_SCREENSHOTS")
 // a live page; every page must render without a console error or a CSP violation, clicks must
 // navigate, and the live page must show appended loads within 2 s. About 10 s.
 func TestIntegrationViewInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (real Chromium): run without -short")
+	}
 	chrome, err := browser.FindChromium("")
 	if err != nil {
 		if os.Getenv("CI") != "" {

@@ -143,7 +143,7 @@ type cmpRow struct {
 
 func (s *Server) setPage(c *gin.Context, l *loaded) {
 	sum := summarise(l)
-	d := map[string]any{"Set": l.set, "Base": base(l.set), "Files": l.set.Files, "Kind": sum.Kind, "Open": sum.Live != ""}
+	d := map[string]any{"Set": l.set, "Base": base(l.set), "Files": l.set.Files, "Kind": sum.Kind, "Open": sum.Live != "", "Loads": sum.Loads}
 	if l.err != nil {
 		d["Err"] = l.err.Error()
 		s.render(c, "set", d)

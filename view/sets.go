@@ -278,10 +278,10 @@ const LiveWithin = 30 * time.Second
 
 // summary is what the index shows of a set.
 type summary struct {
-	Set                          *Set
-	Kind, Date, Err, Live        string
-	Pages, Links, Protos, Modes  []string
-	Settings                     []string
+	Set                           *Set
+	Kind, Date, Err, Live         string
+	Pages, Links, Protos, Modes   []string
+	Settings                      []string
 	Loads, Valid, Scheduled, Made int
 }
 

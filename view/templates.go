@@ -110,9 +110,10 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{if .Options}}{{template "compareform" .Options}}{{end}}
 {{template "foot"}}{{end}}
 
-{{define "live"}}<details class="live" id="live" data-events="{{.Base}}events"{{if .Open}} open{{end}}>
+{{define "live"}}<details class="live" id="live" data-events="{{.Base}}events" data-loads="{{.Loads}}"{{if .Open}} open{{end}}>
 <summary><strong>Live</strong>: <span id="live-made">-</span> of <span id="live-scheduled">-</span> scheduled loads made (warm-ups included); <span id="live-loads">-</span> measured, <span id="live-valid">-</span> valid
-<progress id="live-progress" value="0" max="1"></progress> <span class="note">{{if .Open}}being written; {{end}}updated <span id="live-updated">-</span></span></summary>
+<progress id="live-progress" value="0" max="1"></progress> <span class="note">{{if .Open}}being written; {{end}}updated <span id="live-updated">-</span></span>
+<span id="live-stale" class="warning" hidden>new loads since this page was made: <a href="">reload</a> for the tables and figures below</span></summary>
 <table><thead><tr><th>group</th><th>n</th><th>running median (ms)</th><th>95% CI</th></tr></thead><tbody id="live-medians"></tbody></table>
 <table><thead><tr><th>latest loads</th><th>protocol</th><th>PLT (ms)</th><th>outcome</th></tr></thead><tbody id="live-recent"></tbody></table>
 </details><script src="/static/live.js"></script>

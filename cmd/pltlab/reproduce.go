@@ -33,6 +33,7 @@ type reproduceFlags struct {
 	art       artifactFlags
 	list      bool
 	calibrate bool
+	view      string
 	// configure sets the per-load evidence options (artifacts, visual) on every part.
 	configure func(*experiment.Config)
 }
@@ -107,6 +108,11 @@ the reports of an unfinished one say PARTIAL.` + artifactsHelp,
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
 				st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(plan.Estimate()))
+			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stopView()
 			return reproduce(cmd, st, plan, f, f.out)
 		},
 	}
@@ -121,6 +127,7 @@ the reports of an unfinished one say PARTIAL.` + artifactsHelp,
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the links' self-check before measuring (for a machine too busy to pass it: the link is then unchecked)")
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted reproduction in --out (same --scale, --runs and --seed)")
 	f.art.add(fl, "all")
+	addViewFlag(fl, &f.view)
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
 }

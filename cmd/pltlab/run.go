@@ -37,6 +37,7 @@ type runFlags struct {
 	resume           bool
 	shard            string
 	dryRun           bool
+	view             string
 }
 
 func newRunCmd() *cobra.Command { return newRunCmdWith(&runFlags{}) }
@@ -68,6 +69,11 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 				return printDryRun(cmd.OutOrStdout(), c)
 			}
 			c.Version = pltlabVersion()
+			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stopView()
 			return runExperiment(cmd, c, f.out, f.outMode(), nil)
 		},
 	}
@@ -92,6 +98,7 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted run whose records are in --out (same flags): loads already made are not redone")
 	fl.StringVar(&f.cross, "cross", "", "cross traffic: a bulk flow PROTO[:CC] (e.g. h1:cubic) kept running through the link during the loads")
 	fl.StringVar(&f.shard, "shard", "", "run part I of N of the schedule: I/N (0 <= I < N), auto (Slurm array) or auto/N (Kubernetes JOB_COMPLETION_INDEX)")
+	addViewFlag(fl, &f.view)
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the loads and estimated time (per shard with --shard) and exit")
 	return cmd
 }

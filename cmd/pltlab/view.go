@@ -6,9 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"os/exec"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pltlab/pltlab/view"
 	"github.com/pltlab/pltlab/view/studyview"
@@ -82,24 +85,63 @@ func newViewServer(paths []string, addr string, stderr io.Writer) (*view.Server,
 	return srv, nil
 }
 
-// startViewBeside serves the results file out in the background for run --view and reproduce
-// --view (addr as for --addr) and returns the function that stops it. Errors of the view
-// after it started are printed, never fail the measurement.
-func startViewBeside(ctx context.Context, out, addr string, stderr io.Writer) (stop func(), err error) {
-	srv, err := newViewServer([]string{out}, addr, stderr)
-	if err != nil {
-		return nil, err
+// addViewFlag registers --view[=HOST:PORT] on a measuring command: serve its output live.
+func addViewFlag(fl *pflag.FlagSet, addr *string) {
+	fl.StringVar(addr, "view", "", "serve the results live in a browser while they are written (pltlab view) (--view: on "+view.DefaultAddr+", --view=HOST:PORT: there)")
+	fl.Lookup("view").NoOptDefVal = view.DefaultAddr
+}
+
+// startViewBeside serves out (the results file of run, the directory of reproduce) live on addr
+// beside the measurement and returns the function that stops it; addr "" starts nothing. The
+// address is bound at once (a bad or busy one is an error before anything is measured); pages
+// are served as soon as out exists. Errors of the view after that are printed and never fail
+// the measurement.
+func startViewBeside(ctx context.Context, addr, out string, stderr io.Writer) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
 	}
+	if out == "-" {
+		return nil, usagef("--view serves the results file: give --out FILE, not stdout")
+	}
+	loop, err := view.IsLoopback(addr)
+	if err != nil {
+		return nil, usagef("bad --view %q: want HOST:PORT, e.g. %s", addr, view.DefaultAddr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usagef("--view: %v", err)
+	}
+	if !loop {
+		fmt.Fprintf(stderr, "pltlab: WARNING: --view %s is not loopback: anyone who can reach it can read these results\n", addr)
+	}
+	fmt.Fprintf(stderr, "pltlab: live view of %s on http://%s/ (it stops with the measurement; afterwards: pltlab view %s)\n", out, ln.Addr(), out)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := srv.Serve(ctx, addr, func(a net.Addr) {
-			fmt.Fprintf(stderr, "pltlab: live view of %s on http://%s/\n", out, a)
-		})
-		if err != nil {
+		defer ln.Close()
+		if err := serveWhenThere(ctx, ln, out); err != nil {
 			fmt.Fprintf(stderr, "pltlab: --view: %v\n", err)
 		}
 	}()
 	return func() { cancel(); <-done }, nil
+}
+
+// serveWhenThere waits for out to exist (the measurement creates it), then serves it on ln.
+func serveWhenThere(ctx context.Context, ln net.Listener, out string) error {
+	for {
+		if _, err := os.Stat(out); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	srv, err := view.New(view.Options{Roots: []string{out}, Study: studyview.Report, Logger: slog.Default()})
+	if err != nil {
+		return err
+	}
+	return srv.ServeOn(ctx, ln)
 }

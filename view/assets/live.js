@@ -16,6 +16,8 @@
   src.addEventListener("update", function (ev) {
     var u = JSON.parse(ev.data);
     text("live-made", String(u.made));
+    var stale = document.getElementById("live-stale");
+    if (stale) { stale.hidden = String(u.loads) === panel.getAttribute("data-loads"); }
     text("live-loads", String(u.loads));
     text("live-valid", String(u.valid));
     text("live-scheduled", u.scheduled > 0 ? String(u.scheduled) : "unknown");
