@@ -166,15 +166,14 @@ func (s *Server) newSet(f string, fl firstLine) *Set {
 
 // loaded is a set read and analysed, valid while its files keep their sizes and times.
 type loaded struct {
-	set     *Set
-	stamp   string
-	recs    []*result.Record
-	stats   analysis.ReadStats
-	report  *analysis.Report
-	study   *Study
-	files   []string // every file under the roots at the last scan (artifact lookup)
-	studyOK bool
-	err     error
+	set    *Set
+	stamp  string
+	recs   []*result.Record
+	stats  analysis.ReadStats
+	report *analysis.Report
+	study  *Study
+	files  []string // every file under the roots at the last scan (artifact lookup)
+	err    error
 }
 
 // stamp is the sizes and modification times of files.

@@ -142,7 +142,7 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 <section id="findings"><h2>Findings</h2>
 <table class="findings"><thead><tr><th>#</th><th class="text">published finding</th><th class="text">source</th><th>verdict</th><th class="text">evidence</th><th class="text">how judged</th><th class="text">see</th></tr></thead><tbody>
 {{range $i, $f := .Findings}}<tr class="finding"><td>{{inc $i}}</td><td class="text">{{.Claim}}</td><td class="text">{{.Source}}</td><td class="verdict v-{{slug .Verdict}}">{{.Verdict}}</td><td class="text">{{.Evidence}}</td><td class="text">{{.Criterion}}</td>
-<td class="text">{{range .See}}<a href="#{{.ID}}">{{.Title}}</a> {{end}}</td></tr>
+<td class="text">{{range $j, $a := .See}}{{if $j}}; {{end}}{{if .ID}}<a href="#{{.ID}}">{{.Title}}</a>{{else}}{{.Title}}{{end}}{{end}}</td></tr>
 {{end}}</tbody></table></section>{{end}}
 {{template "live" .}}
 {{with .Study}}<div class="study-report">{{html .Body}}</div>{{end}}

@@ -74,7 +74,8 @@ type Finding struct {
 	See []Anchor
 }
 
-// Anchor names a section of a study report: its title and its element ID.
+// Anchor names a section of a study report: its title and its element ID ("" when the section
+// is in another report, e.g. a study variant's: shown as text, not linked).
 type Anchor struct{ Title, ID string }
 
 // StudyFunc returns the study report of recs, or nil (and no error) when recs are not a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -355,5 +356,42 @@ func TestLiveEvents(t *testing.T) {
 	}
 	if !second.Recent[0].Fresh {
 		t.Error("the appended load is not marked fresh")
+	}
+}
+
+// TestShardedRunMerged splits a run into two shard files of one configuration and checks the
+// index lists one set with every load, and that a third file of another configuration stays
+// apart.
+func TestShardedRunMerged(t *testing.T) {
+	dir := t.TempDir()
+	lines := strings.Split(strings.TrimSpace(string(mustRead(t, runDir+"/run.jsonl"))), "\n")
+	shards := [2][]string{}
+	for i, l := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		r["shard"] = fmt.Sprintf("%d/2", i%2)
+		b, _ := json.Marshal(r)
+		shards[i%2] = append(shards[i%2], string(b))
+	}
+	for i, sh := range shards {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i)), []byte(strings.Join(sh, "\n")+"\n"), 0o644)
+	}
+	other := strings.ReplaceAll(strings.Join(shards[0], "\n"), `"config_hash":"`, `"config_hash":"f`)
+	os.WriteFile(filepath.Join(dir, "zother.jsonl"), []byte(other+"\n"), 0o644)
+	s, ts := newTest(t, Options{Roots: []string{dir}})
+	sets := s.Sets()
+	if len(sets) != 2 || len(sets[0].Files) != 2 || sets[0].Shards != 2 {
+		t.Fatalf("sets %+v: want the two shards merged and the other configuration apart", sets)
+	}
+	_, idx, _ := get(t, ts, "/")
+	if !strings.Contains(idx, "sharded run (2 shard files merged)") {
+		t.Error("index does not say the run is sharded")
+	}
+	l, _ := s.set(sets[0].ID)
+	// each shard's lines carry its own schedule's size (here 9 each): the set's is their sum
+	if sm := summarise(l); sm.Loads != 6 || sm.Scheduled != 18 {
+		t.Errorf("merged set: %d loads, %d scheduled; want 6 and 18", sm.Loads, sm.Scheduled)
 	}
 }
