@@ -23,7 +23,8 @@ import (
 var screenshots = os.Getenv("VIEW_SCREENSHOTS")
 
 // TestIntegrationViewInChromium opens the view in real headless Chromium: the index, a study
-// (the carlucci2015 records, rendered by package studies), a group, a load, a compare page and
+// (the carlucci2015 records, rendered by package studies), a group, a load (waterfall, filmstrip,
+// emulator counters, evidence downloads), a compare page and
 // a live page; every page must render without a console error or a CSP violation, clicks must
 // navigate, and the live page must show appended loads within 2 s. About 10 s.
 func TestIntegrationViewInChromium(t *testing.T) {
@@ -129,11 +130,11 @@ func TestIntegrationViewInChromium(t *testing.T) {
 		t.Errorf("load page title %q", s)
 	}
 	check("study load")
-	do("run load", chromedp.Navigate(ts.URL+"/"), chromedp.Click(`//a[text()="testdata/run/run.jsonl"]`), chromedp.WaitVisible("table.groups"),
-		chromedp.Click(`//table[@class="groups"]//a[starts-with(text(), "h2")]`), chromedp.WaitVisible("a.load"),
-		chromedp.Click(`a.load`), chromedp.WaitVisible("#waterfall svg"))
-	if s := text("ul.artifacts"); !strings.Contains(s, "load.har") {
-		t.Errorf("load page has no HAR download:\n%s", s)
+	do("shaped load", chromedp.Navigate(ts.URL+"/"), chromedp.Click(`//a[text()="testdata/shaped/shaped.jsonl"]`), chromedp.WaitVisible("table.groups"),
+		chromedp.Click(`//table[@class="groups"]//a[starts-with(text(), "h3")]`), chromedp.WaitVisible("a.load"),
+		chromedp.Click(`a.load`), chromedp.WaitVisible("#waterfall svg"), chromedp.WaitVisible(".filmstrip img"), chromedp.WaitVisible("table.emulator"))
+	if s := text("ul.artifacts"); !strings.Contains(s, "load.har") || !strings.Contains(s, "pcapng") || !strings.Contains(s, "qlog") {
+		t.Errorf("load page lacks HAR, qlog or pcapng downloads:\n%s", s)
 	}
 	shot("load")
 	do("compare form", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible("#cmp-go"))

@@ -29,7 +29,7 @@ func (s *Server) render(c *gin.Context, name string, data any) {
 // fail answers with an error page.
 func (s *Server) fail(c *gin.Context, code int, msg string) {
 	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, "error", msg); err != nil {
+	if err := pages.ExecuteTemplate(&buf, "error", map[string]string{"Title": http.StatusText(code), "Msg": msg}); err != nil {
 		c.String(code, "%s\n", msg)
 		return
 	}
@@ -262,7 +262,7 @@ func (s *Server) loadPage(c *gin.Context, l *loaded, n string) {
 	}
 	d := map[string]any{"Set": l.set, "Base": base(l.set), "Facts": facts(r), "Resources": r.Resources,
 		"Title":     fmt.Sprintf("%s run %d: %s, PLT %.1f ms", r.Experiment, r.Run, r.Protocol, r.PLTMs),
-		"Artifacts": s.artifacts(l, r, n), "Frame": frameURL}
+		"Artifacts": s.artifacts(l, r, n)}
 	if g := l.groupOf(r); g != nil {
 		d["GroupHref"], d["GroupLabel"] = base(l.set)+"group/"+groupID(g), l.label(g)
 	}

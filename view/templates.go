@@ -21,6 +21,7 @@ var funcs = template.FuncMap{
 	"slug":  slug,
 	"bytes": fmtBytes,
 	"inc":   func(i int) int { return i + 1 },
+	"frame": frameURL,
 }
 
 // fmtMs formats a time in ms; +Inf (a censored statistic) as ">= deadline".
@@ -177,7 +178,7 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{if .Artifacts}}<h2>Evidence files</h2><ul class="artifacts">{{range .Artifacts}}<li>{{if .Href}}<a class="artifact" href="{{.Href}}" download>{{.Name}}</a> ({{.Kind}}, {{bytes .Size}}){{else}}{{.Name}} <span class="error">({{.Why}})</span>{{end}}</li>{{end}}</ul>{{end}}
 {{if .Waterfall}}<h2>Waterfall</h2><figure id="waterfall">{{html .Waterfall}}<figcaption>Resources on one time axis (ms from navigation start): Resource Timing phases; connection cN per row (Chromium's connectionId in order of first use); milestones TTFB, FCP, DCL, load.</figcaption></figure>{{end}}
 {{if .Visual}}<h2>Filmstrip and visual metrics</h2>{{with .Visual}}<p>SpeedIndex {{f2 .SpeedIndexMs}} ms, visually complete {{f2 .VisuallyCompleteMs}} ms{{if .LastVisualChangeMs}}, last visual change {{f2 .LastVisualChangeMs}} ms{{end}}.</p>
-<div class="filmstrip">{{range .Filmstrip}}<div><img alt="{{f2 .Ms}} ms" src="{{$.Frame .JPEG}}"><br>{{printf "%.0f" .Ms}} ms, {{.Pct}} %</div>{{end}}</div>{{end}}{{end}}
+<div class="filmstrip">{{range .Filmstrip}}<div><img alt="{{f2 .Ms}} ms" src="{{frame .JPEG}}"><br>{{printf "%.0f" .Ms}} ms, {{.Pct}} %</div>{{end}}</div>{{end}}{{end}}
 {{if .Resources}}<h2>Resources</h2><table class="resources"><thead><tr><th class="text">URL</th><th>protocol</th><th>connection</th><th>status</th><th>transfer</th><th>body</th><th>start (ms)</th><th>end (ms)</th></tr></thead><tbody>
 {{range .Resources}}<tr><td class="text">{{.URL}}</td><td>{{.Protocol}}</td><td>{{.ConnectionID}}</td><td>{{.Status}}</td><td>{{.TransferSize}}</td><td>{{.EncodedBodySize}}</td><td>{{f2 .StartMs}}</td><td>{{f2 .EndMs}}</td></tr>{{end}}</tbody></table>{{end}}
 {{if .Emulator}}<h2>Emulator counters</h2><table class="emulator"><thead><tr><th>direction</th><th>packets in</th><th>bytes in</th><th>packets out</th><th>bytes out</th><th>random-loss drops</th><th>queue drops</th><th>AQM drops</th><th>outage drops</th><th>other drops</th><th>max queueing delay (ms)</th></tr></thead><tbody>
@@ -200,5 +201,5 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{range .Unmatched}}<p class="note">Only in one side: {{.}}</p>{{end}}
 {{template "foot"}}{{end}}
 
-{{define "error"}}{{template "head" "error"}}<h1>Not found</h1><p class="error">{{.}}</p><p><a href="/">result sets</a></p>{{template "foot"}}{{end}}
+{{define "error"}}{{template "head" .Title}}<h1>{{.Title}}</h1><p class="error">{{.Msg}}</p><p><a href="/">result sets</a></p>{{template "foot"}}{{end}}
 `))

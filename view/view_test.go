@@ -395,3 +395,34 @@ func TestShardedRunMerged(t *testing.T) {
 		t.Errorf("merged set: %d loads, %d scheduled; want 6 and 18", sm.Loads, sm.Scheduled)
 	}
 }
+
+// TestLoadPageEvidence checks a shaped load measured with --visual and every artifact kind:
+// its page shows the filmstrip and visual metrics, the emulator counters, and download links
+// for its HAR, qlog and pcapng (the NetLog, left out of testdata for its size, is named as
+// not found).
+func TestLoadPageEvidence(t *testing.T) {
+	s, ts := newTest(t, Options{Roots: []string{"testdata/shaped"}})
+	id := setID(t, s, "shaped.jsonl")
+	l, _ := s.set(id)
+	n := -1
+	for i, r := range l.recs {
+		if r.IsLoad() && r.Protocol == "h3" {
+			n = i
+		}
+	}
+	_, page, _ := get(t, ts, "/set/"+id+"/load/"+strconv.Itoa(n))
+	for _, want := range []string{`src="data:image/jpeg;base64,`, "SpeedIndex", `<table class="emulator">`, "queue drops",
+		"(HAR,", "(qlog,", "(pcapng,", "netlog-h3-1.json <span class=\"error\">(not found"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("load page lacks %q:\n%.3000s", want, page[strings.Index(page, "<h1>"):])
+		}
+	}
+	pcap := regexp.MustCompile(`href="(/set/[^"]+/artifact/[0-9]+/[0-9]+/link\.pcapng)"`).FindStringSubmatch(page)
+	if pcap == nil {
+		t.Fatal("no pcapng link")
+	}
+	code, body, _ := get(t, ts, pcap[1])
+	if code != 200 || len(body) < 28 || body[:4] != "\x0a\x0d\x0d\x0a" {
+		t.Errorf("pcapng download: %d, %d bytes, magic %q", code, len(body), body[:min(4, len(body))])
+	}
+}
