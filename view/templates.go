@@ -101,12 +101,12 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{define "index"}}{{template "head" "result sets"}}
 <h1>Result sets</h1>
 <p class="note">Under {{join .Roots ", "}}. Runs, studies and sharded runs (shard files of one configuration merged); read-only.</p>
-<table class="sets"><thead><tr><th>result set</th><th>kind</th><th>date</th><th class="text">pages</th><th class="text">links</th><th>protocols</th><th>modes</th><th class="text">settings</th><th>loads</th><th>valid</th><th>scheduled</th><th>config hash</th><th>status</th></tr></thead><tbody>
-{{range .Sets}}<tr><td><a class="set" href="/set/{{.Set.ID}}/">{{.Set.Name}}</a></td><td>{{.Kind}}</td><td>{{.Date}}</td>
-<td class="text">{{join .Pages ", "}}</td><td class="text">{{join .Links ", "}}</td><td>{{join .Protos ", "}}</td><td>{{join .Modes ", "}}</td><td class="text">{{join .Settings "; "}}</td>
-<td>{{.Loads}}</td><td>{{.Valid}}</td><td>{{if .Scheduled}}{{.Scheduled}}{{else}}-{{end}}</td><td class="hash">{{or .Set.ConfigHash "-"}}</td>
+<table class="sets"><thead><tr><th>result set</th><th>kind</th><th>date</th><th class="text">pages</th><th class="text">links</th><th>protocols, modes</th><th class="text">settings</th><th>loads measured</th><th>valid</th><th title="warm-ups included">made / scheduled</th><th>config hash</th><th>status</th></tr></thead><tbody>
+{{range .Sets}}<tr><td><a class="set" href="/set/{{.Set.ID}}/">{{.Set.Name}}</a></td><td>{{.Kind}}</td><td class="date">{{.Date}}</td>
+<td class="text">{{join .Pages "; "}}</td><td class="text">{{join .Links "; "}}</td><td>{{join .Protos ", "}}; {{join .Modes ", "}}</td><td class="text">{{join .Settings "; "}}</td>
+<td>{{.Loads}}</td><td>{{.Valid}}</td><td>{{.Made}} / {{if .Scheduled}}{{.Scheduled}}{{else}}-{{end}}</td><td class="hash">{{or .Set.ConfigHash "-"}}</td>
 <td>{{if .Err}}<span class="error">{{.Err}}</span>{{else}}{{.Live}}{{end}}</td></tr>
-{{else}}<tr><td colspan="13">No result files (.jsonl with records of schema v1) under these paths.</td></tr>{{end}}
+{{else}}<tr><td colspan="12">No result files (.jsonl with records of schema v1) under these paths.</td></tr>{{end}}
 </tbody></table>
 {{if .Options}}{{template "compareform" .Options}}{{end}}
 {{template "foot"}}{{end}}
