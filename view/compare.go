@@ -147,9 +147,9 @@ func makePair(a, b side) pair {
 }
 
 // diffSkip are record fields that differ between any two loads (measurements, not settings).
-var diffSkip = []string{"run", "time", "scheduled", "resources", "document", "plt_ms", "ttfb_ms", "dcl_ms", "fcp_ms",
-	"connect_ms", "tls_ms", "valid", "invalid_reason", "timed_out", "emulator", "visual", "artifacts", "server",
-	"resumed", "used_0rtt", "observed_protocol", "check", "lcp_ms", "load_ms", "paint", "net_error"}
+var diffSkip = []string{"v", "kind", "run", "time", "scheduled", "error", "resources", "document", "visual", "artifacts",
+	"plt_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connect_ms", "tls_ms", "valid", "invalid_reason", "timed_out", "wall_ms",
+	"observed_protocol", "resumed", "used_0rtt", "emulator", "check", "shard", "plan"}
 
 // settingsDiff lists the recorded settings (every record field that is not a measurement,
 // nested objects flattened, e.g. link.rtt_ms) whose values differ between a and b.
