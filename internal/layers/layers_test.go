@@ -12,7 +12,7 @@ import (
 const module = "github.com/pltlab/pltlab/"
 
 // allowed lists, for every package of ours, the packages of ours it may import (docs/design.md,
-// "Packages"): cmd -> {studies, cluster} -> experiment -> {browser, flows, server, shaping, pages}
+// "Packages"): cmd -> cluster -> studies -> experiment -> {browser, flows, server, shaping, pages}
 // -> {result, protocol}; analysis -> {result, protocol} only; shaping/emu and the two leaves,
 // result and protocol, import nothing of ours; internal/fileout (create-write-close) is a leaf
 // that analysis, studies and cmd/pltlab use; view (the results dashboard) reads results
@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"flows":                            {"server", "shaping", "shaping/emu", "pages", "result", "protocol"},
 	"experiment":                       {"artifacts", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
 	"studies":                          {"experiment", "analysis", "flows", "shaping", "pages", "result", "protocol", "internal/fileout"},
-	"cluster":                          {"experiment", "result", "protocol"},
+	"cluster":                          {"studies", "experiment", "result", "protocol"},
 	"view":                             {"analysis", "result", "protocol"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
 	"cmd/pltlab":                       {"view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "pages", "result", "protocol", "internal/fileout"},
