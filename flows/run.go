@@ -229,8 +229,7 @@ func sampleLink(l shaping.Link, epoch time.Time, bin time.Duration, n int, stop 
 			if ls.total == nil {
 				ls.total = &result.Emulator{}
 			}
-			addDirection(&ls.total.Down, e.Down)
-			addDirection(&ls.total.Up, e.Up)
+			ls.total.Add(*e)
 			if i < 0 || i >= n {
 				continue
 			}
@@ -238,18 +237,4 @@ func sampleLink(l shaping.Link, epoch time.Time, bin time.Duration, n int, stop 
 			ls.bps[i] = float64(e.Down.BytesOut) * 8 / bin.Seconds()
 		}
 	}
-}
-
-// addDirection adds the counts of d to sum and keeps the maxima; the medians and 99th
-// percentiles of a sum of intervals are unknown and stay 0.
-func addDirection(sum *result.Direction, d result.Direction) {
-	sum.PacketsIn += d.PacketsIn
-	sum.BytesIn += d.BytesIn
-	sum.PacketsOut += d.PacketsOut
-	sum.BytesOut += d.BytesOut
-	sum.DropsLoss += d.DropsLoss
-	sum.DropsQueue += d.DropsQueue
-	sum.DropsOther += d.DropsOther
-	sum.QueueDelayMaxMs = max(sum.QueueDelayMaxMs, d.QueueDelayMaxMs)
-	sum.TimingErrMaxMs = max(sum.TimingErrMaxMs, d.TimingErrMaxMs)
 }
