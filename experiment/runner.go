@@ -8,13 +8,10 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
@@ -512,14 +509,14 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 			ls.link.TakeCounters() // the priming load's packets are not this load's
 			return err
 		}}
-	if err := ls.ev.begin(r.c.Name, i, ls.link, &t); err != nil {
+	if err := ls.ev.begin(i, ls.link, &t); err != nil {
 		return nil, err
 	}
 	since := time.Now()
 	rec, err := b.Load(ctx, t)
 	counters := ls.link.TakeCounters()
 	cell := fmt.Sprintf("%d/%d/%s", j.Page, j.Link, j.Arm)
-	if eerr := ls.ev.end(ls.link, srv, rec, cell, b.NetLogPath()); eerr != nil {
+	if eerr := ls.ev.end(srv, rec, cell, b.NetLogPath()); eerr != nil {
 		r.c.Logger.Warn("artifacts", "run", i, "err", eerr)
 	}
 	if err != nil {
@@ -600,32 +597,5 @@ func (r *runner) medians() []ArmMedian {
 	return out
 }
 
-// environment describes the machine and software, once per experiment.
-func environment(c Config) *result.Env {
-	env := &result.Env{Pltlab: c.Version, CPUs: runtime.NumCPU(), Seed: c.Seed}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		env.Kernel = unix.ByteSliceToString(u.Release[:])
-	}
-	env.Host, _ = os.Hostname()
-	env.UserNS = inUserNamespace()
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == "github.com/quic-go/quic-go" {
-				env.QUIC = "quic-go " + m.Version
-			}
-		}
-	}
-	return env
-}
-
-// inUserNamespace reports whether this process runs in a user namespace other than the initial
-// one, whose uid map is the identity over all 2^32-1 ids (user_namespaces(7)).
-func inUserNamespace() bool {
-	b, err := os.ReadFile("/proc/self/uid_map")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return !(len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295")
-}
+// environment describes the machine and software, once per experiment (result.LocalEnv).
+func environment(c Config) *result.Env { return result.LocalEnv(c.Version, c.Seed) }

@@ -79,6 +79,10 @@ type Record struct {
 	// Artifacts lists the load's evidence files (HAR, NetLog and its load index, qlogs, pcapng)
 	// as slash-separated paths relative to the --artifacts directory; empty when none were kept.
 	Artifacts []string `json:"artifacts,omitempty"`
+	// ArtifactsFailed lists the load's evidence files that were wanted but not written whole
+	// (a write error, a full filesystem, a capture that lost packet events), each with the
+	// error; a file listed here is never listed in Artifacts.
+	ArtifactsFailed []ArtifactFailure `json:"artifacts_failed,omitempty"`
 	// Page describes the page that was loaded.
 	Page Page `json:"page"`
 	// Link describes the emulated link the load went through.
@@ -498,4 +502,13 @@ func (d *Direction) Add(o Direction) {
 func (e *Emulator) Add(o Emulator) {
 	e.Down.Add(o.Down)
 	e.Up.Add(o.Up)
+}
+
+// ArtifactFailure is one evidence file that was not written whole.
+type ArtifactFailure struct {
+	// Path is the file, slash-separated and relative to the --artifacts directory (absolute
+	// while the writer fills it in, before the artifacts package makes it relative).
+	Path string `json:"path"`
+	// Error says what went wrong, e.g. "write load.har: no space left on device".
+	Error string `json:"error"`
 }
