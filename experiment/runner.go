@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/flows"
@@ -49,6 +48,9 @@ type Summary struct {
 	Resumed int
 	// Scheduled is the number of loads in the schedule (warm-ups included).
 	Scheduled int
+	// ArtifactsFailed counts the evidence files the loads wanted but could not write whole
+	// (result.Record.ArtifactsFailed, warm-ups included).
+	ArtifactsFailed int
 	// Elapsed is Run's wall time.
 	Elapsed time.Duration
 }
@@ -566,6 +568,7 @@ func (r *runner) write(i int, rec *result.Record) error {
 // count adds the load rec to the summary (by result.Classify) and the running medians.
 func (r *runner) count(rec *result.Record) {
 	r.sum.Records++
+	r.sum.ArtifactsFailed += len(rec.ArtifactsFailed)
 	if rec.Warmup {
 		return
 	}

@@ -178,6 +178,7 @@ func addSummary(a, b experiment.Summary) experiment.Summary {
 	a.HarnessErrors += b.HarnessErrors
 	a.Resumed += b.Resumed
 	a.Scheduled += b.Scheduled
+	a.ArtifactsFailed += b.ArtifactsFailed
 	return a
 }
 

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"os"
+	"errors"
 	"slices"
 	"strings"
 
@@ -64,8 +64,8 @@ func (a *artifactFlags) config(allowed ...artifacts.Kind) (artifacts.Config, err
 	if err != nil {
 		return artifacts.Config{}, usagef("bad --artifacts-for: %v", err)
 	}
-	if err := os.MkdirAll(a.dir, 0o755); err != nil {
-		return artifacts.Config{}, usagef("bad --artifacts %s: %v", a.dir, err)
+	if err := artifacts.CheckWritable(a.dir); err != nil {
+		return artifacts.Config{}, usagef("bad --artifacts %s: %v (accepted a folder pltlab can write into)", a.dir, errors.Unwrap(err))
 	}
 	return artifacts.Config{Dir: a.dir, Kinds: kinds, For: filter}, nil
 }

@@ -255,7 +255,7 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	case isBrokenPipe(err):
 		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
 	}
-	return explainSetupError(err)
+	return artifactsExit(explainSetupError(err), sum.ArtifactsFailed)
 }
 
 // writeStudy writes the study report into dir and prints the headline table and the findings.

@@ -339,7 +339,16 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 	case isBrokenPipe(err):
 		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
 	}
-	return explainSetupError(err)
+	return artifactsExit(explainSetupError(err), sum.ArtifactsFailed)
+}
+
+// artifactsExit returns err, or, when it is nil and n artifacts were not written whole, exit
+// code exitArtifacts saying so.
+func artifactsExit(err error, n int) error {
+	if err != nil || n == 0 {
+		return err
+	}
+	return &exitError{code: exitArtifacts, err: fmt.Errorf("%d artifacts not written whole: the records list them in artifacts_failed", n)}
 }
 
 // summaryLine says what a run did, counting the measured loads as every report table does.
@@ -348,6 +357,9 @@ func summaryLine(s experiment.Summary) string {
 		s.Records, s.Valid, s.TimedOut, s.NetworkFailed, s.Invalid, s.HarnessErrors)
 	if s.Resumed > 0 {
 		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
+	}
+	if s.ArtifactsFailed > 0 {
+		line += fmt.Sprintf(", %d artifacts not written whole (artifacts_failed)", s.ArtifactsFailed)
 	}
 	return line + " in " + s.Elapsed.Round(time.Second).String()
 }

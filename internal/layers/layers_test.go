@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"shaping":                          {"result", "protocol", "shaping/emu", "shaping/netem", "shaping/pcapng"},
 	"flows":                            {"artifacts", "server", "shaping", "shaping/emu", "pages", "result", "protocol"},
 	"experiment":                       {"artifacts", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
-	"studies":                          {"experiment", "analysis", "flows", "shaping", "pages", "result", "protocol"},
+	"studies":                          {"artifacts", "experiment", "analysis", "flows", "shaping", "pages", "result", "protocol"},
 	"cluster":                          {"experiment", "result", "protocol"},
 	"cmd/pltlab":                       {"artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
 }
