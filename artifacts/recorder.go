@@ -177,8 +177,8 @@ func (r *Recorder) StopQlogs() {
 // Keep); recs are the load's records (one page load, or every flow of a flow run; none after a
 // harness failure, when the folder is removed). Each record gets the same Artifacts (files
 // written whole) and ArtifactsFailed (with the reason: a writer's error given to Fail or
-// carried in a record's ArtifactsFailed, a capture that lost packet events, an empty file, or a
-// full filesystem). shared are files outside the folder the load also wrote into (the
+// carried in a record's ArtifactsFailed, a capture that lost packet events, an unfinished
+// *.part file, an empty file, or a full filesystem). shared are files outside the folder the load also wrote into (the
 // browser's NetLog and its index). The error is what went wrong stopping the recordings.
 func (r *Recorder) End(keep bool, recs []*result.Record, shared ...string) error {
 	if r == nil || r.dir == "" {
@@ -228,6 +228,8 @@ func (r *Recorder) End(keep bool, recs []*result.Record, shared ...string) error
 		switch fi, err := os.Stat(filepath.Join(r.cfg.Dir, filepath.FromSlash(f))); {
 		case err != nil:
 			bad[f] = err.Error()
+		case strings.HasSuffix(f, PartSuffix):
+			bad[f] = "incomplete: its writer did not finish it"
 		case fi.Size() == 0:
 			bad[f] = "empty file"
 		case full != "":
@@ -304,6 +306,10 @@ func CheckWritable(dir string) error {
 	}
 	f, err := os.CreateTemp(dir, ".pltlab-write-check-*")
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is dir's, named already
+		}
 		return fmt.Errorf("artifacts folder %s is not writable: %w", dir, err)
 	}
 	_, werr := f.Write(make([]byte, 4096))

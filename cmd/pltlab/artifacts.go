@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"slices"
 	"strings"
 
@@ -65,7 +64,7 @@ func (a *artifactFlags) config(allowed ...artifacts.Kind) (artifacts.Config, err
 		return artifacts.Config{}, usagef("bad --artifacts-for: %v", err)
 	}
 	if err := artifacts.CheckWritable(a.dir); err != nil {
-		return artifacts.Config{}, usagef("bad --artifacts %s: %v (accepted a folder pltlab can write into)", a.dir, errors.Unwrap(err))
+		return artifacts.Config{}, usagef("bad --artifacts: %v (accepted a folder pltlab can write into)", err)
 	}
 	return artifacts.Config{Dir: a.dir, Kinds: kinds, For: filter}, nil
 }
