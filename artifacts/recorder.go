@@ -238,6 +238,7 @@ func (r *Recorder) End(keep bool, recs []*result.Record, shared ...string) error
 			whole = append(whole, f)
 		}
 	}
+	slices.Sort(whole)
 	var out []result.ArtifactFailure
 	for f, e := range bad {
 		out = append(out, result.ArtifactFailure{Path: f, Error: e})
