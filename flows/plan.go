@@ -195,16 +195,30 @@ func (p Plan) done(j Job) bool {
 	return n >= len(p.Mixes[j.Mix])
 }
 
+// Summary counts what Execute did.
+type Summary struct {
+	// Runs counts the runs made (a run skipped by Resume is not counted); Flows their flow
+	// records, Valid the valid ones, Starved the starved ones (result.Flow.Starved).
+	Runs, Flows, Valid, Starved int
+	// Resumed counts the runs skipped because Plan.Resume holds them.
+	Resumed int
+	// ArtifactsFailed counts the evidence files of the runs not written whole (every flow of a
+	// run lists the same files; they are counted once per run).
+	ArtifactsFailed int
+}
+
 // Execute runs the plan: it checks it, opens the link, self-checks a shaped link (a failed
 // check is repeated once; both are emitted as KindLinkCheck records), starts the flows server
 // with the artifacts' options, and runs the schedule, emitting every flow record (with the
 // complete env: kernel, QUIC stack, UDP buffers) and keeping each run's artifacts whole or
 // listed as failed. A run's artifacts problem is logged, not fatal. It fails on a bad plan, a
 // link that cannot be set up or fails its check, an emit error, or when ctx ends (ctx.Err()
-// wrapped; the records of finished runs are emitted).
-func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) error {
+// wrapped; the records of finished runs are emitted). The summary counts what was done, also
+// when it fails.
+func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summary, error) {
+	var sum Summary
 	if err := p.Check(); err != nil {
-		return err
+		return sum, err
 	}
 	p = p.withDefaults()
 	spec, _ := shaping.ParseSpec(p.Link)
@@ -213,20 +227,20 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) error
 	}
 	rec, err := artifacts.NewRecorder(p.Artifacts, p.Experiment, nil, p.Logger)
 	if err != nil {
-		return err
+		return sum, err
 	}
 	l, err := shaping.Open(ctx, spec, shaping.WithLogger(p.Logger))
 	if err != nil {
-		return fmt.Errorf("open link: %w", err)
+		return sum, fmt.Errorf("open link: %w", err)
 	}
 	defer l.Close()
 	env := result.LocalEnv(p.Version, p.Seed)
 	if err := p.checkLink(ctx, l, env, emit); err != nil {
-		return err
+		return sum, err
 	}
 	srv, err := NewServer(ctx, l, p.Logger, rec.ServerOptions()...)
 	if err != nil {
-		return err
+		return sum, err
 	}
 	defer srv.Close()
 	info := srv.Info()
@@ -234,10 +248,11 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) error
 	jobs := p.Jobs()
 	for i, j := range jobs {
 		if p.done(j) {
+			sum.Resumed++
 			continue
 		}
 		if _, err := rec.Begin(i, l); err != nil {
-			return err
+			return sum, err
 		}
 		recs, err := Run(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
 			Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger})
@@ -251,25 +266,36 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) error
 			p.Logger.Warn("artifacts", "run", i, "err", aerr)
 		}
 		if err != nil {
-			return err
+			return sum, err
 		}
 		if cerr != nil {
-			return cerr
+			return sum, cerr
+		}
+		sum.Runs++
+		if len(recs) > 0 {
+			sum.ArtifactsFailed += len(recs[0].ArtifactsFailed)
 		}
 		for _, r := range recs {
 			r.Link.Spec = p.Link
+			sum.Flows++
+			switch {
+			case r.Valid:
+				sum.Valid++
+			case r.Starved:
+				sum.Starved++
+			}
 			if err := emit(r); err != nil {
-				return err
+				return sum, err
 			}
 		}
 		if p.Progress != nil {
 			p.Progress(i+1, len(jobs), j, recs)
 		}
 		if i+1 < len(jobs) && !sleepUntil(ctx, time.Now().Add(p.Pause)) {
-			return ctx.Err()
+			return sum, ctx.Err()
 		}
 	}
-	return ctx.Err()
+	return sum, ctx.Err()
 }
 
 // checkLink self-checks a shaped link (up to CheckAttempts times) and emits every check.

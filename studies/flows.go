@@ -23,14 +23,15 @@ func init() {
 // runFlowPart runs flow part f through the one bulk-flows runner (flows.Execute: seeded
 // schedule, link self-check, artifacts, complete env), writing every record, named experiment,
 // to w. The artifacts are those o.Configure sets for the page loads, restricted to what flows
-// keep (pcap, qlog); "slowest" keeps every run, flows having no PLT.
-func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) error {
+// keep (pcap, qlog); "slowest" keeps every run, flows having no PLT. It returns the number of
+// artifacts not written whole.
+func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) (int, error) {
 	mixes := make([][]flows.Spec, len(f.Mixes))
 	for i, m := range f.Mixes {
 		for _, s := range m {
 			fs, err := flows.ParseSpec(s)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			mixes[i] = append(mixes[i], fs)
 		}
@@ -39,7 +40,8 @@ func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOption
 		Experiment: experiment, Version: o.Version, Artifacts: flowArtifacts(o),
 		SkipLinkCheck: o.SkipLinkCheck, AdvisoryCheck: len(advisoryLinks([]string{f.Link})) > 0,
 		Resume: o.Resume, Logger: o.Logger}
-	return flows.Execute(ctx, p, w.Write)
+	sum, err := flows.Execute(ctx, p, w.Write)
+	return sum.ArtifactsFailed, err
 }
 
 // flowArtifacts returns the artifacts o.Configure sets for the page loads, restricted to the

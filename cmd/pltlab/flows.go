@@ -256,19 +256,20 @@ func runFlows(cmd *cobra.Command, f flowsFlags, p flows.Plan, sink io.Writer) er
 	}
 	w := result.NewWriter(sink)
 	var all []*result.Record
-	failedArtifacts := 0
 	p.Progress = func(done, total int, j flows.Job, recs []*result.Record) {
-		if len(recs) > 0 {
-			failedArtifacts += len(recs[0].ArtifactsFailed)
-		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: run %d/%d done (%s, repetition %d)\n", done, total, flows.Mix(p.Mixes[j.Mix]), j.Run)
 	}
-	err := flows.Execute(ctx, p, func(r *result.Record) error {
+	sum, err := flows.Execute(ctx, p, func(r *result.Record) error {
 		if r.IsFlow() {
 			all = append(all, r)
 		}
 		return w.Write(r)
 	})
+	line := fmt.Sprintf("%d runs, %d flows (%d valid, %d starved, %d otherwise invalid)", sum.Runs, sum.Flows, sum.Valid, sum.Starved, sum.Flows-sum.Valid-sum.Starved)
+	if sum.ArtifactsFailed > 0 {
+		line += fmt.Sprintf(", %d artifacts not written whole (artifacts_failed)", sum.ArtifactsFailed)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s\n", line)
 	if ctx.Err() != nil {
 		return &exitError{code: 130, err: errors.New("interrupted; the records of finished runs are kept")}
 	}
@@ -281,5 +282,5 @@ func runFlows(cmd *cobra.Command, f flowsFlags, p flows.Plan, sink io.Writer) er
 	if err := analysis.FlowSummary(tableTo, all); err != nil {
 		return err
 	}
-	return artifactsExit(nil, failedArtifacts)
+	return artifactsExit(nil, sum.ArtifactsFailed)
 }
