@@ -67,9 +67,10 @@ const CheckAttempts = 2
 // ErrLinkCheck is returned (wrapped) when the link's self-check finds it outside tolerance.
 var ErrLinkCheck = errors.New("link self-check failed")
 
-// Estimate constants (wall time on a 2-core machine, measured with carlucci2015's flow part):
-// opening the link and the server, a quick self-check of a shaped link, and the connect and
-// teardown of a run beside its flows' length and the pause.
+// Estimate constants: opening the link and the server, a quick self-check of a shaped link
+// (about 3 s, once more when it fails), and the connect and teardown of a run beside its flows'
+// length and the pause. Measured on the 2-core machine at load average 19: carlucci2015, two
+// runs of 10 s, took 24.5 s for an estimate of 30 s.
 const (
 	estimateSetup  = 2 * time.Second
 	estimateCheck  = 5 * time.Second
