@@ -250,6 +250,23 @@ func (r *Recorder) End(keep bool, recs []*result.Record, shared ...string) error
 	return errors.Join(errs...)
 }
 
+// Discard removes files (and, when that leaves it empty, the experiment's folder): files a load
+// wrote outside its folder that belong to no other load, when its artifacts are not kept (the
+// NetLog of 'pltlab load''s one browser). Missing files are not an error.
+func (r *Recorder) Discard(files ...string) error {
+	if r == nil {
+		return nil
+	}
+	var errs []error
+	for _, f := range files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	os.Remove(r.expDir) // only when empty
+	return errors.Join(errs...)
+}
+
 // rel makes an absolute path relative to the artifacts directory (slash-separated).
 func (r *Recorder) rel(p string) string {
 	if filepath.IsAbs(p) {

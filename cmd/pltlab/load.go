@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -141,23 +140,22 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	if cerr := b.Close(); err == nil && cerr != nil {
 		slog.Warn("close chromium", "err", cerr)
 	}
+	var shared []string
+	if netlog != "" {
+		shared = []string{netlog, netlog + ".loads.jsonl"}
+	}
 	if err != nil {
-		return errors.Join(err, ev.End(false, nil), removeNetLog(netlog))
+		return errors.Join(err, ev.End(false, nil), ev.Discard(shared...))
 	}
 	if ev != nil {
 		rec.Experiment = experimentName
 		keep := ev.Keep("load", rec.Valid && !rec.TimedOut, rec.PLTMs) // --artifacts-for
-		var shared []string
-		if netlog != "" {
-			shared = []string{netlog, netlog + ".loads.jsonl"}
-		}
-		if err := ev.End(keep, []*result.Record{rec}, shared...); err != nil {
-			slog.Warn("artifacts", "err", err)
-		}
+		err := ev.End(keep, []*result.Record{rec}, shared...)
 		if !keep {
-			if err := removeNetLog(netlog); err != nil {
-				slog.Warn("artifacts", "err", err)
-			}
+			err = errors.Join(err, ev.Discard(shared...))
+		}
+		if err != nil {
+			slog.Warn("artifacts", "err", err)
 		}
 	}
 	if err := result.NewWriter(cmd.OutOrStdout()).Write(rec); err != nil {
@@ -167,25 +165,6 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 		return &exitError{code: 1, err: fmt.Errorf("invalid load: %s", rec.InvalidReason)}
 	}
 	return artifactsExit(nil, len(rec.ArtifactsFailed))
-}
-
-// removeNetLog removes a NetLog and its load index ("" is none), and its folder when that is
-// then empty: the files of a load whose artifacts are not kept.
-func removeNetLog(netlog string) error {
-	if netlog == "" {
-		return nil
-	}
-	err := errors.Join(ignoreMissing(os.Remove(netlog)), ignoreMissing(os.Remove(netlog+".loads.jsonl")))
-	os.Remove(filepath.Dir(netlog)) // only when empty
-	return err
-}
-
-// ignoreMissing drops an error saying the file does not exist.
-func ignoreMissing(err error) error {
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return err
 }
 
 // planLoad checks the flags and works out the URL Chromium loads and where the server is.
