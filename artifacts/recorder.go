@@ -252,7 +252,7 @@ func (r *Recorder) End(keep bool, recs []*result.Record, shared ...string) error
 
 // Discard removes files (and, when that leaves it empty, the experiment's folder): files a load
 // wrote outside its folder that belong to no other load, when its artifacts are not kept (the
-// NetLog of 'pltlab load”s one browser). Missing files are not an error.
+// NetLog of the one browser of 'pltlab load'). Missing files are not an error.
 func (r *Recorder) Discard(files ...string) error {
 	if r == nil {
 		return nil
