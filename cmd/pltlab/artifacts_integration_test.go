@@ -215,3 +215,43 @@ func TestIntegrationArtifactsRedoneLoad(t *testing.T) {
 		t.Fatalf("the stale qlog is still in the redone load's folder: %v", err)
 	}
 }
+
+// TestIntegrationRunArtifactsFullDisk runs three loads with every artifact into a 300 KB tmpfs
+// (a load's files need about 1 MB): no record lists a file that is not whole, those that are not
+// are in artifacts_failed, the closing line counts them and the exit code is 3. About 8 s.
+func TestIntegrationRunArtifactsFullDisk(t *testing.T) {
+	needRootAndChromium(t)
+	art := mountTmpfs(t, "300k", "")
+	jsonl := filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, errOut := runCLI(t, "run", "--page", "4x20KB", "--link", "rate=10mbit,rtt=20ms", "--runs", "1",
+		"--warmup", "0", "--no-link-check", "--name", "full", "--out", jsonl, "--artifacts", art)
+	if code != exitArtifacts || !strings.Contains(errOut, "artifacts not written whole") {
+		t.Fatalf("exit %d (want %d)\nstderr:\n%s", code, exitArtifacts, errOut)
+	}
+	loads, failed := 0, 0
+	for _, r := range readAll(t, jsonl) {
+		if !r.IsLoad() {
+			continue
+		}
+		loads++
+		failed += len(r.ArtifactsFailed)
+		for _, f := range r.Artifacts {
+			st, err := os.Stat(filepath.Join(art, filepath.FromSlash(f)))
+			if err != nil || st.Size() == 0 {
+				t.Errorf("%s lists %s: %v", r.Protocol, f, err)
+			}
+		}
+		for _, f := range r.ArtifactsFailed {
+			if f.Error == "" || strings.Contains(strings.Join(r.Artifacts, " "), f.Path) {
+				t.Errorf("%s: failed %+v without an error, or also listed as evidence", r.Protocol, f)
+			}
+		}
+	}
+	if loads != len(protocol.Table) || failed == 0 {
+		t.Fatalf("%d loads, %d failed artifacts: want %d loads and failures", loads, failed, len(protocol.Table))
+	}
+	code, out, _ := runCLI(t, "report", jsonl)
+	if code != 0 || !strings.Contains(out, "artifacts not written whole") {
+		t.Fatalf("report: exit %d, no count of failed artifacts:\n%s", code, out)
+	}
+}
