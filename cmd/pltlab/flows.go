@@ -107,7 +107,7 @@ schedule and the estimated time and sets nothing up.`,
 	fl.StringVar(&f.name, "name", "", "experiment name in every record (default flows-<UTC time>)")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the schedule of runs and the estimated time and exit (nothing is set up)")
-	fl.BoolVar(&f.noCheck, "skip-link-check", false, "do not self-check the link before the flows (the check is recorded otherwise)")
+	fl.BoolVar(&f.noCheck, "no-link-check", false, "do not self-check the link before the flows (the check is recorded otherwise)")
 	f.art.addArtifacts(fl, "pcap,qlog")
 	return cmd
 }

@@ -118,7 +118,7 @@ func TestIntegrationFlowsArtifactsFullDisk(t *testing.T) {
 	art := mountTmpfs(t, "300k", "")
 	out := filepath.Join(t.TempDir(), "f.jsonl")
 	code, _, stderr := runCLI(t, "flows", "--link", "rate=10mbit,rtt=20ms", "--flow", "h1:cubic", "--duration", "2s",
-		"--skip-link-check", "--artifacts", art, "--name", "full", "--out", out)
+		"--no-link-check", "--artifacts", art, "--name", "full", "--out", out)
 	if code != exitArtifacts || !strings.Contains(stderr, "artifacts not written whole") {
 		t.Fatalf("exit %d (want %d), stderr:\n%s", code, exitArtifacts, stderr)
 	}
