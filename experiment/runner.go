@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/artifacts"
@@ -30,8 +29,9 @@ const Host = "plt.test"
 // before the experiment gives up.
 const maxHarnessFailures = 3
 
-// ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance.
-var ErrLinkCheck = errors.New("link self-check failed")
+// ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance
+// (shaping.ErrCheckFailed, which flows returns too).
+var ErrLinkCheck = shaping.ErrCheckFailed
 
 // Summary counts what Run did. The measured (non-warm-up) loads are counted by
 // result.Classify, as every report table counts them: Valid + TimedOut + NetworkFailed +
@@ -372,10 +372,9 @@ func (r *runner) checksLeft() int {
 	return n
 }
 
-// LinkCheckAttempts is how many self-checks a link gets before it is refused: a failed check
-// is repeated once, because one late probe on a busy machine (a single idle-RTT outlier) does
-// not make a broken link, while a link outside tolerance fails both. Every check is recorded.
-const LinkCheckAttempts = 2
+// LinkCheckAttempts is how many self-checks a link gets before it is refused
+// (shaping.CheckAttempts).
+const LinkCheckAttempts = shaping.CheckAttempts
 
 // checkLink self-checks link li (up to LinkCheckAttempts times), writes each check as a
 // link_check line, and returns an error wrapping ErrLinkCheck when every attempt failed (unless
@@ -412,16 +411,10 @@ func (r *runner) checkOnce(ctx context.Context, li int, l shaping.Link) error {
 		return err
 	}
 	r.observe(rec)
-	if !chk.Pass && !slices.Contains(r.c.AdvisoryCheck, r.c.Links[li]) {
-		var bad []string
-		for _, line := range chk.Lines {
-			if !line.Pass {
-				bad = append(bad, fmt.Sprintf("%s: measured %s, configured %s (%s)", line.Name, line.Measured, line.Configured, line.Tolerance))
-			}
-		}
-		return fmt.Errorf("%w: %s", ErrLinkCheck, strings.Join(bad, "; "))
+	if slices.Contains(r.c.AdvisoryCheck, r.c.Links[li]) {
+		return nil
 	}
-	return nil
+	return shaping.CheckFailure(chk)
 }
 
 func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr, extra ...server.Option) (*server.Server, error) {

@@ -59,13 +59,6 @@ type Plan struct {
 // DefaultPause is the quiet time between the runs of a Plan.
 const DefaultPause = time.Second
 
-// CheckAttempts is how many self-checks a link gets before it is refused: a failed check is
-// repeated once, because one late probe on a busy machine does not make a broken link, while a
-// link outside tolerance fails both. Every check is recorded.
-const CheckAttempts = 2
-
-// ErrLinkCheck is returned (wrapped) when the link's self-check finds it outside tolerance.
-var ErrLinkCheck = errors.New("link self-check failed")
 
 // Estimate constants: opening the link and the server, a quick self-check of a shaped link
 // (about 3 s, once more when it fails), and the connect and teardown of a run beside its flows'
@@ -299,13 +292,13 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 	return sum, ctx.Err()
 }
 
-// checkLink self-checks a shaped link (up to CheckAttempts times) and emits every check.
+// checkLink self-checks a shaped link (up to shaping.CheckAttempts times) and emits every
+// check; the error wraps shaping.ErrCheckFailed when every attempt failed.
 func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {
 	if p.SkipLinkCheck || l.Namespace() == "" {
 		return nil
 	}
-	var err error
-	for range CheckAttempts {
+	for attempt := 1; ; attempt++ {
 		chk, cerr := shaping.Check(ctx, l, shaping.CheckOptions{Quick: true})
 		if cerr != nil {
 			return fmt.Errorf("link self-check: %w", cerr)
@@ -316,20 +309,23 @@ func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, em
 		if err := emit(r); err != nil {
 			return err
 		}
-		if chk.Pass || p.AdvisoryCheck {
+		err := shaping.CheckFailure(chk)
+		if err == nil || p.AdvisoryCheck {
 			return nil
 		}
-		var bad []string
-		for _, line := range chk.Lines {
-			if !line.Pass {
-				bad = append(bad, fmt.Sprintf("%s: measured %s, configured %s (%s)", line.Name, line.Measured, line.Configured, line.Tolerance))
-			}
-		}
-		err = fmt.Errorf("%w: %s", ErrLinkCheck, strings.Join(bad, "; "))
-		if ctx.Err() != nil {
-			return ctx.Err()
+		if ctx.Err() != nil || attempt == shaping.CheckAttempts {
+			return cmpErr(ctx.Err(), err)
 		}
 		p.Logger.Warn("link self-check failed; checking once more", "link", p.Link, "err", err)
 	}
-	return err
+}
+
+// cmpErr returns the first non-nil error.
+func cmpErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
 }

@@ -274,9 +274,6 @@ func runFlows(cmd *cobra.Command, f flowsFlags, p flows.Plan, sink io.Writer) er
 		return &exitError{code: 130, err: errors.New("interrupted; the records of finished runs are kept")}
 	}
 	if err != nil {
-		if errors.Is(err, flows.ErrLinkCheck) {
-			return err
-		}
 		return explainSetupError(err)
 	}
 	if err := analysis.FlowSummary(tableTo, all); err != nil {
