@@ -59,7 +59,6 @@ type Plan struct {
 // DefaultPause is the quiet time between the runs of a Plan.
 const DefaultPause = time.Second
 
-
 // Estimate constants: opening the link and the server, a quick self-check of a shaped link
 // (about 3 s, once more when it fails), and the connect and teardown of a run beside its flows'
 // length and the pause. Measured on the 2-core machine at load average 19: carlucci2015, two
