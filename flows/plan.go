@@ -312,19 +312,12 @@ func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, em
 		if err == nil || p.AdvisoryCheck {
 			return nil
 		}
-		if ctx.Err() != nil || attempt == shaping.CheckAttempts {
-			return cmpErr(ctx.Err(), err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if attempt == shaping.CheckAttempts {
+			return err
 		}
 		p.Logger.Warn("link self-check failed; checking once more", "link", p.Link, "err", err)
 	}
-}
-
-// cmpErr returns the first non-nil error.
-func cmpErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
