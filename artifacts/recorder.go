@@ -66,7 +66,7 @@ func NewRecorder(cfg Config, experiment string, keeper *Keeper, log *slog.Logger
 		return nil, err
 	}
 	if parts, err := StaleParts(cfg.Dir); err == nil && len(parts) > 0 {
-		log.Warn(fmt.Sprintf("%d incomplete artifact files (*%s) from a process that was killed; they are not listed in any record and can be removed", len(parts), PartSuffix),
+		log.Warn(fmt.Sprintf("%d incomplete artifact files (*%s) under %s: left by a killed process (unless another pltlab process writes into this folder now); no record lists them, they can be removed", len(parts), PartSuffix, cfg.Dir),
 			"first", parts[0])
 	}
 	return r, nil
