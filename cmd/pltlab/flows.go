@@ -159,6 +159,11 @@ func (f *flowsFlags) specs() ([][]flows.Spec, error) {
 		for j := range min(len(starts), len(mix)) { // a smaller mix takes the first offsets
 			mix[j].Start = starts[j]
 		}
+		for _, fs := range mix {
+			if err := flows.CheckCC(fs); err != nil {
+				return nil, usagef("bad --flow %s: %v", fs, err)
+			}
+		}
 	}
 	if n := slices.Max(lens(mixes)); len(starts) > n {
 		return nil, usagef("bad --start %q: %d offsets for at most %d flows in a mix: accepted at most one per flow", f.starts, len(starts), n)
@@ -270,10 +275,7 @@ func runFlows(cmd *cobra.Command, f flowsFlags, p flows.Plan, sink io.Writer) er
 		line += fmt.Sprintf(", %d artifacts not written whole (artifacts_failed)", sum.ArtifactsFailed)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s\n", line)
-	if ctx.Err() != nil {
-		return &exitError{code: 130, err: errors.New("interrupted; the records of finished runs are kept")}
-	}
-	if err != nil {
+	if err := stopError(ctx, err, "the records of finished runs are kept"); err != nil {
 		return explainSetupError(err)
 	}
 	if err := analysis.FlowSummary(tableTo, all); err != nil {

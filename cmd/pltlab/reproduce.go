@@ -96,6 +96,9 @@ the reports of an unfinished one say PARTIAL.` + artifactsHelp,
 			if err != nil {
 				return err
 			}
+			if err := plan.CheckTCPCC(); err != nil {
+				return asUsage(err) // tried where the server will run, before anything is written
+			}
 			if !f.resume {
 				if err := prepareOutDir(f.out, f.force); err != nil {
 					return err
@@ -249,13 +252,7 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	sum, err := studies.Run(ctx, plan, o, result.NewWriter(of))
 	finish()
 	fmt.Fprintf(stderr, "pltlab: %s\n", summaryLine(sum))
-	switch {
-	case ctx.Err() != nil:
-		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept (continue with --resume)")}
-	case isBrokenPipe(err):
-		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
-	}
-	return artifactsExit(explainSetupError(err), sum.ArtifactsFailed)
+	return artifactsExit(explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)")), sum.ArtifactsFailed)
 }
 
 // writeStudy writes the study report into dir and prints the headline table and the findings.
