@@ -200,6 +200,9 @@ func (r *Recorder) End(keep bool, recs []*result.Record, shared ...string) error
 	dir := r.dir
 	r.dir = ""
 	if len(recs) == 0 || !keep {
+		for _, rec := range recs {
+			rec.Artifacts, rec.ArtifactsFailed = nil, nil // nothing kept, nothing claimed
+		}
 		return errors.Join(append(errs, os.RemoveAll(dir))...)
 	}
 	failed := r.failed

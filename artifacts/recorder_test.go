@@ -146,3 +146,23 @@ func TestStaleParts(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRecorderNotKeptClaimsNothing checks that a load whose files are not kept (--artifacts-for)
+// lists neither evidence nor failures, even when a writer reported one, and leaves no folder.
+func TestRecorderNotKeptClaimsNothing(t *testing.T) {
+	r, _ := newRecorder(t, HAR)
+	dir, err := r.Begin(0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &result.Record{ArtifactsFailed: []result.ArtifactFailure{{Path: filepath.Join(dir, LoadFileHAR), Error: "disk full"}}}
+	if err := r.End(false, []*result.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Artifacts != nil || rec.ArtifactsFailed != nil {
+		t.Fatalf("not kept, but lists %v and %v", rec.Artifacts, rec.ArtifactsFailed)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("folder left: %v", err)
+	}
+}
