@@ -20,6 +20,9 @@ import (
 	"github.com/pltlab/pltlab/shaping"
 )
 
+// maxAttempts bounds the folders Begin tries for one load (LoadDir, LoadDir.2, ...).
+const maxAttempts = 1000
+
 // MinFreeBytes is the free space below which a filesystem counts as full when a load's files
 // are judged: a file written while its filesystem ran out of space may be cut short although no
 // writer reported it (Chromium's NetLog, quic-go's qlogs), so every file of such a load is
@@ -109,24 +112,36 @@ func (r *Recorder) ServerOptions() []server.Option {
 	return opts
 }
 
-// Begin prepares the folder of load run (LoadDir) and starts the recordings; link is nil when
-// no link is in this process (then no capture). A folder left by an earlier attempt of the same
-// load (a killed process; --resume redoes its load) is removed first, with a warning, so that a
-// redone load starts from an empty folder. It returns the folder ("" for nil). When the capture
+// Begin makes a new, empty folder for load run and starts the recordings; link is nil when no
+// link is in this process (then no capture). The folder is LoadDir(experiment, run), or, when
+// that exists already (an earlier attempt of the same load by a process that was killed, which
+// --resume redoes; or another process using the same experiment name), the first free
+// LoadDir.N (N = 2, 3, ...), claimed with one mkdir(2) so that two processes never share one:
+// a redone load starts from an empty folder and no other attempt's files are touched or listed.
+// The taken folder is named in a warning. It returns the folder ("" for nil). When the capture
 // cannot start, the folder is removed and the error returned.
 func (r *Recorder) Begin(run int, link shaping.Link) (string, error) {
 	if r == nil {
 		return "", nil
 	}
-	dir := r.cfg.LoadDir(r.experiment, run)
-	if _, err := os.Lstat(dir); err == nil {
-		r.log.Warn("artifacts: removed the folder of an earlier, unfinished attempt of this load (no record lists it)", "dir", dir)
-		if err := os.RemoveAll(dir); err != nil {
-			return "", fmt.Errorf("artifacts: remove stale %s: %w", dir, err)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	base := r.cfg.LoadDir(r.experiment, run)
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return "", fmt.Errorf("artifacts: %w", err)
+	}
+	dir := base
+	for n := 2; ; n++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || n > maxAttempts {
+			return "", fmt.Errorf("artifacts: %w", err)
+		}
+		dir = fmt.Sprintf("%s.%d", base, n)
+	}
+	if dir != base {
+		r.log.Warn("artifacts: this load's folder is taken by an earlier attempt (a killed run, unless another process uses this experiment name); using a new one",
+			"taken", base, "dir", dir)
 	}
 	r.dir, r.failed = dir, nil
 	if r.cfg.Has(Qlog) {

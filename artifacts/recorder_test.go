@@ -107,22 +107,33 @@ func TestRecorderWholeAndFailed(t *testing.T) {
 }
 
 // TestRecorderRedoStartsEmpty checks that a load redone after a killed attempt starts from an
-// empty folder: the earlier attempt's files are gone and not listed.
+// empty folder of its own: the earlier attempt's files are neither touched nor listed, and a
+// third attempt takes the next name.
 func TestRecorderRedoStartsEmpty(t *testing.T) {
 	r, _ := newRecorder(t, Qlog)
-	dir := filepath.Join(r.ExperimentDir(), "run-0002")
-	os.MkdirAll(dir, 0o755)
-	os.WriteFile(filepath.Join(dir, "h3-server-old.sqlog"), []byte("old"), 0o644)
-	if _, err := r.Begin(2, nil); err != nil {
+	stale := filepath.Join(r.ExperimentDir(), "run-0002")
+	os.MkdirAll(stale, 0o755)
+	os.WriteFile(filepath.Join(stale, "h3-server-old.sqlog"), []byte("old"), 0o644)
+	dir, err := r.Begin(2, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if dir != stale+".2" {
+		t.Fatalf("redone load's folder %s, want %s.2", dir, stale)
 	}
 	os.WriteFile(filepath.Join(dir, "h3-server-new.sqlog"), []byte("new"), 0o644)
 	rec := &result.Record{}
 	if err := r.End(true, []*result.Record{rec}); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rec.Artifacts, []string{"exp/run-0002/h3-server-new.sqlog"}) {
+	if !slices.Equal(rec.Artifacts, []string{"exp/run-0002.2/h3-server-new.sqlog"}) {
 		t.Fatalf("artifacts %v, want only the redone load's qlog", rec.Artifacts)
+	}
+	if b, err := os.ReadFile(filepath.Join(stale, "h3-server-old.sqlog")); err != nil || string(b) != "old" {
+		t.Fatalf("the earlier attempt's file was touched: %q, %v", b, err)
+	}
+	if dir, err = r.Begin(2, nil); err != nil || dir != stale+".3" {
+		t.Fatalf("third attempt: %s, %v; want %s.3", dir, err, stale)
 	}
 }
 

@@ -176,8 +176,9 @@ func TestIntegrationFlowsArtifacts(t *testing.T) {
 
 // TestIntegrationArtifactsRedoneLoad makes the folder a killed process leaves for a load it
 // never finished (a stale qlog, a NetLog of another process), then runs that load: the record
-// lists only the new load's files, the stale folder's content is gone, and the NetLog is this
-// process's own (named with its pid), so no index points into a file another process wrote.
+// lists only the new load's files, in a new folder of its own (the earlier attempt's untouched),
+// and the NetLog is this process's own (named with its pid), so no index points into a file
+// another process wrote.
 // About 5 s.
 func TestIntegrationArtifactsRedoneLoad(t *testing.T) {
 	needRootAndChromium(t)
@@ -194,7 +195,7 @@ func TestIntegrationArtifactsRedoneLoad(t *testing.T) {
 	}
 	code, out, errOut := runCLI(t, "run", "--page", "2x10KB", "--link", "none", "--runs", "1", "--warmup", "0",
 		"--protocols", "h2", "--name", "redo", "--out", jsonl, "--artifacts", art, "--artifacts-kinds", "har,netlog")
-	if code != 0 || !strings.Contains(errOut, "unfinished attempt") {
+	if code != 0 || !strings.Contains(errOut, "taken by an earlier attempt") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	var load *result.Record
@@ -207,12 +208,12 @@ func TestIntegrationArtifactsRedoneLoad(t *testing.T) {
 	if load == nil || len(load.ArtifactsFailed) != 0 {
 		t.Fatalf("load %+v", load)
 	}
-	want := []string{"redo/netlog-h2" + pid + "1.json", "redo/netlog-h2" + pid + "1.json.loads.jsonl", "redo/run-0000/load.har"}
+	want := []string{"redo/netlog-h2" + pid + "1.json", "redo/netlog-h2" + pid + "1.json.loads.jsonl", "redo/run-0000.2/load.har"}
 	if strings.Join(load.Artifacts, " ") != strings.Join(want, " ") {
 		t.Fatalf("artifacts %v, want %v", load.Artifacts, want)
 	}
-	if _, err := os.Stat(filepath.Join(stale, "h3-server-old.sqlog")); !os.IsNotExist(err) {
-		t.Fatalf("the stale qlog is still in the redone load's folder: %v", err)
+	if _, err := os.Stat(filepath.Join(stale, "h3-server-old.sqlog")); err != nil {
+		t.Fatalf("the earlier attempt's qlog was touched: %v", err)
 	}
 }
 
