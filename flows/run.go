@@ -156,7 +156,10 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 // record). 2^24 values are 4.6 days of one flow at DefaultBin, or 8 h of 50 flows.
 const MaxSeriesValues = 1 << 24
 
-// CheckSize returns an error, one line naming the values and what is accepted, when a run of n
+// ErrTooLarge is wrapped by CheckSize's refusal.
+var ErrTooLarge = errors.New("run too large")
+
+// CheckSize returns an error wrapping ErrTooLarge, one line naming the values and what is accepted, when a run of n
 // flows lasting total (the latest flow's start plus duration) in bins of bin would keep more than
 // MaxSeriesValues values; callers check it before setting anything up.
 func CheckSize(n int, total, bin time.Duration) error {
@@ -166,8 +169,8 @@ func CheckSize(n int, total, bin time.Duration) error {
 	bins := (total + bin - 1) / bin
 	if values := float64(bins) * float64(n+3); values > MaxSeriesValues {
 		most := time.Duration(MaxSeriesValues/(n+3)) * bin
-		return fmt.Errorf("a run of %d flows over %v in %v bins needs %.3g series values in memory: accepted at most %d (with %d flows and %v bins, a run of at most %v; raise --bin or shorten --duration)",
-			n, total, bin, values, MaxSeriesValues, n, bin, most.Truncate(time.Second))
+		return fmt.Errorf("%w: %d flows over %v in %v bins need %.3g series values in memory, accepted at most %d: with %d flows and %v bins a run of at most %v (or wider bins)",
+			ErrTooLarge, n, total, bin, values, MaxSeriesValues, n, bin, most.Truncate(time.Second))
 	}
 	return nil
 }

@@ -183,7 +183,9 @@ func (f *flowsFlags) plan() (flows.Plan, error) {
 	}
 	p := flows.Plan{Link: f.link, Mixes: mixes, Runs: f.runs, Duration: f.duration, Bin: f.bin, Seed: f.seed,
 		Experiment: name, Version: pltlabVersion(), SkipLinkCheck: f.noCheck, Logger: slog.Default()}
-	if err := p.Check(); err != nil {
+	if err := p.Check(); errors.Is(err, flows.ErrTooLarge) {
+		return flows.Plan{}, usagef("bad --duration %v with --bin %v: %v", f.duration, f.bin, err)
+	} else if err != nil {
 		return flows.Plan{}, usagef("%v", err)
 	}
 	return p, nil
