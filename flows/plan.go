@@ -59,16 +59,8 @@ type Plan struct {
 // DefaultPause is the quiet time between the runs of a Plan.
 const DefaultPause = time.Second
 
-// Estimate constants: opening the link and the server, a quick self-check of a shaped link
-// (about 3 s, once more when it fails), and the connect and teardown of a run beside its flows'
-// length and the pause. Measured on the 2-core machine at load average 19: carlucci2015, two
-// runs of 10 s, took 24.5 s for an estimate of 30 s.
-const (
-	estimateSetup  = 2 * time.Second
-	estimateCheck  = 5 * time.Second
-	estimatePerRun = 500 * time.Millisecond
-	maxFlowsStart  = 24 * time.Hour * 365
-)
+// maxFlowsStart bounds a flow's start offset (a year): anything later is a typo.
+const maxFlowsStart = 24 * time.Hour * 365
 
 func (p Plan) withDefaults() Plan {
 	if p.Duration == 0 {
@@ -149,21 +141,11 @@ func (p Plan) Check() error {
 // Jobs returns the plan's schedule (Schedule(len(Mixes), Runs, Seed)).
 func (p Plan) Jobs() []Job { return Schedule(len(p.Mixes), p.Runs, p.Seed) }
 
-// Estimate returns the expected wall time of Execute: setup, a self-check of a shaped link,
-// and every run's length plus its connect/teardown and the pause. It assumes Check passed.
-func (p Plan) Estimate() time.Duration {
-	p = p.withDefaults()
-	d := estimateSetup
-	if spec, err := shaping.ParseSpec(p.Link); err == nil && spec.Shaped() && !p.SkipLinkCheck {
-		d += estimateCheck
-	}
-	for _, j := range p.Jobs() {
-		d += p.length(p.Mixes[j.Mix]) + estimatePerRun + p.Pause
-	}
-	return d
-}
+// RunLength returns how long run j of the schedule lasts: its mix's latest flow start plus
+// duration (the set-up, teardown and pause around it are the cost model's, in experiment).
+func (p Plan) RunLength(j Job) time.Duration { return p.withDefaults().length(p.Mixes[j.Mix]) }
 
-// Describe writes the schedule, one line per run, and the estimate (for --dry-run).
+// Describe returns the schedule, one line per run (for --dry-run).
 func (p Plan) Describe() string {
 	p = p.withDefaults()
 	var b strings.Builder
@@ -172,7 +154,6 @@ func (p Plan) Describe() string {
 	for i, j := range jobs {
 		fmt.Fprintf(&b, "  run %d/%d: %s, repetition %d, %v\n", i+1, len(jobs), Mix(p.Mixes[j.Mix]), j.Run, p.length(p.Mixes[j.Mix]))
 	}
-	fmt.Fprintf(&b, "estimated %v\n", p.Estimate().Round(time.Second))
 	return b.String()
 }
 

@@ -83,8 +83,13 @@ func TestPlanCheck(t *testing.T) {
 		}
 	}
 	long := ok
+	long.Mixes = append(long.Mixes, []Spec{{Protocol: "h1", CC: "cubic", Start: 5 * time.Second}})
 	long.Duration, long.Runs = 10*time.Second, 2
-	if d := long.Estimate(); d < 22*time.Second || d > 30*time.Second {
-		t.Errorf("estimate of 2 runs of 10 s on an unshaped link: %v", d)
+	lengths := map[time.Duration]int{}
+	for _, j := range long.Jobs() {
+		lengths[long.RunLength(j)]++
+	}
+	if len(long.Jobs()) != 4 || lengths[10*time.Second] != 2 || lengths[15*time.Second] != 2 {
+		t.Errorf("run lengths %v, want two of 10 s and two of 15 s", lengths)
 	}
 }

@@ -40,7 +40,11 @@ func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOption
 		Experiment: experiment, Version: o.Version, Artifacts: flowArtifacts(o),
 		SkipLinkCheck: o.SkipLinkCheck, AdvisoryCheck: len(advisoryLinks([]string{f.Link})) > 0,
 		Resume: o.Resume, Logger: o.Logger}
-	sum, err := flows.Execute(ctx, p, w.Write)
+	shard := o.Shard.String() // "" unsharded
+	sum, err := flows.Execute(ctx, p, func(r *result.Record) error {
+		r.Shard = shard
+		return w.Write(r)
+	})
 	return sum.ArtifactsFailed, err
 }
 

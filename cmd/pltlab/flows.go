@@ -15,6 +15,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/artifacts"
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
 )
@@ -77,7 +78,7 @@ schedule and the estimated time and sets nothing up.`,
 				return err
 			}
 			if f.dryRun {
-				_, err := fmt.Fprint(cmd.OutOrStdout(), p.Describe())
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%sestimated %s\n", p.Describe(), roundDur(estimateFlows(p)))
 				return err
 			}
 			if p.Artifacts, err = f.art.config(artifacts.Pcap, artifacts.Qlog); err != nil {
@@ -189,6 +190,17 @@ func (f *flowsFlags) plan() (flows.Plan, error) {
 		return flows.Plan{}, usagef("%v", err)
 	}
 	return p, nil
+}
+
+// estimateFlows is the cost model's time of plan p (experiment.EstimateFlows: the link's
+// bring-up and self-check, and per run its set-up and teardown), plus every run's length.
+func estimateFlows(p flows.Plan) time.Duration {
+	jobs := p.Jobs()
+	d := experiment.EstimateFlows(len(jobs), 0)
+	for _, j := range jobs {
+		d += p.RunLength(j)
+	}
+	return d
 }
 
 // lens returns the number of flows of every mix.
