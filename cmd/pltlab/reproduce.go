@@ -415,7 +415,7 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	finish()
 	e, _ := est()
 	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), studies.FormatEstimate(e), studies.FormatEstimate(sum.Elapsed))
-	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
+	return artifactsExit(explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)")), sum.ArtifactsFailed)
 }
 
 // writeStudy writes the study report into dir and prints the headline table and the findings.

@@ -344,7 +344,16 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		}
 	}
 	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), roundDur(est), roundDur(sum.Elapsed))
-	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
+	return artifactsExit(explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)")), sum.ArtifactsFailed)
+}
+
+// artifactsExit returns err, or, when it is nil and n artifacts were not written whole, exit
+// code exitArtifacts saying so.
+func artifactsExit(err error, n int) error {
+	if err != nil || n == 0 {
+		return err
+	}
+	return &exitError{code: exitArtifacts, err: fmt.Errorf("%d artifacts not written whole: the records list them in artifacts_failed", n)}
 }
 
 // summaryLine says what a run did, counting the measured loads as every report table does.
@@ -353,6 +362,9 @@ func summaryLine(s experiment.Summary) string {
 		s.Records, s.Valid, s.TimedOut, s.NetworkFailed, s.Invalid, s.HarnessErrors)
 	if s.Resumed > 0 {
 		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
+	}
+	if s.ArtifactsFailed > 0 {
+		line += fmt.Sprintf(", %d artifacts not written whole (artifacts_failed)", s.ArtifactsFailed)
 	}
 	return line + " in " + s.Elapsed.Round(time.Second).String()
 }
