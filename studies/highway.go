@@ -72,7 +72,7 @@ var highwayScales = map[Scale]highwayScale{
 }
 
 // highwayArmOverhead is the set-up and pause around one bulk run (server start, handshake,
-// flowsPause, the flow's end), measured at 2-5 s per run here (load average 18).
+// flows.DefaultPause, the flow's end), measured at 2-5 s per run here (load average 18).
 const highwayArmOverhead = 4500 * time.Millisecond
 
 // armsOn returns the arms that apply to a path: the veth offload switches only on veth.
@@ -191,7 +191,7 @@ func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOp
 					return err
 				}
 			}
-			if !sleepCtxStudies(ctx, flowsPause) {
+			if !sleepCtxStudies(ctx, flows.DefaultPause) {
 				return ctx.Err()
 			}
 		}

@@ -118,14 +118,27 @@ func TestIntegrationStudyCarlucciSmoke(t *testing.T) {
 	}
 	// The safe-deployment flows run when the build has the flows package: one run of QUIC and
 	// TCP CUBIC sharing the link at smoke scale, one valid record per flow.
-	flowLines := 0
+	// They go through the one flows runner: the link is self-checked first and the records carry
+	// the complete env.
+	flowLines, flowChecks := 0, 0
 	for _, r := range recs {
+		if r.Kind == "link_check" && r.Experiment == "carlucci2015/flows" {
+			flowChecks++
+		}
 		if r.Kind == "flow" && r.Experiment == "carlucci2015/flows" {
 			flowLines++
 			if !r.Valid {
 				t.Errorf("flow %s invalid: %s", r.Protocol, r.InvalidReason)
 			}
+			if r.Env == nil || r.Env.Kernel == "" || r.Env.QUIC == "" {
+				t.Errorf("flow %s: env %+v lacks the kernel or the QUIC stack", r.Protocol, r.Env)
+			}
 		}
+	}
+	// smokeStudy skips the self-checks unless PLTLAB_TEST_LINK_CHECK=1; the flows part obeys it.
+	checked := os.Getenv("PLTLAB_TEST_LINK_CHECK") == "1"
+	if studies.FlowRunnerAvailable() && (checked && (flowChecks < 1 || flowChecks > 2) || !checked && flowChecks != 0) {
+		t.Errorf("%d link checks of the flows part, want 1 or 2 with the self-check on, 0 with --no-link-check", flowChecks)
 	}
 	if want := map[bool]int{true: 2, false: 0}[studies.FlowRunnerAvailable()]; flowLines != want {
 		t.Errorf("%d flow lines, want %d", flowLines, want)
