@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"reflect"
 	"bytes"
 	"context"
 	"errors"
@@ -104,7 +105,7 @@ func TestSummaryCountsByOutcome(t *testing.T) {
 		r.count(rec)
 	}
 	want := Summary{Records: 5, Valid: 1, TimedOut: 1, NetworkFailed: 1, Invalid: 1}
-	if r.sum != want {
+	if !reflect.DeepEqual(r.sum, want) {
 		t.Errorf("summary %+v, want %+v", r.sum, want)
 	}
 }

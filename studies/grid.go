@@ -78,7 +78,7 @@ type Cell struct {
 
 // cells returns every (page, link) of the named parts with h2 and h3 loads, comparing h2
 // cold (TCP) with h3 cold and warm (QUIC) by CompareMeans.
-func (e *Evidence) cells(parts ...string) []Cell {
+func (e *Support) cells(parts ...string) []Cell {
 	var out []Cell
 	for _, name := range parts {
 		pr := e.Part(name)

@@ -201,9 +201,9 @@ func TestCarlucciJudgement(t *testing.T) {
 			"lossless-vs-http": Reproduced, "lossless-order": Reproduced, "lossless-ratios": Reproduced, "lossy": Reproduced,
 			"fec": NotTestable, "safe-alone": NotRun, "safe-sharing": NotRun}},
 		{"today's ratios", carlucciRecords(1430, 1100, 1040, 970, 2500, 2500), map[string]Verdict{
-			"lossless-vs-http": Reproduced, "lossless-order": Reproduced, "lossless-ratios": NotReproduced, "lossy": NotReproduced}},
+			"lossless-vs-http": Reproduced, "lossless-order": Reproduced, "lossless-ratios": Contradicted, "lossy": Inconclusive}},
 		{"reversed", carlucciRecords(1000, 1450, 2030, 2030, 2000, 3000), map[string]Verdict{
-			"lossless-vs-http": NotReproduced, "lossless-order": NotReproduced, "lossy": NotReproduced}},
+			"lossless-vs-http": Contradicted, "lossless-order": Contradicted, "lossy": Contradicted}},
 		{"no records", nil, map[string]Verdict{"lossless-vs-http": NotRun, "lossless-order": NotRun, "lossy": NotRun, "fec": NotTestable}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -417,14 +417,6 @@ func TestWriteReportOpensWithFindings(t *testing.T) {
 	}
 }
 
-func TestAdvisoryLinks(t *testing.T) {
-	got := advisoryLinks([]string{"carlucci2015,loss=1%", "carlucci2015,loss=2%,burst=4", "rate=10mbit,rtt=112ms,down.delayvar=50ms", "rate=5mbit,rtt=36ms"})
-	want := []string{"carlucci2015,loss=2%,burst=4", "rate=10mbit,rtt=112ms,down.delayvar=50ms"}
-	if !slices.Equal(got, want) {
-		t.Errorf("advisoryLinks = %q, want %q", got, want)
-	}
-}
-
 func TestMuthurajJudgement(t *testing.T) {
 	st := muthuraj()
 	plan := st.Plan(Quick)
@@ -448,14 +440,14 @@ func TestMuthurajJudgement(t *testing.T) {
 	if len(plan.Parts) != 2 || plan.Parts[1].Config.TCPCC != "bbr" {
 		t.Fatalf("parts %+v", plan.Parts)
 	}
-	// QUIC slower everywhere: not reproduced.
+	// QUIC twice as slow everywhere: the tests exclude the claims.
 	for _, r := range recs {
 		if r.Protocol == "h3" {
 			r.PLTMs *= 2
 		}
 	}
 	got = verdicts(st, Quick, recs)
-	if got["reference-direction"].Verdict != NotReproduced || got["small-objects"].Verdict != NotReproduced {
+	if got["reference-direction"].Verdict != Contradicted || got["small-objects"].Verdict != Contradicted {
 		t.Errorf("QUIC twice as slow: %+v", got)
 	}
 }
@@ -536,7 +528,8 @@ func TestCarlucciFlowsJudgement(t *testing.T) {
 		flowRecs(0, []string{"h3:newreno"}, []float64{1.5e6}, []float64{0.08}, 1),
 		flowRecs(0, []string{"h3:newreno", "h2:cubic"}, []float64{2.6e6, 0.2e6}, []float64{0.02, 0.05}, 0.57))
 	got = verdicts(carlucci(), Quick, starved)
-	if got["safe-alone"].Verdict != NotReproduced || got["safe-sharing"].Verdict != NotReproduced {
+	// One run per mix at quick scale: a failed criterion has no interval, so it is inconclusive.
+	if got["safe-alone"].Verdict != Inconclusive || got["safe-sharing"].Verdict != Inconclusive {
 		t.Errorf("unfair flows: %+v", got)
 	}
 }

@@ -44,8 +44,10 @@ func newReproduceCmd() *cobra.Command {
 		Short: "Reproduce a published study (carlucci2015, kakhki2017, muthuraj2024) on today's stack",
 		Long: `reproduce runs a published study with today's Chromium, HTTP/2 and HTTP/3 and reports our
 figures beside the published ones. Every report opens with a findings table: each published
-finding, whether it was reproduced, not reproduced, not testable here, or not run at this scale,
-with the evidence (numbers, p-values, which section or plot).
+finding with its verdict: reproduced, contradicted (the data exclude it: the evidence names the
+interval), inconclusive (the evidence gives the smallest effect the sample could detect with 80 %
+power and the loads per arm that would decide it), not testable here, or not run at this scale;
+with the evidence (numbers, p-values, the cells used, which section or plot).
 
 --list shows the studies with the size and estimated time of each scale on one 2-core machine.
 --scale smoke is a functional check (minutes), quick a representative sub-grid (<= 30 min),
@@ -63,13 +65,16 @@ Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/findings.json, fig
 part's full analysis in DIR/PART/ (default DIR: results/STUDY). Needs root (or runs itself in
 user namespaces). An interrupted reproduction is continued with --resume (same --scale, --runs
 and --seed): the loads in DIR/results.jsonl are kept and every part's schedule goes on;
-the reports of an unfinished one say PARTIAL.` + artifactsHelp,
+the reports of an unfinished one say PARTIAL. --resume on a complete DIR/results.jsonl (also
+one written by an older pltlab) measures nothing and checks no link: it says so and rewrites
+the findings, reports and figures from the records, whose own settings decide the plan.` + artifactsHelp,
 		Example: `  ./bin/pltlab reproduce --list
   sudo ./bin/pltlab reproduce carlucci2015
   sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/carlucci-smoke --force
   sudo ./bin/pltlab reproduce carlucci2015 --calibrate --out /tmp/carlucci-calibrate
   sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick
   sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick --resume
+  ./bin/pltlab reproduce carlucci2015 --resume --out results/carlucci2015
   sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +107,11 @@ the reports of an unfinished one say PARTIAL.` + artifactsHelp,
 				}
 			}
 			f.configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
+			if f.resume {
+				if done, err := rejudge(cmd, st, plan, f.out); done || err != nil {
+					return err
+				}
+			}
 			if _, err := browser.FindChromium(f.chrome); err != nil {
 				return usagef("%v", err)
 			}
@@ -135,8 +145,8 @@ func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, erro
 		return nil, studies.Plan{}, asUsage(err)
 	}
 	if f.calibrate {
-		if st.Name != experiment.Carlucci2015 {
-			return nil, studies.Plan{}, usagef("--calibrate is for %s only, got %s", experiment.Carlucci2015, st.Name)
+		if st.Name != studies.Carlucci2015 {
+			return nil, studies.Plan{}, usagef("--calibrate is for %s only, got %s", studies.Carlucci2015, st.Name)
 		}
 		st = studies.CarlucciCalibration()
 	}
@@ -256,6 +266,26 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
 	}
 	return explainSetupError(err)
+}
+
+// rejudge re-judges a complete reproduction in dir from its records (studies.Complete): no
+// load, no link check; the findings, reports and figures are rewritten with the plan the
+// records give (studies.FromRecords). It reports false when dir holds no complete run (it is
+// then continued), and an error when its results cannot be read.
+func rejudge(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir string) (bool, error) {
+	jsonl := filepath.Join(dir, "results.jsonl")
+	if _, err := os.Stat(jsonl); err != nil {
+		return false, nil // nothing to resume yet: the run starts
+	}
+	recs, _, err := analysis.ReadFiles([]string{jsonl}, nil, nil)
+	if err != nil {
+		return false, fmt.Errorf("--resume: read %s: %w", jsonl, err)
+	}
+	if !studies.Complete(plan, recs) {
+		return false, nil
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s is complete (%d records): nothing to measure and no link to check; re-judging the findings from the records\n", jsonl, len(recs))
+	return true, writeStudy(cmd.OutOrStdout(), dir, st, studies.FromRecords(plan, recs), recs)
 }
 
 // writeStudy writes the study report into dir and prints the headline table and the findings.

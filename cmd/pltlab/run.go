@@ -349,7 +349,11 @@ func summaryLine(s experiment.Summary) string {
 	if s.Resumed > 0 {
 		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
 	}
-	return line + " in " + s.Elapsed.Round(time.Second).String()
+	line += " in " + s.Elapsed.Round(time.Second).String()
+	for _, rc := range s.Rechecked {
+		line += "; " + rc
+	}
+	return line
 }
 
 // partialLinkNote says what a shaped LINK spec leaves at its default without a word: a

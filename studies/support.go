@@ -37,8 +37,9 @@ func tooFew(gs ...*analysis.Group) (Judgement, bool) {
 	return Judgement{}, false
 }
 
-// Evidence is what a study's records say, part by part: the input of its findings and sections.
-type Evidence struct {
+// Support is what a study's records say, part by part: the basis of its findings and sections
+// (not to be confused with a load's artifact files, which experiment keeps).
+type Support struct {
 	// Study and Plan are what was run.
 	Study *Study
 	Plan  Plan
@@ -60,8 +61,8 @@ type PartResult struct {
 }
 
 // Evaluate sorts recs into the plan's parts and analyses each part that has page loads.
-func Evaluate(s *Study, plan Plan, recs []*result.Record) *Evidence {
-	e := &Evidence{Study: s, Plan: plan, Records: recs, Flows: FlowRunnerAvailable(), parts: map[string]*PartResult{}}
+func Evaluate(s *Study, plan Plan, recs []*result.Record) *Support {
+	e := &Support{Study: s, Plan: plan, Records: recs, Flows: FlowRunnerAvailable(), parts: map[string]*PartResult{}}
 	for _, p := range plan.Parts {
 		pr := &PartResult{Part: p}
 		name := PartExperiment(s.Name, p.Name)
@@ -93,10 +94,10 @@ func baseline(p Part) string {
 }
 
 // Part returns the results of the part called name, nil when it was not run or has no loads.
-func (e *Evidence) Part(name string) *PartResult { return e.parts[name] }
+func (e *Support) Part(name string) *PartResult { return e.parts[name] }
 
 // Loads returns every page-load record of the evidence's parts.
-func (e *Evidence) Loads() []*result.Record {
+func (e *Support) Loads() []*result.Record {
 	var out []*result.Record
 	for _, p := range e.Plan.Parts {
 		if pr := e.parts[p.Name]; pr != nil {
@@ -134,6 +135,8 @@ func (pr *PartResult) Sample(page, link, proto string, mode result.Mode) []float
 type Diff struct {
 	// TCPMean and QUICMean are the mean PLTs in ms (NaN without loads).
 	TCPMean, QUICMean float64
+	// TCPSD and QUICSD are the sample standard deviations in ms (NaN with fewer than two loads).
+	TCPSD, QUICSD float64
 	// NTCP and NQUIC are the sample sizes.
 	NTCP, NQUIC int
 	// Pct is PctDiff(TCPMean, QUICMean) in percent.
@@ -155,12 +158,12 @@ func PctDiff(tcp, quic float64) float64 {
 
 // CompareMeans builds the Diff of two PLT samples in ms (censored values must be removed).
 func CompareMeans(tcp, quic []float64) Diff {
-	d := Diff{TCPMean: math.NaN(), QUICMean: math.NaN(), NTCP: len(tcp), NQUIC: len(quic), P: math.NaN()}
+	d := Diff{TCPMean: math.NaN(), QUICMean: math.NaN(), TCPSD: math.NaN(), QUICSD: math.NaN(), NTCP: len(tcp), NQUIC: len(quic), P: math.NaN()}
 	if len(tcp) > 0 {
-		d.TCPMean, _ = analysis.MeanSD(tcp)
+		d.TCPMean, d.TCPSD = analysis.MeanSD(tcp)
 	}
 	if len(quic) > 0 {
-		d.QUICMean, _ = analysis.MeanSD(quic)
+		d.QUICMean, d.QUICSD = analysis.MeanSD(quic)
 	}
 	d.Pct = PctDiff(d.TCPMean, d.QUICMean)
 	d.P = analysis.Welch(tcp, quic).P
