@@ -1,13 +1,13 @@
 package experiment
 
 import (
-	"reflect"
 	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 

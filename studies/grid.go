@@ -291,11 +291,15 @@ func mbit(r shaping.Rate) string {
 	return strings.TrimSuffix(strconv.FormatFloat(float64(r)/1e6, 'g', 4, 64), ".0")
 }
 
-// enough keeps the cells whose every comparison has at least MinLoads loads per arm (fewer
-// cannot reach p < 0.01); the heatmaps still show every cell.
+// enough keeps the cells whose every measured comparison (the cold one always; 0-RTT where the
+// part has warm h3 loads) has at least MinLoads loads per arm (fewer cannot reach p < 0.01);
+// the heatmaps still show every cell.
 func enough(cells []Cell) []Cell {
 	return filterCells(cells, func(c Cell) bool {
-		for _, d := range c.Diffs {
+		for i, d := range c.Diffs {
+			if i > 0 && d.NQUIC == 0 {
+				continue // the part does not measure this comparison
+			}
 			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
 				return false
 			}

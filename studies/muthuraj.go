@@ -83,10 +83,10 @@ func muthurajPlan(sc Scale) Plan {
 		links = []string{GridLink(10, 0, 0), GridLink(100, 0, 0), GridLink(10, 0, 1)}
 		jl, more := availableLinks([]string{MuthurajJitterLink(10)})
 		links, left = append(links, jl...), more
-		runs = 4
+		runs = 5 // 6 rounds with the first dropped: MinLoads per arm, the fewest a test at p < 0.01 needs
 		p.ScaledDown = []string{"pages of one object of 5 KB, 100 KB, 1 MB, 10 MB (full: the Kakhki object grid)",
 			"links 10 and 100 Mbit/s at 36 ms, 10 Mbit/s at 36 ms with 1 % loss and 112J50 at 10 Mbit/s (full: 10, 50, 100 Mbit/s x 36, 112 ms x loss 0, 1 % and 112J50)",
-			"5 rounds, the first dropped (full: 20)"}
+			"6 rounds, the first dropped: 5 loads per arm, the fewest for p < 0.01 (full: 20)"}
 	case Full:
 		for _, l := range []float64{0, 1} {
 			for _, rtt := range []time.Duration{0, 76 * time.Millisecond} {
@@ -218,14 +218,18 @@ func judgeMuthurajReordering(e *Support) Judgement {
 	if ok, _ := availableLinks([]string{MuthurajJitterLink(10)}); len(ok) == 0 {
 		return Judgement{Verdict: NotTestable, Evidence: "needs delay variation that reorders packets (the link model's delayvar), not in this build"}
 	}
-	var cells []Cell
-	for _, c := range enough(e.cells("cubic", "bbr")) {
+	var measured []Cell
+	for _, c := range e.cells("cubic", "bbr") {
 		if strings.Contains(c.Link, "delayvar") {
-			cells = append(cells, c)
+			measured = append(measured, c)
 		}
 	}
-	if len(cells) == 0 {
+	if len(measured) == 0 {
 		return notRun("no 112J50 link at this scale")
+	}
+	cells := enough(measured)
+	if len(cells) == 0 {
+		return notRun(fmt.Sprintf("the %d 112J50 cells measured have fewer than %d loads per arm", len(measured), MinLoads))
 	}
 	_, t, n := tally(cells, 0)
 	var parts []string

@@ -508,8 +508,9 @@ func flowRecs(run int, specs []string, goodputs, losses []float64, jain float64)
 }
 
 func TestCarlucciFlowsJudgement(t *testing.T) {
+	// The flows package is always part of the build (flows.go registers it): no skip.
 	if !FlowRunnerAvailable() {
-		t.Skip("flows not in this build")
+		t.Fatal("the flows runner is not registered")
 	}
 	fair := slices.Concat(
 		flowRecs(0, []string{"h2:cubic"}, []float64{2.85e6}, []float64{0.01}, 1),
@@ -531,5 +532,54 @@ func TestCarlucciFlowsJudgement(t *testing.T) {
 	// One run per mix at quick scale: a failed criterion has no interval, so it is inconclusive.
 	if got["safe-alone"].Verdict != Inconclusive || got["safe-sharing"].Verdict != Inconclusive {
 		t.Errorf("unfair flows: %+v", got)
+	}
+}
+
+// TestDefaultScaleJudgesEveryFinding checks every study's default scale against every
+// finding's minimum: records made exactly as the plan schedules them (warm-ups included, every
+// load valid, flows of every mix) must leave no finding "not run". Before, muthuraj2024 quick
+// left 4 measured loads per arm, under MinLoads, and judged nothing.
+func TestDefaultScaleJudgesEveryFinding(t *testing.T) {
+	for _, st := range All() {
+		t.Run(st.Name, func(t *testing.T) {
+			plan := st.Plan(st.DefaultScale)
+			var recs []*result.Record
+			for _, c := range plan.Configs(RunOptions{}) {
+				jobs := experiment.Schedule(c)
+				for i, j := range jobs {
+					ms := 1000.0 + float64(i%7)*13 + float64(len(j.Arm.Protocol)*int(j.Arm.Protocol[1]))
+					recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Scheduled: len(jobs), Mode: j.Arm.Mode,
+						Protocol: j.Arm.Protocol, ObservedProtocol: j.Arm.Protocol, Page: result.Page{Spec: c.Pages[j.Page]},
+						Link: result.Link{Spec: c.Links[j.Link]}, Warmup: j.Warmup, Valid: true, PLTMs: ms})
+				}
+			}
+			for _, f := range plan.Flows {
+				for _, mix := range f.Mixes {
+					for run := range f.Runs {
+						g := make([]float64, len(mix))
+						l := make([]float64, len(mix))
+						for i := range g {
+							g[i], l[i] = 2.8e6/float64(len(mix)), 0.01
+						}
+						for _, r := range flowRecs(run, mix, g, l, 1) {
+							r.Experiment = PartExperiment(plan.Study, f.Name)
+							recs = append(recs, r)
+						}
+					}
+				}
+			}
+			if !Complete(plan, recs) {
+				t.Fatal("the records of every scheduled load are not a complete run")
+			}
+			e := Evaluate(st, plan, recs)
+			for i, j := range e.Judge() {
+				if j.Verdict == NotRun {
+					t.Errorf("finding %d (%s) not run at the default scale %s: %s", i+1, st.Findings[i].ID, plan.Scale, j.Evidence)
+				}
+				if j.Verdict != NotTestable && len(j.Cells) == 0 && !strings.HasPrefix(st.Findings[i].ID, "safe-") {
+					t.Errorf("finding %d (%s) names no cell", i+1, st.Findings[i].ID)
+				}
+			}
+		})
 	}
 }
