@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"io"
 	"log/slog"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -116,9 +116,7 @@ func TestIntegrationHarnessErrorOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration: real Chromium")
 	}
-	if _, err := exec.LookPath("chromium"); err != nil {
-		t.Skip("no chromium")
-	}
+	testenv.Require(t, "chromium") // fails under CI: the harness-error path must be tested there
 	var out bytes.Buffer
 	c := quietConfig()
 	c.Runs, c.Warmup = 1, 0

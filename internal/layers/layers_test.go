@@ -24,6 +24,7 @@ var allowed = map[string][]string{
 	"shaping/pcapng":                   nil,
 	"artifacts":                        nil,
 	"internal/layers":                  nil,
+	"internal/testenv":                 nil,
 	"pages":                            {"result", "protocol"},
 	"analysis":                         {"result", "protocol", "analysis/internal/synth"},
 	"analysis/internal/synth":          {"result", "protocol"},
