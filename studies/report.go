@@ -130,6 +130,10 @@ func (e *Support) Warnings() []string {
 				out = append(out, p.Name+": "+w)
 			}
 		}
+		if n := e.decided[p.Name]; n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d loads were added by `reproduce --decide` after a first judgement and are pooled with the part's: "+
+				"a test after a second look is sequential, and its p < 0.01 is not adjusted for the first look (optional stopping raises the false-positive rate)", p.Name, n))
+		}
 	}
 	return out
 }

@@ -583,3 +583,41 @@ func TestDefaultScaleJudgesEveryFinding(t *testing.T) {
 		})
 	}
 }
+
+// TestDecidePlan: the inconclusive lossy finding yields one part per undecided cell, measuring
+// the loads per arm still missing with the part's settings and a seed of its own, named so that
+// Evaluate pools its loads with the part's; the pooled judgement warns about the second look.
+func TestDecidePlan(t *testing.T) {
+	st := carlucci()
+	recs := carlucciRecords(1430, 1100, 1040, 970, 1000, 990)
+	e := Evaluate(st, FromRecords(st.Plan(Quick), recs), recs)
+	j := e.Judge()[3]
+	if j.Verdict != Inconclusive || len(j.Needs) == 0 {
+		t.Fatalf("lossy: %s (%s), %d needs", j.Verdict, j.Evidence, len(j.Needs))
+	}
+	dp, skipped := DecidePlan(e)
+	if len(dp.Parts)+len(skipped) != len(j.Needs) {
+		t.Fatalf("%d parts + %d skipped for %d needs", len(dp.Parts), len(skipped), len(j.Needs))
+	}
+	for i, p := range dp.Parts {
+		c := p.Config
+		if !strings.HasPrefix(p.Name, "lossy/decide/") || len(c.Links) != 1 || len(c.Arms) != 2 || c.Runs <= 0 || c.TLS != "1.2" || c.Seed == experiment.DefaultSeed {
+			t.Errorf("decide part %d: %s %+v", i, p.Name, c)
+		}
+	}
+	if len(dp.Parts) == 0 {
+		t.Fatal("nothing to decide")
+	}
+	// Loads made by the decide plan pool with the lossy part's and are warned about.
+	c := dp.Parts[0].Config
+	more := synth(Carlucci2015, dp.Parts[0].Name, c.Pages[0], c.Links[0], "h2", result.Cold, 1000, c.Runs, 77)
+	more = append(more, synth(Carlucci2015, dp.Parts[0].Name, c.Pages[0], c.Links[0], "h3", result.Cold, 990, c.Runs, 78)...)
+	e2 := Evaluate(st, FromRecords(st.Plan(Quick), recs), append(slices.Clone(recs), more...))
+	g := e2.Part("lossy").Group(c.Pages[0], c.Links[0], "h2", result.Cold)
+	if g == nil || len(g.Sample) != 15+c.Runs {
+		t.Errorf("pooled h2 group: %+v, want %d loads", g, 15+c.Runs)
+	}
+	if w := strings.Join(e2.Warnings(), "\n"); !strings.Contains(w, "added by `reproduce --decide`") {
+		t.Errorf("no warning about the added loads: %q", w)
+	}
+}

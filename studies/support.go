@@ -48,6 +48,8 @@ type Support struct {
 	// Flows tells whether bulk flows could be run on this build (a FlowRunner is registered).
 	Flows bool
 	parts map[string]*PartResult
+	// decided counts, per part, the loads `reproduce --decide` added (pooled with the part's).
+	decided map[string]int
 }
 
 // PartResult is one part's records and their analysis.
@@ -62,13 +64,16 @@ type PartResult struct {
 
 // Evaluate sorts recs into the plan's parts and analyses each part that has page loads.
 func Evaluate(s *Study, plan Plan, recs []*result.Record) *Support {
-	e := &Support{Study: s, Plan: plan, Records: recs, Flows: FlowRunnerAvailable(), parts: map[string]*PartResult{}}
+	e := &Support{Study: s, Plan: plan, Records: recs, Flows: FlowRunnerAvailable(), parts: map[string]*PartResult{}, decided: map[string]int{}}
 	for _, p := range plan.Parts {
 		pr := &PartResult{Part: p}
 		name := PartExperiment(s.Name, p.Name)
 		for _, r := range recs {
-			if r.Experiment == name {
-				pr.Records = append(pr.Records, r)
+			if r.Experiment == name || strings.HasPrefix(r.Experiment, name+decideTag) {
+				pr.Records = append(pr.Records, r) // loads added by --decide pool with the part's
+				if r.Experiment != name && r.IsLoad() {
+					e.decided[p.Name]++
+				}
 			}
 		}
 		rep := analysis.Analyze(pr.Records, analysis.Options{Baseline: baseline(p)})

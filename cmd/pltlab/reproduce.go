@@ -30,6 +30,9 @@ type reproduceFlags struct {
 	force     bool
 	noCheck   bool
 	resume    bool
+	decide    bool
+	// judge, when set, is the plan the report judges (the study's own, under --decide).
+	judge *studies.Plan
 	art       artifactFlags
 	list      bool
 	calibrate bool
@@ -97,11 +100,21 @@ the findings, reports and figures from the records, whose own settings decide th
 			if f.resume && f.force {
 				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
 			}
+			if f.decide && (f.force || f.resume) {
+				return usagef("--decide adds loads to the complete reproduction in --out: it takes neither --force nor --resume")
+			}
 			ac, err := f.art.config()
 			if err != nil {
 				return err
 			}
-			if !f.resume {
+			if f.decide {
+				dp, err := decidePlan(cmd, st, plan, f.out)
+				if err != nil || len(dp.Parts) == 0 {
+					return err
+				}
+				orig := plan
+				plan, f.resume, f.judge = dp, true, &orig
+			} else if !f.resume {
 				if err := prepareOutDir(f.out, f.force); err != nil {
 					return err
 				}
@@ -129,7 +142,8 @@ the findings, reports and figures from the records, whose own settings decide th
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.force, "force", false, "overwrite the files of an earlier reproduction in --out")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the links' self-check before measuring (for a machine too busy to pass it: the link is then unchecked)")
-	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted reproduction in --out (same --scale, --runs and --seed)")
+	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted reproduction in --out (same --scale, --runs and --seed); on a complete one, re-judge it from its records")
+	fl.BoolVar(&f.decide, "decide", false, "add to the complete reproduction in --out the loads that would decide its inconclusive findings, then re-judge")
 	f.art.add(fl, "all")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
@@ -216,6 +230,9 @@ func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repro
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}
+	if f.judge != nil {
+		plan = studies.FromRecords(*f.judge, recs)
+	}
 	if werr := writeStudy(cmd.OutOrStdout(), dir, st, plan, recs); werr != nil {
 		return errors.Join(err, werr)
 	}
@@ -286,6 +303,44 @@ func rejudge(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir strin
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s is complete (%d records): nothing to measure and no link to check; re-judging the findings from the records\n", jsonl, len(recs))
 	return true, writeStudy(cmd.OutOrStdout(), dir, st, studies.FromRecords(plan, recs), recs)
+}
+
+// decidePlan reads the complete reproduction in dir and returns the plan of the loads that would
+// decide its inconclusive findings (studies.DecidePlan), printing what it will measure and its
+// estimate; an empty plan (nothing to decide) is said and returned without error.
+func decidePlan(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir string) (studies.Plan, error) {
+	jsonl := filepath.Join(dir, "results.jsonl")
+	recs, _, err := analysis.ReadFiles([]string{jsonl}, nil, nil)
+	if err != nil {
+		return studies.Plan{}, usagef("--decide needs a complete reproduction in --out %s: %v", dir, err)
+	}
+	if !studies.Complete(plan, recs) {
+		return studies.Plan{}, usagef("--decide: %s is not a complete reproduction of %s: finish it first (--resume)", jsonl, st.Name)
+	}
+	e := studies.Evaluate(st, studies.FromRecords(plan, recs), recs)
+	dp, skipped := studies.DecidePlan(e)
+	stderr := cmd.ErrOrStderr()
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "pltlab: --decide leaves undecided: %s\n", s)
+	}
+	if len(dp.Parts) == 0 {
+		fmt.Fprintf(stderr, "pltlab: --decide: no inconclusive finding that more loads can decide\n")
+		return dp, nil
+	}
+	for _, p := range dp.Parts {
+		c := p.Config
+		fmt.Fprintf(stderr, "pltlab: --decide: %s: %s on %s, %d more loads per arm\n", p.Name, armsString(c.Arms), c.Links[0], c.Runs)
+	}
+	return dp, nil
+}
+
+// armsString is "h3 h2".
+func armsString(arms []experiment.Arm) string {
+	out := make([]string, len(arms))
+	for i, a := range arms {
+		out[i] = a.String()
+	}
+	return strings.Join(out, " ")
 }
 
 // writeStudy writes the study report into dir and prints the headline table and the findings.
