@@ -22,17 +22,17 @@ import (
 
 // reproduceFlags are the flags of 'pltlab reproduce'.
 type reproduceFlags struct {
-	runs      int
-	out       string
-	seed      int64
-	chrome    string
-	scale     string
-	force     bool
-	noCheck   bool
-	resume    bool
-	decide    bool
+	runs    int
+	out     string
+	seed    int64
+	chrome  string
+	scale   string
+	force   bool
+	noCheck bool
+	resume  bool
+	decide  bool
 	// judge, when set, is the plan the report judges (the study's own, under --decide).
-	judge *studies.Plan
+	judge     *studies.Plan
 	art       artifactFlags
 	list      bool
 	calibrate bool
