@@ -84,6 +84,9 @@ type checker struct {
 	acc   checkAcc
 	// idleLate is the emulator's largest release lateness during the idle RTT probes.
 	idleLate time.Duration
+	// streamLate is the emulator's largest release lateness during the last sequenced stream
+	// (its direction).
+	streamLate time.Duration
 }
 
 func (c *checker) add(name, configured, measured, tolerance string, pass bool) {

@@ -24,8 +24,9 @@ type arrival struct {
 }
 
 // stream sends n sequenced UDP packets of size bytes (payload) gap apart through one direction
-// and returns what arrived, in arrival order (each arrival carries its send time). Both ends share this machine's clock, so recv -
-// sent is the one-way delay. After the last packet it waits for the link's largest one-way
+// and returns what arrived, in arrival order (each arrival carries its send time and its kernel
+// receive time, SO_TIMESTAMPNS). Both ends share this machine's clock, so recv - sent is the
+// one-way delay. After the last packet it waits for the link's largest one-way
 // delay; ctx ends it at once.
 func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duration, size int) ([]arrival, []time.Time, error) {
 	hostConn, err := net.ListenPacket("udp4", c.hostAddr())
@@ -43,12 +44,13 @@ func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duratio
 	defer client.Close()
 	hostConn.(*net.UDPConn).SetReadBuffer(4 << 20) // a starved reader must not lose packets
 	client.SetReadBuffer(4 << 20)
-	var recv net.PacketConn = hostConn
+	recv := hostConn.(*net.UDPConn)
 	send := func(b []byte) { client.Write(b) }
 	if down {
 		recv = client
 		send = func(b []byte) { hostConn.WriteTo(b, client.LocalAddr()) }
 	}
+	read := stampedReader(recv)
 	var got []arrival
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -56,13 +58,13 @@ func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duratio
 		defer wg.Done()
 		buf := make([]byte, 2048)
 		for {
-			k, _, err := recv.ReadFrom(buf)
+			k, at, err := read(buf)
 			if err != nil {
 				return
 			}
 			if k >= 12 {
 				got = append(got, arrival{seq: int(binary.BigEndian.Uint32(buf)),
-					sent: time.Unix(0, int64(binary.BigEndian.Uint64(buf[4:]))), recv: time.Now()})
+					sent: time.Unix(0, int64(binary.BigEndian.Uint64(buf[4:]))), recv: at})
 			}
 		}
 	}()
@@ -152,9 +154,18 @@ func (c *checker) streams(ctx context.Context) error {
 			continue
 		}
 		n, gap := c.streamShape(down)
+		c.take()
 		got, _, err := c.stream(ctx, down, n, gap, streamPacket)
 		if err != nil {
 			return err
+		}
+		c.streamLate = 0
+		if e := c.take(); e != nil {
+			d := e.Down
+			if !down {
+				d = e.Up
+			}
+			c.streamLate = time.Duration(d.TimingErrMaxMs * float64(time.Millisecond))
 		}
 		st := analyse(n, got)
 		c.lossLines(down, st)
@@ -341,7 +352,9 @@ func ksUniform(draws []time.Duration, lo, hi time.Duration) float64 {
 // one draw per interval (delayDraws) must be uniform on [base-D, base+D] (base = RTT/2 plus a
 // probe's serialization) by a 99 % Kolmogorov-Smirnov test, its critical distance widened by
 // (jitter + 1 ms)/(2D) for the per-packet jitter and the emulator's release lateness, and every
-// delay must lie in that range (plus jitter, 1 ms above, 0.2 ms below, and a reordering hold).
+// delay must lie in that range (plus jitter, 1 ms above, 0.2 ms below, a reordering hold, and
+// the emulator's own largest release lateness during the stream, which delays a packet by
+// that much and is recorded, never assumed).
 // Fewer than minDelayIntervals draws fail: the check asks for a longer one.
 func (c *checker) delayVarLine(down bool, st streamStats, got []arrival) {
 	im := c.imp(down)
@@ -357,7 +370,7 @@ func (c *checker) delayVarLine(down bool, st streamStats, got []arrival) {
 		c.add(name, conf, fmt.Sprintf("%d draws", len(draws)), fmt.Sprintf("sample too small: need %d draws (one per %s): run a longer check", minDelayIntervals, every), false)
 		return
 	}
-	lo, hi := max(base-im.DelayVar, 0)-c.spec.Jitter-rttSlackBelow, base+im.DelayVar+c.spec.Jitter+rttSlackAbove
+	lo, hi := max(base-im.DelayVar, 0)-c.spec.Jitter-rttSlackBelow, base+im.DelayVar+c.spec.Jitter+rttSlackAbove+c.streamLate
 	if im.ReorderProb > 0 {
 		hi += cmpOr(im.ReorderDelay, DefaultReorderDelay)
 	}
@@ -387,7 +400,8 @@ func delayVarReorder(draws []time.Duration, gap, every, jitter time.Duration) (l
 // reorderLine checks the reordered-packet ratio (RFC 4737 section 4.1). With reorder=P%, a held
 // packet is reordered when one of the k = hold/gap packets behind it is not held, so the count
 // is binomial with P (1 - P^k) (99 % interval). With delay variation, the count follows from the
-// stream's own delay draws (delayVarReorder); with both, the count must lie between the larger
+// stream's own delay draws (delayVarReorder, its slack widened by the emulator's recorded
+// release lateness during the stream); with both, the count must lie between the larger
 // of the two lower bounds and the sum of the upper ones. Per-packet jitter with reorder=true
 // reorders too: then only the lower bound is judged.
 func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got []arrival) {
@@ -414,7 +428,7 @@ func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got 
 			c.add(name, "from the delay draws", fmt.Sprintf("%.2f%%", ratio*100), fmt.Sprintf("sample too small: need %d draws: run a longer check", minDelayIntervals), false)
 			return
 		}
-		dlo, dhi := delayVarReorder(draws, gap, every, c.spec.Jitter)
+		dlo, dhi := delayVarReorder(draws, gap, every, c.spec.Jitter+c.streamLate)
 		if 2*im.DelayVar > every {
 			dhi = float64(recv) // a fall may span intervals: only the lower bound is exact
 		}
