@@ -132,8 +132,11 @@ func judgeSafeAlone(e *Support) Judgement {
 		return notRun("no single-flow runs of h3 and a TCP protocol at this scale")
 	}
 	ev := fmt.Sprintf("alone: QUIC utilization %.3f, loss ratio %.4f; TCP CUBIC utilization %.3f, loss ratio %.4f", uq, lq, ut, lt)
-	runs := e.flowRuns()
-	return verdict(uq >= 0.9*ut && lq <= lt+0.01, runs >= minFlowRuns, ev+flowRunsNote(runs), "Safe deployment: bulk flows alone and sharing the bottleneck")
+	runs, ok := e.flowRuns(), uq >= 0.9*ut && lq <= lt+0.01
+	if !ok {
+		ev += flowRunsNote(runs)
+	}
+	return verdict(ok, runs >= minFlowRuns, ev, "Safe deployment: bulk flows alone and sharing the bottleneck")
 }
 
 func judgeSafeSharing(e *Support) Judgement {
@@ -159,7 +162,11 @@ func judgeSafeSharing(e *Support) Judgement {
 	for _, j := range jains {
 		ok = ok && j >= 0.9
 	}
-	return verdict(ok, len(jains) >= minFlowRuns, strings.Join(parts, "; ")+flowRunsNote(len(jains)), "Safe deployment: bulk flows alone and sharing the bottleneck")
+	ev := strings.Join(parts, "; ")
+	if !ok {
+		ev += flowRunsNote(len(jains))
+	}
+	return verdict(ok, len(jains) >= minFlowRuns, ev, "Safe deployment: bulk flows alone and sharing the bottleneck")
 }
 
 // minFlowRuns is the fewest runs of a mix for which a failed flow criterion is a contradiction:
