@@ -236,3 +236,43 @@ func TestIntegrationCheckLongRTT(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// TestIntegrationCheckImpairmentLines: the self-check judges a bursty link (carlucci2015 with 2 %
+// loss in bursts of 4, which used to be "advisory") and a delay-variation link (112J50) on their
+// merits: their model lines (loss rate, burst count and mean length; the one-way delay
+// distribution and the RFC 4737 reordering) are present, judged and passed through the real
+// emulator. The idle and TCP lines are left out of this test: they are tested on their own and a
+// stall of a busy machine may fail them. About 25 s.
+func TestIntegrationCheckImpairmentLines(t *testing.T) {
+	needRoot(t)
+	for _, tc := range []struct {
+		link  string
+		lines []string
+	}{
+		{"carlucci2015,loss=2%,burst=4", []string{"loss down", "loss bursts down (count)", "loss bursts down (mean length)", "loss up", "loss bursts up (count)", "loss bursts up (mean length)"}},
+		{"rate=10mbit,rtt=112ms,queue=2bdp,down.delayvar=50ms", []string{"delay variation down (one-way delays)", "reordered-packet ratio down (RFC 4737)"}},
+	} {
+		t.Run(tc.link, func(t *testing.T) {
+			l := openLink(t, tc.link)
+			res, err := Check(context.Background(), l, CheckOptions{Quick: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.lines {
+				found := false
+				for _, line := range res.Lines {
+					if strings.HasPrefix(line.Name, want) {
+						found = true
+						t.Logf("%-40s %-30s %-40s %-60s %v", line.Name, line.Configured, line.Measured, line.Tolerance, line.Pass)
+						if !line.Pass || strings.Contains(line.Tolerance, "informational") {
+							t.Errorf("line %q: %s against %s (%s): want a judged pass", line.Name, line.Measured, line.Configured, line.Tolerance)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("no %q line", want)
+				}
+			}
+		})
+	}
+}
