@@ -113,9 +113,9 @@ type streamStats struct {
 	n, lost, bursts, longestRun int
 	// tail is the run of missing packets at the stream's end (counted in lost and bursts): they
 	// may still be in flight when the receiver stops waiting, on a stalled machine.
-	tail int
-	reordered                   int
-	minDelay, maxDelay          time.Duration
+	tail               int
+	reordered          int
+	minDelay, maxDelay time.Duration
 }
 
 func analyse(n int, got []arrival) streamStats {
