@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/pltlab/pltlab/result"
 )
 
 // dvStream builds a stream of n packets gap apart through a delay that is redrawn uniformly in
@@ -96,5 +98,16 @@ func TestRandomOutageGaps(t *testing.T) {
 	g := gapLengths(20*4+10+30+50, mk(10, 30, 50), 5*time.Millisecond)
 	if len(g) != 3 || g[0] != 52500*time.Microsecond || g[2] != 252500*time.Microsecond {
 		t.Errorf("gapLengths = %v", g)
+	}
+}
+
+// TestECNLine: ecn=true is judged by the AQM's CE marks under the check's TCP load: marks pass,
+// none fails (before, ecn=true had no line of its own).
+func TestECNLine(t *testing.T) {
+	c := testChecker("rate=20mbit,rtt=40ms,aqm=codel,ecn=true", true)
+	c.ecnLine(true, &result.Emulator{Down: result.Direction{MarksCE: 7}})
+	c.ecnLine(false, &result.Emulator{Up: result.Direction{DropsAQM: 12}})
+	if len(c.res.Lines) != 2 || !c.res.Lines[0].Pass || c.res.Lines[1].Pass {
+		t.Fatalf("lines %+v", c.res.Lines)
 	}
 }
