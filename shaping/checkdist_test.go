@@ -111,3 +111,19 @@ func TestECNLine(t *testing.T) {
 		t.Fatalf("lines %+v", c.res.Lines)
 	}
 }
+
+// TestJitterReorderLine: with reorder=true, jitter of +-5 ms reorders packets 1 ms apart (each
+// overtaken by its successor with probability (10 - 1)^2 / 200 = 40.5 %): a stream that kept its
+// order fails, one with 55 % reordered passes (before, reorder=true had no line).
+func TestJitterReorderLine(t *testing.T) {
+	for _, tc := range []struct {
+		reordered int
+		pass      bool
+	}{{0, false}, {165, true}} {
+		c := testChecker("rate=10mbit,rtt=40ms,jitter=5ms,reorder=true", true)
+		c.reorderLine(true, streamStats{n: 300, reordered: tc.reordered}, time.Millisecond, nil)
+		if len(c.res.Lines) != 1 || c.res.Lines[0].Pass != tc.pass {
+			t.Errorf("%d of 300 reordered: %+v, want pass %v", tc.reordered, c.res.Lines, tc.pass)
+		}
+	}
+}

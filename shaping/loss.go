@@ -160,7 +160,7 @@ func analyse(n int, got []arrival) streamStats {
 func (c *checker) streams(ctx context.Context) error {
 	for _, down := range []bool{false, true} {
 		im := c.imp(down)
-		if im.Loss == 0 && im.DelayVar == 0 && im.ReorderProb == 0 {
+		if im.Loss == 0 && im.DelayVar == 0 && im.ReorderProb == 0 && !c.jitterReorders() {
 			continue
 		}
 		n, gap := c.streamShape(down)
@@ -419,10 +419,11 @@ func delayVarReorder(draws []time.Duration, gap, every, jitter time.Duration) (l
 // stream's own delay draws (delayVarReorder, its slack widened by the emulator's recorded
 // release lateness during the stream); with both, the count must lie between the larger
 // of the two lower bounds and the sum of the upper ones. Per-packet jitter with reorder=true
-// reorders too: then only the lower bound is judged.
+// reorders too: a packet overtaken by its successor (probability from the two jitters) bounds
+// the count from below, the sum over all successors from above.
 func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got []arrival) {
 	im := c.imp(down)
-	if im.ReorderProb == 0 && im.DelayVar == 0 {
+	if im.ReorderProb == 0 && im.DelayVar == 0 && !c.jitterReorders() {
 		return
 	}
 	recv := max(st.n-st.lost, 1)
@@ -451,8 +452,29 @@ func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got 
 		lo, hi = math.Max(lo, dlo), hi+dhi
 		conf = append(conf, fmt.Sprintf("%.0f..%.0f packets (delay falls)", dlo, dhi))
 	}
-	if c.spec.Jitter > 0 && c.spec.Reorder {
-		hi = float64(recv)
+	if c.jitterReorders() {
+		// Independent uniform jitters in +-J: packet i is overtaken by packet i+k when
+		// J_i - J_{i+k} > k gap, probability (2J - k gap)^2 / (8 J^2) (the difference is
+		// triangular on [-2J, 2J]). Overtaken by its successor is a lower bound of being
+		// reordered (RFC 4737); the sum over k an upper one.
+		j := float64(c.spec.Jitter)
+		var p1, sum float64
+		for k := 1; float64(k)*float64(gap) < 2*j; k++ {
+			pk := math.Pow(2*j-float64(k)*float64(gap), 2) / (8 * j * j)
+			if k == 1 {
+				p1 = pk
+			}
+			sum += pk
+		}
+		_, h1 := binomialOK(st.reordered, recv, p1)
+		jlo := math.Max((p1-h1)*float64(recv), 0)
+		jhi := float64(recv)
+		if sum < 1 {
+			_, hs := binomialOK(st.reordered, recv, sum)
+			jhi = (sum + hs) * float64(recv)
+		}
+		lo, hi = math.Max(lo, jlo), math.Min(hi+jhi, float64(recv))
+		conf = append(conf, fmt.Sprintf(">= %.2f%% (jitter overtakes)", p1*100))
 	}
 	c.add(name, strings.Join(conf, " + "), fmt.Sprintf("%.2f%% (%d of %d)", ratio*100, st.reordered, recv),
 		fmt.Sprintf("%.0f..%.0f packets (99%%)", lo, hi), float64(st.reordered) >= math.Floor(lo) && float64(st.reordered) <= math.Ceil(hi))
@@ -464,3 +486,6 @@ func dirName(down bool) string {
 	}
 	return "up"
 }
+
+// jitterReorders reports whether per-packet jitter may reorder packets (reorder=true).
+func (c *checker) jitterReorders() bool { return c.spec.Jitter > 0 && c.spec.Reorder }
