@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/pltlab/pltlab/internal/fileout"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -45,7 +46,7 @@ func (r *Report) WriteDir(dir string) error {
 	}
 	var errs []error
 	write := func(name string, fn func(io.Writer) error) {
-		if err := writeFile(filepath.Join(dir, name), fn); err != nil {
+		if err := fileout.Create(filepath.Join(dir, name), fn); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -56,20 +57,4 @@ func (r *Report) WriteDir(dir string) error {
 	write("plt.svg", func(w io.Writer) error { return r.WritePlot(w, ECDFPlot, "svg") })
 	write("plt.png", func(w io.Writer) error { return r.WritePlot(w, ECDFPlot, "png") })
 	return errors.Join(errs...)
-}
-
-// writeFile creates path and fills it with fn.
-func writeFile(path string, fn func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

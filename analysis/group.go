@@ -64,6 +64,9 @@ type Group struct {
 	CILow, CIHigh, CICoverage float64
 	// Mean, SD and CV (= SD/Mean) describe Completed only (timeouts excluded).
 	Mean, SD, CV float64
+	// Experiments names the experiments whose loads the group holds, in the order read: more
+	// than one when runs with matching settings were pooled.
+	Experiments []string
 	// MedianLoad is the valid completed load whose metric is nearest the median (the first
 	// such load on ties): the load the HTML report draws as a waterfall. nil when none.
 	MedianLoad *result.Record
@@ -109,7 +112,7 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 		if r == nil || r.Warmup || (!r.IsLoad() && r.Kind != result.KindHarnessError) {
 			continue
 		}
-		if r.Kind == result.KindHarnessError && made[runKey{r.Experiment, r.Run}] {
+		if r.Kind == result.KindHarnessError && superseded(made, r) {
 			continue // the load was made later (a resumed run)
 		}
 		k := Key{Page: r.Page.Spec, Link: r.Link.Spec, Mode: r.Mode, Protocol: r.Protocol, Settings: settings.of(r)}
@@ -117,6 +120,9 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 		if g == nil {
 			g = &Group{Key: k, LinkInfo: r.Link, Invalid: map[string]int{}, NetErrors: map[string]int{}, metric: m}
 			byKey[k] = g
+		}
+		if !slices.Contains(g.Experiments, r.Experiment) {
+			g.Experiments = append(g.Experiments, r.Experiment)
 		}
 		if r.Kind == result.KindHarnessError {
 			g.Lost++

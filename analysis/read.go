@@ -1,12 +1,15 @@
 package analysis
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/pltlab/pltlab/protocol"
@@ -24,7 +27,7 @@ const MaxDeadlineMs = 24 * 3600 * 1000.0
 type ReadStats struct {
 	// Corrupt counts corrupt or truncated lines skipped.
 	Corrupt int
-	// Duplicates counts records dropped because the same record was read before.
+	// Duplicates counts records dropped because a record equal in every field was read before.
 	Duplicates int
 	// Refused lists the records refused by ValidateRecord ("FILE:LINE: reason"), at most
 	// MaxWarnings per file; RefusedCount counts them all.
@@ -75,11 +78,11 @@ func bad(v, limit float64) bool {
 // A record of another schema version stops the read with an error wrapping
 // result.ErrVersion; a read error is returned wrapped. log may be nil (no warnings).
 func ReadRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Record, skipped int, err error) {
-	recs, st, err := readRecords(r, name, log)
+	recs, _, st, err := readRecords(r, name, log)
 	return recs, st.Corrupt + st.RefusedCount, err
 }
 
-func readRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Record, st ReadStats, err error) {
+func readRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Record, lines []int, st ReadStats, err error) {
 	rd := result.NewReader(r, name)
 	defer func() {
 		if log == nil {
@@ -108,25 +111,28 @@ func readRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Rec
 				continue
 			}
 			recs = append(recs, rec)
+			lines = append(lines, rd.Line())
 		case errors.Is(err, io.EOF):
-			return recs, st, nil
+			return recs, lines, st, nil
 		case errors.As(err, &le):
 			st.Corrupt++
 			if log != nil && st.Corrupt <= MaxWarnings {
 				log.Warn("skipping corrupt line", "file", le.Name, "line", le.Line, "err", le.Err)
 			}
 		case errors.Is(err, result.ErrVersion):
-			return recs, st, fmt.Errorf("refusing %s: %w", name, err)
+			return recs, lines, st, fmt.Errorf("refusing %s: %w", name, err)
 		default:
-			return recs, st, err
+			return recs, lines, st, err
 		}
 	}
 }
 
 // ReadFiles reads the named result files in order with ReadRecords; "-" reads stdin. It returns
 // the records of all files and the number of lines skipped as corrupt or refused. A record
-// seen before (same experiment, run, time, protocol and kind: the same file given twice, or a
-// copy) is dropped with one warning; duplicates are not counted as skipped (see ReadAll).
+// equal in every field to one read before (the same file given twice, or a copy) is dropped
+// with one warning; a different record of the same experiment, run, time, protocol and kind is
+// kept (it is another measurement, never dropped as a duplicate). Duplicates are not counted
+// as skipped (see ReadAll).
 func ReadFiles(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Record, int, error) {
 	recs, st, err := ReadAll(names, stdin, log)
 	return recs, st.Corrupt + st.RefusedCount, err
@@ -136,9 +142,9 @@ func ReadFiles(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Rec
 func ReadAll(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Record, ReadStats, error) {
 	var all []*result.Record
 	var st ReadStats
-	seen := map[loadKey]bool{}
+	seen := map[loadKey][][]byte{}
 	for _, name := range names {
-		recs, fst, err := readFile(name, stdin, log)
+		recs, _, fst, err := ReadFile(name, stdin, log)
 		st.Corrupt += fst.Corrupt
 		st.RefusedCount += fst.RefusedCount
 		st.Refused = append(st.Refused, fst.Refused...)
@@ -147,11 +153,12 @@ func ReadAll(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Recor
 			if r.Flow != nil {
 				k.flow = r.FlowIndex
 			}
-			if seen[k] {
+			b, _ := json.Marshal(r) // a decoded record always encodes
+			if slices.ContainsFunc(seen[k], func(o []byte) bool { return bytes.Equal(o, b) }) {
 				st.Duplicates++
 				continue
 			}
-			seen[k] = true
+			seen[k] = append(seen[k], b)
 			all = append(all, r)
 		}
 		if err != nil {
@@ -174,13 +181,16 @@ type loadKey struct {
 	flow       int // the flow's index on flow lines (several flows share run and time), else -1
 }
 
-func readFile(name string, stdin io.Reader, log *slog.Logger) ([]*result.Record, ReadStats, error) {
+// ReadFile reads one result file like ReadRecords ("-" reads stdin), without dropping
+// duplicates, and returns each record's line number in the file (from 1) in lines, parallel to
+// recs, with every count of what was left out.
+func ReadFile(name string, stdin io.Reader, log *slog.Logger) (recs []*result.Record, lines []int, st ReadStats, err error) {
 	if name == "-" {
 		return readRecords(stdin, name, log)
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, ReadStats{}, fmt.Errorf("read results: %w", err)
+		return nil, nil, ReadStats{}, fmt.Errorf("read results: %w", err)
 	}
 	defer f.Close()
 	return readRecords(f, name, log)

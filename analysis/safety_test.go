@@ -155,7 +155,7 @@ func TestValidateOnRead(t *testing.T) {
 	neg := rec("h2", -1)
 	in := jsonlOf([]*result.Record{good, huge, unknown, neg})
 	var logBuf bytes.Buffer
-	recs, st, err := readRecords(strings.NewReader(in), "f.jsonl", slog.New(slog.NewTextHandler(&logBuf, nil)))
+	recs, _, st, err := readRecords(strings.NewReader(in), "f.jsonl", slog.New(slog.NewTextHandler(&logBuf, nil)))
 	if err != nil || len(recs) != 1 || st.RefusedCount != 3 || st.Corrupt != 0 {
 		t.Fatalf("read %d records, stats %+v, err %v: want 1 kept and 3 refused", len(recs), st, err)
 	}
@@ -226,7 +226,7 @@ func TestWarningsCapped(t *testing.T) {
 		fmt.Fprintf(&in, "\x00\x01garbage %d\n", i)
 	}
 	var logBuf bytes.Buffer
-	_, st, _ := readRecords(strings.NewReader(in.String()), "bin", slog.New(slog.NewTextHandler(&logBuf, nil)))
+	_, _, st, _ := readRecords(strings.NewReader(in.String()), "bin", slog.New(slog.NewTextHandler(&logBuf, nil)))
 	if n := strings.Count(logBuf.String(), "\n"); st.Corrupt != 500 || n != MaxWarnings+1 {
 		t.Errorf("%d corrupt, %d log lines; want 500 and %d", st.Corrupt, n, MaxWarnings+1)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/pltlab/pltlab/protocol"
@@ -17,15 +18,27 @@ type runKey struct {
 	run        int
 }
 
-// madeLoads returns the scheduled loads of recs that have a page-load line.
-func madeLoads(recs []*result.Record) map[runKey]bool {
-	made := map[runKey]bool{}
+// madeLoads returns, per scheduled load of recs that has a page-load line, the start time of
+// its latest load line.
+func madeLoads(recs []*result.Record) map[runKey]time.Time {
+	made := map[runKey]time.Time{}
 	for _, r := range recs {
 		if r != nil && r.IsLoad() {
-			made[runKey{r.Experiment, r.Run}] = true
+			k := runKey{r.Experiment, r.Run}
+			if t, ok := made[k]; !ok || r.Time.After(t) {
+				made[k] = r.Time
+			}
 		}
 	}
 	return made
+}
+
+// superseded reports whether the harness_error line r was made good later: a load line of
+// the same experiment and run started after it (a resumed run). A load made before it belongs
+// to another run of the experiment (pooled files), so the loss still counts.
+func superseded(made map[runKey]time.Time, r *result.Record) bool {
+	t, ok := made[runKey{r.Experiment, r.Run}]
+	return ok && !t.Before(r.Time)
 }
 
 // settingsIndex derives the settings label of each record (see settingsOf).
@@ -202,7 +215,33 @@ func (r *Report) warnings(recs []*result.Record) []string {
 			out = append(out, w)
 		}
 	}
+	if w := r.pooledNote(); w != "" {
+		out = append(out, w)
+	}
 	return append(out, partialExperiments(recs)...)
+}
+
+// pooledNote says which groups pool the loads of several experiments ("" when none does):
+// independent runs whose settings match (Key.Settings) are pooled, and the report says so.
+func (r *Report) pooledNote() string {
+	var exps []string
+	n := 0
+	for _, g := range r.Groups {
+		if len(g.Experiments) < 2 {
+			continue
+		}
+		n++
+		for _, e := range g.Experiments {
+			if !slices.Contains(exps, e) {
+				exps = append(exps, e)
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("POOLED: %d of %d groups hold the loads of %d experiments whose settings match (%s); loads of different settings are never pooled",
+		n, len(r.Groups), len(exps), strings.Join(exps, ", "))
 }
 
 func quoteAll(xs []string) []string {

@@ -57,8 +57,9 @@ const (
 )
 
 // SizeHelp estimates the size per load of each kind, for the CLI's help: measured on
-// carlucci2015 (10 x 30 KB JPEGs) over the carlucci2015 link (see BENCHMARKS.md).
-const SizeHelp = `Size per load, measured on carlucci2015 (10 JPEGs, ~300 KB) over the carlucci2015
+// carlucci2015 (30 x 10 KB JPEGs) over the carlucci2015 link (see shaping/BENCHMARKS.md,
+// "Capture").
+const SizeHelp = `Size per load, measured on carlucci2015 (30 JPEGs, 300 KB) over the carlucci2015
 link: har ~90 KB; pcap ~0.4 MB (each packet once, drops included); qlog ~0.34 MB
 (h3 loads only); netlog ~0.6 MB per load in one file per browser (Default mode). All
 scale with the page's bytes: use --artifacts-for to keep only the loads you will open.`

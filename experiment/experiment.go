@@ -16,6 +16,7 @@ import (
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
 )
 
@@ -109,6 +110,10 @@ type Config struct {
 	// Shard, when set, restricts Run to one part of the schedule (see PlanShards); every line
 	// written then carries the shard, and the first is a plan line (PlanRecord).
 	Shard Shard
+
+	// inputs, when not nil, are the input files' digests to hash instead of reading the
+	// files (a Config rebuilt from a plan line: FromPlan).
+	inputs []result.InputFile
 }
 
 // LaunchFunc launches a browser with the options given (browser.Launch's signature).
@@ -275,6 +280,24 @@ func ParseMode(s string) (result.Mode, error) {
 		return m, nil
 	}
 	return "", fmt.Errorf("bad mode %q: accepted cold, warm", s)
+}
+
+// CheckTCPCC tries, on a throwaway socket in this process's context (server.ProbeTCPCC), every
+// TCP congestion control c sets: the server's (TCPCC) and a TCP cross flow's. It returns one
+// line naming the first refused value and what is accepted, so that a run refuses before any
+// setup instead of losing every load to the harness. Call it where the server will run: in a
+// rootless run, inside the user namespace.
+func CheckTCPCC(c Config) error {
+	c = c.withDefaults()
+	if err := server.ProbeTCPCC(c.TCPCC); err != nil {
+		return err
+	}
+	if c.Cross != "" {
+		if fs, err := flows.ParseSpec(c.Cross); err == nil {
+			return flows.CheckCC(fs)
+		}
+	}
+	return nil
 }
 
 // CheckSpecs parses every page and link spec of c and returns the first error (one line naming

@@ -3,6 +3,8 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -60,7 +62,7 @@ func TestMergeComplete(t *testing.T) {
 	c := kakhkiLike()
 	files := fakeShards(t, c, 4)
 	files = append(files, files[1]) // a shard given twice
-	m, err := Merge(sources(files))
+	m, err := Merge(sources(files), MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestMergeMissingAndShort(t *testing.T) {
 	files := fakeShards(t, c, 4)
 	short := len(files[1]) / 2
 	given := [][]*result.Record{files[0], files[1][:short], files[3]} // shard 2 never ran, shard 1 died half-way
-	m, err := Merge(sources(given))
+	m, err := Merge(sources(given), MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +137,7 @@ func TestMergeMissingAndShort(t *testing.T) {
 		}
 	}
 	// The rerun shards complete it.
-	m, _ = Merge(sources(append(given, files[1], files[2])))
+	m, _ = Merge(sources(append(given, files[1], files[2])), MergeOptions{})
 	if comp, _ := CheckComplete(m.Records); !comp.Complete() {
 		t.Fatalf("after the reruns: %v", comp.Lines(0))
 	}
@@ -146,7 +148,7 @@ func TestMergeRefusesMixedConfigs(t *testing.T) {
 	b := kakhkiLike()
 	b.Runs = 5
 	fa, fb := fakeShards(t, a, 2), fakeShards(t, b, 2)
-	_, err := Merge(sources([][]*result.Record{fa[0], fb[1]}))
+	_, err := Merge(sources([][]*result.Record{fa[0], fb[1]}), MergeOptions{})
 	if !errors.Is(err, ErrMixedConfigs) {
 		t.Fatalf("err = %v, want ErrMixedConfigs", err)
 	}
@@ -192,7 +194,7 @@ func TestResumeShard(t *testing.T) {
 func TestCompletenessLinesCapped(t *testing.T) {
 	c := kakhkiLike()
 	files := fakeShards(t, c, 4)
-	m, _ := Merge(sources([][]*result.Record{files[0]}))
+	m, _ := Merge(sources([][]*result.Record{files[0]}), MergeOptions{})
 	comp, err := CheckComplete(m.Records)
 	if err != nil {
 		t.Fatal(err)
@@ -206,5 +208,93 @@ func TestCompletenessLinesCapped(t *testing.T) {
 	}
 	if !strings.Contains(lines[8], fmt.Sprintf("and %d more short cells", len(comp.Short)-5)) {
 		t.Fatalf("line %q", lines[8])
+	}
+}
+
+// TestConfigHashCoversTraceContent: editing the trace behind a trace:FILE link changes the
+// config hash, so shards measured on different traces never merge as one sweep; a Config
+// rebuilt from a plan line hashes as the plan was written, whatever the file holds now.
+func TestConfigHashCoversTraceContent(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "t1.trace")
+	if err := os.WriteFile(trace, []byte("1\n2\n3\n4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Pages: []string{"5x10KB"}, Links: []string{"down=trace:" + trace + ",up=1mbit,rtt=20ms"},
+		Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 2, Seed: 1, Shard: Shard{0, 2}}
+	before := ConfigHash(c)
+	plan := PlanRecord(c, 1)
+	if len(plan.Plan.Inputs) != 1 || plan.Plan.Inputs[0].Path != trace || len(plan.Plan.Inputs[0].SHA256) != 64 {
+		t.Fatalf("plan inputs %+v, want the trace with its SHA-256", plan.Plan.Inputs)
+	}
+	if err := os.WriteFile(trace, []byte("1\n1\n1\n2\n3\n4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after := ConfigHash(c)
+	if before == after {
+		t.Fatalf("config hash %s unchanged after the trace was edited", before)
+	}
+	if h := ConfigHash(FromPlan(plan.Plan)); h != before {
+		t.Fatalf("hash from the plan line %s, want the plan's %s", h, before)
+	}
+	other := PlanRecord(c, 1)
+	other.Shard = "1/2"
+	_, err := Merge([]Source{{Name: "a.jsonl", Records: []*result.Record{plan}}, {Name: "b.jsonl", Records: []*result.Record{other}}}, MergeOptions{})
+	if !errors.Is(err, ErrMixedConfigs) {
+		t.Fatalf("shards on two traces: err = %v, want ErrMixedConfigs", err)
+	}
+	// A configuration without input files keeps the hash it had before inputs were hashed.
+	plain := Config{Pages: []string{"5x10KB"}, Links: []string{"none"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 2, Seed: 1}
+	if h := ConfigHash(plain); h != "1cb65f65b7f6721d" { // its hash at a9b0be5
+		t.Fatalf("hash of a config without input files %s, want 1cb65f65b7f6721d as before", h)
+	}
+}
+
+// TestMergeConflicts: a shard measured twice with other values is a conflict naming both lines,
+// the slot and the values; Prefer settles it, and an identical copy is only a duplicate.
+func TestMergeConflicts(t *testing.T) {
+	c := kakhkiLike()
+	files := fakeShards(t, c, 2)
+	rerun := make([]*result.Record, len(files[1]))
+	for i, r := range files[1] {
+		cp := *r
+		cp.Time = cp.Time.Add(time.Hour)
+		if cp.IsLoad() {
+			cp.PLTMs = 120.5
+		}
+		rerun[i] = &cp
+	}
+	srcs := []Source{{Name: "a", Records: files[0]}, {Name: "b", Records: files[1], Lines: []int{1, 7}}, {Name: "c", Records: rerun}}
+	_, err := Merge(srcs, MergeOptions{})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("err = %v, want ErrConflict", err)
+	}
+	for _, want := range []string{fmt.Sprintf("config_hash %s run %d (load): b:7 and c:2 differ (plt_ms 100 vs 120.5; time ", ConfigHash(c), files[1][1].Run), "and "} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if _, err := Merge(srcs, MergeOptions{Prefer: "a"}); !errors.Is(err, ErrConflict) {
+		t.Errorf("prefer a file outside the conflict: err = %v, want ErrConflict", err)
+	}
+	if _, err := Merge(srcs, MergeOptions{Prefer: "z"}); err == nil || !strings.Contains(err.Error(), `prefer "z": accepted "newest" or one of the files given`) {
+		t.Errorf("prefer an unknown file: err = %v", err)
+	}
+	for _, p := range []string{PreferNewest, "c"} {
+		m, err := Merge(srcs, MergeOptions{Prefer: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Conflicts) != len(files[1])-1 || m.Duplicates != 1 {
+			t.Fatalf("prefer %s: %d conflicts settled, %d duplicates; want %d and 1 (the plan line)", p, len(m.Conflicts), m.Duplicates, len(files[1])-1)
+		}
+		for _, r := range m.Records {
+			if r.IsLoad() && r.Shard == files[1][0].Shard && r.PLTMs != 120.5 {
+				t.Fatalf("prefer %s kept run %d with plt_ms %g", p, r.Run, r.PLTMs)
+			}
+		}
+	}
+	m, err := Merge([]Source{{Name: "b", Records: files[1]}, {Name: "b2", Records: files[1]}}, MergeOptions{})
+	if err != nil || m.Duplicates != len(files[1]) || len(m.Records) != len(files[1]) {
+		t.Fatalf("identical copy: %v, %d duplicates, %d records", err, m.Duplicates, len(m.Records))
 	}
 }

@@ -5,12 +5,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping"
 )
 
 // MaxShards bounds a shard count (a job array of more tasks is a mistake, not a sweep).
@@ -288,11 +292,49 @@ type hashed struct {
 	TCPCC   string   `json:"tcp_cc"`
 	TLS     string   `json:"tls"`
 	Cross   string   `json:"cross,omitempty"`
+	// Inputs are the files the links read (trace:FILE) with their content digests; absent when
+	// none is read, so a configuration without such files keeps the hash it always had.
+	Inputs []result.InputFile `json:"inputs,omitempty"`
+}
+
+// InputFiles returns the files the links of c read (each trace:FILE, in link order, each path
+// once) with the SHA-256 of their content now. A file that cannot be read gets the digest
+// "unreadable: ERROR", which no content hashes to. Pages are generated from their specs and
+// read no file.
+func InputFiles(c Config) []result.InputFile {
+	if c.inputs != nil {
+		return c.inputs
+	}
+	var out []result.InputFile
+	for _, l := range c.Links {
+		for _, path := range shaping.InputFiles(l) {
+			if slices.ContainsFunc(out, func(f result.InputFile) bool { return f.Path == path }) {
+				continue
+			}
+			out = append(out, result.InputFile{Path: path, SHA256: fileDigest(path)})
+		}
+	}
+	return out
+}
+
+// fileDigest returns the lowercase hex SHA-256 of the file's content, or "unreadable: ERROR".
+func fileDigest(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // ConfigHash returns the hash of c's configuration: the first 16 hex digits of the SHA-256 of
 // its pages, links, arms, runs, warm-ups, timeout, seed, TCP congestion control, TLS version and
-// cross traffic (defaults applied) as JSON. It does not depend on the shard, the name, the Chromium binary, the
+// cross traffic (defaults applied) and the content digests of the files its links read
+// (InputFiles: a trace edited between two shards changes the hash) as JSON. It does not depend on the shard, the name, the Chromium binary, the
 // temporary directory or whether links are self-checked, so every shard of one sweep has the
 // same hash and shards of different sweeps do not.
 func ConfigHash(c Config) string { return configHash(c.withDefaults()) }
@@ -300,7 +342,7 @@ func ConfigHash(c Config) string { return configHash(c.withDefaults()) }
 // configHash is ConfigHash of a Config whose defaults are applied.
 func configHash(c Config) string {
 	b, _ := json.Marshal(hashed{Pages: c.Pages, Links: c.Links, Arms: c.Arms, Runs: c.Runs, Warmup: c.Warmup,
-		Timeout: c.Timeout.String(), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross})
+		Timeout: c.Timeout.String(), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Inputs: InputFiles(c)})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
@@ -311,7 +353,8 @@ func configHash(c Config) string {
 func PlanRecord(c Config, loads int) *result.Record {
 	c = c.withDefaults()
 	p := &result.Plan{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
-		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Loads: loads}
+		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Loads: loads,
+		Inputs: InputFiles(c)}
 	for _, a := range c.Arms {
 		p.Arms = append(p.Arms, result.PlanArm{Protocol: a.Protocol, Mode: a.Mode})
 	}
@@ -319,10 +362,15 @@ func PlanRecord(c Config, loads int) *result.Record {
 		Shard: c.Shard.String(), ConfigHash: ConfigHash(c), Plan: p}
 }
 
-// FromPlan returns the Config a plan line describes (without name, shard or machine settings).
+// FromPlan returns the Config a plan line describes (without name, shard or machine settings);
+// its input files are the plan's (their digests when the plan was written), not read again.
 func FromPlan(p *result.Plan) Config {
 	c := Config{Pages: p.Pages, Links: p.Links, Runs: p.Runs, Warmup: p.Warmup,
-		Timeout: time.Duration(p.TimeoutMs * float64(time.Millisecond)), Seed: p.Seed, TCPCC: p.TCPCC, TLS: p.TLS, Cross: p.Cross}
+		Timeout: time.Duration(p.TimeoutMs * float64(time.Millisecond)), Seed: p.Seed, TCPCC: p.TCPCC, TLS: p.TLS, Cross: p.Cross,
+		inputs: p.Inputs}
+	if c.inputs == nil {
+		c.inputs = []result.InputFile{} // the plan's, not the files as they are now
+	}
 	for _, a := range p.Arms {
 		c.Arms = append(c.Arms, Arm{Protocol: a.Protocol, Mode: a.Mode})
 	}

@@ -47,6 +47,16 @@ type Spec struct {
 	Duration time.Duration
 }
 
+// CheckCC reports whether this process may run s: for a TCP flow it tries the congestion
+// control on a throwaway socket (server.ProbeTCPCC) and returns its one-line refusal; a QUIC
+// flow's controller is quic-go's own and always accepted.
+func CheckCC(s Spec) error {
+	if p, err := protocol.Lookup(s.Protocol); err != nil || p.Transport != protocol.TCP {
+		return nil
+	}
+	return server.ProbeTCPCC(s.CC)
+}
+
 // String returns "PROTO:CC".
 func (s Spec) String() string { return s.Protocol + ":" + s.CC }
 

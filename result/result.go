@@ -133,7 +133,8 @@ type Record struct {
 	// 0; `pltlab run --shard`); empty when the experiment was not sharded.
 	Shard string `json:"shard,omitempty"`
 	// ConfigHash identifies the experiment's configuration (pages, links, arms, runs, warm-ups,
-	// timeout, seed, TCP congestion control, TLS version): 16 hex digits of a SHA-256, the same
+	// timeout, seed, TCP congestion control, TLS version, cross traffic and the content digests
+	// of the trace files the links read): 16 hex digits of a SHA-256, the same
 	// for every shard of one sweep (experiment.ConfigHash). Empty in records older than it.
 	ConfigHash string `json:"config_hash,omitempty"`
 	// Plan is set only on KindPlan lines.
@@ -168,6 +169,17 @@ type Plan struct {
 	Cross string `json:"cross,omitempty"`
 	// Loads is the number of loads (warm-ups included) of this shard.
 	Loads int `json:"loads"`
+	// Inputs are the files the links read (trace:FILE) with their content digests, which the
+	// config hash covers; absent when none is read.
+	Inputs []InputFile `json:"inputs,omitempty"`
+}
+
+// InputFile is a file an experiment reads (a link's trace) and its content digest.
+type InputFile struct {
+	// Path is the file's path as the LINK spec gives it.
+	Path string `json:"path"`
+	// SHA256 is the lowercase hex SHA-256 of its content, or "unreadable: ERROR".
+	SHA256 string `json:"sha256"`
 }
 
 // PlanArm is one (protocol, mode) arm of a Plan.

@@ -33,6 +33,42 @@ func setTCPCC(c syscall.RawConn, name string) error {
 	return nil
 }
 
+// ProbeTCPCC reports whether this process, in its network namespace and with its credentials,
+// may set the TCP congestion control name on the server's sockets: it tries setsockopt
+// TCP_CONGESTION on a throwaway TCP socket, the call the listeners make, so that a run refuses
+// a controller up front instead of losing every load to the harness. A user without
+// CAP_NET_ADMIN over the namespace may set only net.ipv4.tcp_allowed_congestion_control (a
+// rootless run, root in its own user namespace, may set any loaded one). The error is one line
+// naming the value and what is accepted.
+func ProbeTCPCC(name string) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("probe tcp_cc %s: socket: %w", name, err)
+	}
+	defer unix.Close(fd)
+	return tcpCCError(name, unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, name))
+}
+
+// tcpCCError turns the errno of setsockopt TCP_CONGESTION name into one line naming what
+// is accepted (nil stays nil).
+func tcpCCError(name string, errno error) error {
+	sysctl := func(n string) string {
+		b, _ := os.ReadFile("/proc/sys/net/ipv4/" + n)
+		return strings.TrimSpace(string(b))
+	}
+	switch {
+	case errno == nil:
+		return nil
+	case errors.Is(errno, unix.EPERM):
+		return fmt.Errorf("tcp_cc %s: this user may not set it (setsockopt TCP_CONGESTION: %v): accepted without root net.ipv4.tcp_allowed_congestion_control = %q; choose one of those (--tcp-cc, or tcp_cc in the matrix), or run as root",
+			name, errno, sysctl("tcp_allowed_congestion_control"))
+	case errors.Is(errno, unix.ENOENT):
+		return fmt.Errorf("tcp_cc %s: this kernel has no such congestion control (setsockopt TCP_CONGESTION: %v): accepted net.ipv4.tcp_available_congestion_control = %q, or load its module as root (modprobe tcp_%s)",
+			name, errno, sysctl("tcp_available_congestion_control"), name)
+	}
+	return fmt.Errorf("tcp_cc %s: setsockopt TCP_CONGESTION: %w", name, errno)
+}
+
 // getTCPCC reads the congestion control of the socket behind c back (getsockopt TCP_CONGESTION).
 func getTCPCC(c syscall.RawConn) (string, error) {
 	var name string

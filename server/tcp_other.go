@@ -11,6 +11,9 @@ import (
 // setTCPCC is Linux only: other platforms get errors.ErrUnsupported.
 func setTCPCC(c syscall.RawConn, name string) error { return errors.ErrUnsupported }
 
+// ProbeTCPCC is Linux only: other platforms get errors.ErrUnsupported.
+func ProbeTCPCC(name string) error { return errors.ErrUnsupported }
+
 // getTCPCC is Linux only: other platforms get errors.ErrUnsupported.
 func getTCPCC(c syscall.RawConn) (string, error) { return "", errors.ErrUnsupported }
 

@@ -1,6 +1,7 @@
 package shaping
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -297,16 +298,17 @@ func (im Impair) apply(c *emu.Config) error {
 	return nil
 }
 
-// loadTrace reads a Mahimahi trace file.
+// loadTrace reads a Mahimahi trace file. Its errors are one clause naming what is wrong and
+// what is accepted, without the key (parseRateOrTrace adds it).
 func loadTrace(path string) (*emu.Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("trace %s: %w", path, err)
+		return nil, fmt.Errorf("cannot read %s (%v): accepted trace:FILE naming a readable Mahimahi trace file", path, errors.Unwrap(err))
 	}
 	defer f.Close()
 	tr, err := emu.ParseTrace(f)
 	if err != nil {
-		return nil, fmt.Errorf("trace %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err) // ParseTrace names the bad line and what is accepted
 	}
 	return tr, nil
 }
@@ -323,7 +325,7 @@ func parseRateOrTrace(key, val string) (Rate, string, error) {
 	}
 	tr, err := loadTrace(path)
 	if err != nil {
-		return 0, "", fmt.Errorf("bad %s %q: %v: accepted trace:FILE naming a Mahimahi trace (one time stamp in ms per line)", key, val, err)
+		return 0, "", fmt.Errorf("bad %s %q: %v", key, val, err)
 	}
 	r := Rate(math.Round(tr.MeanRate()))
 	if r < MinRate {

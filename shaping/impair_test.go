@@ -3,6 +3,7 @@ package shaping
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -101,7 +102,7 @@ func TestImpairErrors(t *testing.T) {
 		{"rate=1mbit,reorder=maybe", `bad reorder "maybe": accepted a percentage such as 5% (hold packets back), or true/false (let jitter reorder)`},
 		{"rate=1mbit,down.reorder=true", `bad down.reorder "true": accepted a percentage (reorder=true, for jitter, applies to both directions)`},
 		{"rate=1mbit,down.mtu=1400", `unknown link key "down.mtu": accepted ` + acceptedKeys},
-		{"down=trace:nosuch.trace", `bad down "trace:nosuch.trace": trace nosuch.trace: open nosuch.trace: no such file or directory: accepted trace:FILE naming a Mahimahi trace (one time stamp in ms per line)`},
+		{"down=trace:nosuch.trace", `bad down "trace:nosuch.trace": cannot read nosuch.trace (no such file or directory): accepted trace:FILE naming a readable Mahimahi trace file`},
 		{"rate=1mbit,rtt=20ms,delayvar=5ms,shaper=netem", "down.delayvar (a delay redrawn every interval): shaper=netem cannot emulate it: accepted shaper=emu (the default)"},
 		{"rate=1mbit,aqm=codel,shaper=netem", "down.aqm=codel (this kernel has no codel, pie or fq_codel qdisc, and netem has no AQM): shaper=netem cannot emulate it: accepted shaper=emu (the default)"},
 		{"down=trace:lte.trace,shaper=netem", "down=trace:lte.trace (delivery opportunities): shaper=netem cannot emulate it: accepted shaper=emu (the default)"},
@@ -216,3 +217,27 @@ func TestNetemMapping(t *testing.T) {
 }
 
 func netip4(last byte) netip.Addr { return netip.AddrFrom4([4]byte{100, 64, 0, last}) }
+
+// TestTraceErrorOneClause: a bad trace is named once with its bad line and what is accepted,
+// and the message says "accepted" once (not as if the input had been accepted).
+func TestTraceErrorOneClause(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ body, want string }{
+		{"10\nten\n", `trace line 2 holds "ten": accepted one whole number of milliseconds in 0..86400000 per line`},
+		{"10\n5\n", "trace line 2 holds 5 ms, before the previous line's 10 ms: accepted non-decreasing times"},
+		{"0\n", "trace has no opportunity after 0 ms: accepted at least one line with a time above 0"},
+	} {
+		path := filepath.Join(dir, "t.trace")
+		if err := os.WriteFile(path, []byte(tt.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ParseSpec("down=trace:" + path + ",rtt=10ms")
+		want := fmt.Sprintf(`bad down "trace:%s": %s: %s`, path, path, tt.want)
+		if err == nil || err.Error() != want {
+			t.Fatalf("trace %q: err = %v\nwant %s", tt.body, err, want)
+		}
+		if n := strings.Count(err.Error(), "accepted"); n != 1 {
+			t.Fatalf("trace %q: %q says accepted %d times", tt.body, err, n)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package shaping
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -478,4 +479,46 @@ func (s Spec) Result() result.Link {
 		}
 	}
 	return l
+}
+
+// InputFiles returns the files the LINK spec reads: its trace:FILE paths, down then up, each
+// once; none for a spec that does not parse (ParseSpec reports that).
+func InputFiles(spec string) []string {
+	sp, err := ParseSpec(spec)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range []string{sp.DownImp.Trace, sp.UpImp.Trace} {
+		if t != "" && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// PartialNote says what the shaped LINK spec link leaves at its default without a word: a
+// direction without a rate is unlimited, a link without rtt has no delay. It returns one line
+// to warn with, "" when the spec sets both (or is unshaped, or does not parse: ParseSpec
+// reports that).
+func PartialNote(link string) string {
+	sp, err := ParseSpec(link)
+	if err != nil || !sp.Shaped() {
+		return ""
+	}
+	var unset []string
+	switch {
+	case sp.Down == 0 && sp.Up == 0:
+	case sp.Down == 0:
+		unset = append(unset, "down is unlimited (no down= or rate=)")
+	case sp.Up == 0:
+		unset = append(unset, "up is unlimited (no up= or rate=)")
+	}
+	if sp.RTT == 0 {
+		unset = append(unset, "rtt is 0 (no rtt=: no added delay)")
+	}
+	if len(unset) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("link %q: %s; give them if that is not meant", link, strings.Join(unset, ", "))
 }

@@ -216,3 +216,21 @@ func TestParseSpecRepeatsAndNone(t *testing.T) {
 		t.Fatalf("override: %+v, %v", sp, err)
 	}
 }
+
+// TestPartialNote: down= alone says that up is unlimited and rtt is 0; a full spec, a preset
+// and an unshaped link say nothing.
+func TestPartialNote(t *testing.T) {
+	for _, tc := range []struct{ link, want string }{
+		{"down=5mbit", `link "down=5mbit": up is unlimited (no up= or rate=), rtt is 0 (no rtt=: no added delay); give them if that is not meant`},
+		{"up=1mbit,rtt=20ms", `link "up=1mbit,rtt=20ms": down is unlimited (no down= or rate=); give them if that is not meant`},
+		{"rate=3mbit", `link "rate=3mbit": rtt is 0 (no rtt=: no added delay); give them if that is not meant`},
+		{"rate=3mbit,rtt=50ms", ""},
+		{"carlucci2015", ""},
+		{"none", ""},
+		{"rate=nonsense", ""},
+	} {
+		if got := PartialNote(tc.link); got != tc.want {
+			t.Errorf("PartialNote(%q) = %q, want %q", tc.link, got, tc.want)
+		}
+	}
+}

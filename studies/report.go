@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/pltlab/pltlab/internal/fileout"
 )
 
 // Section is one section of a study report, rendered to Markdown and HTML alike.
@@ -104,7 +105,7 @@ func WriteReport(dir string, e *Support) ([]Judgement, error) {
 	for _, s := range secs {
 		for _, f := range s.Figures {
 			for _, ext := range []string{"svg", "png"} {
-				errs = append(errs, writeFile(filepath.Join(dir, f.File+"."+ext), func(w io.Writer) error { return f.Render(w, ext) }))
+				errs = append(errs, fileout.Create(filepath.Join(dir, f.File+"."+ext), func(w io.Writer) error { return f.Render(w, ext) }))
 			}
 		}
 	}
@@ -114,9 +115,9 @@ func WriteReport(dir string, e *Support) ([]Judgement, error) {
 		}
 	}
 	errs = append(errs,
-		writeFile(filepath.Join(dir, "report.md"), func(w io.Writer) error { return e.writeMarkdown(w, secs) }),
-		writeFile(filepath.Join(dir, "report.html"), func(w io.Writer) error { return e.writeHTML(w, secs) }),
-		writeFile(filepath.Join(dir, "findings.json"), func(w io.Writer) error { return e.writeJSON(w, js) }))
+		fileout.Create(filepath.Join(dir, "report.md"), func(w io.Writer) error { return e.writeMarkdown(w, secs) }),
+		fileout.Create(filepath.Join(dir, "report.html"), func(w io.Writer) error { return e.writeHTML(w, secs) }),
+		fileout.Create(filepath.Join(dir, "findings.json"), func(w io.Writer) error { return e.writeJSON(w, js) }))
 	return js, errors.Join(errs...)
 }
 
@@ -283,23 +284,4 @@ func WriteFindings(w io.Writer, e *Support, js []Judgement) error {
 		}
 	}
 	return bw.Flush()
-}
-
-// writeFile creates path (and its directory) and fills it with fn.
-func writeFile(path string, fn func(io.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -94,6 +95,29 @@ func (p Plan) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CheckTCPCC tries every TCP congestion control the plan sets (each part's server and cross
+// flow, and the TCP flows of its flow parts) in this process's context (experiment.CheckTCPCC):
+// the first refused value is returned in one line naming it, the part and what is accepted.
+func (p Plan) CheckTCPCC() error {
+	for i, c := range p.Configs(RunOptions{}) {
+		if err := experiment.CheckTCPCC(c); err != nil {
+			return fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
+		}
+	}
+	for _, fp := range p.Flows {
+		for _, mix := range fp.Mixes {
+			for _, s := range mix {
+				if fs, err := flows.ParseSpec(s); err == nil {
+					if err := flows.CheckCC(fs); err != nil {
+						return fmt.Errorf("part %s: flow %s: %w", fp.Name, s, err)
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // Run runs the plan's parts one after another, then its flow parts when a FlowRunner is

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -44,3 +45,18 @@ func (e *exitError) Error() string {
 	return e.err.Error()
 }
 func (e *exitError) Unwrap() error { return e.err }
+
+// stopError maps how a command that makes measurements stopped to its exit code, the one
+// mapping of run, reproduce and flows: an interrupt (ctx done: Ctrl-C or SIGTERM) exits with
+// 130 saying that kept (what was written) is kept; a reader of the output that went away
+// (broken pipe) exits with 141, everything set up having been torn down; any other err is
+// returned as it is (nil stays nil).
+func stopError(ctx context.Context, err error, kept string) error {
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{code: 130, err: fmt.Errorf("interrupted; %s", kept)}
+	case isBrokenPipe(err):
+		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
+	}
+	return err
+}

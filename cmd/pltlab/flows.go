@@ -145,6 +145,11 @@ func (f *flowsFlags) specs() ([][]flows.Spec, error) {
 		for j := range min(len(starts), len(mix)) { // a smaller mix takes the first offsets
 			mix[j].Start = starts[j]
 		}
+		for _, fs := range mix {
+			if err := flows.CheckCC(fs); err != nil {
+				return nil, usagef("bad --flow %s: %v", fs, err)
+			}
+		}
 	}
 	if n := slices.Max(lens(mixes)); len(starts) > n {
 		return nil, usagef("bad --start %q: %d offsets for at most %d flows in a mix: accepted at most one per flow", f.starts, len(starts), n)
@@ -277,12 +282,9 @@ func runFlows(cmd *cobra.Command, f flowsFlags, mixes [][]flows.Spec, sink io.Wr
 	return analysis.FlowSummary(tableTo, all)
 }
 
-// runFlowsError turns an interrupt into exit code 130; other errors pass.
+// runFlowsError maps an interrupt or a broken pipe to its exit code (stopError); other errors pass.
 func runFlowsError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return &exitError{code: 130, err: errors.New("interrupted; the records of finished runs are kept")}
-	}
-	return err
+	return stopError(ctx, err, "the records of finished runs are kept")
 }
 
 // pause waits d; false when ctx ended first.

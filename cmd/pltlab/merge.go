@@ -11,26 +11,35 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/fileout"
 	"github.com/pltlab/pltlab/result"
 )
 
 // newMergeCmd builds 'pltlab merge': the union of shard files, checked for completeness.
 func newMergeCmd() *cobra.Command {
 	var (
-		out   string
-		force bool
+		out, prefer       string
+		force, allowMixed bool
 	)
 	cmd := &cobra.Command{
 		Use:   "merge FILE.jsonl... [--out merged.jsonl]",
 		Short: "Join the result files of a sharded run and check that no shard or cell is missing",
 		Long: `merge reads the result files of the shards of one sweep ('pltlab run --shard I/N'), refuses
-files of different configurations (config_hash), drops lines read twice (a file given twice, or a
-rerun shard whose file overlaps its first, partial one), writes the union to --out and says which
-shards and which cells (page, link, protocol, mode) are missing or short. It exits with 1 while
-any planned load is missing (the union is written all the same), so that a batch job's final
-step fails visibly; rerun the named shards and merge again.`,
+files of different configurations (config_hash), drops lines read twice (equal in every field: a
+file given twice, or a rerun shard whose file overlaps its first, partial one; counted), writes
+the union to --out and says which shards and which cells (page, link, protocol, mode) are
+missing or short. It exits with 1 while any planned load is missing (the union is written all
+the same), so that a batch job's final step fails visibly; rerun the named shards and merge again.
+Two different lines for one schedule slot (a shard rerun over loads it had made) are a conflict:
+merge names both (file:line), the slot and the differing values and exits with 2, writing
+nothing, unless --prefer newest (the later load) or --prefer FILE (that file's line) picks one;
+the lines not kept are counted. Loads made by different pltlab or browser versions are refused
+the same way (exit 2, naming the versions and their loads) unless --allow-mixed-versions, which
+merges them with a warning (reports keep each version in its own groups). Unsharded files of
+one configuration are kept side by side and said to be pooled.`,
 		Example: `  ./bin/pltlab merge results/shard-*.jsonl --out results/merged.jsonl
-  ./bin/pltlab merge shard-0.jsonl shard-1.jsonl shard-1-rerun.jsonl --out merged.jsonl --force`,
+  ./bin/pltlab merge shard-0.jsonl shard-1.jsonl shard-1-rerun.jsonl --out merged.jsonl --force
+  ./bin/pltlab merge shard-0.jsonl shard-1.jsonl shard-1-rerun.jsonl --prefer shard-1-rerun.jsonl --out merged.jsonl`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("merge needs the shard files: FILE.jsonl... (\"-\" = stdin)")
@@ -48,9 +57,17 @@ step fails visibly; rerun the named shards and merge again.`,
 					return usagef("bad --out %s: it is the input %s (merge never replaces its inputs): choose another file", out, in)
 				}
 			}
-			m, _, comp, err := mergeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr())
+			m, _, comp, err := mergeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr(), experiment.MergeOptions{Prefer: prefer})
 			if err != nil {
 				return err
+			}
+			if mixed := experiment.CountVersions(m.Records).Mixed(); len(mixed) > 0 {
+				if !allowMixed {
+					return usagef("loads of different versions: %s: they are not one sweep; rerun the odd shards with one version, or give --allow-mixed-versions", strings.Join(mixed, "; "))
+				}
+				for _, line := range mixed {
+					fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: WARNING: merged loads of different %s (--allow-mixed-versions)\n", line)
+				}
 			}
 			if err := writeRecords(cmd.OutOrStdout(), out, force, m.Records); err != nil {
 				return err
@@ -67,6 +84,8 @@ step fails visibly; rerun the named shards and merge again.`,
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "-", `merged JSON Lines file ("-" = stdout)`)
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing --out file")
+	cmd.Flags().StringVar(&prefer, "prefer", "", `settle two different lines for one slot: "newest" (the later load) or FILE (one of the inputs); default: refuse`)
+	cmd.Flags().BoolVar(&allowMixed, "allow-mixed-versions", false, "merge loads made by different pltlab or browser versions (with a warning) instead of refusing")
 	return cmd
 }
 
@@ -74,13 +93,14 @@ step fails visibly; rerun the named shards and merge again.`,
 const maxCellLines = 20
 
 // mergeFiles reads the named files, merges them (experiment.Merge) and checks the merged records
-// against their plan, printing the completeness lines to stderr. comp is nil when no record is
-// from a sharded run. Files of different configurations are a usage error.
-func mergeFiles(names []string, stdin io.Reader, stderr io.Writer) (m experiment.Merged, stats analysis.ReadStats, comp *experiment.Completeness, err error) {
+// against their plan, printing to stderr the completeness lines, the conflicts opts settled and
+// the configurations pooled from several files. comp is nil when no record is from a sharded
+// run. Files of different configurations and unsettled conflicts are usage errors (exit 2).
+func mergeFiles(names []string, stdin io.Reader, stderr io.Writer, opts experiment.MergeOptions) (m experiment.Merged, stats analysis.ReadStats, comp *experiment.Completeness, err error) {
 	var srcs []experiment.Source
 	skipped := 0
 	for _, name := range names {
-		recs, st, err := analysis.ReadAll([]string{name}, stdin, slog.Default())
+		recs, lines, st, err := analysis.ReadFile(name, stdin, slog.Default())
 		if err != nil {
 			return experiment.Merged{}, analysis.ReadStats{}, nil, err
 		}
@@ -89,16 +109,26 @@ func mergeFiles(names []string, stdin io.Reader, stderr io.Writer) (m experiment
 		stats.Refused = append(stats.Refused, st.Refused...)
 		stats.RefusedCount += st.RefusedCount
 		skipped += st.Corrupt + st.RefusedCount
-		srcs = append(srcs, experiment.Source{Name: name, Records: recs})
+		srcs = append(srcs, experiment.Source{Name: name, Records: recs, Lines: lines})
 	}
-	m, err = experiment.Merge(srcs)
-	if errors.Is(err, experiment.ErrMixedConfigs) {
+	m, err = experiment.Merge(srcs, opts)
+	if errors.Is(err, experiment.ErrMixedConfigs) || errors.Is(err, experiment.ErrConflict) {
 		return m, stats, nil, usagef("%v", err)
 	}
 	if err != nil {
-		return m, stats, nil, err
+		return m, stats, nil, asUsage(err)
 	}
 	stats.Duplicates += m.Duplicates
+	for _, c := range m.Conflicts {
+		fmt.Fprintf(stderr, "pltlab: conflict settled by --prefer %s: %s\n", opts.Prefer, c)
+	}
+	if n := len(m.Conflicts) + m.Superseded; n > 0 {
+		fmt.Fprintf(stderr, "pltlab: %d lines not kept: %d conflicting lines settled by --prefer, %d repeated harness_error lines of one slot\n",
+			n, len(m.Conflicts), m.Superseded)
+	}
+	for _, p := range m.Pooled {
+		fmt.Fprintf(stderr, "pltlab: %s\n", p)
+	}
 	if skipped > 0 {
 		fmt.Fprintf(stderr, "pltlab: skipped %d corrupt or refused lines\n", skipped)
 	}
@@ -145,14 +175,7 @@ func writeOutput(stdout io.Writer, out string, force bool, fn func(io.Writer) er
 	if err != nil {
 		return err
 	}
-	if err := fn(of); err != nil {
-		of.Close()
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	if err := of.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return nil
+	return fileout.Fill(out, of, fn)
 }
 
 // writeRecords writes recs as JSON Lines to stdout ("-") or to the file out.
@@ -171,8 +194,8 @@ func writeRecords(stdout io.Writer, out string, force bool, recs []*result.Recor
 // analyzeFiles reads and merges the named files (mergeFiles) and analyses the union; it returns
 // the completeness of a sharded sweep (nil when none is sharded). Like analysis.AnalyzeFiles it
 // fails with analysis.ErrNoRecords when there is no page load.
-func analyzeFiles(names []string, stdin io.Reader, stderr io.Writer, opts analysis.Options) (*analysis.Report, *experiment.Completeness, error) {
-	m, st, comp, err := mergeFiles(names, stdin, stderr)
+func analyzeFiles(names []string, stdin io.Reader, stderr io.Writer, opts analysis.Options, mopts experiment.MergeOptions) (*analysis.Report, *experiment.Completeness, error) {
+	m, st, comp, err := mergeFiles(names, stdin, stderr, mopts)
 	if err != nil {
 		return nil, nil, err
 	}

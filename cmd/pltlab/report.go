@@ -12,13 +12,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/protocol"
 )
 
 // reportFlags are the flags of 'pltlab report'.
 type reportFlags struct {
-	format, out, plot, plotKind, baseline, metric string
-	force, check                                  bool
+	format, out, plot, plotKind, baseline, metric, prefer string
+	force, check                                          bool
 }
 
 // newReportCmd builds 'pltlab report': statistics, comparisons, plots and reports from result files.
@@ -43,7 +44,11 @@ without flows is an error. --out and --plot never replace an input,
 and replace an existing file only with --force.
 Shard files of one sweep ('pltlab run --shard') are checked against their plan: files of
 different configurations are refused, and missing or short shards and cells are named on
-stderr (with --check, they make the exit code 1).`,
+stderr (with --check, they make the exit code 1). A line is dropped as a duplicate only when it
+is equal in every field to one read before; two different lines for one slot of a sharded sweep
+are refused (exit 2, both named) unless --prefer picks one, as in 'pltlab merge'. Loads of
+different experiments or files whose settings match are pooled in one group, and the report
+says so (experiments and files pooled); loads of different settings are never pooled.`,
 		Example: `  ./bin/pltlab report results.jsonl
   ./bin/pltlab report results.jsonl --format html --out report.html
   ./bin/pltlab report results.jsonl --plot plt.png --metric plt_ms --baseline h1
@@ -67,6 +72,7 @@ stderr (with --check, they make the exit code 1).`,
 	fl.StringVar(&f.baseline, "baseline", "", "protocol the others are compared with: h1, h2 or h3 (default h1 if measured, else the first measured in h1, h2, h3 order)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing --out or --plot file")
 	fl.StringVar(&f.metric, "metric", string(analysis.PLT), "metric: plt_ms, ttfb_ms, fcp_ms or dcl_ms")
+	fl.StringVar(&f.prefer, "prefer", "", `settle two different lines for one slot of a sharded sweep: "newest" or FILE (see 'pltlab merge'); default: refuse`)
 	fl.BoolVar(&f.check, "check", false, "exit with 1 when the shard files of a sweep miss a shard or a load (see 'pltlab merge')")
 	return cmd
 }
@@ -115,7 +121,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 			o.Close()
 		}
 	}()
-	rep, comp, err := analyzeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr(), opts)
+	rep, comp, err := analyzeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr(), opts, experiment.MergeOptions{Prefer: f.prefer})
 	if err != nil {
 		return err
 	}

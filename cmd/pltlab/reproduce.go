@@ -107,6 +107,14 @@ the findings, reports and figures from the records, whose own settings decide th
 			if err != nil {
 				return err
 			}
+			if f.resume { // a complete run is re-judged: no load, no link, no server, no browser
+				if done, err := rejudge(cmd, st, plan, f.out); done || err != nil {
+					return err
+				}
+			}
+			if err := plan.CheckTCPCC(); err != nil {
+				return asUsage(err) // tried where the server will run, before anything is written
+			}
 			if f.decide {
 				dp, err := decidePlan(cmd, st, plan, f.out)
 				if err != nil || len(dp.Parts) == 0 {
@@ -120,11 +128,6 @@ the findings, reports and figures from the records, whose own settings decide th
 				}
 			}
 			f.configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
-			if f.resume {
-				if done, err := rejudge(cmd, st, plan, f.out); done || err != nil {
-					return err
-				}
-			}
 			if _, err := browser.FindChromium(f.chrome); err != nil {
 				return usagef("%v", err)
 			}
@@ -276,13 +279,7 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	sum, err := studies.Run(ctx, plan, o, result.NewWriter(of))
 	finish()
 	fmt.Fprintf(stderr, "pltlab: %s\n", summaryLine(sum))
-	switch {
-	case ctx.Err() != nil:
-		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept (continue with --resume)")}
-	case isBrokenPipe(err):
-		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
-	}
-	return explainSetupError(err)
+	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
 }
 
 // rejudge re-judges a complete reproduction in dir from its records (studies.Complete): no

@@ -154,7 +154,7 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		return c, asUsage(err)
 	}
 	for _, l := range c.Links {
-		if w := partialLinkNote(l); w != "" {
+		if w := shaping.PartialNote(l); w != "" {
 			slog.Warn(w)
 		}
 	}
@@ -163,6 +163,9 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 	}
 	if f.resume && (f.force || f.out == "-") {
 		return c, usagef("--resume continues the run in an --out file: give --out FILE, without --force")
+	}
+	if err := experiment.CheckTCPCC(c); err != nil {
+		return c, asUsage(err) // tried here, where the server will run (inside the user namespace when rootless)
 	}
 	if f.out != "-" {
 		if _, err := checkOutPath("--out", f.out, f.outMode()); err != nil {
@@ -333,13 +336,7 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		}
 	}
 	fmt.Fprintf(stderr, "pltlab: %s\n", summaryLine(sum))
-	switch {
-	case ctx.Err() != nil:
-		return &exitError{code: 130, err: errors.New("interrupted; the records written so far are kept (continue with --resume)")}
-	case isBrokenPipe(err):
-		return &exitError{code: 141, err: errors.New("the reader of the output went away (broken pipe): stopped; everything set up was torn down")}
-	}
-	return explainSetupError(err)
+	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
 }
 
 // summaryLine says what a run did, counting the measured loads as every report table does.
@@ -354,30 +351,6 @@ func summaryLine(s experiment.Summary) string {
 		line += "; " + rc
 	}
 	return line
-}
-
-// partialLinkNote says what a shaped LINK spec leaves at its default without a word: a
-// direction without a rate is unlimited, a link without rtt has no delay ("" when neither).
-func partialLinkNote(link string) string {
-	sp, err := shaping.ParseSpec(link)
-	if err != nil || !sp.Shaped() {
-		return ""
-	}
-	var unset []string
-	switch {
-	case sp.Down == 0 && sp.Up == 0:
-	case sp.Down == 0:
-		unset = append(unset, "down is unlimited (no down= or rate=)")
-	case sp.Up == 0:
-		unset = append(unset, "up is unlimited (no up= or rate=)")
-	}
-	if sp.RTT == 0 {
-		unset = append(unset, "rtt is 0 (no rtt=: no added delay)")
-	}
-	if len(unset) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("link %q: %s; give them if that is not meant", link, strings.Join(unset, ", "))
 }
 
 // explainSetupError adds the fix to errors whose cause the user can remove.

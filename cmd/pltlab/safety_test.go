@@ -280,20 +280,3 @@ func TestBrokenPipeExitCode(t *testing.T) {
 		t.Errorf("exitCode = %d, %q; want 141 and no message", code, msg)
 	}
 }
-
-// TestPartialLinkNote (smaller things): down= alone says that up is unlimited and rtt is 0.
-func TestPartialLinkNote(t *testing.T) {
-	for _, tc := range []struct{ link, want string }{
-		{"down=5mbit", "up is unlimited (no up= or rate=), rtt is 0"},
-		{"up=1mbit,rtt=20ms", "down is unlimited"},
-		{"rate=3mbit", "rtt is 0"},
-		{"rate=3mbit,rtt=50ms", ""},
-		{"carlucci2015", ""},
-		{"none", ""},
-	} {
-		got := partialLinkNote(tc.link)
-		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-			t.Errorf("partialLinkNote(%q) = %q, want %q", tc.link, got, tc.want)
-		}
-	}
-}

@@ -47,14 +47,14 @@ func ParseTrace(r io.Reader) (*Trace, error) {
 		}
 		v, err := strconv.ParseInt(f, 10, 64)
 		if err != nil || v < 0 || v > int64(24*time.Hour/time.Millisecond) {
-			return nil, fmt.Errorf("trace line %d: %q: accepted a whole number of milliseconds in 0..86400000", line, f)
+			return nil, fmt.Errorf("trace line %d holds %q: accepted one whole number of milliseconds in 0..86400000 per line", line, f)
 		}
 		if n := len(ms); n > 0 && v < ms[n-1] {
-			return nil, fmt.Errorf("trace line %d: %d ms comes before the previous %d ms: accepted non-decreasing times", line, v, ms[n-1])
+			return nil, fmt.Errorf("trace line %d holds %d ms, before the previous line's %d ms: accepted non-decreasing times", line, v, ms[n-1])
 		}
 		ms = append(ms, v)
 		if len(ms) > 10_000_000 {
-			return nil, fmt.Errorf("trace longer than 10000000 opportunities")
+			return nil, fmt.Errorf("trace longer than 10000000 lines at line %d: accepted at most 10000000 delivery opportunities", line)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -68,9 +68,12 @@ func NewTrace(ms []int64) (*Trace, error) {
 	if len(ms) == 0 || ms[len(ms)-1] <= 0 {
 		return nil, fmt.Errorf("trace has no opportunity after 0 ms: accepted at least one line with a time above 0")
 	}
+	if ms[0] < 0 {
+		return nil, fmt.Errorf("trace time %d ms at index 0: accepted times >= 0 ms", ms[0])
+	}
 	for i := 1; i < len(ms); i++ {
-		if ms[i] < ms[i-1] || ms[0] < 0 {
-			return nil, fmt.Errorf("trace times must be non-decreasing and >= 0")
+		if ms[i] < ms[i-1] {
+			return nil, fmt.Errorf("trace time %d ms at index %d follows %d ms: accepted non-decreasing times", ms[i], i, ms[i-1])
 		}
 	}
 	return &Trace{ms: append([]int64(nil), ms...), period: ms[len(ms)-1] * int64(time.Millisecond)}, nil
