@@ -117,17 +117,19 @@ func checkHAR(t *testing.T, h *HAR, p protocol.Protocol, want int) {
 
 // HAR-versus-Resource-Timing bounds: both times run from the fetch's start to its last byte,
 // measured over 1350 fetches at 3 Mbit/s 0.04 ms apart at the median, 0.15 ms at p95 and 12.6 ms
-// at most (one fetch whose DevTools event was delivered late). The page's p95 must stay within
-// harP95Ms, 6 x the measured p95 (a HAR built from the wrong event, e.g. the request's send
-// instead of the fetch's start, is a round trip off, >= 20 ms here), and every fetch within
-// harMaxMs, above the measured maximum.
+// at most (a fetch whose DevTools event was delivered late on a busy machine). So on one page
+// the median difference must stay within harMedianMs (12 x the measured median), at most 5 %
+// of the fetches (at least one) may exceed harP95Ms (6 x the measured p95; a HAR built from the
+// wrong event, e.g. the request's send instead of the fetch's start, is a round trip off,
+// >= 20 ms here, on every fetch), and none harMaxMs (above the measured maximum).
 const (
-	harP95Ms = 1.0
-	harMaxMs = 15.0
+	harMedianMs = 0.5
+	harP95Ms    = 1.0
+	harMaxMs    = 15.0
 )
 
 // checkHARTimings checks that the subresources' HAR times match their Resource Timing durations
-// (responseEnd - startTime): the p95 of the differences within harP95Ms, each within harMaxMs.
+// (responseEnd - startTime) within the bounds above.
 func checkHARTimings(t *testing.T, h *HAR, res []result.Resource) {
 	t.Helper()
 	byURL := map[string]HAREntry{}
@@ -140,8 +142,18 @@ func checkHARTimings(t *testing.T, h *HAR, res []result.Resource) {
 			return
 		}
 		slices.Sort(diffs)
-		if p95 := diffs[int(math.Ceil(0.95*float64(len(diffs))))-1]; p95 > harP95Ms {
-			t.Errorf("HAR vs Resource Timing: p95 of %d differences %.2f ms, want <= %.1f ms", len(diffs), p95, harP95Ms)
+		t.Logf("HAR vs Resource Timing differences (ms): %.3f", diffs)
+		if med := diffs[len(diffs)/2]; med > harMedianMs {
+			t.Errorf("HAR vs Resource Timing: median of %d differences %.2f ms, want <= %.1f ms", len(diffs), med, harMedianMs)
+		}
+		over, allowed := 0, max(1, len(diffs)/20)
+		for _, d := range diffs {
+			if d > harP95Ms {
+				over++
+			}
+		}
+		if over > allowed {
+			t.Errorf("HAR vs Resource Timing: %d of %d differences above %.1f ms, want at most %d", over, len(diffs), harP95Ms, allowed)
 		}
 	}()
 	for _, r := range res {
