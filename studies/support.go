@@ -17,7 +17,7 @@ const Alpha = 0.01
 // MinLoads is the fewest loads per arm for which a judgement is made: with fewer, a two-sided
 // Mann-Whitney test cannot reach p < 0.01 (exact, no ties: the smallest p with 5 and 5 loads is
 // 2/C(10,5) = 0.0079, with 4 and 4 it is 2/C(8,4) = 0.029), so a finding is "not run" instead
-// of "not reproduced".
+// of "inconclusive".
 const MinLoads = 5
 
 // tooFew returns a "not run" judgement when any group has fewer than MinLoads loads (or is
