@@ -10,11 +10,13 @@ import (
 
 // Complete reports whether recs hold the whole of plan: every part has a page-load line for
 // every run of its schedule (the length its own records give, field scheduled, so records of
-// an older pltlab or another scale count by their own plan), and every flow part, where flows
+// an older pltlab or another scale count by their own plan; records without the field by the
+// schedule of the settings they record, FromRecords), and every flow part, where flows
 // can run in this build, a flow line for every mix and run. A complete run is re-judged from
 // its records (`reproduce --resume`) without a load or a link check.
 func Complete(plan Plan, recs []*result.Record) bool {
-	for _, p := range plan.Parts {
+	derived := FromRecords(plan, recs)
+	for i, p := range plan.Parts {
 		name := PartExperiment(plan.Study, p.Name)
 		made := map[int]bool{}
 		scheduled := 0
@@ -23,6 +25,10 @@ func Complete(plan Plan, recs []*result.Record) bool {
 				made[r.Run] = true
 				scheduled = max(scheduled, r.Scheduled)
 			}
+		}
+		if scheduled == 0 && len(made) > 0 {
+			// Records older than the field: the schedule their own settings give.
+			scheduled = len(experiment.Schedule(derived.Parts[i].Config))
 		}
 		if scheduled == 0 || len(made) < scheduled {
 			return false

@@ -621,3 +621,24 @@ func TestDecidePlan(t *testing.T) {
 		t.Errorf("no warning about the added loads: %q", w)
 	}
 }
+
+// TestCompleteOlderRecords: records without the scheduled field (older pltlab) are complete
+// when they hold every load their own settings schedule; one load fewer is not.
+func TestCompleteOlderRecords(t *testing.T) {
+	st := carlucci()
+	plan := st.Plan(Smoke)
+	plan.Flows = nil
+	var recs []*result.Record
+	for _, c := range plan.Configs(RunOptions{}) {
+		for i, j := range experiment.Schedule(c) {
+			recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Mode: j.Arm.Mode, Protocol: j.Arm.Protocol,
+				Page: result.Page{Spec: c.Pages[j.Page]}, Link: result.Link{Spec: c.Links[j.Link]}, Warmup: j.Warmup, Valid: true, PLTMs: 1000})
+		}
+	}
+	if !Complete(plan, recs) {
+		t.Error("every scheduled load present, no scheduled field: not complete")
+	}
+	if Complete(plan, recs[1:]) {
+		t.Error("a load missing: complete")
+	}
+}
