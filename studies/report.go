@@ -132,8 +132,9 @@ func (e *Support) Warnings() []string {
 			}
 		}
 		if n := e.decided[p.Name]; n > 0 {
-			out = append(out, fmt.Sprintf("%s: %d loads were added by `reproduce --decide` after a first judgement and are pooled with the part's: "+
-				"a test after a second look is sequential, and its p < 0.01 is not adjusted for the first look (optional stopping raises the false-positive rate)", p.Name, n))
+			out = append(out, fmt.Sprintf("%s: %d loads were added by `reproduce --decide` after a first judgement; they are pooled with the part's loads of the same settings "+
+				"(pltlab and browser versions included; otherwise reported separately): a test after a second look is sequential, and its p < 0.01 is not adjusted for the first look "+
+				"(optional stopping raises the false-positive rate)", p.Name, n))
 		}
 	}
 	return out

@@ -97,3 +97,24 @@ func TestIntegrationRejudgeCarlucciFixture(t *testing.T) {
 		t.Errorf("figures not rewritten: %v", err)
 	}
 }
+
+// TestIntegrationDecideRefusesOtherVersion: --decide on the a9b0be5 fixture refuses before
+// measuring (exit 2, one line naming both versions): this pltlab's loads would never be pooled
+// with another version's, so they could not decide anything. About 1 s.
+func TestIntegrationDecideRefusesOtherVersion(t *testing.T) {
+	fixture, err := os.ReadFile(filepath.Join("testdata", "carlucci2015-quick-a9b0be5.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), fixture, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "reproduce", "carlucci2015", "--decide", "--out", dir)
+	if code != 2 || !strings.Contains(stderr, "pltlab a9b0be5") || !strings.Contains(stderr, "never pooled") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 2 naming the records' version", code, stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "results.jsonl")); string(after) != string(fixture) {
+		t.Error("results.jsonl changed by a refused --decide")
+	}
+}

@@ -314,6 +314,11 @@ func decidePlan(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir st
 	if !studies.Complete(plan, recs) {
 		return studies.Plan{}, usagef("--decide: %s is not a complete reproduction of %s: finish it first (--resume)", jsonl, st.Name)
 	}
+	for _, r := range recs {
+		if r.IsLoad() && r.Env != nil && r.Env.Pltlab != pltlabVersion() {
+			return studies.Plan{}, usagef("--decide: %s was measured with pltlab %s and this is pltlab %s: loads of two versions are never pooled, so the added loads could not decide anything; rerun the study with this pltlab", jsonl, r.Env.Pltlab, pltlabVersion())
+		}
+	}
 	e := studies.Evaluate(st, studies.FromRecords(plan, recs), recs)
 	dp, skipped := studies.DecidePlan(e)
 	stderr := cmd.ErrOrStderr()
