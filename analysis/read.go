@@ -149,7 +149,7 @@ func ReadAll(names []string, stdin io.Reader, log *slog.Logger) ([]*result.Recor
 		st.RefusedCount += fst.RefusedCount
 		st.Refused = append(st.Refused, fst.Refused...)
 		for _, r := range recs {
-			k := loadKey{r.Experiment, r.Run, r.Time.UnixNano(), r.Protocol, r.Kind, -1}
+			k := loadKey{r.Experiment, r.Run, r.Time.UnixNano(), r.Protocol, r.Kind, -1, r.Shard}
 			if r.Flow != nil {
 				k.flow = r.FlowIndex
 			}
@@ -178,7 +178,8 @@ type loadKey struct {
 	time       int64
 	protocol   string
 	kind       result.Kind
-	flow       int // the flow's index on flow lines (several flows share run and time), else -1
+	flow       int    // the flow's index on flow lines (several flows share run and time), else -1
+	shard      string // two shards' lines are never the same line (each makes its links' warm-ups)
 }
 
 // ReadFile reads one result file like ReadRecords ("-" reads stdin), without dropping

@@ -1,4 +1,4 @@
-// Package cluster writes the batch jobs that run an experiment's shards on a cluster: Slurm job-array scripts and Kubernetes Indexed Jobs.
+// Package cluster writes the batch jobs that run an experiment's or a study's shards on a cluster: Slurm job-array scripts and Kubernetes Indexed Jobs, each with a final merge job.
 package cluster
 
 import (
@@ -8,30 +8,91 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/studies"
 )
 
 // Defaults of the generated jobs.
 const (
-	// DefaultCPUs is the whole cores given to each shard: one for Chromium, one for the server
-	// and the link emulator, so that a load's timing is not CPU-starved (the development machine
-	// has 2 and measures one load at a time).
-	DefaultCPUs = 2
-	// DefaultMemoryMiB is each shard's memory in MiB (Chromium with one tab, the server and the
-	// emulator use well under 1 GiB).
-	DefaultMemoryMiB = 2048
-	// TimeMargin multiplies a shard's estimated time (experiment.PlanShards) into its wall-time
-	// limit, plus TimeSlack: the cost model is a lower bound of the network time.
+	// DefaultCPUs is the whole cores given to each shard: experiment.CPUsPerShard, the rule of
+	// how many shards may share a node (one core for Chromium, one for the server and the link
+	// emulator; README, "How many shards may share a node").
+	DefaultCPUs = experiment.CPUsPerShard
+	// ShardRSSMiB is the measured peak memory of one shard: pltlab with its server and link
+	// emulator plus every Chromium process, the proportional set size (PSS, /proc/PID/
+	// smaps_rollup) summed over the process tree every 0.3 s: 802 MiB for carlucci2015 smoke
+	// shard 0/2 (a shaped link, 30 x 10 KB page, h1/h2/h3 and h3 warm), 2026-12-01 on the
+	// development machine, rounded up (README, "Running on a cluster"). Chromium wrote nothing
+	// to /dev/shm there.
+	ShardRSSMiB = 800
+	// DevShmMiB is the memory-backed /dev/shm a Kubernetes pod gets (Chromium's shared memory;
+	// its pages count against the pod's memory limit).
+	DevShmMiB = 1024
+	// DefaultMemoryMiB is each shard's memory in MiB: twice the measured footprint (ShardRSSMiB),
+	// so that a larger page or a slower node does not meet the limit. A Kubernetes pod adds
+	// DevShmMiB (K8s).
+	DefaultMemoryMiB = 2 * ShardRSSMiB
+	// TimeMargin multiplies a shard's estimated time (the cost model, experiment.LoadOverhead,
+	// fitted on an unloaded 2-core machine) into its wall-time limit, plus TimeSlack: a busy or
+	// slower node takes longer (at load average 5-9 on 2 cores a kakhki2017 smoke shard took 21 s
+	// against an estimate of 11 s).
 	TimeMargin = 2
 	// TimeSlack is added to every wall-time limit (start-up, page generation, a slow node).
 	TimeSlack = 10 * time.Minute
 )
 
-// Sweep is what every generated job needs to know of the experiment.
+// mergeMemoryMiB is the merge job's memory for a sweep of loads page loads: 1 GiB plus 40 KiB a
+// load (a load line is up to about 13 KB of JSON, 12.7 KB on average in the carlucci2015 fixture,
+// held in memory as records about three times that).
+func mergeMemoryMiB(loads int) int { return 1024 + loads*40/1024 }
+
+// mergeTime is the merge job's time limit: 30 min plus 20 ms a load (reading, the analysis and
+// the figures).
+func mergeTime(loads int) time.Duration {
+	return 30*time.Minute + time.Duration(loads)*20*time.Millisecond
+}
+
+// Study is a study's reproduction run as a sweep ('pltlab reproduce STUDY --shard').
+type Study struct {
+	// Name and Scale select the plan (studies.Lookup, studies.ParseScale).
+	Name  string
+	Scale studies.Scale
+	// Runs (0 = the scale's) and Seed (experiment.DefaultSeed when 0) are passed to every shard
+	// and to the merge: they decide the plan.
+	Runs int
+	Seed int64
+	// Plan is the study's plan at Scale.
+	Plan studies.Plan
+}
+
+// options returns the run options that decide the plan.
+func (st *Study) options() studies.RunOptions {
+	return studies.RunOptions{Runs: st.Runs, Seed: st.Seed}
+}
+
+// args returns the reproduce arguments every shard and the merge share.
+func (st *Study) args() []string {
+	a := []string{st.Name, "--scale", string(st.Scale)}
+	if st.Runs > 0 {
+		a = append(a, "--runs", fmt.Sprint(st.Runs))
+	}
+	if st.Seed != 0 {
+		a = append(a, "--seed", fmt.Sprint(st.Seed))
+	}
+	return a
+}
+
+// Sweep is what every generated job needs to know: a matrix sweep (Config, Matrix) or a study
+// (Study).
 type Sweep struct {
-	// Config is the experiment (from experiment.ReadMatrix of Matrix).
+	// Config is the experiment (from experiment.ReadMatrix of Matrix); unused with Study.
 	Config experiment.Config
 	// Matrix is the matrix file's content, copied verbatim to where the jobs read it.
 	Matrix []byte
+	// Traces are the files the matrix refers to (trace links), by the name the copied matrix
+	// uses for them (relative to its directory), each shipped beside it.
+	Traces map[string][]byte
+	// Study, when set, makes the sweep a study's reproduction instead of a matrix.
+	Study *Study
 	// Shards is the number of shards (1..experiment.MaxShards).
 	Shards int
 	// CPUs is the whole cores per shard (DefaultCPUs when 0).
@@ -39,42 +100,84 @@ type Sweep struct {
 	// MemoryMiB is the memory per shard in MiB (DefaultMemoryMiB when 0).
 	MemoryMiB int
 	// Time is the wall-time limit per shard; 0 means TimeMargin x the longest shard's estimate
-	// plus TimeSlack.
+	// plus TimeSlack. A limit below the longest shard's estimate is refused.
 	Time time.Duration
+	// Exclusive gives every shard a whole node (Slurm --exclusive; on Kubernetes the default
+	// one pod per node), for studies whose timing must not share a node's memory bandwidth.
+	Exclusive bool
 }
 
-// plan checks s, applies its defaults and returns the shard plan.
-func (s *Sweep) plan() (experiment.Plan, error) {
-	if len(s.Matrix) == 0 {
-		return experiment.Plan{}, fmt.Errorf("empty matrix: accepted the YAML matrix file of 'pltlab run --matrix'")
+// Estimates is the cost model's view of a sweep (experiment.Estimate, studies.Plan.Shards).
+type Estimates struct {
+	// Loads is the number of page loads of the whole sweep, warm-ups included once.
+	Loads int
+	// Total is the unsharded time on one machine.
+	Total time.Duration
+	// Shards are the shards' times, in shard order.
+	Shards []time.Duration
+}
+
+// Longest returns the longest shard's estimate.
+func (e Estimates) Longest() time.Duration {
+	var d time.Duration
+	for _, s := range e.Shards {
+		d = max(d, s)
+	}
+	return d
+}
+
+// plan checks s, applies its defaults and returns the cost model's estimates.
+func (s *Sweep) plan() (Estimates, error) {
+	var e Estimates
+	if s.Study == nil && len(s.Matrix) == 0 {
+		return e, fmt.Errorf("empty matrix: accepted the YAML matrix file of 'pltlab run --matrix'")
 	}
 	if s.CPUs == 0 {
 		s.CPUs = DefaultCPUs
 	}
 	if s.CPUs < 1 || s.CPUs > 512 {
-		return experiment.Plan{}, fmt.Errorf("bad cpus %d: accepted whole cores 1..512", s.CPUs)
+		return e, fmt.Errorf("bad cpus %d: accepted whole cores 1..512", s.CPUs)
 	}
 	if s.MemoryMiB == 0 {
 		s.MemoryMiB = DefaultMemoryMiB
 	}
-	if s.MemoryMiB < 256 {
-		return experiment.Plan{}, fmt.Errorf("bad memory %d MiB: accepted 256 MiB or more", s.MemoryMiB)
+	if s.MemoryMiB < ShardRSSMiB {
+		return e, fmt.Errorf("bad memory %d MiB: one shard was measured at %d MiB: accepted %d MiB or more", s.MemoryMiB, ShardRSSMiB, ShardRSSMiB)
 	}
 	if s.Time < 0 || (s.Time > 0 && s.Time < time.Minute) {
-		return experiment.Plan{}, fmt.Errorf("bad time %v: accepted 1m or more", s.Time)
+		return e, fmt.Errorf("bad time %v: accepted 1m or more", s.Time)
 	}
-	p, err := experiment.PlanShards(s.Config, s.Shards)
-	if err != nil {
-		return p, err
-	}
-	if s.Time == 0 {
-		var longest time.Duration
-		for _, part := range p.Parts {
-			longest = max(longest, part.Estimate)
+	if s.Study != nil {
+		shards, err := s.Study.Plan.Shards(s.Shards, s.Study.options())
+		if err != nil {
+			return e, err
 		}
-		s.Time = (TimeMargin*longest + TimeSlack).Round(time.Minute)
+		if e.Total, err = s.Study.Plan.Estimate(); err != nil {
+			return e, err
+		}
+		e.Loads = s.Study.Plan.Loads()
+		for _, sh := range shards {
+			e.Shards = append(e.Shards, sh.Estimate)
+		}
+	} else {
+		p, err := experiment.PlanShards(s.Config, s.Shards)
+		if err != nil {
+			return e, err
+		}
+		e.Loads, e.Total = p.Loads, p.Estimate+experiment.StartCost
+		for _, part := range p.Parts {
+			e.Shards = append(e.Shards, part.Estimate+experiment.StartCost)
+		}
 	}
-	return p, nil
+	longest := e.Longest()
+	switch {
+	case s.Time == 0:
+		s.Time = (TimeMargin*longest + TimeSlack).Round(time.Minute)
+	case s.Time < longest:
+		return e, fmt.Errorf("bad time %v: the longest shard is estimated at %v: accepted at least that (default %v)",
+			s.Time, longest.Round(time.Second), (TimeMargin*longest + TimeSlack).Round(time.Minute))
+	}
+	return e, nil
 }
 
 // TimeLimit returns the wall-time limit per shard: s.Time, or TimeMargin x the longest shard's
@@ -84,10 +187,37 @@ func (s Sweep) TimeLimit() (time.Duration, error) {
 	return s.Time, err
 }
 
+// Estimate returns the cost model's estimates of the sweep (after the Sweep's checks).
+func (s Sweep) Estimate() (Estimates, error) { return s.plan() }
+
+// label names the sweep in comments: "study STUDY scale S" or "sweep NAME (config_hash H)".
+func (s *Sweep) label() string {
+	if s.Study != nil {
+		return fmt.Sprintf("study %s scale %s", s.Study.Name, s.Study.Scale)
+	}
+	return fmt.Sprintf("sweep %s (config_hash %s)", s.Config.Name, experiment.ConfigHash(s.Config))
+}
+
+// shaped reports whether the sweep opens a shaped link (it then needs privileges).
+func (s *Sweep) shaped() (bool, error) {
+	if s.Study == nil {
+		return experiment.Shaped(s.Config)
+	}
+	for _, c := range s.Study.Plan.Configs(s.Study.options()) {
+		if sh, err := experiment.Shaped(c); err != nil || sh {
+			return sh, err
+		}
+	}
+	return len(s.Study.Plan.Flows) > 0, nil
+}
+
 // name returns a name for the sweep's jobs that Slurm and Kubernetes both accept (a DNS-1123
 // label of at most 40 characters): "pltlab-" and the experiment's name, or its config hash.
 func (s *Sweep) name() string {
 	n := strings.ToLower(s.Config.Name)
+	if s.Study != nil {
+		n = s.Study.Name + "-" + string(s.Study.Scale)
+	}
 	n = regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(n, "-")
 	n = strings.Trim(n, "-")
 	if n == "" {

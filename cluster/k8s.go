@@ -3,6 +3,8 @@ package cluster
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -11,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/pltlab/pltlab/experiment"
 )
 
 // Paths inside the pods of a Kubernetes sweep.
@@ -46,32 +46,37 @@ type K8sOptions struct {
 }
 
 // K8s returns the YAML documents of a Kubernetes sweep, separated by "---" lines, for
-// `kubectl apply -f`: a ConfigMap holding the matrix, a PersistentVolumeClaim for the results
-// (unless o.ResultsClaim names one) and an Indexed Job (completionMode Indexed, completions =
-// shards, parallelism o.Parallelism, one retry per index) whose pod I runs `pltlab run --matrix
-// /etc/pltlab/matrix.yaml --shard auto/N` into /results/shard-I.jsonl (with --resume when a
-// retried pod finds the file). Each pod requests and is
-// limited to s.CPUs whole cores and s.MemoryMiB (Guaranteed QoS, so a static CPU manager pins
-// whole cores), and a required pod anti-affinity on kubernetes.io/hostname keeps one pod per
-// node. Privileges: a sweep with a shaped link runs as root with CAP_NET_ADMIN and CAP_SYS_ADMIN
-// (network namespaces, TUN devices, the bind mount under /var/run/netns), /dev/net/tun mounted
-// from the node, AppArmor unconfined (default profiles deny mount) and, because the link also
-// writes sysctls in its namespace (IPv6 off, TCP buffer sizes) and /proc/sys is read-only in
-// unprivileged containers, privileged (checked with podman: without it the link fails with
-// "read-only file system"); a sweep whose links are all "none" runs as the image's non-root
-// user with every capability dropped. activeDeadlineSeconds bounds the whole Job by s.Time per wave of pods.
+// `kubectl apply -f`: a ConfigMap holding the matrix and its trace files (a matrix sweep), a
+// PersistentVolumeClaim for the results (ReadWriteMany, since pods on different nodes write to
+// it at once; unless o.ResultsClaim names one) and an Indexed Job (completionMode Indexed,
+// completions = shards, parallelism o.Parallelism, one retry per index) whose pod I runs shard I
+// into the volume (a study: `pltlab reproduce STUDY --scale S --shard auto/N --out
+// /results/shard-I`; a matrix: `pltlab run --matrix /etc/pltlab/matrix.yaml --shard auto/N` into
+// /results/shard-I.jsonl), with --resume when a retried pod finds its file. Each pod requests
+// and is limited to s.CPUs whole cores and s.MemoryMiB plus DevShmMiB, because its
+// memory-backed /dev/shm (DevShmMiB) counts against the memory limit (Guaranteed QoS, so a
+// static CPU manager pins whole cores), and a required pod anti-affinity on
+// kubernetes.io/hostname keeps one pod per node unless o.AllowSharedNodes. Privileges: a sweep
+// with a shaped link runs as root with CAP_NET_ADMIN and CAP_SYS_ADMIN (network namespaces, TUN
+// devices, the bind mount under /var/run/netns), /dev/net/tun mounted from the node, AppArmor
+// unconfined (default profiles deny mount) and, because the link also writes sysctls in its
+// namespace (IPv6 off, TCP buffer sizes) and /proc/sys is read-only in unprivileged containers,
+// privileged (checked with podman: without it the link fails with "read-only file system"); a
+// sweep whose links are all "none" runs as the image's non-root user with every capability
+// dropped. activeDeadlineSeconds bounds the whole Job by s.Time per wave of pods. The merge Job
+// that runs after it is K8sMerge's.
 func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 	if o.Image == "" || strings.ContainsAny(o.Image, " \n") {
 		return nil, fmt.Errorf("bad image %q: accepted an image reference such as registry.example/pltlab:v1", o.Image)
 	}
-	plan, err := s.plan()
+	est, err := s.plan()
 	if err != nil {
 		return nil, err
 	}
 	if o.Parallelism < 1 || o.Parallelism > s.Shards {
 		return nil, fmt.Errorf("bad parallelism %d: accepted 1..%d (the shard count)", o.Parallelism, s.Shards)
 	}
-	shaped, err := experiment.Shaped(s.Config)
+	shaped, err := s.shaped()
 	if err != nil {
 		return nil, err
 	}
@@ -80,9 +85,22 @@ func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 	meta := func(n string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: n, Namespace: o.Namespace, Labels: labels}
 	}
-	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(name + "-matrix"),
-		Data: map[string]string{MatrixFile: string(s.Matrix)}}
-	docs := []any{cm}
+	var docs []any
+	var items []corev1.KeyToPath
+	if s.Study == nil {
+		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(name + "-matrix"),
+			Data: map[string]string{MatrixFile: string(s.Matrix)}}
+		items = append(items, corev1.KeyToPath{Key: MatrixFile, Path: MatrixFile})
+		for i, tn := range sortedKeys(s.Traces) {
+			if filepath.IsAbs(tn) || strings.HasPrefix(filepath.Clean(tn), "..") {
+				return nil, fmt.Errorf("bad trace %q: a pod sees only what the ConfigMap ships: accepted a trace path relative to the matrix file, inside its directory", tn)
+			}
+			key := fmt.Sprintf("trace-%d", i)
+			cm.Data[key] = string(s.Traces[tn])
+			items = append(items, corev1.KeyToPath{Key: key, Path: filepath.Clean(tn)})
+		}
+		docs = append(docs, cm)
+	}
 	claim := o.ResultsClaim
 	if claim == "" {
 		claim = name + "-results"
@@ -108,37 +126,122 @@ func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 			BackoffLimitPerIndex:  ptr(int32(1)),
 			ActiveDeadlineSeconds: ptr(int64((time.Duration(waves) * s.Time).Seconds())),
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: podSpec(s, o, name, claim, labels, shaped)},
+				Spec: podSpec(s, o, name, claim, labels, shaped, items)},
 		}}
 	docs = append(docs, job)
 	var out bytes.Buffer
-	fmt.Fprintf(&out, "# pltlab sweep %s (config_hash %s): %d loads in %d shards, %d pods at once; estimated %s on one machine.\n",
-		s.Config.Name, experiment.ConfigHash(s.Config), plan.Loads, s.Shards, o.Parallelism, plan.Estimate.Round(time.Second))
-	fmt.Fprintf(&out, "# kubectl apply -f THIS; when the Job completes, merge the shards from the %s volume with 'pltlab merge'.\n", claim)
+	fmt.Fprintf(&out, "# pltlab %s: %d loads in %d shards, %d pods at once; estimated %s on one machine, longest shard %s.\n",
+		s.label(), est.Loads, s.Shards, o.Parallelism, est.Total.Round(time.Second), est.Longest().Round(time.Second))
+	fmt.Fprintf(&out, "# Per pod: %d cores, %d MiB (2 x one shard's measured %d MiB, plus %d MiB of memory-backed /dev/shm); deadline %s per wave.\n",
+		s.CPUs, s.MemoryMiB+DevShmMiB, ShardRSSMiB, DevShmMiB, s.Time)
+	fmt.Fprintf(&out, "# kubectl apply -f THIS; kubectl wait --for=condition=complete job/%s; then apply the merge Job (pltlab k8s --merge-out).\n", name)
+	if err := writeDocs(&out, docs); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// K8sMerge returns the YAML of the Job that merges a Kubernetes sweep's shards from the results
+// volume, to apply once K8s's Job has completed (kubectl wait --for=condition=complete): a
+// study's `pltlab reproduce STUDY --merge /results/shard-*/results.jsonl --out /results/merged`
+// (the report, findings and figures of an unsharded run; exit 1 naming missing shards), a
+// matrix's `pltlab merge` and `pltlab report` into /results, on one core with mergeMemoryMiB
+// and a deadline of mergeTime. It has no capability (as root when the shards of a shaped sweep
+// wrote the volume as root).
+func K8sMerge(s Sweep, o K8sOptions) ([]byte, error) {
+	if o.Image == "" || strings.ContainsAny(o.Image, " \n") {
+		return nil, fmt.Errorf("bad image %q: accepted an image reference such as registry.example/pltlab:v1", o.Image)
+	}
+	if _, err := s.plan(); err != nil {
+		return nil, err
+	}
+	name := s.name()
+	claim := o.ResultsClaim
+	if claim == "" {
+		claim = name + "-results"
+	}
+	var script string
+	if s.Study != nil {
+		script = fmt.Sprintf("exec pltlab reproduce %s --merge %s/shard-*/results.jsonl --out %s/merged --force",
+			strings.Join(quoteAll(s.Study.args()), " "), K8sResultsDir, K8sResultsDir)
+	} else {
+		script = fmt.Sprintf("cd %s && pltlab merge shard-*.jsonl --out merged.jsonl --force; status=$?; "+
+			"pltlab report merged.jsonl --format markdown --out report.md || status=1; "+
+			"pltlab report merged.jsonl --format html --out report.html || status=1; exit $status", K8sResultsDir)
+	}
+	est, _ := s.plan()
+	shaped, err := s.shaped()
+	if err != nil {
+		return nil, err
+	}
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse(fmt.Sprintf("%dMi", mergeMemoryMiB(est.Loads)))}
+	// The shards of a shaped sweep write the volume as root: the merge then runs as root too
+	// (with no capability), so that it may write there.
+	sc := &corev1.SecurityContext{RunAsNonRoot: ptr(true), AllowPrivilegeEscalation: ptr(false),
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+	if shaped {
+		sc.RunAsNonRoot, sc.RunAsUser = ptr(false), ptr(int64(0))
+	}
+	labels := map[string]string{"app.kubernetes.io/name": "pltlab", "pltlab.dev/sweep": name}
+	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-merge", Namespace: o.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr(int32(0)), ActiveDeadlineSeconds: ptr(int64(mergeTime(est.Loads).Seconds())), Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{
+				Name: "merge", Image: o.Image, Command: []string{"sh", "-c", script},
+				Resources:       corev1.ResourceRequirements{Requests: res, Limits: res},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "results", MountPath: K8sResultsDir}},
+				SecurityContext: sc,
+			}}, Volumes: []corev1.Volume{{Name: "results", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}}}}}}}
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "# pltlab %s: the merge, after job/%s has completed (kubectl wait --for=condition=complete job/%s).\n", s.label(), name, name)
+	if err := writeDocs(&out, []any{job}); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// writeDocs writes docs as YAML documents separated by "---" lines.
+func writeDocs(out *bytes.Buffer, docs []any) error {
 	for i, d := range docs {
 		b, err := yaml.Marshal(d)
 		if err != nil {
-			return nil, fmt.Errorf("encode %T: %w", d, err)
+			return fmt.Errorf("encode %T: %w", d, err)
 		}
 		if i > 0 {
 			out.WriteString("---\n")
 		}
 		out.Write(b)
 	}
-	return out.Bytes(), nil
+	return nil
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // podSpec is the pod of one shard.
-func podSpec(s Sweep, o K8sOptions, name, claim string, labels map[string]string, shaped bool) corev1.PodSpec {
+func podSpec(s Sweep, o K8sOptions, name, claim string, labels map[string]string, shaped bool, items []corev1.KeyToPath) corev1.PodSpec {
 	cpu := resource.MustParse(fmt.Sprint(s.CPUs))
-	mem := resource.MustParse(fmt.Sprintf("%dMi", s.MemoryMiB))
+	mem := resource.MustParse(fmt.Sprintf("%dMi", s.MemoryMiB+DevShmMiB)) // the memory-backed /dev/shm counts
+	command := fmt.Sprintf(`out=%s/shard-$JOB_COMPLETION_INDEX.jsonl; if [ -s "$out" ]; then set -- --resume; fi; `+
+		`exec pltlab run --matrix %s/%s --shard auto/%d --out "$out" "$@"`, K8sResultsDir, K8sMatrixDir, MatrixFile, s.Shards)
+	if s.Study != nil {
+		command = fmt.Sprintf(`out=%s/shard-$JOB_COMPLETION_INDEX; mode=--force; if [ -s "$out/results.jsonl" ]; then mode=--resume; fi; `+
+			`exec pltlab reproduce %s --shard auto/%d --out "$out" "$mode"`, K8sResultsDir, strings.Join(quoteAll(s.Study.args()), " "), s.Shards)
+	}
 	res := corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem}
 	c := corev1.Container{
 		Name:  "pltlab",
 		Image: o.Image,
 		// A retried pod continues its shard's file on the volume instead of starting over.
-		Command: []string{"sh", "-c", fmt.Sprintf(`out=%s/shard-$JOB_COMPLETION_INDEX.jsonl; if [ -s "$out" ]; then set -- --resume; fi; `+
-			`exec pltlab run --matrix %s/%s --shard auto/%d --out "$out" "$@"`, K8sResultsDir, K8sMatrixDir, MatrixFile, s.Shards)},
+		Command: []string{"sh", "-c", command},
 		Env: []corev1.EnvVar{{Name: "JOB_COMPLETION_INDEX", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + CompletionIndexAnnotation + "']"}}}},
 		Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
@@ -149,11 +252,15 @@ func podSpec(s Sweep, o K8sOptions, name, claim string, labels map[string]string
 		},
 	}
 	vols := []corev1.Volume{
-		{Name: "matrix", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: name + "-matrix"}}}},
 		{Name: "results", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim}}},
 		{Name: "dshm", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory,
-			SizeLimit: ptr(resource.MustParse("1Gi"))}}},
+			SizeLimit: ptr(resource.MustParse(fmt.Sprintf("%dMi", DevShmMiB)))}}},
+	}
+	if s.Study == nil {
+		vols = append(vols, corev1.Volume{Name: "matrix", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name + "-matrix"}, Items: items}}})
+	} else {
+		c.VolumeMounts = c.VolumeMounts[1:] // no matrix: the study is built into pltlab
 	}
 	if shaped {
 		// The capabilities and the TUN device are what the link uses; privileged is needed on top

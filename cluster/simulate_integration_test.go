@@ -134,7 +134,8 @@ func TestIntegrationK8sJobSimulated(t *testing.T) {
 }
 
 // checkMerged checks that the merged file holds, per (page, link, protocol, mode), as many
-// measured loads as the unsharded schedule of c, each valid, and one run number per load.
+// measured loads as the unsharded schedule of c, each valid, one run number per measured load,
+// and every warm-up made by each shard that brought its link up.
 func checkMerged(t *testing.T, c experiment.Config, merged string) {
 	t.Helper()
 	f, err := os.Open(merged)
@@ -145,6 +146,7 @@ func checkMerged(t *testing.T, c experiment.Config, merged string) {
 	rd := result.NewReader(f, merged)
 	got, want := map[string]int{}, map[string]int{}
 	runs := map[int]bool{}
+	warm := map[string]bool{}
 	for {
 		r, err := rd.Next()
 		if err != nil {
@@ -153,7 +155,13 @@ func checkMerged(t *testing.T, c experiment.Config, merged string) {
 		if !r.IsLoad() {
 			continue
 		}
-		if runs[r.Run] {
+		if r.Warmup {
+			k := fmt.Sprint(r.Run, r.Shard)
+			if warm[k] {
+				t.Errorf("warm-up run %d of shard %s twice", r.Run, r.Shard)
+			}
+			warm[k] = true
+		} else if runs[r.Run] {
 			t.Errorf("run %d twice", r.Run)
 		}
 		runs[r.Run] = true

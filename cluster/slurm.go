@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/pltlab/pltlab/experiment"
 )
 
 // SlurmOptions say where a Slurm sweep runs.
@@ -35,14 +33,21 @@ const (
 )
 
 // Slurm returns the files of a Slurm sweep, by name (SlurmShardsScript, SlurmMergeScript,
-// SlurmSubmitScript, MatrixFile), to be written into o.Dir and run with `sh o.Dir/submit.sh`:
-//   - the job array (sbatch --array=0-(N-1)): task I runs `pltlab run --matrix matrix.yaml
-//     --shard auto/N` into shard-I.jsonl (with --resume when the file exists: a requeued or
-//     rerun task continues it), on --cpus-per-task whole cores (--hint=nomultithread: no two
-//     tasks share a physical core) with the memory and wall time of s, logs in logs/;
+// SlurmSubmitScript, and MatrixFile with any trace files for a matrix sweep), to be written into
+// o.Dir and run with `sh o.Dir/submit.sh`:
+//   - the job array (sbatch --array=0-(N-1)): task I runs its shard into o.Dir/shard-I (a
+//     study: `pltlab reproduce STUDY --scale S --shard auto/N --out shard-I`, writing
+//     shard-I/results.jsonl; a matrix: `pltlab run --matrix matrix.yaml --shard auto/N` into
+//     shard-I.jsonl), with --resume when its file exists, so a requeued (--requeue: a preempted
+//     or failed node) or rerun task continues it; on --cpus-per-task whole cores
+//     (--hint=nomultithread: no two tasks share a physical core, so a node runs at most
+//     cores / experiment.CPUsPerShard shards; --exclusive with s.Exclusive), with the memory and
+//     wall time of s, logs in logs/;
 //   - the final job, submitted with --dependency=afterany on the array so that it runs however
-//     the tasks ended: `pltlab merge` (which exits 1 naming any missing shard) into merged.jsonl,
-//     then `pltlab report` to report.md and report.html.
+//     the tasks ended and names the missing shards (afterok would leave it pending for ever
+//     after one failed task): a study's `pltlab reproduce STUDY --merge shard-*/results.jsonl
+//     --out merged`, which writes the same report, findings and figures as an unsharded run and
+//     exits 1 naming missing shards or loads; a matrix's `pltlab merge` and `pltlab report`.
 //
 // Errors: a Sweep or option that cannot work, named with what is accepted.
 func Slurm(s Sweep, o SlurmOptions) (map[string][]byte, error) {
@@ -54,7 +59,11 @@ func Slurm(s Sweep, o SlurmOptions) (map[string][]byte, error) {
 			return nil, fmt.Errorf("bad path or partition %q: accepted one without quotes or newlines", p)
 		}
 	}
-	plan, err := s.plan()
+	est, err := s.plan()
+	if err != nil {
+		return nil, err
+	}
+	shaped, err := s.shaped()
 	if err != nil {
 		return nil, err
 	}
@@ -71,23 +80,48 @@ func Slurm(s Sweep, o SlurmOptions) (map[string][]byte, error) {
 	}
 	var shards strings.Builder
 	shards.WriteString(head(name, s.CPUs, s.MemoryMiB, s.Time, "shard-%a.log"))
-	fmt.Fprintf(&shards, "#SBATCH --array=0-%d\n#SBATCH --hint=nomultithread\n", n-1)
-	fmt.Fprintf(&shards, "# pltlab sweep %s (config_hash %s): %d loads in %d shards; the cost model's estimate is %s\n",
-		s.Config.Name, experiment.ConfigHash(s.Config), plan.Loads, n, plan.Estimate.Round(time.Second))
-	shards.WriteString("# on one machine; per shard:")
-	for _, p := range plan.Parts {
-		fmt.Fprintf(&shards, " %s", p.Estimate.Round(time.Second))
+	fmt.Fprintf(&shards, "#SBATCH --array=0-%d\n#SBATCH --hint=nomultithread\n#SBATCH --requeue\n#SBATCH --open-mode=append\n", n-1)
+	if s.Exclusive {
+		shards.WriteString("#SBATCH --exclusive\n")
 	}
-	fmt.Fprintf(&shards, ".\n# Shaped links need root today (CAP_NET_ADMIN, CAP_SYS_ADMIN, /dev/net/tun).\nset -euo pipefail\n")
-	fmt.Fprintf(&shards, "out=%s\n", q(filepath.Join(o.Dir, "shard-${SLURM_ARRAY_TASK_ID}.jsonl")))
-	shards.WriteString("# A requeued or rerun task continues its shard's file instead of starting over.\nresume=\nif [ -s \"$out\" ]; then resume=--resume; fi\n")
-	args := append([]string{q(o.Pltlab), "run", "--matrix", q(filepath.Join(o.Dir, MatrixFile)),
-		"--shard", fmt.Sprintf("auto/%d", n), "--out", `"$out"`, "$resume"}, quoteAll(o.RunArgs)...)
+	fmt.Fprintf(&shards, "# pltlab %s: %d loads in %d shards; the cost model's estimate is %s\n",
+		s.label(), est.Loads, n, est.Total.Round(time.Second))
+	shards.WriteString("# on one machine; per shard:")
+	for _, d := range est.Shards {
+		fmt.Fprintf(&shards, " %s", d.Round(time.Second))
+	}
+	fmt.Fprintf(&shards, ".\n# Time limit %s = %d x the longest shard + %s; memory %d MiB = 2 x one shard's measured %d MiB.\n",
+		slurmTime(s.Time), TimeMargin, TimeSlack, s.MemoryMiB, ShardRSSMiB)
+	if shaped {
+		shards.WriteString("# Shaped links need root on the node, or pltlab's rootless mode (it re-runs itself in user\n# namespaces when started by another user; needs unprivileged user namespaces and /dev/net/tun).\n")
+	}
+	shards.WriteString("set -euo pipefail\n")
+	var args []string
+	if s.Study != nil {
+		fmt.Fprintf(&shards, "out=%s\n", q(filepath.Join(o.Dir, "shard-${SLURM_ARRAY_TASK_ID}")))
+		shards.WriteString("# A requeued or rerun task continues its shard's file instead of starting over.\nmode=--force\nif [ -s \"$out/results.jsonl\" ]; then mode=--resume; fi\n")
+		args = append(append([]string{q(o.Pltlab), "reproduce"}, quoteAll(s.Study.args())...),
+			"--shard", fmt.Sprintf("auto/%d", n), "--out", `"$out"`, `"$mode"`)
+	} else {
+		fmt.Fprintf(&shards, "out=%s\n", q(filepath.Join(o.Dir, "shard-${SLURM_ARRAY_TASK_ID}.jsonl")))
+		shards.WriteString("# A requeued or rerun task continues its shard's file instead of starting over.\nresume=\nif [ -s \"$out\" ]; then resume=--resume; fi\n")
+		args = []string{q(o.Pltlab), "run", "--matrix", q(filepath.Join(o.Dir, MatrixFile)),
+			"--shard", fmt.Sprintf("auto/%d", n), "--out", `"$out"`, "$resume"}
+	}
+	args = append(args, quoteAll(o.RunArgs)...)
 	fmt.Fprintf(&shards, "exec %s\n", strings.Join(args, " "))
 
 	var merge strings.Builder
-	merge.WriteString(head(name+"-merge", 1, 1024, 30*time.Minute, "merge.log"))
-	fmt.Fprintf(&merge, `set -uo pipefail
+	merge.WriteString(head(name+"-merge", 1, mergeMemoryMiB(est.Loads), mergeTime(est.Loads), "merge.log"))
+	if s.Study != nil {
+		fmt.Fprintf(&merge, `set -uo pipefail
+cd %[1]s
+# Writes merged/results.jsonl and the study's report, findings and figures, as an unsharded run
+# would; exits 1 naming the missing shards or loads (the report of what is there is written).
+exec %[2]s reproduce %[3]s --merge shard-*/results.jsonl --out merged --force
+`, q(o.Dir), q(o.Pltlab), strings.Join(quoteAll(s.Study.args()), " "))
+	} else {
+		fmt.Fprintf(&merge, `set -uo pipefail
 cd %[1]s
 # Exits 1 naming the missing or short shards; the union is written all the same.
 %[2]s merge shard-*.jsonl --out merged.jsonl --force
@@ -96,9 +130,10 @@ status=$?
 %[2]s report merged.jsonl --format html --out report.html || status=1
 exit $status
 `, q(o.Dir), q(o.Pltlab))
+	}
 
 	submit := fmt.Sprintf(`#!/bin/sh
-# Submits the %d shards of sweep %s as a Slurm job array and the merge as a job that runs
+# Submits the %d shards of %s as a Slurm job array and the merge as a job that runs
 # after every task has ended (afterany), then prints both job IDs.
 set -eu
 mkdir -p %[3]s/logs
@@ -106,14 +141,20 @@ array=$(sbatch --parsable %[3]s/%[4]s)
 array=${array%%%%;*}
 merge=$(sbatch --parsable --dependency=afterany:$array %[3]s/%[5]s)
 echo "shards: job $array (array 0-%[6]d); merge and report: job ${merge%%%%;*}"
-`, n, s.Config.Name, q(o.Dir), SlurmShardsScript, SlurmMergeScript, n-1)
+`, n, s.label(), q(o.Dir), SlurmShardsScript, SlurmMergeScript, n-1)
 
-	return map[string][]byte{
+	files := map[string][]byte{
 		SlurmShardsScript: []byte(shards.String()),
 		SlurmMergeScript:  []byte(merge.String()),
 		SlurmSubmitScript: []byte(submit),
-		MatrixFile:        s.Matrix,
-	}, nil
+	}
+	if s.Study == nil {
+		files[MatrixFile] = s.Matrix
+		for name, b := range s.Traces {
+			files[name] = b
+		}
+	}
+	return files, nil
 }
 
 // slurmTime formats d as Slurm's D-HH:MM:SS, rounded up to a minute (sbatch(1), --time).

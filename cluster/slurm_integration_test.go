@@ -4,17 +4,22 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
 )
 
 // slurmCluster is a one-node Slurm cluster started by a test: munged with a generated key,
@@ -278,5 +283,149 @@ func TestIntegrationSlurmOneNode(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(sweepDir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestIntegrationSlurmStudy reproduces the smallest study's smoke scale (muthuraj2024: 8 loads
+// in 2 parts on one shaped link) on a one-node Slurm cluster as an array of 3 shards plus the
+// merge job that 'pltlab slurm --study' writes, runs the same study unsharded, and checks that
+// the merged study equals the unsharded one: the same findings in findings.json in the same
+// verdict vocabulary, the same report sections, and the same measured loads per cell; every
+// shard's lines name their shard and node, and no two shards overlapped on the node.
+func TestIntegrationSlurmStudy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: starts munged, slurmctld and slurmd")
+	}
+	needChromium(t)
+	ensureSlurm(t)
+	bin := buildPltlab(t)
+	sc := startSlurm(t)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	unsharded := filepath.Join(sc.dir, "unsharded")
+	if out, err := exec.CommandContext(ctx, bin, "reproduce", "muthuraj2024", "--scale", "smoke", "--out", unsharded).CombinedOutput(); err != nil {
+		t.Fatalf("unsharded reproduce: %v\n%s", err, out)
+	}
+	t.Logf("unsharded: %v", time.Since(start).Round(100*time.Millisecond))
+	sweepDir := filepath.Join(sc.dir, "sweep")
+	gen := exec.CommandContext(ctx, bin, "slurm", "--study", "muthuraj2024", "--scale", "smoke", "--shards", "3", "--out", sweepDir)
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("pltlab slurm: %v\n%s", err, out)
+	}
+	out, err := sc.run("sh", filepath.Join(sweepDir, SlurmSubmitScript))
+	if err != nil {
+		t.Fatalf("submit: %v\n%s%s", err, out, sc.logs())
+	}
+	m := regexp.MustCompile(`job (\d+) \(array 0-2\); merge and report: job (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("submit printed %q", out)
+	}
+	array, merge := m[1], m[2]
+	var state string
+	sc.waitFor(t, 3*time.Minute, "the merge job "+merge+" to end", func() bool {
+		out, _ := sc.run("scontrol", "-o", "show", "job", merge)
+		state = out
+		return regexp.MustCompile(`JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT)`).MatchString(out)
+	})
+	t.Logf("unsharded run, then array job %s (3 shards) and merge job %s: %v", array, merge, time.Since(start).Round(100*time.Millisecond))
+	logs := func() string {
+		var b bytes.Buffer
+		files, _ := filepath.Glob(filepath.Join(sweepDir, "logs", "*.log"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			fmt.Fprintf(&b, "\n--- %s:\n%s", f, data)
+		}
+		return b.String()
+	}
+	if !strings.Contains(state, "JobState=COMPLETED") || !strings.Contains(state, "ExitCode=0:0") {
+		t.Fatalf("merge job: %s%s%s", state, logs(), sc.logs())
+	}
+	merged := filepath.Join(sweepDir, "merged")
+	// The same findings, in the same vocabulary.
+	type findings struct {
+		Findings []struct{ ID, Verdict string } `json:"findings"`
+	}
+	readFindings := func(dir string) findings {
+		var f findings
+		b, err := os.ReadFile(filepath.Join(dir, "findings.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &f); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a, b := readFindings(unsharded), readFindings(merged)
+	vocabulary := map[string]bool{"reproduced": true, "not reproduced": true, "not testable here": true, "not run": true}
+	if len(a.Findings) == 0 || len(a.Findings) != len(b.Findings) {
+		t.Fatalf("findings: unsharded %d, merged %d", len(a.Findings), len(b.Findings))
+	}
+	for i := range a.Findings {
+		if a.Findings[i].ID != b.Findings[i].ID || !vocabulary[b.Findings[i].Verdict] || !vocabulary[a.Findings[i].Verdict] {
+			t.Errorf("finding %d: unsharded %+v, merged %+v", i, a.Findings[i], b.Findings[i])
+		}
+		if (a.Findings[i].Verdict == "not testable here") != (b.Findings[i].Verdict == "not testable here") {
+			t.Errorf("finding %s: testable in one run only: %q vs %q", a.Findings[i].ID, a.Findings[i].Verdict, b.Findings[i].Verdict)
+		}
+	}
+	sections := func(dir string) []string {
+		data, err := os.ReadFile(filepath.Join(dir, "report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return regexp.MustCompile(`(?m)^## .*$`).FindAllString(string(data), -1)
+	}
+	if sa, sb := sections(unsharded), sections(merged); !reflect.DeepEqual(sa, sb) {
+		t.Errorf("report sections: unsharded %q, merged %q", sa, sb)
+	}
+	// The same measured loads per cell; shard and node on every line; warm-ups per shard.
+	cells := func(file string) (map[string]int, []*result.Record) {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		rd := result.NewReader(f, file)
+		out := map[string]int{}
+		var recs []*result.Record
+		for {
+			r, err := rd.Next()
+			if err != nil {
+				break
+			}
+			recs = append(recs, r)
+			if r.IsLoad() && !r.Warmup && r.Valid {
+				out[fmt.Sprintf("%s|%s|%s|%s|%s", r.Experiment, r.Page.Spec, r.Link.Spec, r.Protocol, r.Mode)]++
+			}
+		}
+		return out, recs
+	}
+	ca, _ := cells(filepath.Join(unsharded, "results.jsonl"))
+	cb, recs := cells(filepath.Join(merged, "results.jsonl"))
+	if len(ca) == 0 || !reflect.DeepEqual(ca, cb) {
+		t.Errorf("valid measured loads per cell: unsharded %v, merged %v", ca, cb)
+	}
+	shards := map[string]bool{}
+	host, _ := os.Hostname()
+	for _, r := range recs {
+		if r.Kind == result.KindPlan {
+			continue
+		}
+		if r.Shard == "" || r.Env == nil || r.Env.Host != host {
+			t.Fatalf("line %s run %d: shard %q, env %+v: want its shard and node", r.Kind, r.Run, r.Shard, r.Env)
+		}
+		shards[r.Shard] = true
+	}
+	if len(shards) != 3 {
+		t.Errorf("lines of shards %v, want 3", shards)
+	}
+	// One node of 2 cores and 2 cores per shard: the shards ran one after another.
+	if w := experiment.NodeOverlaps(recs); w != nil {
+		t.Errorf("overlaps on a node that runs one shard at a time: %q", w)
 	}
 }

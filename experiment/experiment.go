@@ -107,6 +107,16 @@ type Config struct {
 	// Launch launches a browser; nil means browser.Launch. It is a seam for tests (a launcher
 	// that fails) and for wrappers.
 	Launch LaunchFunc
+	// Subset, when not nil and Shard is set, is the shard's share of Schedule(c) (indexes,
+	// ascending) as planned by a caller that splits several experiments at once (a study's
+	// shards, studies.Plan.Shards), instead of PlanShards(c, Shard.Count). It is not hashed.
+	Subset []int
+	// Traces are the trace files a matrix's links name (ReadMatrix), relative ones resolved from
+	// the matrix file's directory into Links. Not hashed.
+	Traces []Trace
+	// Study is "STUDY/SCALE" for a part of a study run with Subset; it goes into the plan line
+	// (result.Plan.Study).
+	Study string
 	// Shard, when set, restricts Run to one part of the schedule (see PlanShards); every line
 	// written then carries the shard, and the first is a plan line (PlanRecord).
 	Shard Shard

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -43,8 +44,9 @@ type Matrix struct {
 	TLS       string   `yaml:"tls"`
 }
 
-// ReadMatrix decodes a Matrix from r and turns it into a Config. Errors name the bad key or value
-// and what is accepted; name (the file name) prefixes them.
+// ReadMatrix decodes a Matrix from r and turns it into a Config; name is the file's path, from
+// whose directory relative trace:FILE paths of its links are resolved (c.Traces lists them).
+// Errors name the bad key or value and what is accepted; name (the file name) prefixes them.
 func ReadMatrix(r io.Reader, name string) (Config, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -62,6 +64,9 @@ func ReadMatrix(r io.Reader, name string) (Config, error) {
 	c, err := m.Config()
 	if err != nil {
 		return Config{}, fmt.Errorf("matrix %s: %w", name, err)
+	}
+	if name != "" && name != "-" {
+		resolveTraces(&c, filepath.Dir(name))
 	}
 	return c, nil
 }
@@ -134,4 +139,44 @@ func yamlMessage(err error) string {
 		lines[i] = strings.TrimSpace(lines[i])
 	}
 	return strings.Join(lines, "; ")
+}
+
+// Trace is a trace file a link spec names (LINK key down=, up= or rate= with trace:FILE).
+type Trace struct {
+	// Written is the path as the matrix or flag gave it; Path is where it is read from.
+	Written, Path string
+}
+
+// MatrixTraces returns the trace files c's links name (ReadMatrix records them), in order,
+// without repeats.
+func MatrixTraces(c Config) []Trace { return c.Traces }
+
+// resolveTraces rewrites every relative trace:FILE of c's links to dir/FILE (a matrix's trace
+// paths are relative to the matrix file, not to the working directory) and records each in
+// c.Traces.
+func resolveTraces(c *Config, dir string) {
+	seen := map[string]bool{}
+	for i, l := range c.Links {
+		items := strings.Split(l, ",")
+		for k, item := range items {
+			key, val, ok := strings.Cut(strings.TrimSpace(item), "=")
+			if !ok {
+				continue
+			}
+			path, ok := strings.CutPrefix(val, "trace:")
+			if !ok {
+				continue
+			}
+			full := path
+			if !filepath.IsAbs(path) {
+				full = filepath.Join(dir, path)
+			}
+			items[k] = key + "=trace:" + full
+			if !seen[path] {
+				seen[path] = true
+				c.Traces = append(c.Traces, Trace{Written: path, Path: full})
+			}
+		}
+		c.Links[i] = strings.Join(items, ",")
+	}
 }

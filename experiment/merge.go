@@ -159,11 +159,20 @@ func Merge(srcs []Source, opts MergeOptions) (Merged, error) {
 		}
 	}
 	if sharded && len(hashes) > 1 {
+		for _, src := range srcs {
+			for _, r := range src.Records {
+				if r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != "" {
+					st, sc, _ := strings.Cut(r.Plan.Study, "/")
+					return m, fmt.Errorf("%w: %s holds a shard of study %s, whose parts have configurations of their own: merge the study's shards with 'pltlab reproduce %s --scale %s --merge FILE...'",
+						ErrMixedConfigs, src.Name, r.Plan.Study, st, sc)
+				}
+			}
+		}
 		return m, fmt.Errorf("%w: config_hash %s (%s) and %s (%s); give the shards of one sweep only",
 			ErrMixedConfigs, hashes[0], hashFile[hashes[0]], hashes[1], hashFile[hashes[1]])
 	}
 	if sharded && len(hashes) > 0 {
-		m.ConfigHash = hashes[0]
+		m.ConfigHash = hashes[0] // sharded flow lines carry no config hash
 	}
 	if opts.Prefer != "" && opts.Prefer != PreferNewest && !slices.ContainsFunc(srcs, func(s Source) bool { return s.Name == opts.Prefer }) {
 		return m, fmt.Errorf("prefer %q: accepted %q or one of the files given", opts.Prefer, PreferNewest)
@@ -393,8 +402,9 @@ type Completeness struct {
 	ConfigHash, Experiment string
 	// Shards has one entry per shard of the plan, in order.
 	Shards []ShardStatus
-	// Loads is the number of loads of the whole schedule; Missing those without a load line
-	// (a load that left only a harness_error line is missing).
+	// Loads is the number of loads the shards owe (the schedule's, plus each link's warm-ups
+	// once more for every further shard that brings the link up); Missing those without a load
+	// line (a load that left only a harness_error line is missing).
 	Loads, Missing int
 	// MissingWarmups counts the missing loads that are warm-ups.
 	MissingWarmups int
@@ -479,6 +489,10 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 	if !sharded && plan == nil {
 		return nil, nil
 	}
+	if plan != nil && plan.Plan.Study != "" {
+		st, _, _ := strings.Cut(plan.Plan.Study, "/")
+		return nil, fmt.Errorf("these are shards of study %s (plan line of experiment %s): merge them with 'pltlab reproduce %s --scale SCALE --merge FILES'", plan.Plan.Study, plan.Experiment, st)
+	}
 	if plan == nil {
 		return nil, errors.New("sharded records without a plan line: give the shards' own files, whose first line is their plan")
 	}
@@ -493,7 +507,7 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
 	}
-	made := map[int]bool{}
+	made := map[madeKey]bool{}
 	started := map[string]bool{}
 	for _, r := range recs {
 		if r.ConfigHash != plan.ConfigHash {
@@ -503,24 +517,44 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 			started[r.Shard] = true
 		}
 		if r.IsLoad() && r.Run >= 0 {
-			made[r.Run] = true
+			made[madeKey{r.Run, r.Shard}] = true
+			made[madeKey{r.Run, ""}] = true
 		}
 	}
 	return completeness(c, p, plan, made, started), nil
 }
 
+// madeKey is a load made: its index in the schedule and the shard that made it ("" for any).
+type madeKey struct {
+	run   int
+	shard string
+}
+
 // completeness fills a Completeness from the plan and the runs made.
-func completeness(c Config, p Plan, plan *result.Record, made map[int]bool, started map[string]bool) *Completeness {
+// A warm-up load is counted once per shard that owes it (every shard brings up its links with
+// their warm-ups), a measured load once.
+func completeness(c Config, p Plan, plan *result.Record, made map[madeKey]bool, started map[string]bool) *Completeness {
 	jobs := Schedule(c)
-	out := &Completeness{ConfigHash: plan.ConfigHash, Experiment: plan.Experiment, Loads: len(jobs)}
+	out := &Completeness{ConfigHash: plan.ConfigHash, Experiment: plan.Experiment}
 	owner := make([]string, len(jobs))
 	for _, part := range p.Parts {
-		st := ShardStatus{Shard: part.Shard, Expected: len(part.Jobs), Started: started[part.Shard.String()]}
+		sh := part.Shard.String()
+		st := ShardStatus{Shard: part.Shard, Expected: len(part.Jobs), Started: started[sh]}
+		out.Loads += len(part.Jobs)
 		for _, i := range part.Jobs {
-			owner[i] = part.Shard.String()
-			if made[i] {
+			if !jobs[i].Warmup {
+				owner[i] = sh
+			}
+			key := madeKey{i, sh}
+			if !jobs[i].Warmup {
+				key.shard = "" // a measured load counts whichever run of the sweep made it
+			}
+			if made[key] {
 				st.Made++
 				st.Started = true
+			} else if jobs[i].Warmup {
+				out.Missing++
+				out.MissingWarmups++
 			}
 		}
 		out.Shards = append(out.Shards, st)
@@ -529,14 +563,10 @@ func completeness(c Config, p Plan, plan *result.Record, made map[int]bool, star
 	cells := map[cellKey]*Cell{}
 	var order []cellKey
 	for i, j := range jobs {
-		if made[i] {
+		if j.Warmup || made[madeKey{i, ""}] {
 			continue
 		}
 		out.Missing++
-		if j.Warmup {
-			out.MissingWarmups++
-			continue
-		}
 		k := cellKey{j.Link, j.Page, slices.Index(c.Arms, j.Arm)}
 		cell := cells[k]
 		if cell == nil {

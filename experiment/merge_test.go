@@ -268,7 +268,9 @@ func TestMergeConflicts(t *testing.T) {
 	if !errors.Is(err, ErrConflict) {
 		t.Fatalf("err = %v, want ErrConflict", err)
 	}
-	for _, want := range []string{fmt.Sprintf("config_hash %s run %d (load): b:7 and c:2 differ (plt_ms 100 vs 120.5; time ", ConfigHash(c), files[1][1].Run), "and "} {
+	// files[1][1] is shard 1/2's first load: a warm-up of the link it brings up (every shard
+	// makes its own), whose slot is the shard's.
+	for _, want := range []string{fmt.Sprintf("config_hash %s run %d (load, warm-up of shard 1/2): b:7 and c:2 differ (plt_ms 100 vs 120.5; time ", ConfigHash(c), files[1][1].Run), "and "} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
@@ -296,5 +298,13 @@ func TestMergeConflicts(t *testing.T) {
 	m, err := Merge([]Source{{Name: "b", Records: files[1]}, {Name: "b2", Records: files[1]}}, MergeOptions{})
 	if err != nil || m.Duplicates != len(files[1]) || len(m.Records) != len(files[1]) {
 		t.Fatalf("identical copy: %v, %d duplicates, %d records", err, m.Duplicates, len(m.Records))
+	}
+}
+
+// TestMergeShardedWithoutHash: a shard's flow lines carry the shard but no config hash.
+func TestMergeShardedWithoutHash(t *testing.T) {
+	m, err := Merge([]Source{{Name: "a", Records: []*result.Record{{Kind: result.KindFlow, Shard: "0/2", Experiment: "s/flows"}}}}, MergeOptions{})
+	if err != nil || len(m.Records) != 1 || m.ConfigHash != "" {
+		t.Fatalf("%+v, %v", m, err)
 	}
 }

@@ -144,15 +144,15 @@ func slurmShard(id string, getenv func(string) string, given int) (Shard, error)
 type Part struct {
 	// Shard names the part.
 	Shard Shard
-	// Jobs are indexes into Schedule(c), ascending: a run of whole randomized complete blocks of
-	// one or more consecutive links.
+	// Jobs are indexes into Schedule(c), ascending: the warm-up blocks of each link the part
+	// brings up, and a run of whole measured blocks of one or more consecutive links.
 	Jobs []int
 	// Links are the indexes (into Config.Links) of the links the part brings up.
 	Links []int
 	// Measured is the number of its loads that are not warm-ups.
 	Measured int
-	// Estimate is the cost model's time of the part: its loads (EstimateLoad) plus one bring-up
-	// per link.
+	// Estimate is the cost model's time of the part: its loads (EstimateLoad), warm-ups
+	// included, plus one bring-up per link.
 	Estimate time.Duration
 }
 
@@ -163,60 +163,69 @@ type Plan struct {
 	// Loads is the number of loads in the whole schedule, warm-ups included.
 	Loads int
 	// Estimate is the cost model's time of the whole experiment run unsharded (see Estimate).
+	// The parts' estimates sum to more when a link's warm-ups and bring-up are repeated.
 	Estimate time.Duration
 }
 
-// PlanShards splits Schedule(c) into n disjoint parts whose union is the whole schedule. The
-// schedule is a sequence of randomized complete blocks, link after link; parts are consecutive
-// runs of whole blocks, so every part keeps the design (every block holds each (page, arm) cell
-// once). Cuts are placed by the cost model (EstimateLoad, per-link bring-up), not by count: cut
-// k goes to the block boundary nearest k/n of the total estimated time, moved to the nearest
-// boundary between links when one lies within LinkSnap of the per-shard target, so that links
-// are split only where balance needs it. A link's warm-up blocks come first in its schedule and
-// so stay with its first part. The plan depends only on the configuration (the same for every
-// shard of a job array). Errors: a spec that does not parse, n outside 1..MaxShards, or more
-// shards than blocks (links x (warmup + runs)).
+// PlanShards splits Schedule(c) into n parts that every shard of a job array computes alike
+// (the plan depends only on the configuration). The schedule is a sequence of randomized
+// complete blocks, link after link, each link's warm-up blocks first; the measured blocks are
+// cut into n consecutive runs of whole blocks, so every part keeps the design (every block holds
+// each (page, arm) cell once) and measures something. Every part also makes the warm-up blocks
+// of each link it brings up, so that no shard measures its first loads cold on a fresh node: a
+// warm-up load is therefore in every part that holds its link (its line carries the shard, and
+// Merge keeps each shard's). Cuts are placed by the cost model (EstimateLoad, per-link bring-up
+// and warm-ups), not by count: cut k goes to the block boundary nearest k/n of the total
+// estimated time, moved to the nearest boundary between links when one lies within LinkSnap of
+// the per-shard target (CutPoints), so that links are split only where balance needs it.
+// Errors: a spec that does not parse, n outside 1..MaxShards, or more shards than measured
+// blocks (links x runs), naming the largest useful count.
 func PlanShards(c Config, n int) (Plan, error) {
 	c = c.withDefaults()
 	m, err := newCost(c)
 	if err != nil {
 		return Plan{}, err
 	}
-	perLink := c.Warmup + c.Runs
+	perLink := c.Runs
 	units := len(c.Links) * perLink
 	if n < 1 || n > MaxShards {
 		return Plan{}, fmt.Errorf("bad shard count %d: accepted 1..%d", n, MaxShards)
 	}
 	if n > units {
-		return Plan{}, fmt.Errorf("bad shard count %d: this matrix has %d blocks (%d links x %d warm-up and measured blocks), accepted 1..%d shards",
-			n, units, len(c.Links), perLink, units)
+		return Plan{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
+			n, units, len(c.Links), perLink, units, units)
 	}
-	// cum[i] is the estimated time before unit (link, block) i, with each link's bring-up counted
-	// at its first block.
+	// cum[i] is the estimated time before measured unit (link, block) i, with each link's
+	// bring-up and warm-up blocks counted at its first block.
 	cum := make([]time.Duration, units+1)
 	for i := range units {
 		l, b := i/perLink, i%perLink
 		cum[i+1] = cum[i] + m.block(l)
 		if b == 0 {
-			cum[i+1] += m.setup(l)
+			cum[i+1] += m.setup(l) + time.Duration(c.Warmup)*m.block(l)
 		}
 	}
-	cuts := cutPoints(cum, perLink, n)
+	cuts := CutPoints(cum, func(i int) bool { return i%perLink == 0 }, n)
 	cells := len(c.Pages) * len(c.Arms)
 	jobs := Schedule(c)
 	plan := Plan{Loads: len(jobs), Estimate: cum[units]}
+	linkStart := func(l int) int { return l * (c.Warmup + c.Runs) * cells }
 	for k := range n {
 		part := Part{Shard: Shard{Index: k, Count: n}}
 		lastLink := -1
 		for u := cuts[k]; u < cuts[k+1]; u++ {
-			l := u / perLink
+			l, b := u/perLink, u%perLink
 			if l != lastLink {
 				part.Links = append(part.Links, l)
-				part.Estimate += m.setup(l)
+				part.Estimate += m.setup(l) + time.Duration(c.Warmup)*m.block(l)
+				for i := linkStart(l); i < linkStart(l)+c.Warmup*cells; i++ {
+					part.Jobs = append(part.Jobs, i)
+				}
 				lastLink = l
 			}
 			part.Estimate += m.block(l)
-			for i := u * cells; i < (u+1)*cells; i++ {
+			from := linkStart(l) + (c.Warmup+b)*cells
+			for i := from; i < from+cells; i++ {
 				part.Jobs = append(part.Jobs, i)
 				if !jobs[i].Warmup {
 					part.Measured++
@@ -228,10 +237,12 @@ func PlanShards(c Config, n int) (Plan, error) {
 	return plan, nil
 }
 
-// cutPoints returns n+1 unit indexes 0 = c_0 < c_1 < ... < c_n = units: part k is the units
-// [c_k, c_k+1). cum is the cumulative cost (len units+1); a unit index divisible by perLink is a
-// boundary between links.
-func cutPoints(cum []time.Duration, perLink, n int) []int {
+// CutPoints returns n+1 unit indexes 0 = c_0 < c_1 < ... < c_n = units: part k is the units
+// [c_k, c_k+1), each part at least one unit (n <= units). cum is the cumulative cost (len
+// units+1); boundary(i) says whether a cut before unit i starts a new link (a bring-up the
+// part after it pays). Cut k goes to the unit boundary nearest k/n of the total, moved to the
+// nearest link boundary within LinkSnap of the per-part target.
+func CutPoints(cum []time.Duration, boundary func(int) bool, n int) []int {
 	units := len(cum) - 1
 	total := float64(cum[units])
 	target := total / float64(n)
@@ -244,7 +255,7 @@ func cutPoints(cum []time.Duration, perLink, n int) []int {
 			if best < 0 || d < math.Abs(float64(cum[best])-ideal) {
 				best = i
 			}
-			if i%perLink == 0 && d <= LinkSnap*target && (bestLink < 0 || d < math.Abs(float64(cum[bestLink])-ideal)) {
+			if boundary(i) && d <= LinkSnap*target && (bestLink < 0 || d < math.Abs(float64(cum[bestLink])-ideal)) {
 				bestLink = i
 			}
 		}
@@ -260,9 +271,18 @@ func cutPoints(cum []time.Duration, perLink, n int) []int {
 	return append(cuts, units)
 }
 
-// ShardJobs returns the indexes into Schedule(c) of the loads of c.Shard (every index when c is
-// not sharded), ascending.
+// ShardJobs returns the indexes into Schedule(c) of the loads of c.Shard (c.Subset when set;
+// every index when c is not sharded), ascending.
 func ShardJobs(c Config) ([]int, error) {
+	if c.Shard.Count > 0 && c.Subset != nil {
+		n := len(Schedule(c))
+		for _, i := range c.Subset {
+			if i < 0 || i >= n {
+				return nil, fmt.Errorf("shard %s: load %d is outside the schedule of %d loads", c.Shard, i, n)
+			}
+		}
+		return c.Subset, nil
+	}
 	if c.Shard.Count == 0 {
 		idx := make([]int, len(Schedule(c)))
 		for i := range idx {
@@ -354,7 +374,7 @@ func PlanRecord(c Config, loads int) *result.Record {
 	c = c.withDefaults()
 	p := &result.Plan{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
 		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Loads: loads,
-		Inputs: InputFiles(c)}
+		Inputs: InputFiles(c), Study: c.Study}
 	for _, a := range c.Arms {
 		p.Arms = append(p.Arms, result.PlanArm{Protocol: a.Protocol, Mode: a.Mode})
 	}
@@ -375,4 +395,55 @@ func FromPlan(p *result.Plan) Config {
 		c.Arms = append(c.Arms, Arm{Protocol: a.Protocol, Mode: a.Mode})
 	}
 	return c
+}
+
+// Block is one measured randomized complete block of Schedule(c): the smallest piece a shard
+// plan gives out.
+type Block struct {
+	// Link indexes Config.Links.
+	Link int
+	// Jobs are the block's indexes into Schedule(c), ascending (every (page, arm) cell once).
+	Jobs []int
+	// Cost is the cost model's time of the block's loads.
+	Cost time.Duration
+}
+
+// LinkEntry is what a process pays before the first measured block of a link: bringing it up
+// (LinkCheckCost or LinkUpCost, BrowserLaunchCost per page and protocol) and its warm-up blocks.
+type LinkEntry struct {
+	// Warmups are the link's warm-up loads, indexes into Schedule(c), ascending.
+	Warmups []int
+	// Cost is the cost model's time of the bring-up and the warm-ups.
+	Cost time.Duration
+}
+
+// Blocks returns the measured blocks of Schedule(c) in schedule order (link after link) and per
+// link its entry (LinkEntry): the one list of jobs every shard plan (PlanShards, a study's
+// shards) filters. It fails on a spec that does not parse.
+func Blocks(c Config) ([]Block, []LinkEntry, error) {
+	c = c.withDefaults()
+	m, err := newCost(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cells := len(c.Pages) * len(c.Arms)
+	var blocks []Block
+	entries := make([]LinkEntry, len(c.Links))
+	for l := range c.Links {
+		start := l * (c.Warmup + c.Runs) * cells
+		e := LinkEntry{Cost: m.setup(l) + time.Duration(c.Warmup)*m.block(l)}
+		for i := start; i < start+c.Warmup*cells; i++ {
+			e.Warmups = append(e.Warmups, i)
+		}
+		entries[l] = e
+		for b := range c.Runs {
+			from := start + (c.Warmup+b)*cells
+			blk := Block{Link: l, Cost: m.block(l)}
+			for i := from; i < from+cells; i++ {
+				blk.Jobs = append(blk.Jobs, i)
+			}
+			blocks = append(blocks, blk)
+		}
+	}
+	return blocks, entries, nil
 }

@@ -23,7 +23,7 @@ func kakhkiLike() Config {
 func TestPlanShardsPartition(t *testing.T) {
 	configs := map[string]Config{
 		"kakhki-like": kakhkiLike(),
-		"one link":    {Pages: []string{"10x30KB"}, Links: []string{"carlucci2015"}, Arms: CrossArms([]string{"h1", "h2", "h3"}, []result.Mode{result.Cold}), Runs: 7, Warmup: 2},
+		"one link":    {Pages: []string{"10x30KB"}, Links: []string{"carlucci2015"}, Arms: CrossArms([]string{"h1", "h2", "h3"}, []result.Mode{result.Cold}), Runs: 8, Warmup: 2},
 		"many links":  {Pages: []string{"5x10KB"}, Links: []string{"none", "3g", "4g", "cable", "dsl", "carlucci2015"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 3},
 	}
 	for name, c := range configs {
@@ -40,18 +40,31 @@ func TestPlanShardsPartition(t *testing.T) {
 				seen := make([]int, len(jobs))
 				measured := 0
 				for k, p := range plan.Parts {
-					if p.Shard != (Shard{k, n}) || len(p.Jobs) == 0 {
-						t.Fatalf("part %d: shard %v, %d jobs", k, p.Shard, len(p.Jobs))
+					if p.Shard != (Shard{k, n}) || len(p.Jobs) == 0 || p.Measured == 0 {
+						t.Fatalf("part %d: shard %v, %d jobs, %d measured", k, p.Shard, len(p.Jobs), p.Measured)
 					}
+					warmed := map[int]int{}
 					for _, i := range p.Jobs {
 						seen[i]++
+						if jobs[i].Warmup {
+							warmed[jobs[i].Link]++
+						}
+					}
+					for _, l := range p.Links {
+						if want := c.Warmup * len(c.Pages) * len(c.Arms); warmed[l] != want {
+							t.Fatalf("part %d brings up link %d with %d warm-up loads, want %d", k, l, warmed[l], want)
+						}
 					}
 					measured += p.Measured
 					checkBlocks(t, c, jobs, p)
 				}
 				for i, s := range seen {
-					if s != 1 {
+					// A measured load is in exactly one part; a warm-up in every part that holds its link.
+					if !jobs[i].Warmup && s != 1 {
 						t.Fatalf("load %d (%+v) is in %d parts, want exactly 1 (disjoint, union = schedule)", i, jobs[i], s)
+					}
+					if jobs[i].Warmup && s < 1 {
+						t.Fatalf("warm-up %d (%+v) is in no part", i, jobs[i])
 					}
 				}
 				if want := len(c.Links) * len(c.Pages) * len(c.Arms) * c.Runs; measured != want {
@@ -111,7 +124,8 @@ func TestPlanShardsBalance(t *testing.T) {
 		}
 		// A cut lands within one block of its ideal place (or moves to a link boundary within
 		// LinkSnap of the target), and a split link is brought up once more.
-		slack := maxBlock + maxSetup + time.Duration(LinkSnap*float64(target))
+		// A split link also makes its warm-up blocks once more.
+		slack := time.Duration(1+c.Warmup)*maxBlock + maxSetup + time.Duration(LinkSnap*float64(target))
 		if longest > target+slack {
 			t.Errorf("n=%d: longest shard %v, target %v, slack %v", n, longest, target, slack)
 		}
@@ -285,16 +299,29 @@ func TestShardJobs(t *testing.T) {
 		t.Fatalf("unsharded: %d jobs, %v", len(all), err)
 	}
 	n := 0
+	jobs := Schedule(c)
 	for i := range 3 {
 		c.Shard = Shard{i, 3}
 		part, err := ShardJobs(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n += len(part)
+		for _, j := range part {
+			if !jobs[j].Warmup {
+				n++
+			}
+		}
 	}
-	if n != len(all) {
-		t.Fatalf("shards hold %d jobs, want %d", n, len(all))
+	if want := len(c.Links) * len(c.Pages) * len(c.Arms) * c.Runs; n != want {
+		t.Fatalf("shards hold %d measured jobs, want %d", n, want)
+	}
+	c.Subset = []int{1, 2}
+	if got, err := ShardJobs(c); err != nil || !reflect.DeepEqual(got, []int{1, 2}) {
+		t.Fatalf("subset: %v, %v", got, err)
+	}
+	c.Subset = []int{len(jobs)}
+	if _, err := ShardJobs(c); err == nil {
+		t.Fatal("a subset outside the schedule: no error")
 	}
 }
 
@@ -306,17 +333,17 @@ func TestEstimateLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	slow, fast := m.load(0, 0, c.Arms[0])-LoadOverhead, m.load(1, 1, c.Arms[0])-LoadOverhead
-	if slow != 16*time.Second {
-		t.Fatalf("10 MB at 5 Mbit/s: %v, want 16s", slow)
+	if slow != 16640*time.Millisecond {
+		t.Fatalf("10 MB at 5 Mbit/s: %v, want 16.64s (16 s plus 4 %% framing)", slow)
 	}
 	if r := float64(slow) / float64(fast); r < 39900 || r > 40100 {
 		t.Fatalf("10 MB at 5 Mbit/s vs 5 KB at 100 Mbit/s: ratio %.0f, want 40000 (2000 x the bytes at 1/20 of the rate)", r)
 	}
 	warm := Arm{Protocol: "h2", Mode: result.Warm}
-	if w, cold := m.load(1, 1, warm), m.load(1, 1, c.Arms[0]); w <= 2*cold {
-		t.Fatalf("warm %v, want more than two cold loads %v", w, cold)
+	if w, cold := m.load(1, 1, warm), m.load(1, 1, c.Arms[0]); w != 2*cold-LoadOverhead+WarmPriming {
+		t.Fatalf("warm %v, want two cold loads %v less one overhead plus WarmPriming", w, cold)
 	}
-	if d := EstimateLoad(10_000_000, m.links[0], c.Arms[0], "1.3", 5*time.Second); d != 5*time.Second+LoadOverhead {
+	if d := EstimateLoad(EstimatePLT(m.pages[0], m.links[0], c.Arms[0], "1.3", 5*time.Second), result.Cold); d != 5*time.Second+LoadOverhead {
 		t.Fatalf("capped by the deadline: %v", d)
 	}
 }
@@ -348,4 +375,30 @@ func FuzzParseShard(f *testing.F) {
 			t.Fatalf("ParseShard(%q) = %+v", s, sh)
 		}
 	})
+}
+
+// TestEveryShardWarmsUpAndMeasures is the case that made a warm-up-only shard 0/2 and an
+// unwarmed shard 1/2: 2 pages x 1 link x 2 arms, 1 warm-up and 2 runs.
+func TestEveryShardWarmsUpAndMeasures(t *testing.T) {
+	c := Config{Pages: []string{"2x10KB", "1x20KB"}, Links: []string{"none"},
+		Arms: CrossArms([]string{"h1", "h2"}, []result.Mode{result.Cold}), Runs: 2, Warmup: 1}
+	plan, err := PlanShards(c, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := Schedule(c)
+	for _, p := range plan.Parts {
+		warm := 0
+		for _, i := range p.Jobs {
+			if jobs[i].Warmup {
+				warm++
+			}
+		}
+		if warm != 4 || p.Measured != 4 {
+			t.Errorf("shard %s: %d warm-ups and %d measured loads, want 4 and 4", p.Shard, warm, p.Measured)
+		}
+	}
+	if _, err := PlanShards(c, 3); err == nil || !strings.Contains(err.Error(), "at most 2 shards") {
+		t.Errorf("3 shards of 2 measured blocks: %v, want a refusal naming 2", err)
+	}
 }

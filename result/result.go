@@ -172,6 +172,10 @@ type Plan struct {
 	// Inputs are the files the links read (trace:FILE) with their content digests, which the
 	// config hash covers; absent when none is read.
 	Inputs []InputFile `json:"inputs,omitempty"`
+	// Study is "STUDY/SCALE" when the shard is a study's (pltlab reproduce --shard), whose shares
+	// are planned over all of its parts: such shards are merged by 'pltlab reproduce STUDY
+	// --merge', not 'pltlab merge'. "" for a sharded 'pltlab run'.
+	Study string `json:"study,omitempty"`
 }
 
 // InputFile is a file an experiment reads (a link's trace) and its content digest.

@@ -66,6 +66,7 @@ func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOption
 				}
 				for _, r := range recs {
 					r.Link.Spec = f.Link
+					r.Shard = o.Shard.String() // "" unsharded
 					if err := w.Write(r); err != nil {
 						return err
 					}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/internal/fileout"
 )
 
@@ -76,8 +77,8 @@ func (e *Support) findingsTable(js []Judgement) Table {
 // down or not run, testbed differences.
 func (e *Support) sections(js []Judgement) []Section {
 	scale := Section{ID: "scale", Title: "Scale: what was run and what was scaled down",
-		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s) and %d bulk-flow run(s); estimated %s on one 2-core machine.",
-			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), FormatEstimate(e.Plan.Estimate()))},
+		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s) and %d bulk-flow run(s); %s.",
+			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), EstimatedTook(e.Plan, e.Records))},
 		Bullets: append(append([]string{}, e.Plan.ScaledDown...), e.Plan.NotRun...)}
 	out := []Section{{ID: "findings", Title: "Findings", Tables: []Table{e.findingsTable(js)},
 		Text: []string{VerdictsText}}}
@@ -137,7 +138,9 @@ func (e *Support) Warnings() []string {
 				"(optional stopping raises the false-positive rate)", p.Name, n))
 		}
 	}
-	return out
+	// Shards that shared a node beyond the rule (experiment.CPUsPerShard) may have starved each
+	// other's timing.
+	return append(out, experiment.NodeOverlaps(e.Records)...)
 }
 
 // title is the report's heading.

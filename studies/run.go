@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
@@ -27,6 +28,9 @@ type RunOptions struct {
 	// Configure, when set, is applied to every part's experiment last (the CLI sets its
 	// per-load evidence options there: artifacts, visual metrics).
 	Configure func(*experiment.Config)
+	// Shard, when set, runs only that shard of the plan (Plan.Shards): its parts' shares, each
+	// part's lines carrying the shard, and its flow parts.
+	Shard experiment.Shard
 	// Observer sees every record with Done and Total counted over the whole plan.
 	Observer func(experiment.Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
@@ -56,11 +60,40 @@ func (p Plan) Configs(o RunOptions) []experiment.Config {
 	return out
 }
 
-// Resumed returns Configs(o), each part set to continue from the records in o.Resume that
-// carry its experiment name (a part without any starts afresh); the error names the part whose
-// records do not match the plan.
+// shard returns the shard o.Shard of the plan, or nil when o is not sharded.
+func (p Plan) shard(o RunOptions) (*Shard, error) {
+	if o.Shard.Count == 0 {
+		return nil, nil
+	}
+	shards, err := p.Shards(o.Shard.Count, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.Shard.Index < 0 || o.Shard.Index >= len(shards) {
+		return nil, fmt.Errorf("bad shard %s: accepted I/N with 0 <= I < N", o.Shard)
+	}
+	return &shards[o.Shard.Index], nil
+}
+
+// Resumed returns Configs(o) filtered twice, the plan computed once: to o.Shard's share when
+// sharded (Plan.Shards; a part the shard makes no load of gets an empty Subset), then each part
+// set to continue from the records in o.Resume that carry its experiment name (a part without
+// any starts afresh). The error names a shard count the plan cannot be split into, or the part
+// whose records do not match the plan.
 func (p Plan) Resumed(o RunOptions) ([]experiment.Config, error) {
 	cs := p.Configs(o)
+	sh, err := p.shard(o)
+	if err != nil {
+		return nil, err
+	}
+	if sh != nil {
+		for i := range cs {
+			cs[i].Shard, cs[i].Study, cs[i].Subset = o.Shard, p.Study+"/"+string(p.Scale), []int{}
+			if share := sh.Share(i); share != nil {
+				cs[i].Subset = share.Jobs
+			}
+		}
+	}
 	if len(o.Resume) == 0 {
 		return cs, nil
 	}
@@ -136,9 +169,16 @@ func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experimen
 	}
 	var errs []error
 	done := 0
+	sh, err := p.shard(o)
+	if err != nil {
+		return sum, err
+	}
 	for _, c := range cs {
 		if ctx.Err() != nil {
 			break
+		}
+		if c.Shard.Count > 0 && len(c.Subset) == 0 {
+			continue // another shard's part
 		}
 		offset := done
 		if o.Observer != nil {
@@ -155,7 +195,10 @@ func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experimen
 		}
 	}
 	if ctx.Err() == nil && flowRunner != nil {
-		for _, f := range p.Flows {
+		for i, f := range p.Flows {
+			if sh != nil && !slices.Contains(sh.Flows, i) {
+				continue // another shard's flows
+			}
 			if err := flowRunner(ctx, PartExperiment(p.Study, f.Name), f, o, w); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", PartExperiment(p.Study, f.Name), err))
 			}

@@ -33,7 +33,10 @@ func TestPlansValidAndWithinBudget(t *testing.T) {
 				if len(p.Parts) == 0 || p.Loads() == 0 {
 					t.Fatal("plan has no loads")
 				}
-				est := p.Estimate()
+				est, err := p.Estimate()
+				if err != nil {
+					t.Fatal(err)
+				}
 				switch sc {
 				case Smoke:
 					smokeTotal += est

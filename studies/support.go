@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -203,9 +204,12 @@ func fmtP(p float64) string {
 	return fmt.Sprintf("%.3f", p)
 }
 
-// FormatEstimate formats a time estimate for people: "12 min", "3.5 h" or "41 d".
+// FormatEstimate formats a time estimate for people: "6 min 18 s", "12 min", "3.5 h" or "41 d".
 func FormatEstimate(d time.Duration) string {
 	switch {
+	case d < 10*time.Minute:
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
 	case d < 2*time.Hour:
 		return fmt.Sprintf("%.0f min", d.Minutes())
 	case d < 72*time.Hour:
@@ -240,3 +244,19 @@ func median(g *analysis.Group) float64 {
 
 // joinSee joins section names for a findings table cell.
 func joinSee(see []string) string { return strings.Join(see, "; ") }
+
+// EstimatedTook is the closing line of a run of plan whose records are recs: "estimated X on one
+// 2-core machine, took Y" (Y from experiment.Took: the longest shard when shards ran at once;
+// "took n/a" when no line has a time). X is the cost model's Plan.Estimate.
+func EstimatedTook(plan Plan, recs []*result.Record) string {
+	est, err := plan.Estimate()
+	e := "not estimated (" + fmt.Sprint(err) + ")"
+	if err == nil {
+		e = "estimated " + FormatEstimate(est) + " on one 2-core machine"
+	}
+	took := experiment.Took(recs)
+	if took == 0 {
+		return e + ", took n/a (no timed line)"
+	}
+	return e + ", took " + FormatEstimate(took+experiment.StartCost)
+}

@@ -35,9 +35,16 @@ func cellName(part, link, a, b string) string {
 	return fmt.Sprintf("%s: %s %s vs %s", part, link, a, b)
 }
 
-// decideCost is the time the cost model gives for more loads per arm of one cell: the one
-// place a verdict asks the cost model, so that a change of model is one line here.
-func decideCost(c experiment.Config) time.Duration { return Estimate(c) }
+// decideCost is the time the one cost model (experiment.Estimate) gives for more loads per arm
+// of one cell, bring-up and self-check of its link included: the one place a verdict asks the
+// cost model. A spec the model cannot read (refused before any run anyway) costs 0.
+func decideCost(c experiment.Config) time.Duration {
+	d, err := experiment.Estimate(c)
+	if err != nil {
+		return 0
+	}
+	return d
+}
 
 // needFor builds the Need of a cell of part pr with runs loads per arm wanted and have measured.
 func needFor(pr *PartResult, page, link string, arms []experiment.Arm, runs, have int, effect float64, from string) Need {

@@ -116,7 +116,7 @@ func TestMergeConflictingShardRerun(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := result.NewWriter(f)
-	rerunPLT := map[int]float64{}
+	rerunPLT := map[string]float64{} // key: run and shard (each shard makes its own warm-ups)
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var r result.Record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
@@ -125,7 +125,7 @@ func TestMergeConflictingShardRerun(t *testing.T) {
 		r.Time = r.Time.Add(24 * time.Hour)
 		if r.IsLoad() {
 			r.PLTMs += 20.5
-			rerunPLT[r.Run] = r.PLTMs
+			rerunPLT[fmt.Sprint(r.Run, r.Shard)] = r.PLTMs
 		}
 		if err := w.Write(&r); err != nil {
 			t.Fatal(err)
@@ -150,7 +150,7 @@ func TestMergeConflictingShardRerun(t *testing.T) {
 	}
 	for _, prefer := range []string{"newest", rerun} {
 		code, _, errOut = runCLI(t, append([]string{"merge", "--force", "--prefer", prefer, "--out", out}, files[0], files[1], rerun)...)
-		if code != 0 || !strings.Contains(errOut, "complete: 2 shards, 84 of 84 loads") || !strings.Contains(errOut, "conflicting lines settled by --prefer") {
+		if code != 0 || !strings.Contains(errOut, "complete: 2 shards, 90 of 90 loads") || !strings.Contains(errOut, "conflicting lines settled by --prefer") {
 			t.Fatalf("--prefer %s: exit %d, stderr %q", prefer, code, errOut)
 		}
 		merged, err := os.ReadFile(out)
@@ -163,7 +163,7 @@ func TestMergeConflictingShardRerun(t *testing.T) {
 			if err := json.Unmarshal([]byte(line), &r); err != nil {
 				t.Fatal(err)
 			}
-			if want, ok := rerunPLT[r.Run]; ok && r.IsLoad() {
+			if want, ok := rerunPLT[fmt.Sprint(r.Run, r.Shard)]; ok && r.IsLoad() {
 				if r.PLTMs != want {
 					t.Fatalf("--prefer %s kept run %d with plt_ms %g, want the rerun's %g", prefer, r.Run, r.PLTMs, want)
 				}

@@ -201,6 +201,9 @@ func analyzeFiles(names []string, stdin io.Reader, stderr io.Writer, opts analys
 	}
 	rep := analysis.Analyze(m.Records, opts)
 	rep.SetReadStats(st)
+	// Shards that shared a node beyond the rule (experiment.CPUsPerShard) may have starved each
+	// other's timing: the report says so.
+	rep.Warnings = append(rep.Warnings, experiment.NodeOverlaps(m.Records)...)
 	if rep.Empty() && !rep.HasFlows() {
 		return rep, comp, fmt.Errorf("%s: %w (%d records read, %d corrupt lines skipped, %d records refused)",
 			strings.Join(names, ", "), analysis.ErrNoRecords, len(m.Records), st.Corrupt, st.RefusedCount)

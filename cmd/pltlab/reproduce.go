@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,7 +36,10 @@ type reproduceFlags struct {
 	judge     *studies.Plan
 	art       artifactFlags
 	list      bool
+	nodes     int
 	calibrate bool
+	shard     string
+	merge     bool
 	// configure sets the per-load evidence options (artifacts, visual) on every part.
 	configure func(*experiment.Config)
 }
@@ -43,7 +47,7 @@ type reproduceFlags struct {
 func newReproduceCmd() *cobra.Command {
 	var f reproduceFlags
 	cmd := &cobra.Command{
-		Use:   "reproduce STUDY [--scale smoke|quick|full] [--runs N] [--out DIR] | --list",
+		Use:   "reproduce STUDY [--scale smoke|quick|full] [--runs N] [--shard I/N] [--out DIR] | STUDY --merge FILE... | --list [--nodes N]",
 		Short: "Reproduce a published study (carlucci2015, kakhki2017, muthuraj2024) on today's stack",
 		Long: `reproduce runs a published study with today's Chromium, HTTP/2 and HTTP/3 and reports our
 figures beside the published ones. Every report opens with a findings table: each published
@@ -70,7 +74,17 @@ user namespaces). An interrupted reproduction is continued with --resume (same -
 and --seed): the loads in DIR/results.jsonl are kept and every part's schedule goes on;
 the reports of an unfinished one say PARTIAL. --resume on a complete DIR/results.jsonl (also
 one written by an older pltlab) measures nothing and checks no link: it says so and rewrites
-the findings, reports and figures from the records, whose own settings decide the plan.` + artifactsHelp,
+the findings, reports and figures from the records, whose own settings decide the plan.
+--decide adds to a complete reproduction the loads per arm that would decide its inconclusive
+findings (printed with each finding, with their time) and re-judges.
+
+--shard I/N (or auto, auto/N in a Slurm array or a Kubernetes Indexed Job) runs one shard of the
+study: its parts' measured blocks and flow parts, cut into N runs of whole blocks balanced by the
+cost model; every shard brings up and self-checks its own links and makes their warm-ups first.
+A shard writes DIR/results.jsonl only (no report); --merge joins the shards' files, names any
+missing shard or load, and writes the report of the whole study into --out, as an unsharded run
+would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do both). --list
+--nodes N adds each study's time on N nodes, one shard each.` + artifactsHelp,
 		Example: `  ./bin/pltlab reproduce --list
   sudo ./bin/pltlab reproduce carlucci2015
   sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/carlucci-smoke --force
@@ -78,16 +92,40 @@ the findings, reports and figures from the records, whose own settings decide th
   sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick
   sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick --resume
   ./bin/pltlab reproduce carlucci2015 --resume --out results/carlucci2015
-  sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest`,
+  sudo ./bin/pltlab reproduce carlucci2015 --decide --out results/carlucci2015
+  sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest
+  ./bin/pltlab reproduce --list --nodes 16
+  sudo ./bin/pltlab reproduce kakhki2017 --scale smoke --shard 1/3 --out /tmp/kk/shard-1
+  ./bin/pltlab reproduce kakhki2017 --scale smoke --merge /tmp/kk/shard-*/results.jsonl --out /tmp/kk/merged`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.list {
 				if len(args) > 0 {
 					return usagef("--list takes no study, got %q", strings.Join(args, " "))
 				}
-				return listStudies(cmd.OutOrStdout())
+				if f.nodes < 0 || f.nodes > experiment.MaxShards {
+					return usagef("bad --nodes %d: accepted 1..%d", f.nodes, experiment.MaxShards)
+				}
+				return listStudies(cmd.OutOrStdout(), f.nodes)
+			}
+			if f.nodes != 0 {
+				return usagef("--nodes is for --list")
+			}
+			var files []string
+			if f.merge {
+				if len(args) < 2 {
+					return usagef("--merge needs the study and the shards' files: STUDY --merge FILE.jsonl...")
+				}
+				args, files = args[:1], args[1:]
+				if f.shard != "" || f.resume {
+					return usagef("--merge joins finished shards: give no --shard or --resume")
+				}
 			}
 			st, plan, err := f.plan(args)
+			if err != nil {
+				return err
+			}
+			shard, err := f.shardOf(plan)
 			if err != nil {
 				return err
 			}
@@ -96,6 +134,9 @@ the findings, reports and figures from the records, whose own settings decide th
 				if f.calibrate {
 					f.out += "-calibrate"
 				}
+			}
+			if f.merge {
+				return mergeStudy(cmd, st, plan, f, files)
 			}
 			if f.resume && f.force {
 				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
@@ -131,8 +172,17 @@ the findings, reports and figures from the records, whose own settings decide th
 			if _, err := browser.FindChromium(f.chrome); err != nil {
 				return usagef("%v", err)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
-				st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(plan.Estimate()))
+			est, err := plan.Estimate()
+			if err != nil {
+				return asUsage(err)
+			}
+			if shard != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s shard %s: %d measured page loads in %d part(s), %d flow part(s), estimated %s on one 2-core machine (the whole study: %s)\n",
+					st.Name, plan.Scale, shard.Shard, shard.Measured(), len(shard.Parts), len(shard.Flows), studies.FormatEstimate(shard.Estimate), studies.FormatEstimate(est))
+			} else {
+				fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
+					st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(est))
+			}
 			return reproduce(cmd, st, plan, f, f.out)
 		},
 	}
@@ -148,6 +198,9 @@ the findings, reports and figures from the records, whose own settings decide th
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted reproduction in --out (same --scale, --runs and --seed); on a complete one, re-judge it from its records")
 	fl.BoolVar(&f.decide, "decide", false, "add to the complete reproduction in --out the loads that would decide its inconclusive findings, then re-judge")
 	f.art.add(fl, "all")
+	fl.StringVar(&f.shard, "shard", "", "run one shard of the study: I/N (0 <= I < N), or auto / auto/N inside a Slurm array or Kubernetes Indexed Job")
+	fl.BoolVar(&f.merge, "merge", false, "join the results.jsonl files of the study's shards (the arguments after STUDY) and write its report into --out")
+	fl.IntVar(&f.nodes, "nodes", 0, "with --list: also show each study's time on N nodes, one shard each")
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
 }
@@ -183,10 +236,16 @@ func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, erro
 	return st, plan, nil
 }
 
-// listStudies prints every study with the loads and estimated time of each scale.
-func listStudies(w io.Writer) error {
+// listStudies prints every study with the loads and estimated time of each scale (the cost
+// model's, experiment.LoadOverhead), and with nodes > 0 its time on that many nodes (one shard
+// each, Plan.EstimateOn).
+func listStudies(w io.Writer, nodes int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STUDY\tSCALE\tPAGE LOADS\tFLOW RUNS\tESTIMATED TIME\tTITLE")
+	onNodes := ""
+	if nodes > 0 {
+		onNodes = fmt.Sprintf("\tON %d NODES", nodes)
+	}
+	fmt.Fprintf(tw, "STUDY\tSCALE\tPAGE LOADS\tFLOW RUNS\tESTIMATED TIME%s\tTITLE\n", onNodes)
 	list := append(studies.All(), studies.CarlucciCalibration())
 	for _, st := range list {
 		name := strings.TrimSpace(st.Name + " " + st.Option)
@@ -196,10 +255,98 @@ func listStudies(w io.Writer) error {
 			if sc == st.DefaultScale {
 				def = " (default)"
 			}
-			fmt.Fprintf(tw, "%s\t%s%s\t%d\t%d\t%s\t%s\n", name, sc, def, p.Loads(), p.FlowRuns(), studies.FormatEstimate(p.Estimate()), st.Title)
+			est, err := p.Estimate()
+			if err != nil {
+				return err
+			}
+			col := ""
+			if nodes > 0 {
+				most, err := p.MaxShards(studies.RunOptions{})
+				if err != nil {
+					return err
+				}
+				on, err := p.EstimateOn(nodes, studies.RunOptions{})
+				if err != nil {
+					return err
+				}
+				col = "\t" + studies.FormatEstimate(on)
+				if most < nodes {
+					col += fmt.Sprintf(" (%d shards at most)", most)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s%s\t%d\t%d\t%s%s\t%s\n", name, sc, def, p.Loads(), p.FlowRuns(), studies.FormatEstimate(est), col, st.Title)
 		}
 	}
 	return tw.Flush()
+}
+
+// shardOf parses --shard for plan (nil when not sharded), as usage errors: a count larger than
+// the work is refused with the largest useful count.
+func (f *reproduceFlags) shardOf(plan studies.Plan) (*studies.Shard, error) {
+	if f.shard == "" {
+		return nil, nil
+	}
+	sh, err := experiment.ParseShard(f.shard, os.Getenv)
+	if err != nil {
+		return nil, usagef("bad --shard: %v", err)
+	}
+	shards, err := plan.Shards(sh.Count, f.options())
+	if err != nil {
+		return nil, usagef("bad --shard %s: %v", f.shard, err)
+	}
+	return &shards[sh.Index], nil
+}
+
+// options are the run options the flags give that decide the plan (and so the shards).
+func (f *reproduceFlags) options() studies.RunOptions {
+	o := studies.RunOptions{Runs: f.runs, Seed: f.seed}
+	if f.shard != "" {
+		o.Shard, _ = experiment.ParseShard(f.shard, os.Getenv) // checked by shardOf
+	}
+	return o
+}
+
+// mergeStudy joins the shards' files of a study (studies.MergeShards) into DIR/results.jsonl,
+// writes the study report as an unsharded run would, and exits 1 naming any missing shard or
+// load (the report of what is there is written all the same).
+func mergeStudy(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f reproduceFlags, files []string) error {
+	var srcs []experiment.Source
+	for _, name := range files {
+		if err := checkInputFile(name); err != nil {
+			return err
+		}
+		recs, _, err := analysis.ReadAll([]string{name}, nil, slog.Default())
+		if err != nil {
+			return err
+		}
+		srcs = append(srcs, experiment.Source{Name: name, Records: recs})
+	}
+	recs, check, err := studies.MergeShards(plan, f.options(), srcs)
+	if err != nil {
+		return asUsage(err)
+	}
+	if err := prepareOutDir(f.out, f.force); err != nil {
+		return err
+	}
+	jsonl := filepath.Join(f.out, "results.jsonl")
+	if err := writeRecords(cmd.OutOrStdout(), jsonl, true, recs); err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	for _, m := range check.Missing {
+		fmt.Fprintf(stderr, "pltlab: shard %s left no line (rerun it)\n", m)
+	}
+	for _, line := range check.Short {
+		fmt.Fprintf(stderr, "pltlab: %s\n", line)
+	}
+	fmt.Fprintf(stderr, "pltlab: merged %d shards of %s scale %s into %s: %s\n", check.Count, st.Name, plan.Scale, jsonl, studies.EstimatedTook(plan, recs))
+	if werr := writeStudy(cmd.OutOrStdout(), f.out, st, plan, recs); werr != nil {
+		return werr
+	}
+	if !check.Complete() {
+		return &exitError{code: 1, err: fmt.Errorf("%d shard(s) missing and %d short: the report covers what is there; rerun them (with --resume) and merge again", len(check.Missing), len(check.Short))}
+	}
+	return nil
 }
 
 // prepareOutDir creates dir, refusing one that holds files unless force.
@@ -227,6 +374,12 @@ func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repro
 	if _, serr := os.Stat(jsonl); serr != nil || isUsage(err) {
 		return err // nothing was measured, or refused before measuring: no report
 	}
+	if f.shard != "" {
+		// One shard's records judge nothing alone: the report is the merge's.
+		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: shard %s written to %s; when every shard is done: pltlab reproduce %s --scale %s --merge SHARD/results.jsonl... --out DIR\n",
+			f.shard, jsonl, st.Name, plan.Scale)
+		return err
+	}
 	// A part that failed (a link refused by its self-check, say) does not stop the report of
 	// the others: its findings are judged "not run" and the error is returned after the report.
 	recs, _, rerr := analysis.ReadFiles([]string{jsonl}, nil, slog.Default())
@@ -246,7 +399,8 @@ func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repro
 // the closing line on stderr. An interrupt keeps every written record and exits with code 130.
 func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out string, stderr io.Writer) error {
 	mode := outReplace
-	o := studies.RunOptions{Runs: f.runs, Seed: f.seed, Chrome: f.chrome, Version: pltlabVersion(), SkipLinkCheck: f.noCheck, Configure: f.configure}
+	o := f.options()
+	o.Chrome, o.Version, o.SkipLinkCheck, o.Configure = f.chrome, pltlabVersion(), f.noCheck, f.configure
 	if f.resume {
 		mode = outAppend
 		old, _, err := analysis.ReadFiles([]string{out}, nil, nil)
@@ -276,9 +430,14 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	}
 	observe, finish := newProgress(total, stderr, isTerminal(stderr))
 	o.Observer = observe
+	est := plan.Estimate
+	if sh, _ := plan.Shards(max(1, o.Shard.Count), o); o.Shard.Count > 0 && len(sh) > o.Shard.Index {
+		est = func() (time.Duration, error) { return sh[o.Shard.Index].Estimate, nil }
+	}
 	sum, err := studies.Run(ctx, plan, o, result.NewWriter(of))
 	finish()
-	fmt.Fprintf(stderr, "pltlab: %s\n", summaryLine(sum))
+	e, _ := est()
+	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), studies.FormatEstimate(e), studies.FormatEstimate(sum.Elapsed))
 	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
 }
 

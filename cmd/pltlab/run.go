@@ -328,6 +328,7 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		}
 		observe(p)
 	}
+	est := runEstimate(c)
 	sum, err := experiment.Run(ctx, c, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {
@@ -335,7 +336,7 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 			err = errors.Join(err, perr)
 		}
 	}
-	fmt.Fprintf(stderr, "pltlab: %s\n", summaryLine(sum))
+	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), roundDur(est), roundDur(sum.Elapsed))
 	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
 }
 
@@ -374,4 +375,24 @@ func printSummary(w io.Writer, recs []*result.Record) error {
 		return nil
 	}
 	return err
+}
+
+// runEstimate is the cost model's time of the loads c still has to make (its shard's, less
+// those resumed), plus experiment.StartCost; 0 when a spec does not parse (refused before).
+func runEstimate(c experiment.Config) time.Duration {
+	jobs, err := experiment.ShardJobs(c)
+	if err != nil {
+		return 0
+	}
+	var left []int
+	for _, i := range jobs {
+		if !c.Done[i] {
+			left = append(left, i)
+		}
+	}
+	d, err := experiment.EstimateJobs(c, left)
+	if err != nil {
+		return 0
+	}
+	return d + experiment.StartCost
 }

@@ -17,7 +17,7 @@ func TestShardUsageErrors(t *testing.T) {
 	}{
 		{"index = count", []string{"run", "--page", "1x1KB", "--link", "none", "--shard", "4/4"}, `bad shard "4/4"`},
 		{"not a shard", []string{"run", "--page", "1x1KB", "--link", "none", "--shard", "half"}, "accepted I/N"},
-		{"more shards than blocks", []string{"run", "--page", "1x1KB", "--link", "none", "--runs", "2", "--warmup", "0", "--shard", "0/3"}, "accepted 1..2 shards"},
+		{"more shards than blocks", []string{"run", "--page", "1x1KB", "--link", "none", "--runs", "2", "--warmup", "0", "--shard", "0/3"}, "at most 2 shards can each measure something: accepted 1..2"},
 		{"auto outside an array", []string{"run", "--page", "1x1KB", "--link", "none", "--shard", "auto"}, "neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX"},
 	}
 	for _, tt := range tests {
@@ -59,10 +59,16 @@ func TestClusterCommands(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"slurm no matrix", []string{"slurm", "--shards", "2", "--out", dir}, "missing --matrix"},
+		{"slurm no matrix", []string{"slurm", "--shards", "2", "--out", dir}, "missing --matrix or --study"},
 		{"slurm no out", []string{"slurm", "--matrix", matrix, "--shards", "2"}, "missing --out"},
 		{"slurm no shards", []string{"slurm", "--matrix", matrix, "--out", dir}, "bad --shards 0"},
-		{"slurm too many shards", []string{"slurm", "--matrix", matrix, "--shards", "11", "--out", dir}, "accepted 1..10 shards"},
+		{"slurm too many shards", []string{"slurm", "--matrix", matrix, "--shards", "9", "--out", dir}, "at most 8 shards"},
+		{"slurm study too many shards", []string{"slurm", "--study", "kakhki2017", "--scale", "smoke", "--shards", "5", "--out", dir}, "at most 4 shards"},
+		{"slurm time under the estimate", []string{"slurm", "--study", "kakhki2017", "--scale", "full", "--shards", "4", "--time", "1h", "--out", dir}, "accepted at least"},
+		{"slurm matrix and study", []string{"slurm", "--study", "kakhki2017", "--matrix", matrix, "--shards", "2", "--out", dir}, "give one"},
+		{"reproduce shard too many", []string{"reproduce", "kakhki2017", "--scale", "smoke", "--shard", "1/5"}, "at most 4 shards"},
+		{"reproduce merge without files", []string{"reproduce", "kakhki2017", "--merge"}, "--merge needs"},
+		{"list nodes without list", []string{"reproduce", "kakhki2017", "--nodes", "3"}, "--nodes is for --list"},
 		{"k8s no image", []string{"k8s", "--matrix", matrix, "--shards", "2"}, "bad image"},
 		{"k8s parallelism", []string{"k8s", "--matrix", matrix, "--shards", "2", "--parallelism", "3", "--image", "x"}, "bad parallelism 3"},
 	} {
@@ -113,5 +119,42 @@ func TestMatrixShaped(t *testing.T) {
 		if got := matrixShaped(tt.path); got != tt.want {
 			t.Errorf("%s: matrixShaped = %v, want %v", name, got, tt.want)
 		}
+	}
+}
+
+// TestSlurmShipsTraces: a matrix whose link names a trace by a path relative to the matrix file
+// gets the trace copied beside the matrix copy, and one outside its directory is refused.
+func TestSlurmShipsTraces(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "m", "traces"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trace := strings.Repeat("1\n", 100)
+	if err := os.WriteFile(filepath.Join(dir, "m", "traces", "lte.trace"), []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	matrix := filepath.Join(dir, "m", "grid.yaml")
+	body := "pages: [1x5KB]\nlinks: [\"down=trace:traces/lte.trace,up=10mbit,rtt=20ms\"]\nprotocols: [h2]\nruns: 2\n"
+	if err := os.WriteFile(matrix, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "sweep")
+	// Run from another directory: the trace is found from the matrix file's.
+	t.Chdir(dir)
+	code, stdout, errOut := runCLI(t, "slurm", "--matrix", matrix, "--shards", "2", "--out", out, "--pltlab", "/opt/pltlab")
+	if code != 0 {
+		t.Fatalf("slurm: exit %d, %q %q", code, stdout, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "traces", "lte.trace")); err != nil || string(b) != trace {
+		t.Fatalf("trace not shipped: %v", err)
+	}
+	outside := filepath.Join(dir, "m", "outside.yaml")
+	if err := os.WriteFile(outside, []byte(strings.ReplaceAll(body, "traces/lte.trace", "../lte.trace")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "lte.trace"), []byte(trace), 0o644)
+	code, _, errOut = runCLI(t, "slurm", "--matrix", outside, "--shards", "2", "--out", filepath.Join(dir, "s2"))
+	if code != 2 || !strings.Contains(errOut, "relative to the matrix file") {
+		t.Fatalf("a trace outside the matrix directory: exit %d, %q", code, errOut)
 	}
 }

@@ -1,0 +1,136 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/pltlab/pltlab/studies"
+)
+
+func studySweep(t *testing.T, name string, scale studies.Scale, shards int) Sweep {
+	t.Helper()
+	st, err := studies.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Sweep{Study: &Study{Name: name, Scale: scale, Seed: 1, Plan: st.Plan(scale)}, Shards: shards}
+}
+
+func TestSlurmStudy(t *testing.T) {
+	s := studySweep(t, "kakhki2017", studies.Full, 64)
+	files, err := Slurm(s, SlurmOptions{Dir: "/shared/kk", Pltlab: "/opt/pltlab"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	est, _ := s.Estimate()
+	if limit, _ := s.TimeLimit(); limit != (TimeMargin*est.Longest()+TimeSlack).Round(time.Minute) || limit < est.Longest() {
+		t.Errorf("time limit %v for a longest shard of %v", limit, est.Longest())
+	}
+	shards := string(files[SlurmShardsScript])
+	for _, want := range []string{
+		"#SBATCH --array=0-63\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --requeue\n", "#SBATCH --mem=1600M\n",
+		`out="/shared/kk/shard-${SLURM_ARRAY_TASK_ID}"`, `if [ -s "$out/results.jsonl" ]; then mode=--resume; fi`,
+		`exec /opt/pltlab reproduce kakhki2017 --scale full --seed 1 --shard auto/64 --out "$out" "$mode"`,
+		"rootless mode",
+	} {
+		if !strings.Contains(shards, want) {
+			t.Errorf("shards script lacks %q:\n%s", want, shards)
+		}
+	}
+	if strings.Contains(shards, "need root today") {
+		t.Error("the script says shaped links need root, but rootless mode runs them")
+	}
+	merge := string(files[SlurmMergeScript])
+	if !strings.Contains(merge, "reproduce kakhki2017 --scale full --seed 1 --merge shard-*/results.jsonl --out merged --force") {
+		t.Errorf("merge script:\n%s", merge)
+	}
+	if _, ok := files[MatrixFile]; ok {
+		t.Error("a study sweep ships a matrix")
+	}
+	// A limit under the estimate is refused; more shards than the work too.
+	s.Time = time.Minute
+	if _, err := Slurm(s, SlurmOptions{Dir: "/d", Pltlab: "/p"}); err == nil || !strings.Contains(err.Error(), "accepted at least") {
+		t.Errorf("time under the estimate: %v", err)
+	}
+	s = studySweep(t, "kakhki2017", studies.Smoke, 5)
+	if _, err := Slurm(s, SlurmOptions{Dir: "/d", Pltlab: "/p"}); err == nil || !strings.Contains(err.Error(), "at most 4 shards") {
+		t.Errorf("5 shards of kakhki2017 smoke: %v", err)
+	}
+	s = studySweep(t, "kakhki2017", studies.Smoke, 3)
+	s.MemoryMiB = 512
+	if _, err := Slurm(s, SlurmOptions{Dir: "/d", Pltlab: "/p"}); err == nil || !strings.Contains(err.Error(), "measured") {
+		t.Errorf("memory under one shard's footprint: %v", err)
+	}
+}
+
+func TestK8sStudyAndMerge(t *testing.T) {
+	s := studySweep(t, "kakhki2017", studies.Smoke, 3)
+	o := K8sOptions{Image: "registry.example/pltlab:v1", Parallelism: 3}
+	y, err := K8s(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, pvc, job := decodeK8s(t, y)
+	if cm != nil || pvc == nil || job == nil {
+		t.Fatalf("documents: configmap %v pvc %v job %v", cm != nil, pvc != nil, job != nil)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	if !strings.Contains(c.Command[2], `exec pltlab reproduce kakhki2017 --scale smoke --seed 1 --shard auto/3 --out "$out" "$mode"`) {
+		t.Errorf("command %q", c.Command)
+	}
+	if got := c.Resources.Limits.Memory().String(); got != "2624Mi" {
+		t.Errorf("memory limit %s, want 2624Mi (2 x 800 MiB + 1024 MiB /dev/shm)", got)
+	}
+	for _, m := range c.VolumeMounts {
+		if m.Name == "matrix" {
+			t.Error("a study pod mounts a matrix")
+		}
+	}
+	my, err := K8sMerge(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mj batchv1.Job
+	if err := yaml.UnmarshalStrict(my, &mj); err != nil {
+		t.Fatalf("merge job: %v\n%s", err, my)
+	}
+	mc := mj.Spec.Template.Spec.Containers[0]
+	if mj.Name != job.Name+"-merge" || !strings.Contains(mc.Command[2], "reproduce kakhki2017 --scale smoke --seed 1 --merge /results/shard-*/results.jsonl --out /results/merged") {
+		t.Errorf("merge job %s: %q", mj.Name, mc.Command)
+	}
+	if mj.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName != pvc.Name {
+		t.Error("the merge job mounts another claim")
+	}
+}
+
+func TestK8sShipsTraces(t *testing.T) {
+	s := sweep(t, shapedMatrix, 2)
+	s.Traces = map[string][]byte{"traces/lte.trace": []byte("1\n2\n")}
+	y, err := K8s(s, K8sOptions{Image: "i:1", Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, _, job := decodeK8s(t, y)
+	if cm.Data["trace-0"] != "1\n2\n" {
+		t.Errorf("configmap %v", cm.Data)
+	}
+	found := false
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil {
+			for _, it := range v.ConfigMap.Items {
+				found = found || (it.Key == "trace-0" && it.Path == "traces/lte.trace")
+			}
+		}
+	}
+	if !found {
+		t.Error("the trace is not mounted beside the matrix")
+	}
+	s.Traces = map[string][]byte{"/abs/lte.trace": nil}
+	if _, err := K8s(s, K8sOptions{Image: "i:1", Parallelism: 1}); err == nil || !strings.Contains(err.Error(), "relative") {
+		t.Errorf("absolute trace: %v", err)
+	}
+}

@@ -1,0 +1,311 @@
+package studies
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
+)
+
+// PartShare is one page-load part's share of a study shard.
+type PartShare struct {
+	// Part indexes Plan.Parts.
+	Part int
+	// Jobs are indexes into experiment.Schedule of the part's Config (ascending): the warm-up
+	// blocks of each link the shard brings up and its measured blocks.
+	Jobs []int
+	// Measured counts the Jobs that are not warm-ups.
+	Measured int
+	// Links index the part's Config.Links brought up by the shard.
+	Links []int
+}
+
+// Shard is one shard of a study's plan (Plan.Shards).
+type Shard struct {
+	// Shard names it, "I/N".
+	Shard experiment.Shard
+	// Parts are the page-load parts it makes loads of, in plan order.
+	Parts []PartShare
+	// Flows index Plan.Flows: the flow parts it runs whole.
+	Flows []int
+	// Estimate is the cost model's time of the shard in one process (experiment.StartCost
+	// included).
+	Estimate time.Duration
+}
+
+// Measured returns the shard's measured loads.
+func (s Shard) Measured() int {
+	n := 0
+	for _, p := range s.Parts {
+		n += p.Measured
+	}
+	return n
+}
+
+// Share returns the shard's share of part i (nil when it makes no load of it).
+func (s Shard) Share(i int) *PartShare {
+	for k := range s.Parts {
+		if s.Parts[k].Part == i {
+			return &s.Parts[k]
+		}
+	}
+	return nil
+}
+
+// unit is one indivisible piece of a study's work: a measured block of one part's link, or a
+// whole flow part.
+type unit struct {
+	part, flow int // part index or -1; flow index or -1
+	block      experiment.Block
+	cost       time.Duration
+	entry      time.Duration // paid by a shard that starts on this unit's link
+	boundary   bool          // first unit of a (part, link) or a flow part
+}
+
+// units lists the plan's work in plan order: every part's measured blocks (experiment.Blocks,
+// link after link), then every flow part. It applies o's Runs and Seed.
+func (p Plan) units(o RunOptions) ([]unit, [][]experiment.LinkEntry, error) {
+	var us []unit
+	var entries [][]experiment.LinkEntry
+	for i, c := range p.Configs(o) {
+		blocks, es, err := experiment.Blocks(c)
+		if err != nil {
+			return nil, nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
+		}
+		entries = append(entries, es)
+		for b, blk := range blocks {
+			first := b == 0 || blocks[b-1].Link != blk.Link
+			us = append(us, unit{part: i, flow: -1, block: blk, cost: blk.Cost, entry: es[blk.Link].Cost, boundary: first})
+		}
+	}
+	for f, fp := range p.Flows {
+		us = append(us, unit{part: -1, flow: f, cost: experiment.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration), boundary: true})
+	}
+	return us, entries, nil
+}
+
+// Shards splits the plan into n shards with o's Runs and Seed applied: the plan computed once,
+// as one list of units (every part's measured randomized complete blocks and every flow part,
+// in plan order) cut into n consecutive runs of whole units balanced by the cost model
+// (experiment.CutPoints, cuts moved to a boundary between links or parts within
+// experiment.LinkSnap of the target). Every shard measures something, and makes the warm-up
+// blocks of every link it brings up (so no shard starts cold on a fresh node; see
+// experiment.PlanShards), brings up and self-checks its own links, and runs its flow parts whole.
+// Errors: n outside 1..experiment.MaxShards or more shards than units, naming the largest useful
+// count, or a spec that does not parse.
+func (p Plan) Shards(n int, o RunOptions) ([]Shard, error) {
+	us, entries, err := p.units(o)
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 || n > experiment.MaxShards {
+		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, experiment.MaxShards)
+	}
+	if n > len(us) {
+		return nil, fmt.Errorf("bad shard count %d: %s at scale %s has %d measured blocks and flow parts, so at most %d shards can each measure something: accepted 1..%d",
+			n, p.Study, p.Scale, len(us), len(us), len(us))
+	}
+	cum := make([]time.Duration, len(us)+1)
+	for i, u := range us {
+		cum[i+1] = cum[i] + u.cost
+		if u.boundary {
+			cum[i+1] += u.entry
+		}
+	}
+	cuts := experiment.CutPoints(cum, func(i int) bool { return us[i].boundary }, n)
+	out := make([]Shard, n)
+	for k := range n {
+		s := Shard{Shard: experiment.Shard{Index: k, Count: n}, Estimate: experiment.StartCost}
+		for i := cuts[k]; i < cuts[k+1]; i++ {
+			u := us[i]
+			if u.flow >= 0 {
+				s.Flows = append(s.Flows, u.flow)
+				s.Estimate += u.cost
+				continue
+			}
+			share := s.Share(u.part)
+			if share == nil {
+				s.Parts = append(s.Parts, PartShare{Part: u.part})
+				share = &s.Parts[len(s.Parts)-1]
+			}
+			if len(share.Links) == 0 || share.Links[len(share.Links)-1] != u.block.Link {
+				share.Links = append(share.Links, u.block.Link)
+				share.Jobs = append(share.Jobs, entries[u.part][u.block.Link].Warmups...)
+				s.Estimate += u.entry
+			}
+			share.Jobs = append(share.Jobs, u.block.Jobs...)
+			share.Measured += len(u.block.Jobs)
+			s.Estimate += u.cost
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// MaxShards returns the largest useful shard count of the plan with o's Runs and Seed: its
+// measured blocks plus its flow parts (0 with an error when a spec does not parse).
+func (p Plan) MaxShards(o RunOptions) (int, error) {
+	us, _, err := p.units(o)
+	return len(us), err
+}
+
+// EstimateOn returns the plan's time on nodes machines, one shard each, from the cost model:
+// the longest shard of min(nodes, MaxShards) shards.
+func (p Plan) EstimateOn(nodes int, o RunOptions) (time.Duration, error) {
+	most, err := p.MaxShards(o)
+	if err != nil {
+		return 0, err
+	}
+	shards, err := p.Shards(max(1, min(nodes, most)), o)
+	if err != nil {
+		return 0, err
+	}
+	var d time.Duration
+	for _, s := range shards {
+		d = max(d, s.Estimate)
+	}
+	return d, nil
+}
+
+// ShardCheck is what MergeShards found of a study's shards.
+type ShardCheck struct {
+	// Count is the shard count the records carry.
+	Count int
+	// Missing names the shards ("I/N") that left no line at all.
+	Missing []string
+	// Short says, one line per shard and part, what a started shard still owes.
+	Short []string
+}
+
+// Complete reports whether every shard made everything it owes.
+func (c *ShardCheck) Complete() bool { return len(c.Missing) == 0 && len(c.Short) == 0 }
+
+// MergeShards joins the result files of a study's shards (pltlab reproduce STUDY --shard I/N,
+// planned with o's Runs and Seed) into the records of one run, checked against the plan
+// recomputed once (Plan.Shards): lines read twice are dropped per part (experiment.Merge: every
+// shard's warm-ups are kept), and the check names the shards that left no line and what each
+// started shard still owes (loads per part, flow runs). Errors: records of another study, scale
+// or configuration (a part's config_hash that differs from the plan's with o applied, or
+// another shard count), naming the file; or a plan that cannot be split so.
+func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Record, *ShardCheck, error) {
+	cs := p.Configs(o)
+	hashes := map[string]string{} // experiment -> config hash
+	parts := map[string]int{}
+	for i, c := range cs {
+		hashes[c.Name] = experiment.ConfigHash(c)
+		parts[c.Name] = i
+	}
+	flowParts := map[string]int{}
+	for i, f := range p.Flows {
+		flowParts[PartExperiment(p.Study, f.Name)] = i
+	}
+	count := 0
+	countFile := ""
+	bySrc := map[string][]experiment.Source{}
+	var order []string
+	for _, s := range srcs {
+		group := map[string][]*result.Record{}
+		for _, r := range s.Records {
+			_, isPart := parts[r.Experiment]
+			_, isFlow := flowParts[r.Experiment]
+			if !isPart && !isFlow {
+				return nil, nil, fmt.Errorf("%w: %s holds experiment %q, which is not a part of %s at scale %s", experiment.ErrMixedConfigs, s.Name, r.Experiment, p.Study, p.Scale)
+			}
+			if isPart && r.ConfigHash != "" && r.ConfigHash != hashes[r.Experiment] {
+				return nil, nil, fmt.Errorf("%w: %s holds %s with config_hash %s, and %s at scale %s with these flags has %s: give the shards of one reproduction (same --scale, --runs, --seed)",
+					experiment.ErrMixedConfigs, s.Name, r.Experiment, r.ConfigHash, p.Study, p.Scale, hashes[r.Experiment])
+			}
+			if r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != p.Study+"/"+string(p.Scale) {
+				return nil, nil, fmt.Errorf("%w: %s is a shard of %q, not of %s/%s", experiment.ErrMixedConfigs, s.Name, r.Plan.Study, p.Study, p.Scale)
+			}
+			if r.Shard != "" {
+				sh, err := experiment.ParseShard(r.Shard, func(string) string { return "" })
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
+				}
+				if count != 0 && sh.Count != count {
+					return nil, nil, fmt.Errorf("%w: %s holds shard %s, and %s one of %d shards", experiment.ErrMixedConfigs, s.Name, r.Shard, countFile, count)
+				}
+				count, countFile = sh.Count, s.Name
+			}
+			if _, ok := group[r.Experiment]; !ok && len(bySrc[r.Experiment]) == 0 {
+				order = append(order, r.Experiment)
+			}
+			group[r.Experiment] = append(group[r.Experiment], r)
+		}
+		for e, recs := range group {
+			bySrc[e] = append(bySrc[e], experiment.Source{Name: s.Name, Records: recs})
+		}
+	}
+	if count == 0 {
+		return nil, nil, fmt.Errorf("no line carries a shard: give the results.jsonl of each 'pltlab reproduce %s --shard I/N'", p.Study)
+	}
+	var out []*result.Record
+	for _, e := range order {
+		m, err := experiment.Merge(bySrc[e], experiment.MergeOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, m.Records...)
+	}
+	shards, err := p.Shards(count, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	check := &ShardCheck{Count: count}
+	type made struct {
+		exp, shard string
+		run        int
+	}
+	done := map[made]bool{}
+	started := map[string]bool{}
+	flowLines := map[made]int{}
+	for _, r := range out {
+		if r.Shard != "" {
+			started[r.Shard] = true
+		}
+		switch {
+		case r.IsLoad() && r.Run >= 0:
+			done[made{r.Experiment, r.Shard, r.Run}] = true
+			done[made{r.Experiment, "", r.Run}] = true
+		case r.IsFlow():
+			flowLines[made{r.Experiment, r.Shard, 0}]++
+		}
+	}
+	for _, s := range shards {
+		name := s.Shard.String()
+		if !started[name] {
+			check.Missing = append(check.Missing, name)
+			continue
+		}
+		for _, share := range s.Parts {
+			c := cs[share.Part]
+			jobs := experiment.Schedule(c)
+			missing := 0
+			for _, i := range share.Jobs {
+				k := made{c.Name, name, i}
+				if !jobs[i].Warmup {
+					k.shard = ""
+				}
+				if !done[k] {
+					missing++
+				}
+			}
+			if missing > 0 {
+				check.Short = append(check.Short, fmt.Sprintf("shard %s: part %s: %d of its %d loads missing (continue it with --resume)", name, p.Parts[share.Part].Name, missing, len(share.Jobs)))
+			}
+		}
+		for _, f := range s.Flows {
+			fp := p.Flows[f]
+			want := 0
+			for _, mix := range fp.Mixes {
+				want += len(mix) * fp.Runs
+			}
+			if got := flowLines[made{PartExperiment(p.Study, fp.Name), name, 0}]; got < want && FlowRunnerAvailable() {
+				check.Short = append(check.Short, fmt.Sprintf("shard %s: flows %s: %d of %d flow lines", name, fp.Name, got, want))
+			}
+		}
+	}
+	return out, check, nil
+}
