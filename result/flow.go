@@ -23,6 +23,11 @@ type Flow struct {
 	// ALPN is the ALPN protocol the client negotiated; QUICVersion the QUIC version ("v1"), h3 only.
 	ALPN        string `json:"alpn"`
 	QUICVersion string `json:"quic_version,omitempty"`
+	// Starved marks a flow that connected but whose client read no byte of the body: its
+	// protocol was never observed carrying data, so the record is not valid, and reports count
+	// starved flows apart from other invalid ones (a starved flow is a fairness fact of the mix,
+	// not a harness fault).
+	Starved bool `json:"starved,omitempty"`
 	// StartS is when the flow started, and DurationS how long it ran, in seconds.
 	StartS    float64 `json:"start_s"`
 	DurationS float64 `json:"duration_s"`

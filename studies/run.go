@@ -199,7 +199,9 @@ func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experimen
 			if sh != nil && !slices.Contains(sh.Flows, i) {
 				continue // another shard's flows
 			}
-			if err := flowRunner(ctx, PartExperiment(p.Study, f.Name), f, o, w); err != nil {
+			failed, err := flowRunner(ctx, PartExperiment(p.Study, f.Name), f, o, w)
+			sum.ArtifactsFailed += failed
+			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", PartExperiment(p.Study, f.Name), err))
 			}
 		}
@@ -222,11 +224,13 @@ func addSummary(a, b experiment.Summary) experiment.Summary {
 	a.Resumed += b.Resumed
 	a.Scheduled += b.Scheduled
 	a.Rechecked = append(a.Rechecked, b.Rechecked...)
+	a.ArtifactsFailed += b.ArtifactsFailed
 	return a
 }
 
-// FlowRunner runs one flow part and writes its "kind":"flow" records, named experiment, to w.
-type FlowRunner func(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) error
+// FlowRunner runs one flow part and writes its "kind":"flow" records, named experiment, to w;
+// it returns the number of artifacts not written whole.
+type FlowRunner func(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) (int, error)
 
 // flowRunner is set by flows.go when the flows package is part of the build; nil until then,
 // and the flow sections then report "not run: flows not available".

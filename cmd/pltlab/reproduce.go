@@ -40,6 +40,7 @@ type reproduceFlags struct {
 	calibrate bool
 	shard     string
 	merge     bool
+	view      string
 	// configure sets the per-load evidence options (artifacts, visual) on every part.
 	configure func(*experiment.Config)
 }
@@ -183,6 +184,11 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 				fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
 					st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(est))
 			}
+			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stopView()
 			return reproduce(cmd, st, plan, f, f.out)
 		},
 	}
@@ -201,6 +207,7 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 	fl.StringVar(&f.shard, "shard", "", "run one shard of the study: I/N (0 <= I < N), or auto / auto/N inside a Slurm array or Kubernetes Indexed Job")
 	fl.BoolVar(&f.merge, "merge", false, "join the results.jsonl files of the study's shards (the arguments after STUDY) and write its report into --out")
 	fl.IntVar(&f.nodes, "nodes", 0, "with --list: also show each study's time on N nodes, one shard each")
+	addViewFlag(fl, &f.view)
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
 }
@@ -438,7 +445,7 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	finish()
 	e, _ := est()
 	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), studies.FormatEstimate(e), studies.FormatEstimate(sum.Elapsed))
-	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
+	return artifactsExit(explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)")), sum.ArtifactsFailed)
 }
 
 // rejudge re-judges a complete reproduction in dir from its records (studies.Complete): no

@@ -126,15 +126,26 @@ func TestIntegrationStudyCarlucciSmoke(t *testing.T) {
 		}
 	}
 	// The safe-deployment flows (the flows package is always built): one run of QUIC and TCP
-	// CUBIC sharing the link at smoke scale, one valid record per flow.
-	flowLines := 0
+	// CUBIC sharing the link at smoke scale, one valid record per flow. They go through the one
+	// flows runner: the link is self-checked first and the records carry the complete env.
+	flowLines, flowChecks := 0, 0
 	for _, r := range recs {
+		if r.Kind == "link_check" && r.Experiment == "carlucci2015/flows" {
+			flowChecks++
+		}
 		if r.Kind == "flow" && r.Experiment == "carlucci2015/flows" {
 			flowLines++
 			if !r.Valid {
 				t.Errorf("flow %s invalid: %s", r.Protocol, r.InvalidReason)
 			}
+			if r.Env == nil || r.Env.Kernel == "" || r.Env.QUIC == "" {
+				t.Errorf("flow %s: env %+v lacks the kernel or the QUIC stack", r.Protocol, r.Env)
+			}
 		}
+	}
+	// The flows part self-checks its link like every part (smokeStudy runs every check).
+	if flowChecks < 1 || flowChecks > experiment.LinkCheckAttempts {
+		t.Errorf("%d link checks of the flows part, want 1..%d", flowChecks, experiment.LinkCheckAttempts)
 	}
 	if flowLines != 2 {
 		t.Errorf("%d flow lines, want 2", flowLines)
