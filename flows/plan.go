@@ -43,9 +43,6 @@ type Plan struct {
 	Artifacts artifacts.Config
 	// SkipLinkCheck skips the link's self-check (recorded as a KindLinkCheck line otherwise).
 	SkipLinkCheck bool
-	// AdvisoryCheck records the self-check but runs the flows even when it fails (links whose
-	// effects the check does not model, e.g. delay variation).
-	AdvisoryCheck bool
 	// Resume holds the records of an earlier, interrupted execution of the same plan: a run
 	// whose every flow record is there is not run again.
 	Resume []*result.Record
@@ -283,6 +280,7 @@ func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, em
 		if cerr != nil {
 			return fmt.Errorf("link self-check: %w", cerr)
 		}
+		chk.Attempt = attempt // a repeat is named in every report (result.RecheckedLinks)
 		r := &result.Record{Kind: result.KindLinkCheck, Experiment: p.Experiment, Run: -1, Time: time.Now().UTC(),
 			Link: l.Spec().Result(), Check: &chk, Env: env}
 		r.Link.Spec = p.Link
@@ -290,7 +288,7 @@ func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, em
 			return err
 		}
 		err := shaping.CheckFailure(chk)
-		if err == nil || p.AdvisoryCheck {
+		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {

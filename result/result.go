@@ -411,6 +411,9 @@ type LinkCheck struct {
 	UpBps   float64 `json:"up_bps"`
 	// Lines is the human-readable configured-vs-measured table, one entry per check.
 	Lines []CheckLine `json:"lines,omitempty"`
+	// Attempt numbers the self-checks of one link in one run from 1: 2 is the repeat of a failed
+	// check (0 in records written before it was recorded). See RecheckedLinks.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // CheckLine is one configured-vs-measured line of a link check.

@@ -55,11 +55,11 @@ func belongs(st *Study, names map[string]bool) bool {
 }
 
 // Title is the report's heading, as report.html shows it.
-func (e *Evidence) Title() string { return e.title() }
+func (e *Support) Title() string { return e.title() }
 
 // SectionAnchors maps the title of every section of the report to its ID (the anchor of its
 // section element in report.html); a Judgement's See names sections by title.
-func (e *Evidence) SectionAnchors() map[string]string {
+func (e *Support) SectionAnchors() map[string]string {
 	out := map[string]string{}
 	for _, s := range e.sections(e.Judge()) {
 		out[s.Title] = s.ID
@@ -71,7 +71,7 @@ func (e *Evidence) SectionAnchors() map[string]string {
 // template, leaving out the sections whose ID is in skip (a page that shows the findings table
 // itself skips "findings"). Figures are referenced as FILE.svg relative to the page, as in
 // report.html; RenderFigure draws them.
-func (e *Evidence) ReportBody(skip ...string) (string, error) {
+func (e *Support) ReportBody(skip ...string) (string, error) {
 	js := e.Judge()
 	secs := slices.DeleteFunc(e.sections(js), func(s Section) bool { return slices.Contains(skip, s.ID) })
 	var buf bytes.Buffer
@@ -88,7 +88,7 @@ func (e *Evidence) ReportBody(skip ...string) (string, error) {
 
 // RenderFigure writes the report's figure whose Figure.File is file in format "svg" or "png".
 // found is false when the report has no such figure.
-func (e *Evidence) RenderFigure(w io.Writer, file, format string) (found bool, err error) {
+func (e *Support) RenderFigure(w io.Writer, file, format string) (found bool, err error) {
 	for _, s := range e.sections(e.Judge()) {
 		for _, f := range s.Figures {
 			if f.File == file {

@@ -38,8 +38,8 @@ func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOption
 	}
 	p := flows.Plan{Link: f.Link, Mixes: mixes, Runs: f.Runs, Duration: f.Duration, Seed: o.Seed,
 		Experiment: experiment, Version: o.Version, Artifacts: flowArtifacts(o),
-		SkipLinkCheck: o.SkipLinkCheck, AdvisoryCheck: len(advisoryLinks([]string{f.Link})) > 0,
-		Resume: o.Resume, Logger: o.Logger}
+		SkipLinkCheck: o.SkipLinkCheck,
+		Resume:        o.Resume, Logger: o.Logger}
 	shard := o.Shard.String() // "" unsharded
 	sum, err := flows.Execute(ctx, p, func(r *result.Record) error {
 		r.Shard = shard

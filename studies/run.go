@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
@@ -53,32 +52,10 @@ func (p Plan) Configs(o RunOptions) []experiment.Config {
 		}
 		c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
 		c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
-		c.AdvisoryCheck = advisoryLinks(c.Links)
 		if o.Configure != nil {
 			o.Configure(&c)
 		}
 		out[i] = c
-	}
-	return out
-}
-
-// uncheckedKeys are LINK keys whose effect the link self-check does not model (its idle-RTT
-// and loss lines assume a fixed delay and independent losses).
-var uncheckedKeys = []string{"delayvar", "burst"}
-
-// advisoryLinks returns the links whose self-check is only advisory (see
-// experiment.Config.AdvisoryCheck): those with a key of uncheckedKeys.
-func advisoryLinks(links []string) []string {
-	var out []string
-	for _, l := range links {
-		for item := range strings.SplitSeq(l, ",") {
-			key, _, _ := strings.Cut(strings.TrimSpace(item), "=")
-			key = strings.TrimPrefix(strings.TrimPrefix(key, "down."), "up.")
-			if slices.Contains(uncheckedKeys, key) {
-				out = append(out, l)
-				break
-			}
-		}
 	}
 	return out
 }
@@ -251,6 +228,7 @@ func addSummary(a, b experiment.Summary) experiment.Summary {
 	a.HarnessErrors += b.HarnessErrors
 	a.Resumed += b.Resumed
 	a.Scheduled += b.Scheduled
+	a.Rechecked = append(a.Rechecked, b.Rechecked...)
 	a.ArtifactsFailed += b.ArtifactsFailed
 	return a
 }

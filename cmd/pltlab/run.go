@@ -366,7 +366,11 @@ func summaryLine(s experiment.Summary) string {
 	if s.ArtifactsFailed > 0 {
 		line += fmt.Sprintf(", %d artifacts not written whole (artifacts_failed)", s.ArtifactsFailed)
 	}
-	return line + " in " + s.Elapsed.Round(time.Second).String()
+	line += " in " + s.Elapsed.Round(time.Second).String()
+	for _, rc := range s.Rechecked {
+		line += "; " + rc
+	}
+	return line
 }
 
 // explainSetupError adds the fix to errors whose cause the user can remove.

@@ -17,17 +17,16 @@ import (
 // smokeStudy runs `reproduce STUDY --scale smoke` and checks what every study report must have:
 // exit 0, the report files, a report that opens with the findings table, one judgement per
 // finding with a known verdict, every planned load made and every load valid. It returns the
-// printed output, the output directory and the records. The links' self-check is skipped: it is
-// tested on its own (shaping, link check) and fails at random on a busy shared machine, which
-// would make these structure tests flaky; PLTLAB_TEST_LINK_CHECK=1 turns it on.
+// printed output, the output directory and the records. Every link is self-checked, as a user's
+// run is: a study measured through an unchecked link is not a result, so the test asserts one
+// passing link_check line (the last of at most experiment.LinkCheckAttempts) per link and part.
+// A link check that fails on a busy machine fails this test, with the check's lines in the
+// output: it must not be switched off to make the test pass.
 func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, recs []*result.Record) {
 	t.Helper()
 	needRootAndChromium(t)
 	dir = filepath.Join(t.TempDir(), "out")
 	args := append([]string{"reproduce", name, "--scale", "smoke", "--out", dir}, extra...)
-	if os.Getenv("PLTLAB_TEST_LINK_CHECK") != "1" {
-		args = append(args, "--no-link-check")
-	}
 	code, out, errOut := runCLI(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -68,7 +67,7 @@ func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, re
 		t.Errorf("findings.json: study %q scale %q, %d findings, want %s smoke %d", fj.Study, fj.Scale, len(fj.Findings), name, len(st.Findings))
 	}
 	for _, f := range fj.Findings {
-		if !slices.Contains([]string{"reproduced", "not reproduced", "not testable here", "not run"}, f.Verdict) || f.Evidence == "" {
+		if !slices.Contains(studies.Verdicts, studies.Verdict(f.Verdict)) || f.Evidence == "" {
 			t.Errorf("finding %s: verdict %q evidence %q", f.ID, f.Verdict, f.Evidence)
 		}
 	}
@@ -95,6 +94,17 @@ func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, re
 		if want := len(scheduleOf(c)); perPart[c.Name] != want {
 			t.Errorf("part %s: %d loads, want %d", plan.Parts[i].Name, perPart[c.Name], want)
 		}
+		for _, l := range c.Links {
+			var checks []*result.Record
+			for _, r := range recs {
+				if r.Kind == result.KindLinkCheck && r.Experiment == c.Name && r.Link.Spec == l {
+					checks = append(checks, r)
+				}
+			}
+			if len(checks) == 0 || len(checks) > experiment.LinkCheckAttempts || checks[len(checks)-1].Check == nil || !checks[len(checks)-1].Check.Pass {
+				t.Errorf("part %s link %s: %d link_check lines, the last passing: want 1..%d", plan.Parts[i].Name, l, len(checks), experiment.LinkCheckAttempts)
+			}
+		}
 	}
 	return out, dir, recs
 }
@@ -116,10 +126,9 @@ func TestIntegrationStudyCarlucciSmoke(t *testing.T) {
 			t.Errorf("run %d: PLT %.1f ms outside 800..30000", r.Run, r.PLTMs)
 		}
 	}
-	// The safe-deployment flows run when the build has the flows package: one run of QUIC and
-	// TCP CUBIC sharing the link at smoke scale, one valid record per flow.
-	// They go through the one flows runner: the link is self-checked first and the records carry
-	// the complete env.
+	// The safe-deployment flows (the flows package is always built): one run of QUIC and TCP
+	// CUBIC sharing the link at smoke scale, one valid record per flow. They go through the one
+	// flows runner: the link is self-checked first and the records carry the complete env.
 	flowLines, flowChecks := 0, 0
 	for _, r := range recs {
 		if r.Kind == "link_check" && r.Experiment == "carlucci2015/flows" {
@@ -135,13 +144,12 @@ func TestIntegrationStudyCarlucciSmoke(t *testing.T) {
 			}
 		}
 	}
-	// smokeStudy skips the self-checks unless PLTLAB_TEST_LINK_CHECK=1; the flows part obeys it.
-	checked := os.Getenv("PLTLAB_TEST_LINK_CHECK") == "1"
-	if studies.FlowRunnerAvailable() && (checked && (flowChecks < 1 || flowChecks > 2) || !checked && flowChecks != 0) {
-		t.Errorf("%d link checks of the flows part, want 1 or 2 with the self-check on, 0 with --no-link-check", flowChecks)
+	// The flows part self-checks its link like every part (smokeStudy runs every check).
+	if flowChecks < 1 || flowChecks > experiment.LinkCheckAttempts {
+		t.Errorf("%d link checks of the flows part, want 1..%d", flowChecks, experiment.LinkCheckAttempts)
 	}
-	if want := map[bool]int{true: 2, false: 0}[studies.FlowRunnerAvailable()]; flowLines != want {
-		t.Errorf("%d flow lines, want %d", flowLines, want)
+	if flowLines != 2 {
+		t.Errorf("%d flow lines, want 2", flowLines)
 	}
 	for _, s := range []string{"2.03 s", "1.45 s", "1.14 s", "HTTP/1.1", "SPDY", "QUIC", "ideal lower bound", "Findings", "FEC"} {
 		if !strings.Contains(out, s) {

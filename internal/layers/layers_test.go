@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"shaping/pcapng":                   nil,
 	"artifacts":                        {"server", "shaping", "result", "protocol"},
 	"internal/layers":                  nil,
+	"internal/testenv":                 nil,
 	"internal/fileout":                 nil,
 	"pages":                            {"result", "protocol"},
 	"analysis":                         {"result", "protocol", "analysis/internal/synth", "internal/fileout"},
