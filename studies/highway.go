@@ -124,8 +124,12 @@ func highwayPlan(sc Scale) Plan {
 	return p
 }
 
-// runHighway runs every arm on every path, hs.runs times, arms interleaved per repetition.
+// runHighway runs every arm on every path, hs.runs times (o.Runs when > 0, as --runs), arms
+// interleaved per repetition.
 func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Writer) error {
+	if o.Runs > 0 {
+		hs.runs = o.Runs
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
@@ -368,7 +372,7 @@ func sleepCtxStudies(ctx context.Context, d time.Duration) bool {
 }
 
 // highwayRuns returns the goodputs (Mbit/s) and CPU-s per GB of arm on path from the records.
-func highwayRuns(e *Evidence, path, arm string) (mbps, cpuGB []float64) {
+func highwayRuns(e *Support, path, arm string) (mbps, cpuGB []float64) {
 	for _, r := range e.Records {
 		if !r.IsFlow() || r.Stack == nil || r.Stack.Path != path || r.Stack.Arm != arm || !r.Valid {
 			continue
@@ -393,9 +397,23 @@ func highwayMean(xs []float64) float64 {
 // whether it is significant; ok false with fewer than HighwayMinRuns runs an arm.
 type armGain struct {
 	On, Off     float64 // mean goodputs, Mbit/s
+	SDOn, SDOff float64 // their standard deviations, Mbit/s
 	NOn, NOff   int
 	Pct, P      float64
 	Significant bool
+}
+
+// undecided says, for a gain that is not significant, the smallest difference these runs
+// detect with Power (WelchDetectable) and the runs per arm that would decide the observed one
+// (WelchPerArm).
+func (g armGain) undecided() string {
+	det := WelchDetectable(g.SDOn, g.SDOff, g.NOn, g.NOff)
+	need := WelchPerArm(g.SDOn, g.SDOff, g.On-g.Off)
+	needS := "no number of runs would decide a zero difference"
+	if need < math.MaxInt32 {
+		needS = fmt.Sprintf("%d runs per arm would decide the observed %.0f Mbit/s (reproduce highway2023 --runs %d)", need, g.On-g.Off, need)
+	}
+	return fmt.Sprintf("%d+%d runs detect a difference of %.0f Mbit/s with %.0f %% power; %s", g.NOn, g.NOff, det, Power*100, needS)
 }
 
 // String gives "+32.2 % (1314 vs 779 Mbit/s, p=0.004)" with ", n.s." when not significant.
@@ -407,11 +425,15 @@ func (g armGain) String() string {
 	return fmt.Sprintf("%+.1f %% (%.0f vs %.0f Mbit/s, p=%s%s)", g.Pct, g.On, g.Off, fmtP(g.P), ns)
 }
 
-func gain(e *Evidence, on, off string) (g armGain, ok bool) {
+func gain(e *Support, on, off string) (g armGain, ok bool) {
 	a, _ := highwayRuns(e, "veth", off)
 	b, _ := highwayRuns(e, "veth", on)
 	d := CompareMeans(a, b)
 	g = armGain{On: d.QUICMean, Off: d.TCPMean, NOn: len(b), NOff: len(a), P: d.P, Significant: d.Significant}
+	if len(a) > 1 && len(b) > 1 {
+		_, g.SDOff = analysis.MeanSD(a)
+		_, g.SDOn = analysis.MeanSD(b)
+	}
 	g.Pct = (g.On - g.Off) / g.Off * 100
 	return g, len(a) >= HighwayMinRuns && len(b) >= HighwayMinRuns
 }
@@ -425,35 +447,38 @@ var highwayFindings = []Finding{
 	{ID: "implementations", Source: "abstract; section 5 (goodput per client/server pair on 10 Gbit/s links)",
 		Claim:     "QUIC goodput \"varies widely between client and server implementations from 90 Mbit/s to 4900 Mbit/s\"",
 		Criterion: "needs several QUIC implementations; this build has one (quic-go): its goodput on the veth path is placed in the published range",
-		Judge: func(e *Evidence) Judgement {
+		Judge: func(e *Support) Judgement {
 			q, _ := highwayRuns(e, "veth", "quic")
 			if len(q) == 0 {
 				return notRun("no valid quic run on the veth path")
 			}
-			return Judgement{Verdict: NotTestable, See: []string{"Goodput per arm"},
+			return Judgement{Verdict: NotTestable, See: []string{"Goodput per arm"}, Cells: []string{"veth: quic"},
 				Evidence: fmt.Sprintf("one QUIC stack here (quic-go): %.0f Mbit/s mean on veth (%d runs), inside the published 90-4900 Mbit/s; the spread between implementations cannot be measured with one", highwayMean(q), len(q))}
 		}},
 	{ID: "buffers", Source: "abstract; section 5.2 (UDP socket buffer sizes)",
 		Claim:     "\"the OS generally sets the default buffer size too small, which should be increased by at least an order of magnitude\"",
 		Criterion: "quic-go's goodput on veth with its raised UDP buffers (7 MiB asked) is significantly higher (Welch, p < 0.01) than with the OS default buffers (rmem_default)",
-		Judge: func(e *Evidence) Judgement {
+		Judge: func(e *Support) Judgement {
 			d, ok := gain(e, "quic", "quic-os-buffers")
 			if !ok {
 				return notRun(fmt.Sprintf("too few runs at this scale (%d and %d, need %d an arm)", d.NOn, d.NOff, HighwayMinRuns))
 			}
 			ev := "quic-go on veth, raised buffers (7 MiB asked) over the OS default: " + d.String()
+			j := Judgement{Evidence: ev, See: []string{"Goodput per arm"}, Cells: []string{"veth: quic vs quic-os-buffers"}}
 			switch {
 			case d.Significant && d.On > d.Off:
-				return Judgement{Verdict: Reproduced, Evidence: ev, See: []string{"Goodput per arm"}}
+				j.Verdict = Reproduced
 			case d.Significant:
-				return Judgement{Verdict: NotReproduced, Evidence: ev + " (the default was faster)", See: []string{"Goodput per arm"}}
+				j.Verdict, j.Evidence = Contradicted, ev+" (the default was faster)"
+			default:
+				j.Verdict, j.Evidence = Inconclusive, ev+": "+d.undecided()
 			}
-			return Judgement{Verdict: NotRun, Evidence: ev + ": no significant difference at this scale", See: []string{"Goodput per arm"}}
+			return j
 		}},
 	{ID: "offload", Source: "abstract; section 5.3 (NIC offloading)",
 		Claim:     "\"QUIC benefits less from NIC offloading ... while [it improves] the goodput of TCP to around 8000 Mbit/s\"",
 		Criterion: "on veth, TCP's relative goodput gain from TSO/GSO/GRO (on vs off) is significantly positive and larger than QUIC's gain from the same offloads plus quic-go's GSO (quic vs quic-no-offload and quic-no-gso)",
-		Judge: func(e *Evidence) Judgement {
+		Judge: func(e *Support) Judgement {
 			tcp, ok1 := gain(e, "tcp-cubic", "tcp-cubic-no-offload")
 			qo, ok2 := gain(e, "quic", "quic-no-offload")
 			qg, ok3 := gain(e, "quic", "quic-no-gso")
@@ -461,21 +486,24 @@ var highwayFindings = []Finding{
 				return notRun(fmt.Sprintf("too few runs at this scale (need %d an arm)", HighwayMinRuns))
 			}
 			ev := fmt.Sprintf("gain from the veth offloads: TCP cubic %s, QUIC %s; gain from quic-go's GSO: %s", tcp, qo, qg)
-			see := []string{"Goodput per arm"}
+			j := Judgement{Evidence: ev, See: []string{"Goodput per arm"},
+				Cells: []string{"veth: tcp-cubic vs tcp-cubic-no-offload", "veth: quic vs quic-no-offload", "veth: quic vs quic-no-gso"}}
 			switch {
 			case tcp.Significant && tcp.Pct <= 0:
-				return Judgement{Verdict: NotReproduced, Evidence: ev + ": the offloads made TCP slower", See: see}
+				j.Verdict, j.Evidence = Contradicted, ev+": the offloads made TCP slower"
 			case !tcp.Significant:
-				return Judgement{Verdict: NotRun, Evidence: ev + ": TCP's gain is not significant at this scale (too few runs for the spread on this machine)", See: see}
+				j.Verdict, j.Evidence = Inconclusive, ev+": TCP's gain is not significant: "+tcp.undecided()
 			case tcp.Pct > qo.Pct && tcp.Pct > qg.Pct:
-				return Judgement{Verdict: Reproduced, Evidence: ev, See: see}
+				j.Verdict = Reproduced
+			default:
+				j.Verdict, j.Evidence = Contradicted, ev+": QUIC gained as much as TCP or more"
 			}
-			return Judgement{Verdict: NotReproduced, Evidence: ev + ": QUIC gained as much as TCP or more", See: see}
+			return j
 		}},
 	{ID: "aesni", Source: "abstract; section 5.3 (AES-NI)",
 		Claim:     "QUIC benefits less from \"AES NI hardware acceleration\" than TCP",
 		Criterion: "AES-NI on and off for both stacks",
-		Judge: func(e *Evidence) Judgement {
+		Judge: func(e *Support) Judgement {
 			return Judgement{Verdict: NotTestable, Evidence: "not testable here: Go's crypto/aes uses AES-NI whenever the CPU has it; the only switch " +
 				"(GODEBUG=cpu.aes=off) is read once at program start, and both endpoints of every run share this one process, " +
 				"so AES-NI cannot be turned off for one arm against another within a run"}
@@ -483,7 +511,7 @@ var highwayFindings = []Finding{
 }
 
 // highwayPaths lists the paths present in the records, veth first.
-func highwayPathsOf(e *Evidence) []string {
+func highwayPathsOf(e *Support) []string {
 	var out []string
 	for _, r := range e.Records {
 		if r.IsFlow() && r.Stack != nil && !slices.Contains(out, r.Stack.Path) {
@@ -502,7 +530,7 @@ func highwayPathsOf(e *Evidence) []string {
 	return out
 }
 
-func highwaySections(e *Evidence) []Section {
+func highwaySections(e *Support) []Section {
 	t := Table{Caption: "Mean goodput over each flow's steady state, and the process's CPU time per GB received (both endpoints; the emulator's threads apart)",
 		Header: []string{"path", "arm", "runs", "goodput (Mbit/s)", "min-max", "CPU-s per GB", "emulator CPU-s per GB", "UDP rcvbuf (B)", "quic-go warning"}}
 	for _, p := range highwayPathsOf(e) {
@@ -570,7 +598,7 @@ func fmtMbps(xs []float64) string {
 	return fmt.Sprintf("%.0f Mbit/s (%d runs)", highwayMean(xs), len(xs))
 }
 
-func highwayDifferences(e *Evidence) []string {
+func highwayDifferences(e *Support) []string {
 	cpus := runtime.NumCPU()
 	for _, r := range e.Records {
 		if r.Env != nil && r.Env.CPUs > 0 {

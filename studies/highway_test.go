@@ -19,7 +19,8 @@ func highwayRecs(arm string, mbps ...float64) []*result.Record {
 
 // TestHighwayJudgements judges the findings from synthetic records: clear gains reproduce the
 // buffer and offload findings, a single run per arm is "not run", QUIC gaining more from GSO
-// than TCP from its offloads is "not reproduced", and AES-NI is never testable.
+// than TCP from its offloads is "contradicted", overlapping arms are "inconclusive" with the
+// runs that would decide them, and AES-NI is never testable.
 func TestHighwayJudgements(t *testing.T) {
 	st, err := Lookup(Highway2023)
 	if err != nil {
@@ -58,8 +59,13 @@ func TestHighwayJudgements(t *testing.T) {
 		}
 	}
 	more = append(more, highwayRecs("quic-no-gso", 400, 404, 396)...)
-	if j := judge(more)["offload"]; j.Verdict != NotReproduced {
-		t.Errorf("QUIC gaining more: %s (%s), want not reproduced", j.Verdict, j.Evidence)
+	if j := judge(more)["offload"]; j.Verdict != Contradicted {
+		t.Errorf("QUIC gaining more: %s (%s), want contradicted", j.Verdict, j.Evidence)
+	}
+
+	flat := append(highwayRecs("quic", 1000, 1200, 800), highwayRecs("quic-os-buffers", 990, 1190, 810)...)
+	if j := judge(flat)["buffers"]; j.Verdict != Inconclusive || !strings.Contains(j.Evidence, "runs per arm would decide") {
+		t.Errorf("overlapping arms: %s (%s), want inconclusive with the runs needed", j.Verdict, j.Evidence)
 	}
 
 	one := append(highwayRecs("quic", 1000), highwayRecs("quic-os-buffers", 500)...)
@@ -69,4 +75,25 @@ func TestHighwayJudgements(t *testing.T) {
 	if j := judge(nil)["implementations"]; j.Verdict != NotRun {
 		t.Errorf("no records: %s, want not run", j.Verdict)
 	}
+}
+
+// highwayScheduled returns one valid record per run highway2023 schedules at scale sc, the
+// goodput varying with the run.
+func highwayScheduled(sc Scale) []*result.Record {
+	hs := highwayScales[sc]
+	var out []*result.Record
+	for _, p := range hs.paths {
+		path := p.name
+		if p.link != "" {
+			path = p.link
+		}
+		for _, a := range armsOn(p) {
+			for run := range hs.runs {
+				m := 1000 + 10*float64(run)
+				out = append(out, &result.Record{Kind: result.KindFlow, Experiment: PartExperiment(Highway2023, p.name), Run: run, Valid: true,
+					Flow: &result.Flow{GoodputBps: m * 1e6, Bytes: int64(m * 1e6 / 8 * 5), Stack: &result.FlowStack{Path: path, Arm: a.name}}})
+			}
+		}
+	}
+	return out
 }

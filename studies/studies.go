@@ -17,6 +17,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
 )
 
 // Scale is the size of a study's run.

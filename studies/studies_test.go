@@ -571,6 +571,9 @@ func TestDefaultScaleJudgesEveryFinding(t *testing.T) {
 					}
 				}
 			}
+			if st.Name == Highway2023 { // its own schedule: every arm on every path, every run
+				recs = append(recs, highwayScheduled(plan.Scale)...)
+			}
 			if !Complete(plan, recs) {
 				t.Fatal("the records of every scheduled load are not a complete run")
 			}
