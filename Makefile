@@ -49,9 +49,9 @@ check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
-	@if [ "$$(id -u)" = 0 ] && command -v farm-bench >/dev/null && command -v iperf3 >/dev/null; then \
+	@if [ "$$(id -u)" = 0 ] && command -v python3 >/dev/null && command -v iperf3 >/dev/null; then \
 		$(MAKE) build && scripts/bench-fastpath.sh; \
-	else echo "bench: the emulator's fast path vs plain path side by side needs root, farm-bench and iperf3 (scripts/bench-fastpath.sh)"; fi
+	else echo "bench: the emulator's fast path vs plain path side by side needs root, python3 and iperf3 (scripts/bench-fastpath.sh)"; fi
 
 fuzz:
 	@echo "run one fuzz target at a time, e.g.: go test -fuzz FuzzParseSpec ./pages"
