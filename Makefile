@@ -17,10 +17,10 @@ setup: deps netem-deps build
 deps:
 	@if command -v chromium >/dev/null && command -v ip >/dev/null && command -v iperf3 >/dev/null && command -v ping >/dev/null \
 		&& command -v tshark >/dev/null && command -v node >/dev/null && command -v npm >/dev/null \
-		&& command -v slurmctld >/dev/null && command -v munged >/dev/null; then \
-		echo "deps: chromium, iproute2, iperf3, ping, tshark, node, npm, slurm-wlm and munge are installed"; \
+		&& command -v slurmctld >/dev/null && command -v munged >/dev/null && command -v ethtool >/dev/null; then \
+		echo "deps: chromium, iproute2, iperf3, ping, tshark, node, npm, slurm-wlm, munge and ethtool are installed"; \
 	else \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping tshark slurm-wlm munge; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping tshark slurm-wlm munge ethtool; \
 		command -v node >/dev/null && command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; \
 	fi
 
@@ -67,6 +67,9 @@ check:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./...
+	@if [ "$$(id -u)" = 0 ] && command -v python3 >/dev/null && command -v iperf3 >/dev/null; then \
+		$(MAKE) build && scripts/bench-fastpath.sh; \
+	else echo "bench: the emulator's fast path vs plain path side by side needs root, python3 and iperf3 (scripts/bench-fastpath.sh)"; fi
 
 fuzz:
 	@echo "run one fuzz target at a time, e.g.: go test -fuzz FuzzParseSpec ./pages"

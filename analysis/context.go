@@ -40,6 +40,9 @@ type Context struct {
 	// HarnessErrors counts the harness_error lines: scheduled loads the harness could not make
 	// (warm-ups included; a load made later by a resumed run still counts here).
 	HarnessErrors int `json:"harness_errors"`
+	// ArtifactsFailed counts the distinct evidence files records list as not written whole
+	// (result.Record.ArtifactsFailed; the flows of one run share theirs).
+	ArtifactsFailed int `json:"artifacts_failed,omitempty"`
 	// LinkChecks are the link self-check lines (Kind link_check), in input order.
 	LinkChecks []*result.Record `json:"-"`
 }
@@ -57,9 +60,13 @@ func buildContext(recs []*result.Record) Context {
 		}
 		sets[dst][v] = true
 	}
+	failed := map[string]bool{}
 	for _, r := range recs {
 		if r == nil {
 			continue
+		}
+		for _, f := range r.ArtifactsFailed {
+			failed[f.Path] = true
 		}
 		c.Records++
 		c.noteTime(r.Time)
@@ -91,6 +98,7 @@ func buildContext(recs []*result.Record) Context {
 		add(&c.TLSVersions, r.TLSVersion)
 		add(&c.Pages, r.Page.Spec)
 	}
+	c.ArtifactsFailed = len(failed)
 	for dst, set := range sets {
 		for v := range set {
 			*dst = append(*dst, v)

@@ -42,8 +42,11 @@ type FlowGroup struct {
 	Protocol, CC string
 	// Runs counts every record of the group; Valid the valid ones.
 	Runs, Valid int
-	// Invalid counts the invalid records by reason.
+	// Invalid counts the invalid records by reason, starved ones excepted.
 	Invalid map[string]int
+	// Starved counts the runs in which the flow connected but read no body byte
+	// (result.Flow.Starved): not valid, and counted apart from the harness's failures.
+	Starved int
 	// Goodput is the steady-state goodput (result.Flow.GoodputBps).
 	Goodput Estimate
 	// LossRatio is the flow's loss ratio (result.Flow.LossRatio); LossSource says whose count.
@@ -111,6 +114,10 @@ func flowGroups(recs []*result.Record) []*FlowGroup {
 			vals[k] = map[string][]float64{}
 		}
 		g.Runs++
+		if r.Starved {
+			g.Starved++
+			continue
+		}
 		if !r.Valid {
 			g.Invalid[r.InvalidReason]++
 			continue
@@ -142,7 +149,7 @@ func flowGroups(recs []*result.Record) []*FlowGroup {
 }
 
 // flowHeader names the columns of flowRow.
-var flowHeader = []string{"link", "mix", "flow", "protocol", "cc", "runs", "valid", "goodput Mbit/s",
+var flowHeader = []string{"link", "mix", "flow", "protocol", "cc", "runs", "valid", "starved", "goodput Mbit/s",
 	"95% CI", "loss %", "utilization %", "IP util. %", "Jain", "95% CI", "converge s"}
 
 // flowRow formats one flow group for the text, markdown and HTML tables.
@@ -165,7 +172,7 @@ func flowRow(g *FlowGroup) []string {
 		conv = fmtFloat(g.ConvergeS.Median, 1)
 	}
 	return []string{orDash(g.Link), g.Mix, strconv.Itoa(g.Flow), g.Protocol, g.CC, strconv.Itoa(g.Runs),
-		strconv.Itoa(g.Valid), mbit(g.Goodput.Median), ci(g.Goodput, mbit), pct(g.LossRatio.Median) + " (" + orDash(g.LossSource) + ")",
+		strconv.Itoa(g.Valid), strconv.Itoa(g.Starved), mbit(g.Goodput.Median), ci(g.Goodput, mbit), pct(g.LossRatio.Median) + " (" + orDash(g.LossSource) + ")",
 		util, ipUtil, jain(g.Jain.Median), ci(g.Jain, jain), conv}
 }
 

@@ -72,6 +72,7 @@ type Group struct {
 	MedianLoad *result.Record
 
 	valid  []*result.Record // the valid completed loads, for MedianLoad
+	loads  []*result.Record // every load of the group in input order (Loads)
 	metric Metric
 }
 
@@ -143,6 +144,7 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 // observed before it), valid (its metric counts), or invalid by reason.
 func (g *Group) add(r *result.Record, m Metric) {
 	g.Runs++
+	g.loads = append(g.loads, r)
 	v := m.value(r)
 	outcome := result.Classify(r)
 	switch {

@@ -9,16 +9,23 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// Reference is a published figure set beside the group of the same protocol and mode, for a
-// reproduction (e.g. `pltlab reproduce carlucci2015`).
+// Reference is one published value beside ours: the one type pltlab keeps a published figure
+// in (a reproduction's side-by-side table, a study's reference values).
 type Reference struct {
+	// Part, Page and Link select our loads for a study (Page and Link as given in the part's
+	// experiment; "" means the study's first part or the report's only page and link).
+	Part, Page, Link string
 	// Protocol and Mode select our group.
 	Protocol string
 	Mode     result.Mode
-	// Label names the published protocol, e.g. "SPDY (now HTTP/2)".
+	// Label names the published protocol or arm, e.g. "SPDY (now HTTP/2)" or "TCP BBR".
 	Label string
-	// PaperMs is the published PLT in ms.
+	// PaperMs is the published value in ms.
 	PaperMs float64
+	// Stat is the published statistic: "median" or "mean" ("" when not said).
+	Stat string
+	// Source says where the value was published: paper table or figure, or the authors' scripts.
+	Source string
 	// BoundMs is the ideal lower bound of the PLT in ms (0 = none given).
 	BoundMs float64
 }

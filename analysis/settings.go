@@ -192,9 +192,10 @@ func BaselineFor(protocols []string) string {
 }
 
 // warnings returns what a reader of the report must know: settings that split one condition,
-// harness losses unbalanced between protocols, partial experiments.
+// harness losses unbalanced between protocols, partial experiments, links whose self-check
+// passed only when repeated (result.RecheckedLinks).
 func (r *Report) warnings(recs []*result.Record) []string {
-	var out []string
+	out := result.RecheckedLinks(recs)
 	settings := map[Key][]string{}
 	for _, g := range r.Groups {
 		k := g.condition()

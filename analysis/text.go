@@ -60,9 +60,13 @@ func (r *Report) WriteText(w io.Writer) error {
 // countsLine says what was read: loads, warm-ups, harness losses, link checks, and what was
 // left out (corrupt lines, duplicates, refused records).
 func (r *Report) countsLine() string {
-	return fmt.Sprintf("%d loads (%d warm-up excluded), %d lost to harness, %d link checks, %d corrupt lines skipped, %d duplicates dropped, %d records refused",
+	line := fmt.Sprintf("%d loads (%d warm-up excluded), %d lost to harness, %d link checks, %d corrupt lines skipped, %d duplicates dropped, %d records refused",
 		r.Context.Loads, r.Context.Warmups, r.Context.HarnessErrors, len(r.Context.LinkChecks), r.SkippedLines,
 		r.Duplicates, r.RefusedCount)
+	if n := r.Context.ArtifactsFailed; n > 0 {
+		line += fmt.Sprintf(", %d artifacts not written whole (artifacts_failed)", n)
+	}
+	return line
 }
 
 // allWarnings returns the report's warnings followed by the refused records.

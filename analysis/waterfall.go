@@ -47,16 +47,29 @@ var wfConnColors = []string{"#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4
 // responseEnd; one grey bar for records without phases), the connection it used (label "cN", N
 // numbering Chromium's connection IDs in order of first use, and a colour stripe), and the page's
 // milestones as vertical lines: TTFB, FCP, DCL and load. Times in ms from the navigation start.
-func WriteWaterfall(w io.Writer, rec *result.Record) error {
+func WriteWaterfall(w io.Writer, rec *result.Record) error { return WriteWaterfallAxis(w, rec, 0) }
+
+// WaterfallEndMs returns the time (ms) a waterfall of recs ends at: the last PLT or resource end
+// of any of them. Waterfalls drawn with WriteWaterfallAxis at this end share one time axis.
+func WaterfallEndMs(recs ...*result.Record) float64 {
+	end := 0.0
+	for _, rec := range recs {
+		end = math.Max(end, rec.PLTMs)
+		for _, r := range waterfallRows(rec) {
+			end = math.Max(end, r.EndMs)
+		}
+	}
+	return end
+}
+
+// WriteWaterfallAxis is WriteWaterfall with the time axis reaching at least endMs (so the
+// waterfalls of several loads drawn with their WaterfallEndMs share one scale).
+func WriteWaterfallAxis(w io.Writer, rec *result.Record, endMs float64) error {
 	rows := waterfallRows(rec)
 	if len(rows) == 0 {
 		return fmt.Errorf("waterfall: load %d has no resources", rec.Run)
 	}
-	end := rec.PLTMs
-	for _, r := range rows {
-		end = math.Max(end, r.EndMs)
-	}
-	end = niceCeil(end * 1.02)
+	end := niceCeil(math.Max(endMs, WaterfallEndMs(rec)) * 1.02)
 	height := wfTop + len(rows)*wfRow + wfBottom
 	x := func(ms float64) float64 { return wfLabel + math.Max(ms, 0)/end*(wfWidth-wfLabel-10) }
 	var b strings.Builder

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,23 +115,57 @@ func checkHAR(t *testing.T, h *HAR, p protocol.Protocol, want int) {
 	}
 }
 
-// checkHARTimings checks that each subresource's HAR time matches its Resource Timing duration
-// (responseEnd - startTime) within 25 ms: both run from the fetch's start to its last byte
-// (measured over 1350 fetches at 3 Mbit/s: median 0.04 ms apart, p95 0.15 ms, max 12.6 ms).
+// HAR-versus-Resource-Timing bounds: both times run from the fetch's start to its last byte,
+// measured over 1350 fetches at 3 Mbit/s 0.04 ms apart at the median, 0.15 ms at p95 and 12.6 ms
+// at most (a fetch whose DevTools event was delivered late on a busy machine). So on one page
+// the median difference must stay within harMedianMs (12 x the measured median), at most 5 %
+// of the fetches (at least one) may exceed harP95Ms (6 x the measured p95; a HAR built from the
+// wrong event, e.g. the request's send instead of the fetch's start, is a round trip off,
+// >= 20 ms here, on every fetch), and none harMaxMs (above the measured maximum).
+const (
+	harMedianMs = 0.5
+	harP95Ms    = 1.0
+	harMaxMs    = 15.0
+)
+
+// checkHARTimings checks that the subresources' HAR times match their Resource Timing durations
+// (responseEnd - startTime) within the bounds above.
 func checkHARTimings(t *testing.T, h *HAR, res []result.Resource) {
 	t.Helper()
 	byURL := map[string]HAREntry{}
 	for _, e := range h.Log.Entries {
 		byURL[e.Request.URL] = e
 	}
+	var diffs []float64
+	defer func() {
+		if len(diffs) == 0 {
+			return
+		}
+		slices.Sort(diffs)
+		t.Logf("HAR vs Resource Timing differences (ms): %.3f", diffs)
+		if med := diffs[len(diffs)/2]; med > harMedianMs {
+			t.Errorf("HAR vs Resource Timing: median of %d differences %.2f ms, want <= %.1f ms", len(diffs), med, harMedianMs)
+		}
+		over, allowed := 0, max(1, len(diffs)/20)
+		for _, d := range diffs {
+			if d > harP95Ms {
+				over++
+			}
+		}
+		if over > allowed {
+			t.Errorf("HAR vs Resource Timing: %d of %d differences above %.1f ms, want at most %d", over, len(diffs), harP95Ms, allowed)
+		}
+	}()
 	for _, r := range res {
 		e, ok := byURL[r.URL]
 		if !ok {
 			t.Errorf("resource %s not in the HAR", r.URL)
 			continue
 		}
-		if d := r.EndMs - r.StartMs; math.Abs(e.Time-d) > 25 {
-			t.Errorf("resource %s: HAR time %.1f ms, Resource Timing %.1f ms", r.URL, e.Time, d)
+		d := r.EndMs - r.StartMs
+		diffs = append(diffs, math.Abs(e.Time-d))
+		if math.Abs(e.Time-d) > harMaxMs {
+			t.Errorf("resource %s: HAR time %.2f ms, Resource Timing %.2f ms: more than %.0f ms apart", r.URL, e.Time, d, harMaxMs)
 		}
 		if e.Connection != r.ConnectionID {
 			t.Errorf("resource %s: HAR connection %s, record %s", r.URL, e.Connection, r.ConnectionID)

@@ -471,8 +471,16 @@ func writeHAR(path string, h *HAR) error {
 	if err != nil {
 		return fmt.Errorf("har: encode: %w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	// Written to path.part and renamed, so that path exists only when whole (a full
+	// filesystem leaves no cut-short HAR behind).
+	part := path + ".part"
+	if err := os.WriteFile(part, append(b, '\n'), 0o644); err != nil {
+		os.Remove(part)
 		return fmt.Errorf("har: write %s: %w", path, err)
+	}
+	if err := os.Rename(part, path); err != nil {
+		os.Remove(part)
+		return fmt.Errorf("har: %w", err)
 	}
 	return nil
 }

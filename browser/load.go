@@ -373,6 +373,7 @@ func (b *Browser) saveHAR(t Target, rec *result.Record, w *watch) {
 	}
 	if err != nil {
 		b.cfg.logger.Warn("HAR left out", "url", t.URL, "err", err)
+		rec.ArtifactsFailed = append(rec.ArtifactsFailed, result.ArtifactFailure{Path: t.HARPath, Error: err.Error()})
 	}
 }
 

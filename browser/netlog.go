@@ -20,7 +20,9 @@ const (
 
 // WithNetLog makes every Chromium process this Browser launches write a NetLog (Chromium's
 // --log-net-log, read with netlog-viewer or chrome://net-export) in dir, named
-// "netlog-PROTOCOL-N.json" (N counts the launches of this Browser: 1, then 2 after a relaunch),
+// "netlog-PROTOCOL-PID-N.json" (PID is this process's id, so that a resumed or parallel process
+// never rewrites another's NetLog; N counts the launches of this Browser: 1, then 2 after a
+// relaunch),
 // with capture mode mode (NetLogDefault when ""). The file is complete JSON only after the
 // browser exits cleanly: Close does a graceful Browser.close. Load boundaries are kept in a
 // sidecar index, the NetLog path + ".loads.jsonl" (see NetLogIndexEntry), because a NetLog has no
@@ -65,7 +67,7 @@ func (b *Browser) nextNetLog() []string {
 		return nil
 	}
 	b.launches++
-	b.netlogPath = filepath.Join(b.cfg.netlogDir, fmt.Sprintf("netlog-%s-%d.json", b.cfg.protocol, b.launches))
+	b.netlogPath = filepath.Join(b.cfg.netlogDir, fmt.Sprintf("netlog-%s-%d-%d.json", b.cfg.protocol, os.Getpid(), b.launches))
 	return []string{"--log-net-log=" + b.netlogPath, "--net-log-capture-mode=" + b.cfg.netlogMode}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,12 +32,7 @@ timeout: 30s
 // needChromium skips when Chromium is absent and CI is unset (in CI it must run).
 func needChromium(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("chromium"); err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("chromium not installed")
-		}
-		t.Fatal("chromium not installed in CI")
-	}
+	testenv.Require(t, "chromium")
 }
 
 // buildPltlab builds the pltlab binary into a temporary directory.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/studies"
 )
 
 // slurmCluster is a one-node Slurm cluster started by a test: munged with a generated key,
@@ -361,7 +362,12 @@ func TestIntegrationSlurmStudy(t *testing.T) {
 		return f
 	}
 	a, b := readFindings(unsharded), readFindings(merged)
-	vocabulary := map[string]bool{"reproduced": true, "not reproduced": true, "not testable here": true, "not run": true}
+	// The verdict words are the studies package's, nothing else (reproduced, contradicted,
+	// inconclusive, not testable here, not run).
+	vocabulary := map[string]bool{}
+	for _, v := range studies.Verdicts {
+		vocabulary[string(v)] = true
+	}
 	if len(a.Findings) == 0 || len(a.Findings) != len(b.Findings) {
 		t.Fatalf("findings: unsharded %d, merged %d", len(a.Findings), len(b.Findings))
 	}

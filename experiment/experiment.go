@@ -83,10 +83,6 @@ type Config struct {
 	TempDir string
 	// SkipLinkCheck skips the self-check of each link before it is used.
 	SkipLinkCheck bool
-	// AdvisoryCheck lists links (as in Links) whose self-check is run and recorded but does not
-	// stop the run when it fails: for impairments the check does not model yet (delay
-	// variation, bursty loss), whose RTT and loss lines fail by design.
-	AdvisoryCheck []string
 	// Cross is a bulk flow (flows.ParseSpec: PROTO[:CC], e.g. "h1:cubic") kept running through
 	// each link, after its self-check, while the pages load; "" for none. Records say so (Cross).
 	Cross string

@@ -8,13 +8,8 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
@@ -34,8 +29,9 @@ const Host = "plt.test"
 // before the experiment gives up.
 const maxHarnessFailures = 3
 
-// ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance.
-var ErrLinkCheck = errors.New("link self-check failed")
+// ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance
+// (shaping.ErrCheckFailed, which flows returns too).
+var ErrLinkCheck = shaping.ErrCheckFailed
 
 // Summary counts what Run did. The measured (non-warm-up) loads are counted by
 // result.Classify, as every report table counts them: Valid + TimedOut + NetworkFailed +
@@ -52,6 +48,12 @@ type Summary struct {
 	Resumed int
 	// Scheduled is the number of loads in the schedule (warm-ups included).
 	Scheduled int
+	// Rechecked names each link whose self-check had to be repeated, with the outcome ("link
+	// carlucci2015 passed on its second check (the first failed: ...)"), in link order.
+	Rechecked []string
+	// ArtifactsFailed counts the evidence files the loads wanted but could not write whole
+	// (result.Record.ArtifactsFailed, warm-ups included).
+	ArtifactsFailed int
 	// Elapsed is Run's wall time.
 	Elapsed time.Duration
 }
@@ -373,39 +375,54 @@ func (r *runner) checksLeft() int {
 	return n
 }
 
-// LinkCheckAttempts is how many self-checks a link gets before it is refused: a failed check
-// is repeated once, because one late probe on a busy machine (a single idle-RTT outlier) does
-// not make a broken link, while a link outside tolerance fails both. Every check is recorded.
-const LinkCheckAttempts = 2
+// LinkCheckAttempts is how many self-checks a link gets before it is refused
+// (shaping.CheckAttempts).
+const LinkCheckAttempts = shaping.CheckAttempts
+
+// selfCheck is the link self-check the runner uses (a seam for the tests of the retry rule).
+var selfCheck = shaping.Check
 
 // checkLink self-checks link li (up to LinkCheckAttempts times), writes each check as a
-// link_check line, and returns an error wrapping ErrLinkCheck when every attempt failed (unless
-// the link's check is advisory).
+// link_check line carrying its attempt number, names a link that needed a second check in the
+// summary (Summary.Rechecked) and returns an error wrapping ErrLinkCheck when every attempt
+// failed. Every link the LINK grammar accepts has a check that can fail; none is advisory.
 func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	if r.c.SkipLinkCheck || l.Namespace() == "" {
 		return nil
 	}
 	r.checked = li + 1
-	var err error
-	for range LinkCheckAttempts {
-		if err = r.checkOnce(ctx, li, l); err == nil || !errors.Is(err, ErrLinkCheck) || ctx.Err() != nil {
+	var err, first error
+	for attempt := 1; attempt <= LinkCheckAttempts; attempt++ {
+		err = r.checkOnce(ctx, li, l, attempt)
+		if attempt > 1 {
+			outcome := "passed on its second check"
+			if err != nil {
+				outcome = "failed both checks"
+			}
+			r.sum.Rechecked = append(r.sum.Rechecked, fmt.Sprintf("link %s %s (the first failed: %v)", r.c.Links[li], outcome, first))
+		}
+		if err == nil || !errors.Is(err, ErrLinkCheck) || ctx.Err() != nil {
 			return err
 		}
-		r.c.Logger.Warn("link self-check failed; checking once more", "link", r.c.Links[li], "err", err)
+		first = err
+		if attempt < LinkCheckAttempts {
+			r.c.Logger.Warn("link self-check failed; checking once more", "link", r.c.Links[li], "err", err)
+		}
 	}
 	return err
 }
 
-// checkOnce runs one self-check of link li and records it.
-func (r *runner) checkOnce(ctx context.Context, li int, l shaping.Link) error {
+// checkOnce runs self-check number attempt of link li and records it.
+func (r *runner) checkOnce(ctx context.Context, li int, l shaping.Link, attempt int) error {
 	if r.c.Observer != nil {
 		r.c.Observer(Progress{Done: r.done, Total: r.total - r.sum.Resumed, Checking: r.c.Links[li],
 			ChecksLeft: r.checksLeft(), Medians: r.medians()})
 	}
-	chk, err := shaping.Check(ctx, l, shaping.CheckOptions{Quick: true})
+	chk, err := selfCheck(ctx, l, shaping.CheckOptions{Quick: true})
 	if err != nil {
 		return fmt.Errorf("link self-check: %w", err)
 	}
+	chk.Attempt = attempt
 	rec := &result.Record{Kind: result.KindLinkCheck, Experiment: r.c.Name, Run: -1, Time: time.Now().UTC(),
 		Link: l.Spec().Result(), Check: &chk, Env: r.env, Settings: r.settings}
 	rec.Link.Spec = r.c.Links[li]
@@ -413,16 +430,7 @@ func (r *runner) checkOnce(ctx context.Context, li int, l shaping.Link) error {
 		return err
 	}
 	r.observe(rec)
-	if !chk.Pass && !slices.Contains(r.c.AdvisoryCheck, r.c.Links[li]) {
-		var bad []string
-		for _, line := range chk.Lines {
-			if !line.Pass {
-				bad = append(bad, fmt.Sprintf("%s: measured %s, configured %s (%s)", line.Name, line.Measured, line.Configured, line.Tolerance))
-			}
-		}
-		return fmt.Errorf("%w: %s", ErrLinkCheck, strings.Join(bad, "; "))
-	}
-	return nil
+	return shaping.CheckFailure(chk)
 }
 
 func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr, extra ...server.Option) (*server.Server, error) {
@@ -512,14 +520,14 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 			ls.link.TakeCounters() // the priming load's packets are not this load's
 			return err
 		}}
-	if err := ls.ev.begin(r.c.Name, i, ls.link, &t); err != nil {
+	if err := ls.ev.begin(i, ls.link, &t); err != nil {
 		return nil, err
 	}
 	since := time.Now()
 	rec, err := b.Load(ctx, t)
 	counters := ls.link.TakeCounters()
 	cell := fmt.Sprintf("%d/%d/%s", j.Page, j.Link, j.Arm)
-	if eerr := ls.ev.end(ls.link, srv, rec, cell, b.NetLogPath()); eerr != nil {
+	if eerr := ls.ev.end(srv, rec, cell, b.NetLogPath()); eerr != nil {
 		r.c.Logger.Warn("artifacts", "run", i, "err", eerr)
 	}
 	if err != nil {
@@ -569,6 +577,7 @@ func (r *runner) write(i int, rec *result.Record) error {
 // count adds the load rec to the summary (by result.Classify) and the running medians.
 func (r *runner) count(rec *result.Record) {
 	r.sum.Records++
+	r.sum.ArtifactsFailed += len(rec.ArtifactsFailed)
 	if rec.Warmup {
 		return
 	}
@@ -600,32 +609,5 @@ func (r *runner) medians() []ArmMedian {
 	return out
 }
 
-// environment describes the machine and software, once per experiment.
-func environment(c Config) *result.Env {
-	env := &result.Env{Pltlab: c.Version, CPUs: runtime.NumCPU(), Seed: c.Seed}
-	var u unix.Utsname
-	if unix.Uname(&u) == nil {
-		env.Kernel = unix.ByteSliceToString(u.Release[:])
-	}
-	env.Host, _ = os.Hostname()
-	env.UserNS = inUserNamespace()
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, m := range bi.Deps {
-			if m.Path == "github.com/quic-go/quic-go" {
-				env.QUIC = "quic-go " + m.Version
-			}
-		}
-	}
-	return env
-}
-
-// inUserNamespace reports whether this process runs in a user namespace other than the initial
-// one, whose uid map is the identity over all 2^32-1 ids (user_namespaces(7)).
-func inUserNamespace() bool {
-	b, err := os.ReadFile("/proc/self/uid_map")
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return !(len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295")
-}
+// environment describes the machine and software, once per experiment (result.LocalEnv).
+func environment(c Config) *result.Env { return result.LocalEnv(c.Version, c.Seed) }

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +49,7 @@ type transfer struct {
 	close       func() error
 	alpn        string
 	quicVersion string
+	tlsVersion  string // "1.2" or "1.3", as the client negotiated it
 	connID      uint64
 	cc          string
 	key         shaping.FlowKey
@@ -137,7 +139,7 @@ func (t target) dialTCP(ctx context.Context, p protocol.Protocol, s Spec, port i
 	cs := conn.ConnectionState()
 	local, _ := netip.ParseAddrPort(conn.LocalAddr().String())
 	tr.key = shaping.FlowKey{Proto: shaping.ProtoTCP, Server: addr, Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())}
-	tr.alpn = cs.NegotiatedProtocol
+	tr.alpn, tr.tlsVersion = cs.NegotiatedProtocol, tlsVersionName(cs.Version)
 	if tr.alpn != p.ALPN || resp.ProtoMajor != map[protocol.Version]int{protocol.HTTP1: 1, protocol.HTTP2: 2}[p.Version] {
 		tr.validErr = fmt.Errorf("%w: ALPN %q, response %s, want %q", ErrProtocol, tr.alpn, resp.Proto, p.ALPN)
 	}
@@ -194,7 +196,7 @@ func (t target) dialQUIC(ctx context.Context, p protocol.Protocol, s Spec, port 
 	}
 	local := udp.LocalAddr().(*net.UDPAddr).AddrPort()
 	st := qc.ConnectionState()
-	tr := &transfer{alpn: st.TLS.NegotiatedProtocol, quicVersion: st.Version.String(),
+	tr := &transfer{alpn: st.TLS.NegotiatedProtocol, quicVersion: st.Version.String(), tlsVersion: tlsVersionName(st.TLS.Version),
 		key: shaping.FlowKey{Proto: shaping.ProtoUDP, Server: addr, Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())}}
 	if tr.alpn != p.ALPN || st.Version != quic.Version1 {
 		tr.validErr = fmt.Errorf("%w: ALPN %q, QUIC %s, want %q over QUIC v1", ErrProtocol, tr.alpn, st.Version, p.ALPN)
@@ -238,4 +240,10 @@ func (tr *transfer) fromResponse(resp *http.Response) error {
 	tr.cc = resp.Header.Get(server.HeaderCC)
 	tr.connID, _ = strconv.ParseUint(resp.Header.Get(server.HeaderConnID), 10, 64)
 	return nil
+}
+
+// tlsVersionName returns "1.2" or "1.3" for a TLS version (the server's spelling, tls_version),
+// tls.VersionName's text otherwise.
+func tlsVersionName(v uint16) string {
+	return strings.TrimPrefix(tls.VersionName(v), "TLS ")
 }

@@ -82,9 +82,12 @@ func TestIntegrationH2H3(t *testing.T) {
 			t.Errorf("flow %d: loss from %q over %d packets, %d bytes", i, r.LossSource, r.Packets, r.Bytes)
 		}
 	}
-	// Over a short steady window the goodput may run a little above the packet-level ceiling
-	// (0.965 of the rate with 1500-byte TCP packets): the bottleneck queue drains into it.
-	if recs[0].Kind != result.KindFlow || recs[0].Utilization < 0.5 || recs[0].Utilization > 1.0 {
-		t.Errorf("kind %q, utilization %.3f", recs[0].Kind, recs[0].Utilization)
+	// Upper bound, physics: the packet-level ceiling 1448/1500 = 0.965 of the rate, plus what the
+	// 1 BDP queue (18750 B, 50 ms at 3 Mbit/s) can drain into a steady window of at least 3 s
+	// (5 s less the skipped start): 0.05/3 = 0.017, so 0.982; 0.99 leaves rounding. Lower bound
+	// as TestIntegrationTwoFlows: a starved emulator on a loaded 2-core machine (0.89 measured at
+	// load average 20), 0.7.
+	if recs[0].Kind != result.KindFlow || recs[0].Utilization < 0.7 || recs[0].Utilization > 0.99 {
+		t.Errorf("kind %q, utilization %.3f: want 0.7..0.99", recs[0].Kind, recs[0].Utilization)
 	}
 }

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -74,6 +75,10 @@ func (fr *flowRun) fill(rec *result.Record) {
 	case fr.stats.SegmentsOut > 0:
 		f.LossRatio, f.LossSource = float64(fr.stats.Retransmits)/float64(fr.stats.SegmentsOut), "sender"
 	}
+	rec.TLSVersion = fr.tr.tlsVersion
+	if fr.tr.validErr == nil {
+		rec.ObservedProtocol = fr.spec.Protocol // ALPN (and QUIC version) checked in dial
+	}
 	switch {
 	case fr.tr.validErr != nil:
 		rec.Valid, rec.InvalidReason = false, fr.tr.validErr.Error()
@@ -81,6 +86,12 @@ func (fr *flowRun) fill(rec *result.Record) {
 		rec.Valid, rec.InvalidReason = false, "congestion control "+fr.tr.cc+", requested "+fr.spec.CC
 	case fr.endEarly:
 		rec.Valid, rec.InvalidReason = false, errString(fr.err)
+	case fr.bytes == 0:
+		rec.ObservedProtocol = "" // the protocol never carried a byte of the body
+		f.Starved = true
+		rec.Valid, rec.InvalidReason = false, fmt.Sprintf("starved: the flow connected but read no body byte in %v", fr.spec.Duration)
+	case rec.ObservedProtocol == "" || rec.TLSVersion == "":
+		rec.Valid, rec.InvalidReason = false, "protocol never observed: no ALPN or TLS version on the connection"
 	}
 }
 

@@ -107,6 +107,9 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 		}
 		total = max(total, f.Start+f.Duration)
 	}
+	if err := CheckSize(len(c.Flows), total, c.Bin); err != nil {
+		return nil, err
+	}
 	nbins := int((total + c.Bin - 1) / c.Bin)
 	var counter *shaping.FlowCounter
 	if fc, ok := l.(shaping.FlowCounting); ok {
@@ -145,6 +148,31 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 		return nil, err
 	}
 	return c.records(l, epoch, frs, ls), nil
+}
+
+// MaxSeriesValues bounds the values a run keeps in memory: one goodput bin per flow and three
+// link series (median and maximum queueing delay, IP rate) per bin, 8 bytes each, so a run
+// holds at most 128 MiB of series (and writes each flow's and the link's series into every flow
+// record). 2^24 values are 4.6 days of one flow at DefaultBin, or 8 h of 50 flows.
+const MaxSeriesValues = 1 << 24
+
+// ErrTooLarge is wrapped by CheckSize's refusal.
+var ErrTooLarge = errors.New("run too large")
+
+// CheckSize returns an error wrapping ErrTooLarge, one line naming the values and what is accepted, when a run of n
+// flows lasting total (the latest flow's start plus duration) in bins of bin would keep more than
+// MaxSeriesValues values; callers check it before setting anything up.
+func CheckSize(n int, total, bin time.Duration) error {
+	if bin <= 0 || total <= 0 || n <= 0 {
+		return fmt.Errorf("flows: bad run size: %d flows, %v in bins of %v: accepted at least one flow and positive times", n, total, bin)
+	}
+	bins := (total + bin - 1) / bin
+	if values := float64(bins) * float64(n+3); values > MaxSeriesValues {
+		most := time.Duration(MaxSeriesValues/(n+3)) * bin
+		return fmt.Errorf("%w: %d flows over %v in %v bins need %.3g series values in memory, accepted at most %d: with %d flows and %v bins a run of at most %v (or wider bins)",
+			ErrTooLarge, n, total, bin, values, MaxSeriesValues, n, bin, most.Truncate(time.Second))
+	}
+	return nil
 }
 
 // dialOrder returns the flow indices by start time; flows that start together are shuffled
@@ -229,8 +257,7 @@ func sampleLink(l shaping.Link, epoch time.Time, bin time.Duration, n int, stop 
 			if ls.total == nil {
 				ls.total = &result.Emulator{}
 			}
-			addDirection(&ls.total.Down, e.Down)
-			addDirection(&ls.total.Up, e.Up)
+			ls.total.Add(*e)
 			if i < 0 || i >= n {
 				continue
 			}
@@ -238,18 +265,4 @@ func sampleLink(l shaping.Link, epoch time.Time, bin time.Duration, n int, stop 
 			ls.bps[i] = float64(e.Down.BytesOut) * 8 / bin.Seconds()
 		}
 	}
-}
-
-// addDirection adds the counts of d to sum and keeps the maxima; the medians and 99th
-// percentiles of a sum of intervals are unknown and stay 0.
-func addDirection(sum *result.Direction, d result.Direction) {
-	sum.PacketsIn += d.PacketsIn
-	sum.BytesIn += d.BytesIn
-	sum.PacketsOut += d.PacketsOut
-	sum.BytesOut += d.BytesOut
-	sum.DropsLoss += d.DropsLoss
-	sum.DropsQueue += d.DropsQueue
-	sum.DropsOther += d.DropsOther
-	sum.QueueDelayMaxMs = max(sum.QueueDelayMaxMs, d.QueueDelayMaxMs)
-	sum.TimingErrMaxMs = max(sum.TimingErrMaxMs, d.TimingErrMaxMs)
 }

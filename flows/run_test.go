@@ -55,6 +55,9 @@ func TestRunLoopback(t *testing.T) {
 		if !r.IsFlow() || r.Kind != result.KindFlow || !r.Valid {
 			t.Fatalf("flow %d: kind %q valid %v (%s)", i, r.Kind, r.Valid, r.InvalidReason)
 		}
+		if r.ObservedProtocol != specs[i].Protocol || r.TLSVersion != "1.3" || r.Starved {
+			t.Fatalf("flow %d: observed %q, TLS %q, starved %v", i, r.ObservedProtocol, r.TLSVersion, r.Starved)
+		}
 		if r.Protocol != specs[i].Protocol || r.CC != specs[i].CC || r.ALPN != alpn[r.Protocol] {
 			t.Fatalf("flow %d: protocol %s cc %s alpn %s, want %v", i, r.Protocol, r.CC, r.ALPN, specs[i])
 		}

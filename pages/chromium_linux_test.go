@@ -3,6 +3,7 @@ package pages
 import (
 	"context"
 	"encoding/json"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -44,12 +45,10 @@ func TestIntegrationPagesChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs Chromium: skipped with -short")
 	}
+	testenv.Require(t, "chromium")
 	chrome, err := exec.LookPath("chromium")
 	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("chromium not installed")
-		}
-		t.Fatal("chromium not installed (required when CI is set)")
+		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "page")
 	spec := mustParse(t, "2x398B,1x399B,1x400B,1x401B,1x402B,3x5KB,1x65934B,1x70874B,1x200KB,1x1MB,1x5MB")

@@ -23,6 +23,11 @@ type Flow struct {
 	// ALPN is the ALPN protocol the client negotiated; QUICVersion the QUIC version ("v1"), h3 only.
 	ALPN        string `json:"alpn"`
 	QUICVersion string `json:"quic_version,omitempty"`
+	// Starved marks a flow that connected but whose client read no byte of the body: its
+	// protocol was never observed carrying data, so the record is not valid, and reports count
+	// starved flows apart from other invalid ones (a starved flow is a fairness fact of the mix,
+	// not a harness fault).
+	Starved bool `json:"starved,omitempty"`
 	// StartS is when the flow started, and DurationS how long it ran, in seconds.
 	StartS    float64 `json:"start_s"`
 	DurationS float64 `json:"duration_s"`
@@ -90,6 +95,38 @@ type Flow struct {
 	QueueDelayMs    []float64 `json:"queue_delay_ms,omitempty"`
 	QueueDelayMaxMs []float64 `json:"queue_delay_max_ms,omitempty"`
 	LinkBps         []float64 `json:"link_bps,omitempty"`
+
+	// Stack holds the host-stack settings of a high-rate bulk run (the highway2023 study):
+	// absent on ordinary flow lines.
+	Stack *FlowStack `json:"stack,omitempty"`
+}
+
+// FlowStack is what a high-rate bulk run varied in the hosts' stacks and what it cost.
+type FlowStack struct {
+	// Path is "veth" (the kernel's veth pair, no emulator) or the emulated LINK spec.
+	Path string `json:"path"`
+	// Arm names the setting, e.g. "quic", "quic-os-buffers", "quic-no-gso", "tcp-cubic-no-offload".
+	Arm string `json:"arm"`
+	// QUICGSO is false when quic-go's GSO was off (QUIC_GO_DISABLE_GSO=true in the process).
+	QUICGSO bool `json:"quic_gso"`
+	// Offloads is false when TSO, GSO and GRO were off on both veth ends (ethtool -K).
+	Offloads bool `json:"offloads"`
+	// UDPBuffers is "raised" (what quic-go obtained: it asks for 7 MiB) or "os-default"
+	// (net.core.rmem_default and wmem_default, set back on every UDP socket of the link).
+	UDPBuffers string `json:"udp_buffers,omitempty"`
+	// UDPRecvBuf and UDPSendBuf are the largest SO_RCVBUF and SO_SNDBUF read back from the
+	// run's UDP sockets, in bytes (0 for TCP).
+	UDPRecvBuf int `json:"udp_recv_buf,omitempty"`
+	UDPSendBuf int `json:"udp_send_buf,omitempty"`
+	// QUICWarning is the buffer warning quic-go logged in this run, if any (it warns once per
+	// process, when it cannot raise a buffer to what it wants).
+	QUICWarning string `json:"quic_warning,omitempty"`
+	// CPUSeconds is the process's CPU time (user + system, both endpoints, the emulator's
+	// threads excluded) during the run, and EmulatorCPUSeconds the emulator's; CPUSPerGB is
+	// CPUSeconds per 10^9 bytes received.
+	CPUSeconds         float64 `json:"cpu_s"`
+	EmulatorCPUSeconds float64 `json:"emulator_cpu_s,omitempty"`
+	CPUSPerGB          float64 `json:"cpu_s_per_gb"`
 }
 
 // IsFlow reports whether r is a flow line (KindFlow with its Flow fields).

@@ -79,6 +79,10 @@ type Record struct {
 	// Artifacts lists the load's evidence files (HAR, NetLog and its load index, qlogs, pcapng)
 	// as slash-separated paths relative to the --artifacts directory; empty when none were kept.
 	Artifacts []string `json:"artifacts,omitempty"`
+	// ArtifactsFailed lists the load's evidence files that were wanted but not written whole
+	// (a write error, a full filesystem, a capture that lost packet events), each with the
+	// error; a file listed here is never listed in Artifacts.
+	ArtifactsFailed []ArtifactFailure `json:"artifacts_failed,omitempty"`
 	// Page describes the page that was loaded.
 	Page Page `json:"page"`
 	// Link describes the emulated link the load went through.
@@ -252,6 +256,10 @@ type Link struct {
 	QueueBytes int64 `json:"queue_bytes"`
 	// QueuePackets is the droptail queue limit per direction in packets (0 when given in bytes).
 	QueuePackets int `json:"queue_packets,omitempty"`
+	// QueueFloored is true when the default queue of one BDP was smaller than the default
+	// floor (4 packets or 1 ms at the link rate, shaping.DefaultQueueFloor) and QueueBytes is
+	// that floor.
+	QueueFloored bool `json:"queue_floored,omitempty"`
 	// JitterMs is the delay jitter in ms.
 	JitterMs float64 `json:"jitter_ms,omitempty"`
 	// MTU is the link MTU in bytes.
@@ -417,6 +425,9 @@ type LinkCheck struct {
 	Qdisc []string `json:"qdisc,omitempty"`
 	// Lines is the human-readable configured-vs-measured table, one entry per check.
 	Lines []CheckLine `json:"lines,omitempty"`
+	// Attempt numbers the self-checks of one link in one run from 1: 2 is the repeat of a failed
+	// check (0 in records written before it was recorded). See RecheckedLinks.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // CheckLine is one configured-vs-measured line of a link check.
@@ -487,3 +498,54 @@ type Thumb struct {
 
 // MaxFilmstrip bounds Visual.Filmstrip (each thumbnail is 160 px wide, a few KB).
 const MaxFilmstrip = 12
+
+// Add adds the counters of o (a later, disjoint interval) to d: every count is summed, every
+// maximum (ReorderExtentMax, QueueDelayMaxMs, TimingErrMaxMs) is the larger of the two, the
+// derived ratios (LossBurstMean, ReorderRatio, ReorderExtentMean) are recomputed from the sums
+// (ReorderExtentMean weighted by Reordered), and the medians and 99th percentiles, which a sum
+// of intervals does not determine, are set to 0.
+func (d *Direction) Add(o Direction) {
+	extentSum := d.ReorderExtentMean*float64(d.Reordered) + o.ReorderExtentMean*float64(o.Reordered)
+	d.PacketsIn += o.PacketsIn
+	d.BytesIn += o.BytesIn
+	d.PacketsOut += o.PacketsOut
+	d.BytesOut += o.BytesOut
+	d.DropsLoss += o.DropsLoss
+	d.DropsQueue += o.DropsQueue
+	d.DropsOther += o.DropsOther
+	d.DropsAQM += o.DropsAQM
+	d.DropsOutage += o.DropsOutage
+	d.HeldOutage += o.HeldOutage
+	d.LossBursts += o.LossBursts
+	d.MarksCE += o.MarksCE
+	d.Reordered += o.Reordered
+	d.ReorderExtentMax = max(d.ReorderExtentMax, o.ReorderExtentMax)
+	d.QueueDelayMaxMs = max(d.QueueDelayMaxMs, o.QueueDelayMaxMs)
+	d.TimingErrMaxMs = max(d.TimingErrMaxMs, o.TimingErrMaxMs)
+	d.QueueDelayP50Ms, d.QueueDelayP99Ms, d.TimingErrP50Ms, d.TimingErrP99Ms = 0, 0, 0, 0
+	d.LossBurstMean, d.ReorderRatio, d.ReorderExtentMean = 0, 0, 0
+	if d.LossBursts > 0 {
+		d.LossBurstMean = float64(d.DropsLoss) / float64(d.LossBursts)
+	}
+	if d.PacketsOut > 0 {
+		d.ReorderRatio = float64(d.Reordered) / float64(d.PacketsOut)
+	}
+	if d.Reordered > 0 {
+		d.ReorderExtentMean = extentSum / float64(d.Reordered)
+	}
+}
+
+// Add adds o's counters to e, direction by direction (Direction.Add).
+func (e *Emulator) Add(o Emulator) {
+	e.Down.Add(o.Down)
+	e.Up.Add(o.Up)
+}
+
+// ArtifactFailure is one evidence file that was not written whole.
+type ArtifactFailure struct {
+	// Path is the file, slash-separated and relative to the --artifacts directory (absolute
+	// while the writer fills it in, before the artifacts package makes it relative).
+	Path string `json:"path"`
+	// Error says what went wrong, e.g. "write load.har: no space left on device".
+	Error string `json:"error"`
+}

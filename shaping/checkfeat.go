@@ -279,7 +279,7 @@ func (c *checker) outages(ctx context.Context) error {
 	cycle := o.On + o.Off
 	dur := min(2*cycle+o.Off, 30*time.Second)
 	if o.Random {
-		dur = min(6*cycle, 30*time.Second)
+		dur = min(10*cycle, 30*time.Second)
 	}
 	gap := max(5*time.Millisecond, 2*c.spec.Down.Transmit(probeIPSize))
 	n := int(dur / gap)
@@ -307,11 +307,69 @@ func (c *checker) outages(ctx context.Context) error {
 		c.add(name, conf, fmt.Sprintf("%d lost, largest extra delay %s%s", st.lost, fmtMs(extra), emuDrops),
 			"0 lost, extra delay >= "+fmtMs(o.Off/2), st.lost == 0 && (o.Random || extra >= o.Off/2) && extra > 0)
 	case o.Random:
-		c.add(name, conf, fmt.Sprintf("%d gaps, longest %s%s", st.bursts, fmtMs(gapMeasured), emuDrops), ">= 1 gap", st.bursts >= 1)
+		gs := gapLengths(n, got, gap)
+		if len(gs) < minOutageGaps {
+			c.add(name, conf, fmt.Sprintf("%d gaps%s", len(gs), emuDrops),
+				fmt.Sprintf("sample too small: need %d gaps to judge their mean: run a longer check", minOutageGaps), false)
+			break
+		}
+		var sum time.Duration
+		for _, g := range gs {
+			sum += g
+		}
+		mean := sum / time.Duration(len(gs))
+		lo, hi := expMeanInterval(o.Off, len(gs))
+		lo, hi = lo-gap, hi+gap // a gap is seen to within one packet
+		c.add(name, conf, fmt.Sprintf("%d gaps, mean %s, longest %s%s", len(gs), fmtMs(mean), fmtMs(gapMeasured), emuDrops),
+			fmt.Sprintf("mean %s..%s (exponential, chi-square 99%%)", fmtMs(lo), fmtMs(hi)), mean >= lo && mean <= hi)
 	default:
 		c.add(name, conf, fmt.Sprintf("%d gaps, longest %s..%s%s", st.bursts, fmtMs(inner), fmtMs(outer), emuDrops),
 			fmt.Sprintf("lost packets sent within %s + %s, received ones %s - %s apart", fmtMs(o.Off), fmtMs(slack), fmtMs(o.Off), fmtMs(slack)),
 			st.bursts >= 1 && inner <= o.Off+slack && outer >= o.Off-slack)
 	}
 	return nil
+}
+
+// minOutageGaps is the fewest outage gaps whose mean length is judged.
+const minOutageGaps = 3
+
+// gapLengths returns the length of every run of lost packets between two received ones of a
+// stream of n packets gap apart: (lost packets + 1) x gap, the time between the received
+// packets around it less one gap, to within one gap of the outage.
+func gapLengths(n int, got []arrival, gap time.Duration) []time.Duration {
+	seen := make([]bool, n)
+	for _, a := range got {
+		if a.seq >= 0 && a.seq < n {
+			seen[a.seq] = true
+		}
+	}
+	var out []time.Duration
+	for i := 0; i < n; {
+		if seen[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < n && !seen[j] {
+			j++
+		}
+		if i > 0 && j < n {
+			out = append(out, time.Duration(j-i+1)*gap-gap/2)
+		}
+		i = j
+	}
+	return out
+}
+
+// expMeanInterval is the 99 % interval of the mean of k exponential durations of mean m:
+// m chi2(2k; q) / (2k) for q = 0.005 and 0.995, the quantiles by the Wilson-Hilferty
+// approximation chi2(v; q) = v (1 - 2/(9v) + z_q sqrt(2/(9v)))^3 (E. B. Wilson, M. M.
+// Hilferty, PNAS 17, 1931).
+func expMeanInterval(m time.Duration, k int) (lo, hi time.Duration) {
+	v := float64(2 * k)
+	q := func(z float64) float64 {
+		a := 1 - 2/(9*v) + z*math.Sqrt(2/(9*v))
+		return v * a * a * a
+	}
+	return time.Duration(float64(m) * q(-2.5758) / v), time.Duration(float64(m) * q(2.5758) / v)
 }

@@ -24,8 +24,8 @@ type EmuLink struct {
 	host, client netip.Addr
 	log          *slog.Logger
 	nsCreated    bool
-	hostFd       int
-	clientFd     int
+	hostDev      *tunDev
+	clientDev    *tunDev
 	up, down     *forwarder
 	stop         atomic.Bool
 	wg           sync.WaitGroup
@@ -54,7 +54,7 @@ func openEmu(ctx context.Context, spec Spec, o options) (Link, error) {
 	ns, dev, n := linkNames()
 	host, client := allocAddrs(n)
 	l := &EmuLink{spec: spec, ns: ns, dev: dev, host: host, client: client, log: o.logger,
-		hostFd: -1, clientFd: -1, closed: make(chan struct{})}
+		closed: make(chan struct{})}
 	if err := l.setup(o); err != nil {
 		return nil, errors.Join(fmt.Errorf("open link %s: %w", spec.Input, err), l.Close())
 	}
@@ -77,19 +77,23 @@ func (l *EmuLink) setup(o options) error {
 		if err := setupClientNS(o.tcpBufMax); err != nil {
 			return err
 		}
-		fd, err := openTUN(clientDev)
+		d, fellBack, err := openTUNDev(clientDev, o.offload)
 		if err != nil {
 			return err
 		}
-		l.clientFd = fd
+		l.clientDev = d
+		l.logFallback(clientDev, fellBack)
 		return configureDev(clientDev, l.spec.MTU, l.client, l.host)
 	})
 	if err != nil {
 		return err
 	}
-	if l.hostFd, err = openTUN(l.dev); err != nil {
+	d, fellBack, err := openTUNDev(l.dev, o.offload && l.clientDev.offload())
+	if err != nil {
 		return err
 	}
+	l.hostDev = d
+	l.logFallback(l.dev, fellBack)
 	if err := writeSysctl("net/ipv6/conf/"+l.dev+"/disable_ipv6", "1"); err != nil {
 		return err
 	}
@@ -106,14 +110,27 @@ func (l *EmuLink) setup(o options) error {
 	if err != nil {
 		return err
 	}
-	if l.down, err = newForwarder(down, l.hostFd, l.clientFd, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
+	if l.down, err = newForwarder(down, l.hostDev, l.clientDev, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
 		return fmt.Errorf("forwarder: %w", err)
 	}
-	if l.up, err = newForwarder(up, l.clientFd, l.hostFd, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
+	if l.up, err = newForwarder(up, l.clientDev, l.hostDev, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
 		return fmt.Errorf("forwarder: %w", err)
 	}
 	l.setTaps()
 	return nil
+}
+
+// logFallback warns when a device asked for the fast path got the plain one.
+func (l *EmuLink) logFallback(dev string, fellBack bool) {
+	if fellBack {
+		l.log.Warn("TUN offloads refused by the kernel: the link runs the plain path (one packet per read and write)", "device", dev)
+	}
+}
+
+// Offload reports whether both directions run the fast path: TUN devices with the virtio-net
+// header, TSO/USO super-packets split on read and GRO coalescing on write (WithOffload).
+func (l *EmuLink) Offload() bool {
+	return l.down != nil && l.down.fast && l.up.fast
 }
 
 func (l *EmuLink) start() {
@@ -190,9 +207,9 @@ func (l *EmuLink) Close() error {
 				unix.Close(f.wake)
 			}
 		}
-		for _, fd := range []int{l.hostFd, l.clientFd} {
-			if fd >= 0 {
-				errs = append(errs, unix.Close(fd))
+		for _, d := range []*tunDev{l.hostDev, l.clientDev} {
+			if d != nil {
+				errs = append(errs, d.close())
 			}
 		}
 		if l.nsCreated {

@@ -34,30 +34,66 @@ const (
 // forwarder moves one direction of a link: it reads packets from src, passes them through its
 // emu.Pipe and writes them to dst when due. It runs on its own locked OS thread, waiting in
 // ppoll(2) with a nanosecond timeout until the next delivery or the next arriving packet.
+//
+// On the fast path (both devices with the virtio-net header) one read returns a TSO or UDP GSO
+// super-packet already split into its MTU-sized packets (wireguard-go's gsoSplit, which also
+// completes the checksums), and each packet is offered to the pipe on its own: the link model
+// queues, serializes, loses, marks and captures wire packets, never super-packets. The packets
+// due at one wake-up are copied into a write batch that wireguard-go coalesces by flow (GRO)
+// before writing, so the receiving stack gets one large segment per flow and batch.
 type forwarder struct {
 	mu   sync.Mutex // guards pipe against TakeCounters
 	pipe *emu.Pipe
-	src  int // descriptor packets come from
-	dst  int // descriptor due packets go to
-	wake int // eventfd that interrupts the wait (stop)
-	mtu  int
-	base time.Time
-	stop *atomic.Bool
-	tid  atomic.Int32
-	rt   bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
+	src  *tunDev       // device packets come from
+	dst  *tunDev       // device due packets go to
+	wake int           // eventfd that interrupts the wait (stop)
+	fast bool          // both devices on the fast path
+	lag  time.Duration // fast path: how late a packet with others behind it may leave (releaseLag)
+
+	rbufs  [][]byte // fast path: pipe buffers a read splits into (tunBatch)
+	rsizes []int
+	wbufs  [][]byte // fast path: write batch buffers, each with room for a coalesced 64 KiB packet
+	wout   [][]byte // the batch being written (slices of wbufs, reordered by GRO)
+	poll1  []unix.PollFd
+	mtu    int
+	base   time.Time
+	stop   *atomic.Bool
+	tid    atomic.Int32
+	rt     bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
 
 	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
 	capTap *atomic.Pointer[Tap]                           // pcapng capture hook (nil or unset: none); see tap_linux.go
 	dir    TapDir
 }
 
-func newForwarder(cfg emu.Config, src, dst, mtu int, base time.Time, stop *atomic.Bool, rt bool) (*forwarder, error) {
+// Fast-path batch sizes: writeBatch packets per coalescing write, each buffer big enough for
+// the largest packet GRO may build (64 KiB, the IP length limit) behind the virtio-net header.
+const (
+	writeBatch = 64
+	groBufSize = vnetHdrLen + 65535
+)
+
+func newForwarder(cfg emu.Config, src, dst *tunDev, mtu int, base time.Time, stop *atomic.Bool, rt bool) (*forwarder, error) {
 	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}
 	cfg.BufSize = mtu + 1
-	return &forwarder{pipe: emu.NewPipe(cfg), src: src, dst: dst, wake: wake, mtu: mtu, base: base, stop: stop, rt: rt}, nil
+	f := &forwarder{pipe: emu.NewPipe(cfg), src: src, dst: dst, wake: wake, mtu: mtu, base: base, stop: stop, rt: rt}
+	f.fast = src.offload() && dst.offload()
+	f.lag = releaseLag(cfg.Rate, mtu)
+	if f.fast {
+		f.rbufs, f.rsizes = make([][]byte, tunBatch), make([]int, tunBatch)
+		for i := range f.rbufs {
+			f.rbufs[i] = f.pipe.Buffer()
+		}
+		f.wbufs, f.wout = make([][]byte, writeBatch), make([][]byte, writeBatch)
+		for i := range f.wbufs {
+			f.wbufs[i] = make([]byte, groBufSize)
+		}
+		f.poll1 = []unix.PollFd{{Fd: int32(src.fd), Events: unix.POLLIN}}
+	}
+	return f, nil
 }
 
 func (f *forwarder) now() time.Duration { return time.Since(f.base) }
@@ -67,7 +103,7 @@ func (f *forwarder) run() {
 	runtime.LockOSThread() // never unlocked: the tuned thread exits with the goroutine
 	f.tid.Store(int32(unix.Gettid()))
 	tuneThread(f.rt)
-	fds := []unix.PollFd{{Fd: int32(f.src), Events: unix.POLLIN}, {Fd: int32(f.wake), Events: unix.POLLIN}}
+	fds := []unix.PollFd{{Fd: int32(f.src.fd), Events: unix.POLLIN}, {Fd: int32(f.wake), Events: unix.POLLIN}}
 	var lastSpin time.Duration
 	gov := governor{allowed: f.rt, rt: f.rt, start: f.now(), wake: f.now()}
 	f.mu.Lock()
@@ -115,20 +151,56 @@ func (f *forwarder) spinUntil(fds []unix.PollFd, due time.Duration) {
 	}
 }
 
-// untilNext is the time until the next delivery; ok is false when the pipe is empty.
+// untilNext is the time until the next delivery; ok is false when the pipe is empty. On the
+// fast path, when more packets wait behind the next one, it is the time until f.lag past that
+// delivery, so that one wake-up releases several packets in one coalesced write (each ppoll
+// wake-up costs a context switch: at 1 Gbit/s a 1500-byte packet leaves every 12 us); a lone
+// packet (an idle link's probe) still leaves at its time. The lag shows in the emulator's
+// release lateness.
 func (f *forwarder) untilNext() (time.Duration, bool) {
 	due, ok := f.pipe.Next()
 	if !ok {
 		return 0, false
 	}
+	if f.fast && f.pipe.Len() > 1 {
+		due += f.lag
+	}
 	return max(due-f.now(), 0), true
+}
+
+// Release batching of the fast path: a packet with others behind it may leave up to
+// lagPackets serialization times of an MTU-sized packet late, if that is at most maxLag (at
+// 1 Gbit/s 16 x 12 us = 192 us, at 10 Gbit/s 19 us). Below 960 Mbit/s (1500-byte packets) 16
+// packets take longer than maxLag, batching would add delay for little, and packets leave on
+// time; an unlimited direction batches over unlimitedLag. Measured at 1 Gbit/s (load average
+// 20): 0.92 forwarder CPU-s per Gbit with a 50 us lag, 0.48 with 192 us.
+const (
+	lagPackets   = 16
+	maxLag       = 200 * time.Microsecond
+	unlimitedLag = 50 * time.Microsecond
+)
+
+// releaseLag is the fast path's batching lag for a direction of rate bit/s and mtu bytes.
+func releaseLag(rate int64, mtu int) time.Duration {
+	if rate <= 0 {
+		return unlimitedLag
+	}
+	lag := time.Duration(float64(lagPackets*mtu*8) / float64(rate) * 1e9)
+	if lag > maxLag {
+		return 0
+	}
+	return lag
 }
 
 // release writes every packet that is due.
 func (f *forwarder) release() {
+	if f.fast {
+		f.releaseBatch()
+		return
+	}
 	now := f.now()
 	for pkt, ok := f.pipe.Pop(now); ok; pkt, ok = f.pipe.Pop(now) {
-		if _, err := unix.Write(f.dst, pkt); err != nil {
+		if _, err := unix.Write(f.dst.fd, pkt); err != nil {
 			f.pipe.DropOther()
 		}
 		f.tapped(now, pkt, TapExit)
@@ -136,11 +208,53 @@ func (f *forwarder) release() {
 	}
 }
 
-// read takes up to readBatch waiting packets from src into the pipe.
+// releaseBatch (fast path) copies every due packet into the write batch and writes it with
+// GRO coalescing, writeBatch packets at a time.
+func (f *forwarder) releaseBatch() {
+	now := f.now()
+	n := 0
+	for pkt, ok := f.pipe.Pop(now); ok; pkt, ok = f.pipe.Pop(now) {
+		w := f.wbufs[n][:vnetHdrLen+len(pkt)]
+		copy(w[vnetHdrLen:], pkt)
+		f.wout[n] = w
+		n++
+		f.tapped(now, pkt, TapExit)
+		f.pipe.Recycle(pkt)
+		if n == writeBatch {
+			f.flush(n)
+			n = 0
+		}
+	}
+	if n > 0 {
+		f.flush(n)
+	}
+}
+
+// flush writes the first n packets of the batch; each failed write (of one packet, or of
+// several coalesced ones) counts as one drop outside the model.
+func (f *forwarder) flush(n int) {
+	_, err := f.dst.nt.Write(f.wout[:n], vnetHdrLen)
+	if err == nil {
+		return
+	}
+	k := 1
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		k = max(len(j.Unwrap()), 1)
+	}
+	for range k {
+		f.pipe.DropOther()
+	}
+}
+
+// read takes up to readBatch waiting packets (fast path: super-packets) from src into the pipe.
 func (f *forwarder) read() {
+	if f.fast {
+		f.readBatch()
+		return
+	}
 	for i := 0; i < readBatch; i++ {
 		buf := f.pipe.Buffer()
-		n, err := unix.Read(f.src, buf)
+		n, err := unix.Read(f.src.fd, buf)
 		if err != nil || n <= 0 || n > f.mtu {
 			f.pipe.Recycle(buf)
 			if err == nil || (err != unix.EAGAIN && err != unix.EINTR) {
@@ -157,6 +271,38 @@ func (f *forwarder) read() {
 			(*tap)(buf[:n], v != emu.Queued)
 		}
 		f.tapped(at, buf[:n], tapEvent(v))
+	}
+}
+
+// readBatch (fast path) reads up to readBatch super-packets, each split into its MTU-sized
+// packets, and offers every packet to the pipe with the arrival time of its super-packet. It
+// reads only while poll(2) says a packet waits: wireguard-go's read would park the locked
+// thread in the Go poller on an empty device.
+func (f *forwarder) readBatch() {
+	for i := 0; i < readBatch; i++ {
+		if k, _ := unix.Poll(f.poll1, 0); k <= 0 {
+			return
+		}
+		n, err := f.src.nt.Read(f.rbufs, f.rsizes, 0)
+		if err != nil {
+			f.pipe.DropOther() // a super-packet the kernel handed over that could not be split
+			continue
+		}
+		at := f.now()
+		for j := range n {
+			pkt := f.rbufs[j][:f.rsizes[j]]
+			f.rbufs[j] = f.pipe.Buffer()
+			if len(pkt) > f.mtu || len(pkt) == 0 {
+				f.pipe.Recycle(pkt)
+				f.pipe.DropOther()
+				continue
+			}
+			v := f.pipe.Offer(at, pkt)
+			if tap := f.tap.Load(); tap != nil {
+				(*tap)(pkt, v != emu.Queued)
+			}
+			f.tapped(at, pkt, tapEvent(v))
+		}
 	}
 }
 

@@ -139,14 +139,12 @@ func TestIntegrationTraceIperf(t *testing.T) {
 	if got > 1.01*want {
 		t.Fatalf("delivered %.3f Mbit/s, more than the trace's %.3f", got/1e6, want/1e6)
 	}
-	if c.Down.TimingErrP99Ms > 1 {
-		// A starved forwarder reads packets late and the link idles meanwhile: the rate is then
-		// the machine's, not the trace's (measured: 8.5 Mbit/s at load average 24).
-		t.Logf("emulator release lateness p99 %.2f ms: machine too loaded to judge the rate", c.Down.TimingErrP99Ms)
-		return
-	}
+	// The rate is judged whatever the emulator's lateness: a starved forwarder that reads
+	// packets late delivers the machine's rate, not the trace's (measured: 8.5 Mbit/s at load
+	// average 24), and that is a failure of the emulated link, which this test must report
+	// rather than pass; the lateness is named in the message to tell the cause.
 	if got < 0.93*want {
-		t.Fatalf("delivered %.3f Mbit/s, want %.3f (-7%% .. +1%%)", got/1e6, want/1e6)
+		t.Fatalf("delivered %.3f Mbit/s, want %.3f (-7%% .. +1%%); emulator release lateness p99 %.2f ms", got/1e6, want/1e6, c.Down.TimingErrP99Ms)
 	}
 }
 
@@ -171,12 +169,10 @@ func TestIntegrationCoDelIperf(t *testing.T) {
 	if c.Up.QueueDelayP50Ms > 15 {
 		t.Errorf("median queueing delay %.2f ms: CoDel should hold it near 5 ms", c.Up.QueueDelayP50Ms)
 	}
-	if c.Up.TimingErrP99Ms > 1 {
-		t.Logf("emulator release lateness p99 %.2f ms: machine too loaded to judge the goodput", c.Up.TimingErrP99Ms)
-		return
-	}
+	// Judged whatever the emulator's lateness (a late emulator must not switch its own check
+	// off); the lateness is named to tell the cause.
 	if bps < 0.8*20e6*1448/1500 {
-		t.Errorf("goodput %.2f Mbit/s: the link was not kept full", bps/1e6)
+		t.Errorf("goodput %.2f Mbit/s: the link was not kept full; emulator release lateness p99 %.2f ms", bps/1e6, c.Up.TimingErrP99Ms)
 	}
 }
 
@@ -196,6 +192,11 @@ func TestIntegrationCheckUnmeasurable(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no 'not measurable at this setting' line")
+	}
+	// Almost every idle probe is lost at 99 %: a check that measured next to nothing must not
+	// pass (an unanswered probe used to count as a pass).
+	if res.Pass {
+		t.Error("a link that lost its probes passed its self-check")
 	}
 }
 
@@ -235,3 +236,43 @@ func TestIntegrationCheckLongRTT(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// TestIntegrationCheckImpairmentLines: the self-check judges a bursty link (carlucci2015 with 2 %
+// loss in bursts of 4, which used to be "advisory") and a delay-variation link (112J50) on their
+// merits: their model lines (loss rate, burst count and mean length; the one-way delay
+// distribution and the RFC 4737 reordering) are present, judged and passed through the real
+// emulator. The idle and TCP lines are left out of this test: they are tested on their own and a
+// stall of a busy machine may fail them. About 25 s.
+func TestIntegrationCheckImpairmentLines(t *testing.T) {
+	needRoot(t)
+	for _, tc := range []struct {
+		link  string
+		lines []string
+	}{
+		{"carlucci2015,loss=2%,burst=4", []string{"loss down", "loss bursts down (count)", "loss bursts down (mean length)", "loss up", "loss bursts up (count)", "loss bursts up (mean length)"}},
+		{"rate=10mbit,rtt=112ms,queue=2bdp,down.delayvar=50ms", []string{"delay variation down (one-way delays)", "reordered-packet ratio down (RFC 4737)"}},
+	} {
+		t.Run(tc.link, func(t *testing.T) {
+			l := openLink(t, tc.link)
+			res, err := Check(context.Background(), l, CheckOptions{Quick: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.lines {
+				found := false
+				for _, line := range res.Lines {
+					if strings.HasPrefix(line.Name, want) {
+						found = true
+						t.Logf("%-40s %-30s %-40s %-60s %v", line.Name, line.Configured, line.Measured, line.Tolerance, line.Pass)
+						if !line.Pass || strings.Contains(line.Tolerance, "informational") {
+							t.Errorf("line %q: %s against %s (%s): want a judged pass", line.Name, line.Measured, line.Configured, line.Tolerance)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("no %q line", want)
+				}
+			}
+		})
+	}
+}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/emu"
 )
 
@@ -90,6 +92,9 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 			c.notMeasurable(down, fmt.Sprintf("a transfer bounded at %s is under %d RTTs (%s): TCP cannot reach the rate", dur, minBulkRTTs, c.spec.RTT), true)
 			return nil
 		}
+		if c.imp(down).ECN {
+			c.enableECN() // the client's connections negotiate ECN (RFC 3168), so the AQM can mark
+		}
 		sender, receiver, err := c.tcpPair(ctx, down)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -131,7 +136,9 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 		}
 		c.goodputLine(down, bps)
 		c.loadLine(down, loaded)
-		c.aqmLine(down, loaded, c.take())
+		e := c.take()
+		c.aqmLine(down, loaded, e)
+		c.ecnLine(down, e)
 		return nil
 	}
 }
@@ -259,4 +266,28 @@ func (c *checker) loadLine(down bool, rtts []time.Duration) {
 	}
 	c.add(name, fmtMs(c.expectedRTT())+" + queue "+fmtMs(c.qDelay(down)), fmtMs(worst),
 		"<= RTT + queue/rate + "+fmtMs(loadSlack+extra), worst <= bound)
+}
+
+// enableECN sets net.ipv4.tcp_ecn = 1 in the link's client namespace (the namespace pltlab
+// created, never the host's), so that the check's TCP connections negotiate ECN whichever side
+// opens them: the host answers an ECN request by default (tcp_ecn = 2).
+func (c *checker) enableECN() {
+	c.clientDo(func() error {
+		return os.WriteFile("/proc/sys/net/ipv4/tcp_ecn", []byte("1"), 0o644)
+	})
+}
+
+// ecnLine judges ecn=true under the saturating TCP flow of a direction: the AQM must mark CE
+// (its counter, from the emulator) rather than only drop, since the flow's packets are
+// ECN-capable; a count of zero marks fails.
+func (c *checker) ecnLine(down bool, e *result.Emulator) {
+	if !c.imp(down).ECN || e == nil {
+		return
+	}
+	d := e.Down
+	if !down {
+		d = e.Up
+	}
+	c.add(fmt.Sprintf("ECN marks %s (TCP load)", dirName(down)), "CE marks instead of drops",
+		fmt.Sprintf("%d CE marks, %d AQM drops", d.MarksCE, d.DropsAQM), ">= 1 CE mark", d.MarksCE > 0)
 }

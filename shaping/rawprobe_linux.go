@@ -3,6 +3,7 @@ package shaping
 import (
 	"encoding/binary"
 	"fmt"
+	"net"
 	"net/netip"
 	"runtime"
 	"sync/atomic"
@@ -148,4 +149,30 @@ func untuneThread() {
 	param := struct{ priority int32 }{0}
 	unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, 0 /* SCHED_OTHER */, uintptr(unsafe.Pointer(&param)))
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0)
+}
+
+// stampedReader reads datagrams of c with their kernel receive times (SO_TIMESTAMPNS), so that
+// a stream's one-way delays do not include the reader goroutine's scheduling delay on a busy
+// machine; without the option it falls back to the time the read returned.
+func stampedReader(c *net.UDPConn) func(buf []byte) (int, time.Time, error) {
+	ok := false
+	if rc, err := c.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			ok = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
+		})
+	}
+	oob := make([]byte, 128)
+	return func(buf []byte) (int, time.Time, error) {
+		n, oobn, _, _, err := c.ReadMsgUDP(buf, oob)
+		now := time.Now()
+		if err != nil {
+			return n, now, err
+		}
+		if ok {
+			if t, got := rxTimestamp(oob[:oobn]); got {
+				return n, t, nil
+			}
+		}
+		return n, now, nil
+	}
 }

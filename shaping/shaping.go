@@ -59,6 +59,7 @@ type options struct {
 	tcpBufMax int
 	runner    netem.Runner
 	realtime  bool
+	offload   bool
 }
 
 // WithLogger sets the logger for setup, teardown and emulator faults (default slog.Default()).
@@ -76,6 +77,17 @@ func WithNetemRunner(r netem.Runner) Option { return func(o *options) { o.runner
 // SCHED_FIFO priority. The choice is read once, when the link opens. Without real-time
 // priority, wake-ups were 0.1-11 ms late at p99 under full CPU load here instead of 20-80 us.
 func WithRealtime(on bool) Option { return func(o *options) { o.realtime = on } }
+
+// WithOffload selects the emulator's fast path (true, the default): TUN devices with the
+// virtio-net header and TSO/USO/GRO offloads, read and written in batches, the link model
+// still applied per MTU-sized packet. false selects the plain path (IFF_NO_PI, one packet per
+// read and write), which is also used when the kernel refuses the offloads.
+func WithOffload(on bool) Option { return func(o *options) { o.offload = on } }
+
+// EnvOffload is the environment variable with which `pltlab shell` and `pltlab link check`
+// open their link on the plain path when it is "off" (side-by-side measurements, fallback);
+// shaping itself reads no environment.
+const EnvOffload = "PLTLAB_EMU_OFFLOAD"
 
 // ProcsPerLink is how many Go Ps an open emu link's forwarder threads may need besides the
 // program's own goroutines: one per direction. A forwarder returning from ppoll(2) needs a P;
@@ -100,7 +112,7 @@ const DefaultTCPBufMax = 32 << 20
 // direction at 1 Gbit/s with GOMAXPROCS=2 and an in-process sender), so a program that runs
 // CPU-heavy goroutines next to a fast link should raise GOMAXPROCS by 2 per open link itself.
 func Open(ctx context.Context, spec Spec, opts ...Option) (Link, error) {
-	o := options{logger: slog.Default(), tcpBufMax: DefaultTCPBufMax, realtime: true}
+	o := options{logger: slog.Default(), tcpBufMax: DefaultTCPBufMax, realtime: true, offload: true}
 	for _, f := range opts {
 		f(&o)
 	}

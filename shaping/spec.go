@@ -30,6 +30,16 @@ const (
 	// MinDefaultQueuePackets floors the default queue at this many MTU-sized packets, so short
 	// RTTs still get a usable buffer. An explicit queue is never raised.
 	MinDefaultQueuePackets = 4
+	// DefaultQueueFloorTime floors the default queue at this much time at the link rate: the
+	// queue of one BDP is sized as if the RTT were at least 1 ms. Source: Linux TCP's TSO
+	// autosizing (net/ipv4/tcp_output.c, tcp_tso_autosize with sk_pacing_shift = 10) sends
+	// each burst as about 1 ms of its pacing rate (capped at GSO_MAX_SIZE, 64 KiB), and in
+	// slow start the pacing rate is twice cwnd/RTT, so on a short-RTT link a burst arrives
+	// faster than the link drains it; a queue below one such burst drops inside every burst
+	// (rate=1gbit,rtt=0ms with a 4-packet queue carried 131 Mbit/s with 123 115
+	// retransmissions in 10 s). At 3 Mbit/s 1 ms is 375 bytes, so low-rate defaults keep
+	// their 1-BDP or 4-packet queue. An explicit queue is never raised.
+	DefaultQueueFloorTime = time.Millisecond
 )
 
 // Spec is a parsed LINK spec: a preset name or comma-separated key=value items (README, "The link"; docs/extending.md, "A link impairment").
@@ -50,6 +60,9 @@ type Spec struct {
 	QueuePackets int
 	// QueueBDP is the queue in BDPs when given as "queue=Nbdp" (or by default); 0 otherwise.
 	QueueBDP float64
+	// QueueFloored is true when the default queue of one BDP was below DefaultQueueFloor and
+	// was raised to it (QueueBytes then holds the floor).
+	QueueFloored bool
 	// Jitter adds a uniform random delay in [-Jitter, +Jitter] to each packet's one-way delay.
 	Jitter time.Duration
 	// Reorder lets jitter reorder packets; by default a packet never overtakes an earlier one.
@@ -83,7 +96,7 @@ type parseState struct {
 //   - rate (both directions), down, up: a rate such as 3mbit, or trace:FILE (a Mahimahi trace;
 //     the rate is then its mean rate);
 //   - rtt: base round-trip time, split evenly into the two one-way delays;
-//   - queue: Nbdp | Npkt | size (default 1 BDP, at least 4 packets; with an AQM and no queue,
+//   - queue: Nbdp | Npkt | size (default 1 BDP, at least 4 packets and 1 ms at the rate (DefaultQueueFloor); with an AQM and no queue,
 //     the AQM's standard packet limit: 1000 for codel and pie, 10240 for fq_codel);
 //   - jitter: per-packet jitter (each packet its own uniform delay in +-jitter; order kept
 //     unless reorder=true); at most rtt/2;
@@ -328,6 +341,7 @@ func (st *parseState) finish() (Spec, error) {
 		sp.QueueBytes = st.queueB
 	case st.bdp > 0 && sp.Down > 0:
 		sp.QueueBytes = st.bdpQueue(sp.Down, sp.RTT)
+		sp.QueueFloored = !st.queueSet && sp.QueueBytes > ByteSize(math.Round(st.bdp*float64(BDP(sp.Down, sp.RTT))))
 		if st.queueSet && sp.QueueBytes < ByteSize(sp.MTU) {
 			return Spec{}, fmt.Errorf("queue %gbdp at down=%s rtt=%s is %s, less than one %d-byte packet: accepted a queue of at least the MTU", st.bdp, sp.Down, sp.RTT, sp.QueueBytes, sp.MTU)
 		}
@@ -367,14 +381,21 @@ func (sp *Spec) checkImpairments() error {
 	return nil
 }
 
-// bdpQueue sizes a queue of st.bdp BDPs at rate, floored at MinDefaultQueuePackets x MTU when
-// the queue came from the default.
+// bdpQueue sizes a queue of st.bdp BDPs at rate; when the queue came from the default it is
+// floored at DefaultQueueFloor.
 func (st *parseState) bdpQueue(rate Rate, rtt time.Duration) ByteSize {
 	q := ByteSize(math.Round(st.bdp * float64(BDP(rate, rtt))))
-	if floor := ByteSize(MinDefaultQueuePackets * st.spec.MTU); !st.queueSet && q < floor {
+	if floor := DefaultQueueFloor(rate, st.spec.MTU); !st.queueSet && q < floor {
 		q = floor
 	}
 	return q
+}
+
+// DefaultQueueFloor is the smallest default queue in bytes at rate (bit/s) and mtu (bytes):
+// the larger of MinDefaultQueuePackets packets and DefaultQueueFloorTime at the rate (see
+// there for the rule's source). A queue given explicitly is never floored.
+func DefaultQueueFloor(rate Rate, mtu int) ByteSize {
+	return max(ByteSize(MinDefaultQueuePackets*mtu), BDP(rate, DefaultQueueFloorTime))
 }
 
 // UpQueueBytes is the droptail limit of the up direction in bytes: with queue=Nbdp it is N BDPs
@@ -391,6 +412,9 @@ func (s Spec) UpQueueBytes() ByteSize {
 	q := st.bdpQueue(s.Up, s.RTT)
 	if floor := ByteSize(MinDefaultQueuePackets * s.MTU); q < floor {
 		q = floor
+	}
+	if s.QueueFloored {
+		q = max(q, DefaultQueueFloor(s.Up, s.MTU))
 	}
 	return q
 }
@@ -430,6 +454,7 @@ func (s Spec) String() string {
 		b = append(b, up.items("up.")...)
 	}
 	switch {
+	case s.QueueFloored: // the default queue, floored: no key gives it back
 	case s.QueuePackets > 0:
 		b = append(b, "queue="+strconv.Itoa(s.QueuePackets)+"pkt")
 	case s.QueueBDP > 0 && s.QueueBytes == ByteSize(math.Round(s.QueueBDP*float64(BDP(s.Down, s.RTT)))):
@@ -463,6 +488,7 @@ func (s Spec) Result() result.Link {
 		RTTMs:        float64(s.RTT) / float64(time.Millisecond),
 		Loss:         s.Loss,
 		QueueBytes:   int64(s.QueueBytes),
+		QueueFloored: s.QueueFloored,
 		QueuePackets: s.QueuePackets,
 		JitterMs:     float64(s.Jitter) / float64(time.Millisecond),
 		MTU:          s.MTU,

@@ -55,7 +55,7 @@ func TestParseSpec(t *testing.T) {
 		{"items", "rate=3mbit,rtt=50ms,queue=25pkt,loss=1%", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueuePackets: 25, Loss: 0.01, MTU: 1500, Shaper: "emu", DownImp: Impair{Loss: 0.01}, UpImp: Impair{Loss: 0.01}}},
 		{"bytes", "rate=3mbit,rtt=50ms,queue=18750B", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueueBytes: 18750, MTU: 1500, Shaper: "emu"}},
 		{"asym", "down=5mbit,up=1mbit,rtt=28ms", Spec{Down: 5 * Mbit, Up: Mbit, RTT: 28 * time.Millisecond, QueueBytes: 17500, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
-		{"default queue floor", "rate=1mbit,rtt=1ms", Spec{Down: Mbit, Up: Mbit, RTT: time.Millisecond, QueueBytes: 6000, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
+		{"default queue floor", "rate=1mbit,rtt=1ms", Spec{Down: Mbit, Up: Mbit, RTT: time.Millisecond, QueueBytes: 6000, QueueBDP: 1, QueueFloored: true, MTU: 1500, Shaper: "emu"}},
 		{"override", "carlucci2015,loss=0.5%,jitter=2ms,reorder=true,mtu=1400,seed=7", Spec{Down: 3 * Mbit, Up: 3 * Mbit, RTT: 50 * time.Millisecond, QueueBytes: 18750, QueueBDP: 1, Loss: 0.005, Jitter: 2 * time.Millisecond, Reorder: true, MTU: 1400, Shaper: "emu", Seed: 7, DownImp: Impair{Loss: 0.005}, UpImp: Impair{Loss: 0.005}}},
 		{"delay only", "rtt=50ms", Spec{RTT: 50 * time.Millisecond, QueueBDP: 1, MTU: 1500, Shaper: "emu"}},
 		{"netem", "rate=10mbit,rtt=20ms,shaper=netem", Spec{Down: 10 * Mbit, Up: 10 * Mbit, RTT: 20 * time.Millisecond, QueueBytes: 25000, QueueBDP: 1, MTU: 1500, Shaper: "netem"}},
@@ -214,6 +214,42 @@ func TestParseSpecRepeatsAndNone(t *testing.T) {
 	sp, err := ParseSpec("carlucci2015,rate=10mbit")
 	if err != nil || sp.Down != 10*Mbit || sp.Up != 10*Mbit {
 		t.Fatalf("override: %+v, %v", sp, err)
+	}
+}
+
+// TestDefaultQueueFloor checks the default queue's floor: 1 ms at the rate on a fast short
+// link (rtt=0 would otherwise get a 4-packet queue that every TSO burst overflows), the
+// 4-packet floor at low rates, no floor for an explicit queue, and the record's flag.
+func TestDefaultQueueFloor(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		want    ByteSize
+		floored bool
+	}{
+		{"rate=1gbit,rtt=0ms", 125000, true},
+		{"rate=10gbit,rtt=0ms", 1250000, true},
+		{"rate=1gbit,rtt=50ms", 6250000, false},
+		{"rate=3mbit,rtt=50ms", 18750, false},
+		{"rate=3mbit,rtt=1ms", 6000, true},
+		{"rate=1gbit,rtt=0ms,queue=1bdp", 0, false}, // explicit: refused below, never raised
+		{"rate=1gbit,rtt=0ms,queue=6000B", 6000, false},
+	} {
+		s, err := ParseSpec(c.in)
+		if c.want == 0 {
+			if err == nil {
+				t.Errorf("%s: accepted an explicit 1-BDP queue of 0 bytes", c.in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		if s.QueueBytes != c.want || s.QueueFloored != c.floored || s.Result().QueueFloored != c.floored {
+			t.Errorf("%s: queue %d B floored %v, want %d B floored %v", c.in, s.QueueBytes, s.QueueFloored, c.want, c.floored)
+		}
+		if s.UpQueueBytes() != c.want {
+			t.Errorf("%s: up queue %d B, want %d", c.in, s.UpQueueBytes(), c.want)
+		}
 	}
 }
 

@@ -44,3 +44,12 @@ func RootlessCommand(path string, args []string) *exec.Cmd { return exec.Command
 
 // PrepareRootless is only available on Linux.
 func PrepareRootless() error { return errors.ErrUnsupported }
+
+// stampedReader reads datagrams of c with the time the read returned (no kernel timestamps
+// off Linux).
+func stampedReader(c *net.UDPConn) func(buf []byte) (int, time.Time, error) {
+	return func(buf []byte) (int, time.Time, error) {
+		n, _, err := c.ReadFromUDP(buf)
+		return n, time.Now(), err
+	}
+}

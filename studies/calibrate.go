@@ -126,8 +126,8 @@ func RankCandidates(cs []Candidate) []Candidate {
 // carlucciPaperPLTs are the paper's HTTP/1.1, SPDY and QUIC PLTs in ms.
 func carlucciPaperPLTs() [3]float64 {
 	var out [3]float64
-	for i, row := range experiment.CarlucciPaper[:3] {
-		out[i] = float64(row.PLT.Milliseconds())
+	for i, row := range CarlucciPaper[:3] {
+		out[i] = row.PaperMs
 	}
 	return out
 }
@@ -136,7 +136,7 @@ func carlucciPaperPLTs() [3]float64 {
 // pages over the paper's link, ranked by CalibrationLoss against the paper's three PLTs.
 func CarlucciCalibration() *Study {
 	return &Study{
-		Name:         experiment.Carlucci2015,
+		Name:         Carlucci2015,
 		Title:        "Carlucci et al., ACM SAC 2015: calibrating the unpublished page",
 		Option:       "--calibrate",
 		Citation:     carlucciCitation,
@@ -150,7 +150,7 @@ func CarlucciCalibration() *Study {
 }
 
 // calibrationConsole prints the ten best candidates.
-func calibrationConsole(w io.Writer, e *Evidence) error {
+func calibrationConsole(w io.Writer, e *Support) error {
 	cs := e.Candidates()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "rank\tpage\th1\th2\th3\th2/h1\th3/h1\tloss L\tloads")
@@ -164,9 +164,9 @@ func calibrationConsole(w io.Writer, e *Evidence) error {
 
 // calibrationPlan is the calibration sweep at a scale.
 func calibrationPlan(sc Scale) Plan {
-	c := experiment.Config{Pages: CalibrationPages(calibrateCounts, calibrateTotals), Links: []string{experiment.Carlucci2015},
+	c := experiment.Config{Pages: CalibrationPages(calibrateCounts, calibrateTotals), Links: []string{Carlucci2015},
 		Arms: calibrateArms, Runs: 3, Warmup: 0, Timeout: 30 * time.Second, TCPCC: "cubic", TLS: "1.2"}
-	p := Plan{Study: experiment.Carlucci2015, Scale: sc}
+	p := Plan{Study: Carlucci2015, Scale: sc}
 	switch sc {
 	case Smoke:
 		c.Pages, c.Runs = []string{"10x30KB", "30x10KB"}, 1
@@ -182,7 +182,7 @@ func calibrationPlan(sc Scale) Plan {
 }
 
 // Candidates returns the calibration candidates measured in the evidence, ranked.
-func (e *Evidence) Candidates() []Candidate {
+func (e *Support) Candidates() []Candidate {
 	pr := e.Part("calibrate")
 	if pr == nil {
 		return nil
@@ -215,7 +215,7 @@ func (e *Evidence) Candidates() []Candidate {
 
 // calibrationSections are the calibration report's sections: the ranked table of every
 // candidate with residuals, and the sensitivity of the conclusions.
-func calibrationSections(e *Evidence) []Section {
+func calibrationSections(e *Support) []Section {
 	cs := e.Candidates()
 	paper := carlucciPaperPLTs()
 	s := Section{ID: "calibration", Title: "Candidates ranked against the paper",
@@ -276,7 +276,7 @@ func calibrationFindings() []Finding {
 	return []Finding{
 		{ID: "composition", Claim: "An image-only page reproduces the paper's three PLTs (HTTP/1.1 2.03 s, SPDY 1.45 s, QUIC 1.14 s)",
 			Source: "section 4 (page composition not published)", Criterion: "best candidate's sqrt(L) <= 0.10 (about 10 % typical error)",
-			Judge: func(e *Evidence) Judgement {
+			Judge: func(e *Support) Judgement {
 				cs := e.Candidates()
 				if len(cs) == 0 || math.IsNaN(cs[0].Loss) {
 					return notRun("no complete candidate")
@@ -287,11 +287,11 @@ func calibrationFindings() []Finding {
 				r := cs[0].Residuals(carlucciPaperPLTs())
 				ev := fmt.Sprintf("best %s: L = %s, residuals h1 %s, h2 %s, h3 %s, h2/h1 %s, h3/h1 %s", cs[0].Page, fmtLoss(cs[0].Loss),
 					fmtPct(r[0]), fmtPct(r[1]), fmtPct(r[2]), fmtPct(r[3]), fmtPct(r[4]))
-				return verdict(math.Sqrt(cs[0].Loss) <= 0.10, ev, "Candidates ranked against the paper")
+				return verdict(math.Sqrt(cs[0].Loss) <= 0.10, true, ev+" (no candidate within 10 %: the candidates tried exclude it)", "Candidates ranked against the paper")
 			}},
 		{ID: "order-robust", Claim: "QUIC fastest and HTTP/1.1 slowest, whatever the (unpublished) page",
 			Source: "section 4", Criterion: "the order h1 > h2 > h3 of medians holds for every candidate",
-			Judge: func(e *Evidence) Judgement {
+			Judge: func(e *Support) Judgement {
 				cs := e.Candidates()
 				ordered, n := 0, 0
 				var not []string
@@ -316,7 +316,7 @@ func calibrationFindings() []Finding {
 				if len(not) > 0 {
 					ev += "; not for " + strings.Join(not, ", ")
 				}
-				return verdict(ordered == n, ev, "How sensitive the conclusions are to the page")
+				return verdict(ordered == n, true, ev, "How sensitive the conclusions are to the page")
 			}},
 	}
 }

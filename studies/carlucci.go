@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +37,7 @@ const carlucciCitation = `G. Carlucci, L. De Cicco, S. Mascolo, "HTTP over UDP: 
 // carlucci defines the carlucci2015 study.
 func carlucci() *Study {
 	s := &Study{
-		Name:         experiment.Carlucci2015,
+		Name:         Carlucci2015,
 		Title:        "Carlucci et al., ACM SAC 2015",
 		Citation:     carlucciCitation,
 		DefaultScale: Quick,
@@ -46,11 +47,7 @@ func carlucci() *Study {
 		Differences:  carlucciDifferences,
 		Console:      carlucciConsole,
 	}
-	for _, row := range experiment.CarlucciPaper {
-		s.References = append(s.References, Reference{Part: "lossless", Page: experiment.Carlucci2015, Link: experiment.Carlucci2015,
-			Protocol: row.Arm.Protocol, Mode: row.Arm.Mode, Label: row.Label, Ms: float64(row.PLT.Milliseconds()), Stat: "mean",
-			Source: "Carlucci et al. 2015, section 4 (page load time, loss-free image page) and abstract"})
-	}
+	s.References = slices.Clone(CarlucciPaper)
 	return s
 }
 
@@ -69,14 +66,14 @@ func availableLinks(specs []string) (ok []string, left []string) {
 
 // carlucciPlan returns the carlucci2015 plan at a scale.
 func carlucciPlan(sc Scale) Plan {
-	p := Plan{Study: experiment.Carlucci2015, Scale: sc}
-	lossless := experiment.CarlucciConfig(20)
+	p := Plan{Study: Carlucci2015, Scale: sc}
+	lossless := CarlucciConfig(20)
 	lossyLinks, left := availableLinks(CarlucciLossyLinks)
-	lossy := experiment.Config{Pages: []string{experiment.Carlucci2015}, Links: lossyLinks,
+	lossy := experiment.Config{Pages: []string{Carlucci2015}, Links: lossyLinks,
 		Arms: experiment.CrossArms([]string{"h1", "h2", "h3"}, []result.Mode{result.Cold}), Runs: 8, Warmup: 1,
 		Timeout: 30 * time.Second, TCPCC: "cubic", TLS: "1.2"}
 	flows := FlowPart{Name: "flows", Title: "Safe deployment: bulk flows alone and sharing the bottleneck",
-		Link: experiment.Carlucci2015, Mixes: [][]string{{"h1:cubic"}, {"h2:cubic"}, {"h3"}, {"h3", "h2:cubic"}},
+		Link: Carlucci2015, Mixes: [][]string{{"h1:cubic"}, {"h2:cubic"}, {"h3"}, {"h3", "h2:cubic"}},
 		Duration: 20 * time.Second, Runs: 1}
 	switch sc {
 	case Smoke:
@@ -121,30 +118,30 @@ func CarlucciReferences(tls string, recs []*result.Record) []analysis.Reference 
 	}
 	rtt := time.Duration(link.RTTMs * float64(time.Millisecond))
 	var refs []analysis.Reference
-	for _, row := range experiment.CarlucciPaper {
-		bound := experiment.IdealPLT(page.TotalBytes, link.DownBps, rtt, experiment.MinRoundTrips(row.Arm, tls))
-		refs = append(refs, analysis.Reference{Protocol: row.Arm.Protocol, Mode: row.Arm.Mode, Label: row.Label,
-			PaperMs: float64(row.PLT.Milliseconds()), BoundMs: float64(bound.Microseconds()) / 1000})
+	for _, row := range CarlucciPaper {
+		bound := experiment.IdealPLT(page.TotalBytes, link.DownBps, rtt, experiment.MinRoundTrips(experiment.Arm{Protocol: row.Protocol, Mode: row.Mode}, tls))
+		row.BoundMs = float64(bound.Microseconds()) / 1000
+		refs = append(refs, row)
 	}
 	return refs
 }
 
 // carlucciReproduction sets the lossless part's analysis beside the paper (so its own report
 // opens with the side-by-side table, as `reproduce carlucci2015` always did) and returns it.
-func carlucciReproduction(e *Evidence) *analysis.Reproduction {
+func carlucciReproduction(e *Support) *analysis.Reproduction {
 	pr := e.Part("lossless")
 	if pr == nil {
 		return nil
 	}
 	if pr.Report.Reproduction == nil {
 		pr.Report.Reproduction = &analysis.Reproduction{Title: "Carlucci et al., SAC 2015, reproduced with pltlab",
-			References: CarlucciReferences(pr.Part.Config.TLS, pr.Records), Notes: experiment.CarlucciDifferences(pr.Records)}
+			References: CarlucciReferences(pr.Part.Config.TLS, pr.Records), Notes: CarlucciDifferences(pr.Records)}
 	}
 	return pr.Report.Reproduction
 }
 
 // carlucciConsole prints the lossless side-by-side table, as `reproduce carlucci2015` always has.
-func carlucciConsole(w io.Writer, e *Evidence) error {
+func carlucciConsole(w io.Writer, e *Support) error {
 	rp := carlucciReproduction(e)
 	if rp == nil {
 		return nil
@@ -156,7 +153,7 @@ func carlucciConsole(w io.Writer, e *Evidence) error {
 }
 
 // carlucciSections are the report sections of carlucci2015 after the findings table.
-func carlucciSections(e *Evidence) []Section {
+func carlucciSections(e *Support) []Section {
 	var out []Section
 	lossless := Section{ID: "lossless", Title: "Loss-free PLT (the paper's table)",
 		Text: []string{"3 Mbit/s, 50 ms RTT, droptail buffer of one BDP, no loss; TCP listeners TLS 1.2 + CUBIC as in 2015. " +
@@ -193,7 +190,7 @@ type lossyRow struct {
 }
 
 // carlucciLossyRows compares h3 with h2 on every lossy link measured.
-func carlucciLossyRows(e *Evidence) []lossyRow {
+func carlucciLossyRows(e *Support) []lossyRow {
 	pr := e.Part("lossy")
 	if pr == nil {
 		return nil
@@ -213,7 +210,7 @@ func carlucciLossyRows(e *Evidence) []lossyRow {
 }
 
 // carlucciLossySection is the lossy-channel table.
-func carlucciLossySection(e *Evidence) Section {
+func carlucciLossySection(e *Support) Section {
 	s := Section{ID: "lossy", Title: "Lossy channel",
 		Text: []string{"The paper's loss rates are not in our sources, so the series is our choice: the paper's link with " +
 			"random (Bernoulli) loss of 1 % and 2 % per direction and, where the build has the Gilbert model, 2 % in bursts of 4 packets. " +
@@ -261,8 +258,8 @@ func fmtRatio(r float64) string {
 }
 
 // carlucciDifferences are the recorded testbed differences plus the study's own choices.
-func carlucciDifferences(e *Evidence) []string {
-	out := experiment.CarlucciDifferences(e.Loads())
+func carlucciDifferences(e *Support) []string {
+	out := CarlucciDifferences(e.Loads())
 	return append(out, "Loss: our `loss=P%` drops each packet with probability P in each direction (with `burst=N`, in bursts of N packets on average: Gilbert model); the paper's loss model and rates are not in our sources.")
 }
 
@@ -289,27 +286,14 @@ func carlucciFindings() []Finding {
 			Judge: judgeSafeSharing},
 		{ID: "fec", Claim: "The FEC module, when enabled, worsens the performance of QUIC",
 			Source: "abstract; section 4", Criterion: "needs gQUIC's FEC, which IETF QUIC and quic-go do not have",
-			Judge: func(*Evidence) Judgement {
+			Judge: func(*Support) Judgement {
 				return Judgement{Verdict: NotTestable, Evidence: "IETF QUIC (RFC 9000) has no FEC; quic-go implements none", See: []string{"What cannot be reproduced"}}
 			}},
 	}
 }
 
-// mw returns the Mann-Whitney p-value of a against b (NaN when either is nil).
-func mw(a, b *analysis.Group) float64 {
-	if a == nil || b == nil {
-		return math.NaN()
-	}
-	return analysis.MannWhitney(a.Sample, b.Sample).P
-}
-
-// faster reports whether a's median is below b's with Mann-Whitney p < Alpha.
-func faster(a, b *analysis.Group) bool {
-	return a != nil && b != nil && a.Median < b.Median && mw(a, b) < Alpha
-}
-
 // losslessGroups returns the loss-free groups h1, h2, h3 cold and h3 warm (nil where missing).
-func losslessGroups(e *Evidence) (h1, h2, h3, h3w *analysis.Group) {
+func losslessGroups(e *Support) (h1, h2, h3, h3w *analysis.Group) {
 	pr := e.Part("lossless")
 	if pr == nil {
 		return
@@ -318,31 +302,58 @@ func losslessGroups(e *Evidence) (h1, h2, h3, h3w *analysis.Group) {
 	return pr.Group(p, l, "h1", result.Cold), pr.Group(p, l, "h2", result.Cold), pr.Group(p, l, "h3", result.Cold), pr.Group(p, l, "h3", result.Warm)
 }
 
-func judgeLosslessVsHTTP(e *Evidence) Judgement {
+// carlucciPaperRatio is the paper's PLT ratio of two of its rows (by our arm), e.g. QUIC over
+// HTTP/1.1 = 1.14 / 2.03 = 0.56.
+func carlucciPaperRatio(a, b experiment.Arm) float64 {
+	var ma, mb float64
+	for _, row := range CarlucciPaper {
+		if row.Protocol == a.Protocol && row.Mode == a.Mode {
+			ma = row.PaperMs
+		}
+		if row.Protocol == b.Protocol && row.Mode == b.Mode {
+			mb = row.PaperMs
+		}
+	}
+	return ma / mb
+}
+
+// losslessShift is the loss-free cell's test of "a faster than b" at the paper's ratio.
+func losslessShift(e *Support, a, b *analysis.Group) shift {
+	pr := e.Part("lossless")
+	p, l := pr.Part.Config.Pages[0], pr.Part.Config.Links[0]
+	if a == nil || b == nil {
+		return shift{verdict: NotRun, text: "missing arm", cell: cellName("lossless", l, armLabel(a), armLabel(b))}
+	}
+	pub := carlucciPaperRatio(experiment.Arm{Protocol: a.Protocol, Mode: a.Mode}, experiment.Arm{Protocol: b.Protocol, Mode: b.Mode})
+	return judgeShift(pr, p, l, a, b, pub)
+}
+
+func judgeLosslessVsHTTP(e *Support) Judgement {
 	h1, _, h3, h3w := losslessGroups(e)
-	if j, few := tooFew(h1, h3); few {
-		return j
+	if e.Part("lossless") == nil {
+		return notRun("no loss-free loads")
 	}
-	ev := fmt.Sprintf("h1 %s, h3 %s (p=%s)", fmtSec(median(h1)), fmtSec(median(h3)), fmtP(mw(h3, h1)))
-	ok := faster(h3, h1)
+	cells := []shift{losslessShift(e, h3, h1)}
 	if h3w != nil {
-		ev += fmt.Sprintf(", h3 warm %s (p=%s)", fmtSec(median(h3w)), fmtP(mw(h3w, h1)))
-		ok = ok && faster(h3w, h1)
+		cells = append(cells, losslessShift(e, h3w, h1))
 	}
-	return verdict(ok, ev, "Loss-free PLT (the paper's table)")
+	return combine(cells, "Loss-free PLT (the paper's table)")
 }
 
-func judgeLosslessOrder(e *Evidence) Judgement {
+func judgeLosslessOrder(e *Support) Judgement {
 	h1, h2, h3, _ := losslessGroups(e)
-	if j, few := tooFew(h1, h2, h3); few {
-		return j
+	if e.Part("lossless") == nil {
+		return notRun("no loss-free loads")
 	}
-	ev := fmt.Sprintf("medians h1 %s, h2 %s, h3 %s; p(h2<h1)=%s, p(h3<h2)=%s (paper 2.03 / 1.45 / 1.14 s)",
-		fmtSec(h1.Median), fmtSec(h2.Median), fmtSec(h3.Median), fmtP(mw(h2, h1)), fmtP(mw(h3, h2)))
-	return verdict(faster(h2, h1) && faster(h3, h2), ev, "Loss-free PLT (the paper's table)")
+	j := combine([]shift{losslessShift(e, h2, h1), losslessShift(e, h3, h2)}, "Loss-free PLT (the paper's table)")
+	j.Evidence += " (paper 2.03 / 1.45 / 1.14 s)"
+	return j
 }
 
-func judgeLosslessRatios(e *Evidence) Judgement {
+// judgeLosslessRatios compares each published ratio to HTTP/1.1 with our 95 % bootstrap CI of
+// the ratio of medians: reproduced when the CI holds the paper's ratio for h2 and for h3 (cold
+// or warm), contradicted when a CI excludes it (for h3: both modes' CIs), naming the interval.
+func judgeLosslessRatios(e *Support) Judgement {
 	pr := e.Part("lossless")
 	rp := carlucciReproduction(e)
 	if pr == nil || rp == nil {
@@ -358,11 +369,16 @@ func judgeLosslessRatios(e *Evidence) Judgement {
 		}
 	}
 	in := func(r analysis.ReferenceRow) bool { return r.PaperRatio >= r.RatioLow && r.PaperRatio <= r.RatioHigh }
-	var parts []string
+	var parts, cells []string
 	okH2, okH3 := false, false
 	for _, r := range rows[1:] {
-		parts = append(parts, fmt.Sprintf("%s: paper %.2f, ours %s [%s, %s]", armName(r.Protocol, r.Mode), r.PaperRatio,
+		word := "inside"
+		if !in(r) {
+			word = "excluded by"
+		}
+		parts = append(parts, fmt.Sprintf("%s: paper %.2f %s our 95 %% CI, ours %s [%s, %s]", armName(r.Protocol, r.Mode), r.PaperRatio, word,
 			fmtRatio(r.Ratio), fmtRatio(r.RatioLow), fmtRatio(r.RatioHigh)))
+		cells = append(cells, cellName("lossless", pr.Part.Config.Links[0], armName(r.Protocol, r.Mode), rows[0].Protocol))
 		switch r.Protocol {
 		case "h2":
 			okH2 = in(r)
@@ -370,7 +386,12 @@ func judgeLosslessRatios(e *Evidence) Judgement {
 			okH3 = okH3 || in(r)
 		}
 	}
-	return verdict(okH2 && okH3, strings.Join(parts, "; "), "Loss-free PLT (the paper's table)", "calibration (--calibrate)")
+	v := Reproduced
+	if !okH2 || !okH3 {
+		v = Contradicted
+	}
+	return Judgement{Verdict: v, Evidence: strings.Join(parts, "; "), Cells: cells,
+		See: []string{"Loss-free PLT (the paper's table)", "calibration (--calibrate)"}}
 }
 
 // armName is "h3" or "h3 warm".
@@ -378,28 +399,30 @@ func armName(proto string, m result.Mode) string {
 	return experiment.Arm{Protocol: proto, Mode: m}.String()
 }
 
-func judgeLossy(e *Evidence) Judgement {
+// judgeLossy tests "h3 faster than h2" on every lossy link. The paper gives no loss rates and
+// no lossy PLTs, so an undecided link is powered at the ratio observed here.
+func judgeLossy(e *Support) Judgement {
+	pr := e.Part("lossy")
 	rows := carlucciLossyRows(e)
-	if len(rows) == 0 {
+	if pr == nil || len(rows) == 0 {
 		return notRun("no lossy loads at this scale")
 	}
-	ok := true
-	var parts []string
+	var cells []shift
 	for _, r := range rows {
-		if j, few := tooFew(r.h2, r.h3); few {
-			return j
-		}
-		ok = ok && faster(r.h3, r.h2)
-		parts = append(parts, fmt.Sprintf("%s: h2 %s, h3 %s, h3/h2 %s, p=%s", r.link, fmtSec(median(r.h2)), fmtSec(median(r.h3)), fmtRatio(r.ratio), fmtP(r.p)))
+		cells = append(cells, judgeShift(pr, pr.Part.Config.Pages[0], r.link, r.h3, r.h2, 0))
 	}
-	return verdict(ok, strings.Join(parts, "; "), "Lossy channel")
+	return combine(cells, "Lossy channel")
 }
 
-// verdict is Reproduced when ok, else NotReproduced, with the evidence and sections.
-func verdict(ok bool, evidence string, see ...string) Judgement {
-	v := NotReproduced
-	if ok {
+// verdict is Reproduced when ok, Contradicted when contra (the evidence then names the test or
+// interval that excludes the claim), else Inconclusive, with the evidence and sections.
+func verdict(ok, contra bool, evidence string, see ...string) Judgement {
+	v := Inconclusive
+	switch {
+	case ok:
 		v = Reproduced
+	case contra:
+		v = Contradicted
 	}
 	return Judgement{Verdict: v, Evidence: evidence, See: see}
 }

@@ -22,7 +22,7 @@ func (p Plan) FlowRuns() int {
 	for _, f := range p.Flows {
 		n += len(f.Mixes) * f.Runs
 	}
-	return n
+	return n + p.CustomRuns
 }
 
 // Estimate predicts the plan's wall time in one process on one 2-core machine with the one
@@ -42,6 +42,7 @@ func (p Plan) Estimate() (time.Duration, error) {
 	for _, f := range p.Flows {
 		d += experiment.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration)
 	}
+	d += p.CustomEstimate
 	return d, nil
 }
 

@@ -2,21 +2,15 @@ package studies
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
-	"os"
-	"runtime"
-	"time"
+	"slices"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/artifacts"
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
 )
-
-// flowsPause separates the runs of a flow part, so the link's queue drains between them.
-const flowsPause = 2 * time.Second
 
 // This file links the flows package into the studies: with it, plans' flow parts run and the
 // safe-deployment sections and findings are judged from their "kind":"flow" records.
@@ -26,64 +20,48 @@ func init() {
 	flowGoodputFigure = goodputFigure
 }
 
-// runFlowPart opens f's link once, then runs every mix f.Runs times (flows.Run), writing every
-// flow record, named experiment, to w.
-func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) error {
-	spec, err := shaping.ParseSpec(f.Link)
-	if err != nil {
-		return fmt.Errorf("flow link: %w", err)
-	}
-	if spec.Seed == 0 {
-		spec.Seed = o.Seed
-	}
+// runFlowPart runs flow part f through the one bulk-flows runner (flows.Execute: seeded
+// schedule, link self-check, artifacts, complete env), writing every record, named experiment,
+// to w. The artifacts are those o.Configure sets for the page loads, restricted to what flows
+// keep (pcap, qlog); "slowest" keeps every run, flows having no PLT. It returns the number of
+// artifacts not written whole.
+func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) (int, error) {
 	mixes := make([][]flows.Spec, len(f.Mixes))
 	for i, m := range f.Mixes {
 		for _, s := range m {
 			fs, err := flows.ParseSpec(s)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			mixes[i] = append(mixes[i], fs)
 		}
 	}
-	l, err := shaping.Open(ctx, spec)
-	if err != nil {
-		return fmt.Errorf("open link: %w", err)
+	p := flows.Plan{Link: f.Link, Mixes: mixes, Runs: f.Runs, Duration: f.Duration, Seed: o.Seed,
+		Experiment: experiment, Version: o.Version, Artifacts: flowArtifacts(o),
+		SkipLinkCheck: o.SkipLinkCheck,
+		Resume:        o.Resume, Logger: o.Logger}
+	shard := o.Shard.String() // "" unsharded
+	sum, err := flows.Execute(ctx, p, func(r *result.Record) error {
+		r.Shard = shard
+		return w.Write(r)
+	})
+	return sum.ArtifactsFailed, err
+}
+
+// flowArtifacts returns the artifacts o.Configure sets for the page loads, restricted to the
+// kinds a flow run keeps.
+func flowArtifacts(o RunOptions) artifacts.Config {
+	if o.Configure == nil {
+		return artifacts.Config{}
 	}
-	srv, err := flows.NewServer(ctx, l, o.Logger)
-	if err != nil {
-		return errors.Join(err, l.Close())
+	var c experiment.Config
+	o.Configure(&c)
+	a := c.Artifacts
+	a.Kinds = slices.DeleteFunc(slices.Clone(a.Kinds), func(k artifacts.Kind) bool { return k != artifacts.Pcap && k != artifacts.Qlog })
+	if a.For == artifacts.KeepSlowest {
+		a.For = artifacts.KeepAll
 	}
-	env := &result.Env{Pltlab: o.Version, CPUs: runtime.NumCPU(), Seed: o.Seed}
-	env.Host, _ = os.Hostname()
-	err = func() error {
-		for run := range f.Runs {
-			for _, mix := range mixes {
-				recs, err := flows.Run(ctx, l, srv, flows.Config{Flows: mix, Duration: f.Duration, Seed: o.Seed, Run: run,
-					Experiment: experiment, Env: env, Logger: o.Logger})
-				if err != nil {
-					return err
-				}
-				for _, r := range recs {
-					r.Link.Spec = f.Link
-					r.Shard = o.Shard.String() // "" unsharded
-					if err := w.Write(r); err != nil {
-						return err
-					}
-				}
-				if err := srv.CloseConnections(); err != nil {
-					return err
-				}
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(flowsPause):
-				}
-			}
-		}
-		return nil
-	}()
-	return errors.Join(err, srv.Close(), l.Close())
+	return a
 }
 
 // readFlowResults turns a flow part's records into one FlowMixResult per (mix, run), in order.

@@ -49,7 +49,7 @@ const flowNotAvailable = "not run: flows not available (the flows package has no
 const MinFlowDuration = 10 * time.Second
 
 // shortFlows returns a "not run" judgement when the plan's flows are shorter than MinFlowDuration.
-func (e *Evidence) shortFlows() (Judgement, bool) {
+func (e *Support) shortFlows() (Judgement, bool) {
 	for _, f := range e.Plan.Flows {
 		if f.Duration < MinFlowDuration {
 			return notRun(fmt.Sprintf("flows of %v at this scale: too short for a verdict (need %v)", f.Duration, MinFlowDuration)), true
@@ -59,7 +59,7 @@ func (e *Evidence) shortFlows() (Judgement, bool) {
 }
 
 // mixes returns the results of the named flow part (nil when flows are not available or not run).
-func (e *Evidence) mixes(part string) []FlowMixResult {
+func (e *Support) mixes(part string) []FlowMixResult {
 	if flowResults == nil {
 		return nil
 	}
@@ -68,7 +68,7 @@ func (e *Evidence) mixes(part string) []FlowMixResult {
 
 // carlucciFlowSection is the safe-deployment section: each protocol alone, then QUIC and TCP
 // CUBIC sharing the bottleneck.
-func carlucciFlowSection(e *Evidence) Section {
+func carlucciFlowSection(e *Support) Section {
 	s := Section{ID: "flows", Title: "Safe deployment: bulk flows alone and sharing the bottleneck",
 		Text: []string{"Bulk downloads through the paper's link (3 Mbit/s, 50 ms, 1 BDP): one flow per protocol alone " +
 			"(channel utilization = goodput / rate, loss ratio = packets dropped / packets sent), then QUIC (quic-go, NewReno) and TCP CUBIC sharing it " +
@@ -115,7 +115,7 @@ func aloneFlow(ms []FlowMixResult, proto string) (util, loss float64, ok bool) {
 	return util / float64(n), loss / float64(n), true
 }
 
-func judgeSafeAlone(e *Evidence) Judgement {
+func judgeSafeAlone(e *Support) Judgement {
 	if !e.Flows {
 		return notRun(flowNotAvailable)
 	}
@@ -132,10 +132,14 @@ func judgeSafeAlone(e *Evidence) Judgement {
 		return notRun("no single-flow runs of h3 and a TCP protocol at this scale")
 	}
 	ev := fmt.Sprintf("alone: QUIC utilization %.3f, loss ratio %.4f; TCP CUBIC utilization %.3f, loss ratio %.4f", uq, lq, ut, lt)
-	return verdict(uq >= 0.9*ut && lq <= lt+0.01, ev, "Safe deployment: bulk flows alone and sharing the bottleneck")
+	runs, ok := e.flowRuns(), uq >= 0.9*ut && lq <= lt+0.01
+	if !ok {
+		ev += flowRunsNote(runs)
+	}
+	return verdict(ok, runs >= minFlowRuns, ev, "Safe deployment: bulk flows alone and sharing the bottleneck")
 }
 
-func judgeSafeSharing(e *Evidence) Judgement {
+func judgeSafeSharing(e *Support) Judgement {
 	if !e.Flows {
 		return notRun(flowNotAvailable)
 	}
@@ -158,5 +162,32 @@ func judgeSafeSharing(e *Evidence) Judgement {
 	for _, j := range jains {
 		ok = ok && j >= 0.9
 	}
-	return verdict(ok, strings.Join(parts, "; "), "Safe deployment: bulk flows alone and sharing the bottleneck")
+	ev := strings.Join(parts, "; ")
+	if !ok {
+		ev += flowRunsNote(len(jains))
+	}
+	return verdict(ok, len(jains) >= minFlowRuns, ev, "Safe deployment: bulk flows alone and sharing the bottleneck")
+}
+
+// minFlowRuns is the fewest runs of a mix for which a failed flow criterion is a contradiction:
+// with fewer, one run's value has no interval and the verdict is inconclusive.
+const minFlowRuns = 3
+
+// flowRuns is the number of runs per mix of the plan's flow parts (the smallest).
+func (e *Support) flowRuns() int {
+	n := 0
+	for i, f := range e.Plan.Flows {
+		if i == 0 || f.Runs < n {
+			n = f.Runs
+		}
+	}
+	return n
+}
+
+// flowRunsNote says why a failed flow criterion from fewer than minFlowRuns runs is inconclusive.
+func flowRunsNote(runs int) string {
+	if runs >= minFlowRuns {
+		return ""
+	}
+	return fmt.Sprintf(" (%d run(s) per mix: no interval; %d runs decide it)", runs, minFlowRuns)
 }

@@ -78,7 +78,7 @@ type Cell struct {
 
 // cells returns every (page, link) of the named parts with h2 and h3 loads, comparing h2
 // cold (TCP) with h3 cold and warm (QUIC) by CompareMeans.
-func (e *Evidence) cells(parts ...string) []Cell {
+func (e *Support) cells(parts ...string) []Cell {
 	var out []Cell
 	for _, name := range parts {
 		pr := e.Part(name)
@@ -291,11 +291,15 @@ func mbit(r shaping.Rate) string {
 	return strings.TrimSuffix(strconv.FormatFloat(float64(r)/1e6, 'g', 4, 64), ".0")
 }
 
-// enough keeps the cells whose every comparison has at least MinLoads loads per arm (fewer
-// cannot reach p < 0.01); the heatmaps still show every cell.
+// enough keeps the cells whose every measured comparison (the cold one always; 0-RTT where the
+// part has warm h3 loads) has at least MinLoads loads per arm (fewer cannot reach p < 0.01);
+// the heatmaps still show every cell.
 func enough(cells []Cell) []Cell {
 	return filterCells(cells, func(c Cell) bool {
-		for _, d := range c.Diffs {
+		for i, d := range c.Diffs {
+			if i > 0 && d.NQUIC == 0 {
+				continue // the part does not measure this comparison
+			}
 			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
 				return false
 			}

@@ -104,7 +104,7 @@ func kakhkiPlan(sc Scale) Plan {
 var kakhkiGridParts = []string{"grid", "objects", "links"}
 
 // kakhkiSections are the heatmaps, the table of every cell and the reordering cells.
-func kakhkiSections(e *Evidence) []Section {
+func kakhkiSections(e *Support) []Section {
 	cells := e.cells(kakhkiGridParts...)
 	s := Section{ID: "heatmaps", Title: "Heatmaps: TCP vs QUIC",
 		Text: []string{"% difference = (TCP - QUIC) / QUIC x 100 of the mean PLTs (TCP = HTTP/2 over TCP CUBIC + TLS 1.2, cold; QUIC = HTTP/3 over quic-go, cold or resuming with 0-RTT). " +
@@ -130,8 +130,8 @@ func kakhkiSections(e *Evidence) []Section {
 }
 
 // gridDifferences are the testbed differences of the grid studies, from the records.
-func gridDifferences(e *Evidence) []string {
-	f := experiment.RecordedFacts(e.Loads())
+func gridDifferences(e *Support) []string {
+	f := RecordedFacts(e.Loads())
 	return []string{
 		"QUIC congestion control (recorded): " + f.QUICCC + "; 2017 used Google QUIC (versions 25-37) in Chromium with CUBIC and its own crypto handshake; 2024 compared QUICv1 (IETF) implementations.",
 		"TCP congestion control (recorded): " + f.TCPCC + ", TLS " + f.TLS + "; HTTP/2 stands for the papers' TCP page loads (HTTP/2 over TLS).",
@@ -159,13 +159,13 @@ func kakhkiFindings() []Finding {
 			Criterion: "on the delay-variation link (112 ms +- 50 ms), TCP significantly faster than QUIC (cold) for most pages",
 			Judge:     judgeReordering},
 		{ID: "mobile", Claim: "On mobile devices QUIC's gains shrink or vanish (it is application-limited by the phone's CPU)", Source: "section 6 (mobile)",
-			Criterion: "needs phones", Judge: func(*Evidence) Judgement {
+			Criterion: "needs phones", Judge: func(*Support) Judgement {
 				return Judgement{Verdict: NotTestable, Evidence: "no mobile devices: desktop Chromium on a server only"}
 			}},
 	}
 }
 
-func judgeQUICFaster(e *Evidence) Judgement {
+func judgeQUICFaster(e *Support) Judgement {
 	cells := enough(e.cells(kakhkiGridParts...))
 	if len(cells) == 0 {
 		return tooFewCells()
@@ -173,10 +173,11 @@ func judgeQUICFaster(e *Evidence) Judgement {
 	q, t, n := tally(cells, 0)
 	qw, tw, nw := tally(cells, 1)
 	ev := fmt.Sprintf("cold: QUIC faster in %d, TCP faster in %d, n.s. in %d of %d cells; 0-RTT: %d / %d / %d", q, t, n, len(cells), qw, tw, nw)
-	return verdict(q > t && 2*q >= len(cells), ev, "Heatmaps: TCP vs QUIC", "Every cell")
+	j := verdict(q > t && 2*q >= len(cells), 2*(q+n) < len(cells), ev, "Heatmaps: TCP vs QUIC", "Every cell")
+	return withGridPower(j, e, cells, 0)
 }
 
-func judgeLowRateLoss(e *Evidence) Judgement {
+func judgeLowRateLoss(e *Support) Judgement {
 	cells := enough(e.cells(kakhkiGridParts...))
 	if len(cells) == 0 {
 		return tooFewCells()
@@ -211,10 +212,11 @@ func judgeLowRateLoss(e *Evidence) Judgement {
 	}
 	mw, mwo := meanPct(with, 0), meanPct(without, 0)
 	ev += fmt.Sprintf("; with loss %s vs without %s over %d paired cells", fmtPct(mw), fmtPct(mwo), len(with))
-	return verdict(ok && mw > mwo, ev, "Heatmaps: TCP vs QUIC", "Every cell")
+	j := verdict(ok && mw > mwo, false, ev+" (means of % differences across cells: no interval, so never contradicted here)", "Heatmaps: TCP vs QUIC", "Every cell")
+	return withGridPower(j, e, append(append(lo, hi...), with...), 0)
 }
 
-func judge0RTTSmall(e *Evidence) Judgement {
+func judge0RTTSmall(e *Support) Judgement {
 	small := filterCells(enough(e.cells(kakhkiGridParts...)), func(c Cell) bool {
 		n, s, ok := objectOf(c.PageSpec)
 		return ok && n >= 100 && s <= 10_000
@@ -222,18 +224,19 @@ func judge0RTTSmall(e *Evidence) Judgement {
 	if len(small) == 0 {
 		return notRun("no page of >= 100 objects of <= 10 KB at this scale")
 	}
-	ok := true
+	ok, contra := true, false
 	var parts []string
 	for _, c := range small {
 		cold, warm := c.Diffs[0], c.Diffs[1]
 		share := (warm.Pct - cold.Pct) / warm.Pct
 		ok = ok && warm.Significant && warm.Pct > 0 && share >= 0.5
+		contra = contra || warm.Significant && warm.Pct < 0
 		parts = append(parts, fmt.Sprintf("%s on %s: cold %s, 0-RTT %s, 0-RTT share %s", c.Page, c.Link, cold, warm, fmtRatio(share)))
 	}
-	return verdict(ok, strings.Join(parts, "; "), "Heatmaps: TCP vs QUIC", "Every cell")
+	return withGridPower(verdict(ok, contra, strings.Join(parts, "; "), "Heatmaps: TCP vs QUIC", "Every cell"), e, small, 1)
 }
 
-func judgeReordering(e *Evidence) Judgement {
+func judgeReordering(e *Support) Judgement {
 	if ok, _ := availableLinks(KakhkiReorderLinks); len(ok) == 0 {
 		return Judgement{Verdict: NotTestable, Evidence: "needs delay variation that reorders packets (the link model's delayvar), not in this build"}
 	}
@@ -244,10 +247,10 @@ func judgeReordering(e *Evidence) Judgement {
 	if len(cells) == 0 {
 		return tooFewCells()
 	}
-	_, t, _ := tally(cells, 0)
+	_, t, n := tally(cells, 0)
 	var parts []string
 	for _, c := range cells {
 		parts = append(parts, fmt.Sprintf("%s: %s", c.Page, c.Diffs[0]))
 	}
-	return verdict(2*t > len(cells), strings.Join(parts, "; "), "Reordering (delay variation)")
+	return withGridPower(verdict(2*t > len(cells), 2*(t+n) <= len(cells), strings.Join(parts, "; "), "Reordering (delay variation)"), e, cells, 0)
 }

@@ -2,6 +2,7 @@ package studies
 
 import (
 	"fmt"
+	"github.com/pltlab/pltlab/analysis"
 	"math"
 	"strings"
 	"time"
@@ -56,8 +57,8 @@ func muthuraj() *Study {
 		link, page := GridLink(r.RateMbit, 0, 0), GridPage(1, r.Size)
 		src := "authors' demo output (mean PLT, 36 ms RTT, no loss)"
 		s.References = append(s.References,
-			Reference{Part: "bbr", Page: page, Link: link, Protocol: "h2", Mode: result.Cold, Label: "TCP BBR", Ms: r.TCPBBRMs, Stat: "mean", Source: src},
-			Reference{Part: "bbr", Page: page, Link: link, Protocol: "h3", Mode: result.Cold, Label: "QUICv1", Ms: r.QUICMs, Stat: "mean", Source: src})
+			analysis.Reference{Part: "bbr", Page: page, Link: link, Protocol: "h2", Mode: result.Cold, Label: "TCP BBR", PaperMs: r.TCPBBRMs, Stat: "mean", Source: src},
+			analysis.Reference{Part: "bbr", Page: page, Link: link, Protocol: "h3", Mode: result.Cold, Label: "QUICv1", PaperMs: r.QUICMs, Stat: "mean", Source: src})
 	}
 	return s
 }
@@ -82,10 +83,10 @@ func muthurajPlan(sc Scale) Plan {
 		links = []string{GridLink(10, 0, 0), GridLink(100, 0, 0), GridLink(10, 0, 1)}
 		jl, more := availableLinks([]string{MuthurajJitterLink(10)})
 		links, left = append(links, jl...), more
-		runs = 4
+		runs = 5 // 6 rounds with the first dropped: MinLoads per arm, the fewest a test at p < 0.01 needs
 		p.ScaledDown = []string{"pages of one object of 5 KB, 100 KB, 1 MB, 10 MB (full: the Kakhki object grid)",
 			"links 10 and 100 Mbit/s at 36 ms, 10 Mbit/s at 36 ms with 1 % loss and 112J50 at 10 Mbit/s (full: 10, 50, 100 Mbit/s x 36, 112 ms x loss 0, 1 % and 112J50)",
-			"5 rounds, the first dropped (full: 20)"}
+			"6 rounds, the first dropped: 5 loads per arm, the fewest for p < 0.01 (full: 20)"}
 	case Full:
 		for _, l := range []float64{0, 1} {
 			for _, rtt := range []time.Duration{0, 76 * time.Millisecond} {
@@ -108,7 +109,7 @@ func muthurajPlan(sc Scale) Plan {
 }
 
 // muthurajSections are the reference table and each controller's cells.
-func muthurajSections(e *Evidence) []Section {
+func muthurajSections(e *Support) []Section {
 	ref := Section{ID: "reference", Title: "Reference values (36 ms, no loss): the authors' demo output beside ours",
 		Text: []string{"Means in ms; diff = (TCP - QUIC) / QUIC x 100 (positive: QUIC faster); p from Welch's t-test. One object per page, as we read the demo output."}}
 	t := Table{Header: []string{"rate", "object", "paper TCP BBR", "paper QUICv1", "paper diff", "our TCP BBR", "our QUIC", "our diff (BBR)", "our TCP CUBIC", "our diff (CUBIC)"}}
@@ -132,7 +133,7 @@ func muthurajSections(e *Evidence) []Section {
 }
 
 // muthurajDiff compares TCP (h2 with cc) and QUIC for a reference pair.
-func muthurajDiff(e *Evidence, cc string, r MuthurajRef) Diff {
+func muthurajDiff(e *Support, cc string, r MuthurajRef) Diff {
 	pr := e.Part(cc)
 	link, page := GridLink(r.RateMbit, 0, 0), GridPage(1, r.Size)
 	return CompareMeans(pr.Sample(page, link, "h2", result.Cold), pr.Sample(page, link, "h3", result.Cold))
@@ -149,7 +150,7 @@ func muthurajFindings() []Finding {
 			Judge: judgeSmallObjects},
 		{ID: "bbr-in-quic", Claim: "QUICv1 with BBR improves 60-80 % over gQUIC under reordering",
 			Source: "thesis headline", Criterion: "needs BBR in QUIC and gQUIC",
-			Judge: func(*Evidence) Judgement {
+			Judge: func(*Support) Judgement {
 				return Judgement{Verdict: NotTestable, Evidence: "quic-go runs NewReno only (no BBR, no pluggable congestion control: quic-go issues 341, 776) and gQUIC is gone from Chromium"}
 			}},
 		{ID: "reordering", Claim: "Under delay variation (112J50) that reorders packets, QUIC is slower than TCP",
@@ -158,12 +159,13 @@ func muthurajFindings() []Finding {
 	}
 }
 
-func judgeReferenceDirection(e *Evidence) Judgement {
+func judgeReferenceDirection(e *Support) Judgement {
 	if e.Part("bbr") == nil {
 		return notRun("no TCP BBR loads")
 	}
-	ok, n := true, 0
+	ok, contra, n := true, false, 0
 	var parts []string
+	var cells []Cell
 	for _, r := range MuthurajReference {
 		d := muthurajDiff(e, "bbr", r)
 		if d.NTCP < MinLoads || d.NQUIC < MinLoads {
@@ -176,17 +178,20 @@ func judgeReferenceDirection(e *Evidence) Judgement {
 			agree = !d.Significant || math.Abs(d.Pct) < equalPct
 		}
 		ok = ok && agree
+		contra = contra || d.Significant && (d.Pct > 0) != (want > 0) && math.Abs(want) >= equalPct
+		cells = append(cells, muthurajCell(e, "bbr", r, d))
 		parts = append(parts, fmt.Sprintf("%d Mbit/s %s: paper %s, ours %s", r.RateMbit, pages.HumanBytes(r.Size), fmtPct(want), d))
 	}
 	if n == 0 {
 		return notRun(fmt.Sprintf("no reference cell measured with %d or more loads per arm at this scale", MinLoads))
 	}
-	return verdict(ok, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours")
+	return withGridPower(verdict(ok, contra, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours"), e, cells, 0)
 }
 
-func judgeSmallObjects(e *Evidence) Judgement {
-	ok, n := true, 0
+func judgeSmallObjects(e *Support) Judgement {
+	ok, contra, n := true, false, 0
 	var parts []string
+	var cells []Cell
 	for _, cc := range []string{"cubic", "bbr"} {
 		if e.Part(cc) == nil {
 			continue
@@ -198,32 +203,46 @@ func judgeSmallObjects(e *Evidence) Judgement {
 			}
 			n++
 			ok = ok && d.Significant && d.Pct > 0
+			contra = contra || d.Significant && d.Pct < 0
+			cells = append(cells, muthurajCell(e, cc, MuthurajRef{RateMbit: 10, Size: size}, d))
 			parts = append(parts, fmt.Sprintf("%s %s: %s", cc, pages.HumanBytes(size), d))
 		}
 	}
 	if n == 0 {
 		return notRun(fmt.Sprintf("no 5 KB or 100 KB page at 10 Mbit/s with %d or more loads per arm at this scale", MinLoads))
 	}
-	return verdict(ok, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours")
+	return withGridPower(verdict(ok, contra, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours"), e, cells, 0)
 }
 
-func judgeMuthurajReordering(e *Evidence) Judgement {
+func judgeMuthurajReordering(e *Support) Judgement {
 	if ok, _ := availableLinks([]string{MuthurajJitterLink(10)}); len(ok) == 0 {
 		return Judgement{Verdict: NotTestable, Evidence: "needs delay variation that reorders packets (the link model's delayvar), not in this build"}
 	}
-	var cells []Cell
-	for _, c := range enough(e.cells("cubic", "bbr")) {
+	var measured []Cell
+	for _, c := range e.cells("cubic", "bbr") {
 		if strings.Contains(c.Link, "delayvar") {
-			cells = append(cells, c)
+			measured = append(measured, c)
 		}
 	}
-	if len(cells) == 0 {
+	if len(measured) == 0 {
 		return notRun("no 112J50 link at this scale")
 	}
-	_, t, _ := tally(cells, 0)
+	cells := enough(measured)
+	if len(cells) == 0 {
+		return notRun(fmt.Sprintf("the %d 112J50 cells measured have fewer than %d loads per arm", len(measured), MinLoads))
+	}
+	_, t, n := tally(cells, 0)
 	var parts []string
 	for _, c := range cells {
 		parts = append(parts, fmt.Sprintf("%s %s on %s: %s", c.Part, c.Page, c.Link, c.Diffs[0]))
 	}
-	return verdict(2*t > len(cells), strings.Join(parts, "; "), "TCP CUBIC vs QUIC", "TCP BBR vs QUIC")
+	return withGridPower(verdict(2*t > len(cells), 2*(t+n) <= len(cells), strings.Join(parts, "; "), "TCP CUBIC vs QUIC", "TCP BBR vs QUIC"), e, cells, 0)
+}
+
+// muthurajCell is the grid cell of a reference pair with its comparison d.
+func muthurajCell(e *Support, cc string, r MuthurajRef, d Diff) Cell {
+	link, page := GridLink(r.RateMbit, 0, 0), GridPage(1, r.Size)
+	c := Cell{Part: cc, Page: page, Link: link}
+	c.Diffs[0] = d
+	return c
 }

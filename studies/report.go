@@ -55,7 +55,7 @@ type Figure struct {
 var ReportFiles = []string{"report.md", "report.html", "findings.json"}
 
 // Judge returns the findings table: every finding of the study with its judgement.
-func (e *Evidence) Judge() []Judgement {
+func (e *Support) Judge() []Judgement {
 	out := make([]Judgement, len(e.Study.Findings))
 	for i, f := range e.Study.Findings {
 		out[i] = f.Judge(e)
@@ -64,29 +64,24 @@ func (e *Evidence) Judge() []Judgement {
 }
 
 // findingsTable is the table every study report opens with.
-func (e *Evidence) findingsTable(js []Judgement) Table {
-	t := Table{Header: []string{"#", "published finding", "source", "verdict", "evidence", "how judged", "see"}}
+func (e *Support) findingsTable(js []Judgement) Table {
+	t := Table{Header: []string{"#", "published finding", "source", "verdict", "evidence", "how judged", "cells used", "see"}}
 	for i, f := range e.Study.Findings {
 		j := js[i]
-		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), f.Claim, f.Source, string(j.Verdict), j.Evidence, f.Criterion, joinSee(j.See)})
+		t.Rows = append(t.Rows, []string{fmt.Sprint(i + 1), f.Claim, f.Source, string(j.Verdict), j.Evidence, f.Criterion, strings.Join(j.Cells, "; "), joinSee(j.See)})
 	}
 	return t
 }
 
 // sections returns the report's sections in order: findings, the study's own, what was scaled
 // down or not run, testbed differences.
-func (e *Evidence) sections(js []Judgement) []Section {
+func (e *Support) sections(js []Judgement) []Section {
 	scale := Section{ID: "scale", Title: "Scale: what was run and what was scaled down",
 		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s) and %d bulk-flow run(s); %s.",
 			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), EstimatedTook(e.Plan, e.Records))},
 		Bullets: append(append([]string{}, e.Plan.ScaledDown...), e.Plan.NotRun...)}
-	for _, c := range e.Plan.Configs(RunOptions{}) {
-		for _, l := range c.AdvisoryCheck {
-			scale.Bullets = append(scale.Bullets, fmt.Sprintf("link %q: its self-check is recorded but not enforced (the check does not model delay variation or bursty loss yet)", l))
-		}
-	}
 	out := []Section{{ID: "findings", Title: "Findings", Tables: []Table{e.findingsTable(js)},
-		Text: []string{"Verdicts: reproduced; not reproduced; not testable here (the stack cannot show it); not run (testable, but this scale or build did not measure it). Significance: p < 0.01."}}}
+		Text: []string{VerdictsText}}}
 	if ws := e.Warnings(); len(ws) > 0 {
 		out = append(out, Section{ID: "warnings", Title: "Warnings", Bullets: ws,
 			Text: []string{"What a reader must know before trusting the tables (from each part's analysis)."}})
@@ -104,7 +99,7 @@ func (e *Evidence) sections(js []Judgement) []Section {
 // WriteReport writes the study report into dir: report.md and report.html (findings table
 // first), findings.json, every figure as SVG and PNG, and each part's full analysis report in
 // dir/PART/ (analysis.DirFiles). It returns the judgements.
-func WriteReport(dir string, e *Evidence) ([]Judgement, error) {
+func WriteReport(dir string, e *Support) ([]Judgement, error) {
 	js := e.Judge()
 	secs := e.sections(js)
 	var errs []error
@@ -129,13 +124,18 @@ func WriteReport(dir string, e *Evidence) ([]Judgement, error) {
 
 // Warnings returns every part's analysis warnings (settings that split a condition, loads lost
 // to the harness unequally, partial experiments), each prefixed with the part's name.
-func (e *Evidence) Warnings() []string {
+func (e *Support) Warnings() []string {
 	var out []string
 	for _, p := range e.Plan.Parts {
 		if pr := e.Part(p.Name); pr != nil {
 			for _, w := range pr.Report.Warnings {
 				out = append(out, p.Name+": "+w)
 			}
+		}
+		if n := e.decided[p.Name]; n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d loads were added by `reproduce --decide` after a first judgement; they are pooled with the part's loads of the same settings "+
+				"(pltlab and browser versions included; otherwise reported separately): a test after a second look is sequential, and its p < 0.01 is not adjusted for the first look "+
+				"(optional stopping raises the false-positive rate)", p.Name, n))
 		}
 	}
 	// Shards that shared a node beyond the rule (experiment.CPUsPerShard) may have starved each
@@ -144,12 +144,12 @@ func (e *Evidence) Warnings() []string {
 }
 
 // title is the report's heading.
-func (e *Evidence) title() string {
+func (e *Support) title() string {
 	return fmt.Sprintf("%s, reproduced with pltlab (scale %s)", e.Study.Title, e.Plan.Scale)
 }
 
 // writeMarkdown writes the report as Markdown.
-func (e *Evidence) writeMarkdown(w io.Writer, secs []Section) error {
+func (e *Support) writeMarkdown(w io.Writer, secs []Section) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# %s\n\n%s\n\n", e.title(), mdCell(e.Study.Citation))
 	for _, s := range secs {
@@ -224,7 +224,7 @@ th{background:#f0f0f0}figure img{max-width:100%}
 `))
 
 // writeHTML writes the report as one HTML file that shows the figures written next to it.
-func (e *Evidence) writeHTML(w io.Writer, secs []Section) error {
+func (e *Support) writeHTML(w io.Writer, secs []Section) error {
 	var parts []string
 	for _, p := range e.Plan.Parts {
 		if e.Part(p.Name) != nil {
@@ -243,10 +243,12 @@ type jsonFinding struct {
 	Verdict   Verdict  `json:"verdict"`
 	Evidence  string   `json:"evidence"`
 	See       []string `json:"see,omitempty"`
+	Cells     []string `json:"cells,omitempty"`
+	Needs     []Need   `json:"needs,omitempty"`
 }
 
 // writeJSON writes the findings table as JSON: study, scale and the findings.
-func (e *Evidence) writeJSON(w io.Writer, js []Judgement) error {
+func (e *Support) writeJSON(w io.Writer, js []Judgement) error {
 	out := struct {
 		Study    string        `json:"study"`
 		Scale    Scale         `json:"scale"`
@@ -254,7 +256,7 @@ func (e *Evidence) writeJSON(w io.Writer, js []Judgement) error {
 	}{Study: e.Study.Name, Scale: e.Plan.Scale}
 	for i, f := range e.Study.Findings {
 		out.Findings = append(out.Findings, jsonFinding{ID: f.ID, Claim: f.Claim, Source: f.Source, Criterion: f.Criterion,
-			Verdict: js[i].Verdict, Evidence: js[i].Evidence, See: js[i].See})
+			Verdict: js[i].Verdict, Evidence: js[i].Evidence, See: js[i].See, Cells: js[i].Cells, Needs: js[i].Needs})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -263,12 +265,16 @@ func (e *Evidence) writeJSON(w io.Writer, js []Judgement) error {
 
 // WriteFindings prints the findings table as text (verdict, finding, evidence), then what this
 // scale left out and the testbed differences derived from the records.
-func WriteFindings(w io.Writer, e *Evidence, js []Judgement) error {
+func WriteFindings(w io.Writer, e *Support, js []Judgement) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "Findings (%s, scale %s):\n", e.Study.Title, e.Plan.Scale)
 	for i, f := range e.Study.Findings {
 		fmt.Fprintf(bw, "%2d. [%s] %s\n    %s\n", i+1, js[i].Verdict, f.Claim, js[i].Evidence)
+		if len(js[i].Cells) > 0 {
+			fmt.Fprintf(bw, "    cells: %s\n", strings.Join(js[i].Cells, "; "))
+		}
 	}
+
 	for _, s := range e.sections(js) {
 		if s.ID != "scale" && s.ID != "differences" {
 			continue

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
@@ -53,32 +52,10 @@ func (p Plan) Configs(o RunOptions) []experiment.Config {
 		}
 		c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
 		c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
-		c.AdvisoryCheck = advisoryLinks(c.Links)
 		if o.Configure != nil {
 			o.Configure(&c)
 		}
 		out[i] = c
-	}
-	return out
-}
-
-// uncheckedKeys are LINK keys whose effect the link self-check does not model (its idle-RTT
-// and loss lines assume a fixed delay and independent losses).
-var uncheckedKeys = []string{"delayvar", "burst"}
-
-// advisoryLinks returns the links whose self-check is only advisory (see
-// experiment.Config.AdvisoryCheck): those with a key of uncheckedKeys.
-func advisoryLinks(links []string) []string {
-	var out []string
-	for _, l := range links {
-		for item := range strings.SplitSeq(l, ",") {
-			key, _, _ := strings.Cut(strings.TrimSpace(item), "=")
-			key = strings.TrimPrefix(strings.TrimPrefix(key, "down."), "up.")
-			if slices.Contains(uncheckedKeys, key) {
-				out = append(out, l)
-				break
-			}
-		}
 	}
 	return out
 }
@@ -222,9 +199,16 @@ func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experimen
 			if sh != nil && !slices.Contains(sh.Flows, i) {
 				continue // another shard's flows
 			}
-			if err := flowRunner(ctx, PartExperiment(p.Study, f.Name), f, o, w); err != nil {
+			failed, err := flowRunner(ctx, PartExperiment(p.Study, f.Name), f, o, w)
+			sum.ArtifactsFailed += failed
+			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", PartExperiment(p.Study, f.Name), err))
 			}
+		}
+	}
+	if ctx.Err() == nil && p.Custom != nil && (sh == nil || sh.Custom) {
+		if err := p.Custom(ctx, o, w); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.Study, err))
 		}
 	}
 	sum.Elapsed = time.Since(start)
@@ -244,11 +228,14 @@ func addSummary(a, b experiment.Summary) experiment.Summary {
 	a.HarnessErrors += b.HarnessErrors
 	a.Resumed += b.Resumed
 	a.Scheduled += b.Scheduled
+	a.Rechecked = append(a.Rechecked, b.Rechecked...)
+	a.ArtifactsFailed += b.ArtifactsFailed
 	return a
 }
 
-// FlowRunner runs one flow part and writes its "kind":"flow" records, named experiment, to w.
-type FlowRunner func(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) error
+// FlowRunner runs one flow part and writes its "kind":"flow" records, named experiment, to w;
+// it returns the number of artifacts not written whole.
+type FlowRunner func(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) (int, error)
 
 // flowRunner is set by flows.go when the flows package is part of the build; nil until then,
 // and the flow sections then report "not run: flows not available".

@@ -29,6 +29,8 @@ type Shard struct {
 	Parts []PartShare
 	// Flows index Plan.Flows: the flow parts it runs whole.
 	Flows []int
+	// Custom is true for the one shard that runs the plan's Custom schedule (whole).
+	Custom bool
 	// Estimate is the cost model's time of the shard in one process (experiment.StartCost
 	// included).
 	Estimate time.Duration
@@ -56,7 +58,7 @@ func (s Shard) Share(i int) *PartShare {
 // unit is one indivisible piece of a study's work: a measured block of one part's link, or a
 // whole flow part.
 type unit struct {
-	part, flow int // part index or -1; flow index or -1
+	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
 	block      experiment.Block
 	cost       time.Duration
 	entry      time.Duration // paid by a shard that starts on this unit's link
@@ -81,6 +83,9 @@ func (p Plan) units(o RunOptions) ([]unit, [][]experiment.LinkEntry, error) {
 	}
 	for f, fp := range p.Flows {
 		us = append(us, unit{part: -1, flow: f, cost: experiment.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration), boundary: true})
+	}
+	if p.Custom != nil {
+		us = append(us, unit{part: -1, flow: -1, cost: p.CustomEstimate, boundary: true})
 	}
 	return us, entries, nil
 }
@@ -119,6 +124,11 @@ func (p Plan) Shards(n int, o RunOptions) ([]Shard, error) {
 		s := Shard{Shard: experiment.Shard{Index: k, Count: n}, Estimate: experiment.StartCost}
 		for i := cuts[k]; i < cuts[k+1]; i++ {
 			u := us[i]
+			if u.part < 0 && u.flow < 0 {
+				s.Custom = true
+				s.Estimate += u.cost
+				continue
+			}
 			if u.flow >= 0 {
 				s.Flows = append(s.Flows, u.flow)
 				s.Estimate += u.cost

@@ -57,9 +57,13 @@ func checkShards(t *testing.T, p Plan, n int) {
 		seen[i] = map[int]int{}
 	}
 	flowsSeen := map[int]int{}
+	customSeen := 0
 	for _, s := range shards {
-		if s.Measured() == 0 && len(s.Flows) == 0 {
+		if s.Measured() == 0 && len(s.Flows) == 0 && !s.Custom {
 			t.Fatalf("shard %s measures nothing", s.Shard)
+		}
+		if s.Custom {
+			customSeen++
 		}
 		for _, f := range s.Flows {
 			flowsSeen[f]++
@@ -99,6 +103,9 @@ func checkShards(t *testing.T, p Plan, n int) {
 		if flowsSeen[f] != 1 {
 			t.Fatalf("flow part %s is in %d shards, want 1", p.Flows[f].Name, flowsSeen[f])
 		}
+	}
+	if want := map[bool]int{true: 1}[p.Custom != nil]; customSeen != want {
+		t.Fatalf("the plan's own schedule is in %d shards, want %d", customSeen, want)
 	}
 }
 

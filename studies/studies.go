@@ -8,12 +8,14 @@
 package studies
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
 )
@@ -65,16 +67,16 @@ type Study struct {
 	// Plan returns the study's plan at a scale.
 	Plan func(Scale) Plan
 	// References are the published values compared with ours, each with its source.
-	References []Reference
+	References []analysis.Reference
 	// Findings are the published findings, in the order of the findings table.
 	Findings []Finding
 	// Sections builds the report's sections (after the findings table) from the evidence.
-	Sections func(*Evidence) []Section
+	Sections func(*Support) []Section
 	// Differences lists what differs between the published testbed and ours, from the records.
-	Differences func(*Evidence) []string
+	Differences func(*Support) []string
 	// Console, when set, prints the study's headline table to the terminal after a run (the
 	// findings table follows it).
-	Console func(io.Writer, *Evidence) error
+	Console func(io.Writer, *Support) error
 }
 
 // Part is one experiment of a plan: a matrix of page loads run with one server configuration
@@ -115,6 +117,12 @@ type Plan struct {
 	Parts []Part
 	// Flows are the bulk-flow runs (run only where a FlowRunner is available).
 	Flows []FlowPart
+	// Custom runs what is neither page loads nor flow mixes (a study's own schedule of bulk
+	// runs, e.g. host-stack settings); nil for most studies. CustomRuns and CustomEstimate
+	// count it for the run's announcement and estimate.
+	Custom         func(ctx context.Context, o RunOptions, w *result.Writer) error
+	CustomRuns     int
+	CustomEstimate time.Duration
 	// ScaledDown says, item by item, what this scale leaves out of the published grid.
 	ScaledDown []string
 	// NotRun names what the plan cannot include on this build or stack, and why.
@@ -124,33 +132,30 @@ type Plan struct {
 // PartExperiment is the experiment name of a part's records: "STUDY/PART".
 func PartExperiment(study, part string) string { return study + "/" + part }
 
-// Reference is one published value beside ours.
-type Reference struct {
-	// Part, Page, Link, Protocol and Mode select our loads (Page and Link as given in the part's
-	// Config; Part "" means the study's first part).
-	Part, Page, Link, Protocol string
-	Mode                       result.Mode
-	// Label names the published arm, e.g. "SPDY" or "TCP BBR".
-	Label string
-	// Ms is the published value in ms.
-	Ms float64
-	// Stat is the published statistic: "median" or "mean".
-	Stat string
-	// Source says where the value was published: paper table or figure, or the authors' scripts.
-	Source string
-}
-
-// Verdict is how a published finding fared here.
+// Verdict is how a published finding fared here (docs/design.md, "Verdicts").
 type Verdict string
 
-// The verdicts of the findings table.
+// The verdicts of the findings table, the same words in the console, report.md, report.html and
+// findings.json.
 const (
-	Reproduced    Verdict = "reproduced"
-	NotReproduced Verdict = "not reproduced"
-	NotTestable   Verdict = "not testable here"
+	// Reproduced means the data show the published claim (the test significant at Alpha in the
+	// claimed direction, or the published value inside our interval).
+	Reproduced Verdict = "reproduced"
+	// Contradicted means the data exclude the published claim or effect; the evidence names the
+	// interval or test that excludes it.
+	Contradicted Verdict = "contradicted"
+	// Inconclusive means the data neither show nor exclude it; the evidence gives the smallest
+	// effect this sample could have detected with Power and the loads per arm that would
+	// decide it (Judgement.Needs), with their time from the cost model.
+	Inconclusive Verdict = "inconclusive"
+	// NotTestable means this stack cannot show it (gQUIC's FEC, phones).
+	NotTestable Verdict = "not testable here"
 	// NotRun means the finding is testable but this scale or build did not measure what it needs.
 	NotRun Verdict = "not run"
 )
+
+// Verdicts lists the verdicts in the order the report defines them.
+var Verdicts = []Verdict{Reproduced, Contradicted, Inconclusive, NotTestable, NotRun}
 
 // Finding is one published finding and how it is judged.
 type Finding struct {
@@ -163,7 +168,7 @@ type Finding struct {
 	// Criterion says what counts as reproducing it here.
 	Criterion string
 	// Judge decides the verdict from the evidence.
-	Judge func(*Evidence) Judgement
+	Judge func(*Support) Judgement
 }
 
 // Judgement is one row of the findings table.
@@ -174,13 +179,17 @@ type Judgement struct {
 	Evidence string
 	// See names the report sections and plots that show it.
 	See []string
+	// Cells names the cells (part, link, arms) the verdict used.
+	Cells []string
+	// Needs, for an inconclusive verdict, are the cells' loads per arm that would decide it.
+	Needs []Need
 }
 
 // notRun is the judgement of a finding whose data this run lacks.
 func notRun(why string) Judgement { return Judgement{Verdict: NotRun, Evidence: why} }
 
 // registry lists every study in --list order.
-var registry = []*Study{carlucci(), kakhki(), muthuraj()}
+var registry = []*Study{carlucci(), kakhki(), muthuraj(), highway()}
 
 // All returns every study in listing order.
 func All() []*Study { return slices.Clone(registry) }

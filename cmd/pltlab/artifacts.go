@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"slices"
 	"strings"
 
@@ -24,8 +23,8 @@ Artifacts (--artifacts DIR): per load, a folder DIR/EXPERIMENT/run-NNNN with loa
 from DevTools Network events), h3-server-ODCID.sqlog (quic-go qlog per QUIC connection) and
 link.pcapng (both directions of the emulated link, entry and exit instants, drops commented,
 TLS secrets embedded so Wireshark decrypts h1, h2 and h3 with no key file); per browser
-process DIR/EXPERIMENT/netlog-PROTOCOL-N.json (Chromium NetLog) with a load index
-netlog-PROTOCOL-N.json.loads.jsonl. Each record lists its files in "artifacts".
+process DIR/EXPERIMENT/netlog-PROTOCOL-PID-N.json (Chromium NetLog) with a load index
+netlog-PROTOCOL-PID-N.json.loads.jsonl. Each record lists its files in "artifacts".
 ` + artifacts.SizeHelp + `
 
 --visual records screencast frames during each load and adds "visual" to the record:
@@ -64,8 +63,8 @@ func (a *artifactFlags) config(allowed ...artifacts.Kind) (artifacts.Config, err
 	if err != nil {
 		return artifacts.Config{}, usagef("bad --artifacts-for: %v", err)
 	}
-	if err := os.MkdirAll(a.dir, 0o755); err != nil {
-		return artifacts.Config{}, usagef("bad --artifacts %s: %v", a.dir, err)
+	if err := artifacts.CheckWritable(a.dir); err != nil {
+		return artifacts.Config{}, usagef("bad --artifacts: %v (accepted a folder pltlab can write into)", err)
 	}
 	return artifacts.Config{Dir: a.dir, Kinds: kinds, For: filter}, nil
 }

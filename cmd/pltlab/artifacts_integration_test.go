@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,8 +24,8 @@ import (
 func TestIntegrationArtifacts(t *testing.T) {
 	needRootAndChromium(t)
 	tshark, terr := exec.LookPath("tshark")
-	if terr != nil && os.Getenv("CI") != "" {
-		t.Fatal("CI is set and tshark is missing (make deps)")
+	if terr != nil && testenv.InCI() {
+		testenv.Require(t, "tshark")
 	}
 	dir := t.TempDir()
 	art := filepath.Join(dir, "art")
@@ -140,9 +142,14 @@ func TestIntegrationFlowsArtifacts(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	recs := readAll(t, jsonl)
+	var recs []*result.Record
+	for _, r := range readAll(t, jsonl) {
+		if r.IsFlow() {
+			recs = append(recs, r)
+		}
+	}
 	if len(recs) != 2 {
-		t.Fatalf("%d records, want 2", len(recs))
+		t.Fatalf("%d flow records, want 2", len(recs))
 	}
 	var pcap string
 	for _, r := range recs {
@@ -165,5 +172,88 @@ func TestIntegrationFlowsArtifacts(t *testing.T) {
 		if err != nil || bytes.Count(got, []byte("\n")) == 0 {
 			t.Errorf("tshark -Y %q: %v, nothing decoded", filter, err)
 		}
+	}
+}
+
+// TestIntegrationArtifactsRedoneLoad makes the folder a killed process leaves for a load it
+// never finished (a stale qlog, a NetLog of another process), then runs that load: the record
+// lists only the new load's files, in a new folder of its own (the earlier attempt's untouched),
+// and the NetLog is this process's own (named with its pid), so no index points into a file
+// another process wrote.
+// About 5 s.
+func TestIntegrationArtifactsRedoneLoad(t *testing.T) {
+	needRootAndChromium(t)
+	dir := t.TempDir()
+	art, jsonl := filepath.Join(dir, "art"), filepath.Join(dir, "r.jsonl")
+	stale := filepath.Join(art, "redo", "run-0000")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(stale, "h3-server-old.sqlog"), filepath.Join(art, "redo", "netlog-h2-1.json")} {
+		if err := os.WriteFile(f, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := runCLI(t, "run", "--page", "2x10KB", "--link", "none", "--runs", "1", "--warmup", "0",
+		"--protocols", "h2", "--name", "redo", "--out", jsonl, "--artifacts", art, "--artifacts-kinds", "har,netlog")
+	if code != 0 || !strings.Contains(errOut, "taken by an earlier attempt") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	var load *result.Record
+	for _, r := range readAll(t, jsonl) {
+		if r.IsLoad() {
+			load = r
+		}
+	}
+	pid := "-" + strconv.Itoa(os.Getpid()) + "-"
+	if load == nil || len(load.ArtifactsFailed) != 0 {
+		t.Fatalf("load %+v", load)
+	}
+	want := []string{"redo/netlog-h2" + pid + "1.json", "redo/netlog-h2" + pid + "1.json.loads.jsonl", "redo/run-0000.2/load.har"}
+	if strings.Join(load.Artifacts, " ") != strings.Join(want, " ") {
+		t.Fatalf("artifacts %v, want %v", load.Artifacts, want)
+	}
+	if _, err := os.Stat(filepath.Join(stale, "h3-server-old.sqlog")); err != nil {
+		t.Fatalf("the earlier attempt's qlog was touched: %v", err)
+	}
+}
+
+// TestIntegrationRunArtifactsFullDisk runs three loads with every artifact into a 300 KB tmpfs
+// (a load's files need about 1 MB): no record lists a file that is not whole, those that are not
+// are in artifacts_failed, the closing line counts them and the exit code is 3. About 8 s.
+func TestIntegrationRunArtifactsFullDisk(t *testing.T) {
+	needRootAndChromium(t)
+	art := mountTmpfs(t, "300k", "")
+	jsonl := filepath.Join(t.TempDir(), "r.jsonl")
+	code, _, errOut := runCLI(t, "run", "--page", "4x20KB", "--link", "rate=10mbit,rtt=20ms", "--runs", "1",
+		"--warmup", "0", "--no-link-check", "--name", "full", "--out", jsonl, "--artifacts", art)
+	if code != exitArtifacts || !strings.Contains(errOut, "artifacts not written whole") {
+		t.Fatalf("exit %d (want %d)\nstderr:\n%s", code, exitArtifacts, errOut)
+	}
+	loads, failed := 0, 0
+	for _, r := range readAll(t, jsonl) {
+		if !r.IsLoad() {
+			continue
+		}
+		loads++
+		failed += len(r.ArtifactsFailed)
+		for _, f := range r.Artifacts {
+			st, err := os.Stat(filepath.Join(art, filepath.FromSlash(f)))
+			if err != nil || st.Size() == 0 {
+				t.Errorf("%s lists %s: %v", r.Protocol, f, err)
+			}
+		}
+		for _, f := range r.ArtifactsFailed {
+			if f.Error == "" || strings.Contains(strings.Join(r.Artifacts, " "), f.Path) {
+				t.Errorf("%s: failed %+v without an error, or also listed as evidence", r.Protocol, f)
+			}
+		}
+	}
+	if loads != len(protocol.Table) || failed == 0 {
+		t.Fatalf("%d loads, %d failed artifacts: want %d loads and failures", loads, failed, len(protocol.Table))
+	}
+	code, out, _ := runCLI(t, "report", jsonl)
+	if code != 0 || !strings.Contains(out, "artifacts not written whole") {
+		t.Fatalf("report: exit %d, no count of failed artifacts:\n%s", code, out)
 	}
 }

@@ -60,3 +60,8 @@ func stopError(ctx context.Context, err error, kept string) error {
 	}
 	return err
 }
+
+// exitArtifacts is the exit code of a run, load or flows that measured what it was asked to
+// but could not write some of its artifacts whole (a full or failing filesystem): the records
+// are complete and list those files in "artifacts_failed"; the evidence is not.
+const exitArtifacts = 3

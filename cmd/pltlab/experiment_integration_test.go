@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"io"
 	"os"
 	"os/exec"
@@ -28,9 +29,7 @@ func needRootAndChromium(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("end-to-end test: needs root for network namespaces and TUN devices")
 	}
-	if _, err := exec.LookPath("chromium"); err != nil && os.Getenv("CI") == "" {
-		t.Skip("end-to-end test: no chromium on PATH")
-	}
+	testenv.Require(t, "chromium")
 }
 
 // readAll decodes every line of a JSON Lines file, failing the test on any bad line.

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -16,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/artifacts"
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/server"
-	"github.com/pltlab/pltlab/shaping"
 )
 
 // flowsFlags are the flags of 'pltlab flows'.
@@ -35,11 +33,10 @@ type flowsFlags struct {
 	out      string
 	name     string
 	force    bool
+	dryRun   bool
+	noCheck  bool
 	art      artifactFlags
 }
-
-// flowsPause is the quiet time between runs, so the next run starts on an empty queue.
-const flowsPause = time.Second
 
 func newFlowsCmd() *cobra.Command {
 	var f flowsFlags
@@ -63,22 +60,38 @@ draws the goodput over time with --plot. Links other than "none" need root.
 With --artifacts DIR, each run (repetition of a mix) keeps DIR/EXPERIMENT/run-NNNN with
 link.pcapng (both directions of the link, TLS secrets embedded; ~1.2 MB per second of a
 10 Mbit/s link) and h3-server-ODCID.sqlog per QUIC connection; the run's flow records list them
-in "artifacts". --artifacts-for invalid keeps only runs with an invalid flow.`,
+in "artifacts" (a file not written whole is listed in "artifacts_failed" with the error, and
+the exit code is 3). --artifacts-for invalid keeps only runs with an invalid flow.
+
+Before the flows, a shaped link is self-checked (idle RTT, rate, loss; a "kind":"link_check"
+line; a failed check is repeated once, then the link is refused). A flow that connects but
+reads no byte is "starved": not valid, and counted apart in the table. --dry-run prints the
+schedule and the estimated time and sets nothing up.`,
 		Example: `  sudo ./bin/pltlab flows --link carlucci2015 --flow h3 --flow h1:cubic --duration 20s --out /tmp/flows.jsonl --force
   sudo ./bin/pltlab flows --link rate=10mbit,rtt=50ms --flow h1:cubic --flow h1:cubic --start 0s,5s --duration 20s --runs 3 --out - > /tmp/fair.jsonl
   sudo ./bin/pltlab flows --link carlucci2015 --mix h3,h1:cubic --mix h1:cubic,h1:cubic --duration 10s --runs 2 --out /tmp/mixes.jsonl --force
   ./bin/pltlab report /tmp/flows.jsonl --plot /tmp/goodput.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			mixes, err := f.specs()
+			p, err := f.plan()
 			if err != nil {
 				return err
+			}
+			if f.dryRun {
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%sestimated %s\n", p.Describe(), roundDur(estimateFlows(p)))
+				return err
+			}
+			if p.Artifacts, err = f.art.config(artifacts.Pcap, artifacts.Qlog); err != nil {
+				return err
+			}
+			if err := p.Check(); err != nil {
+				return usagef("%v", err)
 			}
 			sink, closeOut, err := f.openOut(cmd)
 			if err != nil {
 				return err
 			}
-			err = runFlows(cmd, f, mixes, sink)
+			err = runFlows(cmd, f, p, sink)
 			return errors.Join(err, closeOut())
 		},
 	}
@@ -94,6 +107,8 @@ in "artifacts". --artifacts-for invalid keeps only runs with an invalid flow.`,
 	fl.StringVar(&f.out, "out", "-", "JSON Lines output file, - for stdout (the table then goes to stderr)")
 	fl.StringVar(&f.name, "name", "", "experiment name in every record (default flows-<UTC time>)")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the schedule of runs and the estimated time and exit (nothing is set up)")
+	fl.BoolVar(&f.noCheck, "no-link-check", false, "do not self-check the link before the flows (the check is recorded otherwise)")
 	f.art.addArtifacts(fl, "pcap,qlog")
 	return cmd
 }
@@ -157,6 +172,37 @@ func (f *flowsFlags) specs() ([][]flows.Spec, error) {
 	return mixes, nil
 }
 
+// plan checks the flags and returns the flows plan (usage errors), the artifacts not yet set.
+func (f *flowsFlags) plan() (flows.Plan, error) {
+	mixes, err := f.specs()
+	if err != nil {
+		return flows.Plan{}, err
+	}
+	name := f.name
+	if name == "" {
+		name = "flows-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	p := flows.Plan{Link: f.link, Mixes: mixes, Runs: f.runs, Duration: f.duration, Bin: f.bin, Seed: f.seed,
+		Experiment: name, Version: pltlabVersion(), SkipLinkCheck: f.noCheck, Logger: slog.Default()}
+	if err := p.Check(); errors.Is(err, flows.ErrTooLarge) {
+		return flows.Plan{}, usagef("bad --duration %v with --bin %v: %v", f.duration, f.bin, err)
+	} else if err != nil {
+		return flows.Plan{}, usagef("%v", err)
+	}
+	return p, nil
+}
+
+// estimateFlows is the cost model's time of plan p (experiment.EstimateFlows: the link's
+// bring-up and self-check, and per run its set-up and teardown), plus every run's length.
+func estimateFlows(p flows.Plan) time.Duration {
+	jobs := p.Jobs()
+	d := experiment.EstimateFlows(len(jobs), 0)
+	for _, j := range jobs {
+		d += p.RunLength(j)
+	}
+	return d
+}
+
 // lens returns the number of flows of every mix.
 func lens(mixes [][]flows.Spec) []int {
 	out := make([]int, len(mixes))
@@ -215,84 +261,39 @@ func raiseProcsForLink() {
 	raiseProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + procsPerLink) })
 }
 
-// runFlows opens the link, runs the mix --runs times, writes the records to sink and prints the
-// table (to stdout, or to stderr when the records go to stdout).
-func runFlows(cmd *cobra.Command, f flowsFlags, mixes [][]flows.Spec, sink io.Writer) error {
+// runFlows runs plan p (flows.Execute), writes the records to sink, reports each run on
+// stderr and prints the table (to stdout, or to stderr when the records go to stdout). A run
+// whose artifacts were not all written whole makes the exit code 3 (after every run).
+func runFlows(cmd *cobra.Command, f flowsFlags, p flows.Plan, sink io.Writer) error {
 	ctx := cmd.Context()
-	spec, _ := parseLink(f.link)
-	if spec.Seed == 0 {
-		spec.Seed = f.seed
-	}
-	if spec.Shaped() {
+	if spec, _ := parseLink(f.link); spec.Shaped() {
 		raiseProcsForLink()
 	}
-	l, err := shaping.Open(ctx, spec)
-	if err != nil {
-		return explainSetupError(fmt.Errorf("open link: %w", err))
-	}
-	defer l.Close()
-	ev, err := newFlowEvidence(f.art)
-	if err != nil {
-		return err
-	}
-	srv, err := flows.NewServer(ctx, l, nil, ev.serverOptions()...)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
 	tableTo := cmd.OutOrStdout()
 	if f.out == "-" {
 		tableTo = cmd.ErrOrStderr()
 	}
 	w := result.NewWriter(sink)
-	name := f.name
-	if name == "" {
-		name = "flows-" + time.Now().UTC().Format("20060102T150405Z")
-	}
-	env := &result.Env{Pltlab: pltlabVersion(), CPUs: runtime.NumCPU(), Seed: f.seed, QUIC: server.QUICCongestionControl()}
-	env.Host, _ = os.Hostname()
 	var all []*result.Record
-	jobs := flows.Schedule(len(mixes), f.runs, f.seed)
-	for i, j := range jobs {
-		if err := ev.begin(l, name, i); err != nil {
-			return err
-		}
-		recs, err := flows.Run(ctx, l, srv, flows.Config{Flows: mixes[j.Mix], Duration: f.duration, Bin: f.bin,
-			Seed: f.seed, Run: j.Run, Experiment: name, Env: env})
-		if eerr := ev.end(l, srv, recs); eerr != nil {
-			slog.Warn("artifacts", "run", i, "err", eerr)
-		}
-		if err != nil {
-			return runFlowsError(ctx, err)
-		}
-		for _, r := range recs {
-			if err := w.Write(r); err != nil {
-				return err
-			}
-		}
-		all = append(all, recs...)
-		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: run %d/%d done (%s, repetition %d)\n", i+1, len(jobs), flows.Mix(mixes[j.Mix]), j.Run)
-		if err := srv.CloseConnections(); err != nil {
-			return err
-		}
-		if i+1 < len(jobs) && !pause(ctx, flowsPause) {
-			return runFlowsError(ctx, ctx.Err())
-		}
+	p.Progress = func(done, total int, j flows.Job, recs []*result.Record) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: run %d/%d done (%s, repetition %d)\n", done, total, flows.Mix(p.Mixes[j.Mix]), j.Run)
 	}
-	return analysis.FlowSummary(tableTo, all)
-}
-
-// runFlowsError maps an interrupt or a broken pipe to its exit code (stopError); other errors pass.
-func runFlowsError(ctx context.Context, err error) error {
-	return stopError(ctx, err, "the records of finished runs are kept")
-}
-
-// pause waits d; false when ctx ended first.
-func pause(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
+	sum, err := flows.Execute(ctx, p, func(r *result.Record) error {
+		if r.IsFlow() {
+			all = append(all, r)
+		}
+		return w.Write(r)
+	})
+	line := fmt.Sprintf("%d runs, %d flows (%d valid, %d starved, %d otherwise invalid)", sum.Runs, sum.Flows, sum.Valid, sum.Starved, sum.Flows-sum.Valid-sum.Starved)
+	if sum.ArtifactsFailed > 0 {
+		line += fmt.Sprintf(", %d artifacts not written whole (artifacts_failed)", sum.ArtifactsFailed)
 	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s\n", line)
+	if err := stopError(ctx, err, "the records of finished runs are kept"); err != nil {
+		return explainSetupError(err)
+	}
+	if err := analysis.FlowSummary(tableTo, all); err != nil {
+		return err
+	}
+	return artifactsExit(nil, sum.ArtifactsFailed)
 }

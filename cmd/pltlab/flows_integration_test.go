@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -66,11 +68,91 @@ func TestIntegrationFlowsCmd(t *testing.T) {
 		t.Fatalf("flows: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	recs := readAll(t, out)
+	checks := 0
+	for checks < len(recs) && recs[checks].Kind == result.KindLinkCheck {
+		checks++
+	}
+	if checks < 1 || checks > 2 || !recs[checks-1].Check.Pass {
+		t.Fatalf("%d link checks first, the last passing: want 1 or 2 (a failed check is repeated once)", checks)
+	}
+	recs = recs[checks:]
 	if len(recs) != 4 || !recs[0].IsFlow() || recs[3].Run != 1 {
-		t.Fatalf("%d records (want 4 flow lines of runs 0 and 1)", len(recs))
+		t.Fatalf("%d flow records (want 4 flow lines of runs 0 and 1)", len(recs))
+	}
+	for _, r := range recs {
+		if r.Env == nil || r.Env.Kernel == "" || !strings.HasPrefix(r.Env.QUIC, "quic-go ") || r.Emulator == nil ||
+			r.Emulator.Down.PacketsOut == 0 || r.Link.Spec != "rate=10mbit,rtt=20ms" || r.ObservedProtocol != r.Protocol {
+			t.Fatalf("flow record: env %+v, emulator %+v, link %q, observed %q", r.Env, r.Emulator, r.Link.Spec, r.ObservedProtocol)
+		}
 	}
 	code, stdout, stderr = runCLI(t, "report", out, "--plot", png)
 	if st, err := os.Stat(png); code != 0 || err != nil || st.Size() < 1000 || !strings.Contains(stdout, "bulk flows") {
 		t.Fatalf("report: exit %d, plot %v\n%s\n%s", code, err, stdout, stderr)
+	}
+}
+
+// mountTmpfs mounts a tmpfs of size (e.g. "300k") with extra options at a new folder (root).
+func mountTmpfs(t *testing.T, size, opts string) string {
+	t.Helper()
+	dir := t.TempDir()
+	data := "size=" + size
+	flags := uintptr(0)
+	if opts == "ro" {
+		flags = unix.MS_RDONLY
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", flags, data); err != nil {
+		t.Fatalf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	return dir
+}
+
+// TestIntegrationFlowsArtifactsFullDisk runs one 2 s flow with --artifacts on a 300 KB tmpfs
+// (a 10 Mbit/s capture needs ~2.5 MB): the record must not list the cut-short pcapng as
+// evidence but as failed with the error, the closing error must count it, and the exit code is 3.
+// About 4 s.
+func TestIntegrationFlowsArtifactsFullDisk(t *testing.T) {
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("end-to-end test: needs root and no -short")
+	}
+	art := mountTmpfs(t, "300k", "")
+	out := filepath.Join(t.TempDir(), "f.jsonl")
+	code, _, stderr := runCLI(t, "flows", "--link", "rate=10mbit,rtt=20ms", "--flow", "h1:cubic", "--duration", "2s",
+		"--no-link-check", "--artifacts", art, "--name", "full", "--out", out)
+	if code != exitArtifacts || !strings.Contains(stderr, "artifacts not written whole") {
+		t.Fatalf("exit %d (want %d), stderr:\n%s", code, exitArtifacts, stderr)
+	}
+	recs := readAll(t, out)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	r := recs[0]
+	for _, a := range r.Artifacts {
+		if strings.Contains(a, "pcapng") {
+			t.Errorf("the cut-short capture %s is listed as evidence", a)
+		}
+	}
+	if len(r.ArtifactsFailed) == 0 || !strings.HasPrefix(r.ArtifactsFailed[0].Path, "full/run-0000/link.pcapng") || r.ArtifactsFailed[0].Error == "" {
+		t.Fatalf("artifacts_failed %+v: want the pcapng with its error", r.ArtifactsFailed)
+	}
+	t.Logf("failed: %+v", r.ArtifactsFailed)
+}
+
+// TestIntegrationArtifactsReadOnly checks that --artifacts on a read-only filesystem is refused
+// before anything is set up (exit 2, one line), for flows and for run.
+func TestIntegrationArtifactsReadOnly(t *testing.T) {
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("end-to-end test: needs root (mount) and no -short")
+	}
+	art := mountTmpfs(t, "300k", "ro")
+	for _, args := range [][]string{
+		{"flows", "--link", "rate=10mbit,rtt=20ms", "--flow", "h1", "--duration", "1s", "--artifacts", art, "--out", "/dev/null"},
+		{"run", "--page", "1x1KB", "--link", "none", "--runs", "1", "--artifacts", art, "--out", "/dev/null"},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, "not writable") {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and one line saying the folder is not writable", args[0], code, stderr)
+		}
 	}
 }

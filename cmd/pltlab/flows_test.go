@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,9 +27,19 @@ func TestFlowsUsageErrors(t *testing.T) {
 		{"short duration", []string{"--link", "none", "--flow", "h1", "--duration", "10ms"}, "bad --duration"},
 		{"zero runs", []string{"--link", "none", "--flow", "h1", "--runs", "0"}, "bad --runs"},
 		{"args", []string{"--link", "none", "--flow", "h1", "extra"}, "unknown command"},
+		{"duration beyond memory", []string{"--link", "rate=10mbit,rtt=20ms", "--flow", "h1", "--duration", "1000000h"}, "accepted at most"},
+		{"50 flows for days", []string{"--link", "none", "--mix", strings.Repeat("h1,", 49) + "h1", "--duration", "100h"}, "accepted at most"},
+		{"artifacts under a file", []string{"--link", "none", "--flow", "h1", "--artifacts", "/dev/null/x"}, "bad --artifacts"},
+		{"artifacts slowest", []string{"--link", "none", "--flow", "h1", "--artifacts", "ARTDIR", "--artifacts-for", "slowest"}, "flows have no PLT"},
 	}
+	art := t.TempDir()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			for i, a := range c.args {
+				if a == "ARTDIR" {
+					c.args[i] = art
+				}
+			}
 			code, _, stderr := runCLI(t, append([]string{"flows"}, c.args...)...)
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			if code != 2 || len(lines) != 1 || !strings.Contains(stderr, c.want) {
@@ -64,5 +76,65 @@ func TestFlowsMixes(t *testing.T) {
 	f.mixes = []string{"h1,h3:bbr"}
 	if _, err := f.specs(); err == nil || !strings.Contains(err.Error(), "bad --mix") {
 		t.Fatalf("a bad mix: %v", err)
+	}
+}
+
+// TestFlowsDryRun checks that --dry-run prints the seeded schedule and the estimate and sets
+// nothing up (no root needed although the link is shaped, no --out written).
+func TestFlowsDryRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "f.jsonl")
+	code, stdout, stderr := runCLI(t, "flows", "--link", "carlucci2015", "--mix", "h3,h1:cubic", "--mix", "h1:cubic,h1:cubic",
+		"--duration", "10s", "--runs", "2", "--out", out, "--dry-run")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if n := strings.Count(stdout, "  run "); n != 4 || !strings.Contains(stdout, "estimated ") ||
+		!strings.Contains(stdout, "h3:newreno+h1:cubic") || !strings.Contains(stdout, "h1:cubic+h1:cubic") {
+		t.Fatalf("dry run printed %d runs:\n%s", n, stdout)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("--dry-run created --out: %v", err)
+	}
+}
+
+// TestFlowsEmptyOutOfKilledRun checks that an empty --out (what a flows killed before its first
+// record leaves) does not block the next run, which writes into it.
+func TestFlowsEmptyOutOfKilledRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "f.jsonl")
+	if err := os.WriteFile(out, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "flows", "--link", "none", "--flow", "h2:reno", "--duration", "1s", "--out", out)
+	if code != 0 || !strings.Contains(stderr, "exists but is empty") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+		t.Fatalf("--out not written: %v", err)
+	}
+	code, _, stderr = runCLI(t, "flows", "--link", "none", "--flow", "h2:reno", "--duration", "1s", "--out", out)
+	if code != 2 || !strings.Contains(stderr, "exists: remove it or add --force") {
+		t.Fatalf("a non-empty --out: exit %d, stderr %q; want 2 and a refusal", code, stderr)
+	}
+}
+
+// TestFlowsFlagsStaleParts checks that a *.part artifact left by a killed process is named at
+// the next start with the same --artifacts folder.
+func TestFlowsFlagsStaleParts(t *testing.T) {
+	art := t.TempDir()
+	part := filepath.Join(art, "flows-old", "run-0000", "link.pcapng.part")
+	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(part, []byte("cut"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "flows", "--link", "none", "--flow", "h3", "--duration", "1s", "--artifacts", art,
+		"--artifacts-kinds", "qlog", "--name", "new", "--out", "/dev/null")
+	if code != 0 || !strings.Contains(stderr, "1 incomplete artifact files") || !strings.Contains(stderr, part) {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	recs, err := os.ReadDir(filepath.Join(art, "new", "run-0000"))
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("no qlog kept for the h3 flow: %v", err)
 	}
 }

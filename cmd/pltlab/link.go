@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"text/tabwriter"
 
 	"github.com/pltlab/pltlab/result"
@@ -45,7 +46,8 @@ func openLink(ctx context.Context, spec string) (shaping.Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := shaping.Open(ctx, sp)
+	// PLTLAB_EMU_OFFLOAD=off selects the emulator's plain TUN path (side-by-side benchmarks).
+	l, err := shaping.Open(ctx, sp, shaping.WithOffload(os.Getenv(shaping.EnvOffload) != "off"))
 	if err != nil {
 		return nil, err
 	}

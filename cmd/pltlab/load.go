@@ -1,12 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -57,7 +57,9 @@ needs a hostname). Without --spki the certificate's pin is taken from the
 server at first contact (trust on first use), and stderr says so.
 
 With --artifacts DIR, the load's HAR and the browser's NetLog go to DIR/load-TIME/ (qlog and
-pcap need the server and link in this process: use 'pltlab run').`,
+pcap need the server and link in this process: use 'pltlab run'); --artifacts-for invalid
+keeps them only for an invalid or timed-out load. A file not written whole is listed in
+"artifacts_failed" with the error, and the exit code is 3 (1 for an invalid load).`,
 		Example: `  ./bin/pltlab serve --spec 10x30KB --addr 127.0.0.1:8443 &
   ./bin/pltlab load https://plt.test:8443/index.html --protocol h2
   ./bin/pltlab load https://127.0.0.1:8443/index.html --protocol h3 --timeout 30s
@@ -112,38 +114,49 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	target := browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m, Mode: result.Cold, Timeout: f.timeout,
 		Visual: f.art.visual}
 	experimentName := "load-" + time.Now().UTC().Format("20060102T150405Z")
-	loadDir := ac.LoadDir(experimentName, 0)
-	if ac.Enabled() {
-		if err := os.MkdirAll(loadDir, 0o755); err != nil {
-			return fmt.Errorf("artifacts: %w", err)
+	ev, err := artifacts.NewRecorder(ac, experimentName, nil, slog.Default())
+	if err != nil {
+		return err
+	}
+	if ev != nil {
+		dir, err := ev.Begin(0, nil)
+		if err != nil {
+			return err
 		}
 		target.Label = "run-0000"
 		if ac.Has(artifacts.HAR) {
-			target.HARPath = filepath.Join(loadDir, artifacts.LoadFileHAR)
+			target.HARPath = filepath.Join(dir, artifacts.LoadFileHAR)
 		}
 		if ac.Has(artifacts.NetLog) {
-			opts = append(opts, browser.WithNetLog(ac.ExperimentDir(experimentName), browser.NetLogDefault))
+			opts = append(opts, browser.WithNetLog(ev.ExperimentDir(), browser.NetLogDefault))
 		}
 	}
 	b, err := browser.Launch(ctx, opts...)
 	if err != nil {
-		return err
+		return errors.Join(err, ev.End(false, nil))
 	}
 	rec, err := b.Load(ctx, target)
 	netlog := b.NetLogPath()
 	if cerr := b.Close(); err == nil && cerr != nil {
 		slog.Warn("close chromium", "err", cerr)
 	}
-	if err != nil {
-		return err
+	var shared []string
+	if netlog != "" {
+		shared = []string{netlog, netlog + ".loads.jsonl"}
 	}
-	if ac.Enabled() {
+	if err != nil {
+		return errors.Join(err, ev.End(false, nil), ev.Discard(shared...))
+	}
+	if ev != nil {
 		rec.Experiment = experimentName
-		files, lerr := ac.List(loadDir)
-		if lerr != nil {
-			return lerr
+		keep := ev.Keep("load", rec.Valid && !rec.TimedOut, rec.PLTMs) // --artifacts-for
+		err := ev.End(keep, []*result.Record{rec}, shared...)
+		if !keep {
+			err = errors.Join(err, ev.Discard(shared...))
 		}
-		rec.Artifacts = append(files, ac.Rel(netlog, netlog+".loads.jsonl")...)
+		if err != nil {
+			slog.Warn("artifacts", "err", err)
+		}
 	}
 	if err := result.NewWriter(cmd.OutOrStdout()).Write(rec); err != nil {
 		return err
@@ -151,7 +164,7 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	if !rec.Valid {
 		return &exitError{code: 1, err: fmt.Errorf("invalid load: %s", rec.InvalidReason)}
 	}
-	return nil
+	return artifactsExit(nil, len(rec.ArtifactsFailed))
 }
 
 // planLoad checks the flags and works out the URL Chromium loads and where the server is.

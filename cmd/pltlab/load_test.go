@@ -105,6 +105,29 @@ func TestIntegrationLoadCmd(t *testing.T) {
 			t.Fatalf("%s: record %+v, %v", p, rec, err)
 		}
 	}
+	// --artifacts-for invalid keeps nothing of a valid load (it was accepted and ignored), --artifacts-for
+	// all keeps the HAR and the NetLog.
+	for _, filter := range []string{"invalid", "all"} {
+		art := t.TempDir()
+		code, out, errOut := runCLI(t, "load", info.URL("h2"), "--protocol", "h2", "--spki", info.SPKI, "--artifacts", art, "--artifacts-for", filter)
+		rec, err := result.NewReader(strings.NewReader(out), "stdout").Next()
+		if code != 0 || err != nil || !rec.Valid {
+			t.Fatalf("--artifacts-for %s: exit %d, %v, stderr %q", filter, code, err, errOut)
+		}
+		var left []string
+		filepath.WalkDir(art, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				left = append(left, p)
+			}
+			return nil
+		})
+		if filter == "invalid" && (len(rec.Artifacts) != 0 || len(left) != 0) {
+			t.Errorf("--artifacts-for invalid on a valid load: listed %v, left %v", rec.Artifacts, left)
+		}
+		if filter == "all" && (len(rec.Artifacts) != 3 || len(left) != 3) {
+			t.Errorf("--artifacts-for all: listed %v, left %v; want the HAR, the NetLog and its index", rec.Artifacts, left)
+		}
+	}
 	h2port := strings.TrimPrefix(info.Addr("h2"), "127.0.0.1:")
 	// h1 asked of the h2 listener is refused before Chromium runs, naming what is served there
 	// (not Chromium's ERR_SOCKET_NOT_CONNECTED).

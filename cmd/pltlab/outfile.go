@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -53,6 +54,15 @@ func openOut(flag, name string, mode outMode) (*outFile, error) {
 		return nil, usagef("bad %s %s: %v", flag, name, errors.Unwrap(err))
 	}
 	o := &outFile{name: name, flag: flag, f: f, created: !exists}
+	if exists && mode == outNew {
+		// checkOutPath let an existing file through only when empty: no line was ever written
+		// into it (a run killed before its first record leaves such a file). It is written into
+		// and, as a file this run created, removed again when nothing is written.
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			slog.Warn(fmt.Sprintf("%s %s exists but is empty (left by a run killed before its first record?): writing into it", flag, name))
+			o.created = true
+		}
+	}
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 			o.abandon()
@@ -89,7 +99,7 @@ func checkOutPath(flag, name string, mode outMode) (exists bool, err error) {
 		return true, usagef("bad %s %s: a directory (accepted a file name, or - for stdout)", flag, name)
 	case st.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0:
 		return true, usagef("bad %s %s: a FIFO or socket (accepted a regular file, or - for stdout)", flag, name)
-	case st.Mode().IsRegular() && mode == outNew:
+	case st.Mode().IsRegular() && mode == outNew && st.Size() > 0:
 		return true, usagef("%s %s exists: remove it or add --force", flag, name)
 	}
 	return exists, nil

@@ -23,20 +23,24 @@ import (
 
 // reproduceFlags are the flags of 'pltlab reproduce'.
 type reproduceFlags struct {
-	runs      int
-	out       string
-	seed      int64
-	chrome    string
-	scale     string
-	force     bool
-	noCheck   bool
-	resume    bool
+	runs    int
+	out     string
+	seed    int64
+	chrome  string
+	scale   string
+	force   bool
+	noCheck bool
+	resume  bool
+	decide  bool
+	// judge, when set, is the plan the report judges (the study's own, under --decide).
+	judge     *studies.Plan
 	art       artifactFlags
 	list      bool
 	nodes     int
 	calibrate bool
 	shard     string
 	merge     bool
+	view      string
 	// configure sets the per-load evidence options (artifacts, visual) on every part.
 	configure func(*experiment.Config)
 }
@@ -48,8 +52,10 @@ func newReproduceCmd() *cobra.Command {
 		Short: "Reproduce a published study (carlucci2015, kakhki2017, muthuraj2024) on today's stack",
 		Long: `reproduce runs a published study with today's Chromium, HTTP/2 and HTTP/3 and reports our
 figures beside the published ones. Every report opens with a findings table: each published
-finding, whether it was reproduced, not reproduced, not testable here, or not run at this scale,
-with the evidence (numbers, p-values, which section or plot).
+finding with its verdict: reproduced, contradicted (the data exclude it: the evidence names the
+interval), inconclusive (the evidence gives the smallest effect the sample could detect with 80 %
+power and the loads per arm that would decide it), not testable here, or not run at this scale;
+with the evidence (numbers, p-values, the cells used, which section or plot).
 
 --list shows the studies with the size and estimated time of each scale on one 2-core machine.
 --scale smoke is a functional check (minutes), quick a representative sub-grid (<= 30 min),
@@ -67,7 +73,11 @@ Writes DIR/results.jsonl, DIR/report.md, DIR/report.html, DIR/findings.json, fig
 part's full analysis in DIR/PART/ (default DIR: results/STUDY). Needs root (or runs itself in
 user namespaces). An interrupted reproduction is continued with --resume (same --scale, --runs
 and --seed): the loads in DIR/results.jsonl are kept and every part's schedule goes on;
-the reports of an unfinished one say PARTIAL.
+the reports of an unfinished one say PARTIAL. --resume on a complete DIR/results.jsonl (also
+one written by an older pltlab) measures nothing and checks no link: it says so and rewrites
+the findings, reports and figures from the records, whose own settings decide the plan.
+--decide adds to a complete reproduction the loads per arm that would decide its inconclusive
+findings (printed with each finding, with their time) and re-judges.
 
 --shard I/N (or auto, auto/N in a Slurm array or a Kubernetes Indexed Job) runs one shard of the
 study: its parts' measured blocks and flow parts, cut into N runs of whole blocks balanced by the
@@ -82,6 +92,8 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
   sudo ./bin/pltlab reproduce carlucci2015 --calibrate --out /tmp/carlucci-calibrate
   sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick
   sudo ./bin/pltlab reproduce kakhki2017 --scale quick --out /tmp/kakhki-quick --resume
+  ./bin/pltlab reproduce carlucci2015 --resume --out results/carlucci2015
+  sudo ./bin/pltlab reproduce carlucci2015 --decide --out results/carlucci2015
   sudo ./bin/pltlab reproduce carlucci2015 --scale smoke --out /tmp/cr --artifacts /tmp/cr/artifacts --artifacts-for slowest
   ./bin/pltlab reproduce --list --nodes 16
   sudo ./bin/pltlab reproduce kakhki2017 --scale smoke --shard 1/3 --out /tmp/kk/shard-1
@@ -130,21 +142,38 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 			if f.resume && f.force {
 				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
 			}
+			if f.decide && (f.force || f.resume) {
+				return usagef("--decide adds loads to the complete reproduction in --out: it takes neither --force nor --resume")
+			}
 			ac, err := f.art.config()
 			if err != nil {
 				return err
 			}
+			if f.resume { // a complete run is re-judged: no load, no link, no server, no browser
+				if done, err := rejudge(cmd, st, plan, f.out); done || err != nil {
+					return err
+				}
+			}
 			if err := plan.CheckTCPCC(); err != nil {
 				return asUsage(err) // tried where the server will run, before anything is written
 			}
-			if !f.resume {
+			if f.decide {
+				dp, err := decidePlan(cmd, st, plan, f.out)
+				if err != nil || len(dp.Parts) == 0 {
+					return err
+				}
+				orig := plan
+				plan, f.resume, f.judge = dp, true, &orig
+			} else if !f.resume {
 				if err := prepareOutDir(f.out, f.force); err != nil {
 					return err
 				}
 			}
 			f.configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
-			if _, err := browser.FindChromium(f.chrome); err != nil {
-				return usagef("%v", err)
+			if plan.Loads() > 0 { // a study of bulk runs only needs no browser
+				if _, err := browser.FindChromium(f.chrome); err != nil {
+					return usagef("%v", err)
+				}
 			}
 			est, err := plan.Estimate()
 			if err != nil {
@@ -157,6 +186,11 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 				fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
 					st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(est))
 			}
+			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stopView()
 			return reproduce(cmd, st, plan, f, f.out)
 		},
 	}
@@ -169,11 +203,13 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.force, "force", false, "overwrite the files of an earlier reproduction in --out")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the links' self-check before measuring (for a machine too busy to pass it: the link is then unchecked)")
-	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted reproduction in --out (same --scale, --runs and --seed)")
+	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted reproduction in --out (same --scale, --runs and --seed); on a complete one, re-judge it from its records")
+	fl.BoolVar(&f.decide, "decide", false, "add to the complete reproduction in --out the loads that would decide its inconclusive findings, then re-judge")
 	f.art.add(fl, "all")
 	fl.StringVar(&f.shard, "shard", "", "run one shard of the study: I/N (0 <= I < N), or auto / auto/N inside a Slurm array or Kubernetes Indexed Job")
 	fl.BoolVar(&f.merge, "merge", false, "join the results.jsonl files of the study's shards (the arguments after STUDY) and write its report into --out")
 	fl.IntVar(&f.nodes, "nodes", 0, "with --list: also show each study's time on N nodes, one shard each")
+	addViewFlag(fl, &f.view)
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
 }
@@ -188,8 +224,8 @@ func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, erro
 		return nil, studies.Plan{}, asUsage(err)
 	}
 	if f.calibrate {
-		if st.Name != experiment.Carlucci2015 {
-			return nil, studies.Plan{}, usagef("--calibrate is for %s only, got %s", experiment.Carlucci2015, st.Name)
+		if st.Name != studies.Carlucci2015 {
+			return nil, studies.Plan{}, usagef("--calibrate is for %s only, got %s", studies.Carlucci2015, st.Name)
 		}
 		st = studies.CarlucciCalibration()
 	}
@@ -359,6 +395,9 @@ func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repro
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}
+	if f.judge != nil {
+		plan = studies.FromRecords(*f.judge, recs)
+	}
 	if werr := writeStudy(cmd.OutOrStdout(), dir, st, plan, recs); werr != nil {
 		return errors.Join(err, werr)
 	}
@@ -408,13 +447,76 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	finish()
 	e, _ := est()
 	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), studies.FormatEstimate(e), studies.FormatEstimate(sum.Elapsed))
-	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
+	return artifactsExit(explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)")), sum.ArtifactsFailed)
+}
+
+// rejudge re-judges a complete reproduction in dir from its records (studies.Complete): no
+// load, no link check; the findings, reports and figures are rewritten with the plan the
+// records give (studies.FromRecords). It reports false when dir holds no complete run (it is
+// then continued), and an error when its results cannot be read.
+func rejudge(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir string) (bool, error) {
+	jsonl := filepath.Join(dir, "results.jsonl")
+	if _, err := os.Stat(jsonl); err != nil {
+		return false, nil // nothing to resume yet: the run starts
+	}
+	recs, _, err := analysis.ReadFiles([]string{jsonl}, nil, nil)
+	if err != nil {
+		return false, fmt.Errorf("--resume: read %s: %w", jsonl, err)
+	}
+	if !studies.Complete(plan, recs) {
+		return false, nil
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s is complete (%d records): nothing to measure and no link to check; re-judging the findings from the records\n", jsonl, len(recs))
+	return true, writeStudy(cmd.OutOrStdout(), dir, st, studies.FromRecords(plan, recs), recs)
+}
+
+// decidePlan reads the complete reproduction in dir and returns the plan of the loads that would
+// decide its inconclusive findings (studies.DecidePlan), printing what it will measure and its
+// estimate; an empty plan (nothing to decide) is said and returned without error.
+func decidePlan(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir string) (studies.Plan, error) {
+	jsonl := filepath.Join(dir, "results.jsonl")
+	recs, _, err := analysis.ReadFiles([]string{jsonl}, nil, nil)
+	if err != nil {
+		return studies.Plan{}, usagef("--decide needs a complete reproduction in --out %s: %v", dir, err)
+	}
+	if !studies.Complete(plan, recs) {
+		return studies.Plan{}, usagef("--decide: %s is not a complete reproduction of %s: finish it first (--resume)", jsonl, st.Name)
+	}
+	for _, r := range recs {
+		if r.IsLoad() && r.Env != nil && r.Env.Pltlab != pltlabVersion() {
+			return studies.Plan{}, usagef("--decide: %s was measured with pltlab %s and this is pltlab %s: loads of two versions are never pooled, so the added loads could not decide anything; rerun the study with this pltlab", jsonl, r.Env.Pltlab, pltlabVersion())
+		}
+	}
+	e := studies.Evaluate(st, studies.FromRecords(plan, recs), recs)
+	dp, skipped := studies.DecidePlan(e)
+	stderr := cmd.ErrOrStderr()
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "pltlab: --decide leaves undecided: %s\n", s)
+	}
+	if len(dp.Parts) == 0 {
+		fmt.Fprintf(stderr, "pltlab: --decide: no inconclusive finding that more loads can decide\n")
+		return dp, nil
+	}
+	for _, p := range dp.Parts {
+		c := p.Config
+		fmt.Fprintf(stderr, "pltlab: --decide: %s: %s on %s, %d more loads per arm\n", p.Name, armsString(c.Arms), c.Links[0], c.Runs)
+	}
+	return dp, nil
+}
+
+// armsString is "h3 h2".
+func armsString(arms []experiment.Arm) string {
+	out := make([]string, len(arms))
+	for i, a := range arms {
+		out[i] = a.String()
+	}
+	return strings.Join(out, " ")
 }
 
 // writeStudy writes the study report into dir and prints the headline table and the findings.
 func writeStudy(w io.Writer, dir string, st *studies.Study, plan studies.Plan, recs []*result.Record) error {
 	ev := studies.Evaluate(st, plan, recs)
-	if len(ev.Loads()) == 0 {
+	if len(ev.Loads()) == 0 && (plan.Loads() > 0 || len(recs) == 0) {
 		return analysis.ErrNoRecords
 	}
 	js, err := studies.WriteReport(dir, ev)

@@ -78,6 +78,7 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		newMergeCmd(),
 		newSlurmCmd(),
 		newK8sCmd(),
+		newViewCmd(),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

@@ -37,6 +37,7 @@ type runFlags struct {
 	resume           bool
 	shard            string
 	dryRun           bool
+	view             string
 }
 
 func newRunCmd() *cobra.Command { return newRunCmdWith(&runFlags{}) }
@@ -68,6 +69,11 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 				return printDryRun(cmd.OutOrStdout(), c)
 			}
 			c.Version = pltlabVersion()
+			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			defer stopView()
 			return runExperiment(cmd, c, f.out, f.outMode(), nil)
 		},
 	}
@@ -93,6 +99,7 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted run whose records are in --out (same flags): loads already made are not redone")
 	fl.StringVar(&f.cross, "cross", "", "cross traffic: a bulk flow PROTO[:CC] (e.g. h1:cubic) kept running through the link during the loads")
 	fl.StringVar(&f.shard, "shard", "", "run part I of N of the schedule: I/N (0 <= I < N), auto (Slurm array) or auto/N (Kubernetes JOB_COMPLETION_INDEX)")
+	addViewFlag(fl, &f.view)
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the loads and estimated time (per shard with --shard) and exit")
 	return cmd
 }
@@ -338,7 +345,16 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		}
 	}
 	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), roundDur(est), roundDur(sum.Elapsed))
-	return explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)"))
+	return artifactsExit(explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)")), sum.ArtifactsFailed)
+}
+
+// artifactsExit returns err, or, when it is nil and n artifacts were not written whole, exit
+// code exitArtifacts saying so.
+func artifactsExit(err error, n int) error {
+	if err != nil || n == 0 {
+		return err
+	}
+	return &exitError{code: exitArtifacts, err: fmt.Errorf("%d artifacts not written whole: the records list them in artifacts_failed", n)}
 }
 
 // summaryLine says what a run did, counting the measured loads as every report table does.
@@ -348,7 +364,14 @@ func summaryLine(s experiment.Summary) string {
 	if s.Resumed > 0 {
 		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
 	}
-	return line + " in " + s.Elapsed.Round(time.Second).String()
+	if s.ArtifactsFailed > 0 {
+		line += fmt.Sprintf(", %d artifacts not written whole (artifacts_failed)", s.ArtifactsFailed)
+	}
+	line += " in " + s.Elapsed.Round(time.Second).String()
+	for _, rc := range s.Rechecked {
+		line += "; " + rc
+	}
+	return line
 }
 
 // explainSetupError adds the fix to errors whose cause the user can remove.

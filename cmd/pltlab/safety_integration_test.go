@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,9 +21,7 @@ func needChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test: skipped with -short")
 	}
-	if _, err := exec.LookPath("chromium"); err != nil && os.Getenv("CI") == "" {
-		t.Skip("end-to-end test: no chromium on PATH")
-	}
+	testenv.Require(t, "chromium")
 }
 
 // TestIntegrationRunBrokenPipe (issue 11 item 3): when the reader of --out - goes away, run

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,17 +17,16 @@ import (
 // smokeStudy runs `reproduce STUDY --scale smoke` and checks what every study report must have:
 // exit 0, the report files, a report that opens with the findings table, one judgement per
 // finding with a known verdict, every planned load made and every load valid. It returns the
-// printed output, the output directory and the records. The links' self-check is skipped: it is
-// tested on its own (shaping, link check) and fails at random on a busy shared machine, which
-// would make these structure tests flaky; PLTLAB_TEST_LINK_CHECK=1 turns it on.
+// printed output, the output directory and the records. Every link is self-checked, as a user's
+// run is: a study measured through an unchecked link is not a result, so the test asserts one
+// passing link_check line (the last of at most experiment.LinkCheckAttempts) per link and part.
+// A link check that fails on a busy machine fails this test, with the check's lines in the
+// output: it must not be switched off to make the test pass.
 func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, recs []*result.Record) {
 	t.Helper()
 	needRootAndChromium(t)
 	dir = filepath.Join(t.TempDir(), "out")
 	args := append([]string{"reproduce", name, "--scale", "smoke", "--out", dir}, extra...)
-	if os.Getenv("PLTLAB_TEST_LINK_CHECK") != "1" {
-		args = append(args, "--no-link-check")
-	}
 	code, out, errOut := runCLI(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -67,7 +67,7 @@ func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, re
 		t.Errorf("findings.json: study %q scale %q, %d findings, want %s smoke %d", fj.Study, fj.Scale, len(fj.Findings), name, len(st.Findings))
 	}
 	for _, f := range fj.Findings {
-		if !slices.Contains([]string{"reproduced", "not reproduced", "not testable here", "not run"}, f.Verdict) || f.Evidence == "" {
+		if !slices.Contains(studies.Verdicts, studies.Verdict(f.Verdict)) || f.Evidence == "" {
 			t.Errorf("finding %s: verdict %q evidence %q", f.ID, f.Verdict, f.Evidence)
 		}
 	}
@@ -94,6 +94,17 @@ func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, re
 		if want := len(scheduleOf(c)); perPart[c.Name] != want {
 			t.Errorf("part %s: %d loads, want %d", plan.Parts[i].Name, perPart[c.Name], want)
 		}
+		for _, l := range c.Links {
+			var checks []*result.Record
+			for _, r := range recs {
+				if r.Kind == result.KindLinkCheck && r.Experiment == c.Name && r.Link.Spec == l {
+					checks = append(checks, r)
+				}
+			}
+			if len(checks) == 0 || len(checks) > experiment.LinkCheckAttempts || checks[len(checks)-1].Check == nil || !checks[len(checks)-1].Check.Pass {
+				t.Errorf("part %s link %s: %d link_check lines, the last passing: want 1..%d", plan.Parts[i].Name, l, len(checks), experiment.LinkCheckAttempts)
+			}
+		}
 	}
 	return out, dir, recs
 }
@@ -115,19 +126,30 @@ func TestIntegrationStudyCarlucciSmoke(t *testing.T) {
 			t.Errorf("run %d: PLT %.1f ms outside 800..30000", r.Run, r.PLTMs)
 		}
 	}
-	// The safe-deployment flows run when the build has the flows package: one run of QUIC and
-	// TCP CUBIC sharing the link at smoke scale, one valid record per flow.
-	flowLines := 0
+	// The safe-deployment flows (the flows package is always built): one run of QUIC and TCP
+	// CUBIC sharing the link at smoke scale, one valid record per flow. They go through the one
+	// flows runner: the link is self-checked first and the records carry the complete env.
+	flowLines, flowChecks := 0, 0
 	for _, r := range recs {
+		if r.Kind == "link_check" && r.Experiment == "carlucci2015/flows" {
+			flowChecks++
+		}
 		if r.Kind == "flow" && r.Experiment == "carlucci2015/flows" {
 			flowLines++
 			if !r.Valid {
 				t.Errorf("flow %s invalid: %s", r.Protocol, r.InvalidReason)
 			}
+			if r.Env == nil || r.Env.Kernel == "" || r.Env.QUIC == "" {
+				t.Errorf("flow %s: env %+v lacks the kernel or the QUIC stack", r.Protocol, r.Env)
+			}
 		}
 	}
-	if want := map[bool]int{true: 2, false: 0}[studies.FlowRunnerAvailable()]; flowLines != want {
-		t.Errorf("%d flow lines, want %d", flowLines, want)
+	// The flows part self-checks its link like every part (smokeStudy runs every check).
+	if flowChecks < 1 || flowChecks > experiment.LinkCheckAttempts {
+		t.Errorf("%d link checks of the flows part, want 1..%d", flowChecks, experiment.LinkCheckAttempts)
+	}
+	if flowLines != 2 {
+		t.Errorf("%d flow lines, want 2", flowLines)
 	}
 	for _, s := range []string{"2.03 s", "1.45 s", "1.14 s", "HTTP/1.1", "SPDY", "QUIC", "ideal lower bound", "Findings", "FEC"} {
 		if !strings.Contains(out, s) {
@@ -165,3 +187,40 @@ func TestIntegrationStudyMuthurajSmoke(t *testing.T) {
 
 // scheduleOf is experiment.Schedule, here so the test reads as the plan does.
 var scheduleOf = experiment.Schedule
+
+// TestIntegrationStudyHighwaySmoke runs highway2023 at smoke scale (the veth path, one 2 s run
+// per arm, about 30 s): one valid flow line per arm with its stack settings, the OS-default
+// UDP buffers read back at net.core.rmem_default and the raised ones at least ten times that.
+func TestIntegrationStudyHighwaySmoke(t *testing.T) {
+	_, _, recs := smokeStudy(t, "highway2023")
+	arms := map[string]*result.Record{}
+	for _, r := range recs {
+		if r.IsFlow() && r.Stack != nil {
+			arms[r.Stack.Arm] = r
+		}
+	}
+	want := []string{"tcp-cubic", "tcp-bbr", "quic", "quic-os-buffers", "quic-no-gso", "tcp-cubic-no-offload", "quic-no-offload"}
+	if len(arms) != len(want) {
+		t.Fatalf("arms %v, want %v", arms, want)
+	}
+	rdef := 0
+	if b, err := os.ReadFile("/proc/sys/net/core/rmem_default"); err == nil {
+		rdef, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	for _, a := range want {
+		r := arms[a]
+		if r == nil || !r.Valid || r.GoodputBps <= 0 || r.Stack.CPUSeconds <= 0 || r.Stack.Path != "veth" {
+			t.Errorf("arm %s: %+v", a, r)
+			continue
+		}
+		if r.Stack.QUICGSO != (a != "quic-no-gso") || r.Stack.Offloads != !strings.HasSuffix(a, "no-offload") {
+			t.Errorf("arm %s: gso %v offloads %v", a, r.Stack.QUICGSO, r.Stack.Offloads)
+		}
+	}
+	if r := arms["quic-os-buffers"]; r != nil && (r.Stack.UDPBuffers != "os-default" || r.Stack.UDPRecvBuf != rdef) {
+		t.Errorf("os-default arm: %s, receive buffer %d, want rmem_default %d", r.Stack.UDPBuffers, r.Stack.UDPRecvBuf, rdef)
+	}
+	if r := arms["quic"]; r != nil && (r.Stack.UDPBuffers != "raised" || r.Stack.UDPRecvBuf < 10*rdef) {
+		t.Errorf("raised arm: %s, receive buffer %d, want >= 10 x %d", r.Stack.UDPBuffers, r.Stack.UDPRecvBuf, rdef)
+	}
+}

@@ -82,7 +82,7 @@ func TestGilbertSimpleMeanAndBurst(t *testing.T) {
 		t.Fatalf("Simple(2%%, 4) = %+v, mean loss %v", ge, ge.MeanLoss())
 	}
 	n := 1_000_000
-	if testing.Short() {
+	if short() {
 		n = 60_000
 	}
 	p := newTestPipe(Config{GE: ge, Seed: 3})
@@ -100,9 +100,12 @@ func TestGilbertSimpleMeanAndBurst(t *testing.T) {
 	}
 	// The loss rate of a Markov chain has a larger variance than a binomial: (1+l)/(1-l) = 6.84
 	// times, l = 1-p-r; the 99 % half-width at 6x10^4 packets (-short) is
-	// 2.576 sqrt(0.02 x 0.98 x 6.84 / 60000) = 0.0039, at 10^6 packets 0.00095.
-	if rate := float64(c.DropsLoss) / float64(n); math.Abs(rate-0.02) > 0.006 {
-		t.Errorf("loss rate %.4f, want 0.02", rate)
+	// 2.576 sqrt(0.02 x 0.98 x 6.84 / 60000) = 0.0039, at 10^6 packets 0.00095: the test uses
+	// exactly that half-width (the seeded run is deterministic, so it cannot flake).
+	l := 1 - ge.P - ge.R
+	half := 2.576 * math.Sqrt(0.02*0.98*(1+l)/(1-l)/float64(n))
+	if rate := float64(c.DropsLoss) / float64(n); math.Abs(rate-0.02) > half {
+		t.Errorf("loss rate %.4f, want 0.02 +- %.4f", rate, half)
 	}
 	if c.PacketsOut+c.DropsLoss != int64(n) {
 		t.Errorf("out %d + lost %d != %d", c.PacketsOut, c.DropsLoss, n)
@@ -540,7 +543,7 @@ func TestLanesMatchHeap(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		now := time.Duration(0)
 		n := 5000
-		if testing.Short() {
+		if short() {
 			n = 1500
 		}
 		for i := 0; i < n; i++ {

@@ -14,7 +14,7 @@ func TestPropertiesRandomConfigs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	tr, _ := NewTrace([]int64{1, 1, 2, 4, 4, 4, 7, 9})
 	runs := 300
-	if testing.Short() {
+	if short() {
 		runs = 30
 	}
 	for run := 0; run < runs; run++ {

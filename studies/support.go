@@ -18,7 +18,7 @@ const Alpha = 0.01
 // MinLoads is the fewest loads per arm for which a judgement is made: with fewer, a two-sided
 // Mann-Whitney test cannot reach p < 0.01 (exact, no ties: the smallest p with 5 and 5 loads is
 // 2/C(10,5) = 0.0079, with 4 and 4 it is 2/C(8,4) = 0.029), so a finding is "not run" instead
-// of "not reproduced".
+// of "inconclusive".
 const MinLoads = 5
 
 // tooFew returns a "not run" judgement when any group has fewer than MinLoads loads (or is
@@ -38,8 +38,9 @@ func tooFew(gs ...*analysis.Group) (Judgement, bool) {
 	return Judgement{}, false
 }
 
-// Evidence is what a study's records say, part by part: the input of its findings and sections.
-type Evidence struct {
+// Support is what a study's records say, part by part: the basis of its findings and sections
+// (not to be confused with a load's artifact files, which experiment keeps).
+type Support struct {
 	// Study and Plan are what was run.
 	Study *Study
 	Plan  Plan
@@ -48,6 +49,8 @@ type Evidence struct {
 	// Flows tells whether bulk flows could be run on this build (a FlowRunner is registered).
 	Flows bool
 	parts map[string]*PartResult
+	// decided counts, per part, the loads `reproduce --decide` added (pooled with the part's).
+	decided map[string]int
 }
 
 // PartResult is one part's records and their analysis.
@@ -61,14 +64,17 @@ type PartResult struct {
 }
 
 // Evaluate sorts recs into the plan's parts and analyses each part that has page loads.
-func Evaluate(s *Study, plan Plan, recs []*result.Record) *Evidence {
-	e := &Evidence{Study: s, Plan: plan, Records: recs, Flows: FlowRunnerAvailable(), parts: map[string]*PartResult{}}
+func Evaluate(s *Study, plan Plan, recs []*result.Record) *Support {
+	e := &Support{Study: s, Plan: plan, Records: recs, Flows: FlowRunnerAvailable(), parts: map[string]*PartResult{}, decided: map[string]int{}}
 	for _, p := range plan.Parts {
 		pr := &PartResult{Part: p}
 		name := PartExperiment(s.Name, p.Name)
 		for _, r := range recs {
-			if r.Experiment == name {
-				pr.Records = append(pr.Records, r)
+			if r.Experiment == name || strings.HasPrefix(r.Experiment, name+decideTag) {
+				pr.Records = append(pr.Records, r) // loads added by --decide pool with the part's
+				if r.Experiment != name && r.IsLoad() {
+					e.decided[p.Name]++
+				}
 			}
 		}
 		rep := analysis.Analyze(pr.Records, analysis.Options{Baseline: baseline(p)})
@@ -94,10 +100,10 @@ func baseline(p Part) string {
 }
 
 // Part returns the results of the part called name, nil when it was not run or has no loads.
-func (e *Evidence) Part(name string) *PartResult { return e.parts[name] }
+func (e *Support) Part(name string) *PartResult { return e.parts[name] }
 
 // Loads returns every page-load record of the evidence's parts.
-func (e *Evidence) Loads() []*result.Record {
+func (e *Support) Loads() []*result.Record {
 	var out []*result.Record
 	for _, p := range e.Plan.Parts {
 		if pr := e.parts[p.Name]; pr != nil {
@@ -135,6 +141,8 @@ func (pr *PartResult) Sample(page, link, proto string, mode result.Mode) []float
 type Diff struct {
 	// TCPMean and QUICMean are the mean PLTs in ms (NaN without loads).
 	TCPMean, QUICMean float64
+	// TCPSD and QUICSD are the sample standard deviations in ms (NaN with fewer than two loads).
+	TCPSD, QUICSD float64
 	// NTCP and NQUIC are the sample sizes.
 	NTCP, NQUIC int
 	// Pct is PctDiff(TCPMean, QUICMean) in percent.
@@ -156,12 +164,12 @@ func PctDiff(tcp, quic float64) float64 {
 
 // CompareMeans builds the Diff of two PLT samples in ms (censored values must be removed).
 func CompareMeans(tcp, quic []float64) Diff {
-	d := Diff{TCPMean: math.NaN(), QUICMean: math.NaN(), NTCP: len(tcp), NQUIC: len(quic), P: math.NaN()}
+	d := Diff{TCPMean: math.NaN(), QUICMean: math.NaN(), TCPSD: math.NaN(), QUICSD: math.NaN(), NTCP: len(tcp), NQUIC: len(quic), P: math.NaN()}
 	if len(tcp) > 0 {
-		d.TCPMean, _ = analysis.MeanSD(tcp)
+		d.TCPMean, d.TCPSD = analysis.MeanSD(tcp)
 	}
 	if len(quic) > 0 {
-		d.QUICMean, _ = analysis.MeanSD(quic)
+		d.QUICMean, d.QUICSD = analysis.MeanSD(quic)
 	}
 	d.Pct = PctDiff(d.TCPMean, d.QUICMean)
 	d.P = analysis.Welch(tcp, quic).P

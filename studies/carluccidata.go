@@ -1,4 +1,4 @@
-package experiment
+package studies
 
 import (
 	"cmp"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
@@ -15,36 +17,29 @@ import (
 // an experimental investigation of QUIC", Proc. ACM SAC 2015, pp. 609-614.
 const Carlucci2015 = "carlucci2015"
 
-// PaperRow is one protocol's result as published.
-type PaperRow struct {
-	// Arm is the arm of ours it is compared with.
-	Arm Arm
-	// Label names the protocol as the paper did, e.g. "SPDY".
-	Label string
-	// PLT is the paper's page-load time.
-	PLT time.Duration
-}
+// carlucciSource is where the paper's loss-free PLTs were published.
+const carlucciSource = "Carlucci et al. 2015, section 4 (page load time, loss-free image page) and abstract"
 
 // CarlucciPaper is the paper's loss-free image-page result at 3 Mbit/s, 50 ms RTT, buffer = BDP:
-// HTTP/1.1 2.03 s, SPDY 1.45 s, QUIC 1.14 s. The paper's QUIC (Chromium 2014, gQUIC) set up
-// repeat connections with 0-RTT ("no handshake required"), so its figure stands beside both our
-// cold h3 (1-RTT handshake) and our warm h3 (0-RTT) rows.
-var CarlucciPaper = []PaperRow{
-	{Arm: Arm{"h1", result.Cold}, Label: "HTTP/1.1", PLT: 2030 * time.Millisecond},
-	{Arm: Arm{"h2", result.Cold}, Label: "SPDY", PLT: 1450 * time.Millisecond},
-	{Arm: Arm{"h3", result.Cold}, Label: "QUIC", PLT: 1140 * time.Millisecond},
-	{Arm: Arm{"h3", result.Warm}, Label: "QUIC (0-RTT)", PLT: 1140 * time.Millisecond},
+// HTTP/1.1 2.03 s, SPDY 1.45 s, QUIC 1.14 s (means). The paper's QUIC (Chromium 2014, gQUIC) set
+// up repeat connections with 0-RTT ("no handshake required"), so its figure stands beside both
+// our cold h3 (1-RTT handshake) and our warm h3 (0-RTT) rows.
+var CarlucciPaper = []analysis.Reference{
+	{Part: "lossless", Page: Carlucci2015, Link: Carlucci2015, Protocol: "h1", Mode: result.Cold, Label: "HTTP/1.1", PaperMs: 2030, Stat: "mean", Source: carlucciSource},
+	{Part: "lossless", Page: Carlucci2015, Link: Carlucci2015, Protocol: "h2", Mode: result.Cold, Label: "SPDY", PaperMs: 1450, Stat: "mean", Source: carlucciSource},
+	{Part: "lossless", Page: Carlucci2015, Link: Carlucci2015, Protocol: "h3", Mode: result.Cold, Label: "QUIC", PaperMs: 1140, Stat: "mean", Source: carlucciSource},
+	{Part: "lossless", Page: Carlucci2015, Link: Carlucci2015, Protocol: "h3", Mode: result.Warm, Label: "QUIC (0-RTT)", PaperMs: 1140, Stat: "mean", Source: carlucciSource},
 }
 
 // CarlucciConfig returns the reproduction's experiment: the carlucci2015 page and link, h1, h2
 // and h3 cold plus h3 warm, runs loads per arm after one warm-up each, TCP listeners with
 // TLS 1.2 and CUBIC as in the 2015 testbed (QUIC always uses TLS 1.3 today).
-func CarlucciConfig(runs int) Config {
-	arms := make([]Arm, len(CarlucciPaper))
+func CarlucciConfig(runs int) experiment.Config {
+	arms := make([]experiment.Arm, len(CarlucciPaper))
 	for i, row := range CarlucciPaper {
-		arms[i] = row.Arm
+		arms[i] = experiment.Arm{Protocol: row.Protocol, Mode: row.Mode}
 	}
-	return Config{
+	return experiment.Config{
 		Name:    Carlucci2015,
 		Pages:   []string{Carlucci2015},
 		Links:   []string{Carlucci2015},
@@ -55,47 +50,6 @@ func CarlucciConfig(runs int) Config {
 		TCPCC:   "cubic",
 		TLS:     "1.2",
 	}
-}
-
-// MinRoundTrips is the least number of round trips a cold or warm load of an HTML page and its
-// images needs over a protocol before the last byte can arrive, ignoring serialization:
-//   - TCP (h1, h2): 1 (TCP handshake) + 1 (TLS) + 1 (HTML request) + 1 (image requests, sent
-//     once the HTML arrives) = 4, whatever the TLS version and mode. TLS 1.3 (RFC 8446 section 2)
-//     needs one round trip before the client sends its request with its Finished. A full TLS 1.2
-//     handshake (RFC 5246 section 7.3) takes two, but Chromium uses TLS False Start (RFC 7918)
-//     with the forward-secret AEAD suites and ALPN our server negotiates: it sends the request
-//     with its Finished, without waiting for the server's, so the second handshake round trip
-//     carries the request (measured here: TTFB of a 2 KB page at 100 ms RTT 286-303 ms with
-//     TLS 1.2, 311-330 ms with TLS 1.3, i.e. 3 round trips for both). A resumed TLS 1.2
-//     handshake (warm) is one round trip too.
-//   - h3 cold: 1 (QUIC + TLS 1.3 handshake, RFC 9000 section 7) + 1 (HTML) + 1 (images);
-//     h3 warm with 0-RTT: the HTML request rides in the first flight (RFC 9001 section 4.6.1), so
-//     1 (HTML) + 1 (images).
-//
-// Any QUIC row of protocol.Table counts as h3, any other as TCP.
-//
-// HTTP/1.1 opens up to six connections whose handshakes in practice add round trips; the bound
-// assumes they were ready in time, so it is a true lower bound, not a prediction. tls is kept
-// for callers: with False Start it no longer changes the bound.
-func MinRoundTrips(a Arm, tls string) int {
-	if p, err := protocol.Lookup(a.Protocol); err == nil && p.Transport == protocol.QUIC {
-		if a.Mode == result.Warm {
-			return 2
-		}
-		return 3
-	}
-	return 1 + 1 + 2 // TCP + TLS (1.3, or 1.2 with False Start, or resumed) + HTML + images
-}
-
-// IdealPLT is the lower bound of a load's PLT: the page's bytes serialized at the bottleneck rate
-// plus the protocol's minimal round trips (MinRoundTrips) at the base RTT. bytes in bytes,
-// rateBps in bit/s; it ignores headers and packet overhead, so real loads must take longer.
-func IdealPLT(bytes int64, rateBps int64, rtt time.Duration, roundTrips int) time.Duration {
-	if rateBps <= 0 {
-		return time.Duration(roundTrips) * rtt
-	}
-	ser := time.Duration(float64(bytes*8) / float64(rateBps) * float64(time.Second))
-	return ser + time.Duration(roundTrips)*rtt
 }
 
 // CarlucciDifferences lists what differs between the 2015 testbed and the reproduction whose

@@ -1,0 +1,302 @@
+package flows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/artifacts"
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping"
+)
+
+// Plan is a bulk-flows experiment: every mix run Runs times through one link, in the order of
+// Schedule. Execute is the one runner of such experiments ('pltlab flows' and the studies' flow
+// parts both call it): it opens the link, self-checks it, keeps the artifacts through the
+// artifacts lifecycle and writes one KindFlow record per flow and run.
+type Plan struct {
+	// Link is the LINK spec (shaping.ParseSpec) as given; records carry it in Link.Spec.
+	Link string
+	// Mixes are the flow mixes; each Spec's Start and Duration apply (Duration defaults to
+	// Plan.Duration).
+	Mixes [][]Spec
+	// Runs is the number of repetitions of every mix (at least 1).
+	Runs int
+	// Duration is the length of every flow that gives none (DefaultDuration when 0).
+	Duration time.Duration
+	// Bin is the width of the series' bins (DefaultBin when 0).
+	Bin time.Duration
+	// Seed seeds the schedule, the dial order and the link's random loss (when the spec has
+	// no seed of its own).
+	Seed int64
+	// Experiment names the experiment in every record and its artifacts folder.
+	Experiment string
+	// Version is the pltlab version written into every record's env.
+	Version string
+	// Pause is the quiet time between runs so the next starts on an empty queue (DefaultPause
+	// when 0).
+	Pause time.Duration
+	// Artifacts chooses the evidence kept per run (pcap and qlog only; For: all or invalid).
+	Artifacts artifacts.Config
+	// SkipLinkCheck skips the link's self-check (recorded as a KindLinkCheck line otherwise).
+	SkipLinkCheck bool
+	// Resume holds the records of an earlier, interrupted execution of the same plan: a run
+	// whose every flow record is there is not run again.
+	Resume []*result.Record
+	// Logger receives diagnostics (slog.Default() when nil).
+	Logger *slog.Logger
+	// Progress, when set, is called after every run with the number done and scheduled, the
+	// job and its records.
+	Progress func(done, total int, j Job, recs []*result.Record)
+}
+
+// DefaultPause is the quiet time between the runs of a Plan.
+const DefaultPause = time.Second
+
+// maxFlowsStart bounds a flow's start offset (a year): anything later is a typo.
+const maxFlowsStart = 24 * time.Hour * 365
+
+func (p Plan) withDefaults() Plan {
+	if p.Duration == 0 {
+		p.Duration = DefaultDuration
+	}
+	if p.Bin == 0 {
+		p.Bin = DefaultBin
+	}
+	if p.Pause == 0 {
+		p.Pause = DefaultPause
+	}
+	if p.Logger == nil {
+		p.Logger = slog.Default()
+	}
+	return p
+}
+
+// length returns how long one run of mix lasts: its latest flow's start plus duration.
+func (p Plan) length(mix []Spec) time.Duration {
+	var total time.Duration
+	for _, f := range mix {
+		d := f.Duration
+		if d == 0 {
+			d = p.Duration
+		}
+		total = max(total, f.Start+d)
+	}
+	return total
+}
+
+// Check refuses, before anything is set up, a plan that cannot run: no mix, a bad link spec,
+// bad durations or bins, runs whose series would not fit in memory (CheckSize), or an
+// artifacts filter flows cannot apply. Errors are one line naming the bad value and what is
+// accepted.
+func (p Plan) Check() error {
+	p = p.withDefaults()
+	if _, err := shaping.ParseSpec(p.Link); err != nil {
+		return fmt.Errorf("bad link %q: %w", p.Link, err)
+	}
+	if len(p.Mixes) == 0 {
+		return errors.New("no flow mix given: accepted at least one mix of one flow")
+	}
+	if p.Runs < 1 {
+		return fmt.Errorf("bad runs %d: accepted 1 or more", p.Runs)
+	}
+	if p.Duration < time.Second {
+		return fmt.Errorf("bad duration %v: accepted 1s or more", p.Duration)
+	}
+	if p.Bin < time.Millisecond || p.Bin > p.Duration {
+		return fmt.Errorf("bad bin %v: accepted 1ms up to the duration %v", p.Bin, p.Duration)
+	}
+	for _, mix := range p.Mixes {
+		if len(mix) == 0 {
+			return errors.New("empty flow mix: accepted at least one flow per mix")
+		}
+		for _, f := range mix {
+			if f.Start < 0 || f.Duration < 0 || f.Start > maxFlowsStart {
+				return fmt.Errorf("flow %s: bad start %v or duration %v: accepted a start of 0 up to %v and a duration >= 0", f, f.Start, f.Duration, maxFlowsStart)
+			}
+		}
+		if err := CheckSize(len(mix), p.length(mix), p.Bin); err != nil {
+			return err
+		}
+	}
+	if p.Artifacts.Enabled() {
+		for _, k := range p.Artifacts.Kinds {
+			if k != artifacts.Pcap && k != artifacts.Qlog {
+				return fmt.Errorf("bad artifact kind %s for flows: accepted pcap, qlog", k)
+			}
+		}
+		if p.Artifacts.For == artifacts.KeepSlowest {
+			return errors.New("bad artifacts filter slowest: flows have no PLT; accepted invalid, all")
+		}
+	}
+	return nil
+}
+
+// Jobs returns the plan's schedule (Schedule(len(Mixes), Runs, Seed)).
+func (p Plan) Jobs() []Job { return Schedule(len(p.Mixes), p.Runs, p.Seed) }
+
+// RunLength returns how long run j of the schedule lasts: its mix's latest flow start plus
+// duration (the set-up, teardown and pause around it are the cost model's, in experiment).
+func (p Plan) RunLength(j Job) time.Duration { return p.withDefaults().length(p.Mixes[j.Mix]) }
+
+// Describe returns the schedule, one line per run (for --dry-run).
+func (p Plan) Describe() string {
+	p = p.withDefaults()
+	var b strings.Builder
+	jobs := p.Jobs()
+	fmt.Fprintf(&b, "experiment %s: link %s, %d mixes x %d runs = %d runs of flows\n", p.Experiment, p.Link, len(p.Mixes), p.Runs, len(jobs))
+	for i, j := range jobs {
+		fmt.Fprintf(&b, "  run %d/%d: %s, repetition %d, %v\n", i+1, len(jobs), Mix(p.Mixes[j.Mix]), j.Run, p.length(p.Mixes[j.Mix]))
+	}
+	return b.String()
+}
+
+// done reports whether the resume records hold every flow record of job j.
+func (p Plan) done(j Job) bool {
+	mix := Mix(p.Mixes[j.Mix])
+	n := 0
+	for _, r := range p.Resume {
+		if r.IsFlow() && r.Experiment == p.Experiment && r.Run == j.Run && r.Mix == mix {
+			n++
+		}
+	}
+	return n >= len(p.Mixes[j.Mix])
+}
+
+// Summary counts what Execute did.
+type Summary struct {
+	// Runs counts the runs made (a run skipped by Resume is not counted); Flows their flow
+	// records, Valid the valid ones, Starved the starved ones (result.Flow.Starved).
+	Runs, Flows, Valid, Starved int
+	// Resumed counts the runs skipped because Plan.Resume holds them.
+	Resumed int
+	// ArtifactsFailed counts the evidence files of the runs not written whole (every flow of a
+	// run lists the same files; they are counted once per run).
+	ArtifactsFailed int
+}
+
+// Execute runs the plan: it checks it, opens the link, self-checks a shaped link (a failed
+// check is repeated once; both are emitted as KindLinkCheck records), starts the flows server
+// with the artifacts' options, and runs the schedule, emitting every flow record (with the
+// complete env: kernel, QUIC stack, UDP buffers) and keeping each run's artifacts whole or
+// listed as failed. A run's artifacts problem is logged, not fatal. It fails on a bad plan, a
+// link that cannot be set up or fails its check, an emit error, or when ctx ends (ctx.Err()
+// wrapped; the records of finished runs are emitted). The summary counts what was done, also
+// when it fails.
+func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summary, error) {
+	var sum Summary
+	if err := p.Check(); err != nil {
+		return sum, err
+	}
+	p = p.withDefaults()
+	spec, _ := shaping.ParseSpec(p.Link)
+	if spec.Seed == 0 {
+		spec.Seed = p.Seed
+	}
+	rec, err := artifacts.NewRecorder(p.Artifacts, p.Experiment, nil, p.Logger)
+	if err != nil {
+		return sum, err
+	}
+	l, err := shaping.Open(ctx, spec, shaping.WithLogger(p.Logger))
+	if err != nil {
+		return sum, fmt.Errorf("open link: %w", err)
+	}
+	defer l.Close()
+	env := result.LocalEnv(p.Version, p.Seed)
+	if err := p.checkLink(ctx, l, env, emit); err != nil {
+		return sum, err
+	}
+	srv, err := NewServer(ctx, l, p.Logger, rec.ServerOptions()...)
+	if err != nil {
+		return sum, err
+	}
+	defer srv.Close()
+	info := srv.Info()
+	env.UDPRcvBuf, env.UDPSndBuf = info.UDPRcvBuf, info.UDPSndBuf
+	jobs := p.Jobs()
+	for i, j := range jobs {
+		if p.done(j) {
+			sum.Resumed++
+			continue
+		}
+		if _, err := rec.Begin(i, l); err != nil {
+			return sum, err
+		}
+		recs, err := Run(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
+			Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger})
+		rec.StopQlogs()
+		cerr := srv.CloseConnections() // ends the qlogs of the run's connections
+		keep := p.Artifacts.For != artifacts.KeepInvalid
+		for _, r := range recs {
+			keep = keep || !r.Valid
+		}
+		if aerr := rec.End(keep, recs); aerr != nil {
+			p.Logger.Warn("artifacts", "run", i, "err", aerr)
+		}
+		if err != nil {
+			return sum, err
+		}
+		if cerr != nil {
+			return sum, cerr
+		}
+		sum.Runs++
+		if len(recs) > 0 {
+			sum.ArtifactsFailed += len(recs[0].ArtifactsFailed)
+		}
+		for _, r := range recs {
+			r.Link.Spec = p.Link
+			sum.Flows++
+			switch {
+			case r.Valid:
+				sum.Valid++
+			case r.Starved:
+				sum.Starved++
+			}
+			if err := emit(r); err != nil {
+				return sum, err
+			}
+		}
+		if p.Progress != nil {
+			p.Progress(i+1, len(jobs), j, recs)
+		}
+		if i+1 < len(jobs) && !sleepUntil(ctx, time.Now().Add(p.Pause)) {
+			return sum, ctx.Err()
+		}
+	}
+	return sum, ctx.Err()
+}
+
+// checkLink self-checks a shaped link (up to shaping.CheckAttempts times) and emits every
+// check; the error wraps shaping.ErrCheckFailed when every attempt failed.
+func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {
+	if p.SkipLinkCheck || l.Namespace() == "" {
+		return nil
+	}
+	for attempt := 1; ; attempt++ {
+		chk, cerr := shaping.Check(ctx, l, shaping.CheckOptions{Quick: true})
+		if cerr != nil {
+			return fmt.Errorf("link self-check: %w", cerr)
+		}
+		chk.Attempt = attempt // a repeat is named in every report (result.RecheckedLinks)
+		r := &result.Record{Kind: result.KindLinkCheck, Experiment: p.Experiment, Run: -1, Time: time.Now().UTC(),
+			Link: l.Spec().Result(), Check: &chk, Env: env}
+		r.Link.Spec = p.Link
+		if err := emit(r); err != nil {
+			return err
+		}
+		err := shaping.CheckFailure(chk)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if attempt == shaping.CheckAttempts {
+			return err
+		}
+		p.Logger.Warn("link self-check failed; checking once more", "link", p.Link, "err", err)
+	}
+}

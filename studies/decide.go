@@ -1,0 +1,74 @@
+package studies
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pltlab/pltlab/experiment"
+)
+
+// decideTag marks the experiment names of the loads `reproduce --decide` adds to a part:
+// "STUDY/PART/decide/K". Evaluate pools them with the part's own loads of the same cell.
+const decideTag = "/decide/"
+
+// MaxDecideRuns bounds the loads per arm --decide adds to one cell; a cell that needs more is
+// left undecided and named.
+const MaxDecideRuns = 500
+
+// DecidePlan returns the plan that would decide the inconclusive findings of e: one part per
+// cell a Need names, measuring the loads per arm still missing (Need.Runs - Need.Have) with the
+// part's settings (TCP congestion control, TLS, timeout, warm-ups) and a seed of its own, so
+// that the new loads are new draws (order and loss). Its experiments are named
+// "STUDY/PART/decide/K" with K counting on from the decide parts already in e's records. skipped
+// names the cells left out (no number of loads decides them, or more than MaxDecideRuns).
+func DecidePlan(e *Support) (p Plan, skipped []string) {
+	p = Plan{Study: e.Plan.Study, Scale: e.Plan.Scale}
+	seen := map[string]bool{}
+	k := e.decideParts()
+	for _, j := range e.Judge() {
+		if j.Verdict != Inconclusive {
+			continue
+		}
+		for _, n := range j.Needs {
+			key := n.Part + "|" + n.Page + "|" + n.Link + "|" + strings.Join(n.ArmNames, ",")
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			more := n.Runs - n.Have
+			switch {
+			case n.Runs >= math.MaxInt32:
+				skipped = append(skipped, fmt.Sprintf("%s %s %s: no number of loads decides it at the effect %s", n.Part, n.Link, strings.Join(n.ArmNames, " vs "), n.EffectFrom))
+				continue
+			case more > MaxDecideRuns:
+				skipped = append(skipped, fmt.Sprintf("%s %s %s: needs %d more loads per arm, above the %d --decide adds", n.Part, n.Link, strings.Join(n.ArmNames, " vs "), more, MaxDecideRuns))
+				continue
+			case more <= 0:
+				continue
+			}
+			pr := e.Part(n.Part)
+			if pr == nil {
+				continue
+			}
+			c := pr.Part.Config
+			c.Pages, c.Links, c.Arms, c.Runs = []string{n.Page}, []string{n.Link}, n.Arms, more
+			c.Seed = experiment.DefaultSeed + int64(1000+k)
+			name := fmt.Sprintf("%s%s%d", n.Part, decideTag, k)
+			p.Parts = append(p.Parts, Part{Name: name, Title: "Loads added to decide " + n.Part, Config: c})
+			k++
+		}
+	}
+	return p, skipped
+}
+
+// decideParts counts the decide parts already in e's records.
+func (e *Support) decideParts() int {
+	names := map[string]bool{}
+	for _, r := range e.Records {
+		if strings.Contains(r.Experiment, decideTag) {
+			names[r.Experiment] = true
+		}
+	}
+	return len(names)
+}

@@ -1,0 +1,617 @@
+package studies
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math"
+	"net/netip"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping"
+	"golang.org/x/sys/unix"
+)
+
+// Highway2023 is the name of the study "QUIC on the Highway" (IFIP Networking 2023).
+const Highway2023 = "highway2023"
+
+// highwayArm is one host-stack setting of the study: a bulk flow (flows spec) with quic-go's
+// GSO, the veth offloads and the UDP buffers as given.
+type highwayArm struct {
+	name      string
+	flow      string // flows.ParseSpec input
+	noGSO     bool   // QUIC_GO_DISABLE_GSO=true in the process
+	noOffload bool   // ethtool -K tso/gso/gro off on both veth ends (veth path only)
+	osBuffers bool   // UDP sockets set back to the OS default buffers
+}
+
+// highwayArms are the study's arms, in run order within a repetition.
+var highwayArms = []highwayArm{
+	{name: "tcp-cubic", flow: "h2:cubic"},
+	{name: "tcp-bbr", flow: "h2:bbr"},
+	{name: "quic", flow: "h3"},
+	{name: "quic-os-buffers", flow: "h3", osBuffers: true},
+	{name: "quic-no-gso", flow: "h3", noGSO: true},
+	{name: "tcp-cubic-no-offload", flow: "h2:cubic", noOffload: true},
+	{name: "quic-no-offload", flow: "h3", noOffload: true},
+}
+
+// highwayPath is where the arms run: the veth pair ("veth") or an emulated LINK spec.
+type highwayPath struct {
+	name, link string // link "" = veth
+}
+
+// highwayScale is the study's schedule at one scale.
+type highwayScale struct {
+	paths    []highwayPath
+	runs     int
+	duration time.Duration
+}
+
+// highwayScales: smoke is the veth path once at 2 s per arm (about 30 s); quick adds the
+// emulated 1 Gbit/s link (1 ms RTT) and five 5 s repetitions per arm, enough for Welch's test
+// at p < 0.01 when the arms differ; full runs 10 repetitions of 10 s and a 10 Gbit/s link.
+var highwayScales = map[Scale]highwayScale{
+	Smoke: {paths: []highwayPath{{"veth", ""}}, runs: 1, duration: 2 * time.Second},
+	Quick: {paths: []highwayPath{{"veth", ""}, {"emu-1gbit", "rate=1gbit,rtt=1ms"}}, runs: 5, duration: 5 * time.Second},
+	Full: {paths: []highwayPath{{"veth", ""}, {"emu-1gbit", "rate=1gbit,rtt=1ms"}, {"emu-10gbit", "rate=10gbit,rtt=1ms"}},
+		runs: 10, duration: 10 * time.Second},
+}
+
+// highwayArmOverhead is the set-up and pause around one bulk run (server start, handshake,
+// flows.DefaultPause, the flow's end), measured at 2-5 s per run here (load average 18).
+const highwayArmOverhead = 4500 * time.Millisecond
+
+// armsOn returns the arms that apply to a path: the veth offload switches only on veth.
+func armsOn(p highwayPath) []highwayArm {
+	var out []highwayArm
+	for _, a := range highwayArms {
+		if a.noOffload && p.link != "" {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func highway() *Study {
+	return &Study{
+		Name:         Highway2023,
+		Title:        "QUIC on the Highway, IFIP Networking 2023",
+		Citation:     "B. Jaeger, J. Zirngibl, M. Kempf, K. Ploch, G. Carle, \"QUIC on the Highway: Evaluating Performance on High-rate Links\", IFIP Networking Conference 2023",
+		DefaultScale: Quick,
+		Plan:         highwayPlan,
+		Findings:     highwayFindings,
+		Sections:     highwaySections,
+		Differences:  highwayDifferences,
+	}
+}
+
+// highwayPlan is the study's plan at a scale: no page loads, its own schedule of bulk runs.
+func highwayPlan(sc Scale) Plan {
+	hs := highwayScales[sc]
+	n := 0
+	for _, p := range hs.paths {
+		n += len(armsOn(p)) * hs.runs
+	}
+	p := Plan{Study: Highway2023, Scale: sc, CustomRuns: n,
+		CustomEstimate: time.Duration(n) * (hs.duration + highwayArmOverhead),
+		ScaledDown: []string{
+			fmt.Sprintf("%d repetition(s) of %s per arm and path (the paper: 10 s transfers, repeated)", hs.runs, hs.duration),
+			"one QUIC stack (quic-go) instead of the paper's implementations",
+		},
+		NotRun: []string{"AES-NI on and off: see the finding \"aesni\""},
+	}
+	if sc != Full {
+		p.ScaledDown = append(p.ScaledDown, "no emulated 10 Gbit/s path (full scale only)")
+	}
+	p.Custom = func(ctx context.Context, o RunOptions, w *result.Writer) error {
+		return runHighway(ctx, hs, o, w)
+	}
+	return p
+}
+
+// runHighway runs every arm on every path, hs.runs times (o.Runs when > 0, as --runs), arms
+// interleaved per repetition.
+func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Writer) error {
+	if o.Runs > 0 {
+		hs.runs = o.Runs
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	env := &result.Env{Pltlab: o.Version, CPUs: runtime.NumCPU(), Seed: o.Seed}
+	env.Host, _ = os.Hostname()
+	var errs []error
+	for _, p := range hs.paths {
+		if err := runHighwayPath(ctx, p, hs, o, env, w); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			log.Warn("highway path failed", "path", p.name, "err", err)
+			errs = append(errs, fmt.Errorf("path %s: %w", p.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runHighwayPath opens one path and runs its arms, skipping the runs a resumed reproduction
+// already has.
+func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOptions, env *result.Env, w *result.Writer) error {
+	var l shaping.Link
+	var veth *shaping.VethLink
+	if p.link == "" {
+		v, err := shaping.OpenVeth(ctx, 0)
+		if err != nil {
+			return err
+		}
+		veth, l = v, v
+	} else {
+		spec, err := shaping.ParseSpec(p.link)
+		if err != nil {
+			return err
+		}
+		if l, err = shaping.Open(ctx, spec); err != nil {
+			return err
+		}
+	}
+	defer l.Close()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + shaping.ProcsPerLink))
+	done := map[string]bool{} // (path, arm, run) already in o.Resume
+	for _, r := range o.Resume {
+		if r.IsFlow() && r.Stack != nil {
+			done[fmt.Sprint(r.Stack.Path, "|", r.Stack.Arm, "|", r.Run)] = true
+		}
+	}
+	pathKey := p.name
+	if p.link != "" {
+		pathKey = p.link
+	}
+	for run := range hs.runs {
+		for _, a := range armsOn(p) {
+			if done[fmt.Sprint(pathKey, "|", a.name, "|", run)] {
+				continue // made by the interrupted run being resumed
+			}
+			rec, err := runHighwayArm(ctx, l, veth, p, a, run, hs.duration, o, env)
+			if err != nil {
+				return fmt.Errorf("arm %s: %w", a.name, err)
+			}
+			if rec != nil {
+				if err := w.Write(rec); err != nil {
+					return err
+				}
+			}
+			if !sleepCtxStudies(ctx, flows.DefaultPause) {
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
+// quicGoLog collects what quic-go logs through the standard log package (its buffer warning),
+// passing it on to the previous output.
+type quicGoLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	out io.Writer
+}
+
+func (q *quicGoLog) Write(b []byte) (int, error) {
+	q.mu.Lock()
+	q.buf.Write(b)
+	q.mu.Unlock()
+	return q.out.Write(b)
+}
+
+// runHighwayArm runs one bulk flow of arm a on path p and returns its record.
+func runHighwayArm(ctx context.Context, l shaping.Link, veth *shaping.VethLink, p highwayPath, a highwayArm, run int,
+	dur time.Duration, o RunOptions, env *result.Env) (*result.Record, error) {
+	spec, err := flows.ParseSpec(a.flow)
+	if err != nil {
+		return nil, err
+	}
+	if a.noOffload {
+		if err := veth.SetOffloads(ctx, false); err != nil {
+			return nil, err
+		}
+		defer veth.SetOffloads(context.Background(), true)
+	}
+	if a.noGSO {
+		// quic-go reads it whenever it wraps a UDP socket: the server's at Start, the
+		// client's at its dial, both inside this arm.
+		os.Setenv("QUIC_GO_DISABLE_GSO", "true")
+		defer os.Unsetenv("QUIC_GO_DISABLE_GSO")
+	}
+	qlog := &quicGoLog{out: log.Writer()}
+	log.SetOutput(qlog)
+	defer log.SetOutput(qlog.out)
+	srv, err := flows.NewServer(ctx, l, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	addrs := []netip.Addr{l.HostAddr(), l.ClientAddr()}
+	stop := make(chan struct{})
+	bufs := make(chan [2]int, 1)
+	go func() { bufs <- watchUDPBuffers(addrs, a.osBuffers, stop) }()
+	emu, _ := l.(interface{ EmulatorCPU() time.Duration })
+	var emu0 time.Duration
+	if emu != nil {
+		emu0 = emu.EmulatorCPU()
+	}
+	cpu0 := processCPU()
+	recs, err := flows.Run(ctx, l, srv, flows.Config{Flows: []flows.Spec{spec}, Duration: dur, Seed: o.Seed, Run: run,
+		Experiment: PartExperiment(Highway2023, p.name), Env: env, Logger: o.Logger})
+	cpu := processCPU() - cpu0
+	close(stop)
+	got := <-bufs
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) != 1 {
+		return nil, fmt.Errorf("flows returned %d records for one flow", len(recs))
+	}
+	r := recs[0]
+	st := &result.FlowStack{Path: p.name, Arm: a.name, QUICGSO: !a.noGSO, Offloads: !a.noOffload, CPUSeconds: cpu.Seconds()}
+	if p.link != "" {
+		st.Path = p.link
+	}
+	if emu != nil {
+		e := emu.EmulatorCPU() - emu0
+		st.EmulatorCPUSeconds = e.Seconds()
+		st.CPUSeconds = (cpu - e).Seconds()
+	}
+	if r.Bytes > 0 {
+		st.CPUSPerGB = st.CPUSeconds / (float64(r.Bytes) / 1e9)
+	}
+	if spec.Protocol == "h3" {
+		st.UDPBuffers = "raised"
+		if a.osBuffers {
+			st.UDPBuffers = "os-default"
+		}
+		st.UDPRecvBuf, st.UDPSendBuf = got[0], got[1]
+	}
+	qlog.mu.Lock()
+	st.QUICWarning = strings.TrimSpace(qlog.buf.String())
+	qlog.mu.Unlock()
+	r.Stack = st
+	if p.link == "" {
+		r.Link.Spec = shaping.ShaperVeth
+	} else {
+		r.Link.Spec = p.link
+	}
+	return r, nil
+}
+
+// processCPU is the process's user + system CPU time (getrusage RUSAGE_SELF).
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// watchUDPBuffers finds this process's UDP sockets bound to one of addrs every 20 ms until stop
+// and returns the largest SO_RCVBUF and SO_SNDBUF read back. With osDefault it first sets each
+// socket's buffers back to the OS defaults (net.core.rmem_default, wmem_default): quic-go
+// raises them to 7 MiB when it wraps a socket, with SO_RCVBUFFORCE where SO_RCVBUF is capped
+// by rmem_max, and as root that always succeeds, so the OS default is otherwise never seen.
+// That is the buffer an unprivileged process keeps on a stock kernel (rmem_max = rmem_default
+// = 212992 on Debian 12), when quic-go warns that it could not raise it.
+func watchUDPBuffers(addrs []netip.Addr, osDefault bool, stop <-chan struct{}) [2]int {
+	rdef, wdef := sysctlInt("net/core/rmem_default"), sysctlInt("net/core/wmem_default")
+	var got [2]int
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			fd, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_DGRAM {
+				continue
+			}
+			sa, err := unix.Getsockname(fd)
+			in4, ok := sa.(*unix.SockaddrInet4)
+			if err != nil || !ok || !slices.Contains(addrs, netip.AddrFrom4(in4.Addr)) {
+				continue
+			}
+			if osDefault && rdef > 0 && wdef > 0 {
+				// The kernel doubles the value given (socket(7)); halve the default.
+				unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, rdef/2)
+				unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, wdef/2)
+			}
+			r, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+			s, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF)
+			got[0], got[1] = max(got[0], r), max(got[1], s)
+		}
+		select {
+		case <-stop:
+			return got
+		case <-tick.C:
+		}
+	}
+}
+
+// sysctlInt reads an integer sysctl under /proc/sys (0 when unreadable).
+func sysctlInt(key string) int {
+	b, err := os.ReadFile("/proc/sys/" + key)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
+}
+
+// sleepCtxStudies sleeps d unless ctx ends first (false then).
+func sleepCtxStudies(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// highwayRuns returns the goodputs (Mbit/s) and CPU-s per GB of arm on path from the records.
+func highwayRuns(e *Support, path, arm string) (mbps, cpuGB []float64) {
+	for _, r := range e.Records {
+		if !r.IsFlow() || r.Stack == nil || r.Stack.Path != path || r.Stack.Arm != arm || !r.Valid {
+			continue
+		}
+		mbps = append(mbps, r.GoodputBps/1e6)
+		cpuGB = append(cpuGB, r.Stack.CPUSPerGB)
+	}
+	return mbps, cpuGB
+}
+
+// highwayMean is the mean of xs (NaN when empty).
+func highwayMean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	m, _ := analysis.MeanSD(xs)
+	return m
+}
+
+// armGain compares arm on against arm off on the veth path: the relative goodput gain of on
+// over off in percent, (mean on - mean off) / mean off x 100, Welch's two-sided p-value, and
+// whether it is significant; ok false with fewer than HighwayMinRuns runs an arm.
+type armGain struct {
+	On, Off     float64 // mean goodputs, Mbit/s
+	SDOn, SDOff float64 // their standard deviations, Mbit/s
+	NOn, NOff   int
+	Pct, P      float64
+	Significant bool
+}
+
+// undecided says, for a gain that is not significant, the smallest difference these runs
+// detect with Power (WelchDetectable) and the runs per arm that would decide the observed one
+// (WelchPerArm).
+func (g armGain) undecided() string {
+	det := WelchDetectable(g.SDOn, g.SDOff, g.NOn, g.NOff)
+	need := WelchPerArm(g.SDOn, g.SDOff, g.On-g.Off)
+	needS := "no number of runs would decide a zero difference"
+	if need < math.MaxInt32 {
+		needS = fmt.Sprintf("%d runs per arm would decide the observed %.0f Mbit/s (reproduce highway2023 --runs %d)", need, g.On-g.Off, need)
+	}
+	return fmt.Sprintf("%d+%d runs detect a difference of %.0f Mbit/s with %.0f %% power; %s", g.NOn, g.NOff, det, Power*100, needS)
+}
+
+// String gives "+32.2 % (1314 vs 779 Mbit/s, p=0.004)" with ", n.s." when not significant.
+func (g armGain) String() string {
+	ns := ""
+	if !g.Significant {
+		ns = ", n.s."
+	}
+	return fmt.Sprintf("%+.1f %% (%.0f vs %.0f Mbit/s, p=%s%s)", g.Pct, g.On, g.Off, fmtP(g.P), ns)
+}
+
+func gain(e *Support, on, off string) (g armGain, ok bool) {
+	a, _ := highwayRuns(e, "veth", off)
+	b, _ := highwayRuns(e, "veth", on)
+	d := CompareMeans(a, b)
+	g = armGain{On: d.QUICMean, Off: d.TCPMean, NOn: len(b), NOff: len(a), P: d.P, Significant: d.Significant}
+	if len(a) > 1 && len(b) > 1 {
+		_, g.SDOff = analysis.MeanSD(a)
+		_, g.SDOn = analysis.MeanSD(b)
+	}
+	g.Pct = (g.On - g.Off) / g.Off * 100
+	return g, len(a) >= HighwayMinRuns && len(b) >= HighwayMinRuns
+}
+
+// HighwayMinRuns is the fewest runs per arm for which a highway2023 finding is judged: with
+// fewer, Welch's test on goodputs has too few degrees of freedom to reach p < 0.01 unless the
+// arms differ by many standard deviations.
+const HighwayMinRuns = 3
+
+var highwayFindings = []Finding{
+	{ID: "implementations", Source: "abstract; section 5 (goodput per client/server pair on 10 Gbit/s links)",
+		Claim:     "QUIC goodput \"varies widely between client and server implementations from 90 Mbit/s to 4900 Mbit/s\"",
+		Criterion: "needs several QUIC implementations; this build has one (quic-go): its goodput on the veth path is placed in the published range",
+		Judge: func(e *Support) Judgement {
+			q, _ := highwayRuns(e, "veth", "quic")
+			if len(q) == 0 {
+				return notRun("no valid quic run on the veth path")
+			}
+			return Judgement{Verdict: NotTestable, See: []string{"Goodput per arm"}, Cells: []string{"veth: quic"},
+				Evidence: fmt.Sprintf("one QUIC stack here (quic-go): %.0f Mbit/s mean on veth (%d runs), inside the published 90-4900 Mbit/s; the spread between implementations cannot be measured with one", highwayMean(q), len(q))}
+		}},
+	{ID: "buffers", Source: "abstract; section 5.2 (UDP socket buffer sizes)",
+		Claim:     "\"the OS generally sets the default buffer size too small, which should be increased by at least an order of magnitude\"",
+		Criterion: "quic-go's goodput on veth with its raised UDP buffers (7 MiB asked) is significantly higher (Welch, p < 0.01) than with the OS default buffers (rmem_default)",
+		Judge: func(e *Support) Judgement {
+			d, ok := gain(e, "quic", "quic-os-buffers")
+			if !ok {
+				return notRun(fmt.Sprintf("too few runs at this scale (%d and %d, need %d an arm)", d.NOn, d.NOff, HighwayMinRuns))
+			}
+			ev := "quic-go on veth, raised buffers (7 MiB asked) over the OS default: " + d.String()
+			j := Judgement{Evidence: ev, See: []string{"Goodput per arm"}, Cells: []string{"veth: quic vs quic-os-buffers"}}
+			switch {
+			case d.Significant && d.On > d.Off:
+				j.Verdict = Reproduced
+			case d.Significant:
+				j.Verdict, j.Evidence = Contradicted, ev+" (the default was faster)"
+			default:
+				j.Verdict, j.Evidence = Inconclusive, ev+": "+d.undecided()
+			}
+			return j
+		}},
+	{ID: "offload", Source: "abstract; section 5.3 (NIC offloading)",
+		Claim:     "\"QUIC benefits less from NIC offloading ... while [it improves] the goodput of TCP to around 8000 Mbit/s\"",
+		Criterion: "on veth, TCP's relative goodput gain from TSO/GSO/GRO (on vs off) is significantly positive and larger than QUIC's gain from the same offloads plus quic-go's GSO (quic vs quic-no-offload and quic-no-gso)",
+		Judge: func(e *Support) Judgement {
+			tcp, ok1 := gain(e, "tcp-cubic", "tcp-cubic-no-offload")
+			qo, ok2 := gain(e, "quic", "quic-no-offload")
+			qg, ok3 := gain(e, "quic", "quic-no-gso")
+			if !ok1 || !ok2 || !ok3 {
+				return notRun(fmt.Sprintf("too few runs at this scale (need %d an arm)", HighwayMinRuns))
+			}
+			ev := fmt.Sprintf("gain from the veth offloads: TCP cubic %s, QUIC %s; gain from quic-go's GSO: %s", tcp, qo, qg)
+			j := Judgement{Evidence: ev, See: []string{"Goodput per arm"},
+				Cells: []string{"veth: tcp-cubic vs tcp-cubic-no-offload", "veth: quic vs quic-no-offload", "veth: quic vs quic-no-gso"}}
+			switch {
+			case tcp.Significant && tcp.Pct <= 0:
+				j.Verdict, j.Evidence = Contradicted, ev+": the offloads made TCP slower"
+			case !tcp.Significant:
+				j.Verdict, j.Evidence = Inconclusive, ev+": TCP's gain is not significant: "+tcp.undecided()
+			case tcp.Pct > qo.Pct && tcp.Pct > qg.Pct:
+				j.Verdict = Reproduced
+			default:
+				j.Verdict, j.Evidence = Contradicted, ev+": QUIC gained as much as TCP or more"
+			}
+			return j
+		}},
+	{ID: "aesni", Source: "abstract; section 5.3 (AES-NI)",
+		Claim:     "QUIC benefits less from \"AES NI hardware acceleration\" than TCP",
+		Criterion: "AES-NI on and off for both stacks",
+		Judge: func(e *Support) Judgement {
+			return Judgement{Verdict: NotTestable, Evidence: "not testable here: Go's crypto/aes uses AES-NI whenever the CPU has it; the only switch " +
+				"(GODEBUG=cpu.aes=off) is read once at program start, and both endpoints of every run share this one process, " +
+				"so AES-NI cannot be turned off for one arm against another within a run"}
+		}},
+}
+
+// highwayPaths lists the paths present in the records, veth first.
+func highwayPathsOf(e *Support) []string {
+	var out []string
+	for _, r := range e.Records {
+		if r.IsFlow() && r.Stack != nil && !slices.Contains(out, r.Stack.Path) {
+			out = append(out, r.Stack.Path)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int {
+		if a == "veth" {
+			return -1
+		}
+		if b == "veth" {
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+func highwaySections(e *Support) []Section {
+	t := Table{Caption: "Mean goodput over each flow's steady state, and the process's CPU time per GB received (both endpoints; the emulator's threads apart)",
+		Header: []string{"path", "arm", "runs", "goodput (Mbit/s)", "min-max", "CPU-s per GB", "emulator CPU-s per GB", "UDP rcvbuf (B)", "quic-go warning"}}
+	for _, p := range highwayPathsOf(e) {
+		for _, a := range highwayArms {
+			var mb, cg, eg []float64
+			rcv, warn := 0, ""
+			for _, r := range e.Records {
+				if !r.IsFlow() || r.Stack == nil || r.Stack.Path != p || r.Stack.Arm != a.name || !r.Valid {
+					continue
+				}
+				mb = append(mb, r.GoodputBps/1e6)
+				cg = append(cg, r.Stack.CPUSPerGB)
+				if r.Bytes > 0 && r.Stack.EmulatorCPUSeconds > 0 {
+					eg = append(eg, r.Stack.EmulatorCPUSeconds/(float64(r.Bytes)/1e9))
+				}
+				rcv = max(rcv, r.Stack.UDPRecvBuf)
+				if r.Stack.QUICWarning != "" {
+					warn = r.Stack.QUICWarning
+				}
+			}
+			if len(mb) == 0 {
+				continue
+			}
+			emuCell, rcvCell := "-", "-"
+			if len(eg) > 0 {
+				emuCell = fmt.Sprintf("%.2f", highwayMean(eg))
+			}
+			if rcv > 0 {
+				rcvCell = strconv.Itoa(rcv)
+			}
+			if warn == "" {
+				warn = "-"
+			}
+			t.Rows = append(t.Rows, []string{p, a.name, strconv.Itoa(len(mb)), fmt.Sprintf("%.0f", highwayMean(mb)),
+				fmt.Sprintf("%.0f-%.0f", slices.Min(mb), slices.Max(mb)), fmt.Sprintf("%.2f", highwayMean(cg)), emuCell, rcvCell, warn})
+		}
+	}
+	paper := Table{Caption: "The paper's figures (abstract) beside ours on the veth path",
+		Header: []string{"quantity", "paper (10 Gbit/s NICs, two hosts)", "here (veth, one host)"}}
+	q, _ := highwayRuns(e, "veth", "quic")
+	tc, _ := highwayRuns(e, "veth", "tcp-cubic")
+	tn, _ := highwayRuns(e, "veth", "tcp-cubic-no-offload")
+	paper.Rows = [][]string{
+		{"QUIC goodput", "90-4900 Mbit/s across implementations", fmtMbps(q) + " (quic-go only)"},
+		{"TCP goodput with offloads (and AES-NI)", "about 8000 Mbit/s", fmtMbps(tc) + " (TLS 1.3 over TCP, HTTP/2)"},
+		{"TCP goodput without offloads", "lower (figure in section 5.3)", fmtMbps(tn)},
+	}
+	if len(e.Records) == 0 {
+		return []Section{{ID: "goodput", Title: "Goodput per arm", Text: []string{"No bulk run was recorded."}}}
+	}
+	return []Section{
+		{ID: "goodput", Title: "Goodput per arm", Text: []string{
+			"Each arm is one bulk download (pltlab's server, HTTP/2 over TLS 1.3 over TCP or HTTP/3 over QUIC) from the host namespace into a client namespace; " +
+				"\"os-buffers\" sets every UDP socket of the run back to net.core.rmem_default/wmem_default after quic-go raised them, " +
+				"\"no-gso\" runs with QUIC_GO_DISABLE_GSO=true, \"no-offload\" turns TSO, GSO and GRO off on both veth ends (ethtool -K)."},
+			Tables: []Table{t, paper}},
+	}
+}
+
+// fmtMbps formats the mean of xs in Mbit/s with the run count ("-" when empty).
+func fmtMbps(xs []float64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f Mbit/s (%d runs)", highwayMean(xs), len(xs))
+}
+
+func highwayDifferences(e *Support) []string {
+	cpus := runtime.NumCPU()
+	for _, r := range e.Records {
+		if r.Env != nil && r.Env.CPUs > 0 {
+			cpus = r.Env.CPUs
+			break
+		}
+	}
+	return []string{
+		fmt.Sprintf("one host with %d cores (recorded) runs both endpoints, instead of two dedicated servers: sender and receiver compete for the same cores", cpus),
+		"a veth pair between two namespaces instead of 10 Gbit/s NICs: no wire rate limit, offloads are the kernel's software TSO/GSO/GRO, not the NIC's",
+		"one QUIC stack (quic-go, NewReno only) and one TCP stack (Linux) instead of the paper's implementation pairs",
+		"HTTP/2 and HTTP/3 bulk downloads from pltlab's server instead of the QUIC Interop Runner's file transfers",
+		"CPU time is the whole process's (both endpoints in one process), not per side; the emulator's threads are reported apart",
+		"AES-NI stays on (see the finding \"aesni\")",
+	}
+}

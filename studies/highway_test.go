@@ -1,0 +1,99 @@
+package studies
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// highwayRecs builds valid veth flow records of arm with the given goodputs (Mbit/s).
+func highwayRecs(arm string, mbps ...float64) []*result.Record {
+	var out []*result.Record
+	for i, m := range mbps {
+		out = append(out, &result.Record{Kind: result.KindFlow, Experiment: PartExperiment(Highway2023, "veth"), Run: i, Valid: true,
+			Flow: &result.Flow{GoodputBps: m * 1e6, Bytes: int64(m * 1e6 / 8 * 5), Stack: &result.FlowStack{Path: "veth", Arm: arm, CPUSPerGB: 3}}})
+	}
+	return out
+}
+
+// TestHighwayJudgements judges the findings from synthetic records: clear gains reproduce the
+// buffer and offload findings, a single run per arm is "not run", QUIC gaining more from GSO
+// than TCP from its offloads is "contradicted", overlapping arms are "inconclusive" with the
+// runs that would decide them, and AES-NI is never testable.
+func TestHighwayJudgements(t *testing.T) {
+	st, err := Lookup(Highway2023)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := func(recs []*result.Record) map[string]Judgement {
+		e := Evaluate(st, st.Plan(Quick), recs)
+		out := map[string]Judgement{}
+		for i, j := range e.Judge() {
+			out[st.Findings[i].ID] = j
+		}
+		return out
+	}
+	var recs []*result.Record
+	recs = append(recs, highwayRecs("quic", 1000, 1010, 990)...)
+	recs = append(recs, highwayRecs("quic-os-buffers", 500, 510, 490)...)
+	recs = append(recs, highwayRecs("tcp-cubic", 2000, 2020, 1980)...)
+	recs = append(recs, highwayRecs("tcp-cubic-no-offload", 1000, 1010, 990)...)
+	recs = append(recs, highwayRecs("quic-no-offload", 900, 910, 890)...)
+	recs = append(recs, highwayRecs("quic-no-gso", 800, 810, 790)...)
+	js := judge(recs)
+	for id, want := range map[string]Verdict{"implementations": NotTestable, "buffers": Reproduced, "offload": Reproduced, "aesni": NotTestable} {
+		if js[id].Verdict != want {
+			t.Errorf("%s: %s (%s), want %s", id, js[id].Verdict, js[id].Evidence, want)
+		}
+	}
+	if !strings.Contains(js["buffers"].Evidence, "+100.0 %") || !strings.Contains(js["offload"].Evidence, "TCP cubic +100.0 %") {
+		t.Errorf("evidence: %q / %q", js["buffers"].Evidence, js["offload"].Evidence)
+	}
+
+	// quic-go's GSO gains 150 %, more than TCP's 100 %.
+	var more []*result.Record
+	for _, r := range recs {
+		if r.Stack.Arm != "quic-no-gso" {
+			more = append(more, r)
+		}
+	}
+	more = append(more, highwayRecs("quic-no-gso", 400, 404, 396)...)
+	if j := judge(more)["offload"]; j.Verdict != Contradicted {
+		t.Errorf("QUIC gaining more: %s (%s), want contradicted", j.Verdict, j.Evidence)
+	}
+
+	flat := append(highwayRecs("quic", 1000, 1200, 800), highwayRecs("quic-os-buffers", 990, 1190, 810)...)
+	if j := judge(flat)["buffers"]; j.Verdict != Inconclusive || !strings.Contains(j.Evidence, "runs per arm would decide") {
+		t.Errorf("overlapping arms: %s (%s), want inconclusive with the runs needed", j.Verdict, j.Evidence)
+	}
+
+	one := append(highwayRecs("quic", 1000), highwayRecs("quic-os-buffers", 500)...)
+	if j := judge(one)["buffers"]; j.Verdict != NotRun {
+		t.Errorf("one run an arm: %s, want not run", j.Verdict)
+	}
+	if j := judge(nil)["implementations"]; j.Verdict != NotRun {
+		t.Errorf("no records: %s, want not run", j.Verdict)
+	}
+}
+
+// highwayScheduled returns one valid record per run highway2023 schedules at scale sc, the
+// goodput varying with the run.
+func highwayScheduled(sc Scale) []*result.Record {
+	hs := highwayScales[sc]
+	var out []*result.Record
+	for _, p := range hs.paths {
+		path := p.name
+		if p.link != "" {
+			path = p.link
+		}
+		for _, a := range armsOn(p) {
+			for run := range hs.runs {
+				m := 1000 + 10*float64(run)
+				out = append(out, &result.Record{Kind: result.KindFlow, Experiment: PartExperiment(Highway2023, p.name), Run: run, Valid: true,
+					Flow: &result.Flow{GoodputBps: m * 1e6, Bytes: int64(m * 1e6 / 8 * 5), Stack: &result.FlowStack{Path: path, Arm: a.name}}})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package studies
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
+)
+
+// Complete reports whether recs hold the whole of plan: every part has a page-load line for
+// every run of its schedule (the length its own records give, field scheduled, so records of
+// an older pltlab or another scale count by their own plan; records without the field by the
+// schedule of the settings they record, FromRecords), and every flow part, where flows
+// can run in this build, a flow line for every mix and run. A complete run is re-judged from
+// its records (`reproduce --resume`) without a load or a link check.
+func Complete(plan Plan, recs []*result.Record) bool {
+	derived := FromRecords(plan, recs)
+	for i, p := range plan.Parts {
+		name := PartExperiment(plan.Study, p.Name)
+		made := map[int]bool{}
+		scheduled := 0
+		for _, r := range recs {
+			if r.Experiment == name && r.IsLoad() {
+				made[r.Run] = true
+				scheduled = max(scheduled, r.Scheduled)
+			}
+		}
+		if scheduled == 0 && len(made) > 0 {
+			// Records older than the field: the schedule their own settings give.
+			scheduled = len(experiment.Schedule(derived.Parts[i].Config))
+		}
+		if scheduled == 0 || len(made) < scheduled {
+			return false
+		}
+		for i := range scheduled {
+			if !made[i] {
+				return false
+			}
+		}
+	}
+	if !FlowRunnerAvailable() {
+		return true
+	}
+	for _, f := range plan.Flows {
+		name := PartExperiment(plan.Study, f.Name)
+		runs := map[string]bool{}
+		for _, r := range recs {
+			if r.Experiment == name && r.Kind == result.KindFlow && r.Flow != nil {
+				runs[fmt.Sprintf("%s/%d", r.Flow.Mix, r.Run)] = true
+			}
+		}
+		if len(runs) < len(f.Mixes)*f.Runs {
+			return false
+		}
+	}
+	return true
+}
+
+// FromRecords returns plan with each part's pages, links, arms, measured loads per cell and
+// warm-ups taken from the part's records, in the order they first appear, so that a run made
+// with other settings (another scale, --runs, an older pltlab's plan) is judged by what it
+// measured. A part without records keeps its plan.
+func FromRecords(plan Plan, recs []*result.Record) Plan {
+	out := plan
+	out.Parts = slices.Clone(plan.Parts)
+	for i, p := range out.Parts {
+		name := PartExperiment(plan.Study, p.Name)
+		c := p.Config
+		var pgs, links []string
+		var arms []experiment.Arm
+		measured, warm := map[string]int{}, map[string]int{}
+		for _, r := range recs {
+			if r.Experiment != name || !r.IsLoad() {
+				continue
+			}
+			if !slices.Contains(pgs, r.Page.Spec) {
+				pgs = append(pgs, r.Page.Spec)
+			}
+			if !slices.Contains(links, r.Link.Spec) {
+				links = append(links, r.Link.Spec)
+			}
+			a := experiment.Arm{Protocol: r.Protocol, Mode: r.Mode}
+			if !slices.Contains(arms, a) {
+				arms = append(arms, a)
+			}
+			cell := r.Page.Spec + "|" + r.Link.Spec + "|" + a.String()
+			if r.Warmup {
+				warm[cell]++
+			} else {
+				measured[cell]++
+			}
+		}
+		if len(pgs) == 0 {
+			continue
+		}
+		c.Pages, c.Links, c.Arms = pgs, links, arms
+		c.Runs, c.Warmup = maxCount(measured), maxCount(warm)
+		out.Parts[i].Config = c
+	}
+	return out
+}
+
+// maxCount is the largest count of m (0 for none).
+func maxCount(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n = max(n, v)
+	}
+	return n
+}

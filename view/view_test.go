@@ -1,0 +1,428 @@
+package view
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/result"
+)
+
+const (
+	studyFile = "testdata/carlucci2015-quick-a9b0be5.jsonl"
+	runDir    = "testdata/run"
+)
+
+// newTest serves roots with opts on an httptest server.
+func newTest(t *testing.T, opts Options) (*Server, *httptest.Server) {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return s, ts
+}
+
+// get fetches path and returns the status and body.
+func get(t *testing.T, ts *httptest.Server, path string) (int, string, http.Header) {
+	t.Helper()
+	resp, err := http.Get(ts.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// setID returns the ID of the set whose name ends with suffix.
+func setID(t *testing.T, s *Server, suffix string) string {
+	t.Helper()
+	for _, st := range s.Sets() {
+		if strings.HasSuffix(st.Name, suffix) {
+			return st.ID
+		}
+	}
+	t.Fatalf("no set %s in %v", suffix, s.Sets())
+	return ""
+}
+
+// TestNumbersMatchReportJSON checks that every median and Mann-Whitney p-value on a set's
+// page is the one 'pltlab report --format json' gives for the same file.
+func TestNumbersMatchReportJSON(t *testing.T) {
+	for _, file := range []string{studyFile, runDir + "/run.jsonl"} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			s, ts := newTest(t, Options{Roots: []string{file}})
+			_, page, _ := get(t, ts, "/set/"+s.Sets()[0].ID+"/")
+			rep, err := analysis.AnalyzeFiles([]string{file}, nil, analysis.Options{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := rep.WriteJSON(&buf); err != nil {
+				t.Fatal(err)
+			}
+			var js struct {
+				Groups []struct {
+					Page, Link, Mode, Protocol, Settings string
+					MedianMs                             *float64 `json:"median_ms"`
+				} `json:"groups"`
+				Comparisons []struct {
+					Page, Link, Mode, Protocol, Baseline string
+					P                                    *float64 `json:"p_mann_whitney"`
+				} `json:"comparisons"`
+			}
+			if err := json.Unmarshal(buf.Bytes(), &js); err != nil {
+				t.Fatal(err)
+			}
+			if len(js.Groups) == 0 {
+				t.Fatal("report has no groups")
+			}
+			for _, g := range js.Groups {
+				want := ""
+				if g.MedianMs != nil {
+					want = strconv.FormatFloat(*g.MedianMs, 'g', -1, 64)
+				}
+				re := regexp.MustCompile(`<tr class="group" data-protocol="` + regexp.QuoteMeta(g.Protocol) + `" data-page="` + regexp.QuoteMeta(g.Page) +
+					`" data-link="` + regexp.QuoteMeta(escape(g.Link)) + `" data-mode="` + g.Mode + `" data-settings="[^"]*" data-median="([^"]*)"`)
+				m := re.FindStringSubmatch(page)
+				if m == nil {
+					t.Fatalf("group %s %s %s %s not on the page", g.Protocol, g.Page, g.Link, g.Mode)
+				}
+				if m[1] != want {
+					t.Errorf("group %s %s: page median %q, report json %q", g.Protocol, g.Link, m[1], want)
+				}
+			}
+			if len(js.Comparisons) == 0 {
+				t.Fatal("report has no comparisons")
+			}
+			for _, c := range js.Comparisons {
+				want := ""
+				if c.P != nil {
+					want = strconv.FormatFloat(*c.P, 'g', -1, 64)
+				}
+				re := regexp.MustCompile(`<tr class="comparison" data-protocol="` + c.Protocol + `" data-baseline="` + c.Baseline + `" data-page="` + regexp.QuoteMeta(c.Page) +
+					`" data-link="` + regexp.QuoteMeta(escape(c.Link)) + `" data-mode="` + c.Mode + `" data-p="([^"]*)"`)
+				m := re.FindStringSubmatch(page)
+				if m == nil {
+					t.Fatalf("comparison %s vs %s %s not on the page", c.Protocol, c.Baseline, c.Link)
+				}
+				if m[1] != want {
+					t.Errorf("comparison %s vs %s %s: page p %q, report json %q", c.Protocol, c.Baseline, c.Link, m[1], want)
+				}
+			}
+		})
+	}
+}
+
+// escape is html/template's attribute escaping of the characters in link specs.
+func escape(s string) string { return strings.ReplaceAll(s, "%", "%") }
+
+// TestStudyPage checks the findings table comes first, links to sections that exist, and that
+// the report's figures and parts are served.
+func TestStudyPage(t *testing.T) {
+	s, ts := newTest(t, Options{Roots: []string{studyFile}, Study: fakeStudy})
+	id := setID(t, s, ".jsonl")
+	code, page, _ := get(t, ts, "/set/"+id+"/")
+	if code != 200 || !strings.Contains(page, `<section id="findings">`) || !strings.Contains(page, `href="#lossy"`) {
+		t.Fatalf("study page (%d) lacks the findings table or its links:\n%.2000s", code, page)
+	}
+	if strings.Index(page, `id="findings"`) > strings.Index(page, `class="study-report"`) {
+		t.Error("findings table is not first")
+	}
+	if code, _, h := get(t, ts, "/set/"+id+"/fig1.svg"); code != 200 || h.Get("Content-Type") != "image/svg+xml" {
+		t.Errorf("figure: %d %s", code, h.Get("Content-Type"))
+	}
+	if code, _, _ := get(t, ts, "/set/"+id+"/nofig.svg"); code != 404 {
+		t.Errorf("missing figure: %d, want 404", code)
+	}
+}
+
+// fakeStudy is a StudyFunc with one finding that points at section "lossy".
+func fakeStudy(recs []*result.Record) (*Study, error) {
+	return &Study{Title: "a study", Body: `<section id="lossy"><h2>Lossy</h2><img src="fig1.svg"></section>`,
+		Findings: []Finding{{Claim: "QUIC is faster", Verdict: "reproduced", Evidence: "p = 0.001", See: []Anchor{{"Lossy", "lossy"}}}},
+		Figure: func(w io.Writer, file, format string) (bool, error) {
+			if file != "fig1" {
+				return false, nil
+			}
+			_, err := io.WriteString(w, "<svg></svg>")
+			return true, err
+		}}, nil
+}
+
+// TestPagesOfARun follows the index to a group, a load and its HAR, and a compare page.
+func TestPagesOfARun(t *testing.T) {
+	s, ts := newTest(t, Options{Roots: []string{runDir}})
+	code, idx, h := get(t, ts, "/")
+	if code != 200 || h.Get("Content-Security-Policy") != CSP {
+		t.Fatalf("index: %d, CSP %q", code, h.Get("Content-Security-Policy"))
+	}
+	if strings.Contains(idx, ".loads.jsonl") {
+		t.Error("a NetLog load index is listed as a result set")
+	}
+	id := setID(t, s, "run.jsonl")
+	_, page, _ := get(t, ts, "/set/"+id+"/")
+	groups := regexp.MustCompile(`href="(/set/[^"]+/group/[0-9a-f]+)"`).FindAllStringSubmatch(page, -1)
+	if len(groups) != 3 {
+		t.Fatalf("%d group links, want 3 (h1, h2, h3)", len(groups))
+	}
+	_, gp, _ := get(t, ts, groups[1][1])
+	if !strings.Contains(gp, `id="ecdf"`) || !strings.Contains(gp, "<svg") || !strings.Contains(gp, "(median load)") {
+		t.Fatalf("group page lacks its ECDF or median load:\n%.1500s", gp)
+	}
+	load := regexp.MustCompile(`href="(/set/[^"]+/load/[0-9]+)"`).FindStringSubmatch(gp)
+	_, lp, _ := get(t, ts, load[1])
+	if !strings.Contains(lp, `id="waterfall"`) || !strings.Contains(lp, "Evidence files") {
+		t.Fatalf("load page lacks its waterfall or evidence files:\n%.1500s", lp)
+	}
+	har := regexp.MustCompile(`href="(/set/[^"]+/artifact/[0-9]+/[0-9]+/load\.har)"`).FindStringSubmatch(lp)
+	if har == nil {
+		t.Fatal("no HAR download link")
+	}
+	code, body, h := get(t, ts, har[1])
+	if code != 200 || !strings.HasPrefix(h.Get("Content-Disposition"), "attachment") || !json.Valid([]byte(body)) {
+		t.Fatalf("HAR download: %d %q, valid JSON %v", code, h.Get("Content-Disposition"), json.Valid([]byte(body)))
+	}
+	a, b := strings.TrimPrefix(groups[1][1], "/set/"), strings.TrimPrefix(groups[2][1], "/set/")
+	a, b = strings.Replace(a, "/group/", "/", 1), strings.Replace(b, "/group/", "/", 1)
+	code, cp, _ := get(t, ts, "/compare?a="+a+"&b="+b)
+	for _, want := range []string{`class="comparison"`, `class="ecdf"`, `class="waterfall"`, "Settings that differ"} {
+		if code != 200 || !strings.Contains(cp, want) {
+			t.Fatalf("compare page (%d) lacks %q", code, want)
+		}
+	}
+	if !strings.Contains(cp, "<td>protocol</td>") {
+		t.Error("compare of h2 and h3 does not list protocol among the settings that differ")
+	}
+}
+
+// TestSafety: bad paths, traversal, symlinks out of the tree, huge files, methods, binding.
+func TestSafety(t *testing.T) {
+	t.Run("bad path", func(t *testing.T) {
+		_, err := New(Options{Roots: []string{"/no/such/dir"}})
+		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), `"/no/such/dir"`) {
+			t.Fatalf("error %v: want one line naming the path", err)
+		}
+	})
+	root := t.TempDir()
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.har")
+	os.WriteFile(secret, []byte(`{"secret":true}`), 0o644)
+	os.WriteFile(filepath.Join(outside, "other.jsonl"), mustRead(t, runDir+"/run.jsonl"), 0o644)
+	// a results file whose first load lists evidence outside the tree, by .. and by symlink
+	recs := mustRead(t, runDir+"/run.jsonl")
+	lines := strings.Split(strings.TrimSpace(string(recs)), "\n")
+	var r map[string]any
+	json.Unmarshal([]byte(lines[3]), &r)
+	r["artifacts"] = []string{"../../" + strings.TrimPrefix(secret, "/"), "evil/link.har", "ok/load.har"}
+	b, _ := json.Marshal(r)
+	lines[3] = string(b)
+	os.WriteFile(filepath.Join(root, "r.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "evil"), 0o755)
+	os.Symlink(secret, filepath.Join(root, "evil", "link.har"))
+	os.MkdirAll(filepath.Join(root, "ok"), 0o755)
+	os.WriteFile(filepath.Join(root, "ok", "load.har"), []byte(`{"log":{}}`), 0o644)
+	os.Symlink(filepath.Join(outside, "other.jsonl"), filepath.Join(root, "linked.jsonl"))
+	os.Symlink(outside, filepath.Join(root, "linkdir"))
+	huge := filepath.Join(root, "huge.jsonl")
+	os.WriteFile(huge, []byte(lines[1]+"\n"), 0o644)
+	os.Truncate(huge, 2<<20) // sparse: over the limit below
+	s, ts := newTest(t, Options{Roots: []string{root}, MaxFileBytes: 1 << 20})
+
+	t.Run("symlinks out of the tree are not listed", func(t *testing.T) {
+		for _, st := range s.Sets() {
+			if strings.Contains(st.Name, "linked") || strings.Contains(st.Name, "other") {
+				t.Errorf("set %s is outside the tree", st.Name)
+			}
+		}
+	})
+	t.Run("evidence outside the tree is not served", func(t *testing.T) {
+		id := setID(t, s, "r.jsonl")
+		for i, want := range []int{404, 404, 200} {
+			code, body, _ := get(t, ts, "/set/"+id+"/artifact/3/"+strconv.Itoa(i)+"/x")
+			if code != want || strings.Contains(body, `"secret":true`) {
+				t.Errorf("artifact %d: %d (want %d), body %.80q", i, code, want, body)
+			}
+		}
+	})
+	t.Run("traversal in the URL", func(t *testing.T) {
+		for _, p := range []string{"/set/../../etc/passwd", "/static/..%2f..%2fview.go", "/set/x/%2e%2e/%2e%2e/etc/passwd", "/static/../view_test.go"} {
+			code, body, _ := get(t, ts, p)
+			if code == 200 && (strings.Contains(body, "root:") || strings.Contains(body, "package view")) {
+				t.Errorf("%s served a file: %d", p, code)
+			}
+		}
+	})
+	t.Run("huge file", func(t *testing.T) {
+		id := setID(t, s, "huge.jsonl")
+		code, page, _ := get(t, ts, "/set/"+id+"/")
+		if code != 200 || !strings.Contains(page, "bytes, over the") {
+			t.Fatalf("huge file page (%d) does not say it is over the limit", code)
+		}
+		_, idx, _ := get(t, ts, "/")
+		if !strings.Contains(idx, "bytes, over the") {
+			t.Error("index does not say the huge file is over the limit")
+		}
+	})
+	t.Run("read-only", func(t *testing.T) {
+		resp, err := http.Post(ts.URL+"/", "text/plain", strings.NewReader("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST: %d, want 405", resp.StatusCode)
+		}
+	})
+	t.Run("loopback", func(t *testing.T) {
+		for addr, want := range map[string]bool{"127.0.0.1:8080": true, "localhost:1": true, "[::1]:80": true, ":8080": false, "0.0.0.0:80": false, "10.0.0.1:80": false} {
+			if got, err := IsLoopback(addr); err != nil || got != want {
+				t.Errorf("IsLoopback(%s) = %v, %v; want %v", addr, got, err, want)
+			}
+		}
+		if _, err := IsLoopback("8080"); err == nil {
+			t.Error("IsLoopback(8080): no error")
+		}
+	})
+	t.Run("no external assets", func(t *testing.T) {
+		id := setID(t, s, "r.jsonl")
+		for _, p := range []string{"/", "/set/" + id + "/", "/static/live.js", "/static/view.css"} {
+			_, body, _ := get(t, ts, p)
+			if m := regexp.MustCompile(`(src|href)="(https?:)?//`).FindString(body); m != "" {
+				t.Errorf("%s refers to an external asset: %s", p, m)
+			}
+		}
+	})
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestLiveEvents appends lines to a file while its event stream is open and checks the next
+// update counts them.
+func TestLiveEvents(t *testing.T) {
+	lines := strings.SplitAfter(string(mustRead(t, runDir+"/run.jsonl")), "\n")
+	f := filepath.Join(t.TempDir(), "live.jsonl")
+	os.WriteFile(f, []byte(strings.Join(lines[:4], "")), 0o644)
+	s, ts := newTest(t, Options{Roots: []string{f}, Poll: 20 * time.Millisecond})
+	resp, err := http.Get(ts.URL + "/set/" + s.Sets()[0].ID + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	next := func() update {
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data:"); ok {
+				var u update
+				if err := json.Unmarshal([]byte(data), &u); err != nil {
+					t.Fatal(err)
+				}
+				return u
+			}
+		}
+		t.Fatal("event stream ended")
+		return update{}
+	}
+	first := next()
+	fh, _ := os.OpenFile(f, os.O_APPEND|os.O_WRONLY, 0)
+	fh.WriteString(strings.Join(lines[4:], ""))
+	fh.Close()
+	second := next()
+	if first.Loads >= second.Loads || second.Loads != 6 || second.Scheduled != 9 || len(second.Groups) != 3 {
+		t.Fatalf("updates: first %d loads, then %d of %d scheduled in %d groups; want 6 of 9 in 3", first.Loads, second.Loads, second.Scheduled, len(second.Groups))
+	}
+	if !second.Recent[0].Fresh {
+		t.Error("the appended load is not marked fresh")
+	}
+}
+
+// TestShardedRunMerged splits a run into two shard files of one configuration and checks the
+// index lists one set with every load, and that a third file of another configuration stays
+// apart.
+func TestShardedRunMerged(t *testing.T) {
+	dir := t.TempDir()
+	lines := strings.Split(strings.TrimSpace(string(mustRead(t, runDir+"/run.jsonl"))), "\n")
+	shards := [2][]string{}
+	for i, l := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		r["shard"] = fmt.Sprintf("%d/2", i%2)
+		b, _ := json.Marshal(r)
+		shards[i%2] = append(shards[i%2], string(b))
+	}
+	for i, sh := range shards {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("shard-%d.jsonl", i)), []byte(strings.Join(sh, "\n")+"\n"), 0o644)
+	}
+	other := strings.ReplaceAll(strings.Join(shards[0], "\n"), `"config_hash":"`, `"config_hash":"f`)
+	os.WriteFile(filepath.Join(dir, "zother.jsonl"), []byte(other+"\n"), 0o644)
+	s, ts := newTest(t, Options{Roots: []string{dir}})
+	sets := s.Sets()
+	if len(sets) != 2 || len(sets[0].Files) != 2 || sets[0].Shards != 2 {
+		t.Fatalf("sets %+v: want the two shards merged and the other configuration apart", sets)
+	}
+	_, idx, _ := get(t, ts, "/")
+	if !strings.Contains(idx, "sharded run (2 shard files merged)") {
+		t.Error("index does not say the run is sharded")
+	}
+	l, _ := s.set(sets[0].ID)
+	// each shard's lines carry its own schedule's size (here 9 each): the set's is their sum
+	if sm := summarise(l); sm.Loads != 6 || sm.Scheduled != 18 {
+		t.Errorf("merged set: %d loads, %d scheduled; want 6 and 18", sm.Loads, sm.Scheduled)
+	}
+}
+
+// TestLoadPageEvidence checks a shaped load measured with --visual and every artifact kind:
+// its page shows the filmstrip and visual metrics, the emulator counters, and download links
+// for its HAR, qlog and pcapng (the NetLog, left out of testdata for its size, is named as
+// not found).
+func TestLoadPageEvidence(t *testing.T) {
+	s, ts := newTest(t, Options{Roots: []string{"testdata/shaped"}})
+	id := setID(t, s, "shaped.jsonl")
+	l, _ := s.set(id)
+	n := -1
+	for i, r := range l.recs {
+		if r.IsLoad() && r.Protocol == "h3" {
+			n = i
+		}
+	}
+	_, page, _ := get(t, ts, "/set/"+id+"/load/"+strconv.Itoa(n))
+	for _, want := range []string{`src="data:image/jpeg;base64,`, "SpeedIndex", `<table class="emulator">`, "queue drops",
+		"(HAR,", "(qlog,", "(pcapng,", "netlog-h3-1.json <span class=\"error\">(not found"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("load page lacks %q:\n%.3000s", want, page[strings.Index(page, "<h1>"):])
+		}
+	}
+	pcap := regexp.MustCompile(`href="(/set/[^"]+/artifact/[0-9]+/[0-9]+/link\.pcapng)"`).FindStringSubmatch(page)
+	if pcap == nil {
+		t.Fatal("no pcapng link")
+	}
+	code, body, _ := get(t, ts, pcap[1])
+	if code != 200 || len(body) < 28 || body[:4] != "\x0a\x0d\x0d\x0a" {
+		t.Errorf("pcapng download: %d, %d bytes, magic %q", code, len(body), body[:min(4, len(body))])
+	}
+}
