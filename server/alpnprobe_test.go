@@ -2,44 +2,13 @@ package server
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
-	"math/big"
 	"net"
+	"strconv"
 	"testing"
-	"time"
-)
 
-// alpnListener serves TLS handshakes offering only alpn on 127.0.0.1 and returns its address.
-func alpnListener(t *testing.T, alpn string) string {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: []string{"plt.test"}, NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, NextProtos: []string{alpn}}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { c.(*tls.Conn).Handshake(); c.Close() }()
-		}
-	}()
-	return ln.Addr().String()
-}
+	"github.com/pltlab/pltlab/internal/testenv"
+)
 
 // TestProbeALPN: the probe accepts the listener's own ALPN and, for another, returns ErrNoALPN
 // with the protocol the listener serves, both when the server answers with the
@@ -47,7 +16,7 @@ func alpnListener(t *testing.T, alpn string) string {
 // nothing (an h2 listener asked for http/1.1).
 func TestProbeALPN(t *testing.T) {
 	ctx := context.Background()
-	h1, h2 := alpnListener(t, "http/1.1"), alpnListener(t, "h2")
+	h1, h2 := alpnAddr(t, "http/1.1"), alpnAddr(t, "h2")
 	for _, tt := range []struct {
 		addr, alpn, offered string
 		err                 error
@@ -72,4 +41,9 @@ func TestProbeALPN(t *testing.T) {
 	if _, err := ProbeALPN(ctx, "plt.test", closed, "h2"); err == nil || errors.Is(err, ErrNoALPN) {
 		t.Errorf("probe of a closed port: %v, want the dial error", err)
 	}
+}
+
+// alpnAddr is testenv.ALPNListener's address as host:port.
+func alpnAddr(t *testing.T, alpn string) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.ALPNListener(t, alpn)))
 }
