@@ -41,7 +41,7 @@ func TestIntegrationViewInChromium(t *testing.T) {
 	live := filepath.Join(t.TempDir(), "live.jsonl")
 	lines := strings.SplitAfter(string(must(os.ReadFile("testdata/run/run.jsonl"))), "\n")
 	must(0, os.WriteFile(live, []byte(strings.Join(lines[:4], "")), 0o644))
-	srv, err := view.New(view.Options{Roots: []string{"testdata", live}, Study: studyview.Report})
+	srv, err := view.New(view.Options{Roots: []string{"testdata", "../testdata/carlucci2015-quick-a9b0be5.jsonl", live}, Study: studyview.Report})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 const (
-	studyFile = "testdata/carlucci2015-quick-a9b0be5.jsonl"
+	studyFile = "../testdata/carlucci2015-quick-a9b0be5.jsonl"
 	runDir    = "testdata/run"
 )
 

@@ -9,7 +9,7 @@ import (
 )
 
 // TestIntegrationRejudgeCarlucciFixture re-judges the quick carlucci2015 results measured by
-// pltlab a9b0be5 (testdata/carlucci2015-quick-a9b0be5.jsonl, written before records carried
+// pltlab a9b0be5 (testdata/carlucci2015-quick-a9b0be5.jsonl at the repository root, written before records carried
 // a check's attempt number): `reproduce --resume` on the complete file measures nothing and
 // checks no link (the file is unchanged, no Chromium is needed), says so, and rewrites the
 // findings from the records. The lossy finding (p = 0.13 .. 0.72 from 8 loads per arm) is
@@ -17,7 +17,7 @@ import (
 // 0.76 [0.74, 0.80]) are contradicted by their intervals. Before, both printed "not reproduced"
 // and --resume re-checked every link. Takes about 1 s.
 func TestIntegrationRejudgeCarlucciFixture(t *testing.T) {
-	fixture, err := os.ReadFile(filepath.Join("testdata", "carlucci2015-quick-a9b0be5.jsonl"))
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "testdata", "carlucci2015-quick-a9b0be5.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestIntegrationRejudgeCarlucciFixture(t *testing.T) {
 // measuring (exit 2, one line naming both versions): this pltlab's loads would never be pooled
 // with another version's, so they could not decide anything. About 1 s.
 func TestIntegrationDecideRefusesOtherVersion(t *testing.T) {
-	fixture, err := os.ReadFile(filepath.Join("testdata", "carlucci2015-quick-a9b0be5.jsonl"))
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "testdata", "carlucci2015-quick-a9b0be5.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

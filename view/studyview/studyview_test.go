@@ -12,7 +12,7 @@ import (
 // are in the body, the findings section is left out of the body (the view shows it first), and
 // figures and parts are there.
 func TestReportOfCarlucci(t *testing.T) {
-	recs, _, err := analysis.ReadFiles([]string{"../testdata/carlucci2015-quick-a9b0be5.jsonl"}, nil, nil)
+	recs, _, err := analysis.ReadFiles([]string{"../../testdata/carlucci2015-quick-a9b0be5.jsonl"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
