@@ -190,63 +190,6 @@ func TestResumptionTCP(t *testing.T) {
 	}
 }
 
-func Test0RTT(t *testing.T) {
-	dir, _ := writeTestPage(t, 2, 16)
-	s := startServer(t, dir, With0RTT(true))
-	if !s.Info().ZeroRTT {
-		t.Fatal("Info.ZeroRTT false")
-	}
-	cache := newTicketCache()
-	get := func(method string) (*http.Response, ConnInfo) {
-		tr := newH3Transport(s, s.Info().Addr("h3"), cache)
-		defer tr.Close()
-		since := time.Now()
-		cache.drain()
-		req, _ := http.NewRequest(method, "https://plt.test/index.html", nil)
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatalf("%s: %v", method, err)
-		}
-		resp.Body.Close()
-		cache.wait(t) // the session ticket arrives after the handshake
-		ci, ok := s.PageConn(since)
-		if !ok {
-			t.Fatal("no page connection")
-		}
-		if err := s.CloseConnections(); err != nil {
-			t.Fatal(err)
-		}
-		return resp, ci
-	}
-	if _, ci := get(http.MethodGet); ci.Resumed || ci.Used0RTT {
-		t.Errorf("first connection: %+v", ci)
-	}
-	resp, ci := get("GET_0RTT")
-	if resp.StatusCode != 200 || !ci.Resumed || !ci.Used0RTT || ci.TLSVersion != "1.3" {
-		t.Errorf("resumed connection: %s %+v, want resumed with 0-RTT", resp.Status, ci)
-	}
-	t.Run("off", func(t *testing.T) {
-		s := startServer(t, dir)
-		cache := newTicketCache()
-		for i := range 2 {
-			tr := newH3Transport(s, s.Info().Addr("h3"), cache)
-			cache.drain()
-			req, _ := http.NewRequest("GET_0RTT", "https://plt.test/", nil)
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			cache.wait(t)
-			_ = s.CloseConnections()
-			tr.Close()
-			if ci := s.Conns()[i]; ci.Used0RTT || ci.Resumed != (i == 1) {
-				t.Errorf("connection %d without 0-RTT: %+v", i, ci)
-			}
-		}
-	})
-}
-
 func TestCloseConnections(t *testing.T) {
 	dir, _ := writeTestPage(t, 1, 8)
 	s := startServer(t, dir)
