@@ -20,18 +20,30 @@ const minLossEvents = 20
 // poissonInterval is the central interval [lo, hi] of a Poisson(mu) count holding at least
 // conf of its mass (each tail at most (1 - conf)/2).
 func poissonInterval(mu, conf float64) (lo, hi int) {
-	tail := (1 - conf) / 2
 	if mu <= 0 {
 		return 0, 0
 	}
 	top := int(mu + 20*math.Sqrt(mu) + 30)
-	cdf, lo, hi := 0.0, -1, top
+	pl := make([]float64, top+1)
 	lp := -mu // log pmf at 0
-	for k := 0; k <= top; k++ {
+	for k := range pl {
 		if k > 0 {
 			lp += math.Log(mu) - math.Log(float64(k))
 		}
-		cdf += math.Exp(lp)
+		pl[k] = math.Exp(lp)
+	}
+	return pmfInterval(pl, conf)
+}
+
+// pmfInterval is the central interval [lo, hi] of a count whose probability mass function is
+// pl (pl[k] = P(K = k), k = 0..len(pl)-1): lo the first k whose CDF exceeds (1 - conf)/2, hi
+// the first whose CDF reaches 1 - (1 - conf)/2 (len(pl)-1 when the mass given never does).
+func pmfInterval(pl []float64, conf float64) (lo, hi int) {
+	tail := (1 - conf) / 2
+	cdf := 0.0
+	lo, hi = -1, len(pl)-1
+	for k, q := range pl {
+		cdf += q
 		if lo < 0 && cdf > tail {
 			lo = k
 		}
@@ -49,21 +61,8 @@ func negBinInterval(b int, r, conf float64) (lo, hi int) {
 	if b <= 0 {
 		return 0, 0
 	}
-	tail := (1 - conf) / 2
-	pmf := negBinPMF(b, r, int(float64(b)/r*4+50))
-	cdf := 0.0
-	lo, hi = -1, len(pmf)-1+b
-	for k, p := range pmf {
-		cdf += p
-		if lo < 0 && cdf > tail {
-			lo = k
-		}
-		if cdf >= 1-tail {
-			hi = k
-			break
-		}
-	}
-	return b + max(lo, 0), b + hi
+	lo, hi = pmfInterval(negBinPMF(b, r, int(float64(b)/r*4+50)), conf)
+	return b + lo, b + hi
 }
 
 // negBinPMF returns P(X = k), k = 0..top, of the extra packets X = L - B of B geometric bursts:
@@ -107,18 +106,5 @@ func gilbertLossInterval(n int, p, r, conf float64) (lo, hi int) {
 			}
 		}
 	}
-	tail := (1 - conf) / 2
-	cdf := 0.0
-	lo, hi = -1, n
-	for k, q := range pl {
-		cdf += q
-		if lo < 0 && cdf > tail {
-			lo = k
-		}
-		if cdf >= 1-tail {
-			hi = k
-			break
-		}
-	}
-	return max(lo, 0), hi
+	return pmfInterval(pl, conf)
 }
