@@ -397,6 +397,43 @@ func (c *checker) delayVarLine(down bool, st streamStats, got []arrival) {
 		d <= crit && st.minDelay >= lo && st.maxDelay <= hi)
 }
 
+// delayDrawNoise is the sum over the intervals of a stream (every apart, as delayDraws cuts it)
+// of the spread (max - min) of the one-way delays of the packets sent in each interval: the
+// measurement noise of that interval's draw (one delay holds for the whole interval, so any
+// spread is queueing and timing). Packets sent in the last tenth of an interval are left out,
+// so a delay fall's overtaking does not count as noise.
+func delayDrawNoise(got []arrival, every time.Duration) time.Duration {
+	if len(got) == 0 {
+		return 0
+	}
+	t0 := got[0].sent
+	for _, a := range got {
+		if a.sent.Before(t0) {
+			t0 = a.sent
+		}
+	}
+	type span struct{ lo, hi time.Duration }
+	spans := map[int]span{}
+	for _, a := range got {
+		off := a.sent.Sub(t0)
+		if off%every >= every*9/10 {
+			continue
+		}
+		k, d := int(off/every), a.recv.Sub(a.sent)
+		sp, ok := spans[k]
+		if !ok {
+			sp = span{d, d}
+		}
+		sp.lo, sp.hi = min(sp.lo, d), max(sp.hi, d)
+		spans[k] = sp
+	}
+	var sum time.Duration
+	for _, sp := range spans {
+		sum += sp.hi - sp.lo
+	}
+	return sum
+}
+
 // delayVarReorder predicts the RFC 4737 reordered count of a stream gap apart from its
 // consecutive delay draws: when the delay falls by f at an interval's start, the packets of the
 // previous interval sent in its last f arrive after the first packet of the new one, f/gap of
@@ -446,6 +483,16 @@ func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got 
 			return
 		}
 		dlo, dhi := delayVarReorder(draws, gap, every, c.spec.Jitter+c.streamLate)
+		// The draws are measured, not known: each is one packet's delay, off from its
+		// interval's draw by that interval's queueing and timing noise, and noise in two
+		// consecutive draws makes a fall look larger or smaller by up to their sum. The
+		// bound widens by that sum over the stream, taken from the stream itself (the spread
+		// of the delays of the packets sent in each interval), and the line says by how much.
+		if noise := delayDrawNoise(got, every); noise > 0 {
+			w := 2 * float64(noise) / float64(gap)
+			dlo, dhi = math.Max(dlo-w, 0), dhi+w
+			conf = append(conf, fmt.Sprintf("draw noise %s", fmtMs(noise)))
+		}
 		if 2*im.DelayVar > every {
 			dhi = float64(recv) // a fall may span intervals: only the lower bound is exact
 		}
