@@ -413,13 +413,27 @@ type LinkCheck struct {
 	// same namespaces (the machine's network stack), and HostOverheadMs the median extra RTT of
 	// that pair with the link's one-way delay as a netem delay each way (stack plus two qdisc
 	// timer expiries), measured
-	// just before the check and added to the expected RTTs of its lines; both 0 when not
+	// in pairs with the idle probes and added to the expected RTTs of later lines; both 0 when not
 	// measured (the emulator's own timing is checked instead).
 	HostPlainRTTMs float64 `json:"host_plain_rtt_ms,omitempty"`
 	HostOverheadMs float64 `json:"host_overhead_ms,omitempty"`
-	// HostTailMs is how far that pair's judged largest RTT lay above its median (the host's own
-	// stalls), added to the idle RTT's max bound; 0 when not measured.
+	// HostTailMs is how far that pair's judged largest RTT (the second largest of 10 or more)
+	// lay above its median (the host's own stalls; informational: the idle RTT's max is judged
+	// by the paired differences); 0 when not measured.
 	HostTailMs float64 `json:"host_tail_ms,omitempty"`
+	// Pairs is the number of answered idle probe pairs of a tc-shaped link: one probe over the
+	// link and one over the reference pair sent together. RefRTTMedianMs is the reference
+	// probes' median RTT in ms; PairedDiffMedianMs the median of the pairs' differences (link
+	// minus reference, ms), PairedDiffLoMs..PairedDiffHiMs its distribution-free interval (sign
+	// test) of coverage PairedCoverage (0..1), PairedDiffMaxMs the largest difference. All
+	// absent for the userspace emulator.
+	Pairs              int     `json:"pairs,omitempty"`
+	RefRTTMedianMs     float64 `json:"ref_rtt_median_ms,omitempty"`
+	PairedDiffMedianMs float64 `json:"paired_diff_median_ms,omitempty"`
+	PairedDiffLoMs     float64 `json:"paired_diff_lo_ms,omitempty"`
+	PairedDiffHiMs     float64 `json:"paired_diff_hi_ms,omitempty"`
+	PairedDiffMaxMs    float64 `json:"paired_diff_max_ms,omitempty"`
+	PairedCoverage     float64 `json:"paired_coverage,omitempty"`
 	// Qdisc is the kernel's qdisc tree of a tc-shaped link ("tc qdisc show" of each end, one line
 	// per qdisc prefixed with the end); absent for the userspace emulator.
 	Qdisc []string `json:"qdisc,omitempty"`

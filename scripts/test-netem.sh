@@ -5,7 +5,8 @@
 # binaries, tc, ip, ethtool and Chromium are the host's own. The binaries are built here and
 # shared with the guest writable at /run/vmtest, with the guest's output and exit status.
 # The guest runs: the shaping tests TestIntegrationNetem* (link check of carlucci2015, a lossy
-# link, CoDel and FQ-CoDel queues; the kernel's qdisc trees), then the end-to-end test (one
+# link, CoDel and FQ-CoDel queues; links that are not their spec failing it; the kernel's qdisc
+# trees), then the end-to-end test (one
 # Chromium load per protocol through shaper=netem; function, not timing: Chromium under TCG is
 # slow). Where qemu cannot run, this fails with the reason (never a silent skip).
 # Environment: VMTEST_NICE (default -10: qemu ahead of other work, so guest timers fire on time

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/emu"
+	"github.com/pltlab/pltlab/shaping/netem"
 )
 
 // CheckOptions configures Check.
@@ -93,9 +94,8 @@ type checker struct {
 	overhead time.Duration
 	ref      Reference
 	refPlain time.Duration
-	// hostTail is how far the reference's judged largest RTT (the second largest of 10 or more)
-	// lies above its median: the host's own stalls, added to the idle RTT's max bound.
-	hostTail time.Duration
+	// qdiscStart is the kernel's qdisc counters when the check began (tc links; nil otherwise).
+	qdiscStart []netem.QdiscStats
 	// idleLate is the emulator's largest release lateness during the idle RTT probes.
 	idleLate time.Duration
 	// streamLate is the emulator's largest release lateness during the last sequenced stream
@@ -145,6 +145,13 @@ func (c *checker) hostOverhead(ctx context.Context) error {
 		return nil
 	}
 	c.res.Qdisc = p.Qdiscs()
+	if q, ok := c.l.(qdiscCounter); ok {
+		start, err := q.QdiscStats(ctx)
+		if err != nil {
+			return err
+		}
+		c.qdiscStart = start
+	}
 	ref, err := p.OpenReference(ctx)
 	if err != nil {
 		return err
@@ -163,13 +170,18 @@ func (c *checker) hostOverhead(ctx context.Context) error {
 	return nil
 }
 
-// overheadLine closes the reference pair and states the host overhead from its delayed probes.
-func (c *checker) overheadLine(delayed []time.Duration) error {
+// overheadLine closes the reference pair and states the host overhead from its delayed probes,
+// refLost of which went unanswered (the reference has no loss: a lost probe fails the line).
+func (c *checker) overheadLine(delayed []time.Duration, refLost int) error {
 	err := c.ref.Close()
 	c.ref = nil
 	if len(delayed) == 0 {
 		c.add("host overhead (added to expected RTTs)", "0 ms", "no reference probe answered", "", false)
 		return err
+	}
+	lostNote := ""
+	if refLost > 0 {
+		lostNote = fmt.Sprintf("; %d reference probes lost", refLost)
 	}
 	timers := median(delayed) - 2*c.refDelay()
 	c.overhead = max(timers, 0)
@@ -179,12 +191,12 @@ func (c *checker) overheadLine(delayed []time.Duration) error {
 	if len(sorted) >= outlierProbes { // judged like the link's probes: one may exceed
 		tail = sorted[len(sorted)-2]
 	}
-	c.hostTail = max(tail-median(delayed), 0)
-	c.res.HostPlainRTTMs, c.res.HostOverheadMs, c.res.HostTailMs = ms(c.refPlain), ms(c.overhead), ms(c.hostTail)
+	hostTail := max(tail-median(delayed), 0)
+	c.res.HostPlainRTTMs, c.res.HostOverheadMs, c.res.HostTailMs = ms(c.refPlain), ms(c.overhead), ms(hostTail)
 	c.add("host overhead (added to expected RTTs)", "0 ms",
-		fmt.Sprintf("%s (reference veth, no qdisc: RTT %s; with netem delay %s each way, interleaved with the idle probes: +%s over %s, tail +%s over its median)",
-			fmtMs(c.overhead), fmtMs(c.refPlain), c.refDelay(), fmtMs(timers), fmtMs(2*c.refDelay()), fmtMs(c.hostTail)),
-		"<= "+fmtMs(maxHostOverhead), c.overhead <= maxHostOverhead)
+		fmt.Sprintf("%s (reference veth, no qdisc: RTT %s; with netem delay %s each way, probed in pairs with the idle probes: +%s over %s, tail +%s over its median%s)",
+			fmtMs(c.overhead), fmtMs(c.refPlain), c.refDelay(), fmtMs(timers), fmtMs(2*c.refDelay()), fmtMs(hostTail), lostNote),
+		"<= "+fmtMs(maxHostOverhead)+", no reference probe lost", c.overhead <= maxHostOverhead && refLost == 0)
 	return err
 }
 
@@ -221,15 +233,7 @@ func (c *checker) idleRTT(ctx context.Context) error {
 		n = 10
 	}
 	if c.ref != nil {
-		rtts, refs, err := c.interleavedProbes(ctx, n)
-		if oerr := c.overheadLine(refs); err == nil {
-			err = oerr
-		}
-		if err != nil {
-			return err
-		}
-		c.idleLines(rtts, n)
-		return nil
+		return c.idlePaired(ctx)
 	}
 	c.take()
 	rtts, err := c.idleProbes(ctx, n)
@@ -241,20 +245,6 @@ func (c *checker) idleRTT(ctx context.Context) error {
 	}
 	c.idleLines(rtts, n)
 	return nil
-}
-
-// interleavedProbes sends n idle RTT probes over the link and n over the reference pair, one
-// after another in turn, so that both meet the machine in the same state.
-func (c *checker) interleavedProbes(ctx context.Context, n int) (rtts, refs []time.Duration, err error) {
-	for i := 0; i < n && err == nil; i++ {
-		var r []time.Duration
-		if r, err = c.probeRTT(ctx, 1, 0, nil); err == nil {
-			rtts = append(rtts, r...)
-			r, err = c.probeRTTAt(ctx, c.ref.HostAddr(), 1, 0, nil)
-			refs = append(refs, r...)
-		}
-	}
-	return rtts, refs, err
 }
 
 // idleLines judges the idle RTT probes. The median must be within rttSlackBelow/Above of RTT
@@ -291,17 +281,8 @@ func (c *checker) idleLines(rtts []time.Duration, n int) {
 			fmt.Sprintf("min >= -%s, max <= +%s (one outage)", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above+c.spec.Outage.Off)),
 			minR >= exp-rttSlackBelow-below && maxR <= bound)
 	} else {
-		// The host overhead only ever adds: the minimum is bounded by the link alone; the host's
-		// own tail, measured on the reference pair at the same time, widens the max bound.
-		below += c.overhead
-		tail := ""
-		if c.hostTail > 0 {
-			above += c.hostTail
-			tail = fmt.Sprintf(" (incl. the host's tail %s)", fmtMs(c.hostTail))
-		}
 		bound := exp + rttMaxSlack + above
 		ok, note := idleMaxOK(rtts, bound, c.idleLate)
-		note = tail + note
 		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
 			fmt.Sprintf("min >= -%s, max <= +%s%s", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above), note),
 			minR >= exp-rttSlackBelow-below && ok)
@@ -414,7 +395,18 @@ func (c *checker) idleProbes(ctx context.Context, n int) ([]time.Duration, error
 }
 
 // faults reports packets the emulator lost outside its model since the check began.
-func (c *checker) faults(context.Context) error {
+//
+// A tc-shaped link has no such counters (its TakeCounters reports the interface's packets
+// only): the kernel's qdisc counters over the whole check are judged instead (wholeQdiscLine).
+func (c *checker) faults(ctx context.Context) error {
+	if q, ok := c.l.(qdiscCounter); ok && c.qdiscStart != nil {
+		end, err := q.QdiscStats(ctx)
+		if err != nil {
+			return err
+		}
+		c.wholeQdiscLine(c.qdiscStart, end)
+		return nil
+	}
 	if c.take() == nil {
 		return nil
 	}

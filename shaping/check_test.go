@@ -268,30 +268,3 @@ func TestIdleMaxForgiveness(t *testing.T) {
 		t.Errorf("5 of 10 probes lost at 1 %% loss: %+v, want fail", l)
 	}
 }
-
-// TestIdleMaxHostTail: on a tc link the idle RTT's max bound grows by the host's own tail
-// measured on the reference pair, and only by that: the same probes fail without it.
-func TestIdleMaxHostTail(t *testing.T) {
-	mk := func(tail time.Duration) *checker {
-		c := testChecker("carlucci2015", true)
-		c.hostTail = tail
-		return c
-	}
-	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	// Expected 50.49 ms; two probes 8 ms late (the second largest is judged).
-	rtts := []time.Duration{ms(50.6), ms(50.6), ms(50.7), ms(50.6), ms(50.7), ms(50.6), ms(50.7), ms(50.6), ms(58.5), ms(58.6)}
-	for _, tc := range []struct {
-		tail time.Duration
-		pass bool
-	}{{0, false}, {10 * time.Millisecond, true}, {2 * time.Millisecond, false}} {
-		c := mk(tc.tail)
-		c.idleLines(append([]time.Duration(nil), rtts...), 10)
-		line := c.res.Lines[1]
-		if line.Name != "idle RTT min..max" || line.Pass != tc.pass {
-			t.Errorf("tail %v: %+v, want pass=%v", tc.tail, line, tc.pass)
-		}
-		if tc.tail > 0 && !strings.Contains(line.Tolerance, "host's tail") {
-			t.Errorf("tail not stated: %q", line.Tolerance)
-		}
-	}
-}

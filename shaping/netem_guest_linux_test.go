@@ -3,6 +3,7 @@ package shaping
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,8 @@ func checkNetem(t *testing.T, spec string, quick bool) (*NetemLink, result.LinkC
 
 // TestIntegrationNetemGuestCheck: in a kernel with netem, the netem backend passes every line
 // of the link check for carlucci2015 (3 Mbit/s, 50 ms, 18750 B droptail), a lossy link and
-// CoDel and FQ-CoDel queues; the record holds the qdisc tree and the host overhead.
+// CoDel and FQ-CoDel queues; the record holds the qdisc tree, the host overhead and the paired
+// idle probes, and the check judges the kernel's qdisc counters instead of emulator counters.
 func TestIntegrationNetemGuestCheck(t *testing.T) {
 	needNetemGuest(t)
 	for _, spec := range []string{"carlucci2015", "rate=10mbit,rtt=40ms,loss=2%",
@@ -82,6 +84,21 @@ func TestIntegrationNetemGuestCheck(t *testing.T) {
 			}
 			if res.HostOverheadMs <= 0 && res.HostPlainRTTMs <= 0 {
 				t.Errorf("host overhead not recorded: %+v", res)
+			}
+			if res.Pairs < 8 || res.RefRTTMedianMs <= 0 || res.PairedCoverage < 0.99 {
+				t.Errorf("paired idle probes not recorded: pairs %d, reference median %v ms, coverage %v", res.Pairs, res.RefRTTMedianMs, res.PairedCoverage)
+			}
+			var names []string
+			for _, line := range res.Lines {
+				names = append(names, line.Name)
+			}
+			for _, want := range []string{"qdisc counters during the idle probes (tc -s)", "netem drops outside the spec (tc -s, whole check)"} {
+				if !slices.Contains(names, want) {
+					t.Errorf("no line %q in %q", want, names)
+				}
+			}
+			if slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "emulator ") }) {
+				t.Errorf("a netem link's check has emulator lines (which its counters cannot fail): %q", names)
 			}
 			tree := strings.Join(res.Qdisc, "\n")
 			for _, want := range []string{"host pltlab", "client pltlab0 (up): qdisc netem 1: root", "qdisc tbf 10: parent 1:1"} {
@@ -130,5 +147,62 @@ func TestIntegrationNetemGuestTree(t *testing.T) {
 		if err := l.Close(); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestIntegrationNetemGuestWrongLink: the link check fails a netem link that is not its spec,
+// on the guest's real timers: carlucci2015 with one end's netem delay 2 ms long (27 ms) or
+// 2 ms short (23 ms) fails the idle RTT median (the paired differences' interval lies 2 ms
+// off), and with 20 % random loss on a loss-free spec fails the qdisc counters line (netem
+// dropped what the spec does not drop). One check each, no repeat.
+func TestIntegrationNetemGuestWrongLink(t *testing.T) {
+	needNetemGuest(t)
+	for _, tc := range []struct {
+		name, end, netem, line string
+	}{
+		{"delay 2 ms long (down)", "host", "delay 27000us", "idle RTT median"},
+		{"delay 2 ms short (up)", "client", "delay 23000us", "idle RTT median"},
+		{"loss on a loss-free link", "host", "delay 25000us loss random 20%", "qdisc counters during the idle probes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := ParseSpec("carlucci2015,shaper=netem")
+			l, err := Open(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nl := l.(*NetemLink)
+			defer func() {
+				if err := l.Close(); err != nil {
+					t.Error(err)
+				}
+			}()
+			argv := []string{"tc", "qdisc", "change", "dev", nl.cfg.HostDev}
+			if tc.end == "client" {
+				argv = []string{"tc", "-n", nl.cfg.Namespace, "qdisc", "change", "dev", nl.cfg.ClientDev}
+			}
+			argv = append(append(argv, "root", "handle", "1:", "stab", "overhead", "-14", "netem"), strings.Fields(tc.netem)...)
+			if err := (netem.ExecRunner{}).Run(context.Background(), append(argv, "limit", "100000")); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			res, err := Check(ctx, l, CheckOptions{Quick: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, line := range res.Lines {
+				t.Logf("%-5v %s | %s | %s | %s", line.Pass, line.Name, line.Configured, line.Measured, line.Tolerance)
+				if strings.HasPrefix(line.Name, tc.line) {
+					found = true
+					if line.Pass {
+						t.Errorf("%s: the %q line passed", tc.name, line.Name)
+					}
+				}
+			}
+			if !found || res.Pass {
+				t.Errorf("%s: line %q found %v, check pass %v: want a failed line and check", tc.name, tc.line, found, res.Pass)
+			}
+		})
 	}
 }

@@ -197,3 +197,28 @@ func (l *NetemLink) Close() error {
 	})
 	return l.closeErr
 }
+
+// QdiscStats reads the counters of both ends' qdiscs (netem.Stats, host end first); it fails
+// when the runner returns no output (tests) or tc's output cannot be parsed.
+func (l *NetemLink) QdiscStats(ctx context.Context) ([]netem.QdiscStats, error) {
+	out, ok := l.runner.(netem.Outputter)
+	if !ok {
+		return nil, fmt.Errorf("qdisc counters: the runner returns no output")
+	}
+	var all []netem.QdiscStats
+	for i, argv := range netem.Stats(l.cfg) {
+		b, err := out.Output(ctx, argv)
+		if err != nil {
+			return nil, fmt.Errorf("qdisc counters: %w", err)
+		}
+		qs, err := netem.ParseStats(b)
+		if err != nil {
+			return nil, fmt.Errorf("qdisc counters: %w", err)
+		}
+		for j := range qs {
+			qs[j].Dev = []string{l.cfg.HostDev, l.cfg.ClientDev}[i]
+		}
+		all = append(all, qs...)
+	}
+	return all, nil
+}

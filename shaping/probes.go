@@ -49,6 +49,46 @@ func (c *checker) probeRTTAt(ctx context.Context, host netip.Addr, n int, gap ti
 	return rtts, err
 }
 
+// probePairs sends a warm-up pair and then n pairs of idle probes, one over the link and one over
+// the reference pair in each, back to back and on one CPU (rtProbePair), and returns the RTTs of
+// the pairs both of whose probes were answered and the link's and the reference's unanswered
+// probes.
+func (c *checker) probePairs(ctx context.Context, n int) (link, ref []time.Duration, linkLost, refLost int, err error) {
+	cpu := probeCPU()
+	var echos [2]*rtEcho
+	for i, host := range []netip.Addr{c.l.HostAddr(), c.ref.HostAddr()} {
+		if echos[i], err = startEchoOn(host, cpu); err != nil {
+			if i == 1 {
+				echos[0].close()
+			}
+			return nil, nil, 0, 0, err
+		}
+	}
+	defer echos[0].close()
+	defer echos[1].close()
+	var halt atomic.Bool
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+		halt.Store(true)
+	}()
+	timeout := 2*c.spec.RTT + c.qDelay(true) + c.qDelay(false) + c.slackOneWay(true) + c.slackOneWay(false) + 500*time.Millisecond
+	linkAP := netip.AddrPortFrom(c.l.HostAddr(), uint16(echos[0].port))
+	refAP := netip.AddrPortFrom(c.ref.HostAddr(), uint16(echos[1].port))
+	err = c.clientDo(func() (err error) {
+		link, ref, linkLost, refLost, err = rtProbePair(linkAP, refAP, 1, n, cpu, timeout, &halt)
+		return err
+	})
+	if err == nil {
+		err = ctx.Err()
+	}
+	return link, ref, linkLost, refLost, err
+}
+
 // qDelay is the longest queueing delay of one direction's droptail queue: limit*8/rate.
 func (c *checker) qDelay(down bool) time.Duration {
 	rate, q := c.spec.Down, c.spec.QueueBytes

@@ -21,12 +21,16 @@ import (
 type rtEcho struct {
 	fd   int
 	port int
+	cpu  int // the CPU its thread is pinned to; -1: not pinned
 	stop atomic.Bool
 	done chan struct{}
 }
 
 // startEcho binds a UDP echo server to addr:0 in this namespace.
-func startEcho(addr netip.Addr) (*rtEcho, error) {
+func startEcho(addr netip.Addr) (*rtEcho, error) { return startEchoOn(addr, -1) }
+
+// startEchoOn is startEcho with the server's thread pinned to cpu (-1: not pinned).
+func startEchoOn(addr netip.Addr, cpu int) (*rtEcho, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("udp socket: %w", err)
@@ -40,7 +44,7 @@ func startEcho(addr netip.Addr) (*rtEcho, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("udp getsockname: %w", err)
 	}
-	e := &rtEcho{fd: fd, port: sa.(*unix.SockaddrInet4).Port, done: make(chan struct{})}
+	e := &rtEcho{fd: fd, port: sa.(*unix.SockaddrInet4).Port, cpu: cpu, done: make(chan struct{})}
 	go e.serve()
 	return e, nil
 }
@@ -49,6 +53,10 @@ func (e *rtEcho) serve() {
 	defer close(e.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if e.cpu >= 0 {
+		restore := pinThread(e.cpu)
+		defer restore()
+	}
 	tuneThread(true)
 	defer untuneThread()
 	buf := make([]byte, 2048)
@@ -175,4 +183,119 @@ func stampedReader(c *net.UDPConn) func(buf []byte) (int, time.Time, error) {
 		}
 		return n, now, nil
 	}
+}
+
+// pinThread pins the calling (locked) thread to cpu and returns the function that restores its
+// previous affinity; when the affinity cannot be read or set, it changes nothing.
+func pinThread(cpu int) (restore func()) {
+	var old, set unix.CPUSet
+	if unix.SchedGetaffinity(0, &old) != nil {
+		return func() {}
+	}
+	set.Set(cpu)
+	if unix.SchedSetaffinity(0, &set) != nil {
+		return func() {}
+	}
+	return func() { unix.SchedSetaffinity(0, &old) }
+}
+
+// probeCPU is the CPU the paired probes run on: the lowest this process may use.
+func probeCPU() int {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return -1
+	}
+	for c := 0; c < 1024; c++ {
+		if set.IsSet(c) {
+			return c
+		}
+	}
+	return -1
+}
+
+// rtProbePair sends warm+n pairs of probes from the calling (locked) thread, pinned to cpu
+// (-1: not pinned): one to link and one to ref, back to back (the link's first in even pairs,
+// the reference's first in odd ones), then waits for both echoes, each RTT from its own send
+// to the kernel's receive timestamp of its echo. The first warm pairs are not returned. It
+// returns the RTTs of the pairs both of whose probes were answered (linkRTT[i] and refRTT[i]
+// are one pair) and how many link and reference probes went unanswered.
+func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Duration, halt *atomic.Bool) (linkRTT, refRTT []time.Duration, linkLost, refLost int, err error) {
+	var fds [2]int
+	for i, server := range []netip.AddrPort{link, ref} {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, nil, 0, 0, fmt.Errorf("udp socket: %w", err)
+		}
+		defer unix.Close(fd)
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+			return nil, nil, 0, 0, fmt.Errorf("SO_TIMESTAMPNS: %w", err)
+		}
+		if err := unix.Connect(fd, &unix.SockaddrInet4{Addr: server.Addr().As4(), Port: int(server.Port())}); err != nil {
+			return nil, nil, 0, 0, fmt.Errorf("connect udp %s: %w", server, err)
+		}
+		fds[i] = fd
+	}
+	if cpu >= 0 {
+		restore := pinThread(cpu)
+		defer restore()
+	}
+	tuneThread(true)
+	defer untuneThread()
+	out, in, oob := make([]byte, probePayload), make([]byte, 2048), make([]byte, 128)
+	out[0] = 'E'
+	for i := 0; i < warm+n && !halt.Load(); i++ {
+		seq := uint32(i + 1)
+		binary.BigEndian.PutUint32(out[1:], seq)
+		rtt, ok := rtPairOnce(fds, i%2, out, in, oob, seq, timeout, halt)
+		if i < warm {
+			continue
+		}
+		if !ok[0] {
+			linkLost++
+		}
+		if !ok[1] {
+			refLost++
+		}
+		if ok[0] && ok[1] {
+			linkRTT, refRTT = append(linkRTT, rtt[0]), append(refRTT, rtt[1])
+		}
+	}
+	return linkRTT, refRTT, linkLost, refLost, nil
+}
+
+// rtPairOnce sends one probe on each of fds (fds[first] first) and waits until both echoes
+// came back, timeout passed or halt was set (checked at least every 100 ms).
+func rtPairOnce(fds [2]int, first int, out, in, oob []byte, seq uint32, timeout time.Duration, halt *atomic.Bool) (rtt [2]time.Duration, ok [2]bool) {
+	var start [2]time.Time
+	for _, i := range []int{first, 1 - first} {
+		start[i] = time.Now()
+		unix.Write(fds[i], out) // a failed send is an unanswered probe
+	}
+	deadline := start[first].Add(timeout)
+	pfds := []unix.PollFd{{Fd: int32(fds[0]), Events: unix.POLLIN}, {Fd: int32(fds[1]), Events: unix.POLLIN}}
+	for !(ok[0] && ok[1]) {
+		left := time.Until(deadline)
+		if left <= 0 || halt.Load() {
+			return rtt, ok
+		}
+		ts := unix.NsecToTimespec(int64(min(left, 100*time.Millisecond)))
+		if k, _ := unix.Ppoll(pfds, &ts, nil); k <= 0 {
+			continue
+		}
+		for i := range fds {
+			if ok[i] || pfds[i].Revents&unix.POLLIN == 0 {
+				continue
+			}
+			n, oobn, _, _, err := unix.Recvmsg(fds[i], in, oob, unix.MSG_DONTWAIT)
+			if err != nil || n < 5 || binary.BigEndian.Uint32(in[1:]) != seq {
+				continue
+			}
+			at, stamped := rxTimestamp(oob[:oobn])
+			if !stamped {
+				at = time.Now()
+			}
+			rtt[i], ok[i] = at.Sub(start[i]), true
+		}
+	}
+	return rtt, ok
 }

@@ -53,3 +53,11 @@ func stampedReader(c *net.UDPConn) func(buf []byte) (int, time.Time, error) {
 		return n, time.Now(), err
 	}
 }
+
+func startEchoOn(addr netip.Addr, cpu int) (*rtEcho, error) { return nil, errors.ErrUnsupported }
+
+func probeCPU() int { return -1 }
+
+func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Duration, halt *atomic.Bool) (linkRTT, refRTT []time.Duration, linkLost, refLost int, err error) {
+	return nil, nil, 0, 0, errors.ErrUnsupported
+}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -19,8 +21,10 @@ func TestIntegrationNetemGuestRun(t *testing.T) {
 		t.Skip("runs in the qemu guest of make test-netem (PLTLAB_NETEM_GUEST unset)")
 	}
 	out := filepath.Join(t.TempDir(), "netem.jsonl")
+	evidence := t.TempDir()
 	code, stdout, errOut := runCLI(t, "run", "--page", "2x5KB", "--link", "carlucci2015,shaper=netem",
-		"--protocols", "h1,h2,h3", "--runs", "1", "--warmup", "0", "--no-link-check", "--launch-timeout", "5m", "--timeout", "3m", "--out", out)
+		"--protocols", "h1,h2,h3", "--runs", "1", "--warmup", "0", "--no-link-check", "--launch-timeout", "5m", "--timeout", "3m", "--out", out,
+		"--artifacts", evidence, "--artifacts-kinds", "netlog,qlog", "--artifacts-for", "invalid")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errOut)
 	}
@@ -31,6 +35,7 @@ func TestIntegrationNetemGuestRun(t *testing.T) {
 		}
 		if !r.Valid {
 			t.Errorf("%s load invalid: %s", r.Protocol, r.InvalidReason)
+			logQUICErrors(t, evidence)
 		}
 		if r.ObservedProtocol != r.Protocol {
 			t.Errorf("%s load went over %q", r.Protocol, r.ObservedProtocol)
@@ -46,4 +51,32 @@ func TestIntegrationNetemGuestRun(t *testing.T) {
 			t.Errorf("no %s load in %s", p, out)
 		}
 	}
+}
+
+// logQUICErrors logs the lines of the NetLogs and qlogs under dir that say why a QUIC
+// connection closed (Chromium's QUIC_SESSION_CLOSED and close frames with their error codes and
+// details, quic-go's connection_closed), so that a failed h3 load leaves its cause in the log.
+func logQUICErrors(t *testing.T, dir string) {
+	t.Helper()
+	keys := []string{"quic_error", "QUIC_SESSION_CLOSED", "CONNECTION_CLOSE", "connection_closed", "\"error_code\"", "details"}
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".json") || strings.HasSuffix(path, ".sqlog")) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		n := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, k := range keys {
+				if strings.Contains(line, k) && n < 12 {
+					t.Logf("%s: %.400s", filepath.Base(path), line)
+					n++
+					break
+				}
+			}
+		}
+		return nil
+	})
 }

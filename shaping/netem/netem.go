@@ -16,6 +16,7 @@ package netem
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -296,4 +297,50 @@ func kernelRelease() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// Stats returns the commands that print the counters of the link's qdiscs as JSON (host end,
+// then client end): "tc -s -j qdisc show" (iproute2 5.x and later), parsed by ParseStats.
+func Stats(c Config) [][]string {
+	return [][]string{
+		{"tc", "-s", "-j", "qdisc", "show", "dev", c.HostDev},
+		{"tc", "-s", "-j", "-n", c.Namespace, "qdisc", "show", "dev", c.ClientDev},
+	}
+}
+
+// QdiscStats is one qdisc's counters as the kernel keeps them (struct gnet_stats_basic and
+// gnet_stats_queue, printed by "tc -s"): cumulative since the qdisc was created, except
+// Backlog and Qlen, which are its queue at the moment it was read.
+type QdiscStats struct {
+	// Dev is the device it is attached to (set by the caller: tc leaves it out for one device).
+	Dev string `json:"dev"`
+	// Kind is the qdisc ("netem", "tbf", "codel", ...), Handle its handle ("1:"), Parent its
+	// parent ("1:1"; "" for the root).
+	Kind   string `json:"kind"`
+	Handle string `json:"handle"`
+	Parent string `json:"parent"`
+	// Bytes and Packets are what it has sent (bytes as its size table counts them).
+	Bytes   int64 `json:"bytes"`
+	Packets int64 `json:"packets"`
+	// Drops counts the packets it dropped (netem: its random and Gilbert-Elliott losses and
+	// delay-line overflows; tbf: its FIFO's tail drops; an AQM: its AQM and overflow drops).
+	Drops int64 `json:"drops"`
+	// Overlimits counts the times it held a packet back over its rate (tbf: the bucket had too
+	// few tokens) or, for an AQM, its dropping decisions.
+	Overlimits int64 `json:"overlimits"`
+	// Requeues counts packets the device refused and the qdisc took back.
+	Requeues int64 `json:"requeues"`
+	// Backlog is the bytes queued in it (and its children) when read, Qlen the packets.
+	Backlog int64 `json:"backlog"`
+	Qlen    int64 `json:"qlen"`
+}
+
+// ParseStats decodes the output of one Stats command: a JSON array of qdiscs. It returns an
+// error naming the output when it is not that.
+func ParseStats(b []byte) ([]QdiscStats, error) {
+	var qs []QdiscStats
+	if err := json.Unmarshal(b, &qs); err != nil {
+		return nil, fmt.Errorf("tc -s -j qdisc output %.80q: %w", b, err)
+	}
+	return qs, nil
 }

@@ -157,3 +157,31 @@ func TestAvailable(t *testing.T) {
 		t.Fatalf("module file: %v", err)
 	}
 }
+
+// TestParseStats decodes tc -s -j qdisc output (iproute2 6.1's format, a netem root over a
+// tbf) and refuses what is not JSON, naming it.
+func TestParseStats(t *testing.T) {
+	out := `[{"kind":"netem","handle":"1:","root":true,"refcnt":2,"options":{"limit":100000,"delay":{"delay":0.025}},"bytes":1840,"packets":20,"drops":1,"overlimits":0,"requeues":0,"backlog":0,"qlen":0},` +
+		`{"kind":"tbf","handle":"10:","parent":"1:1","options":{"rate":375000,"burst":2999,"lat":42000},"bytes":1748,"packets":19,"drops":0,"overlimits":3,"requeues":0,"backlog":1514,"qlen":1}]`
+	qs, err := ParseStats([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []QdiscStats{
+		{Kind: "netem", Handle: "1:", Bytes: 1840, Packets: 20, Drops: 1},
+		{Kind: "tbf", Handle: "10:", Parent: "1:1", Bytes: 1748, Packets: 19, Overlimits: 3, Backlog: 1514, Qlen: 1},
+	}
+	if !reflect.DeepEqual(qs, want) {
+		t.Fatalf("ParseStats = %+v\nwant %+v", qs, want)
+	}
+	if _, err := ParseStats([]byte("qdisc netem 1: root")); err == nil || !strings.Contains(err.Error(), "qdisc netem") {
+		t.Fatalf("plain text: %v, want an error naming the output", err)
+	}
+	c := Config{Namespace: "pltlab-ns1", HostDev: "pltlab7", ClientDev: "pltlab0"}
+	if got := Stats(c); !reflect.DeepEqual(got, [][]string{
+		{"tc", "-s", "-j", "qdisc", "show", "dev", "pltlab7"},
+		{"tc", "-s", "-j", "-n", "pltlab-ns1", "qdisc", "show", "dev", "pltlab0"},
+	}) {
+		t.Fatalf("Stats = %v", got)
+	}
+}
