@@ -132,13 +132,14 @@ func (c *checker) refDelay() time.Duration { return c.spec.RTT / 2 }
 
 // hostOverhead, for a tc-shaped link, records the qdisc tree, opens the reference pair and
 // measures its plain RTT (20 probes, no qdisc: the network stack's cost), then gives it a netem
-// delay of RTT/2 each way and no rate limiter: idleRTT interleaves its probes with the link's,
-// and the median extra RTT over RTT (the stack plus two qdisc timer expiries, as every delayed
-// packet of the link meets; about 0.5 ms per timer on a qemu TCG guest, tens of ms on a loaded
-// host) becomes the host overhead, stated on its own line and added to the expected RTTs of the
-// lines after it (measured at the same time as the link's probes, never assumed). The link's
-// idle RTT is thus judged against the same delay without its rate limiter and queue: a wrong
-// delay, rate or queue on the link still fails its lines.
+// delay of RTT/2 each way and no rate limiter: idleRTT sends its probes in pairs with the
+// link's (idlePaired), and the median extra RTT over RTT (the stack plus two qdisc timer
+// expiries, as every delayed packet of the link meets; about 0.5 ms per timer on a qemu TCG
+// guest, tens of ms on a loaded host) becomes the host overhead, stated on its own line and
+// added to the expected RTTs of the lines after it (measured at the same time as the link's
+// probes, never assumed). The link's idle RTT is judged by the paired differences against the
+// same delay without its rate limiter and queue: a wrong delay, rate or queue on the link
+// still fails its lines. It also reads the qdisc counters the last step compares with.
 func (c *checker) hostOverhead(ctx context.Context) error {
 	p, ok := c.l.(overheadProber)
 	if !ok {

@@ -2,7 +2,6 @@ package shaping
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -120,19 +119,14 @@ func judgePairedMedian(s pairedStats, want, above, spread time.Duration) (pass b
 }
 
 // idlePaired probes the idle RTT of a tc-shaped link in pairs with the reference pair
-// (probePairs), reading the qdisc counters around the probes, then states the host overhead,
+// (probePairs), reading the qdisc counters after them, then states the host overhead,
 // the paired idle RTT lines, the lost probes and the qdisc counters.
 func (c *checker) idlePaired(ctx context.Context) error {
+	// Nothing crossed the link since hostOverhead read its counters (the reference's plain
+	// probes went over the other pair): that reading is the one before the probes.
 	q, counts := c.l.(qdiscCounter)
-	var before []netem.QdiscStats
-	var err error
-	if counts {
-		if before, err = q.QdiscStats(ctx); err != nil {
-			err = errors.Join(err, c.ref.Close())
-			c.ref = nil
-			return err
-		}
-	}
+	counts = counts && c.qdiscStart != nil
+	before := c.qdiscStart
 	link, ref, linkLost, refLost, err := c.probePairs(ctx, pairedProbes)
 	var after []netem.QdiscStats
 	if err == nil && counts {
