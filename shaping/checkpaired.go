@@ -20,9 +20,10 @@ import (
 
 // Paired-difference rule constants (stated on the lines that use them).
 const (
-	// pairedProbes is the number of judged probe pairs (a warm-up pair before them is not
-	// judged: it resolves both pairs' neighbours, ARP, which costs the first packet a round trip).
-	pairedProbes = 20
+	// pairedProbes is the number of judged probe pairs, judged as ABBA blocks of two (a warm-up
+	// pair before them is not judged: it resolves both pairs' neighbours, ARP, which costs the
+	// first packet a round trip).
+	pairedProbes = 40
 	// pairedConfidence is the least coverage of the median's interval.
 	pairedConfidence = 0.99
 	// pairedSlack is how far the median paired difference may lie from the spec's (the tbf and
@@ -62,29 +63,82 @@ func binomPMF(m, j int) float64 {
 	return math.Exp(lg(m) - lg(j) - lg(m-j) - float64(m)*math.Ln2)
 }
 
+// pairedRTTs are the answered probe pairs, in the order sent: link[i] and ref[i] are one pair,
+// linkFirst[i] says whether its link probe was sent first.
+type pairedRTTs struct {
+	link, ref []time.Duration
+	linkFirst []bool
+}
+
+// blocks averages each pair whose link probe went first with the next pair whose reference
+// probe went first (or the reverse), link minus reference: an ABBA block, in which what being
+// sent first or second costs cancels. Pairs left without a partner are not used.
+func (p pairedRTTs) blocks() []time.Duration {
+	var out []time.Duration
+	pending := -1
+	for i := range p.link {
+		if pending >= 0 && p.linkFirst[pending] != p.linkFirst[i] {
+			out = append(out, (p.link[pending]-p.ref[pending]+p.link[i]-p.ref[i])/2)
+			pending = -1
+			continue
+		}
+		pending = i
+	}
+	return out
+}
+
+// orderMedians are the median paired differences of the pairs whose link probe went first and
+// of those whose reference probe went first (0 when there are none).
+func (p pairedRTTs) orderMedians() (linkFirst, refFirst time.Duration) {
+	var a, b []time.Duration
+	for i := range p.link {
+		if p.linkFirst[i] {
+			a = append(a, p.link[i]-p.ref[i])
+		} else {
+			b = append(b, p.link[i]-p.ref[i])
+		}
+	}
+	if len(a) > 0 {
+		linkFirst = median(a)
+	}
+	if len(b) > 0 {
+		refFirst = median(b)
+	}
+	return linkFirst, refFirst
+}
+
 // pairedStats summarises the paired differences (link minus reference) of the idle probes.
 type pairedStats struct {
-	pairs           int
+	pairs, blocks   int
 	med, lo, hi     time.Duration // the differences' median and its interval
 	coverage        float64       // the interval's coverage (0..1)
 	intervalOK      bool          // false: too few pairs for an interval
 	maxDiff         time.Duration // the largest difference
 	linkMed, refMed time.Duration // the link's and the reference's median RTTs
+	// linkFirstMed and refFirstMed are the median differences by which probe went first.
+	linkFirstMed, refFirstMed time.Duration
 }
 
-// pairStats computes pairedStats from the answered pairs (link[i] and ref[i] of one pair).
-func pairStats(link, ref []time.Duration) pairedStats {
-	s := pairedStats{pairs: len(link)}
-	if len(link) == 0 {
+// pairStats computes pairedStats from the answered pairs: the median and its interval from the
+// ABBA blocks' differences, the largest difference from the single pairs.
+func pairStats(p pairedRTTs) pairedStats {
+	s := pairedStats{pairs: len(p.link)}
+	d := p.blocks()
+	s.blocks = len(d)
+	if len(p.link) == 0 {
 		return s
 	}
-	d := make([]time.Duration, len(link))
-	for i := range link {
-		d[i] = link[i] - ref[i]
+	s.linkMed, s.refMed = median(p.link), median(p.ref)
+	s.maxDiff = p.link[0] - p.ref[0]
+	for i := range p.link {
+		s.maxDiff = max(s.maxDiff, p.link[i]-p.ref[i])
+	}
+	s.linkFirstMed, s.refFirstMed = p.orderMedians()
+	if len(d) == 0 {
+		return s
 	}
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	s.med, s.maxDiff = medianOfSorted(d), d[len(d)-1]
-	s.linkMed, s.refMed = median(link), median(ref)
+	s.med = medianOfSorted(d)
 	s.lo, s.hi, s.coverage, s.intervalOK = medianCI(d, pairedConfidence)
 	return s
 }
@@ -106,7 +160,7 @@ func medianOfSorted(d []time.Duration) time.Duration {
 // interval needs.
 func judgePairedMedian(s pairedStats, want, above, spread time.Duration) (pass bool, verdict string) {
 	if !s.intervalOK {
-		return false, fmt.Sprintf("too few answered pairs to tell (%d; a %.0f %% interval needs 8)", s.pairs, pairedConfidence*100)
+		return false, fmt.Sprintf("too few answered blocks to tell (%d; a %.0f %% interval needs 8)", s.blocks, pairedConfidence*100)
 	}
 	width := pairedDetect - pairedSlack + spread
 	switch {
@@ -127,18 +181,18 @@ func (c *checker) idlePaired(ctx context.Context) error {
 	q, counts := c.l.(qdiscCounter)
 	counts = counts && c.qdiscStart != nil
 	before := c.qdiscStart
-	link, ref, linkLost, refLost, err := c.probePairs(ctx, pairedProbes)
+	pairs, linkLost, refLost, err := c.probePairs(ctx, pairedProbes)
 	var after []netem.QdiscStats
 	if err == nil && counts {
 		after, err = q.QdiscStats(ctx)
 	}
-	if oerr := c.overheadLine(ref, refLost); err == nil {
+	if oerr := c.overheadLine(pairs.ref, refLost); err == nil {
 		err = oerr
 	}
 	if err != nil {
 		return err
 	}
-	c.pairedLines(link, ref)
+	c.pairedLines(pairs)
 	c.lostProbesLine(pairedProbes, pairedProbes-linkLost)
 	if counts {
 		c.idleQdiscLine(before, after, linkLost)
@@ -152,13 +206,14 @@ func (c *checker) idlePaired(ctx context.Context) error {
 // link alone bounds it: the host only adds), the maximum as the largest paired difference, at
 // most rttMaxSlack plus the spec's own one-way slack above that expectation: a stall of the
 // machine is forgiven only as far as the reference probe sent with it suffered it too.
-func (c *checker) pairedLines(link, ref []time.Duration) {
+func (c *checker) pairedLines(p pairedRTTs) {
+	link := p.link
 	name := fmt.Sprintf("idle RTT median (%d probes, each paired with a reference probe)", pairedProbes)
 	if len(link) == 0 {
 		c.add(name, fmtMs(c.expectedRTT()), fmt.Sprintf("no pair of %d answered", pairedProbes), ">= 8 answered pairs", false)
 		return
 	}
-	s := pairStats(link, ref)
+	s := pairStats(p)
 	sorted := append([]time.Duration(nil), link...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
 	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = ms(sorted[0]), ms(s.linkMed), ms(sorted[len(sorted)-1])
@@ -175,8 +230,8 @@ func (c *checker) pairedLines(link, ref []time.Duration) {
 	if s.intervalOK {
 		interval = fmt.Sprintf("%.1f %% interval %+.2f..%+.2f ms", s.coverage*100, ms(s.lo), ms(s.hi))
 	}
-	measured := fmt.Sprintf("link %s, reference %s (netem %s each way); difference median %+.2f ms, %s (sign test, %d pairs)",
-		fmtMs(s.linkMed), fmtMs(s.refMed), c.refDelay(), ms(s.med), interval, s.pairs)
+	measured := fmt.Sprintf("link %s, reference %s (netem %s each way); difference median %+.2f ms, %s (sign test over %d ABBA blocks of %d pairs; by the probe sent first: link %+.2f, reference %+.2f ms)",
+		fmtMs(s.linkMed), fmtMs(s.refMed), c.refDelay(), ms(s.med), interval, s.blocks, s.pairs, ms(s.linkFirstMed), ms(s.refFirstMed))
 	if verdict != "" {
 		measured += ": " + verdict
 	}

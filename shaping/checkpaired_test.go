@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -58,27 +59,37 @@ func TestMedianCI(t *testing.T) {
 	}
 }
 
-// pairs makes 20 probe pairs: the reference at 52.84 ms with the machine's own spread (a
-// pattern of +-0.4 ms, the same in both probes of a pair, as both meet the same timers), the
-// link at the reference plus add plus its own small spread (+-0.1 ms); stalls (pair index ->
-// extra ms) delay both probes of a pair, linkOnly only the link's.
-func pairs(add time.Duration, noise float64, stalls, linkOnly map[int]float64) (link, ref []time.Duration) {
+// pairs makes pairedProbes probe pairs, the link's probe first in even ones: the reference at
+// 52.84 ms with the machine's own spread (a pattern of +-0.4 ms, the same in both probes of a
+// pair, as both meet the same timers), the link at the reference plus add plus its own spread
+// (uniform +-0.1 ms x noise) plus order (the cost of being sent second: +order when the link's
+// probe went second, -order when first); stalls (pair index -> extra ms) delay both probes of a
+// pair, linkOnly only the link's.
+func pairs(add time.Duration, noise, order float64, stalls, linkOnly map[int]float64) pairedRTTs {
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	machine := []float64{0, 0.3, -0.2, 0.4, -0.1, 0.1, -0.4, 0.2, -0.3, 0}
-	own := []float64{0.1, -0.1, 0.05, -0.05, 0, 0.08, -0.08, 0.02, -0.02, 0.1, -0.1}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var p pairedRTTs
 	for i := range pairedProbes {
 		r := 52.84 + machine[i%len(machine)] + stalls[i]
-		ref = append(ref, ms(r))
-		link = append(link, ms(r+noise*own[i%len(own)]+linkOnly[i])+add)
+		first := i%2 == 0
+		o := order
+		if first {
+			o = -order
+		}
+		p.ref = append(p.ref, ms(r))
+		p.link = append(p.link, ms(r+noise*(rng.Float64()*0.2-0.1)+o+linkOnly[i])+add)
+		p.linkFirst = append(p.linkFirst, first)
 	}
-	return link, ref
+	return p
 }
 
 // TestPairedIdleRule: the idle RTT median of a tc link is judged by the interval of the
 // median paired difference: it passes when the link adds what its spec says (its own delay:
 // the same as the reference's netem delay), FAILS when it adds 1 ms more or 1 ms less, fails
 // "too noisy to tell" when the differences spread too wide to see a 1 ms error, and fails
-// with fewer than 8 pairs. The max: a stall both probes of a pair suffered passes, a stall of
+// with fewer than 8 ABBA blocks; what being sent first or second costs cancels in the blocks.
+// The max: a stall both probes of a pair suffered passes, a stall of
 // the link's probe alone fails (never forgiven by what the reference did not suffer). With the
 // old rule (median against a separately measured overhead, -0.20 ms) the CI dry run failed a
 // link 0.35 ms under an expectation that drifted with the machine.
@@ -89,6 +100,7 @@ func TestPairedIdleRule(t *testing.T) {
 		name      string
 		add       time.Duration
 		noise     float64
+		order     float64
 		stalls    map[int]float64
 		linkOnly  map[int]float64
 		n         int
@@ -102,16 +114,17 @@ func TestPairedIdleRule(t *testing.T) {
 		{name: "spread too wide to tell", noise: 12, want: want{false, true}, verdictIn: "too noisy"},
 		{name: "a stall both probes suffered", noise: 1, stalls: map[int]float64{7: 57}, want: want{true, true}},
 		{name: "a stall of the link's probe alone", noise: 1, linkOnly: map[int]float64{7: 57}, want: want{true, false}},
-		{name: "7 pairs", noise: 1, n: 7, want: want{false, true}, verdictIn: "too few"},
+		{name: "being sent second costs 0.5 ms (ABBA blocks cancel it)", noise: 1, order: 0.5, want: want{true, true}},
+		{name: "7 blocks", noise: 1, n: 14, want: want{false, true}, verdictIn: "too few"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tcChecker(t, "carlucci2015,shaper=netem")
 			c.overhead = 2840 * time.Microsecond
-			link, ref := pairs(tc.add, tc.noise, tc.stalls, tc.linkOnly)
+			p := pairs(tc.add, tc.noise, tc.order, tc.stalls, tc.linkOnly)
 			if tc.n > 0 {
-				link, ref = link[:tc.n], ref[:tc.n]
+				p = pairedRTTs{p.link[:tc.n], p.ref[:tc.n], p.linkFirst[:tc.n]}
 			}
-			c.pairedLines(link, ref)
+			c.pairedLines(p)
 			lines := map[string]result.CheckLine{}
 			for _, l := range c.res.Lines {
 				lines[strings.SplitN(l.Name, " (", 2)[0]] = l
@@ -143,23 +156,25 @@ func TestPairedIdleJitter(t *testing.T) {
 		pass bool
 	}{{0, true}, {ms(3), false}} {
 		c := tcChecker(t, "rate=3mbit,rtt=50ms,jitter=2ms,shaper=netem")
-		var link, ref []time.Duration
+		var p pairedRTTs
+		rng := rand.New(rand.NewPCG(3, 4))
 		for i := range pairedProbes {
 			r := ms(52.8)
-			j := ms(4 * (float64(i%10)/9 - 0.5)) // -2..+2 ms, the jitter of both directions' sum
-			ref, link = append(ref, r), append(link, r+j+tc.add)
+			j := ms(2*rng.Float64() - 1 + 2*rng.Float64() - 1) // both directions' jitter: -2..+2 ms each
+			p.ref, p.link, p.linkFirst = append(p.ref, r), append(p.link, r+j+tc.add), append(p.linkFirst, i%2 == 0)
 		}
-		c.pairedLines(link, ref)
+		c.pairedLines(p)
 		if l := c.res.Lines[0]; l.Pass != tc.pass {
 			t.Errorf("jitter 2 ms, link +%v: %+v, want pass %v", tc.add, l, tc.pass)
 		}
 	}
 }
 
-// stats builds one end's reading: netem root, tbf, optionally an AQM child.
+// stats builds one end's reading as the kernel counts it: a netem root over a tbf, each drop
+// counted in the qdisc that dropped and in every ancestor (netem's count includes the tbf's).
 func stats(dev string, netemDrops, tbfDrops, overlimits, qlen int64) []netem.QdiscStats {
 	return []netem.QdiscStats{
-		{Dev: dev, Kind: "netem", Handle: "1:", Drops: netemDrops},
+		{Dev: dev, Kind: "netem", Handle: "1:", Drops: netemDrops + tbfDrops},
 		{Dev: dev, Kind: "tbf", Handle: "10:", Parent: "1:1", Drops: tbfDrops, Overlimits: overlimits, Qlen: qlen},
 	}
 }
@@ -192,7 +207,26 @@ func TestIdleQdiscLine(t *testing.T) {
 			t.Errorf("%s: %+v, want pass %v", tc.name, l, tc.pass)
 		}
 	}
-	// Over the whole check: a loss-free link's netem never drops; the tbf's drops are the model's.
+	// Over the whole check: a loss-free link's netem never drops; the tbf's and an AQM's drops
+	// are the model's, and count in their ancestors too (the guest's kernel: carlucci2015's
+	// netem showed 50 drops for the tbf's 50, a codel link's netem and tbf 56 for codel's 56).
+	aqm := func(netemOwn, codel int64) []netem.QdiscStats {
+		return []netem.QdiscStats{
+			{Dev: "h", Kind: "netem", Handle: "1:", Drops: netemOwn + codel},
+			{Dev: "h", Kind: "tbf", Handle: "10:", Parent: "1:1", Drops: codel},
+			{Dev: "h", Kind: "codel", Handle: "20:", Parent: "10:1", Drops: codel},
+		}
+	}
+	for _, tc := range []struct {
+		after []netem.QdiscStats
+		pass  bool
+	}{{aqm(0, 56), true}, {aqm(1, 56), false}} {
+		c := tcChecker(t, "rate=3mbit,rtt=50ms,aqm=codel,shaper=netem")
+		c.wholeQdiscLine(aqm(0, 0), tc.after)
+		if l := c.res.Lines[0]; l.Pass != tc.pass || !strings.Contains(l.Measured, "56 queue drops") {
+			t.Errorf("codel, whole check: %+v, want pass %v and 56 queue drops", l, tc.pass)
+		}
+	}
 	for _, tc := range []struct {
 		after []netem.QdiscStats
 		pass  bool

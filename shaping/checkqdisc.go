@@ -3,6 +3,7 @@ package shaping
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/pltlab/pltlab/shaping/netem"
 )
@@ -40,16 +41,27 @@ func diffQdiscs(before, after []netem.QdiscStats) (qdiscDelta, error) {
 	for _, q := range before {
 		prev[q.Dev+" "+q.Handle] = q
 	}
+	// A qdisc's drops include its descendants' (the kernel adds a child's drops to every
+	// ancestor: qdisc_tree_reduce_backlog, and a parent counts a child's refused enqueue): its
+	// own drops are its count less its direct children's.
+	children := map[string]int64{}
+	for _, q := range after {
+		if i := strings.IndexByte(q.Parent, ':'); i >= 0 {
+			p := prev[q.Dev+" "+q.Handle]
+			children[q.Dev+" "+q.Parent[:i+1]] += q.Drops - p.Drops
+		}
+	}
 	for _, q := range after {
 		p, ok := prev[q.Dev+" "+q.Handle]
 		if !ok || p.Kind != q.Kind {
 			return d, fmt.Errorf("qdisc counters: %s %s %s appeared during the check", q.Dev, q.Kind, q.Handle)
 		}
+		own := q.Drops - p.Drops - children[q.Dev+" "+q.Handle]
 		if q.Kind == "netem" {
-			d.netemDrops += q.Drops - p.Drops
+			d.netemDrops += own
 			continue
 		}
-		d.queueDrops += q.Drops - p.Drops
+		d.queueDrops += own
 		d.backlog += q.Qlen
 		if q.Kind == "tbf" {
 			d.tbfOverlimits += q.Overlimits - p.Overlimits

@@ -53,7 +53,7 @@ func (c *checker) probeRTTAt(ctx context.Context, host netip.Addr, n int, gap ti
 // the reference pair in each, back to back and on one CPU (rtProbePair), and returns the RTTs of
 // the pairs both of whose probes were answered and the link's and the reference's unanswered
 // probes.
-func (c *checker) probePairs(ctx context.Context, n int) (link, ref []time.Duration, linkLost, refLost int, err error) {
+func (c *checker) probePairs(ctx context.Context, n int) (p pairedRTTs, linkLost, refLost int, err error) {
 	cpu := probeCPU()
 	var echos [2]*rtEcho
 	for i, host := range []netip.Addr{c.l.HostAddr(), c.ref.HostAddr()} {
@@ -61,7 +61,7 @@ func (c *checker) probePairs(ctx context.Context, n int) (link, ref []time.Durat
 			if i == 1 {
 				echos[0].close()
 			}
-			return nil, nil, 0, 0, err
+			return p, 0, 0, err
 		}
 	}
 	defer echos[0].close()
@@ -80,13 +80,13 @@ func (c *checker) probePairs(ctx context.Context, n int) (link, ref []time.Durat
 	linkAP := netip.AddrPortFrom(c.l.HostAddr(), uint16(echos[0].port))
 	refAP := netip.AddrPortFrom(c.ref.HostAddr(), uint16(echos[1].port))
 	err = c.clientDo(func() (err error) {
-		link, ref, linkLost, refLost, err = rtProbePair(linkAP, refAP, 1, n, cpu, timeout, &halt)
+		p, linkLost, refLost, err = rtProbePair(linkAP, refAP, 1, n, cpu, timeout, &halt)
 		return err
 	})
 	if err == nil {
 		err = ctx.Err()
 	}
-	return link, ref, linkLost, refLost, err
+	return p, linkLost, refLost, err
 }
 
 // qDelay is the longest queueing delay of one direction's droptail queue: limit*8/rate.

@@ -218,20 +218,21 @@ func probeCPU() int {
 // the reference's first in odd ones), then waits for both echoes, each RTT from its own send
 // to the kernel's receive timestamp of its echo. The first warm pairs are not returned. It
 // returns the RTTs of the pairs both of whose probes were answered (linkRTT[i] and refRTT[i]
-// are one pair) and how many link and reference probes went unanswered.
-func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Duration, halt *atomic.Bool) (linkRTT, refRTT []time.Duration, linkLost, refLost int, err error) {
+// are one pair, linkFirst[i] whether the link's was sent first) and how many link and
+// reference probes went unanswered.
+func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Duration, halt *atomic.Bool) (p pairedRTTs, linkLost, refLost int, err error) {
 	var fds [2]int
 	for i, server := range []netip.AddrPort{link, ref} {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
-			return nil, nil, 0, 0, fmt.Errorf("udp socket: %w", err)
+			return p, 0, 0, fmt.Errorf("udp socket: %w", err)
 		}
 		defer unix.Close(fd)
 		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
-			return nil, nil, 0, 0, fmt.Errorf("SO_TIMESTAMPNS: %w", err)
+			return p, 0, 0, fmt.Errorf("SO_TIMESTAMPNS: %w", err)
 		}
 		if err := unix.Connect(fd, &unix.SockaddrInet4{Addr: server.Addr().As4(), Port: int(server.Port())}); err != nil {
-			return nil, nil, 0, 0, fmt.Errorf("connect udp %s: %w", server, err)
+			return p, 0, 0, fmt.Errorf("connect udp %s: %w", server, err)
 		}
 		fds[i] = fd
 	}
@@ -257,10 +258,10 @@ func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Durati
 			refLost++
 		}
 		if ok[0] && ok[1] {
-			linkRTT, refRTT = append(linkRTT, rtt[0]), append(refRTT, rtt[1])
+			p.link, p.ref, p.linkFirst = append(p.link, rtt[0]), append(p.ref, rtt[1]), append(p.linkFirst, i%2 == 0)
 		}
 	}
-	return linkRTT, refRTT, linkLost, refLost, nil
+	return p, linkLost, refLost, nil
 }
 
 // rtPairOnce sends one probe on each of fds (fds[first] first) and waits until both echoes

@@ -58,6 +58,6 @@ func startEchoOn(addr netip.Addr, cpu int) (*rtEcho, error) { return nil, errors
 
 func probeCPU() int { return -1 }
 
-func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Duration, halt *atomic.Bool) (linkRTT, refRTT []time.Duration, linkLost, refLost int, err error) {
-	return nil, nil, 0, 0, errors.ErrUnsupported
+func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Duration, halt *atomic.Bool) (p pairedRTTs, linkLost, refLost int, err error) {
+	return p, 0, 0, errors.ErrUnsupported
 }

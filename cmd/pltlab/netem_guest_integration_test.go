@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pltlab/pltlab/result"
 )
 
 // TestIntegrationNetemGuestRun loads a page once per protocol (h1, h2, h3) with real Chromium
@@ -31,6 +33,9 @@ func TestIntegrationNetemGuestRun(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range readAll(t, out) {
 		if !r.IsLoad() {
+			if r.Kind == result.KindHarnessError {
+				t.Logf("harness_error for %s: %s", r.Protocol, r.Error)
+			}
 			continue
 		}
 		if !r.Valid {
@@ -48,7 +53,8 @@ func TestIntegrationNetemGuestRun(t *testing.T) {
 	}
 	for _, p := range []string{"h1", "h2", "h3"} {
 		if !seen[p] {
-			t.Errorf("no %s load in %s", p, out)
+			t.Errorf("no %s load in %s (stderr: %.2000s)", p, out, errOut)
+			logQUICErrors(t, evidence)
 		}
 	}
 }
