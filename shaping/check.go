@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -108,17 +107,6 @@ type checker struct {
 type overheadProber interface {
 	OpenReference(ctx context.Context) (Reference, error)
 	Qdiscs() []string
-}
-
-// Reference is a veth pair between the host and a link's namespace that carries no qdisc
-// (until Delay): what its probes meet is the machine itself, not the link model.
-type Reference interface {
-	// HostAddr is the reference's host-side address (its client end is in the link's namespace).
-	HostAddr() netip.Addr
-	// Delay puts a netem delay of d on both ends (each probe then meets two qdisc timers).
-	Delay(ctx context.Context, d time.Duration) error
-	// Close removes the pair.
-	Close() error
 }
 
 // maxHostOverhead bounds the host overhead a check accepts: a machine that adds more than this
@@ -446,12 +434,7 @@ func (c *checker) take() *result.Emulator {
 
 // clientDo runs fn with the calling thread in the link's namespace (directly when unshaped).
 func (c *checker) clientDo(fn func() error) error {
-	if ns := c.l.Namespace(); ns != "" {
-		return inNamespace(ns, fn)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return fn()
+	return InClient(c.l, fn)
 }
 
 // hostAddr is the host address with port 0, for listeners.

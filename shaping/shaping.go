@@ -16,6 +16,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/netem"
@@ -48,6 +49,17 @@ type Link interface {
 	// TakeCounters returns the counters since the previous call (nil when unshaped) and resets them.
 	TakeCounters() *result.Emulator
 	// Close tears the link down (namespace, devices, goroutines). It is idempotent.
+	Close() error
+}
+
+// Reference is a veth pair between the host and a link's namespace that carries no qdisc
+// (until Delay): what its probes meet is the machine itself, not the link model.
+type Reference interface {
+	// HostAddr is the reference's host-side address (its client end is in the link's namespace).
+	HostAddr() netip.Addr
+	// Delay puts a netem delay of d on both ends (each probe then meets two qdisc timers).
+	Delay(ctx context.Context, d time.Duration) error
+	// Close removes the pair.
 	Close() error
 }
 
