@@ -17,7 +17,7 @@ import (
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // Defaults of a Config, used where a field is zero.
@@ -319,7 +319,7 @@ func CheckSpecs(c Config) error {
 		}
 	}
 	for _, s := range c.Links {
-		if _, err := shaping.ParseSpec(s); err != nil {
+		if _, err := linkspec.Parse(s); err != nil {
 			return fmt.Errorf("bad link %q: %w", s, err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pltlab/pltlab/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,24 +11,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/testenv"
+	"github.com/pltlab/pltlab/shaping/internal/linktest"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+
 	"github.com/vishvananda/netns"
 )
 
 // needRoot skips integration tests under -short or without root.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test (needs root, TUN and namespaces); skipped with -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-}
+func needRoot(t *testing.T) { linktest.NeedRoot(t) }
+
+// assertGone fails if the namespace ns or the host device dev still exists.
+func assertGone(t *testing.T, ns, dev string) { linktest.AssertGone(t, ns, dev) }
 
 // openLink opens spec and closes it at the end of the test, checking nothing is left behind.
 func openLink(t *testing.T, spec string) Link {
 	t.Helper()
-	s, err := ParseSpec(spec)
+	s, err := linkspec.Parse(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,24 +35,8 @@ func openLink(t *testing.T, spec string) Link {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := l.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-		assertGone(t, l.Namespace(), l.(*EmuLink).dev)
-	})
+	linktest.CloseAtEnd(t, l.(*EmuLink))
 	return l
-}
-
-// assertGone fails if the namespace ns or the host device dev still exists.
-func assertGone(t *testing.T, ns, dev string) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(netnsDir, ns)); err == nil {
-		t.Errorf("namespace %s left behind", ns)
-	}
-	if out, _ := exec.Command("ip", "-o", "link", "show", "dev", dev).CombinedOutput(); strings.Contains(string(out), dev+":") {
-		t.Errorf("device %s left behind: %s", dev, out)
-	}
 }
 
 func TestIntegrationPing(t *testing.T) {
@@ -113,7 +95,7 @@ func TestIntegrationStaleCleanup(t *testing.T) {
 func TestIntegrationCloseOnCancel(t *testing.T) {
 	needRoot(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	s, _ := ParseSpec("rtt=1ms")
+	s, _ := linkspec.Parse("rtt=1ms")
 	l, err := Open(ctx, s)
 	if err != nil {
 		t.Fatal(err)

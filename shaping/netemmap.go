@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/pltlab/pltlab/shaping/emu"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/pltlab/pltlab/shaping/netem"
 )
 
@@ -16,15 +17,15 @@ var netemAQM = map[emu.AQM]string{emu.DropTail: netem.DropTail, emu.DropHead: ne
 	emu.CoDel: netem.CoDel, emu.PIE: netem.PIE, emu.FQCoDel: netem.FQCoDel}
 
 // NetemConfig derives the tc configuration of a link from s (the same per-direction values as
-// the emulator's, see PipeConfigs): rate, queue, delay, jitter (order kept unless
+// the emulator's, see linkspec.PipeConfigs): rate, queue, delay, jitter (order kept unless
 // reorder=true), Bernoulli or Gilbert-Elliott loss, reordering (only without base delay: the
 // held-back packets get netem's delay, the others none), queue discipline with its target,
 // interval and ECN. Errors (wrapping ErrNetemCannot) name what tc cannot do.
-func NetemConfig(s Spec, ns, hostDev string, host, client netip.Addr) (netem.Config, error) {
-	if err := netemSupported(s); err != nil {
+func NetemConfig(s linkspec.Spec, ns, hostDev string, host, client netip.Addr) (netem.Config, error) {
+	if err := linkspec.NetemSupported(s); err != nil {
 		return netem.Config{}, err
 	}
-	down, up, err := PipeConfigs(s)
+	down, up, err := linkspec.PipeConfigs(s)
 	if err != nil {
 		return netem.Config{}, err
 	}

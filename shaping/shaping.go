@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/pltlab/pltlab/shaping/netem"
 )
 
@@ -45,7 +46,7 @@ type Link interface {
 	// ClientAddr is the client's address inside the namespace.
 	ClientAddr() netip.Addr
 	// Spec is the spec the link was opened with.
-	Spec() Spec
+	Spec() linkspec.Spec
 	// TakeCounters returns the counters since the previous call (nil when unshaped) and resets them.
 	TakeCounters() *result.Emulator
 	// Close tears the link down (namespace, devices, goroutines). It is idempotent.
@@ -123,21 +124,21 @@ const DefaultTCPBufMax = 32 << 20
 // it may wait behind busy goroutines (measured at 50-75 ms of release lateness on the ACK
 // direction at 1 Gbit/s with GOMAXPROCS=2 and an in-process sender), so a program that runs
 // CPU-heavy goroutines next to a fast link should raise GOMAXPROCS by 2 per open link itself.
-func Open(ctx context.Context, spec Spec, opts ...Option) (Link, error) {
+func Open(ctx context.Context, spec linkspec.Spec, opts ...Option) (Link, error) {
 	o := options{logger: slog.Default(), tcpBufMax: DefaultTCPBufMax, realtime: true, offload: true}
 	for _, f := range opts {
 		f(&o)
 	}
 	if spec.MTU == 0 {
-		spec.MTU = DefaultMTU
+		spec.MTU = linkspec.DefaultMTU
 	}
 	switch spec.Shaper {
-	case ShaperNone:
+	case linkspec.ShaperNone:
 		return noneLink{spec: spec}, nil
-	case ShaperEmu, "":
-		spec.Shaper = ShaperEmu
+	case linkspec.ShaperEmu, "":
+		spec.Shaper = linkspec.ShaperEmu
 		return openEmu(ctx, spec, o)
-	case ShaperNetem:
+	case linkspec.ShaperNetem:
 		return openNetem(ctx, spec, o)
 	}
 	return nil, fmt.Errorf("open link: unknown shaper %q: accepted emu, netem or none", spec.Shaper)
@@ -158,13 +159,13 @@ func Command(ctx context.Context, l Link, name string, args ...string) *exec.Cmd
 }
 
 // noneLink is the unshaped link: loopback, no namespace, no counters.
-type noneLink struct{ spec Spec }
+type noneLink struct{ spec linkspec.Spec }
 
 var _ Link = noneLink{}
 
 func (noneLink) Namespace() string              { return "" }
 func (noneLink) HostAddr() netip.Addr           { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
 func (noneLink) ClientAddr() netip.Addr         { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
-func (l noneLink) Spec() Spec                   { return l.spec }
+func (l noneLink) Spec() linkspec.Spec          { return l.spec }
 func (noneLink) TakeCounters() *result.Emulator { return nil }
 func (noneLink) Close() error                   { return nil }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"github.com/pltlab/pltlab/internal/testenv"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pltlab/pltlab/internal/testenv"
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/protocol"
