@@ -37,7 +37,7 @@ const (
 	// protocol) on its link (0.4 s).
 	BrowserLaunchCost = 400 * time.Millisecond
 	// LinkCheckCost is a shaped link's bring-up with its self-check (namespaces, TUN devices,
-	// emulator, server; idle RTT probes and a rate probe per direction, shaping.Check). Fit:
+	// emulator, server; idle RTT probes and a rate probe per direction, selfcheck.Run). Fit:
 	// median gap between the last load of one link and the first load of the next, minus one
 	// BrowserLaunchCost (5.7 s - 0.4 s).
 	LinkCheckCost = 5300 * time.Millisecond

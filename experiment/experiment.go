@@ -60,7 +60,7 @@ type Config struct {
 	Name string
 	// Pages are page SPECs (pages.ParseSpec).
 	Pages []string
-	// Links are LINK specs (shaping.ParseSpec).
+	// Links are LINK specs (linkspec.Parse).
 	Links []string
 	// Arms are the (protocol, mode) combinations; see CrossArms.
 	Arms []Arm

@@ -32,7 +32,7 @@ const Host = "plt.test"
 const maxHarnessFailures = 3
 
 // ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance
-// (shaping.ErrCheckFailed, which flows returns too).
+// (selfcheck.ErrFailed, which flows returns too).
 var ErrLinkCheck = selfcheck.ErrFailed
 
 // Summary counts what Run did. The measured (non-warm-up) loads are counted by
@@ -378,7 +378,7 @@ func (r *runner) checksLeft() int {
 }
 
 // LinkCheckAttempts is how many self-checks a link gets before it is refused
-// (shaping.CheckAttempts).
+// (selfcheck.Attempts).
 const LinkCheckAttempts = selfcheck.Attempts
 
 // selfCheck is the link self-check the runner uses (a seam for the tests of the retry rule).

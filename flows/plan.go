@@ -20,7 +20,7 @@ import (
 // parts both call it): it opens the link, self-checks it, keeps the artifacts through the
 // artifacts lifecycle and writes one KindFlow record per flow and run.
 type Plan struct {
-	// Link is the LINK spec (shaping.ParseSpec) as given; records carry it in Link.Spec.
+	// Link is the LINK spec (linkspec.Parse) as given; records carry it in Link.Spec.
 	Link string
 	// Mixes are the flow mixes; each Spec's Start and Duration apply (Duration defaults to
 	// Plan.Duration).
@@ -271,8 +271,8 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 	return sum, ctx.Err()
 }
 
-// checkLink self-checks a shaped link (up to shaping.CheckAttempts times) and emits every
-// check; the error wraps shaping.ErrCheckFailed when every attempt failed.
+// checkLink self-checks a shaped link (up to selfcheck.Attempts times) and emits every
+// check; the error wraps selfcheck.ErrFailed when every attempt failed.
 func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {
 	if p.SkipLinkCheck || l.Namespace() == "" {
 		return nil

@@ -334,7 +334,7 @@ func (f *forwarder) interrupt() {
 	unix.Write(f.wake, one[:])
 }
 
-// tuneThread sets 1 ns timer slack and, when rt, SCHED_FIFO on the calling thread (errors
+// TuneThread sets 1 ns timer slack and, when rt, SCHED_FIFO on the calling thread (errors
 // ignored: it then runs as a normal thread, with later wake-ups).
 func TuneThread(rt bool) {
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)

@@ -1,11 +1,14 @@
 // Package shaping emulates a network bottleneck link between a client network namespace and the host.
 //
-// A Link is opened from a Spec (see ParseSpec). The default shaper "emu" is a userspace emulator
+// A Link is opened from a linkspec.Spec (package shaping/linkspec parses the LINK grammar).
+// The default shaper "emu" is a userspace emulator
 // in the design of Mahimahi (Netravali et al., USENIX ATC 2015): the client lives in its own
 // network namespace whose only route leaves through a TUN device; this process reads IP packets
 // from it and from a peer TUN in the host namespace and forwards each direction through the
 // pipeline of package shaping/emu (loss, droptail queue, rate serializer, propagation delay,
-// jitter). The "netem" shaper uses a veth pair and tc netem (package shaping/netem).
+// jitter). The "netem" shaper uses a veth pair and tc netem (package shaping/netem). An
+// emulated link can record its packets (package shaping/capture); package shaping/selfcheck
+// measures an open link against its spec.
 package shaping
 
 import (

@@ -42,9 +42,9 @@ func (l *EmuLink) setTaps() {
 var _ capture.Capturer = (*EmuLink)(nil)
 
 // StartCapture starts recording both directions of the link into the pcapng file path (see
-// CaptureInterfaces). Packets are copied on the forwarding threads and written by a separate
+// capture.Interfaces). Packets are copied on the forwarding threads and written by a separate
 // goroutine, so the emulated link is not slowed down; events the writer cannot take are counted
-// as CaptureStats.Lost. Errors: a capture already running, or the file cannot be created.
+// as capture.Stats.Lost. Errors: a capture already running, or the file cannot be created.
 func (l *EmuLink) StartCapture(path string) error {
 	l.capMu.Lock()
 	defer l.capMu.Unlock()

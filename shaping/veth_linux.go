@@ -31,7 +31,7 @@ type VethLink struct {
 
 var _ Link = (*VethLink)(nil)
 
-// ShaperVeth is the Shaper of a VethLink's Spec (not accepted by ParseSpec: a veth path is
+// ShaperVeth is the Shaper of a VethLink's Spec (not accepted by linkspec.Parse: a veth path is
 // opened with OpenVeth).
 const ShaperVeth = "veth"
 

@@ -1,3 +1,10 @@
+// Package capture records what crosses an emulated link: pcapng files of its packets (Tap, Session) and per-flow packet counts (FlowCounter).
+//
+// The emulator's forwarders (package shaping) call a Tap for every packet they handle; a
+// Session copies those packets into lock-free rings on the forwarding threads and a writer
+// goroutine writes them as a pcapng file (package shaping/pcapng) with four interfaces, the
+// delivered and the dropped packets per direction (Interfaces). A FlowCounter attributes the
+// packets offered to the link and those its model dropped to flows by IPv4 5-tuple.
 package capture
 
 import (
@@ -65,7 +72,7 @@ type Capturer interface {
 	StopCapture(secrets []byte) (Stats, error)
 }
 
-// CaptureStats counts what a capture recorded.
+// Stats counts what a capture recorded.
 type Stats struct {
 	// Packets is the number of packets written (delivered and dropped).
 	Packets int64
@@ -76,7 +83,7 @@ type Stats struct {
 	Bytes int64
 }
 
-// CaptureInterfaces are the four pcapng interfaces of a link capture, in this order. Each packet
+// Interfaces are the four pcapng interfaces of a link capture, in this order. Each packet
 // is written once, so that Wireshark's TCP and QUIC reassembly sees each endpoint's view:
 // a delivered packet on "down" or "up" at the instant it left the link, its opt_comment giving
 // how long before it entered the bottleneck (queueing + serialization + propagation delay); a
@@ -117,7 +124,7 @@ type spsc struct {
 	head, tail atomic.Uint64 // next slot to read (writer), next slot to fill (forwarder)
 }
 
-// capture records a link's packets: the Tap copies each packet into a slot of its direction's
+// Session is one running capture: it records a link's packets. Its Tap copies each packet into a slot of its direction's
 // ring, and a writer goroutine that polls the rings writes them, so no file is written and no
 // lock is taken on a forwarding thread.
 type Session struct {
@@ -127,13 +134,14 @@ type Session struct {
 	stopped chan struct{}
 	done    chan error
 	on      atomic.Bool
-	busy    atomic.Int32 // taps under way (stop waits for them)
+	busy    atomic.Int32 // taps under way (Stop waits for them)
 	lost    atomic.Int64
 	packets int64
 	seed    maphash.Seed
 }
 
-// newCapture starts a capture into path (blocks go to path+".part" until stop).
+// Start starts a capture into path: blocks go to path+".part" until Stop, which writes path
+// whole and removes the .part file. Errors: the .part file cannot be created.
 func Start(path string) (*Session, error) {
 	part, err := os.Create(path + ".part")
 	if err != nil {
@@ -148,7 +156,7 @@ func Start(path string) (*Session, error) {
 	return c, nil
 }
 
-// tap is the capture's Tap. An entering packet is only hashed (its exit is matched to it by
+// Tap is the session's Tap (hook it into the forwarders). An entering packet is only hashed (its exit is matched to it by
 // content in the writer); delivered and dropped packets are copied. Each direction must be
 // tapped from one goroutine at a time (its forwarder).
 func (c *Session) Tap(dir TapDir, at time.Time, pkt []byte, ev TapEvent) {
@@ -178,7 +186,7 @@ func (c *Session) Tap(dir TapDir, at time.Time, pkt []byte, ev TapEvent) {
 // make the forwarder wait for a P when its ppoll(2) returns (release lateness).
 const captureDrain = 5 * time.Millisecond
 
-// write is the writer goroutine: Enhanced Packet Blocks into the .part file until stop.
+// write is the writer goroutine: Enhanced Packet Blocks into the .part file until Stop.
 func (c *Session) write() {
 	w := pcapng.Continue(c.part, len(Interfaces))
 	entered := map[uint64][]time.Time{} // hash of packets in flight -> entry instants (FIFO)
@@ -251,8 +259,9 @@ func (c *Session) packet(dir TapDir, p *capPkt, entered map[uint64][]time.Time) 
 	return out
 }
 
-// stop ends the capture and writes the final file: section header, interfaces, the secrets, then
-// the packets.
+// Stop ends the capture and writes the final file: section header, interfaces, the secrets
+// (a TLS key log, NSS format; may be empty), then the packets. Its Stats count the packets
+// written and the events lost (ring full: the writer fell behind); errors wrap the file's.
 func (c *Session) Stop(secrets []byte) (Stats, error) {
 	c.on.Store(false)
 	for c.busy.Load() != 0 {
@@ -296,7 +305,10 @@ func (c *Session) finish(secrets []byte) error {
 	return errors.Join(err, f.Close())
 }
 
+// Errors of a link's StartCapture and StopCapture (see Capturer).
 var (
-	ErrRunning    = errors.New("capture: one is already running on this link")
+	// ErrRunning means a capture is already running on the link (one at a time).
+	ErrRunning = errors.New("capture: one is already running on this link")
+	// ErrNotRunning means StopCapture was called with no capture running.
 	ErrNotRunning = errors.New("capture: none is running on this link")
 )

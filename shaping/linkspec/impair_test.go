@@ -14,7 +14,7 @@ import (
 )
 
 // writeTraces writes lte.trace (24 Mbit/s nominal steps) and lte-up.trace in dir and returns
-// to it for the test (ParseSpec reads trace paths relative to the working directory).
+// to it for the test (Parse reads trace paths relative to the working directory).
 func writeTraces(t *testing.T) {
 	t.Helper()
 	dir := t.TempDir()
@@ -69,7 +69,7 @@ func TestIssueSpellings(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !tt.check(s) {
-				t.Fatalf("ParseSpec(%q) = %+v", tt.in, s)
+				t.Fatalf("Parse(%q) = %+v", tt.in, s)
 			}
 			if s.String() != tt.canon {
 				t.Fatalf("String() = %s, want %s", s.String(), tt.canon)

@@ -6,7 +6,7 @@ import (
 
 // Preset is a named LINK spec.
 type Preset struct {
-	// Name is what ParseSpec accepts, e.g. "carlucci2015".
+	// Name is what Parse accepts, e.g. "carlucci2015".
 	Name string
 	// Spec is the key=value form the name stands for ("" for "none": no shaping).
 	Spec string
@@ -41,7 +41,7 @@ var presets = []Preset{
 	{"blackhole", "rate=10mbit,rtt=30ms,outage=5s/2s", "QUIC Interop Runner's blackhole scenario (--on=5s --off=2s): the link is up 5 s, then drops everything for 2 s, repeating"},
 }
 
-// Presets lists the named LINK specs ParseSpec accepts, in a stable order.
+// Presets lists the named LINK specs Parse accepts, in a stable order.
 func Presets() []Preset { return append([]Preset(nil), presets...) }
 
 func lookupPreset(name string) (Preset, bool) {

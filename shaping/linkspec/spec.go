@@ -19,7 +19,7 @@ const (
 	ShaperNone  = "none"  // no shaping: loopback, no namespace
 )
 
-// Defaults used by ParseSpec.
+// Defaults used by Parse.
 const (
 	// DefaultMTU is the link MTU in bytes. QUIC handshakes need 1280 or more (RFC 9000 section 14).
 	DefaultMTU = 1500
@@ -90,7 +90,7 @@ type parseState struct {
 	queueB   ByteSize
 }
 
-// ParseSpec parses a LINK spec: a preset name (see Presets), key=value items, or a preset name
+// Parse parses a LINK spec: a preset name (see Presets), key=value items, or a preset name
 // followed by key=value overrides ("carlucci2015,loss=1%"). Keys:
 //
 //   - rate (both directions), down, up: a rate such as 3mbit, or trace:FILE (a Mahimahi trace;
@@ -157,7 +157,7 @@ func Parse(s string) (Spec, error) {
 var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "queue", "jitter", "reorder", "mtu", "burst",
 	"delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn", "outage", "outage_mode"}
 
-// acceptedKeys lists the keys ParseSpec accepts, for error messages.
+// acceptedKeys lists the keys Parse accepts, for error messages.
 const acceptedKeys = "rate, down, up, rtt, loss, burst, queue, jitter, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, outage, outage_mode, mtu, shaper, seed (down./up. prefixes on loss, burst, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn)"
 
 // checkRepeat refuses a key given twice, and rate given together with down or up, in spec.
@@ -422,7 +422,7 @@ func (s Spec) UpQueueBytes() ByteSize {
 // Shaped reports whether the spec emulates anything (shaper is not "none").
 func (s Spec) Shaped() bool { return s.Shaper != ShaperNone }
 
-// String gives the canonical key=value form of s (parsable by ParseSpec).
+// String gives the canonical key=value form of s (parsable by Parse).
 func (s Spec) String() string {
 	if !s.Shaped() {
 		return "none"
@@ -510,7 +510,7 @@ func (s Spec) Result() result.Link {
 }
 
 // InputFiles returns the files the LINK spec reads: its trace:FILE paths, down then up, each
-// once; none for a spec that does not parse (ParseSpec reports that).
+// once; none for a spec that does not parse (Parse reports that).
 func InputFiles(spec string) []string {
 	sp, err := Parse(spec)
 	if err != nil {
@@ -527,7 +527,7 @@ func InputFiles(spec string) []string {
 
 // PartialNote says what the shaped LINK spec link leaves at its default without a word: a
 // direction without a rate is unlimited, a link without rtt has no delay. It returns one line
-// to warn with, "" when the spec sets both (or is unshaped, or does not parse: ParseSpec
+// to warn with, "" when the spec sets both (or is unshaped, or does not parse: Parse
 // reports that).
 func PartialNote(link string) string {
 	sp, err := Parse(link)

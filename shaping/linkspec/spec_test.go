@@ -68,7 +68,7 @@ func TestParseSpec(t *testing.T) {
 			}
 			tt.want.Input = tt.in
 			if got != tt.want {
-				t.Fatalf("ParseSpec(%q) =\n%+v, want\n%+v", tt.in, got, tt.want)
+				t.Fatalf("Parse(%q) =\n%+v, want\n%+v", tt.in, got, tt.want)
 			}
 			again, err := Parse(got.String())
 			if err != nil || again.Down != got.Down || again.Up != got.Up || again.RTT != got.RTT || again.QueueBytes != got.QueueBytes ||
@@ -104,11 +104,11 @@ func TestParseSpecErrors(t *testing.T) {
 		t.Run(tt.in, func(t *testing.T) {
 			_, err := Parse(tt.in)
 			if err == nil {
-				t.Fatalf("ParseSpec(%q): no error", tt.in)
+				t.Fatalf("Parse(%q): no error", tt.in)
 			}
 			msg := err.Error()
 			if !strings.Contains(msg, tt.mention) || !strings.Contains(msg, "accepted") || strings.Contains(msg, "\n") {
-				t.Fatalf("ParseSpec(%q) error %q: want one line naming %q and what is accepted", tt.in, msg, tt.mention)
+				t.Fatalf("Parse(%q) error %q: want one line naming %q and what is accepted", tt.in, msg, tt.mention)
 			}
 		})
 	}
@@ -158,7 +158,7 @@ func FuzzParseSpec(f *testing.F) {
 			return
 		}
 		if s.Loss < 0 || s.Loss > 1 || s.RTT < 0 || s.MTU < MinMTU || s.MTU > MaxMTU || s.Down < 0 || s.Up < 0 {
-			t.Fatalf("ParseSpec(%q) accepted bad values: %+v", in, s)
+			t.Fatalf("Parse(%q) accepted bad values: %+v", in, s)
 		}
 		if s.Shaped() {
 			again, err := Parse(s.String())

@@ -16,7 +16,7 @@ import (
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
-// CheckOptions configures Check.
+// Options configures Run.
 type Options struct {
 	// Quick shortens the probes: 10 RTT probes instead of 20 and TCP bulk transfers of
 	// max(1 s, 25 RTT) per direction instead of max(5 s, 25 RTT) (3 s at least when the BDP
@@ -24,7 +24,7 @@ type Options struct {
 	Quick bool
 }
 
-// Probe sizes and tolerances of Check (stated on every line it prints).
+// Probe sizes and tolerances of Run (stated on every line it prints).
 const (
 	// probePayload is the UDP payload of an RTT probe; the IP packet is 28 bytes more.
 	probePayload = 64
@@ -44,7 +44,7 @@ const (
 	goodputFull, goodputQuick = 0.93, 0.85
 )
 
-// Check measures l with its own probes, the server side bound to l.HostAddr() in this
+// Run self-checks link l: it measures l with its own probes, the server side bound to l.HostAddr() in this
 // namespace and the client side inside l.Namespace(): idle RTT (UDP echo on real-time threads,
 // kernel receive timestamps), TCP bulk goodput per direction (CUBIC; the sender's
 // tcpi_delivered x MSS over the last four fifths of the transfer), RTT under that load and an

@@ -76,7 +76,7 @@ func TestCheckLines(t *testing.T) {
 	}
 }
 
-// TestCheckTolerancesCanFail (issue 11 item 12): jitter is at most rtt/2 (ParseSpec refuses
+// TestCheckTolerancesCanFail (issue 11 item 12): jitter is at most rtt/2 (linkspec.Parse refuses
 // more), so the idle RTT tolerance stays finite: a median of 0.27 ms on rtt=20ms,jitter=10ms
 // fails.
 func TestCheckTolerancesCanFail(t *testing.T) {

@@ -8,16 +8,16 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// ErrCheckFailed is returned (wrapped, see CheckFailure) when a link's self-check finds it
+// ErrFailed is returned (wrapped, see Failure) when a link's self-check finds it
 // outside tolerance: the link is refused and nothing is measured through it.
 var ErrFailed = errors.New("link self-check failed")
 
-// CheckAttempts is how many self-checks a link gets before it is refused: a failed check is
+// Attempts is how many self-checks a link gets before it is refused: a failed check is
 // repeated once, because one late probe on a busy machine (a single idle-RTT outlier) does not
 // make a broken link, while a link outside tolerance fails both. Every check is recorded.
 const Attempts = 2
 
-// CheckFailure returns nil for a passing check, otherwise an error wrapping ErrCheckFailed that
+// Failure returns nil for a passing check, otherwise an error wrapping ErrFailed that
 // names every failed line: "NAME: measured M, configured C (TOLERANCE)", joined by "; ".
 func Failure(c result.LinkCheck) error {
 	if c.Pass {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestCheckFailure checks that a failed self-check names only its failed lines and wraps
-// ErrCheckFailed, and that a passing one is no error.
+// ErrFailed, and that a passing one is no error.
 func TestCheckFailure(t *testing.T) {
 	if err := Failure(result.LinkCheck{Pass: true}); err != nil {
 		t.Fatal(err)
@@ -20,6 +20,6 @@ func TestCheckFailure(t *testing.T) {
 	err := Failure(c)
 	want := "link self-check failed: idle RTT median: measured 80.00 ms, configured 50.00 ms (+-1 ms)"
 	if !errors.Is(err, ErrFailed) || err.Error() != want {
-		t.Fatalf("CheckFailure = %v, want %q", err, want)
+		t.Fatalf("Failure = %v, want %q", err, want)
 	}
 }

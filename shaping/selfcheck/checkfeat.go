@@ -61,7 +61,7 @@ func (c *checker) ge(down bool) emu.GilbertElliott {
 // slackOneWay is how much later than RTT/2 (plus serialization and queueing) a packet of the
 // direction may arrive: per-packet jitter, delay variation, the reordering hold and the rest
 // of a trace's longest gap between opportunities (half of it is in expectedRTT). Jitter and
-// delay variation are at most RTT/2 (ParseSpec refuses more), so the tolerances built on this
+// delay variation are at most RTT/2 (linkspec.Parse refuses more), so the tolerances built on this
 // stay finite and the lines can fail.
 func (c *checker) slackOneWay(down bool) time.Duration {
 	im := c.imp(down)
