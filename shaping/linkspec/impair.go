@@ -298,7 +298,7 @@ func (im Impair) apply(c *emu.Config) error {
 	return nil
 }
 
-// loadTrace reads a Mahimahi trace file. Its errors are one clause naming what is wrong and
+// LoadTrace reads a Mahimahi trace file. Its errors are one clause naming what is wrong and
 // what is accepted, without the key (parseRateOrTrace adds it).
 func LoadTrace(path string) (*emu.Trace, error) {
 	f, err := os.Open(path)

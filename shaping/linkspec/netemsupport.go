@@ -11,14 +11,15 @@ import (
 // wrapped message names it.
 var ErrNetemCannot = errors.New("shaper=netem cannot emulate it: accepted shaper=emu (the default)")
 
-// netemSupported refuses, in one line naming the feature, what tc cannot reproduce exactly:
+// NetemSupported refuses, in one line naming the feature, what tc cannot reproduce exactly:
 // delay variation redrawn per interval, trace-driven rates, outages, reordering on a link with
 // a base delay (netem's "reorder P%" sends P% of the packets undelayed instead of holding some
 // back), and a queue in bytes under an AQM or drop-head queue (the kernel's codel, pie,
 // fq_codel and pfifo_head_drop limit packets). Everything else maps: rate and byte or packet
 // droptail queue (tbf), delay, uniform jitter with or without reordering, Bernoulli and
 // Gilbert-Elliott loss (netem), drophead (pfifo_head_drop), codel, pie and fq_codel with their
-// target, interval and ECN.
+// target, interval and ECN. It returns nil for a spec that maps, else an error wrapping
+// ErrNetemCannot; Parse calls it for shaper=netem and shaping.NetemConfig again.
 func NetemSupported(s Spec) error {
 	for _, d := range []struct {
 		name  string
