@@ -335,7 +335,9 @@ func (f *forwarder) interrupt() {
 }
 
 // TuneThread sets 1 ns timer slack and, when rt, SCHED_FIFO on the calling thread (errors
-// ignored: it then runs as a normal thread, with later wake-ups).
+// ignored: it then runs as a normal thread, with later wake-ups). The caller holds the thread
+// (runtime.LockOSThread); the forwarders and the link check's RTT probes (shaping/selfcheck) run
+// on such threads.
 func TuneThread(rt bool) {
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	if rt {

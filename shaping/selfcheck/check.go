@@ -44,8 +44,8 @@ const (
 	goodputFull, goodputQuick = 0.93, 0.85
 )
 
-// Run self-checks link l: it measures l with its own probes, the server side bound to l.HostAddr() in this
-// namespace and the client side inside l.Namespace(): idle RTT (UDP echo on real-time threads,
+// Run self-checks link l: it measures l with its own probes, the server side bound to
+// l.HostAddr() in this namespace and the client side inside l.Namespace(): idle RTT (UDP echo on real-time threads,
 // kernel receive timestamps), TCP bulk goodput per direction (CUBIC; the sender's
 // tcpi_delivered x MSS over the last four fifths of the transfer), RTT under that load and an
 // AQM's standing queue, and, with sequenced paced UDP streams, loss rate and mean burst length
