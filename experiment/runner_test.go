@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"io"
 	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/pltlab/pltlab/internal/testenv"
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/browser"

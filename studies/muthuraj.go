@@ -2,11 +2,10 @@ package studies
 
 import (
 	"fmt"
+	"github.com/pltlab/pltlab/analysis"
 	"math"
 	"strings"
 	"time"
-
-	"github.com/pltlab/pltlab/analysis"
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/pages"

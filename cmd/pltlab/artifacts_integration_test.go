@@ -3,14 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/pltlab/pltlab/internal/testenv"
 
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"io"
 	"os"
 	"os/exec"
@@ -12,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/pltlab/pltlab/internal/testenv"
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/protocol"

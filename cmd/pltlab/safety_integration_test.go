@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pltlab/pltlab/internal/testenv"
 
 	"github.com/pltlab/pltlab/result"
 )

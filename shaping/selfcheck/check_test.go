@@ -2,7 +2,6 @@ package selfcheck
 
 import (
 	"context"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -32,23 +31,15 @@ func TestBinomialOK(t *testing.T) {
 	}
 }
 
+// testChecker is a checker of spec without a link: the unit tests exercise its arithmetic and
+// judgements only (probes need a link: the integration tests).
 func testChecker(spec string, quick bool) *checker {
 	s, err := linkspec.Parse(spec)
 	if err != nil {
 		panic(err)
 	}
-	return &checker{l: testLink{spec: s}, spec: s, quick: quick}
+	return &checker{spec: s, quick: quick}
 }
-
-// testLink is a Link that opens nothing: the checker's arithmetic on a spec, without probes.
-type testLink struct{ spec linkspec.Spec }
-
-func (testLink) Namespace() string              { return "" }
-func (testLink) HostAddr() netip.Addr           { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
-func (testLink) ClientAddr() netip.Addr         { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
-func (l testLink) Spec() linkspec.Spec          { return l.spec }
-func (testLink) TakeCounters() *result.Emulator { return nil }
-func (testLink) Close() error                   { return nil }
 
 func TestCheckLines(t *testing.T) {
 	c := testChecker("carlucci2015", false)
