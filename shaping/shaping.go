@@ -56,6 +56,10 @@ type Link interface {
 	Close() error
 }
 
+// QdiscStats is one kernel qdisc's counters as a tc-shaped link reports them (its
+// QdiscStats method; "tc -s -j qdisc show" of both ends, see netem.QdiscStats for the fields).
+type QdiscStats = netem.QdiscStats
+
 // Reference is a veth pair between the host and a link's namespace that carries no qdisc
 // (until Delay): what its probes meet is the machine itself, not the link model.
 type Reference interface {

@@ -14,7 +14,6 @@ import (
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/emu"
 	"github.com/pltlab/pltlab/shaping/linkspec"
-	"github.com/pltlab/pltlab/shaping/netem"
 )
 
 // Options configures Run.
@@ -96,7 +95,7 @@ type checker struct {
 	ref      shaping.Reference
 	refPlain time.Duration
 	// qdiscStart is the kernel's qdisc counters when the check began (tc links; nil otherwise).
-	qdiscStart []netem.QdiscStats
+	qdiscStart []shaping.QdiscStats
 	// idleLate is the emulator's largest release lateness during the idle RTT probes.
 	idleLate time.Duration
 	// streamLate is the emulator's largest release lateness during the last sequenced stream

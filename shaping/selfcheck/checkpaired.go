@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/pltlab/pltlab/shaping/netem"
+	"github.com/pltlab/pltlab/shaping"
 )
 
 // The idle RTT of a tc-shaped link is judged against a reference pair probed at the same
@@ -182,7 +182,7 @@ func (c *checker) idlePaired(ctx context.Context) error {
 	counts = counts && c.qdiscStart != nil
 	before := c.qdiscStart
 	pairs, linkLost, refLost, err := c.probePairs(ctx, pairedProbes)
-	var after []netem.QdiscStats
+	var after []shaping.QdiscStats
 	if err == nil && counts {
 		after, err = q.QdiscStats(ctx)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
-	"github.com/pltlab/pltlab/shaping/netem"
 )
 
 // tcFakeLink is a tc-shaped link for the checker's rules (no kernel behind it).
@@ -183,8 +182,8 @@ func TestPairedIdleJitter(t *testing.T) {
 
 // stats builds one end's reading as the kernel counts it: a netem root over a tbf, each drop
 // counted in the qdisc that dropped and in every ancestor (netem's count includes the tbf's).
-func stats(dev string, netemDrops, tbfDrops, overlimits, qlen int64) []netem.QdiscStats {
-	return []netem.QdiscStats{
+func stats(dev string, netemDrops, tbfDrops, overlimits, qlen int64) []shaping.QdiscStats {
+	return []shaping.QdiscStats{
 		{Dev: dev, Kind: "netem", Handle: "1:", Drops: netemDrops + tbfDrops},
 		{Dev: dev, Kind: "tbf", Handle: "10:", Parent: "1:1", Drops: tbfDrops, Overlimits: overlimits, Qlen: qlen},
 	}
@@ -199,7 +198,7 @@ func TestIdleQdiscLine(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		spec  string
-		after []netem.QdiscStats
+		after []shaping.QdiscStats
 		lost  int
 		pass  bool
 	}{
@@ -221,15 +220,15 @@ func TestIdleQdiscLine(t *testing.T) {
 	// Over the whole check: a loss-free link's netem never drops; the tbf's and an AQM's drops
 	// are the model's, and count in their ancestors too (the guest's kernel: carlucci2015's
 	// netem showed 50 drops for the tbf's 50, a codel link's netem and tbf 56 for codel's 56).
-	aqm := func(netemOwn, codel int64) []netem.QdiscStats {
-		return []netem.QdiscStats{
+	aqm := func(netemOwn, codel int64) []shaping.QdiscStats {
+		return []shaping.QdiscStats{
 			{Dev: "h", Kind: "netem", Handle: "1:", Drops: netemOwn + codel},
 			{Dev: "h", Kind: "tbf", Handle: "10:", Parent: "1:1", Drops: codel},
 			{Dev: "h", Kind: "codel", Handle: "20:", Parent: "10:1", Drops: codel},
 		}
 	}
 	for _, tc := range []struct {
-		after []netem.QdiscStats
+		after []shaping.QdiscStats
 		pass  bool
 	}{{aqm(0, 56), true}, {aqm(1, 56), false}} {
 		c := tcChecker(t, "rate=3mbit,rtt=50ms,aqm=codel,shaper=netem")
@@ -239,7 +238,7 @@ func TestIdleQdiscLine(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		after []netem.QdiscStats
+		after []shaping.QdiscStats
 		pass  bool
 	}{
 		{append(stats("h", 0, 30, 500, 0), stats("c", 0, 12, 400, 0)...), true},

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pltlab/pltlab/shaping"
+
 	"github.com/pltlab/pltlab/shaping/linkspec"
-	"github.com/pltlab/pltlab/shaping/netem"
 )
 
 // A tc-shaped link has no emulator counters of drops outside its model: its faults show in the
@@ -15,7 +16,7 @@ import (
 
 // qdiscCounter is a Link on the kernel's qdiscs that reads their counters.
 type qdiscCounter interface {
-	QdiscStats(ctx context.Context) ([]netem.QdiscStats, error)
+	QdiscStats(ctx context.Context) ([]shaping.QdiscStats, error)
 }
 
 // qdiscDelta is what the link's qdiscs did between two readings, summed over both ends.
@@ -33,12 +34,12 @@ type qdiscDelta struct {
 
 // diffQdiscs matches the qdiscs of two readings by device and handle. A qdisc in after but not
 // in before (or the reverse) means the tree changed under the check: an error.
-func diffQdiscs(before, after []netem.QdiscStats) (qdiscDelta, error) {
+func diffQdiscs(before, after []shaping.QdiscStats) (qdiscDelta, error) {
 	var d qdiscDelta
 	if len(before) != len(after) {
 		return d, fmt.Errorf("qdisc counters: %d qdiscs, then %d: the tree changed during the check", len(before), len(after))
 	}
-	prev := map[string]netem.QdiscStats{}
+	prev := map[string]shaping.QdiscStats{}
 	for _, q := range before {
 		prev[q.Dev+" "+q.Handle] = q
 	}
@@ -87,7 +88,7 @@ func judgeIdleQdiscs(d qdiscDelta, lossFree bool, lost int) (pass bool, measured
 }
 
 // idleQdiscLine states judgeIdleQdiscs on the check.
-func (c *checker) idleQdiscLine(before, after []netem.QdiscStats, lost int) {
+func (c *checker) idleQdiscLine(before, after []shaping.QdiscStats, lost int) {
 	name := "qdisc counters during the idle probes (tc -s)"
 	lossFree := c.lossFree()
 	conf := "0 drops, 0 overlimits, 0 backlog"
@@ -105,7 +106,7 @@ func (c *checker) idleQdiscLine(before, after []netem.QdiscStats, lost int) {
 
 // wholeQdiscLine judges netem's drops over the whole check: on a loss-free link netem never
 // drops (its delay line holds netem.DelayLineLimit packets), so any drop there is a fault.
-func (c *checker) wholeQdiscLine(before, after []netem.QdiscStats) {
+func (c *checker) wholeQdiscLine(before, after []shaping.QdiscStats) {
 	name := "netem drops outside the spec (tc -s, whole check)"
 	d, err := diffQdiscs(before, after)
 	if err != nil {
