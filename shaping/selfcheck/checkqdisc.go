@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/pltlab/pltlab/shaping"
-
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
