@@ -51,22 +51,17 @@ func (c *checker) probeRTTAt(ctx context.Context, host netip.Addr, n int, gap ti
 }
 
 // probePairs sends a warm-up pair and then n pairs of idle probes, one over the link and one over
-// the reference pair in each, back to back and on one CPU (rtProbePair), and returns the RTTs of
+// the reference pair in each, back to back and on one CPU (rtProbePair; one echo thread answers
+// both, rtEchoPair), and returns the RTTs of
 // the pairs both of whose probes were answered and the link's and the reference's unanswered
 // probes.
 func (c *checker) probePairs(ctx context.Context, n int) (p pairedRTTs, linkLost, refLost int, err error) {
 	cpu := probeCPU()
-	var echos [2]*rtEcho
-	for i, host := range []netip.Addr{c.l.HostAddr(), c.ref.HostAddr()} {
-		if echos[i], err = startEchoOn(host, cpu); err != nil {
-			if i == 1 {
-				echos[0].close()
-			}
-			return p, 0, 0, err
-		}
+	echo, err := startEchoPair(c.l.HostAddr(), c.ref.HostAddr(), cpu)
+	if err != nil {
+		return p, 0, 0, err
 	}
-	defer echos[0].close()
-	defer echos[1].close()
+	defer echo.close()
 	var halt atomic.Bool
 	done := make(chan struct{})
 	defer close(done)
@@ -78,8 +73,8 @@ func (c *checker) probePairs(ctx context.Context, n int) (p pairedRTTs, linkLost
 		halt.Store(true)
 	}()
 	timeout := 2*c.spec.RTT + c.qDelay(true) + c.qDelay(false) + c.slackOneWay(true) + c.slackOneWay(false) + 500*time.Millisecond
-	linkAP := netip.AddrPortFrom(c.l.HostAddr(), uint16(echos[0].port))
-	refAP := netip.AddrPortFrom(c.ref.HostAddr(), uint16(echos[1].port))
+	linkAP := netip.AddrPortFrom(c.l.HostAddr(), uint16(echo.ports[0]))
+	refAP := netip.AddrPortFrom(c.ref.HostAddr(), uint16(echo.ports[1]))
 	err = c.clientDo(func() (err error) {
 		p, linkLost, refLost, err = rtProbePair(linkAP, refAP, 1, n, cpu, timeout, &halt)
 		return err

@@ -22,35 +22,70 @@ import (
 type rtEcho struct {
 	fd   int
 	port int
-	cpu  int // the CPU its thread is pinned to; -1: not pinned
 	stop atomic.Bool
 	done chan struct{}
 }
 
 // startEcho binds a UDP echo server to addr:0 in this namespace.
-func startEcho(addr netip.Addr) (*rtEcho, error) { return startEchoOn(addr, -1) }
-
-// startEchoOn is startEcho with the server's thread pinned to cpu (-1: not pinned).
-func startEchoOn(addr netip.Addr, cpu int) (*rtEcho, error) {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+func startEcho(addr netip.Addr) (*rtEcho, error) {
+	fd, port, err := bindUDP(addr)
 	if err != nil {
-		return nil, fmt.Errorf("udp socket: %w", err)
+		return nil, err
 	}
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: addr.As4()}); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("bind udp %s: %w", addr, err)
-	}
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("udp getsockname: %w", err)
-	}
-	e := &rtEcho{fd: fd, port: sa.(*unix.SockaddrInet4).Port, cpu: cpu, done: make(chan struct{})}
+	e := &rtEcho{fd: fd, port: port, done: make(chan struct{})}
 	go e.serve()
 	return e, nil
 }
 
-func (e *rtEcho) serve() {
+// bindUDP opens a UDP socket bound to addr:0 and returns it and its port.
+func bindUDP(addr netip.Addr) (fd, port int, err error) {
+	fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, 0, fmt.Errorf("udp socket: %w", err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: addr.As4()}); err != nil {
+		unix.Close(fd)
+		return 0, 0, fmt.Errorf("bind udp %s: %w", addr, err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return 0, 0, fmt.Errorf("udp getsockname: %w", err)
+	}
+	return fd, sa.(*unix.SockaddrInet4).Port, nil
+}
+
+// rtEchoPair is the echo server of paired probes: one real-time thread, pinned to one CPU,
+// answering the link's and the reference's socket. Of two probes of one pair that it finds
+// waiting together it answers both back to back, in the order their client sent them (the
+// link's first for odd sequence numbers, see rtProbePair), so no thread switch or stall can
+// fall between the two answers' sends but one system call's time.
+type rtEchoPair struct {
+	fds   [2]int
+	ports [2]int
+	cpu   int
+	stop  atomic.Bool
+	done  chan struct{}
+}
+
+// startEchoPair binds the pair's echo sockets to link:0 and ref:0, its thread on cpu (-1: any).
+func startEchoPair(link, ref netip.Addr, cpu int) (*rtEchoPair, error) {
+	e := &rtEchoPair{cpu: cpu, done: make(chan struct{})}
+	for i, a := range []netip.Addr{link, ref} {
+		fd, port, err := bindUDP(a)
+		if err != nil {
+			if i == 1 {
+				unix.Close(e.fds[0])
+			}
+			return nil, err
+		}
+		e.fds[i], e.ports[i] = fd, port
+	}
+	go e.serve()
+	return e, nil
+}
+
+func (e *rtEchoPair) serve() {
 	defer close(e.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -58,6 +93,49 @@ func (e *rtEcho) serve() {
 		restore := pinThread(e.cpu)
 		defer restore()
 	}
+	shaping.TuneThread(true)
+	defer untuneThread()
+	var bufs [2][2048]byte
+	var n [2]int
+	var from [2]unix.Sockaddr
+	pfds := []unix.PollFd{{Fd: int32(e.fds[0]), Events: unix.POLLIN}, {Fd: int32(e.fds[1]), Events: unix.POLLIN}}
+	for !e.stop.Load() {
+		if k, _ := unix.Poll(pfds, 50); k <= 0 {
+			continue
+		}
+		first := 0
+		for i := range e.fds {
+			n[i] = 0
+			if pfds[i].Revents&unix.POLLIN == 0 {
+				continue
+			}
+			m, sa, err := unix.Recvfrom(e.fds[i], bufs[i][:], unix.MSG_DONTWAIT)
+			if err == nil && m >= 5 && bufs[i][0] == 'E' {
+				n[i], from[i] = m, sa
+				if binary.BigEndian.Uint32(bufs[i][1:])%2 == 0 {
+					first = 1 // an even sequence number: the reference's probe went first
+				}
+			}
+		}
+		for _, i := range []int{first, 1 - first} {
+			if n[i] > 0 {
+				unix.Sendto(e.fds[i], bufs[i][:n[i]], 0, from[i])
+			}
+		}
+	}
+}
+
+func (e *rtEchoPair) close() {
+	e.stop.Store(true)
+	<-e.done
+	unix.Close(e.fds[0])
+	unix.Close(e.fds[1])
+}
+
+func (e *rtEcho) serve() {
+	defer close(e.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	shaping.TuneThread(true)
 	defer untuneThread()
 	buf := make([]byte, 2048)

@@ -34,7 +34,13 @@ func stampedReader(c *net.UDPConn) func(buf []byte) (int, time.Time, error) {
 	}
 }
 
-func startEchoOn(addr netip.Addr, cpu int) (*rtEcho, error) { return nil, errors.ErrUnsupported }
+type rtEchoPair struct{ ports [2]int }
+
+func startEchoPair(link, ref netip.Addr, cpu int) (*rtEchoPair, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func (e *rtEchoPair) close() {}
 
 func probeCPU() int { return -1 }
 
