@@ -39,8 +39,9 @@ const (
 // super-packet already split into its MTU-sized packets (wireguard-go's gsoSplit, which also
 // completes the checksums), and each packet is offered to the pipe on its own: the link model
 // queues, serializes, loses, marks and captures wire packets, never super-packets. The packets
-// due at one wake-up are copied into a write batch that wireguard-go coalesces by flow (GRO)
-// before writing, so the receiving stack gets one large segment per flow and batch.
+// due at one wake-up are grouped by flow (GRO, gro.go) and each group is written straight from
+// the pipe's buffers with one writev(2), so the receiving stack gets one large segment per flow
+// and batch, and a packet is copied once in user space (by the split) on its way through.
 type forwarder struct {
 	mu   sync.Mutex // guards pipe against TakeCounters
 	pipe *emu.Pipe
@@ -52,8 +53,9 @@ type forwarder struct {
 
 	rbufs  [][]byte // fast path: pipe buffers a read splits into (tunBatch)
 	rsizes []int
-	wbufs  [][]byte // fast path: write batch buffers, each with room for a coalesced 64 KiB packet
-	wout   [][]byte // the batch being written (slices of wbufs, reordered by GRO)
+	gro    coalescer    // fast path: groups the due packets per flow (gro.go)
+	due    [][]byte     // fast path: the packets of the batch being written, recycled after it
+	iov    []unix.Iovec // fast path: one coalesced write's iovecs
 	poll1  []unix.PollFd
 	mtu    int
 	base   time.Time
@@ -66,12 +68,9 @@ type forwarder struct {
 	dir    TapDir
 }
 
-// Fast-path batch sizes: writeBatch packets per coalescing write, each buffer big enough for
-// the largest packet GRO may build (64 KiB, the IP length limit) behind the virtio-net header.
-const (
-	writeBatch = 64
-	groBufSize = vnetHdrLen + 65535
-)
+// writeBatch bounds the due packets coalesced and written together (fast path); a longer run
+// of due packets (after a stall) is written in several batches, in order.
+const writeBatch = tunBatch
 
 func newForwarder(cfg emu.Config, src, dst *tunDev, mtu int, base time.Time, stop *atomic.Bool, rt bool) (*forwarder, error) {
 	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
@@ -87,10 +86,9 @@ func newForwarder(cfg emu.Config, src, dst *tunDev, mtu int, base time.Time, sto
 		for i := range f.rbufs {
 			f.rbufs[i] = f.pipe.Buffer()
 		}
-		f.wbufs, f.wout = make([][]byte, writeBatch), make([][]byte, writeBatch)
-		for i := range f.wbufs {
-			f.wbufs[i] = make([]byte, groBufSize)
-		}
+		f.gro.udp = dst.uso
+		f.due = make([][]byte, 0, writeBatch)
+		f.iov = make([]unix.Iovec, 0, groMaxSegs+1)
 		f.poll1 = []unix.PollFd{{Fd: int32(src.fd), Events: unix.POLLIN}}
 	}
 	return f, nil
@@ -192,9 +190,16 @@ func releaseLag(rate int64, mtu int) time.Duration {
 	return lag
 }
 
-// release writes every packet that is due.
+// release writes every packet that is due. On the fast path, while more packets wait behind
+// the next due one, it writes nothing until that one is f.lag late (untilNext's wake-up time),
+// so a wake-up for an arriving packet does not cut a batch short: every wake-up that writes
+// releases all packets due within the lag at once, and none leaves later than the lag (plus the
+// wake-up's own latency, which the release lateness records).
 func (f *forwarder) release() {
 	if f.fast {
+		if due, ok := f.pipe.Next(); ok && f.lag > 0 && f.pipe.Len() > 1 && f.now() < due+f.lag {
+			return
+		}
 		f.releaseBatch()
 		return
 	}
@@ -208,43 +213,73 @@ func (f *forwarder) release() {
 	}
 }
 
-// releaseBatch (fast path) copies every due packet into the write batch and writes it with
-// GRO coalescing, writeBatch packets at a time.
+// releaseBatch (fast path) groups every due packet per flow (coalescer) and writes each group
+// straight from the pipe's buffers with one writev(2), writeBatch packets at a time; the
+// capture sees each wire packet before its group's first packet is rewritten.
 func (f *forwarder) releaseBatch() {
 	now := f.now()
-	n := 0
 	for pkt, ok := f.pipe.Pop(now); ok; pkt, ok = f.pipe.Pop(now) {
-		w := f.wbufs[n][:vnetHdrLen+len(pkt)]
-		copy(w[vnetHdrLen:], pkt)
-		f.wout[n] = w
-		n++
 		f.tapped(now, pkt, TapExit)
-		f.pipe.Recycle(pkt)
-		if n == writeBatch {
-			f.flush(n)
-			n = 0
+		f.gro.add(pkt, csumOf(pkt))
+		f.due = append(f.due, pkt)
+		if len(f.due) == writeBatch {
+			f.flush()
 		}
 	}
-	if n > 0 {
-		f.flush(n)
+	if len(f.due) > 0 {
+		f.flush()
 	}
 }
 
-// flush writes the first n packets of the batch; each failed write (of one packet, or of
-// several coalesced ones) counts as one drop outside the model.
-func (f *forwarder) flush(n int) {
-	_, err := f.dst.nt.Write(f.wout[:n], vnetHdrLen)
-	if err == nil {
-		return
+// flush writes the batch's groups, each a [virtio-net header][first packet][payloads of the
+// others] writev(2), and recycles its packets; each failed write (of one packet, or of several
+// coalesced ones) counts as one drop outside the model.
+func (f *forwarder) flush() {
+	groups, hdrs := f.gro.finish()
+	for i := range groups {
+		g := &groups[i]
+		iov := append(f.iov[:0], iovec(hdrs[i][:]), iovec(g.pkts[0]))
+		hl := g.iphLen + g.l4Len
+		for _, p := range g.pkts[1:] {
+			iov = append(iov, iovec(p[hl:]))
+		}
+		if writev(f.dst.fd, iov) != nil {
+			f.pipe.DropOther()
+		}
 	}
-	k := 1
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		k = max(len(j.Unwrap()), 1)
+	for _, p := range f.due {
+		f.pipe.Recycle(p)
 	}
-	for range k {
-		f.pipe.DropOther()
+	f.due = f.due[:0]
+	f.gro.reset()
+}
+
+// iovec describes b for writev(2).
+func iovec(b []byte) unix.Iovec {
+	v := unix.Iovec{Base: unsafe.SliceData(b)}
+	v.SetLen(len(b))
+	return v
+}
+
+// writev writes iov to fd in one writev(2) (a TUN device takes each call as one packet),
+// retrying when interrupted. It allocates nothing, unlike unix.Writev for more than 8 buffers.
+func writev(fd int, iov []unix.Iovec) error {
+	for {
+		_, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(iov))), uintptr(len(iov)))
+		if e != unix.EINTR {
+			if e != 0 {
+				return e
+			}
+			return nil
+		}
 	}
 }
+
+// csumOf is the checksum state the read side stored in the byte past pkt in its pipe buffer.
+func csumOf(pkt []byte) csumState { return csumState(pkt[:len(pkt)+1][len(pkt)]) }
+
+// setCsum stores st in the byte past pkt in its pipe buffer (one byte longer than the MTU).
+func setCsum(pkt []byte, st csumState) { pkt[:len(pkt)+1][len(pkt)] = byte(st) }
 
 // read takes up to readBatch waiting packets (fast path: super-packets) from src into the pipe.
 func (f *forwarder) read() {
@@ -297,6 +332,13 @@ func (f *forwarder) readBatch() {
 				f.pipe.DropOther()
 				continue
 			}
+			// A packet split from a super-packet has the checksum the split computed; one read
+			// alone may carry its sender's, so it is verified before it may coalesce.
+			st := csumValid
+			if n == 1 {
+				st = readCsumState(pkt, f.gro.udp)
+			}
+			setCsum(pkt, st)
 			v := f.pipe.Offer(at, pkt)
 			if tap := f.tap.Load(); tap != nil {
 				(*tap)(pkt, v != emu.Queued)
