@@ -375,9 +375,17 @@ func (f *forwarder) interrupt() {
 	unix.Write(f.wake, one[:])
 }
 
-// tuneThread sets 1 ns timer slack and, when rt, SCHED_FIFO on the calling thread (errors
-// ignored: it then runs as a normal thread, with later wake-ups).
+// forwarderThreadName is the name (comm, /proc/PID/task/TID/comm) of every forwarder thread,
+// so tools outside the process (top -H, perf, scripts/iperf-link.sh) can tell the emulator's
+// CPU time from the rest of the process's.
+const forwarderThreadName = "pltlab-emu"
+
+// tuneThread names the calling thread forwarderThreadName and sets 1 ns timer slack and, when
+// rt, SCHED_FIFO on it (errors ignored: it then runs as a normal thread, with later wake-ups).
 func tuneThread(rt bool) {
+	name := [16]byte{}
+	copy(name[:15], forwarderThreadName)
+	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	if rt {
 		setRT(true)
