@@ -63,6 +63,8 @@ type forwarder struct {
 	tid    atomic.Int32
 	rt     bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
 
+	writes, written uint64 // fast path: writes made and packets they carried (guarded by mu)
+
 	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
 	capTap *atomic.Pointer[Tap]                           // pcapng capture hook (nil or unset: none); see tap_linux.go
 	dir    TapDir
@@ -254,6 +256,8 @@ func (f *forwarder) flush() {
 			f.pipe.DropOther()
 		}
 	}
+	f.writes += uint64(len(groups))
+	f.written += uint64(len(f.due))
 	for _, p := range f.due {
 		f.pipe.Recycle(p)
 	}
@@ -364,6 +368,16 @@ func (f *forwarder) take() result.Direction {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return direction(f.pipe.Take())
+}
+
+// writeBatching is the fast path's packets per write since the link opened (0 before any).
+func (f *forwarder) writeBatching() float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.writes == 0 {
+		return 0
+	}
+	return float64(f.written) / float64(f.writes)
 }
 
 // cpu is the CPU time the forwarder thread has used (from /proc/self/task/TID/schedstat).
