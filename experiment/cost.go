@@ -10,7 +10,7 @@ import (
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // The cost model: the one estimate of wall time that `reproduce --list`, `run --dry-run`, the
@@ -37,7 +37,7 @@ const (
 	// protocol) on its link (0.4 s).
 	BrowserLaunchCost = 400 * time.Millisecond
 	// LinkCheckCost is a shaped link's bring-up with its self-check (namespaces, TUN devices,
-	// emulator, server; idle RTT probes and a rate probe per direction, shaping.Check). Fit:
+	// emulator, server; idle RTT probes and a rate probe per direction, selfcheck.Run). Fit:
 	// median gap between the last load of one link and the first load of the next, minus one
 	// BrowserLaunchCost (5.7 s - 0.4 s).
 	LinkCheckCost = 5300 * time.Millisecond
@@ -69,7 +69,7 @@ const (
 // serialization and round trips stretched by 1 + 30 p. An unshaped link (rate 0) counts round
 // trips only. The estimate is capped at timeout (when > 0). On the fixture's links (3 Mbit/s,
 // 50 ms, 0-2 % loss, 30 x 10 KB) it predicts 1.00-1.12 s against measured medians of 1.04-1.43 s.
-func EstimatePLT(page pages.Spec, link shaping.Spec, arm Arm, tls string, timeout time.Duration) time.Duration {
+func EstimatePLT(page pages.Spec, link linkspec.Spec, arm Arm, tls string, timeout time.Duration) time.Duration {
 	bytes := int64(float64(page.TotalBytes()) * headerOverhead)
 	rounds := MinRoundTrips(arm, tls)
 	if p, err := protocol.Lookup(arm.Protocol); err == nil && p.Version == protocol.HTTP1 {
@@ -107,7 +107,7 @@ func EstimateFlows(runs int, duration time.Duration) time.Duration {
 type cost struct {
 	c     Config
 	pages []pages.Spec
-	links []shaping.Spec
+	links []linkspec.Spec
 }
 
 // newCost parses c's page and link specs for the cost model.
@@ -121,7 +121,7 @@ func newCost(c Config) (*cost, error) {
 		m.pages = append(m.pages, p)
 	}
 	for _, s := range c.Links {
-		l, err := shaping.ParseSpec(s)
+		l, err := linkspec.Parse(s)
 		if err != nil {
 			return nil, fmt.Errorf("bad link %q: %w", s, err)
 		}

@@ -19,6 +19,8 @@ import (
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+	"github.com/pltlab/pltlab/shaping/selfcheck"
 )
 
 // Host is the hostname the browser resolves to the server (through --host-resolver-rules) and
@@ -30,8 +32,8 @@ const Host = "plt.test"
 const maxHarnessFailures = 3
 
 // ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance
-// (shaping.ErrCheckFailed, which flows returns too).
-var ErrLinkCheck = shaping.ErrCheckFailed
+// (selfcheck.ErrFailed, which flows returns too).
+var ErrLinkCheck = selfcheck.ErrFailed
 
 // Summary counts what Run did. The measured (non-warm-up) loads are counted by
 // result.Classify, as every report table counts them: Valid + TimedOut + NetworkFailed +
@@ -126,10 +128,10 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	return r.sum, err
 }
 
-func parseLinks(c Config) ([]shaping.Spec, error) {
-	var out []shaping.Spec
+func parseLinks(c Config) ([]linkspec.Spec, error) {
+	var out []linkspec.Spec
 	for _, s := range c.Links {
-		spec, err := shaping.ParseSpec(s)
+		spec, err := linkspec.Parse(s)
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +165,7 @@ type runner struct {
 	c     Config
 	w     *result.Writer
 	pages []*page
-	links []shaping.Spec
+	links []linkspec.Spec
 	jobs  []Job
 	env   *result.Env
 	sum   Summary
@@ -376,11 +378,11 @@ func (r *runner) checksLeft() int {
 }
 
 // LinkCheckAttempts is how many self-checks a link gets before it is refused
-// (shaping.CheckAttempts).
-const LinkCheckAttempts = shaping.CheckAttempts
+// (selfcheck.Attempts).
+const LinkCheckAttempts = selfcheck.Attempts
 
 // selfCheck is the link self-check the runner uses (a seam for the tests of the retry rule).
-var selfCheck = shaping.Check
+var selfCheck = selfcheck.Run
 
 // checkLink self-checks link li (up to LinkCheckAttempts times), writes each check as a
 // link_check line carrying its attempt number, names a link that needed a second check in the
@@ -418,7 +420,7 @@ func (r *runner) checkOnce(ctx context.Context, li int, l shaping.Link, attempt 
 		r.c.Observer(Progress{Done: r.done, Total: r.total - r.sum.Resumed, Checking: r.c.Links[li],
 			ChecksLeft: r.checksLeft(), Medians: r.medians()})
 	}
-	chk, err := selfCheck(ctx, l, shaping.CheckOptions{Quick: true})
+	chk, err := selfCheck(ctx, l, selfcheck.Options{Quick: true})
 	if err != nil {
 		return fmt.Errorf("link self-check: %w", err)
 	}
@@ -430,7 +432,7 @@ func (r *runner) checkOnce(ctx context.Context, li int, l shaping.Link, attempt 
 		return err
 	}
 	r.observe(rec)
-	return shaping.CheckFailure(chk)
+	return selfcheck.Failure(chk)
 }
 
 func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr, extra ...server.Option) (*server.Server, error) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // MaxShards bounds a shard count (a job array of more tasks is a mistake, not a sweep).
@@ -327,7 +327,7 @@ func InputFiles(c Config) []result.InputFile {
 	}
 	var out []result.InputFile
 	for _, l := range c.Links {
-		for _, path := range shaping.InputFiles(l) {
+		for _, path := range linkspec.InputFiles(l) {
 			if slices.ContainsFunc(out, func(f result.InputFile) bool { return f.Path == path }) {
 				continue
 			}

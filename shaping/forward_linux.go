@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/emu"
 	"golang.org/x/sys/unix"
 )
@@ -66,8 +67,8 @@ type forwarder struct {
 	writes, written uint64 // fast path: writes made and packets they carried (guarded by mu)
 
 	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
-	capTap *atomic.Pointer[Tap]                           // pcapng capture hook (nil or unset: none); see tap_linux.go
-	dir    TapDir
+	capTap *atomic.Pointer[capture.Tap]                   // pcapng capture hook (nil or unset: none); see tap_linux.go
+	dir    capture.TapDir
 }
 
 // writeBatch bounds the due packets coalesced and written together (fast path); a longer run
@@ -102,7 +103,8 @@ func (f *forwarder) now() time.Duration { return time.Since(f.base) }
 func (f *forwarder) run() {
 	runtime.LockOSThread() // never unlocked: the tuned thread exits with the goroutine
 	f.tid.Store(int32(unix.Gettid()))
-	tuneThread(f.rt)
+	nameThread()
+	TuneThread(f.rt)
 	fds := []unix.PollFd{{Fd: int32(f.src.fd), Events: unix.POLLIN}, {Fd: int32(f.wake), Events: unix.POLLIN}}
 	var lastSpin time.Duration
 	gov := governor{allowed: f.rt, rt: f.rt, start: f.now(), wake: f.now()}
@@ -217,7 +219,7 @@ func (f *forwarder) release() {
 		if _, err := unix.Write(f.dst.fd, pkt); err != nil {
 			f.pipe.DropOther()
 		}
-		f.tapped(now, pkt, TapExit)
+		f.tapped(now, pkt, capture.TapExit)
 		f.pipe.Recycle(pkt)
 	}
 }
@@ -228,7 +230,7 @@ func (f *forwarder) release() {
 func (f *forwarder) releaseBatch() {
 	now := f.now()
 	for pkt, ok := f.pipe.Pop(now); ok; pkt, ok = f.pipe.Pop(now) {
-		f.tapped(now, pkt, TapExit)
+		f.tapped(now, pkt, capture.TapExit)
 		f.gro.add(pkt, csumOf(pkt))
 		f.due = append(f.due, pkt)
 		if len(f.due) == writeBatch {
@@ -370,8 +372,8 @@ func (f *forwarder) take() result.Direction {
 	return direction(f.pipe.Take())
 }
 
-// writeBatching is the fast path's packets per write since the link opened (0 before any).
-func (f *forwarder) writeBatching() float64 {
+// packetsPerWrite is the fast path's packets per write since the link opened (0 before any).
+func (f *forwarder) packetsPerWrite() float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.writes == 0 {
@@ -405,12 +407,18 @@ func (f *forwarder) interrupt() {
 // CPU time from the rest of the process's.
 const forwarderThreadName = "pltlab-emu"
 
-// tuneThread names the calling thread forwarderThreadName and sets 1 ns timer slack and, when
-// rt, SCHED_FIFO on it (errors ignored: it then runs as a normal thread, with later wake-ups).
-func tuneThread(rt bool) {
+// nameThread names the calling thread forwarderThreadName (PR_SET_NAME; an error is ignored).
+func nameThread() {
 	name := [16]byte{}
 	copy(name[:15], forwarderThreadName)
 	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
+}
+
+// TuneThread sets 1 ns timer slack and, when rt, SCHED_FIFO on the calling thread (errors
+// ignored: it then runs as a normal thread, with later wake-ups). The caller holds the thread
+// (runtime.LockOSThread); the forwarders and the link check's RTT probes (shaping/selfcheck) run
+// on such threads.
+func TuneThread(rt bool) {
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	if rt {
 		setRT(true)

@@ -17,6 +17,7 @@ import (
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // runFlags are the flags of 'pltlab run'.
@@ -162,7 +163,7 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		return c, asUsage(err)
 	}
 	for _, l := range c.Links {
-		if w := shaping.PartialNote(l); w != "" {
+		if w := linkspec.PartialNote(l); w != "" {
 			slog.Warn(w)
 		}
 	}
