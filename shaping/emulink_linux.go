@@ -130,7 +130,7 @@ func (l *EmuLink) logFallback(dev string, fellBack bool) {
 }
 
 // Offload reports whether both directions run the fast path: TUN devices with the virtio-net
-// header, TSO/USO super-packets split on read and GRO coalescing on write (WithOffload).
+// header, TSO/USO super-packets split on read and GRO groups written on the way out (WithOffload).
 func (l *EmuLink) Offload() bool {
 	return l.down != nil && l.down.fast && l.up.fast
 }

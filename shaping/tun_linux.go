@@ -9,8 +9,8 @@ import (
 	wgtun "golang.zx2c4.com/wireguard/tun"
 )
 
-// tunBatch is the most packets one fast-path read splits a super-packet into or one write
-// coalesces (wireguard-go's conn.IdealBatchSize); a 64 KiB TSO super-packet of 1448-byte
+// tunBatch is the most packets one fast-path read splits a super-packet into, and the most due
+// packets coalesced together (wireguard-go's conn.IdealBatchSize); a 64 KiB TSO super-packet of 1448-byte
 // segments is 46 packets, a UDP GSO one of 1200-byte datagrams 55.
 const tunBatch = 128
 
@@ -23,8 +23,8 @@ const tunOffloads = unix.TUN_F_CSUM | unix.TUN_F_TSO4 | unix.TUN_F_TSO6
 const vnetHdrLen = 10
 
 // tunDev is one TUN device: its descriptor and, on the fast path, the wireguard-go device
-// that reads and writes it with the virtio-net header (TSO/USO super-packets split into
-// MTU-sized packets on read, GRO coalescing on write).
+// that reads it with the virtio-net header (TSO/USO super-packets split into MTU-sized
+// packets); the forwarder writes GRO groups to fd itself (gro.go, forward_linux.go).
 type tunDev struct {
 	fd  int
 	nt  wgtun.Device // nil on the plain path (IFF_NO_PI, one packet per read and write)
