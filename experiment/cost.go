@@ -135,18 +135,6 @@ func (m *cost) load(p, l int, a Arm) time.Duration {
 	return EstimateLoad(EstimatePLT(m.pages[p], m.links[l], a, m.c.TLS, m.c.Timeout), a.Mode)
 }
 
-// block returns the estimated time of one randomized complete block of link l: every (page, arm)
-// cell once.
-func (m *cost) block(l int) time.Duration {
-	var d time.Duration
-	for p := range m.pages {
-		for _, a := range m.c.Arms {
-			d += m.load(p, l, a)
-		}
-	}
-	return d
-}
-
 // setup returns the estimated time to bring up link l in one process: LinkCheckCost when shaped
 // (counted whether or not the check is skipped, so that the shard plan depends only on the
 // configuration), LinkUpCost otherwise, and one BrowserLaunchCost per (page, protocol).
@@ -163,44 +151,26 @@ func (m *cost) setup(l int) time.Duration {
 }
 
 // Estimate returns the cost model's wall time of every load of c run in one process: per link
-// its bring-up (LinkCheckCost or LinkUpCost, BrowserLaunchCost per page and protocol) and its
-// warm-up and measured blocks (EstimateLoad of EstimatePLT), without StartCost. It fails on a
-// page or link spec that does not parse.
+// its bring-up (LinkCheckTime or LinkUpCost, BrowserLaunchCost per page and protocol) and its
+// warm-up and measured blocks (EstimateLoad of EstimatePLT), without StartCost: Plan.Total of
+// NewPlan(c) without c's shard. It fails on a page or link spec that does not parse.
 func Estimate(c Config) (time.Duration, error) {
-	m, err := newCost(c)
+	p, err := NewPlan(unsharded(c))
 	if err != nil {
 		return 0, err
 	}
-	var d time.Duration
-	for l := range m.links {
-		d += m.setup(l) + time.Duration(m.c.Warmup+m.c.Runs)*m.block(l)
-	}
-	return d, nil
+	return p.Total(), nil
 }
 
 // EstimateJobs returns the cost model's time of the loads of c with the given indexes into
-// Schedule(c) (the loads a verdict still lacks, say), plus one bring-up per link they touch. It
-// fails on a spec that does not parse or an index outside the schedule.
+// Schedule(c) (the loads a verdict still lacks, say), plus one bring-up per link they touch
+// (Plan.Estimate). It fails on a spec that does not parse or an index outside the schedule.
 func EstimateJobs(c Config, idx []int) (time.Duration, error) {
-	m, err := newCost(c)
+	p, err := NewPlan(unsharded(c))
 	if err != nil {
 		return 0, err
 	}
-	jobs := Schedule(c)
-	seen := map[int]bool{}
-	var d time.Duration
-	for _, i := range idx {
-		if i < 0 || i >= len(jobs) {
-			return 0, fmt.Errorf("load %d is outside the schedule of %d loads", i, len(jobs))
-		}
-		j := jobs[i]
-		if !seen[j.Link] {
-			seen[j.Link] = true
-			d += m.setup(j.Link)
-		}
-		d += m.load(j.Page, j.Link, j.Arm)
-	}
-	return d, nil
+	return p.Estimate(idx)
 }
 
 // Fit is what FitCost derives from records: the harness constants of the cost model, and the

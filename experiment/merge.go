@@ -533,7 +533,7 @@ type madeKey struct {
 // completeness fills a Completeness from the plan and the runs made.
 // A warm-up load is counted once per shard that owes it (every shard brings up its links with
 // their warm-ups), a measured load once.
-func completeness(c Config, p Plan, plan *result.Record, made map[madeKey]bool, started map[string]bool) *Completeness {
+func completeness(c Config, p ShardPlan, plan *result.Record, made map[madeKey]bool, started map[string]bool) *Completeness {
 	jobs := Schedule(c)
 	out := &Completeness{ConfigHash: plan.ConfigHash, Experiment: plan.Experiment}
 	owner := make([]string, len(jobs))

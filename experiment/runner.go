@@ -73,10 +73,24 @@ type page struct {
 // returns when all loads are done, or early with ctx's error after an interrupt (the load under
 // way is abandoned and leaves no line, every written line is kept), or with an error naming the
 // links that failed, or at once when w fails (a closed pipe, a full disk). Everything it set up
-// (page directories, links, servers, browsers) is torn down before it returns.
+// (page directories, links, servers, browsers) is torn down before it returns. It is RunPlan of
+// NewPlan(c).
 func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
+	if err := c.withDefaults().Validate(); err != nil {
+		return Summary{}, err
+	}
+	p, err := NewPlan(c)
+	if err != nil {
+		return Summary{}, err
+	}
+	return RunPlan(ctx, p, w)
+}
+
+// RunPlan makes the loads of p.Left() (its shard's, not made before) as Run describes, from the
+// plan as computed: nothing is scheduled, cut or resumed again.
+func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
 	start := time.Now()
-	c = c.withDefaults()
+	c := p.Config.withDefaults()
 	if err := c.Validate(); err != nil {
 		return Summary{}, err
 	}
@@ -93,18 +107,14 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	mine, err := ShardJobs(c)
-	if err != nil {
-		return Summary{}, err
-	}
-	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{},
-		settings: c.Settings(), keeper: artifacts.NewKeeper(c.Artifacts.For), skip: map[int]bool{}, total: len(mine), hash: ConfigHash(c)}
+	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: p.Jobs, env: environment(c), plts: map[Arm][]float64{},
+		settings: c.Settings(), keeper: artifacts.NewKeeper(c.Artifacts.For), skip: map[int]bool{}, total: len(p.Mine), hash: ConfigHash(c)}
 	if r.c.Launch == nil {
 		r.c.Launch = browser.Launch
 	}
 	r.sum.Scheduled = len(r.jobs)
 	inShard := make([]bool, len(r.jobs))
-	for _, i := range mine {
+	for _, i := range p.Mine {
 		inShard[i] = true
 	}
 	for i := range r.jobs {
@@ -117,7 +127,7 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 		}
 	}
 	if c.Shard.Count > 0 {
-		if err := r.emit(PlanRecord(c, len(mine))); err != nil {
+		if err := r.emit(PlanRecord(c, len(p.Mine))); err != nil {
 			return Summary{}, err
 		}
 	}

@@ -102,13 +102,17 @@ func checkBlocks(t *testing.T, c Config, jobs []Job, p Part) {
 
 func TestPlanShardsBalance(t *testing.T) {
 	c := kakhkiLike()
-	m, err := newCost(c)
+	p, err := NewPlan(c)
 	if err != nil {
 		t.Fatal(err)
 	}
+	blocks, _ := p.Blocks()
 	var maxBlock, maxSetup time.Duration
-	for l := range c.Links {
-		maxBlock, maxSetup = max(maxBlock, m.block(l)), max(maxSetup, m.setup(l))
+	for _, b := range blocks {
+		maxBlock = max(maxBlock, b.Cost)
+	}
+	for _, s := range p.Setup {
+		maxSetup = max(maxSetup, s)
 	}
 	for _, n := range []int{2, 3, 4, 6, 10} {
 		plan, err := PlanShards(c, n)

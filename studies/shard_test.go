@@ -34,6 +34,12 @@ func TestShardsWarmAndMeasureEverywhere(t *testing.T) {
 				})
 			}
 			_, err = p.Shards(most+1, RunOptions{})
+			if p.Shardable() != nil {
+				if !errors.Is(err, ErrNotShardable) {
+					t.Errorf("%s/%s: %d shards of a plan that is not shardable: %v, want ErrNotShardable", st.Name, sc, most+1, err)
+				}
+				continue
+			}
 			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("at most %d shards", most)) {
 				t.Errorf("%s/%s: %d shards: %v, want a refusal naming %d", st.Name, sc, most+1, err, most)
 			}
@@ -229,5 +235,37 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 		if r := est.Seconds() / m.took.Seconds(); r < 0.75 || r > 1.25 {
 			t.Errorf("carlucci2015 %s: estimated %v, took %v (ratio %.2f)", m.scale, est, m.took, r)
 		}
+	}
+}
+
+// TestHighwayNotShardable checks that highway2023, whose bulk runs are one schedule switching the
+// host's stack settings, is refused up front in one line by every sharded path (a shard plan of
+// more than one shard, a sharded run, a merge), while one process's plan (Shards(1), which
+// --list --nodes uses) still has its estimate.
+func TestHighwayNotShardable(t *testing.T) {
+	st, _ := Lookup(Highway2023)
+	p := st.Plan(Smoke)
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrNotShardable) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "highway2023 is not shardable") {
+			t.Errorf("%s: %v, want one line wrapping ErrNotShardable", what, err)
+		}
+	}
+	check("Shardable", p.Shardable())
+	_, err := p.Shards(2, RunOptions{})
+	check("Shards(2)", err)
+	_, err = p.Prepare(RunOptions{Shard: experiment.Shard{Index: 0, Count: 1}})
+	check("Prepare --shard 0/1", err)
+	_, _, err = MergeShards(p, RunOptions{}, []experiment.Source{{Name: "shard-0.jsonl"}})
+	check("MergeShards", err)
+	one, err := p.Shards(1, RunOptions{})
+	if err != nil || len(one) != 1 || !one[0].Custom || one[0].Estimate <= experiment.StartCost {
+		t.Errorf("Shards(1): %+v, %v: want the whole plan in one shard with its estimate", one, err)
+	}
+	if most, err := p.MaxShards(RunOptions{}); most != 1 || err != nil {
+		t.Errorf("MaxShards: %d, %v; want 1", most, err)
+	}
+	if err := carlucci().Plan(Smoke).Shardable(); err != nil {
+		t.Errorf("carlucci2015: %v, want shardable", err)
 	}
 }
