@@ -392,55 +392,38 @@ const LinkCheckAttempts = shaping.CheckAttempts
 // selfCheck is the link self-check the runner uses (a seam for the tests of the retry rule).
 var selfCheck = shaping.Check
 
-// checkLink self-checks link li (up to LinkCheckAttempts times), writes each check as a
-// link_check line carrying its attempt number, names a link that needed a second check in the
-// summary (Summary.Rechecked) and returns an error wrapping ErrLinkCheck when every attempt
-// failed. Every link the LINK grammar accepts has a check that can fail; none is advisory.
+// checkLink self-checks link li by the one retry rule (shaping.CheckRetried: up to
+// LinkCheckAttempts checks), writes each check as a link_check line carrying its attempt
+// number, names a link that needed a second check in the summary (Summary.Rechecked) and
+// returns an error wrapping ErrLinkCheck when every attempt failed. Every link the LINK grammar
+// accepts has a check that can fail; none is advisory.
 func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	if r.c.SkipLinkCheck || l.Namespace() == "" {
 		return nil
 	}
 	r.checked = li + 1
-	var err, first error
-	for attempt := 1; attempt <= LinkCheckAttempts; attempt++ {
-		err = r.checkOnce(ctx, li, l, attempt)
-		if attempt > 1 {
-			outcome := "passed on its second check"
-			if err != nil {
-				outcome = "failed both checks"
+	note, err := shaping.CheckRetried(ctx, l, shaping.RetryOptions{
+		Check: shaping.CheckOptions{Quick: true}, Run: selfCheck, Name: r.c.Links[li], Logger: r.c.Logger,
+		Before: func(int) {
+			if r.c.Observer != nil {
+				r.c.Observer(Progress{Done: r.done, Total: r.total - r.sum.Resumed, Checking: r.c.Links[li],
+					ChecksLeft: r.checksLeft(), Medians: r.medians()})
 			}
-			r.sum.Rechecked = append(r.sum.Rechecked, fmt.Sprintf("link %s %s (the first failed: %v)", r.c.Links[li], outcome, first))
-		}
-		if err == nil || !errors.Is(err, ErrLinkCheck) || ctx.Err() != nil {
-			return err
-		}
-		first = err
-		if attempt < LinkCheckAttempts {
-			r.c.Logger.Warn("link self-check failed; checking once more", "link", r.c.Links[li], "err", err)
-		}
+		},
+		Record: func(chk result.LinkCheck) error {
+			rec := &result.Record{Kind: result.KindLinkCheck, Experiment: r.c.Name, Run: -1, Time: time.Now().UTC(),
+				Link: l.Spec().Result(), Check: &chk, Env: r.env, Settings: r.settings}
+			rec.Link.Spec = r.c.Links[li]
+			if err := r.emit(rec); err != nil {
+				return err
+			}
+			r.observe(rec)
+			return nil
+		}})
+	if note != "" {
+		r.sum.Rechecked = append(r.sum.Rechecked, fmt.Sprintf("link %s %s", r.c.Links[li], note))
 	}
 	return err
-}
-
-// checkOnce runs self-check number attempt of link li and records it.
-func (r *runner) checkOnce(ctx context.Context, li int, l shaping.Link, attempt int) error {
-	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: r.total - r.sum.Resumed, Checking: r.c.Links[li],
-			ChecksLeft: r.checksLeft(), Medians: r.medians()})
-	}
-	chk, err := selfCheck(ctx, l, shaping.CheckOptions{Quick: true})
-	if err != nil {
-		return fmt.Errorf("link self-check: %w", err)
-	}
-	chk.Attempt = attempt
-	rec := &result.Record{Kind: result.KindLinkCheck, Experiment: r.c.Name, Run: -1, Time: time.Now().UTC(),
-		Link: l.Spec().Result(), Check: &chk, Env: r.env, Settings: r.settings}
-	rec.Link.Spec = r.c.Links[li]
-	if err := r.emit(rec); err != nil {
-		return err
-	}
-	r.observe(rec)
-	return shaping.CheckFailure(chk)
 }
 
 func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr, extra ...server.Option) (*server.Server, error) {
