@@ -68,7 +68,7 @@ type unit struct {
 
 // units lists the plan's work in plan order: every part's measured blocks (Plan.Blocks of its
 // experiment plan, link after link), then every flow part, then the Custom schedule.
-func (p Plan) units(parts []*experiment.Plan) ([]unit, [][]experiment.LinkEntry) {
+func (p Plan) units(parts []*experiment.Plan) ([]unit, [][]experiment.LinkEntry, error) {
 	var us []unit
 	var entries [][]experiment.LinkEntry
 	for i, pp := range parts {
@@ -80,12 +80,16 @@ func (p Plan) units(parts []*experiment.Plan) ([]unit, [][]experiment.LinkEntry)
 		}
 	}
 	for f, fp := range p.Flows {
-		us = append(us, unit{part: -1, flow: f, cost: experiment.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration), boundary: true})
+		d, err := experiment.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration, fp.Link)
+		if err != nil {
+			return nil, nil, fmt.Errorf("part %s: %w", fp.Name, err)
+		}
+		us = append(us, unit{part: -1, flow: f, cost: d, boundary: true})
 	}
 	if p.Custom != nil {
 		us = append(us, unit{part: -1, flow: -1, cost: p.CustomEstimate, boundary: true})
 	}
-	return us, entries
+	return us, entries, nil
 }
 
 // partPlans computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
@@ -138,7 +142,10 @@ func (p Plan) Shardable() error {
 
 // shardsOf is Shards over part plans computed once.
 func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
-	us, entries := p.units(parts)
+	us, entries, err := p.units(parts)
+	if err != nil {
+		return nil, err
+	}
 	if n < 1 || n > experiment.MaxShards {
 		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, experiment.MaxShards)
 	}
@@ -201,8 +208,8 @@ func (p Plan) MaxShards(o RunOptions) (int, error) {
 	if p.Custom != nil {
 		return 1, nil // not shardable: see ErrNotShardable
 	}
-	us, _ := p.units(parts)
-	return len(us), nil
+	us, _, err := p.units(parts)
+	return len(us), err
 }
 
 // EstimateOn returns the plan's time on nodes machines, one shard each, from the cost model:
@@ -317,6 +324,25 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Reco
 	shards, err := p.shardsOf(plans, count)
 	if err != nil {
 		return nil, nil, err
+	}
+	// The shards are cut by the cost model: a plan line of another version's cut is refused
+	// rather than judged against a share its shard never had.
+	for _, r := range out {
+		if r.Kind != result.KindPlan || r.Plan == nil {
+			continue
+		}
+		sh, err := experiment.ParseShard(r.Shard, func(string) string { return "" })
+		if err != nil || sh.Count != count {
+			continue
+		}
+		want := 0
+		if share := shards[sh.Index].Share(parts[r.Experiment]); share != nil {
+			want = len(share.Jobs)
+		}
+		if r.Plan.Loads != want {
+			return nil, nil, fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
+				experiment.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
+		}
 	}
 	check := &ShardCheck{Count: count}
 	type made struct {
