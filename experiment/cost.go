@@ -10,7 +10,7 @@ import (
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // The cost model: the one estimate of wall time that `reproduce --list`, `run --dry-run`, the
@@ -93,7 +93,7 @@ const (
 // Gilbert model), and PLTFloor, the browser's own time (parsing, layout, the load event). An
 // unshaped link (rate 0) counts round trips and the floor only. The estimate is capped at
 // timeout (when > 0).
-func EstimatePLT(page pages.Spec, link shaping.Spec, arm Arm, tls string, timeout time.Duration) time.Duration {
+func EstimatePLT(page pages.Spec, link linkspec.Spec, arm Arm, tls string, timeout time.Duration) time.Duration {
 	bytes := int64(float64(page.TotalBytes()) * headerOverhead)
 	rounds := MinRoundTrips(arm, tls)
 	iw, conns := int64(tcpInitialWindow), int64(1)
@@ -169,7 +169,7 @@ func EstimateFlows(runs int, duration time.Duration, link string) (time.Duration
 	if runs <= 0 {
 		return 0, nil
 	}
-	l, err := shaping.ParseSpec(link)
+	l, err := linkspec.Parse(link)
 	if err != nil {
 		return 0, fmt.Errorf("bad link %q: %w", link, err)
 	}
@@ -180,8 +180,8 @@ func EstimateFlows(runs int, duration time.Duration, link string) (time.Duration
 	return up + time.Duration(runs)*(duration+FlowOverhead), nil
 }
 
-// Durations of shaping.Check's quick probes, from its documentation (shaping.CheckOptions,
-// shaping.Check): what CheckProbeTime sums.
+// Durations of selfcheck.Run's quick probes, from its documentation (selfcheck.Options,
+// selfcheck.Run): what CheckProbeTime sums.
 const (
 	// checkIdleProbes is the number of idle RTT probes, sent one after another below
 	// checkSerialRTT (all at once above it).
@@ -203,14 +203,14 @@ const (
 	checkTraceWindow, checkOutageMax = time.Second, 30 * time.Second
 )
 
-// CheckProbeTime is the time the probes of a quick self-check of link l take by shaping.Check's
+// CheckProbeTime is the time the probes of a quick self-check of link l take by selfcheck.Run's
 // own rules: the idle RTT probes (10 RTTs), a bulk TCP transfer per direction of 25 RTTs within
 // 1..10 s (3 s at least when the BDP exceeds 1 MiB), per direction with random loss, delay
 // variation or reordering a sequenced stream (long enough for 20 loss events (bursts for the
 // Gilbert model) at 1 ms spacing, or 40 delay draws, within 0.6..10 s) and its drain, a trace
 // direction's 1 s window, and an outage stream (two cycles and an outage, ten cycles when
 // random, at most 30 s). An unshaped link has no check (0).
-func CheckProbeTime(l shaping.Spec) time.Duration {
+func CheckProbeTime(l linkspec.Spec) time.Duration {
 	if !l.Shaped() {
 		return 0
 	}
@@ -219,11 +219,11 @@ func CheckProbeTime(l shaping.Spec) time.Duration {
 		d = checkIdleProbes * l.RTT
 	}
 	bulk := min(max(checkBulkMin, 25*l.RTT), checkBulkMax)
-	if shaping.BDP(max(l.Down, l.Up), l.RTT) > checkBigBDP {
+	if linkspec.BDP(max(l.Down, l.Up), l.RTT) > checkBigBDP {
 		bulk = max(bulk, checkBulkBigBDP)
 	}
 	d += 2 * bulk
-	for _, im := range []shaping.Impair{l.DownImp, l.UpImp} {
+	for _, im := range []linkspec.Impair{l.DownImp, l.UpImp} {
 		if im.Trace != "" {
 			d += checkTraceWindow
 		}
@@ -259,13 +259,13 @@ func CheckProbeTime(l shaping.Spec) time.Duration {
 
 // LinkCheckTime is the cost model's time of bringing up shaped link l with its quick
 // self-check: LinkCheckBase plus CheckProbeTime(l).
-func LinkCheckTime(l shaping.Spec) time.Duration { return LinkCheckBase + CheckProbeTime(l) }
+func LinkCheckTime(l linkspec.Spec) time.Duration { return LinkCheckBase + CheckProbeTime(l) }
 
 // cost holds the parsed facts the cost model needs of an experiment.
 type cost struct {
 	c     Config
 	pages []pages.Spec
-	links []shaping.Spec
+	links []linkspec.Spec
 }
 
 // newCost parses c's page and link specs for the cost model.
@@ -279,7 +279,7 @@ func newCost(c Config) (*cost, error) {
 		m.pages = append(m.pages, p)
 	}
 	for _, s := range c.Links {
-		l, err := shaping.ParseSpec(s)
+		l, err := linkspec.Parse(s)
 		if err != nil {
 			return nil, fmt.Errorf("bad link %q: %w", s, err)
 		}
@@ -429,7 +429,7 @@ func (s *fitSamples) add(recs []*result.Record) time.Duration {
 			}
 			if !r.TimedOut && r.Valid {
 				page, perr := pages.ParseSpec(r.Page.Spec)
-				link, lerr := shaping.ParseSpec(r.Link.Spec)
+				link, lerr := linkspec.Parse(r.Link.Spec)
 				if perr == nil && lerr == nil {
 					net := EstimatePLT(page, link, Arm{Protocol: r.Protocol, Mode: r.Mode}, "", 0) - PLTFloor
 					s.plt = append(s.plt, plt-net)
@@ -445,7 +445,7 @@ func (s *fitSamples) add(recs []*result.Record) time.Duration {
 					switch {
 					case prevKind == result.KindLinkCheck && !prevEnd.IsZero():
 						probes := time.Duration(0)
-						if l, err := shaping.ParseSpec(r.Link.Spec); err == nil {
+						if l, err := linkspec.Parse(r.Link.Spec); err == nil {
 							probes = CheckProbeTime(l)
 						}
 						s.link = append(s.link, gap-probes)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // costRuns are the validation runs whose records (trimmed to the fields the fit reads) are in
@@ -80,7 +80,7 @@ func TestCostFittedFromRecords(t *testing.T) {
 	}
 }
 
-// TestCheckProbeTime checks the self-check's probe time against shaping.Check's rules on links
+// TestCheckProbeTime checks the self-check's probe time against selfcheck.Run's rules on links
 // whose every term is known: 10 idle probes of one RTT, two bulk transfers of 25 RTTs (at least
 // 1 s), and for each lossy direction a stream of 20 / loss packets at 1 ms and its drain.
 func TestCheckProbeTime(t *testing.T) {
@@ -94,7 +94,7 @@ func TestCheckProbeTime(t *testing.T) {
 		{"carlucci2015,loss=1%", 3*time.Second + 2*(2*time.Second+25*time.Millisecond+300*time.Millisecond)},
 		{"rate=1gbit,rtt=20ms", 200*time.Millisecond + 2*3*time.Second},
 	} {
-		l, err := shaping.ParseSpec(tc.link)
+		l, err := linkspec.Parse(tc.link)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestEstimateLoadShapes(t *testing.T) {
 	}
 	none, _ := EstimateFlows(0, time.Minute, "carlucci2015")
 	two, err := EstimateFlows(2, 20*time.Second, "carlucci2015")
-	l, _ := shaping.ParseSpec("carlucci2015")
+	l, _ := linkspec.Parse("carlucci2015")
 	if none != 0 || err != nil || two != LinkCheckTime(l)+2*(20*time.Second+FlowOverhead) {
 		t.Errorf("EstimateFlows: %v, %v, %v", none, two, err)
 	}

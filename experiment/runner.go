@@ -19,6 +19,8 @@ import (
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+	"github.com/pltlab/pltlab/shaping/selfcheck"
 )
 
 // Host is the hostname the browser resolves to the server (through --host-resolver-rules) and
@@ -30,8 +32,8 @@ const Host = "plt.test"
 const maxHarnessFailures = 3
 
 // ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance
-// (shaping.ErrCheckFailed, which flows returns too).
-var ErrLinkCheck = shaping.ErrCheckFailed
+// (selfcheck.ErrFailed, which flows returns too).
+var ErrLinkCheck = selfcheck.ErrFailed
 
 // Summary counts what Run did. The measured (non-warm-up) loads are counted by
 // result.Classify, as every report table counts them: Valid + TimedOut + NetworkFailed +
@@ -136,10 +138,10 @@ func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
 	return r.sum, err
 }
 
-func parseLinks(c Config) ([]shaping.Spec, error) {
-	var out []shaping.Spec
+func parseLinks(c Config) ([]linkspec.Spec, error) {
+	var out []linkspec.Spec
 	for _, s := range c.Links {
-		spec, err := shaping.ParseSpec(s)
+		spec, err := linkspec.Parse(s)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +175,7 @@ type runner struct {
 	c     Config
 	w     *result.Writer
 	pages []*page
-	links []shaping.Spec
+	links []linkspec.Spec
 	jobs  []Job
 	env   *result.Env
 	sum   Summary
@@ -386,13 +388,13 @@ func (r *runner) checksLeft() int {
 }
 
 // LinkCheckAttempts is how many self-checks a link gets before it is refused
-// (shaping.CheckAttempts).
-const LinkCheckAttempts = shaping.CheckAttempts
+// (selfcheck.Attempts).
+const LinkCheckAttempts = selfcheck.Attempts
 
 // selfCheck is the link self-check the runner uses (a seam for the tests of the retry rule).
-var selfCheck = shaping.Check
+var selfCheck = selfcheck.Run
 
-// checkLink self-checks link li by the one retry rule (shaping.CheckRetried: up to
+// checkLink self-checks link li by the one retry rule (selfcheck.Retry: up to
 // LinkCheckAttempts checks), writes each check as a link_check line carrying its attempt
 // number, names a link that needed a second check in the summary (Summary.Rechecked) and
 // returns an error wrapping ErrLinkCheck when every attempt failed. Every link the LINK grammar
@@ -402,8 +404,8 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 		return nil
 	}
 	r.checked = li + 1
-	note, err := shaping.CheckRetried(ctx, l, shaping.RetryOptions{
-		Check: shaping.CheckOptions{Quick: true}, Run: selfCheck, Name: r.c.Links[li], Logger: r.c.Logger,
+	note, err := selfcheck.Retry(ctx, l, selfcheck.RetryOptions{
+		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Name: r.c.Links[li], Logger: r.c.Logger,
 		Before: func(int) {
 			if r.c.Observer != nil {
 				r.c.Observer(Progress{Done: r.done, Total: r.total - r.sum.Resumed, Checking: r.c.Links[li],

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // MaxShards bounds a shard count (a job array of more tasks is a mistake, not a sweep).
@@ -260,7 +260,7 @@ func InputFiles(c Config) []result.InputFile {
 	}
 	var out []result.InputFile
 	for _, l := range c.Links {
-		for _, path := range shaping.InputFiles(l) {
+		for _, path := range linkspec.InputFiles(l) {
 			if slices.ContainsFunc(out, func(f result.InputFile) bool { return f.Path == path }) {
 				continue
 			}
@@ -342,7 +342,8 @@ type Block struct {
 }
 
 // LinkEntry is what a process pays before the first measured block of a link: bringing it up
-// (LinkCheckCost or LinkUpCost, BrowserLaunchCost per page and protocol) and its warm-up blocks.
+// (LinkCheckTime or LinkUpCost, BrowserLaunchCost and BrowserCloseCost per page and protocol) and
+// its warm-up blocks.
 type LinkEntry struct {
 	// Warmups are the link's warm-up loads, indexes into Schedule(c), ascending.
 	Warmups []int

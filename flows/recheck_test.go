@@ -8,19 +8,21 @@ import (
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+	"github.com/pltlab/pltlab/shaping/selfcheck"
 )
 
 // checkedLink is a shaped link that is never opened: the runner asks only its namespace and
 // spec, and its self-check is replaced (any other method would panic on the nil Link).
 type checkedLink struct{ shaping.Link }
 
-func (checkedLink) Namespace() string  { return "pltlab-fake" }
-func (checkedLink) Spec() shaping.Spec { s, _ := shaping.ParseSpec("carlucci2015"); return s }
+func (checkedLink) Namespace() string   { return "pltlab-fake" }
+func (checkedLink) Spec() linkspec.Spec { s, _ := linkspec.Parse("carlucci2015"); return s }
 
 // TestFlowsLinkRecheck checks that the flows runner checks its link by the one retry rule of
-// the page-load runner (shaping.CheckRetried): a failed check is repeated once, each check is a
+// the page-load runner (selfcheck.Retry): a failed check is repeated once, each check is a
 // link_check line numbered by its attempt, and two failures refuse the link with
-// shaping.ErrCheckFailed; a pass needs one check.
+// selfcheck.ErrFailed; a pass needs one check.
 func TestFlowsLinkRecheck(t *testing.T) {
 	bad := result.LinkCheck{Lines: []result.CheckLine{{Name: "idle RTT min..max", Measured: "50.7..80.1 ms", Pass: false}}}
 	good := result.LinkCheck{Pass: true}
@@ -36,7 +38,7 @@ func TestFlowsLinkRecheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
 			old := selfCheck
-			selfCheck = func(context.Context, shaping.Link, shaping.CheckOptions) (result.LinkCheck, error) {
+			selfCheck = func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error) {
 				calls++
 				return tc.checks[calls-1], nil
 			}
@@ -47,7 +49,7 @@ func TestFlowsLinkRecheck(t *testing.T) {
 				lines = append(lines, r)
 				return nil
 			})
-			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, shaping.ErrCheckFailed)) {
+			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, selfcheck.ErrFailed)) {
 				t.Fatalf("err %v, want error %v", err, tc.wantErr)
 			}
 			if calls != len(tc.checks) || len(lines) != len(tc.checks) {

@@ -22,6 +22,7 @@ import (
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"golang.org/x/sys/unix"
 )
 
@@ -165,7 +166,7 @@ func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOp
 		}
 		veth, l = v, v
 	} else {
-		spec, err := shaping.ParseSpec(p.link)
+		spec, err := linkspec.Parse(p.link)
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // TestShardsWarmAndMeasureEverywhere checks, for every study at every scale and shard counts
@@ -280,7 +280,7 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 		start := wall - experiment.Took(recs)
 		for _, r := range recs {
 			if r.Kind == result.KindLinkCheck {
-				l, err := shaping.ParseSpec(r.Link.Spec)
+				l, err := linkspec.Parse(r.Link.Spec)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -17,6 +17,7 @@ import (
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // runFlags are the flags of 'pltlab run'.
@@ -177,7 +178,7 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 		return c, asUsage(err)
 	}
 	for _, l := range c.Links {
-		if w := shaping.PartialNote(l); w != "" {
+		if w := linkspec.PartialNote(l); w != "" {
 			slog.Warn(w)
 		}
 	}
