@@ -271,34 +271,24 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 	return sum, ctx.Err()
 }
 
-// checkLink self-checks a shaped link (up to selfcheck.Attempts times) and emits every
-// check; the error wraps selfcheck.ErrFailed when every attempt failed.
+// selfCheck is the link self-check the flows runner uses (a seam for the tests of the retry rule).
+var selfCheck = selfcheck.Run
+
+// checkLink self-checks a shaped link by the one retry rule (selfcheck.Retry: up to
+// selfcheck.Attempts checks) and emits every check; the error wraps selfcheck.ErrFailed
+// when every attempt failed.
 func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {
 	if p.SkipLinkCheck || l.Namespace() == "" {
 		return nil
 	}
-	for attempt := 1; ; attempt++ {
-		chk, cerr := selfcheck.Run(ctx, l, selfcheck.Options{Quick: true})
-		if cerr != nil {
-			return fmt.Errorf("link self-check: %w", cerr)
-		}
-		chk.Attempt = attempt // a repeat is named in every report (result.RecheckedLinks)
-		r := &result.Record{Kind: result.KindLinkCheck, Experiment: p.Experiment, Run: -1, Time: time.Now().UTC(),
-			Link: l.Spec().Result(), Check: &chk, Env: env}
-		r.Link.Spec = p.Link
-		if err := emit(r); err != nil {
-			return err
-		}
-		err := selfcheck.Failure(chk)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if attempt == selfcheck.Attempts {
-			return err
-		}
-		p.Logger.Warn("link self-check failed; checking once more", "link", p.Link, "err", err)
-	}
+	_, err := selfcheck.Retry(ctx, l, selfcheck.RetryOptions{
+		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Name: p.Link, Logger: p.Logger,
+		Record: func(chk result.LinkCheck) error {
+			// A repeat is named in every report from its attempt number (result.RecheckedLinks).
+			r := &result.Record{Kind: result.KindLinkCheck, Experiment: p.Experiment, Run: -1, Time: time.Now().UTC(),
+				Link: l.Spec().Result(), Check: &chk, Env: env}
+			r.Link.Spec = p.Link
+			return emit(r)
+		}})
+	return err
 }
