@@ -187,6 +187,9 @@ const (
 	// checkSerialRTT (all at once above it).
 	checkIdleProbes = 10
 	checkSerialRTT  = 500 * time.Millisecond
+	// checkTCIdleRTTs are a tc-shaped link's idle RTTs instead: 20 plain reference probes, a
+	// warm-up pair and 40 probe pairs (selfcheck's paired idle rule).
+	checkTCIdleRTTs = 61
 	// checkBulkMin and checkBulkMax bound a bulk transfer (25 RTTs); checkBulkBigBDP is its
 	// least length when the BDP exceeds checkBigBDP.
 	checkBulkMin, checkBulkMax, checkBulkBigBDP = time.Second, 10 * time.Second, 3 * time.Second
@@ -204,7 +207,7 @@ const (
 )
 
 // CheckProbeTime is the time the probes of a quick self-check of link l take by selfcheck.Run's
-// own rules: the idle RTT probes (10 RTTs), a bulk TCP transfer per direction of 25 RTTs within
+// own rules: the idle RTT probes (10 RTTs; 61 on a shaper=netem link), a bulk TCP transfer per direction of 25 RTTs within
 // 1..10 s (3 s at least when the BDP exceeds 1 MiB), per direction with random loss, delay
 // variation or reordering a sequenced stream (long enough for 20 loss events (bursts for the
 // Gilbert model) at 1 ms spacing, or 40 delay draws, within 0.6..10 s) and its drain, a trace
@@ -217,6 +220,9 @@ func CheckProbeTime(l linkspec.Spec) time.Duration {
 	d := l.RTT
 	if l.RTT < checkSerialRTT {
 		d = checkIdleProbes * l.RTT
+	}
+	if l.Shaper == linkspec.ShaperNetem {
+		d = checkTCIdleRTTs * l.RTT
 	}
 	bulk := min(max(checkBulkMin, 25*l.RTT), checkBulkMax)
 	if linkspec.BDP(max(l.Down, l.Up), l.RTT) > checkBigBDP {

@@ -82,7 +82,8 @@ func TestCostFittedFromRecords(t *testing.T) {
 
 // TestCheckProbeTime checks the self-check's probe time against selfcheck.Run's rules on links
 // whose every term is known: 10 idle probes of one RTT, two bulk transfers of 25 RTTs (at least
-// 1 s), and for each lossy direction a stream of 20 / loss packets at 1 ms and its drain.
+// 1 s), and for each lossy direction a stream of 20 / loss packets at 1 ms and its drain; 61
+// idle RTTs on a netem link.
 func TestCheckProbeTime(t *testing.T) {
 	for _, tc := range []struct {
 		link string
@@ -93,6 +94,8 @@ func TestCheckProbeTime(t *testing.T) {
 		{"rate=100mbit,rtt=36ms", 360*time.Millisecond + 2*time.Second},
 		{"carlucci2015,loss=1%", 3*time.Second + 2*(2*time.Second+25*time.Millisecond+300*time.Millisecond)},
 		{"rate=1gbit,rtt=20ms", 200*time.Millisecond + 2*3*time.Second},
+		// A netem link's idle RTT: 20 plain reference probes, a warm-up pair and 40 pairs.
+		{"carlucci2015,shaper=netem", 61*50*time.Millisecond + 2*1250*time.Millisecond},
 	} {
 		l, err := linkspec.Parse(tc.link)
 		if err != nil {
