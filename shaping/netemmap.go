@@ -22,9 +22,10 @@ const clientDev = "pltlab0"
 // a base delay (netem's "reorder P%" sends P% of the packets undelayed instead of holding some
 // back), and a queue in bytes under an AQM or drop-head queue (the kernel's codel, pie,
 // fq_codel and pfifo_head_drop limit packets). Everything else maps: rate and byte or packet
-// droptail queue (tbf), delay, uniform jitter with or without reordering, Bernoulli and
-// Gilbert-Elliott loss (netem), drophead (pfifo_head_drop), codel, pie and fq_codel with their
-// target, interval and ECN.
+// droptail queue (tbf), delay, jitter in any of netem's distributions with or without
+// reordering, Bernoulli and Gilbert-Elliott loss (netem), drophead (pfifo_head_drop), codel,
+// pie and fq_codel with their target, interval and ECN, and cake (ParseSpec refuses its queue
+// and parameters on both backends).
 func netemSupported(s Spec) error {
 	for _, d := range []struct {
 		name  string
@@ -51,13 +52,13 @@ func netemSupported(s Spec) error {
 
 // netemAQM maps the spec's queue disciplines to the netem package's (kernel qdisc names).
 var netemAQM = map[emu.AQM]string{emu.DropTail: netem.DropTail, emu.DropHead: netem.DropHead,
-	emu.CoDel: netem.CoDel, emu.PIE: netem.PIE, emu.FQCoDel: netem.FQCoDel}
+	emu.CoDel: netem.CoDel, emu.PIE: netem.PIE, emu.FQCoDel: netem.FQCoDel, emu.CAKE: netem.CAKE}
 
 // NetemConfig derives the tc configuration of a link from s (the same per-direction values as
-// the emulator's, see PipeConfigs): rate, queue, delay, jitter (order kept unless
-// reorder=true), Bernoulli or Gilbert-Elliott loss, reordering (only without base delay: the
+// the emulator's, see PipeConfigs): rate, queue, delay, jitter and its distribution (order kept
+// unless reorder=true), Bernoulli or Gilbert-Elliott loss, reordering (only without base delay: the
 // held-back packets get netem's delay, the others none), queue discipline with its target,
-// interval and ECN. Errors (wrapping ErrNetemCannot) name what tc cannot do.
+// interval and ECN, or cake. Errors (wrapping ErrNetemCannot) name what tc cannot do.
 func NetemConfig(s Spec, ns, hostDev string, host, client netip.Addr) (netem.Config, error) {
 	if err := netemSupported(s); err != nil {
 		return netem.Config{}, err
@@ -67,7 +68,7 @@ func NetemConfig(s Spec, ns, hostDev string, host, client netip.Addr) (netem.Con
 		return netem.Config{}, err
 	}
 	dir := func(c emu.Config) netem.Direction {
-		d := netem.Direction{Rate: c.Rate, Delay: c.Delay, Jitter: c.Jitter, Ordered: !c.Reorder, Loss: c.Loss,
+		d := netem.Direction{Rate: c.Rate, Delay: c.Delay, Jitter: c.Jitter, JitterDist: c.JitterDist.String(), Ordered: !c.Reorder, Loss: c.Loss,
 			QueueBytes: c.QueueBytes, QueuePackets: c.QueuePackets, AQM: netemAQM[c.AQM], ECN: c.ECN}
 		switch c.AQM {
 		case emu.CoDel, emu.FQCoDel:
