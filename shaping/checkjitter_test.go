@@ -90,3 +90,19 @@ func TestJitterLineTooFew(t *testing.T) {
 		t.Fatalf("lines %+v", c.res.Lines)
 	}
 }
+
+// TestCAKECheckLines: a CAKE link's standing queue is judged against COBALT's 5 ms target
+// (bound 2 x 5 ms + 2 ms + 2 MTU times = 20 ms at 3 Mbit/s), and its RTT under load against
+// CAKE's memory limit (4 MiB at 3 Mbit/s: 11.18 s), not a queue of 0.
+func TestCAKECheckLines(t *testing.T) {
+	c := testChecker("rate=3mbit,rtt=50ms,aqm=cake,shaper=netem", false)
+	if got := c.qDelay(true); got != 11184810666*time.Nanosecond {
+		t.Errorf("qDelay = %v, want 11.18 s", got)
+	}
+	exp := c.expectedRTT()
+	c.aqmLine(true, []time.Duration{exp + 8*time.Millisecond, exp + 9*time.Millisecond, exp + 10*time.Millisecond}, nil)
+	c.aqmLine(false, []time.Duration{exp + 25*time.Millisecond, exp + 30*time.Millisecond, exp + 35*time.Millisecond}, nil)
+	if len(c.res.Lines) != 2 || c.res.Lines[0].Name != "cake standing queue down (TCP load)" || !c.res.Lines[0].Pass || c.res.Lines[1].Pass {
+		t.Fatalf("lines %+v", c.res.Lines)
+	}
+}
