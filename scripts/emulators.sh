@@ -30,7 +30,8 @@ if [ "${CHECKS:-1}" != 0 ]; then
 fi
 default="codel fq_codel pie"
 [ "$shaper" = netem ] && default="$default cake"
-iperf3 -s -D -I "$out/iperf3.pid"
+port=${IPERF_PORT:-5271} # not iperf3's default 5201: another server there would answer "busy"
+iperf3 -s -D -p "$port" -I "$out/iperf3.pid"
 sleep 1
 for a in ${AQMS:-$default}; do
 	q=${a%-htb}
@@ -43,9 +44,10 @@ for a in ${AQMS:-$default}; do
 			tc qdisc add dev \$H parent 10:1 handle 20: $q limit 1000\" || exit 9"
 	fi
 	for r in $(seq 1 "${AQM_RUNS:-3}"); do
+		sleep 2 # iperf3's server answers "busy" to a client that comes right after the last one
 		"$P" shell --link "rate=3mbit,rtt=50ms,aqm=$q,shaper=$shaper" --counters "$out/counters-$a-$r.json" -- sh -c \
 			"$swap
-			 ping -q -i 0.2 -c 50 \$PLTLAB_HOST_ADDR >$out/ping-$a-$r.txt & iperf3 -c \$PLTLAB_HOST_ADDR -R -C cubic -t 10 -J >$out/iperf-$a-$r.json; wait
+			 ping -q -i 0.2 -c 50 \$PLTLAB_HOST_ADDR >$out/ping-$a-$r.txt & iperf3 -c \$PLTLAB_HOST_ADDR -p $port -R -C cubic -t 10 -J >$out/iperf-$a-$r.json; wait
 			 { tc -s qdisc show; nsenter --net=/proc/1/ns/net tc -s qdisc show; } >$out/tc-$a-$r.txt 2>&1"
 		echo "emulators: aqm=$a,shaper=$shaper run $r: exit $?"
 	done
