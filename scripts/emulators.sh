@@ -30,9 +30,10 @@ if [ "${CHECKS:-1}" != 0 ]; then
 fi
 default="codel fq_codel pie"
 [ "$shaper" = netem ] && default="$default cake"
-port=${IPERF_PORT:-5271} # not iperf3's default 5201: another server there would answer "busy"
-iperf3 -s -D -p "$port" -I "$out/iperf3.pid"
-sleep 1
+# One iperf3 server per run (-1), each on its own port from IPERF_PORT (default 5271, not
+# iperf3's 5201): a server whose last client's link was torn down with data in flight answers
+# the next client "busy" for minutes.
+port=${IPERF_PORT:-5271}
 for a in ${AQMS:-$default}; do
 	q=${a%-htb}
 	swap=:
@@ -44,7 +45,9 @@ for a in ${AQMS:-$default}; do
 			tc qdisc add dev \$H parent 10:1 handle 20: $q limit 1000\" || exit 9"
 	fi
 	for r in $(seq 1 "${AQM_RUNS:-3}"); do
-		sleep 2 # iperf3's server answers "busy" to a client that comes right after the last one
+		port=$((port + 1))
+		iperf3 -s -1 -D -p "$port"
+		sleep 1
 		"$P" shell --link "rate=3mbit,rtt=50ms,aqm=$q,shaper=$shaper" --counters "$out/counters-$a-$r.json" -- sh -c \
 			"$swap
 			 ping -q -i 0.2 -c 50 \$PLTLAB_HOST_ADDR >$out/ping-$a-$r.txt & iperf3 -c \$PLTLAB_HOST_ADDR -p $port -R -C cubic -t 10 -J >$out/iperf-$a-$r.json; wait
@@ -52,5 +55,4 @@ for a in ${AQMS:-$default}; do
 		echo "emulators: aqm=$a,shaper=$shaper run $r: exit $?"
 	done
 done
-kill "$(cat "$out/iperf3.pid")"
 echo "emulators: done, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/env.txt"
