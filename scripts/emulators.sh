@@ -46,7 +46,7 @@ for a in ${AQMS:-$default}; do
 	fi
 	for r in $(seq 1 "${AQM_RUNS:-3}"); do
 		port=$((port + 1))
-		iperf3 -s -1 -D -p "$port"
+		iperf3 -s -1 -D -p "$port" -I "$out/iperf3-$port.pid"
 		sleep 1
 		"$P" shell --link "rate=3mbit,rtt=50ms,aqm=$q,shaper=$shaper" --counters "$out/counters-$a-$r.json" -- sh -c \
 			"$swap
@@ -55,4 +55,7 @@ for a in ${AQMS:-$default}; do
 		echo "emulators: aqm=$a,shaper=$shaper run $r: exit $?"
 	done
 done
+# A one-off server whose client's link was torn down waits on forever (and would keep any lock
+# this script runs under): end those still running.
+for f in "$out"/iperf3-*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; rm -f "$f"; done
 echo "emulators: done, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/env.txt"
