@@ -21,8 +21,8 @@ for d in "$@"; do
 			cc=$(jq -r .end.sender_tcp_congestion "$f")
 			c="$d/counters-$a-$r.json"
 			q=${a%-htb}
-			kd=$(awk -v q="$q" '$1=="qdisc" && $2==q && $5 ~ /^pltlab[0-9]+a-/ {f=1; next} f && /dropped/ {sub(/.*dropped /,""); sub(/,.*/,""); print; exit}' "$d/tc-$a-$r.txt" 2>/dev/null || true)
-			kp=$(awk -v q="$q" '$1=="qdisc" && $2==q && $5 ~ /^pltlab[0-9]+a-/ {f=1; next} f && /Sent/ {print $4; exit}' "$d/tc-$a-$r.txt" 2>/dev/null || true)
+			kd=$(awk -v q="$q" '$1=="qdisc" && $2==q && $5 ~ /^pltlab/ && $5 != "pltlab0" {f=1; next} f && /dropped/ {sub(/.*dropped /,""); sub(/,.*/,""); print; exit}' "$d/tc-$a-$r.txt" 2>/dev/null || true)
+			kp=$(awk -v q="$q" '$1=="qdisc" && $2==q && $5 ~ /^pltlab/ && $5 != "pltlab0" {f=1; next} f && /Sent/ {print $4; exit}' "$d/tc-$a-$r.txt" 2>/dev/null || true)
 			if [ -n "$kd" ]; then
 				dr="$dr $kd" p="$p $kp"
 			else
