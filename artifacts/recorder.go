@@ -18,6 +18,7 @@ import (
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/capture"
 )
 
 // maxAttempts bounds the folders Begin tries for one load (LoadDir, LoadDir.2, ...).
@@ -45,7 +46,7 @@ type Recorder struct {
 	qlogDir    atomic.Pointer[string]
 
 	dir     string // the load under way's folder ("" between loads)
-	capture shaping.Capturer
+	capture capture.Capturer
 	failed  []result.ArtifactFailure
 	noPcap  bool // the link cannot capture (already logged)
 }
@@ -151,7 +152,7 @@ func (r *Recorder) Begin(run int, link shaping.Link) (string, error) {
 	if !r.cfg.Has(Pcap) || link == nil {
 		return dir, nil
 	}
-	c, ok := link.(shaping.Capturer)
+	c, ok := link.(capture.Capturer)
 	if !ok || link.Namespace() == "" {
 		if !r.noPcap {
 			r.noPcap = true

@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/capture"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // fakeLink is a Capturer link whose capture writes a fixed file, loses lost events, or fails
@@ -25,7 +26,7 @@ type fakeLink struct {
 func (l *fakeLink) Namespace() string              { return "ns" }
 func (l *fakeLink) HostAddr() netip.Addr           { return netip.MustParseAddr("10.0.0.1") }
 func (l *fakeLink) ClientAddr() netip.Addr         { return netip.MustParseAddr("10.0.0.2") }
-func (l *fakeLink) Spec() shaping.Spec             { return shaping.Spec{} }
+func (l *fakeLink) Spec() linkspec.Spec            { return linkspec.Spec{} }
 func (l *fakeLink) TakeCounters() *result.Emulator { return nil }
 func (l *fakeLink) Close() error                   { return nil }
 func (l *fakeLink) StartCapture(path string) error {
@@ -35,8 +36,8 @@ func (l *fakeLink) StartCapture(path string) error {
 	l.path = path
 	return os.WriteFile(path, []byte("pcapng"), 0o644)
 }
-func (l *fakeLink) StopCapture([]byte) (shaping.CaptureStats, error) {
-	return shaping.CaptureStats{Packets: 100, Lost: l.lost}, nil
+func (l *fakeLink) StopCapture([]byte) (capture.Stats, error) {
+	return capture.Stats{Packets: 100, Lost: l.lost}, nil
 }
 
 func newRecorder(t *testing.T, kinds ...Kind) (*Recorder, string) {

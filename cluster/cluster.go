@@ -148,6 +148,9 @@ func (s *Sweep) plan() (Estimates, error) {
 		return e, fmt.Errorf("bad time %v: accepted 1m or more", s.Time)
 	}
 	if s.Study != nil {
+		if err := s.Study.Plan.Shardable(); err != nil {
+			return e, err // its jobs would each run 'pltlab reproduce --shard', which it refuses
+		}
 		shards, err := s.Study.Plan.Shards(s.Shards, s.Study.options())
 		if err != nil {
 			return e, err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // TestCrossValidate checks that a bad cross-traffic flow is refused up front, naming it.
@@ -35,7 +36,7 @@ func TestCrossValidate(t *testing.T) {
 
 // TestStartCrossNone checks that no cross traffic starts nothing.
 func TestStartCrossNone(t *testing.T) {
-	l, err := shaping.Open(context.Background(), shaping.Spec{Shaper: shaping.ShaperNone})
+	l, err := shaping.Open(context.Background(), linkspec.Spec{Shaper: linkspec.ShaperNone})
 	if err != nil {
 		t.Fatal(err)
 	}

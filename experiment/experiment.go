@@ -17,7 +17,7 @@ import (
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // Defaults of a Config, used where a field is zero.
@@ -60,7 +60,7 @@ type Config struct {
 	Name string
 	// Pages are page SPECs (pages.ParseSpec).
 	Pages []string
-	// Links are LINK specs (shaping.ParseSpec).
+	// Links are LINK specs (linkspec.Parse).
 	Links []string
 	// Arms are the (protocol, mode) combinations; see CrossArms.
 	Arms []Arm
@@ -319,7 +319,7 @@ func CheckSpecs(c Config) error {
 		}
 	}
 	for _, s := range c.Links {
-		if _, err := shaping.ParseSpec(s); err != nil {
+		if _, err := linkspec.Parse(s); err != nil {
 			return fmt.Errorf("bad link %q: %w", s, err)
 		}
 	}

@@ -503,9 +503,16 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 	if sh, err := ParseShard(plan.Shard, func(string) string { return "" }); err == nil {
 		count = sh.Count
 	}
-	p, err := PlanShards(c, count)
+	whole, err := NewPlan(c)
 	if err != nil {
 		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
+	}
+	p, err := whole.Shards(count)
+	if err != nil {
+		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
+	}
+	if err := samePlan(recs, plan.ConfigHash, p); err != nil {
+		return nil, err
 	}
 	made := map[madeKey]bool{}
 	started := map[string]bool{}
@@ -521,7 +528,30 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 			made[madeKey{r.Run, ""}] = true
 		}
 	}
-	return completeness(c, p, plan, made, started), nil
+	return completeness(whole, p, plan, made, started), nil
+}
+
+// samePlan checks that every plan line of the configuration hash lists as many loads as this
+// pltlab's plan gives its shard: the shards are cut by the cost model, so shards cut by another
+// version's model would be judged against shares they never had.
+func samePlan(recs []*result.Record, hash string, p ShardPlan) error {
+	for _, r := range recs {
+		if r.Kind != result.KindPlan || r.Plan == nil || r.ConfigHash != hash {
+			continue
+		}
+		sh, err := ParseShard(r.Shard, func(string) string { return "" })
+		if err != nil || sh.Count != len(p.Parts) {
+			continue // another shard count is refused by Merge
+		}
+		if want := len(p.Parts[sh.Index].Jobs); r.Plan.Loads != want {
+			version := "another version"
+			if r.Env != nil && r.Env.Pltlab != "" {
+				version = "pltlab " + r.Env.Pltlab
+			}
+			return fmt.Errorf("shard %s's plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by the cost model of %s; merge them with that version", r.Shard, r.Plan.Loads, want, version)
+		}
+	}
+	return nil
 }
 
 // madeKey is a load made: its index in the schedule and the shard that made it ("" for any).
@@ -530,11 +560,12 @@ type madeKey struct {
 	shard string
 }
 
-// completeness fills a Completeness from the plan and the runs made.
+// completeness fills a Completeness from the plan (the whole schedule and its shards) and the
+// runs made.
 // A warm-up load is counted once per shard that owes it (every shard brings up its links with
 // their warm-ups), a measured load once.
-func completeness(c Config, p Plan, plan *result.Record, made map[madeKey]bool, started map[string]bool) *Completeness {
-	jobs := Schedule(c)
+func completeness(whole *Plan, p ShardPlan, plan *result.Record, made map[madeKey]bool, started map[string]bool) *Completeness {
+	c, jobs := whole.Config, whole.Jobs
 	out := &Completeness{ConfigHash: plan.ConfigHash, Experiment: plan.Experiment}
 	owner := make([]string, len(jobs))
 	for _, part := range p.Parts {

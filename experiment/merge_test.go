@@ -89,6 +89,15 @@ func TestMergeComplete(t *testing.T) {
 	if lines := comp.Lines(0); len(lines) != 1 || !strings.HasPrefix(lines[0], "complete: 4 shards") {
 		t.Fatalf("lines %q", lines)
 	}
+	// A shard cut by another cost model: its plan line lists another share, and is refused.
+	files[2][0].Plan.Loads--
+	m, err = Merge(sources(files[:4]), MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckComplete(m.Records); err == nil || !strings.Contains(err.Error(), "cut by the cost model of another version") {
+		t.Fatalf("a shard of another cut: %v", err)
+	}
 }
 
 func TestMergeMissingAndShort(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+	"github.com/pltlab/pltlab/shaping/selfcheck"
 )
 
 // fakeLink is a shaped link that is never opened: only its self-check (replaced) is run.
@@ -19,7 +21,7 @@ type fakeLink struct{}
 func (fakeLink) Namespace() string              { return "pltlab-fake" }
 func (fakeLink) HostAddr() netip.Addr           { return netip.MustParseAddr("10.0.0.1") }
 func (fakeLink) ClientAddr() netip.Addr         { return netip.MustParseAddr("10.0.0.2") }
-func (fakeLink) Spec() shaping.Spec             { s, _ := shaping.ParseSpec("carlucci2015"); return s }
+func (fakeLink) Spec() linkspec.Spec            { s, _ := linkspec.Parse("carlucci2015"); return s }
 func (fakeLink) TakeCounters() *result.Emulator { return nil }
 func (fakeLink) Close() error                   { return nil }
 
@@ -46,7 +48,7 @@ func TestLinkRecheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
 			old := selfCheck
-			selfCheck = func(context.Context, shaping.Link, shaping.CheckOptions) (result.LinkCheck, error) {
+			selfCheck = func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error) {
 				c := tc.checks[calls]
 				calls++
 				return c, nil
@@ -54,7 +56,7 @@ func TestLinkRecheck(t *testing.T) {
 			defer func() { selfCheck = old }()
 			var out bytes.Buffer
 			c := Config{Name: "e", Links: []string{"carlucci2015"}, Logger: slog.New(slog.DiscardHandler)}
-			r := &runner{c: c, w: result.NewWriter(&out), links: []shaping.Spec{fakeLink{}.Spec()}, env: &result.Env{}, plts: map[Arm][]float64{}}
+			r := &runner{c: c, w: result.NewWriter(&out), links: []linkspec.Spec{fakeLink{}.Spec()}, env: &result.Env{}, plts: map[Arm][]float64{}}
 			err := r.checkLink(context.Background(), 0, fakeLink{})
 			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, ErrLinkCheck)) {
 				t.Fatalf("err %v, want error %v", err, tc.wantErr)

@@ -13,7 +13,11 @@ import (
 // run number, and the recorded settings must be c's: otherwise the flags differ from the
 // interrupted run's and the error names the first difference.
 func ResumeFrom(c Config, recs []*result.Record) (Config, error) {
-	jobs := Schedule(c)
+	return resumeFrom(c, Schedule(c), recs)
+}
+
+// resumeFrom is ResumeFrom with c's schedule computed (Plan.Resume passes its own).
+func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 	c = c.withName(recs)
 	if c.Name == "" {
 		return c, fmt.Errorf("nothing to resume: the file holds no load of an experiment")
@@ -70,17 +74,11 @@ func matchJob(c Config, jobs []Job, r *result.Record) error {
 }
 
 // Remaining returns the number of loads of c not yet made (not in c.Done), in c.Shard when
-// c is sharded.
+// c is sharded: the length of NewPlan(c).Left(); 0 when c has no plan.
 func Remaining(c Config) int {
-	jobs, err := ShardJobs(c)
+	p, err := NewPlan(c)
 	if err != nil {
 		return 0
 	}
-	n := 0
-	for _, i := range jobs {
-		if !c.Done[i] {
-			n++
-		}
-	}
-	return n
+	return len(p.Left())
 }

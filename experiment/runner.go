@@ -19,6 +19,8 @@ import (
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+	"github.com/pltlab/pltlab/shaping/selfcheck"
 )
 
 // Host is the hostname the browser resolves to the server (through --host-resolver-rules) and
@@ -30,8 +32,8 @@ const Host = "plt.test"
 const maxHarnessFailures = 3
 
 // ErrLinkCheck is returned (wrapped) when a link's self-check finds it outside tolerance
-// (shaping.ErrCheckFailed, which flows returns too).
-var ErrLinkCheck = shaping.ErrCheckFailed
+// (selfcheck.ErrFailed, which flows returns too).
+var ErrLinkCheck = selfcheck.ErrFailed
 
 // Summary counts what Run did. The measured (non-warm-up) loads are counted by
 // result.Classify, as every report table counts them: Valid + TimedOut + NetworkFailed +
@@ -73,10 +75,24 @@ type page struct {
 // returns when all loads are done, or early with ctx's error after an interrupt (the load under
 // way is abandoned and leaves no line, every written line is kept), or with an error naming the
 // links that failed, or at once when w fails (a closed pipe, a full disk). Everything it set up
-// (page directories, links, servers, browsers) is torn down before it returns.
+// (page directories, links, servers, browsers) is torn down before it returns. It is RunPlan of
+// NewPlan(c).
 func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
+	if err := c.withDefaults().Validate(); err != nil {
+		return Summary{}, err
+	}
+	p, err := NewPlan(c)
+	if err != nil {
+		return Summary{}, err
+	}
+	return RunPlan(ctx, p, w)
+}
+
+// RunPlan makes the loads of p.Left() (its shard's, not made before) as Run describes, from the
+// plan as computed: nothing is scheduled, cut or resumed again.
+func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
 	start := time.Now()
-	c = c.withDefaults()
+	c := p.Config.withDefaults()
 	if err := c.Validate(); err != nil {
 		return Summary{}, err
 	}
@@ -93,18 +109,14 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	mine, err := ShardJobs(c)
-	if err != nil {
-		return Summary{}, err
-	}
-	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: Schedule(c), env: environment(c), plts: map[Arm][]float64{},
-		settings: c.Settings(), keeper: artifacts.NewKeeper(c.Artifacts.For), skip: map[int]bool{}, total: len(mine), hash: ConfigHash(c)}
+	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: p.Jobs, env: environment(c), plts: map[Arm][]float64{},
+		settings: c.Settings(), keeper: artifacts.NewKeeper(c.Artifacts.For), skip: map[int]bool{}, total: len(p.Mine), hash: ConfigHash(c)}
 	if r.c.Launch == nil {
 		r.c.Launch = browser.Launch
 	}
 	r.sum.Scheduled = len(r.jobs)
 	inShard := make([]bool, len(r.jobs))
-	for _, i := range mine {
+	for _, i := range p.Mine {
 		inShard[i] = true
 	}
 	for i := range r.jobs {
@@ -117,7 +129,7 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 		}
 	}
 	if c.Shard.Count > 0 {
-		if err := r.emit(PlanRecord(c, len(mine))); err != nil {
+		if err := r.emit(PlanRecord(c, len(p.Mine))); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -126,10 +138,10 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	return r.sum, err
 }
 
-func parseLinks(c Config) ([]shaping.Spec, error) {
-	var out []shaping.Spec
+func parseLinks(c Config) ([]linkspec.Spec, error) {
+	var out []linkspec.Spec
 	for _, s := range c.Links {
-		spec, err := shaping.ParseSpec(s)
+		spec, err := linkspec.Parse(s)
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +175,7 @@ type runner struct {
 	c     Config
 	w     *result.Writer
 	pages []*page
-	links []shaping.Spec
+	links []linkspec.Spec
 	jobs  []Job
 	env   *result.Env
 	sum   Summary
@@ -376,61 +388,44 @@ func (r *runner) checksLeft() int {
 }
 
 // LinkCheckAttempts is how many self-checks a link gets before it is refused
-// (shaping.CheckAttempts).
-const LinkCheckAttempts = shaping.CheckAttempts
+// (selfcheck.Attempts).
+const LinkCheckAttempts = selfcheck.Attempts
 
 // selfCheck is the link self-check the runner uses (a seam for the tests of the retry rule).
-var selfCheck = shaping.Check
+var selfCheck = selfcheck.Run
 
-// checkLink self-checks link li (up to LinkCheckAttempts times), writes each check as a
-// link_check line carrying its attempt number, names a link that needed a second check in the
-// summary (Summary.Rechecked) and returns an error wrapping ErrLinkCheck when every attempt
-// failed. Every link the LINK grammar accepts has a check that can fail; none is advisory.
+// checkLink self-checks link li by the one retry rule (selfcheck.Retry: up to
+// LinkCheckAttempts checks), writes each check as a link_check line carrying its attempt
+// number, names a link that needed a second check in the summary (Summary.Rechecked) and
+// returns an error wrapping ErrLinkCheck when every attempt failed. Every link the LINK grammar
+// accepts has a check that can fail; none is advisory.
 func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	if r.c.SkipLinkCheck || l.Namespace() == "" {
 		return nil
 	}
 	r.checked = li + 1
-	var err, first error
-	for attempt := 1; attempt <= LinkCheckAttempts; attempt++ {
-		err = r.checkOnce(ctx, li, l, attempt)
-		if attempt > 1 {
-			outcome := "passed on its second check"
-			if err != nil {
-				outcome = "failed both checks"
+	note, err := selfcheck.Retry(ctx, l, selfcheck.RetryOptions{
+		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Name: r.c.Links[li], Logger: r.c.Logger,
+		Before: func(int) {
+			if r.c.Observer != nil {
+				r.c.Observer(Progress{Done: r.done, Total: r.total - r.sum.Resumed, Checking: r.c.Links[li],
+					ChecksLeft: r.checksLeft(), Medians: r.medians()})
 			}
-			r.sum.Rechecked = append(r.sum.Rechecked, fmt.Sprintf("link %s %s (the first failed: %v)", r.c.Links[li], outcome, first))
-		}
-		if err == nil || !errors.Is(err, ErrLinkCheck) || ctx.Err() != nil {
-			return err
-		}
-		first = err
-		if attempt < LinkCheckAttempts {
-			r.c.Logger.Warn("link self-check failed; checking once more", "link", r.c.Links[li], "err", err)
-		}
+		},
+		Record: func(chk result.LinkCheck) error {
+			rec := &result.Record{Kind: result.KindLinkCheck, Experiment: r.c.Name, Run: -1, Time: time.Now().UTC(),
+				Link: l.Spec().Result(), Check: &chk, Env: r.env, Settings: r.settings}
+			rec.Link.Spec = r.c.Links[li]
+			if err := r.emit(rec); err != nil {
+				return err
+			}
+			r.observe(rec)
+			return nil
+		}})
+	if note != "" {
+		r.sum.Rechecked = append(r.sum.Rechecked, fmt.Sprintf("link %s %s", r.c.Links[li], note))
 	}
 	return err
-}
-
-// checkOnce runs self-check number attempt of link li and records it.
-func (r *runner) checkOnce(ctx context.Context, li int, l shaping.Link, attempt int) error {
-	if r.c.Observer != nil {
-		r.c.Observer(Progress{Done: r.done, Total: r.total - r.sum.Resumed, Checking: r.c.Links[li],
-			ChecksLeft: r.checksLeft(), Medians: r.medians()})
-	}
-	chk, err := selfCheck(ctx, l, shaping.CheckOptions{Quick: true})
-	if err != nil {
-		return fmt.Errorf("link self-check: %w", err)
-	}
-	chk.Attempt = attempt
-	rec := &result.Record{Kind: result.KindLinkCheck, Experiment: r.c.Name, Run: -1, Time: time.Now().UTC(),
-		Link: l.Spec().Result(), Check: &chk, Env: r.env, Settings: r.settings}
-	rec.Link.Spec = r.c.Links[li]
-	if err := r.emit(rec); err != nil {
-		return err
-	}
-	r.observe(rec)
-	return shaping.CheckFailure(chk)
 }
 
 func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr, extra ...server.Option) (*server.Server, error) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // MaxShards bounds a shard count (a job array of more tasks is a mistake, not a sweep).
@@ -156,8 +156,8 @@ type Part struct {
 	Estimate time.Duration
 }
 
-// Plan is an experiment split into shards.
-type Plan struct {
+// ShardPlan is an experiment split into shards (Plan.Shards).
+type ShardPlan struct {
 	// Parts has one entry per shard, in shard order.
 	Parts []Part
 	// Loads is the number of loads in the whole schedule, warm-ups included.
@@ -178,63 +178,15 @@ type Plan struct {
 // and warm-ups), not by count: cut k goes to the block boundary nearest k/n of the total
 // estimated time, moved to the nearest boundary between links when one lies within LinkSnap of
 // the per-shard target (CutPoints), so that links are split only where balance needs it.
+// It is Plan.Shards of NewPlan(c) without c's own shard.
 // Errors: a spec that does not parse, n outside 1..MaxShards, or more shards than measured
 // blocks (links x runs), naming the largest useful count.
-func PlanShards(c Config, n int) (Plan, error) {
-	c = c.withDefaults()
-	m, err := newCost(c)
+func PlanShards(c Config, n int) (ShardPlan, error) {
+	p, err := NewPlan(unsharded(c))
 	if err != nil {
-		return Plan{}, err
+		return ShardPlan{}, err
 	}
-	perLink := c.Runs
-	units := len(c.Links) * perLink
-	if n < 1 || n > MaxShards {
-		return Plan{}, fmt.Errorf("bad shard count %d: accepted 1..%d", n, MaxShards)
-	}
-	if n > units {
-		return Plan{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
-			n, units, len(c.Links), perLink, units, units)
-	}
-	// cum[i] is the estimated time before measured unit (link, block) i, with each link's
-	// bring-up and warm-up blocks counted at its first block.
-	cum := make([]time.Duration, units+1)
-	for i := range units {
-		l, b := i/perLink, i%perLink
-		cum[i+1] = cum[i] + m.block(l)
-		if b == 0 {
-			cum[i+1] += m.setup(l) + time.Duration(c.Warmup)*m.block(l)
-		}
-	}
-	cuts := CutPoints(cum, func(i int) bool { return i%perLink == 0 }, n)
-	cells := len(c.Pages) * len(c.Arms)
-	jobs := Schedule(c)
-	plan := Plan{Loads: len(jobs), Estimate: cum[units]}
-	linkStart := func(l int) int { return l * (c.Warmup + c.Runs) * cells }
-	for k := range n {
-		part := Part{Shard: Shard{Index: k, Count: n}}
-		lastLink := -1
-		for u := cuts[k]; u < cuts[k+1]; u++ {
-			l, b := u/perLink, u%perLink
-			if l != lastLink {
-				part.Links = append(part.Links, l)
-				part.Estimate += m.setup(l) + time.Duration(c.Warmup)*m.block(l)
-				for i := linkStart(l); i < linkStart(l)+c.Warmup*cells; i++ {
-					part.Jobs = append(part.Jobs, i)
-				}
-				lastLink = l
-			}
-			part.Estimate += m.block(l)
-			from := linkStart(l) + (c.Warmup+b)*cells
-			for i := from; i < from+cells; i++ {
-				part.Jobs = append(part.Jobs, i)
-				if !jobs[i].Warmup {
-					part.Measured++
-				}
-			}
-		}
-		plan.Parts = append(plan.Parts, part)
-	}
-	return plan, nil
+	return p.Shards(n)
 }
 
 // CutPoints returns n+1 unit indexes 0 = c_0 < c_1 < ... < c_n = units: part k is the units
@@ -272,32 +224,13 @@ func CutPoints(cum []time.Duration, boundary func(int) bool, n int) []int {
 }
 
 // ShardJobs returns the indexes into Schedule(c) of the loads of c.Shard (c.Subset when set;
-// every index when c is not sharded), ascending.
+// every index when c is not sharded), ascending: NewPlan(c).Mine.
 func ShardJobs(c Config) ([]int, error) {
-	if c.Shard.Count > 0 && c.Subset != nil {
-		n := len(Schedule(c))
-		for _, i := range c.Subset {
-			if i < 0 || i >= n {
-				return nil, fmt.Errorf("shard %s: load %d is outside the schedule of %d loads", c.Shard, i, n)
-			}
-		}
-		return c.Subset, nil
-	}
-	if c.Shard.Count == 0 {
-		idx := make([]int, len(Schedule(c)))
-		for i := range idx {
-			idx[i] = i
-		}
-		return idx, nil
-	}
-	plan, err := PlanShards(c, c.Shard.Count)
+	p, err := NewPlan(c)
 	if err != nil {
 		return nil, err
 	}
-	if c.Shard.Index < 0 || c.Shard.Index >= c.Shard.Count {
-		return nil, fmt.Errorf("bad shard %s: accepted I/N with 0 <= I < N", c.Shard)
-	}
-	return plan.Parts[c.Shard.Index].Jobs, nil
+	return p.Mine, nil
 }
 
 // hashed is what ConfigHash covers: every setting that decides which loads are made and how.
@@ -327,7 +260,7 @@ func InputFiles(c Config) []result.InputFile {
 	}
 	var out []result.InputFile
 	for _, l := range c.Links {
-		for _, path := range shaping.InputFiles(l) {
+		for _, path := range linkspec.InputFiles(l) {
 			if slices.ContainsFunc(out, func(f result.InputFile) bool { return f.Path == path }) {
 				continue
 			}
@@ -409,7 +342,8 @@ type Block struct {
 }
 
 // LinkEntry is what a process pays before the first measured block of a link: bringing it up
-// (LinkCheckCost or LinkUpCost, BrowserLaunchCost per page and protocol) and its warm-up blocks.
+// (LinkCheckTime or LinkUpCost, BrowserLaunchCost and BrowserCloseCost per page and protocol) and
+// its warm-up blocks.
 type LinkEntry struct {
 	// Warmups are the link's warm-up loads, indexes into Schedule(c), ascending.
 	Warmups []int
@@ -418,32 +352,13 @@ type LinkEntry struct {
 }
 
 // Blocks returns the measured blocks of Schedule(c) in schedule order (link after link) and per
-// link its entry (LinkEntry): the one list of jobs every shard plan (PlanShards, a study's
-// shards) filters. It fails on a spec that does not parse.
+// link its entry (LinkEntry): Plan.Blocks of NewPlan(c) without c's shard. It fails on a spec
+// that does not parse.
 func Blocks(c Config) ([]Block, []LinkEntry, error) {
-	c = c.withDefaults()
-	m, err := newCost(c)
+	p, err := NewPlan(unsharded(c))
 	if err != nil {
 		return nil, nil, err
 	}
-	cells := len(c.Pages) * len(c.Arms)
-	var blocks []Block
-	entries := make([]LinkEntry, len(c.Links))
-	for l := range c.Links {
-		start := l * (c.Warmup + c.Runs) * cells
-		e := LinkEntry{Cost: m.setup(l) + time.Duration(c.Warmup)*m.block(l)}
-		for i := start; i < start+c.Warmup*cells; i++ {
-			e.Warmups = append(e.Warmups, i)
-		}
-		entries[l] = e
-		for b := range c.Runs {
-			from := start + (c.Warmup+b)*cells
-			blk := Block{Link: l, Cost: m.block(l)}
-			for i := from; i < from+cells; i++ {
-				blk.Jobs = append(blk.Jobs, i)
-			}
-			blocks = append(blocks, blk)
-		}
-	}
-	return blocks, entries, nil
+	b, e := p.Blocks()
+	return b, e, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/capture"
 )
 
 // dialTimeout bounds a flow's connection set-up (TCP or QUIC handshake, TLS, request).
@@ -52,7 +53,7 @@ type transfer struct {
 	tlsVersion  string // "1.2" or "1.3", as the client negotiated it
 	connID      uint64
 	cc          string
-	key         shaping.FlowKey
+	key         capture.FlowKey
 	validErr    error // set when the negotiated protocol is not the requested one
 }
 
@@ -138,7 +139,7 @@ func (t target) dialTCP(ctx context.Context, p protocol.Protocol, s Spec, port i
 	}
 	cs := conn.ConnectionState()
 	local, _ := netip.ParseAddrPort(conn.LocalAddr().String())
-	tr.key = shaping.FlowKey{Proto: shaping.ProtoTCP, Server: addr, Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())}
+	tr.key = capture.FlowKey{Proto: capture.ProtoTCP, Server: addr, Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())}
 	tr.alpn, tr.tlsVersion = cs.NegotiatedProtocol, tlsVersionName(cs.Version)
 	if tr.alpn != p.ALPN || resp.ProtoMajor != map[protocol.Version]int{protocol.HTTP1: 1, protocol.HTTP2: 2}[p.Version] {
 		tr.validErr = fmt.Errorf("%w: ALPN %q, response %s, want %q", ErrProtocol, tr.alpn, resp.Proto, p.ALPN)
@@ -197,7 +198,7 @@ func (t target) dialQUIC(ctx context.Context, p protocol.Protocol, s Spec, port 
 	local := udp.LocalAddr().(*net.UDPAddr).AddrPort()
 	st := qc.ConnectionState()
 	tr := &transfer{alpn: st.TLS.NegotiatedProtocol, quicVersion: st.Version.String(), tlsVersion: tlsVersionName(st.TLS.Version),
-		key: shaping.FlowKey{Proto: shaping.ProtoUDP, Server: addr, Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())}}
+		key: capture.FlowKey{Proto: capture.ProtoUDP, Server: addr, Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())}}
 	if tr.alpn != p.ALPN || st.Version != quic.Version1 {
 		tr.validErr = fmt.Errorf("%w: ALPN %q, QUIC %s, want %q over QUIC v1", ErrProtocol, tr.alpn, st.Version, p.ALPN)
 	}

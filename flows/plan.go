@@ -11,6 +11,8 @@ import (
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+	"github.com/pltlab/pltlab/shaping/selfcheck"
 )
 
 // Plan is a bulk-flows experiment: every mix run Runs times through one link, in the order of
@@ -18,7 +20,7 @@ import (
 // parts both call it): it opens the link, self-checks it, keeps the artifacts through the
 // artifacts lifecycle and writes one KindFlow record per flow and run.
 type Plan struct {
-	// Link is the LINK spec (shaping.ParseSpec) as given; records carry it in Link.Spec.
+	// Link is the LINK spec (linkspec.Parse) as given; records carry it in Link.Spec.
 	Link string
 	// Mixes are the flow mixes; each Spec's Start and Duration apply (Duration defaults to
 	// Plan.Duration).
@@ -94,7 +96,7 @@ func (p Plan) length(mix []Spec) time.Duration {
 // accepted.
 func (p Plan) Check() error {
 	p = p.withDefaults()
-	if _, err := shaping.ParseSpec(p.Link); err != nil {
+	if _, err := linkspec.Parse(p.Link); err != nil {
 		return fmt.Errorf("bad link %q: %w", p.Link, err)
 	}
 	if len(p.Mixes) == 0 {
@@ -192,7 +194,7 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 		return sum, err
 	}
 	p = p.withDefaults()
-	spec, _ := shaping.ParseSpec(p.Link)
+	spec, _ := linkspec.Parse(p.Link)
 	if spec.Seed == 0 {
 		spec.Seed = p.Seed
 	}
@@ -269,34 +271,24 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 	return sum, ctx.Err()
 }
 
-// checkLink self-checks a shaped link (up to shaping.CheckAttempts times) and emits every
-// check; the error wraps shaping.ErrCheckFailed when every attempt failed.
+// selfCheck is the link self-check the flows runner uses (a seam for the tests of the retry rule).
+var selfCheck = selfcheck.Run
+
+// checkLink self-checks a shaped link by the one retry rule (selfcheck.Retry: up to
+// selfcheck.Attempts checks) and emits every check; the error wraps selfcheck.ErrFailed
+// when every attempt failed.
 func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {
 	if p.SkipLinkCheck || l.Namespace() == "" {
 		return nil
 	}
-	for attempt := 1; ; attempt++ {
-		chk, cerr := shaping.Check(ctx, l, shaping.CheckOptions{Quick: true})
-		if cerr != nil {
-			return fmt.Errorf("link self-check: %w", cerr)
-		}
-		chk.Attempt = attempt // a repeat is named in every report (result.RecheckedLinks)
-		r := &result.Record{Kind: result.KindLinkCheck, Experiment: p.Experiment, Run: -1, Time: time.Now().UTC(),
-			Link: l.Spec().Result(), Check: &chk, Env: env}
-		r.Link.Spec = p.Link
-		if err := emit(r); err != nil {
-			return err
-		}
-		err := shaping.CheckFailure(chk)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if attempt == shaping.CheckAttempts {
-			return err
-		}
-		p.Logger.Warn("link self-check failed; checking once more", "link", p.Link, "err", err)
-	}
+	_, err := selfcheck.Retry(ctx, l, selfcheck.RetryOptions{
+		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Name: p.Link, Logger: p.Logger,
+		Record: func(chk result.LinkCheck) error {
+			// A repeat is named in every report from its attempt number (result.RecheckedLinks).
+			r := &result.Record{Kind: result.KindLinkCheck, Experiment: p.Experiment, Run: -1, Time: time.Now().UTC(),
+				Link: l.Spec().Result(), Check: &chk, Env: env}
+			r.Link.Spec = p.Link
+			return emit(r)
+		}})
+	return err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/capture"
 )
 
 // Config configures one run of a flow mix through a link.
@@ -80,7 +81,7 @@ type flowRun struct {
 	bins     *Binner
 	bytes    int64
 	stats    server.ConnStats
-	counts   shaping.FlowCounts
+	counts   capture.FlowCounts
 	counted  bool
 	err      error // set-up failure or early end
 	endEarly bool
@@ -111,9 +112,9 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 		return nil, err
 	}
 	nbins := int((total + c.Bin - 1) / c.Bin)
-	var counter *shaping.FlowCounter
-	if fc, ok := l.(shaping.FlowCounting); ok {
-		counter = shaping.NewFlowCounter()
+	var counter *capture.FlowCounter
+	if fc, ok := l.(capture.FlowCounting); ok {
+		counter = capture.NewFlowCounter()
 		fc.CountFlows(counter)
 		defer fc.CountFlows(nil)
 	}
@@ -202,7 +203,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 // transfer reads the flow's body until end, then reads the server's and the emulator's facts
 // and closes the connection.
-func (fr *flowRun) transfer(ctx context.Context, srv *server.Server, counter *shaping.FlowCounter, end time.Time) {
+func (fr *flowRun) transfer(ctx context.Context, srv *server.Server, counter *capture.FlowCounter, end time.Time) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

@@ -10,12 +10,13 @@ import (
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // openLink opens spec (skipping without root for shaped links) and a flows server on it.
 func openLink(t testing.TB, spec string) (shaping.Link, *server.Server) {
 	t.Helper()
-	sp, err := shaping.ParseSpec(spec)
+	sp, err := linkspec.Parse(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 // RecheckedLinks names every link whose self-check ran more than once in recs (a failed check
-// is repeated once before the link is refused; see experiment.LinkCheckAttempts), one sentence
+// is repeated once before the link is refused; see selfcheck.Retry), one sentence
 // per link in input order: "link carlucci2015 (experiment e) passed on its second check (the
 // first failed: idle RTT min..max)" or "... failed both checks". A check carries its attempt
 // number (LinkCheck.Attempt); in older records without it, a failed check followed directly by

@@ -4,13 +4,15 @@
 # boots Debian's kernel under TCG with the host's root filesystem read-only: pltlab, the test
 # binaries, tc, ip, ethtool and Chromium are the host's own. The binaries are built here and
 # shared with the guest writable at /run/vmtest, with the guest's output and exit status.
-# The guest runs: the shaping tests TestIntegrationNetem* (link check of carlucci2015, a lossy
-# link, CoDel and FQ-CoDel queues; the kernel's qdisc trees), then the end-to-end test (one
+# The guest runs: the tests TestIntegrationNetem* of shaping (the tc commands of a netem link)
+# and of shaping/selfcheck (link check of carlucci2015, a lossy link, CoDel and FQ-CoDel queues;
+# the kernel's qdisc trees), then the end-to-end test (one
 # Chromium load per protocol through shaper=netem; function, not timing: Chromium under TCG is
 # slow). Where qemu cannot run, this fails with the reason (never a silent skip).
 # Environment: VMTEST_NICE (default -10: qemu ahead of other work, so guest timers fire on time
 # on a shared machine), VMTEST_TIMEOUT (default 40m), NETEM_E2E=0 to leave out the Chromium test,
-# NETEM_TESTS (a -test.run pattern of the shaping tests; default TestIntegrationNetem).
+# NETEM_TESTS (a -test.run pattern of the shaping and shaping/selfcheck tests; default
+# TestIntegrationNetem).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -23,6 +25,7 @@ trap 'rm -rf "$work"' EXIT
 "$GO" build -o "$work/pltlab" ./cmd/pltlab
 "$GO" build -o "$work/vmrun" ./internal/vmtest/vmrun
 "$GO" test -c -o "$work/shaping.test" ./shaping
+"$GO" test -c -o "$work/selfcheck.test" ./shaping/selfcheck
 e2e=${NETEM_E2E:-1}
 if [ "$e2e" = 1 ]; then "$GO" test -c -o "$work/cmd.test" ./cmd/pltlab; fi
 tests=${NETEM_TESTS:-TestIntegrationNetem}
@@ -34,6 +37,7 @@ echo "test-netem: guest kernel \$(uname -r), \$(nproc) vCPUs; load \$(cut -d' ' 
 rc=0
 start=\$(date +%s)
 ./shaping.test -test.run '$tests' -test.v -test.count=1 -test.timeout 10m || rc=1
+./selfcheck.test -test.run '$tests' -test.v -test.count=1 -test.timeout 10m || rc=1
 echo "test-netem: shaping tests took \$((\$(date +%s) - start)) s"
 if [ -x ./cmd.test ]; then
 	start=\$(date +%s)

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/emu"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -20,7 +22,7 @@ import (
 // EmuLink is the userspace emulator's Link: a client namespace whose TUN device is joined to a
 // host-side TUN device through two forwarders (one emu.Pipe per direction).
 type EmuLink struct {
-	spec         Spec
+	spec         linkspec.Spec
 	ns, dev      string
 	host, client netip.Addr
 	log          *slog.Logger
@@ -36,15 +38,15 @@ type EmuLink struct {
 	started      bool
 	nsLink       *netlink.Handle // netlink in the client namespace (device counters)
 	drops        [2]uint64       // device drops already reported (down, up)
-	tap          atomic.Pointer[Tap]
+	tap          atomic.Pointer[capture.Tap]
 	capMu        sync.Mutex
-	cap          *capture
+	cap          *capture.Session
 }
 
 var _ Link = (*EmuLink)(nil)
 
 // openEmu builds an EmuLink; on any error everything created so far is removed.
-func openEmu(ctx context.Context, spec Spec, o options) (Link, error) {
+func openEmu(ctx context.Context, spec linkspec.Spec, o options) (Link, error) {
 	if err := checkPrivileges(); err != nil {
 		return nil, err
 	}
@@ -107,7 +109,7 @@ func (l *EmuLink) setup(o options) error {
 	}
 	l.drops[0], l.drops[1] = l.deviceDrops()
 	base := time.Now()
-	down, up, err := PipeConfigs(l.spec)
+	down, up, err := linkspec.PipeConfigs(l.spec)
 	if err != nil {
 		return err
 	}
@@ -148,6 +150,9 @@ func (l *EmuLink) start() {
 // Namespace is the client namespace's name, e.g. "pltlab-1234-1".
 func (l *EmuLink) Namespace() string { return l.ns }
 
+// HostDev is the host-side TUN device's name.
+func (l *EmuLink) HostDev() string { return l.dev }
+
 // HostAddr is the host-side address (100.64.x.1).
 func (l *EmuLink) HostAddr() netip.Addr { return l.host }
 
@@ -155,7 +160,7 @@ func (l *EmuLink) HostAddr() netip.Addr { return l.host }
 func (l *EmuLink) ClientAddr() netip.Addr { return l.client }
 
 // Spec is the link's spec.
-func (l *EmuLink) Spec() Spec { return l.spec }
+func (l *EmuLink) Spec() linkspec.Spec { return l.spec }
 
 // TakeCounters returns both directions' counters since the previous call and resets them.
 func (l *EmuLink) TakeCounters() *result.Emulator {
@@ -231,7 +236,7 @@ func (l *EmuLink) Close() error {
 
 // CountFlows attaches c to both forwarders (nil detaches): every packet offered to the link is
 // then counted per flow, dropped or not (FlowCounting).
-func (l *EmuLink) CountFlows(c *FlowCounter) {
+func (l *EmuLink) CountFlows(c *capture.FlowCounter) {
 	for _, d := range []struct {
 		f    *forwarder
 		down bool
@@ -249,4 +254,4 @@ func (l *EmuLink) CountFlows(c *FlowCounter) {
 	}
 }
 
-var _ FlowCounting = (*EmuLink)(nil)
+var _ capture.FlowCounting = (*EmuLink)(nil)

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/emu"
 	"golang.org/x/sys/unix"
 )
@@ -62,8 +63,8 @@ type forwarder struct {
 	rt     bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
 
 	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
-	capTap *atomic.Pointer[Tap]                           // pcapng capture hook (nil or unset: none); see tap_linux.go
-	dir    TapDir
+	capTap *atomic.Pointer[capture.Tap]                   // pcapng capture hook (nil or unset: none); see tap_linux.go
+	dir    capture.TapDir
 }
 
 // Fast-path batch sizes: writeBatch packets per coalescing write, each buffer big enough for
@@ -102,7 +103,7 @@ func (f *forwarder) now() time.Duration { return time.Since(f.base) }
 func (f *forwarder) run() {
 	runtime.LockOSThread() // never unlocked: the tuned thread exits with the goroutine
 	f.tid.Store(int32(unix.Gettid()))
-	tuneThread(f.rt)
+	TuneThread(f.rt)
 	fds := []unix.PollFd{{Fd: int32(f.src.fd), Events: unix.POLLIN}, {Fd: int32(f.wake), Events: unix.POLLIN}}
 	var lastSpin time.Duration
 	gov := governor{allowed: f.rt, rt: f.rt, start: f.now(), wake: f.now()}
@@ -203,7 +204,7 @@ func (f *forwarder) release() {
 		if _, err := unix.Write(f.dst.fd, pkt); err != nil {
 			f.pipe.DropOther()
 		}
-		f.tapped(now, pkt, TapExit)
+		f.tapped(now, pkt, capture.TapExit)
 		f.pipe.Recycle(pkt)
 	}
 }
@@ -218,7 +219,7 @@ func (f *forwarder) releaseBatch() {
 		copy(w[vnetHdrLen:], pkt)
 		f.wout[n] = w
 		n++
-		f.tapped(now, pkt, TapExit)
+		f.tapped(now, pkt, capture.TapExit)
 		f.pipe.Recycle(pkt)
 		if n == writeBatch {
 			f.flush(n)
@@ -333,9 +334,11 @@ func (f *forwarder) interrupt() {
 	unix.Write(f.wake, one[:])
 }
 
-// tuneThread sets 1 ns timer slack and, when rt, SCHED_FIFO on the calling thread (errors
-// ignored: it then runs as a normal thread, with later wake-ups).
-func tuneThread(rt bool) {
+// TuneThread sets 1 ns timer slack and, when rt, SCHED_FIFO on the calling thread (errors
+// ignored: it then runs as a normal thread, with later wake-ups). The caller holds the thread
+// (runtime.LockOSThread); the forwarders and the link check's RTT probes (shaping/selfcheck) run
+// on such threads.
+func TuneThread(rt bool) {
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	if rt {
 		setRT(true)

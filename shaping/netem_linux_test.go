@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/pltlab/pltlab/shaping/netem"
 )
 
@@ -17,7 +18,7 @@ func TestNetemUnavailable(t *testing.T) {
 	if netem.Available() == nil {
 		t.Skip("this kernel has sch_netem")
 	}
-	s, _ := ParseSpec("carlucci2015,shaper=netem")
+	s, _ := linkspec.Parse("carlucci2015,shaper=netem")
 	start := time.Now()
 	_, err := Open(context.Background(), s)
 	if !errors.Is(err, ErrNetemUnavailable) || !strings.Contains(err.Error(), "shaper=emu") {
@@ -41,7 +42,7 @@ func (r *recorder) Run(_ context.Context, argv []string) error {
 func TestIntegrationNetemRecorded(t *testing.T) {
 	needRoot(t)
 	var r recorder
-	s, _ := ParseSpec("carlucci2015,shaper=netem")
+	s, _ := linkspec.Parse("carlucci2015,shaper=netem")
 	l, err := Open(context.Background(), s, WithNetemRunner(&r))
 	if err != nil {
 		t.Fatal(err)

@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/pltlab/pltlab/shaping/netem"
 	"github.com/vishvananda/netlink"
 )
 
 // NetemLink is the netem backend's Link: a veth pair whose two ends carry netem qdiscs.
 type NetemLink struct {
-	spec      Spec
+	spec      linkspec.Spec
 	cfg       netem.Config
 	runner    netem.Runner
 	log       *slog.Logger
@@ -34,7 +35,7 @@ var _ Link = (*NetemLink)(nil)
 
 // openNetem checks for sch_netem first (failing at once with ErrNetemUnavailable), then builds
 // the namespace and runs netem.Plan; on error everything is removed.
-func openNetem(ctx context.Context, spec Spec, o options) (Link, error) {
+func openNetem(ctx context.Context, spec linkspec.Spec, o options) (Link, error) {
 	if o.runner == nil {
 		if err := netem.Available(); err != nil {
 			return nil, fmt.Errorf("open link %s: %w", spec.Input, ErrNetemUnavailable)
@@ -152,6 +153,9 @@ func (r *netemRef) Close() error {
 // Namespace is the client namespace's name.
 func (l *NetemLink) Namespace() string { return l.cfg.Namespace }
 
+// HostDev is the host end of the veth pair.
+func (l *NetemLink) HostDev() string { return l.cfg.HostDev }
+
 // HostAddr is the host end's address.
 func (l *NetemLink) HostAddr() netip.Addr { return l.cfg.HostAddr }
 
@@ -159,7 +163,7 @@ func (l *NetemLink) HostAddr() netip.Addr { return l.cfg.HostAddr }
 func (l *NetemLink) ClientAddr() netip.Addr { return l.cfg.ClientAddr }
 
 // Spec is the link's spec.
-func (l *NetemLink) Spec() Spec { return l.spec }
+func (l *NetemLink) Spec() linkspec.Spec { return l.spec }
 
 // stats reads the host end's interface counters (down = its transmit side, up = its receive).
 func (l *NetemLink) stats() [2]netlink.LinkStatistics {

@@ -1,11 +1,14 @@
 // Package shaping emulates a network bottleneck link between a client network namespace and the host.
 //
-// A Link is opened from a Spec (see ParseSpec). The default shaper "emu" is a userspace emulator
+// A Link is opened from a linkspec.Spec (package shaping/linkspec parses the LINK grammar).
+// The default shaper "emu" is a userspace emulator
 // in the design of Mahimahi (Netravali et al., USENIX ATC 2015): the client lives in its own
 // network namespace whose only route leaves through a TUN device; this process reads IP packets
 // from it and from a peer TUN in the host namespace and forwards each direction through the
 // pipeline of package shaping/emu (loss, droptail queue, rate serializer, propagation delay,
-// jitter). The "netem" shaper uses a veth pair and tc netem (package shaping/netem).
+// jitter). The "netem" shaper uses a veth pair and tc netem (package shaping/netem). An
+// emulated link can record its packets (package shaping/capture); package shaping/selfcheck
+// measures an open link against its spec.
 package shaping
 
 import (
@@ -16,8 +19,10 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/pltlab/pltlab/shaping/netem"
 )
 
@@ -44,10 +49,21 @@ type Link interface {
 	// ClientAddr is the client's address inside the namespace.
 	ClientAddr() netip.Addr
 	// Spec is the spec the link was opened with.
-	Spec() Spec
+	Spec() linkspec.Spec
 	// TakeCounters returns the counters since the previous call (nil when unshaped) and resets them.
 	TakeCounters() *result.Emulator
 	// Close tears the link down (namespace, devices, goroutines). It is idempotent.
+	Close() error
+}
+
+// Reference is a veth pair between the host and a link's namespace that carries no qdisc
+// (until Delay): what its probes meet is the machine itself, not the link model.
+type Reference interface {
+	// HostAddr is the reference's host-side address (its client end is in the link's namespace).
+	HostAddr() netip.Addr
+	// Delay puts a netem delay of d on both ends (each probe then meets two qdisc timers).
+	Delay(ctx context.Context, d time.Duration) error
+	// Close removes the pair.
 	Close() error
 }
 
@@ -111,21 +127,21 @@ const DefaultTCPBufMax = 32 << 20
 // it may wait behind busy goroutines (measured at 50-75 ms of release lateness on the ACK
 // direction at 1 Gbit/s with GOMAXPROCS=2 and an in-process sender), so a program that runs
 // CPU-heavy goroutines next to a fast link should raise GOMAXPROCS by 2 per open link itself.
-func Open(ctx context.Context, spec Spec, opts ...Option) (Link, error) {
+func Open(ctx context.Context, spec linkspec.Spec, opts ...Option) (Link, error) {
 	o := options{logger: slog.Default(), tcpBufMax: DefaultTCPBufMax, realtime: true, offload: true}
 	for _, f := range opts {
 		f(&o)
 	}
 	if spec.MTU == 0 {
-		spec.MTU = DefaultMTU
+		spec.MTU = linkspec.DefaultMTU
 	}
 	switch spec.Shaper {
-	case ShaperNone:
+	case linkspec.ShaperNone:
 		return noneLink{spec: spec}, nil
-	case ShaperEmu, "":
-		spec.Shaper = ShaperEmu
+	case linkspec.ShaperEmu, "":
+		spec.Shaper = linkspec.ShaperEmu
 		return openEmu(ctx, spec, o)
-	case ShaperNetem:
+	case linkspec.ShaperNetem:
 		return openNetem(ctx, spec, o)
 	}
 	return nil, fmt.Errorf("open link: unknown shaper %q: accepted emu, netem or none", spec.Shaper)
@@ -146,13 +162,13 @@ func Command(ctx context.Context, l Link, name string, args ...string) *exec.Cmd
 }
 
 // noneLink is the unshaped link: loopback, no namespace, no counters.
-type noneLink struct{ spec Spec }
+type noneLink struct{ spec linkspec.Spec }
 
 var _ Link = noneLink{}
 
 func (noneLink) Namespace() string              { return "" }
 func (noneLink) HostAddr() netip.Addr           { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
 func (noneLink) ClientAddr() netip.Addr         { return netip.AddrFrom4([4]byte{127, 0, 0, 1}) }
-func (l noneLink) Spec() Spec                   { return l.spec }
+func (l noneLink) Spec() linkspec.Spec          { return l.spec }
 func (noneLink) TakeCounters() *result.Emulator { return nil }
 func (noneLink) Close() error                   { return nil }

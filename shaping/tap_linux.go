@@ -3,12 +3,13 @@ package shaping
 import (
 	"time"
 
+	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/emu"
 )
 
 // tapped hands a packet to the forwarder's Tap, if one is set. It runs on the forwarding thread;
 // the Tap copies what it keeps. A dropped packet's buffer is already recycled but not yet reused.
-func (f *forwarder) tapped(now time.Duration, pkt []byte, ev TapEvent) {
+func (f *forwarder) tapped(now time.Duration, pkt []byte, ev capture.TapEvent) {
 	if f.capTap == nil {
 		return
 	}
@@ -18,44 +19,44 @@ func (f *forwarder) tapped(now time.Duration, pkt []byte, ev TapEvent) {
 }
 
 // tapEvent maps an emu.Verdict to the TapEvent of a packet entering the bottleneck.
-func tapEvent(v emu.Verdict) TapEvent {
+func tapEvent(v emu.Verdict) capture.TapEvent {
 	switch v {
 	case emu.DroppedLoss:
-		return TapDropLoss
+		return capture.TapDropLoss
 	case emu.DroppedFull:
-		return TapDropQueue
+		return capture.TapDropQueue
 	case emu.DroppedAQM:
-		return TapDropAQM
+		return capture.TapDropAQM
 	case emu.DroppedOutage:
-		return TapDropOutage
+		return capture.TapDropOutage
 	}
-	return TapEnter
+	return capture.TapEnter
 }
 
 // setTaps connects both forwarders to l's tap slot.
 func (l *EmuLink) setTaps() {
-	l.down.capTap, l.down.dir = &l.tap, TapDown
-	l.up.capTap, l.up.dir = &l.tap, TapUp
+	l.down.capTap, l.down.dir = &l.tap, capture.TapDown
+	l.up.capTap, l.up.dir = &l.tap, capture.TapUp
 }
 
-var _ Capturer = (*EmuLink)(nil)
+var _ capture.Capturer = (*EmuLink)(nil)
 
 // StartCapture starts recording both directions of the link into the pcapng file path (see
-// CaptureInterfaces). Packets are copied on the forwarding threads and written by a separate
+// capture.Interfaces). Packets are copied on the forwarding threads and written by a separate
 // goroutine, so the emulated link is not slowed down; events the writer cannot take are counted
-// as CaptureStats.Lost. Errors: a capture already running, or the file cannot be created.
+// as capture.Stats.Lost. Errors: a capture already running, or the file cannot be created.
 func (l *EmuLink) StartCapture(path string) error {
 	l.capMu.Lock()
 	defer l.capMu.Unlock()
 	if l.cap != nil {
-		return errCaptureRunning
+		return capture.ErrRunning
 	}
-	c, err := newCapture(path)
+	c, err := capture.Start(path)
 	if err != nil {
 		return err
 	}
 	l.cap = c
-	t := Tap(c.tap)
+	t := capture.Tap(c.Tap)
 	l.tap.Store(&t)
 	return nil
 }
@@ -63,14 +64,14 @@ func (l *EmuLink) StartCapture(path string) error {
 // StopCapture stops the running capture and completes its file with secrets (an NSS key log)
 // as a Decryption Secrets Block before the packets, so Wireshark decrypts TLS and QUIC with no
 // other file.
-func (l *EmuLink) StopCapture(secrets []byte) (CaptureStats, error) {
+func (l *EmuLink) StopCapture(secrets []byte) (capture.Stats, error) {
 	l.capMu.Lock()
 	defer l.capMu.Unlock()
 	c := l.cap
 	if c == nil {
-		return CaptureStats{}, errNoCapture
+		return capture.Stats{}, capture.ErrNotRunning
 	}
 	l.tap.Store(nil)
 	l.cap = nil
-	return c.stop(secrets)
+	return c.Stop(secrets)
 }

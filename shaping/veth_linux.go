@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
@@ -30,7 +31,7 @@ type VethLink struct {
 
 var _ Link = (*VethLink)(nil)
 
-// ShaperVeth is the Shaper of a VethLink's Spec (not accepted by ParseSpec: a veth path is
+// ShaperVeth is the Shaper of a VethLink's Spec (not accepted by linkspec.Parse: a veth path is
 // opened with OpenVeth).
 const ShaperVeth = "veth"
 
@@ -74,7 +75,7 @@ func (l *VethLink) setup(tcpBufMax int) error {
 	}
 	defer h.Close()
 	// The peer is created inside the namespace, so its name never meets the host's devices.
-	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: l.hostDev, MTU: DefaultMTU}, PeerName: vethClientDev,
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: l.hostDev, MTU: linkspec.DefaultMTU}, PeerName: vethClientDev,
 		PeerNamespace: netlink.NsFd(h)}
 	if err := netlink.LinkAdd(veth); err != nil {
 		return fmt.Errorf("add veth %s: %w", l.hostDev, err)
@@ -82,10 +83,10 @@ func (l *VethLink) setup(tcpBufMax int) error {
 	if err := writeSysctl("net/ipv6/conf/"+l.hostDev+"/disable_ipv6", "1"); err != nil {
 		return err
 	}
-	if err := configureDev(l.hostDev, DefaultMTU, l.host, l.client); err != nil {
+	if err := configureDev(l.hostDev, linkspec.DefaultMTU, l.host, l.client); err != nil {
 		return err
 	}
-	return inNamespace(l.ns, func() error { return configureDev(vethClientDev, DefaultMTU, l.client, l.host) })
+	return inNamespace(l.ns, func() error { return configureDev(vethClientDev, linkspec.DefaultMTU, l.client, l.host) })
 }
 
 // SetOffloads turns TSO, GSO and GRO on or off on both veth ends (`ethtool -K DEV tso X gso X
@@ -116,7 +117,9 @@ func (l *VethLink) HostAddr() netip.Addr { return l.host }
 func (l *VethLink) ClientAddr() netip.Addr { return l.client }
 
 // Spec is the unshaped spec with Shaper ShaperVeth and MTU 1500.
-func (l *VethLink) Spec() Spec { return Spec{Input: ShaperVeth, Shaper: ShaperVeth, MTU: DefaultMTU} }
+func (l *VethLink) Spec() linkspec.Spec {
+	return linkspec.Spec{Input: ShaperVeth, Shaper: ShaperVeth, MTU: linkspec.DefaultMTU}
+}
 
 // TakeCounters returns nil: the kernel path has no emulator counters.
 func (l *VethLink) TakeCounters() *result.Emulator { return nil }

@@ -11,7 +11,7 @@ import (
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // CarlucciLossyLinks is the lossy-channel series of carlucci2015. The paper's abstract says
@@ -55,7 +55,7 @@ func carlucci() *Study {
 // one line saying why they were left out.
 func availableLinks(specs []string) (ok []string, left []string) {
 	for _, s := range specs {
-		if _, err := shaping.ParseSpec(s); err != nil {
+		if _, err := linkspec.Parse(s); err != nil {
 			left = append(left, fmt.Sprintf("link %q not run: this build does not accept it (%v)", s, err))
 			continue
 		}

@@ -40,7 +40,11 @@ func (p Plan) Estimate() (time.Duration, error) {
 		d += e
 	}
 	for _, f := range p.Flows {
-		d += experiment.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration)
+		e, err := experiment.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
+		if err != nil {
+			return 0, fmt.Errorf("part %s: %w", f.Name, err)
+		}
+		d += e
 	}
 	d += p.CustomEstimate
 	return d, nil

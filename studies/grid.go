@@ -12,7 +12,7 @@ import (
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // ImplicitRTT is the RTT of the real path Kakhki et al. added their "extra" delay to, as the
@@ -71,7 +71,7 @@ type Cell struct {
 	// Page and Link are the specs as given; PageSpec and LinkSpec parsed.
 	Page, Link string
 	PageSpec   pages.Spec
-	LinkSpec   shaping.Spec
+	LinkSpec   linkspec.Spec
 	// Diffs are indexed like Comparisons.
 	Diffs [2]Diff
 }
@@ -86,7 +86,7 @@ func (e *Support) cells(parts ...string) []Cell {
 			continue
 		}
 		for _, l := range pr.Part.Config.Links {
-			ls, err := shaping.ParseSpec(l)
+			ls, err := linkspec.Parse(l)
 			if err != nil {
 				continue
 			}
@@ -287,7 +287,7 @@ func filterCells(cells []Cell, keep func(Cell) bool) []Cell {
 }
 
 // mbit formats a rate in Mbit/s.
-func mbit(r shaping.Rate) string {
+func mbit(r linkspec.Rate) string {
 	return strings.TrimSuffix(strconv.FormatFloat(float64(r)/1e6, 'g', 4, 64), ".0")
 }
 

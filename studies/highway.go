@@ -22,6 +22,7 @@ import (
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"golang.org/x/sys/unix"
 )
 
@@ -71,9 +72,13 @@ var highwayScales = map[Scale]highwayScale{
 		runs: 10, duration: 10 * time.Second},
 }
 
-// highwayArmOverhead is the set-up and pause around one bulk run (server start, handshake,
-// flows.DefaultPause, the flow's end), measured at 2-5 s per run here (load average 18).
-const highwayArmOverhead = 4500 * time.Millisecond
+// highwayArmOverhead is the set-up and pause around one bulk run beyond its duration (server
+// start, handshake, the flow's end, flows.DefaultPause of 1 s). Fit: experiment.FitCost's
+// FlowOverhead (median spacing of consecutive runs minus their duration) of the highway2023
+// smoke and quick runs of 2026-12-01 (testdata/costfit; 6.0 s apart for 5 s runs, 3.0 s for
+// 2 s, at load average 2-4): 1.0 s. The earlier 4.5 s (measured at load average 18) made the
+// estimates twice the measured time.
+const highwayArmOverhead = time.Second
 
 // armsOn returns the arms that apply to a path: the veth offload switches only on veth.
 func armsOn(p highwayPath) []highwayArm {
@@ -161,7 +166,7 @@ func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOp
 		}
 		veth, l = v, v
 	} else {
-		spec, err := shaping.ParseSpec(p.link)
+		spec, err := linkspec.Parse(p.link)
 		if err != nil {
 			return err
 		}

@@ -60,60 +60,104 @@ func (p Plan) Configs(o RunOptions) []experiment.Config {
 	return out
 }
 
-// shard returns the shard o.Shard of the plan, or nil when o is not sharded.
-func (p Plan) shard(o RunOptions) (*Shard, error) {
-	if o.Shard.Count == 0 {
-		return nil, nil
-	}
-	shards, err := p.Shards(o.Shard.Count, o)
-	if err != nil {
-		return nil, err
-	}
-	if o.Shard.Index < 0 || o.Shard.Index >= len(shards) {
-		return nil, fmt.Errorf("bad shard %s: accepted I/N with 0 <= I < N", o.Shard)
-	}
-	return &shards[o.Shard.Index], nil
+// Prepared is a study's plan computed once for one run with its options: every part's
+// experiment plan (its schedule, cost-model times, the shard's share and what is left after a
+// resume) and the shard. Run, the announcement of a run and its estimate all read it.
+type Prepared struct {
+	// Plan and Options are the study's plan and the run's options.
+	Plan    Plan
+	Options RunOptions
+	// Parts are the page-load parts' experiment plans, in Plan.Parts order; a part the shard
+	// makes no load of has an empty Mine.
+	Parts []*experiment.Plan
+	// Shard is the shard Options.Shard names (Plan.Shards), nil when not sharded.
+	Shard *Shard
 }
 
-// Resumed returns Configs(o) filtered twice, the plan computed once: to o.Shard's share when
-// sharded (Plan.Shards; a part the shard makes no load of gets an empty Subset), then each part
-// set to continue from the records in o.Resume that carry its experiment name (a part without
-// any starts afresh). The error names a shard count the plan cannot be split into, or the part
-// whose records do not match the plan.
-func (p Plan) Resumed(o RunOptions) ([]experiment.Config, error) {
-	cs := p.Configs(o)
-	sh, err := p.shard(o)
+// Prepare computes the plan once with o: every part's experiment plan (experiment.NewPlan with
+// o's Runs and Seed), cut to o.Shard's share when sharded (Plan.Shards over the same part
+// plans), then each part set to continue from the records in o.Resume that carry its
+// experiment name (experiment.Plan.Resume; a part without any starts afresh). The error names a
+// shard count the plan cannot be split into, a plan that is not shardable, or the part whose
+// records do not match the plan.
+func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
+	parts, err := p.partPlans(o)
 	if err != nil {
 		return nil, err
 	}
-	if sh != nil {
-		for i := range cs {
-			cs[i].Shard, cs[i].Study, cs[i].Subset = o.Shard, p.Study+"/"+string(p.Scale), []int{}
-			if share := sh.Share(i); share != nil {
-				cs[i].Subset = share.Jobs
+	pr := &Prepared{Plan: p, Options: o, Parts: parts}
+	if o.Shard.Count > 0 {
+		if err := p.Shardable(); err != nil {
+			return nil, err
+		}
+		shards, err := p.shardsOf(parts, o.Shard.Count)
+		if err != nil {
+			return nil, err
+		}
+		if o.Shard.Index < 0 || o.Shard.Index >= len(shards) {
+			return nil, fmt.Errorf("bad shard %s: accepted I/N with 0 <= I < N", o.Shard)
+		}
+		pr.Shard = &shards[o.Shard.Index]
+		study := p.Study + "/" + string(p.Scale)
+		for i, pp := range parts {
+			jobs := []int{}
+			if share := pr.Shard.Share(i); share != nil {
+				jobs = share.Jobs
+			}
+			if err := pp.Select(o.Shard, study, jobs); err != nil {
+				return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 			}
 		}
 	}
-	if len(o.Resume) == 0 {
-		return cs, nil
-	}
-	for i, c := range cs {
+	for i, pp := range parts {
 		var recs []*result.Record
 		for _, r := range o.Resume {
-			if r.Experiment == c.Name {
+			if r.Experiment == pp.Config.Name {
 				recs = append(recs, r)
 			}
 		}
 		if len(recs) == 0 {
 			continue
 		}
-		rc, err := experiment.ResumeFrom(c, recs)
-		if err != nil {
+		if err := pp.Resume(recs); err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 		}
-		cs[i] = rc
 	}
-	return cs, nil
+	return pr, nil
+}
+
+// Left returns the number of page loads the run still has to make: every part's loads in the
+// shard not made before.
+func (pr *Prepared) Left() int {
+	n := 0
+	for _, pp := range pr.Parts {
+		n += len(pp.Left())
+	}
+	return n
+}
+
+// Estimate returns the cost model's time of the run: the shard's estimate when sharded, the
+// whole plan's (Plan.Estimate) otherwise.
+func (pr *Prepared) Estimate() (time.Duration, error) {
+	if pr.Shard != nil {
+		return pr.Shard.Estimate, nil
+	}
+	return pr.Plan.Estimate()
+}
+
+// Resumed returns the parts' experiments of Prepare(o): each cut to o.Shard's share when
+// sharded (a part the shard makes no load of gets an empty Subset) and set to continue from
+// o.Resume. The errors are Prepare's.
+func (p Plan) Resumed(o RunOptions) ([]experiment.Config, error) {
+	pr, err := p.Prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]experiment.Config, len(pr.Parts))
+	for i, pp := range pr.Parts {
+		out[i] = pp.Config
+	}
+	return out, nil
 }
 
 // Validate checks every part's experiment and specs, so bad input is refused before anything
@@ -154,44 +198,45 @@ func (p Plan) CheckTCPCC() error {
 }
 
 // Run runs the plan's parts one after another, then its flow parts when a FlowRunner is
-// available, writing every record to w. A part that fails does not stop the next ones (the
-// errors are joined), except an interrupt (ctx done), which returns at once.
+// available, writing every record to w: RunPrepared of p.Prepare(o).
 func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experiment.Summary, error) {
+	pr, err := p.Prepare(o)
+	if err != nil {
+		return experiment.Summary{}, err
+	}
+	return RunPrepared(ctx, pr, w)
+}
+
+// RunPrepared runs a prepared plan: its parts' loads left in its shard one part after another
+// (experiment.RunPlan), then its flow parts (the shard's) when a FlowRunner is available, then
+// its Custom schedule, writing every record to w. A part that fails does not stop the next
+// ones (the errors are joined), except an interrupt (ctx done), which returns at once.
+func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experiment.Summary, error) {
 	start := time.Now()
 	var sum experiment.Summary
-	cs, err := p.Resumed(o)
-	if err != nil {
-		return sum, err
-	}
-	total := 0
-	for _, c := range cs {
-		total += experiment.Remaining(c)
-	}
+	p, o, sh := pr.Plan, pr.Options, pr.Shard
+	total := pr.Left()
 	var errs []error
 	done := 0
-	sh, err := p.shard(o)
-	if err != nil {
-		return sum, err
-	}
-	for _, c := range cs {
+	for _, pp := range pr.Parts {
 		if ctx.Err() != nil {
 			break
 		}
-		if c.Shard.Count > 0 && len(c.Subset) == 0 {
+		if pp.Config.Shard.Count > 0 && len(pp.Mine) == 0 {
 			continue // another shard's part
 		}
 		offset := done
 		if o.Observer != nil {
-			c.Observer = func(pr experiment.Progress) {
-				pr.Done, pr.Total = offset+pr.Done, total
-				o.Observer(pr)
+			pp.Config.Observer = func(prog experiment.Progress) {
+				prog.Done, prog.Total = offset+prog.Done, total
+				o.Observer(prog)
 			}
 		}
-		s, err := experiment.Run(ctx, c, w)
-		done += experiment.Remaining(c)
+		s, err := experiment.RunPlan(ctx, pp, w)
+		done += len(pp.Left())
 		sum = addSummary(sum, s)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", c.Name, err))
+			errs = append(errs, fmt.Errorf("%s: %w", pp.Config.Name, err))
 		}
 	}
 	if ctx.Err() == nil && flowRunner != nil {

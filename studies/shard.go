@@ -1,6 +1,7 @@
 package studies
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -65,16 +66,13 @@ type unit struct {
 	boundary   bool          // first unit of a (part, link) or a flow part
 }
 
-// units lists the plan's work in plan order: every part's measured blocks (experiment.Blocks,
-// link after link), then every flow part. It applies o's Runs and Seed.
-func (p Plan) units(o RunOptions) ([]unit, [][]experiment.LinkEntry, error) {
+// units lists the plan's work in plan order: every part's measured blocks (Plan.Blocks of its
+// experiment plan, link after link), then every flow part, then the Custom schedule.
+func (p Plan) units(parts []*experiment.Plan) ([]unit, [][]experiment.LinkEntry, error) {
 	var us []unit
 	var entries [][]experiment.LinkEntry
-	for i, c := range p.Configs(o) {
-		blocks, es, err := experiment.Blocks(c)
-		if err != nil {
-			return nil, nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
-		}
+	for i, pp := range parts {
+		blocks, es := pp.Blocks()
 		entries = append(entries, es)
 		for b, blk := range blocks {
 			first := b == 0 || blocks[b-1].Link != blk.Link
@@ -82,12 +80,31 @@ func (p Plan) units(o RunOptions) ([]unit, [][]experiment.LinkEntry, error) {
 		}
 	}
 	for f, fp := range p.Flows {
-		us = append(us, unit{part: -1, flow: f, cost: experiment.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration), boundary: true})
+		d, err := experiment.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration, fp.Link)
+		if err != nil {
+			return nil, nil, fmt.Errorf("part %s: %w", fp.Name, err)
+		}
+		us = append(us, unit{part: -1, flow: f, cost: d, boundary: true})
 	}
 	if p.Custom != nil {
 		us = append(us, unit{part: -1, flow: -1, cost: p.CustomEstimate, boundary: true})
 	}
 	return us, entries, nil
+}
+
+// partPlans computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
+func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
+	cs := p.Configs(o)
+	out := make([]*experiment.Plan, len(cs))
+	for i, c := range cs {
+		c.Shard, c.Subset = experiment.Shard{}, nil
+		pp, err := experiment.NewPlan(c)
+		if err != nil {
+			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
+		}
+		out[i] = pp
+	}
+	return out, nil
 }
 
 // Shards splits the plan into n shards with o's Runs and Seed applied: the plan computed once,
@@ -98,14 +115,42 @@ func (p Plan) units(o RunOptions) ([]unit, [][]experiment.LinkEntry, error) {
 // blocks of every link it brings up (so no shard starts cold on a fresh node; see
 // experiment.PlanShards), brings up and self-checks its own links, and runs its flow parts whole.
 // Errors: n outside 1..experiment.MaxShards or more shards than units, naming the largest useful
-// count, or a spec that does not parse.
+// count; a plan with a Custom schedule (ErrNotShardable) asked for more than one shard; or a
+// spec that does not parse.
 func (p Plan) Shards(n int, o RunOptions) ([]Shard, error) {
-	us, entries, err := p.units(o)
+	parts, err := p.partPlans(o)
+	if err != nil {
+		return nil, err
+	}
+	return p.shardsOf(parts, n)
+}
+
+// ErrNotShardable is returned (wrapped) when a study's plan cannot be split into shards: its
+// Custom schedule (highway2023's host-stack runs) runs whole in one process.
+var ErrNotShardable = errors.New("not shardable")
+
+// Shardable returns nil when the plan can run in shards (pltlab reproduce --shard, --merge,
+// the Slurm and Kubernetes jobs), and otherwise one line wrapping ErrNotShardable that says why:
+// a plan with a Custom schedule runs it whole, in one process.
+func (p Plan) Shardable() error {
+	if p.Custom == nil {
+		return nil
+	}
+	return fmt.Errorf("%s is %w: its %d bulk runs are one schedule that switches the host's stack settings (GSO, offloads, UDP buffers) arm by arm on each path, run whole in one process: run it without --shard",
+		p.Study, ErrNotShardable, p.CustomRuns)
+}
+
+// shardsOf is Shards over part plans computed once.
+func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
+	us, entries, err := p.units(parts)
 	if err != nil {
 		return nil, err
 	}
 	if n < 1 || n > experiment.MaxShards {
 		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, experiment.MaxShards)
+	}
+	if err := p.Shardable(); err != nil && n > 1 {
+		return nil, err
 	}
 	if n > len(us) {
 		return nil, fmt.Errorf("bad shard count %d: %s at scale %s has %d measured blocks and flow parts, so at most %d shards can each measure something: accepted 1..%d",
@@ -156,7 +201,14 @@ func (p Plan) Shards(n int, o RunOptions) ([]Shard, error) {
 // MaxShards returns the largest useful shard count of the plan with o's Runs and Seed: its
 // measured blocks plus its flow parts (0 with an error when a spec does not parse).
 func (p Plan) MaxShards(o RunOptions) (int, error) {
-	us, _, err := p.units(o)
+	parts, err := p.partPlans(o)
+	if err != nil {
+		return 0, err
+	}
+	if p.Custom != nil {
+		return 1, nil // not shardable: see ErrNotShardable
+	}
+	us, _, err := p.units(parts)
 	return len(us), err
 }
 
@@ -199,7 +251,17 @@ func (c *ShardCheck) Complete() bool { return len(c.Missing) == 0 && len(c.Short
 // or configuration (a part's config_hash that differs from the plan's with o applied, or
 // another shard count), naming the file; or a plan that cannot be split so.
 func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Record, *ShardCheck, error) {
-	cs := p.Configs(o)
+	if err := p.Shardable(); err != nil {
+		return nil, nil, err
+	}
+	plans, err := p.partPlans(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	cs := make([]experiment.Config, len(plans))
+	for i, pp := range plans {
+		cs[i] = pp.Config
+	}
 	hashes := map[string]string{} // experiment -> config hash
 	parts := map[string]int{}
 	for i, c := range cs {
@@ -259,9 +321,28 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Reco
 		}
 		out = append(out, m.Records...)
 	}
-	shards, err := p.Shards(count, o)
+	shards, err := p.shardsOf(plans, count)
 	if err != nil {
 		return nil, nil, err
+	}
+	// The shards are cut by the cost model: a plan line of another version's cut is refused
+	// rather than judged against a share its shard never had.
+	for _, r := range out {
+		if r.Kind != result.KindPlan || r.Plan == nil {
+			continue
+		}
+		sh, err := experiment.ParseShard(r.Shard, func(string) string { return "" })
+		if err != nil || sh.Count != count {
+			continue
+		}
+		want := 0
+		if share := shards[sh.Index].Share(parts[r.Experiment]); share != nil {
+			want = len(share.Jobs)
+		}
+		if r.Plan.Loads != want {
+			return nil, nil, fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
+				experiment.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
+		}
 	}
 	check := &ShardCheck{Count: count}
 	type made struct {
@@ -290,8 +371,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Reco
 			continue
 		}
 		for _, share := range s.Parts {
-			c := cs[share.Part]
-			jobs := experiment.Schedule(c)
+			c, jobs := cs[share.Part], plans[share.Part].Jobs
 			missing := 0
 			for _, i := range share.Jobs {
 				k := made{c.Name, name, i}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // allStudies is every registered study plus the calibration variant.
@@ -107,7 +107,7 @@ func TestGridLink(t *testing.T) {
 			if got != tc.want {
 				t.Fatalf("GridLink = %q, want %q", got, tc.want)
 			}
-			sp, err := shaping.ParseSpec(got)
+			sp, err := linkspec.Parse(got)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -312,7 +312,7 @@ func TestKakhkiHeatmapsAndFindings(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s", id, got[id].Verdict, got[id].Evidence, want)
 		}
 	}
-	if _, err := shaping.ParseSpec(KakhkiReorderLinks[0]); err != nil && got["reordering"].Verdict != NotTestable {
+	if _, err := linkspec.Parse(KakhkiReorderLinks[0]); err != nil && got["reordering"].Verdict != NotTestable {
 		t.Errorf("reordering without delayvar: %s, want not testable", got["reordering"].Verdict)
 	}
 }

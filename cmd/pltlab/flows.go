@@ -196,7 +196,7 @@ func (f *flowsFlags) plan() (flows.Plan, error) {
 // bring-up and self-check, and per run its set-up and teardown), plus every run's length.
 func estimateFlows(p flows.Plan) time.Duration {
 	jobs := p.Jobs()
-	d := experiment.EstimateFlows(len(jobs), 0)
+	d, _ := experiment.EstimateFlows(len(jobs), 0, p.Link) // the link was parsed before
 	for _, j := range jobs {
 		d += p.RunLength(j)
 	}

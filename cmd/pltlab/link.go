@@ -11,6 +11,8 @@ import (
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+	"github.com/pltlab/pltlab/shaping/selfcheck"
 	"github.com/spf13/cobra"
 )
 
@@ -29,11 +31,11 @@ func newLinkCmd() *cobra.Command {
 }
 
 // parseLink parses a --link value as a usage error on failure.
-func parseLink(s string) (shaping.Spec, error) {
+func parseLink(s string) (linkspec.Spec, error) {
 	if s == "" {
-		return shaping.Spec{}, usagef("--link is required: accepted a preset (see 'pltlab link presets') or key=value items such as rate=3mbit,rtt=50ms")
+		return linkspec.Spec{}, usagef("--link is required: accepted a preset (see 'pltlab link presets') or key=value items such as rate=3mbit,rtt=50ms")
 	}
-	spec, err := shaping.ParseSpec(s)
+	spec, err := linkspec.Parse(s)
 	if err != nil {
 		return spec, usagef("bad --link: %v", err)
 	}
@@ -71,7 +73,7 @@ PASS/FAIL per line and the tolerance used. Exit status 1 when any line fails.`,
 			if err != nil {
 				return err
 			}
-			res, err := shaping.Check(cmd.Context(), l, shaping.CheckOptions{Quick: quick})
+			res, err := selfcheck.Run(cmd.Context(), l, selfcheck.Options{Quick: quick})
 			err = errors.Join(err, l.Close())
 			if err != nil {
 				return err
@@ -137,7 +139,7 @@ func newLinkPresetsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 8, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSPEC\tSOURCE")
-			for _, p := range shaping.Presets() {
+			for _, p := range linkspec.Presets() {
 				spec := p.Spec
 				if spec == "" {
 					spec = "(no shaping)"

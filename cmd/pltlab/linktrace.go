@@ -7,7 +7,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/spf13/cobra"
 )
 
@@ -28,12 +28,12 @@ A rate's resolution is one 1504-byte opportunity per period: 3mbit gives 2.996 M
   sudo ./bin/pltlab link check --link down=trace:/tmp/steps.trace,up=trace:/tmp/12mbit.trace,rtt=40ms,aqm=codel`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ms, err := shaping.GenerateTrace(args[0])
+			ms, err := linkspec.GenerateTrace(args[0])
 			if err != nil {
 				return usagef("%v", err)
 			}
 			var b bytes.Buffer
-			if err := shaping.WriteTrace(&b, ms); err != nil {
+			if err := linkspec.WriteTrace(&b, ms); err != nil {
 				return err
 			}
 			if out == "" || out == "-" {

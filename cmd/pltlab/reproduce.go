@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -269,7 +268,9 @@ func listStudies(w io.Writer, nodes int) error {
 				return err
 			}
 			col := ""
-			if nodes > 0 {
+			if nodes > 0 && p.Shardable() != nil {
+				col = "\tnot shardable (runs whole)"
+			} else if nodes > 0 {
 				most, err := p.MaxShards(studies.RunOptions{})
 				if err != nil {
 					return err
@@ -295,6 +296,9 @@ func (f *reproduceFlags) shardOf(plan studies.Plan) (*studies.Shard, error) {
 	if f.shard == "" {
 		return nil, nil
 	}
+	if err := plan.Shardable(); err != nil {
+		return nil, usagef("bad --shard %s: %v", f.shard, err)
+	}
 	sh, err := experiment.ParseShard(f.shard, os.Getenv)
 	if err != nil {
 		return nil, usagef("bad --shard: %v", err)
@@ -319,6 +323,9 @@ func (f *reproduceFlags) options() studies.RunOptions {
 // writes the study report as an unsharded run would, and exits 1 naming any missing shard or
 // load (the report of what is there is written all the same).
 func mergeStudy(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f reproduceFlags, files []string) error {
+	if err := plan.Shardable(); err != nil {
+		return usagef("--merge: %v", err)
+	}
 	var srcs []experiment.Source
 	for _, name := range files {
 		if err := checkInputFile(name); err != nil {
@@ -423,29 +430,21 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 		return err
 	}
 	defer of.Close()
-	cs, err := plan.Resumed(o)
-	if err != nil {
-		return usagef("--resume %s: %v: give the flags of the interrupted reproduction", out, err)
-	}
 	tmp, cleanup, err := makeTempRoot()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	o.TempDir = tmp
-	total := 0
-	for _, c := range cs {
-		total += experiment.Remaining(c)
+	prep, err := plan.Prepare(o) // the plan computed once: schedule, shard, what is left
+	if err != nil {
+		return usagef("--resume %s: %v: give the flags of the interrupted reproduction", out, err)
 	}
-	observe, finish := newProgress(total, stderr, isTerminal(stderr))
-	o.Observer = observe
-	est := plan.Estimate
-	if sh, _ := plan.Shards(max(1, o.Shard.Count), o); o.Shard.Count > 0 && len(sh) > o.Shard.Index {
-		est = func() (time.Duration, error) { return sh[o.Shard.Index].Estimate, nil }
-	}
-	sum, err := studies.Run(ctx, plan, o, result.NewWriter(of))
+	observe, finish := newProgress(prep.Left(), stderr, isTerminal(stderr))
+	prep.Options.Observer = observe
+	sum, err := studies.RunPrepared(ctx, prep, result.NewWriter(of))
 	finish()
-	e, _ := est()
+	e, _ := prep.Estimate()
 	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), studies.FormatEstimate(e), studies.FormatEstimate(sum.Elapsed))
 	return artifactsExit(explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)")), sum.ArtifactsFailed)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // runFlags are the flags of 'pltlab run'.
@@ -61,20 +62,20 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
   ./bin/pltlab run --page 5x10KB --link none --runs 4 --shard 1/2 --out /tmp/shard-1.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.config(cmd)
+			plan, err := f.config(cmd)
 			if err != nil {
 				return err
 			}
 			if f.dryRun {
-				return printDryRun(cmd.OutOrStdout(), c)
+				return printDryRun(cmd.OutOrStdout(), plan)
 			}
-			c.Version = pltlabVersion()
+			plan.Config.Version = pltlabVersion()
 			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer stopView()
-			return runExperiment(cmd, c, f.out, f.outMode(), nil)
+			return runExperiment(cmd, plan, f.out, f.outMode(), nil)
 		},
 	}
 	fl := cmd.Flags()
@@ -104,8 +105,23 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 	return cmd
 }
 
-// config builds the experiment from the flags (or the matrix file), as usage errors.
-func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
+// config builds the experiment from the flags (or the matrix file) and computes its plan once
+// (experiment.NewPlan: the schedule, the shard's share, the cost model's times), as usage
+// errors; then it checks what must hold before anything is set up.
+func (f *runFlags) config(cmd *cobra.Command) (*experiment.Plan, error) {
+	c, err := f.experiment(cmd)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := planOf(c, f.shard)
+	if err != nil || f.dryRun {
+		return plan, err
+	}
+	return plan, f.check(c)
+}
+
+// experiment builds the experiment from the flags (or the matrix file), as usage errors.
+func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 	var c experiment.Config
 	if f.matrix != "" {
 		if len(f.pages) > 0 || len(f.links) > 0 {
@@ -162,28 +178,31 @@ func (f *runFlags) config(cmd *cobra.Command) (experiment.Config, error) {
 		return c, asUsage(err)
 	}
 	for _, l := range c.Links {
-		if w := shaping.PartialNote(l); w != "" {
+		if w := linkspec.PartialNote(l); w != "" {
 			slog.Warn(w)
 		}
 	}
-	if c.Shard, err = parseShard(c, f.shard); err != nil || f.dryRun {
-		return c, err
-	}
+	return c, nil
+}
+
+// check refuses, as usage errors, what cannot run: --resume without a file, a TCP congestion
+// control this host refuses, an --out path that cannot be written, no Chromium.
+func (f *runFlags) check(c experiment.Config) error {
 	if f.resume && (f.force || f.out == "-") {
-		return c, usagef("--resume continues the run in an --out file: give --out FILE, without --force")
+		return usagef("--resume continues the run in an --out file: give --out FILE, without --force")
 	}
 	if err := experiment.CheckTCPCC(c); err != nil {
-		return c, asUsage(err) // tried here, where the server will run (inside the user namespace when rootless)
+		return asUsage(err) // tried here, where the server will run (inside the user namespace when rootless)
 	}
 	if f.out != "-" {
 		if _, err := checkOutPath("--out", f.out, f.outMode()); err != nil {
-			return c, err // before looking for Chromium: the first thing to fix is named first
+			return err // before looking for Chromium: the first thing to fix is named first
 		}
 	}
 	if _, err := browser.FindChromium(f.chrome); err != nil {
-		return c, usagef("%v", err)
+		return usagef("%v", err)
 	}
-	return c, nil
+	return nil
 }
 
 // outMode is what --force and --resume allow to happen to an existing --out file.
@@ -286,12 +305,12 @@ func armModes(arms []experiment.Arm) []result.Mode {
 	return out
 }
 
-// runExperiment runs c, streaming records to out ("-" = stdout; mode says what may happen to
-// an existing file, which is checked and locked before anything is set up), and prints the
-// summary table to summaryTo (nil: stdout; stderr when the records go to stdout). An interrupt keeps every
-// written record and exits with code 130; a reader of stdout that goes away (broken pipe)
+// runExperiment runs the plan (its shard's loads not made before), streaming records to out
+// ("-" = stdout; mode says what may happen to an existing file, which is checked and locked
+// before anything is set up), and prints the summary table to summaryTo (nil: stdout; stderr
+// when the records go to stdout). An interrupt keeps every written record and exits with 130; a reader of stdout that goes away (broken pipe)
 // stops the run in order, with everything torn down, and exits with code 141.
-func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode outMode, summaryTo io.Writer) error {
+func runExperiment(cmd *cobra.Command, plan *experiment.Plan, out string, mode outMode, summaryTo io.Writer) error {
 	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
 	var sink io.Writer = cmd.OutOrStdout()
 	if summaryTo == nil {
@@ -313,12 +332,11 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		if err != nil {
 			return fmt.Errorf("--resume: read %s: %w", out, err)
 		}
-		if c, err = experiment.ResumeFrom(c, old); err != nil {
+		if err := plan.Resume(old); err != nil {
 			return usagef("--resume %s: %v: give the flags of the interrupted run", out, err)
 		}
 		recs = old
-		jobs, _ := experiment.ShardJobs(c) // the shard's loads, or all
-		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", c.Name, len(c.Done), len(jobs))
+		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", plan.Config.Name, len(plan.Config.Done), len(plan.Mine))
 	}
 	if os.Geteuid() == 0 && os.Getenv(rootlessEnv) == "" {
 		shaping.CleanStale(slog.Default()) // namespaces and devices of killed runs, even for --link none
@@ -328,16 +346,18 @@ func runExperiment(cmd *cobra.Command, c experiment.Config, out string, mode out
 		return err
 	}
 	defer cleanup()
-	c.TempDir = tmp
-	observe, finish := newProgress(experiment.Remaining(c), stderr, isTerminal(stderr))
-	c.Observer = func(p experiment.Progress) {
+	plan.Config.TempDir = tmp
+	left := plan.Left()
+	observe, finish := newProgress(len(left), stderr, isTerminal(stderr))
+	plan.Config.Observer = func(p experiment.Progress) {
 		if p.Record != nil {
 			recs = append(recs, p.Record)
 		}
 		observe(p)
 	}
-	est := runEstimate(c)
-	sum, err := experiment.Run(ctx, c, result.NewWriter(sink))
+	est, _ := plan.Estimate(left) // the loads still to make, in this shard
+	est += experiment.StartCost
+	sum, err := experiment.RunPlan(ctx, plan, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {
 		if perr := printSummary(summaryTo, recs); perr != nil && !isBrokenPipe(perr) {
@@ -395,24 +415,4 @@ func printSummary(w io.Writer, recs []*result.Record) error {
 		return nil
 	}
 	return err
-}
-
-// runEstimate is the cost model's time of the loads c still has to make (its shard's, less
-// those resumed), plus experiment.StartCost; 0 when a spec does not parse (refused before).
-func runEstimate(c experiment.Config) time.Duration {
-	jobs, err := experiment.ShardJobs(c)
-	if err != nil {
-		return 0
-	}
-	var left []int
-	for _, i := range jobs {
-		if !c.Done[i] {
-			left = append(left, i)
-		}
-	}
-	d, err := experiment.EstimateJobs(c, left)
-	if err != nil {
-		return 0
-	}
-	return d + experiment.StartCost
 }

@@ -197,11 +197,11 @@ func TestMatrixFlagsOverride(t *testing.T) {
 		if err := cmd.ParseFlags(append(args, "--matrix", matrix, "--chrome", self, "--out", filepath.Join(dir, "o.jsonl"))); err != nil {
 			t.Fatal(err)
 		}
-		c, err := f.config(cmd)
+		plan, err := f.config(cmd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c
+		return plan.Config
 	}
 	c := parse("--runs", "3", "--protocols", "h1", "--tcp-cc", "bbr", "--timeout", "5s", "--tls", "1.2", "--seed", "5")
 	if c.Runs != 3 || len(c.Arms) != 1 || c.TCPCC != "bbr" || c.Timeout != 5*time.Second || c.TLS != "1.2" || c.Seed != 5 {

@@ -11,40 +11,41 @@ import (
 	"github.com/pltlab/pltlab/experiment"
 )
 
-// parseShard parses a --shard value for c ("" = not sharded) and checks that c can be split so,
-// as a usage error.
-func parseShard(c experiment.Config, s string) (experiment.Shard, error) {
-	if s == "" {
-		return experiment.Shard{}, nil
+// planOf parses a --shard value for c ("" = not sharded) and computes c's plan with it
+// (experiment.NewPlan), as usage errors: a shard count the schedule cannot be split into is
+// refused with the largest useful one.
+func planOf(c experiment.Config, s string) (*experiment.Plan, error) {
+	if s != "" {
+		sh, err := experiment.ParseShard(s, os.Getenv)
+		if err != nil {
+			return nil, usagef("bad --shard: %v", err)
+		}
+		c.Shard = sh
 	}
-	sh, err := experiment.ParseShard(s, os.Getenv)
+	plan, err := experiment.NewPlan(c)
 	if err != nil {
-		return sh, usagef("bad --shard: %v", err)
+		if s != "" {
+			return nil, usagef("bad --shard %s: %v", s, err)
+		}
+		return nil, asUsage(err)
 	}
-	if _, err := experiment.PlanShards(c, sh.Count); err != nil {
-		return sh, usagef("bad --shard %s: %v", s, err)
-	}
-	return sh, nil
+	return plan, nil
 }
 
-// printDryRun prints what c would do: its loads and the cost model's time, and with a shard
-// the plan of every shard (the selected one marked).
-func printDryRun(w io.Writer, c experiment.Config) error {
-	jobs := experiment.Schedule(c)
-	total, err := experiment.Estimate(c)
-	if err != nil {
-		return err
-	}
+// printDryRun prints what the plan would do: its loads and the cost model's time, and with a
+// shard the plan of every shard (the selected one marked).
+func printDryRun(w io.Writer, p *experiment.Plan) error {
+	c := p.Config
 	runs, warmup := c.Runs, c.Warmup
 	if runs == 0 {
 		runs = experiment.DefaultRuns
 	}
 	fmt.Fprintf(w, "%d pages x %d links x %d arms x (%d runs + %d warm-ups) = %d loads; estimated %s on one machine (config_hash %s)\n",
-		len(c.Pages), len(c.Links), len(c.Arms), runs, warmup, len(jobs), roundDur(total), experiment.ConfigHash(c))
+		len(c.Pages), len(c.Links), len(c.Arms), runs, warmup, len(p.Jobs), roundDur(p.Total()), experiment.ConfigHash(c))
 	if c.Shard.Count == 0 {
 		return nil
 	}
-	plan, err := experiment.PlanShards(c, c.Shard.Count)
+	plan, err := p.Shards(c.Shard.Count)
 	if err != nil {
 		return err
 	}

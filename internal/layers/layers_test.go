@@ -14,7 +14,10 @@ const module = "github.com/pltlab/pltlab/"
 // allowed lists, for every package of ours, the packages of ours it may import (docs/design.md,
 // "Packages"): cmd -> cluster -> studies -> experiment -> {browser, flows, server, shaping, pages}
 // -> {result, protocol}; analysis -> {result, protocol} only; shaping/emu and the two leaves,
-// result and protocol, import nothing of ours; internal/fileout (create-write-close) is a leaf
+// result and protocol, import nothing of ours; within shaping, the LINK grammar (shaping/linkspec)
+// imports only shaping/emu and result, the capture (shaping/capture) only shaping/pcapng, the
+// link runtime (shaping) those two and its backends, and the self-check (shaping/selfcheck) sits
+// above the runtime; internal/fileout (create-write-close) is a leaf
 // that analysis, studies and cmd/pltlab use; view (the results dashboard) reads results
 // through analysis and result only and imports nothing that measures. A package missing here
 // fails the test, so a new
@@ -25,7 +28,10 @@ var allowed = map[string][]string{
 	"shaping/emu":                      nil,
 	"shaping/netem":                    nil,
 	"shaping/pcapng":                   nil,
-	"artifacts":                        {"server", "shaping", "result", "protocol"},
+	"shaping/linkspec":                 {"result", "shaping/emu"},
+	"shaping/capture":                  {"shaping/pcapng"},
+	"shaping/internal/linktest":        nil,
+	"artifacts":                        {"server", "shaping", "shaping/capture", "result", "protocol"},
 	"internal/layers":                  nil,
 	"internal/vmtest":                  nil,
 	"internal/vmtest/vmrun":            {"internal/vmtest"},
@@ -37,14 +43,15 @@ var allowed = map[string][]string{
 	"analysis/internal/synth/gensynth": {"analysis/internal/synth", "result"},
 	"browser":                          {"pages", "result", "protocol"},
 	"server":                           {"pages", "result", "protocol"},
-	"shaping":                          {"result", "protocol", "shaping/emu", "shaping/netem", "shaping/pcapng"},
-	"flows":                            {"artifacts", "server", "shaping", "shaping/emu", "pages", "result", "protocol"},
-	"experiment":                       {"artifacts", "browser", "flows", "server", "shaping", "pages", "result", "protocol"},
-	"studies":                          {"artifacts", "experiment", "analysis", "flows", "shaping", "pages", "result", "protocol", "internal/fileout"},
+	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem"},
+	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu"},
+	"flows":                            {"artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
+	"experiment":                       {"artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
+	"studies":                          {"artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
 	"cluster":                          {"studies", "experiment", "result", "protocol"},
 	"view":                             {"analysis", "result", "protocol"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
-	"cmd/pltlab":                       {"view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "pages", "result", "protocol", "internal/fileout"},
+	"cmd/pltlab":                       {"view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
 }
 
 // fenced lists third-party import paths (prefixes) and the only packages of ours that may

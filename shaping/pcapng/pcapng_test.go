@@ -3,13 +3,14 @@ package pcapng
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/pltlab/pltlab/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pltlab/pltlab/internal/testenv"
 )
 
 // udpPacket returns an IPv4/UDP packet 10.0.0.1:1000 -> 10.0.0.2:2000 with payload.

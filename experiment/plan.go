@@ -1,0 +1,241 @@
+package experiment
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// Plan is an experiment's schedule computed once from its configuration and seed: every load in
+// the order to make it (Schedule; a load's index is its run number), the cost model's time of
+// each load and of each link's bring-up, and the loads this process makes. Everything that
+// asks which loads, how many or how long is a filter or a sum over that one list: the shard's
+// share (Mine: PlanShards' cut, or a study's Subset), what is left after a resume (Resume,
+// Left), the estimates (Estimate, Total) and the shard plans (Shards, Blocks). Run, `pltlab run
+// --dry-run`, the studies' shards and the cluster jobs all read it.
+type Plan struct {
+	// Config is the experiment as given (Resume sets its Name and Done); the plan's values are
+	// computed with its defaults applied.
+	Config Config
+	// Jobs is Schedule(Config).
+	Jobs []Job
+	// Cost is the cost model's time of each job (EstimateLoad of EstimatePLT), by index.
+	Cost []time.Duration
+	// Setup is the cost model's time of bringing up each link (by Config.Links index) in one
+	// process: LinkCheckTime or LinkUpCost, and BrowserLaunchCost per page and protocol.
+	Setup []time.Duration
+	// Mine are the indexes into Jobs of this process's loads, ascending: Config.Subset when set
+	// with a shard, the shard's part of PlanShards, or every load when not sharded.
+	Mine []int
+
+	c     Config // Config with defaults
+	model *cost
+}
+
+// NewPlan computes c's plan: its schedule, the cost of every load and link, and its shard's
+// share. Errors: a page or link spec that does not parse, a shard the schedule cannot be split
+// into (see PlanShards), or a Subset index outside the schedule.
+func NewPlan(c Config) (*Plan, error) {
+	p := &Plan{Config: c, c: c.withDefaults()}
+	m, err := newCost(p.c)
+	if err != nil {
+		return nil, err
+	}
+	p.model = m
+	p.Jobs = Schedule(p.c)
+	p.Cost = make([]time.Duration, len(p.Jobs))
+	for i, j := range p.Jobs {
+		p.Cost[i] = m.load(j.Page, j.Link, j.Arm)
+	}
+	p.Setup = make([]time.Duration, len(p.c.Links))
+	for l := range p.Setup {
+		p.Setup[l] = m.setup(l)
+	}
+	switch sh := p.c.Shard; {
+	case sh.Count > 0 && c.Subset != nil:
+		for _, i := range c.Subset {
+			if i < 0 || i >= len(p.Jobs) {
+				return nil, fmt.Errorf("shard %s: load %d is outside the schedule of %d loads", sh, i, len(p.Jobs))
+			}
+		}
+		p.Mine = c.Subset
+	case sh.Count > 0:
+		if sh.Index < 0 || sh.Index >= sh.Count {
+			return nil, fmt.Errorf("bad shard %s: accepted I/N with 0 <= I < N", sh)
+		}
+		sp, err := p.Shards(sh.Count)
+		if err != nil {
+			return nil, err
+		}
+		p.Mine = sp.Parts[sh.Index].Jobs
+	default:
+		p.Mine = make([]int, len(p.Jobs))
+		for i := range p.Mine {
+			p.Mine[i] = i
+		}
+	}
+	return p, nil
+}
+
+// Select makes the loads of shard sh with the given indexes into Jobs (a study's share of the
+// experiment, planned over several experiments at once) the plan's own: it sets Config.Shard,
+// Config.Subset, Config.Study (as "STUDY/SCALE") and Mine. An index outside the schedule is an
+// error.
+func (p *Plan) Select(sh Shard, study string, jobs []int) error {
+	for _, i := range jobs {
+		if i < 0 || i >= len(p.Jobs) {
+			return fmt.Errorf("shard %s: load %d is outside the schedule of %d loads", sh, i, len(p.Jobs))
+		}
+	}
+	p.Config.Shard, p.Config.Subset, p.Config.Study = sh, jobs, study
+	p.c.Shard, p.c.Subset, p.c.Study = sh, jobs, study
+	p.Mine = jobs
+	return nil
+}
+
+// Resume sets the plan to continue the interrupted experiment whose records are recs (see
+// ResumeFrom): Config takes the experiment's name and Config.Done the loads already made. The
+// errors are ResumeFrom's.
+func (p *Plan) Resume(recs []*result.Record) error {
+	c, err := resumeFrom(p.Config, p.Jobs, recs)
+	if err != nil {
+		return err
+	}
+	p.Config.Name, p.Config.Done = c.Name, c.Done
+	p.c.Name, p.c.Done = p.Config.withDefaults().Name, c.Done
+	return nil
+}
+
+// Left returns the indexes into Jobs of the loads of Mine not yet made (not in Config.Done),
+// ascending.
+func (p *Plan) Left() []int {
+	var out []int
+	for _, i := range p.Mine {
+		if !p.Config.Done[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Estimate returns the cost model's time of the loads with the given indexes into Jobs plus one
+// bring-up (Setup) per link they touch, without StartCost. It fails on an index outside the
+// schedule.
+func (p *Plan) Estimate(idx []int) (time.Duration, error) {
+	seen := map[int]bool{}
+	var d time.Duration
+	for _, i := range idx {
+		if i < 0 || i >= len(p.Jobs) {
+			return 0, fmt.Errorf("load %d is outside the schedule of %d loads", i, len(p.Jobs))
+		}
+		if l := p.Jobs[i].Link; !seen[l] {
+			seen[l] = true
+			d += p.Setup[l]
+		}
+		d += p.Cost[i]
+	}
+	return d, nil
+}
+
+// Total returns the cost model's time of every load of the schedule run in one process (every
+// link brought up once), without StartCost.
+func (p *Plan) Total() time.Duration {
+	var d time.Duration
+	for _, s := range p.Setup {
+		d += s
+	}
+	for _, c := range p.Cost {
+		d += c
+	}
+	return d
+}
+
+// cells is the number of (page, arm) cells of a block.
+func (p *Plan) cells() int { return len(p.c.Pages) * len(p.c.Arms) }
+
+// linkStart is the index into Jobs of link l's first load (its warm-ups come first).
+func (p *Plan) linkStart(l int) int { return l * (p.c.Warmup + p.c.Runs) * p.cells() }
+
+// blockCost is the cost of the block of cells starting at index from.
+func (p *Plan) blockCost(from int) time.Duration {
+	var d time.Duration
+	for i := from; i < from+p.cells(); i++ {
+		d += p.Cost[i]
+	}
+	return d
+}
+
+// Blocks returns the plan's measured blocks in schedule order (link after link) and per link its
+// entry (LinkEntry): the units every shard plan (Shards, a study's shards) cuts.
+func (p *Plan) Blocks() ([]Block, []LinkEntry) {
+	cells := p.cells()
+	var blocks []Block
+	entries := make([]LinkEntry, len(p.c.Links))
+	for l := range p.c.Links {
+		start := p.linkStart(l)
+		e := LinkEntry{Cost: p.Setup[l]}
+		for i := start; i < start+p.c.Warmup*cells; i++ {
+			e.Warmups = append(e.Warmups, i)
+			e.Cost += p.Cost[i]
+		}
+		entries[l] = e
+		for b := range p.c.Runs {
+			from := start + (p.c.Warmup+b)*cells
+			blk := Block{Link: l, Cost: p.blockCost(from)}
+			for i := from; i < from+cells; i++ {
+				blk.Jobs = append(blk.Jobs, i)
+			}
+			blocks = append(blocks, blk)
+		}
+	}
+	return blocks, entries
+}
+
+// Shards splits the plan into n parts (see PlanShards for the rule); it depends only on the
+// configuration, so every shard of a job array computes it alike.
+func (p *Plan) Shards(n int) (ShardPlan, error) {
+	c := p.c
+	units := len(c.Links) * c.Runs
+	if n < 1 || n > MaxShards {
+		return ShardPlan{}, fmt.Errorf("bad shard count %d: accepted 1..%d", n, MaxShards)
+	}
+	if n > units {
+		return ShardPlan{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
+			n, units, len(c.Links), c.Runs, units, units)
+	}
+	blocks, entries := p.Blocks()
+	// cum[i] is the estimated time before measured block i, with each link's bring-up and
+	// warm-up blocks counted at its first block.
+	cum := make([]time.Duration, units+1)
+	for i, b := range blocks {
+		cum[i+1] = cum[i] + b.Cost
+		if i%c.Runs == 0 {
+			cum[i+1] += entries[b.Link].Cost
+		}
+	}
+	cuts := CutPoints(cum, func(i int) bool { return i%c.Runs == 0 }, n)
+	plan := ShardPlan{Loads: len(p.Jobs), Estimate: cum[units]}
+	for k := range n {
+		part := Part{Shard: Shard{Index: k, Count: n}}
+		for u := cuts[k]; u < cuts[k+1]; u++ {
+			b := blocks[u]
+			if len(part.Links) == 0 || part.Links[len(part.Links)-1] != b.Link {
+				part.Links = append(part.Links, b.Link)
+				part.Estimate += entries[b.Link].Cost
+				part.Jobs = append(part.Jobs, entries[b.Link].Warmups...)
+			}
+			part.Estimate += b.Cost
+			part.Jobs = append(part.Jobs, b.Jobs...)
+			part.Measured += len(b.Jobs)
+		}
+		plan.Parts = append(plan.Parts, part)
+	}
+	return plan, nil
+}
+
+// unsharded returns c without its shard and subset: the whole schedule's plan.
+func unsharded(c Config) Config {
+	c.Shard, c.Subset = Shard{}, nil
+	return c
+}

@@ -1,0 +1,467 @@
+package selfcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/emu"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+)
+
+// Options configures Run.
+type Options struct {
+	// Quick shortens the probes: 10 RTT probes instead of 20 and TCP bulk transfers of
+	// max(1 s, 25 RTT) per direction instead of max(5 s, 25 RTT) (3 s at least when the BDP
+	// exceeds 1 MiB). On carlucci2015 the quick check takes under 3 s, the full one about 12 s.
+	Quick bool
+}
+
+// Probe sizes and tolerances of Run (stated on every line it prints).
+const (
+	// probePayload is the UDP payload of an RTT probe; the IP packet is 28 bytes more.
+	probePayload = 64
+	probeIPSize  = probePayload + 28
+	// rttSlackBelow and rttSlackAbove bound the idle RTT median around RTT plus the probe's
+	// serialization in both directions (the emulator's own target is +-0.3 ms).
+	rttSlackBelow = 200 * time.Microsecond
+	rttSlackAbove = 1 * time.Millisecond
+	// rttMaxSlack bounds the idle RTT maximum above the expected RTT.
+	rttMaxSlack = 5 * time.Millisecond
+	// loadSlack bounds RTT under load above RTT + queue/rate + probe serialization.
+	loadSlack = 2 * time.Millisecond
+	// tcpHeaders is IPv4 + TCP with timestamps per packet: goodput is at most (MTU-52)/MTU of
+	// the rate.
+	tcpHeaders = 52
+	// goodputFull and goodputQuick are the fractions of that maximum a check accepts.
+	goodputFull, goodputQuick = 0.93, 0.85
+)
+
+// Run self-checks link l: it measures l with its own probes, the server side bound to
+// l.HostAddr() in this namespace and the client side inside l.Namespace(): idle RTT (UDP echo on real-time threads,
+// kernel receive timestamps), TCP bulk goodput per direction (CUBIC; the sender's
+// tcpi_delivered x MSS over the last four fifths of the transfer), RTT under that load and an
+// AQM's standing queue, and, with sequenced paced UDP streams, loss rate and mean burst length
+// (99 % intervals), one-way delay variation, the reordered-packet ratio (RFC 4737), a trace's
+// mean rate (1 %) and outage gaps; then emulator faults. Each is compared with the spec;
+// LinkCheck.Pass is true when all lines pass. It consumes the link's counters (TakeCounters).
+// Errors are harness failures (sockets, namespace), not failed lines; a TCP transfer that cannot
+// connect is a line ("not measurable at this setting").
+//
+// Duration: idle RTT probes for at most 10 (quick) or 20 probes, sent one after another when
+// the RTT is under 500 ms and all at once above it; each bulk transfer lasts at most 10 s quick
+// or 30 s full (plus a dial of at most 30 s); streams at most 10 s, outages at most 30 s; every
+// wait ends within about 100 ms of ctx's end.
+func Run(ctx context.Context, l shaping.Link, opts Options) (result.LinkCheck, error) {
+	c := &checker{l: l, spec: l.Spec(), quick: opts.Quick}
+	defer func() {
+		if c.ref != nil {
+			c.ref.Close()
+		}
+	}()
+	l.TakeCounters()
+	steps := []func(context.Context) error{c.hostOverhead, c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.faults}
+	for _, step := range steps {
+		if err := ctx.Err(); err != nil {
+			return c.res, err
+		}
+		if err := step(ctx); err != nil {
+			return c.res, fmt.Errorf("link check: %w", err)
+		}
+	}
+	c.res.Pass = true
+	for _, line := range c.res.Lines {
+		c.res.Pass = c.res.Pass && line.Pass
+	}
+	return c.res, nil
+}
+
+type checker struct {
+	l     shaping.Link
+	spec  linkspec.Spec
+	quick bool
+	res   result.LinkCheck
+	acc   checkAcc
+	// overhead is the machine's own share of an RTT (hostOverhead), added to expectedRTT;
+	// ref is the reference pair while the idle RTT is probed, refPlain its RTT without qdiscs.
+	overhead time.Duration
+	ref      shaping.Reference
+	refPlain time.Duration
+	// hostTail is how far the reference's judged largest RTT (the second largest of 10 or more)
+	// lies above its median: the host's own stalls, added to the idle RTT's max bound.
+	hostTail time.Duration
+	// idleLate is the emulator's largest release lateness during the idle RTT probes.
+	idleLate time.Duration
+	// streamLate is the emulator's largest release lateness during the last sequenced stream
+	// (its direction).
+	streamLate time.Duration
+}
+
+// overheadProber is a Link on the kernel's qdiscs, whose timing is the host's: it opens a
+// reference pair to measure the host's own RTT overhead and reports its qdisc tree.
+type overheadProber interface {
+	OpenReference(ctx context.Context) (shaping.Reference, error)
+	Qdiscs() []string
+}
+
+// maxHostOverhead bounds the host overhead a check accepts: a machine that adds more than this
+// to every RTT cannot emulate millisecond-scale links, whatever the qdiscs do.
+const maxHostOverhead = 5 * time.Millisecond
+
+// refDelay is the reference pair's netem delay per direction while the idle RTT is probed: the
+// link's own one-way delay, so that the reference's probes meet timers of the same length as the
+// link's (1 ms timers were late by 2-3 ms more or less than 25 ms ones in a qemu TCG guest).
+func (c *checker) refDelay() time.Duration { return c.spec.RTT / 2 }
+
+// hostOverhead, for a tc-shaped link, records the qdisc tree, opens the reference pair and
+// measures its plain RTT (20 probes, no qdisc: the network stack's cost), then gives it a netem
+// delay of RTT/2 each way and no rate limiter: idleRTT interleaves its probes with the link's,
+// and the median extra RTT over RTT (the stack plus two qdisc timer expiries, as every delayed
+// packet of the link meets; about 0.5 ms per timer on a qemu TCG guest, tens of ms on a loaded
+// host) becomes the host overhead, stated on its own line and added to the expected RTTs of the
+// lines after it (measured at the same time as the link's probes, never assumed). The link's
+// idle RTT is thus judged against the same delay without its rate limiter and queue: a wrong
+// delay, rate or queue on the link still fails its lines.
+func (c *checker) hostOverhead(ctx context.Context) error {
+	p, ok := c.l.(overheadProber)
+	if !ok {
+		return nil
+	}
+	c.res.Qdisc = p.Qdiscs()
+	ref, err := p.OpenReference(ctx)
+	if err != nil {
+		return err
+	}
+	plain, err := c.probeRTTAt(ctx, ref.HostAddr(), 20, 0, nil)
+	if err == nil && len(plain) == 0 {
+		err = fmt.Errorf("host overhead: no probe over the reference pair answered")
+	}
+	if err == nil {
+		err = ref.Delay(ctx, c.refDelay())
+	}
+	if err != nil {
+		return errors.Join(err, ref.Close())
+	}
+	c.ref, c.refPlain = ref, median(plain)
+	return nil
+}
+
+// overheadLine closes the reference pair and states the host overhead from its delayed probes.
+func (c *checker) overheadLine(delayed []time.Duration) error {
+	err := c.ref.Close()
+	c.ref = nil
+	if len(delayed) == 0 {
+		c.add("host overhead (added to expected RTTs)", "0 ms", "no reference probe answered", "", false)
+		return err
+	}
+	timers := median(delayed) - 2*c.refDelay()
+	c.overhead = max(timers, 0)
+	sorted := append([]time.Duration(nil), delayed...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	tail := sorted[len(sorted)-1]
+	if len(sorted) >= outlierProbes { // judged like the link's probes: one may exceed
+		tail = sorted[len(sorted)-2]
+	}
+	c.hostTail = max(tail-median(delayed), 0)
+	c.res.HostPlainRTTMs, c.res.HostOverheadMs, c.res.HostTailMs = ms(c.refPlain), ms(c.overhead), ms(c.hostTail)
+	c.add("host overhead (added to expected RTTs)", "0 ms",
+		fmt.Sprintf("%s (reference veth, no qdisc: RTT %s; with netem delay %s each way, interleaved with the idle probes: +%s over %s, tail +%s over its median)",
+			fmtMs(c.overhead), fmtMs(c.refPlain), c.refDelay(), fmtMs(timers), fmtMs(2*c.refDelay()), fmtMs(c.hostTail)),
+		"<= "+fmtMs(maxHostOverhead), c.overhead <= maxHostOverhead)
+	return err
+}
+
+func (c *checker) add(name, configured, measured, tolerance string, pass bool) {
+	c.res.Lines = append(c.res.Lines, result.CheckLine{Name: name, Configured: configured,
+		Measured: measured, Tolerance: tolerance, Pass: pass})
+}
+
+// expectedRTT is RTT plus the host overhead measured for a tc-shaped link plus the
+// serialization of a probe in both directions (for a trace: half
+// its longest gap between opportunities, the mean wait of a probe arriving at a random moment
+// of that gap, bounded by the trace's gaps on the tolerances).
+//
+// A tc-shaped link's token bucket holds two packets' worth of tokens, so an isolated probe
+// leaves at once: no serialization is added for it (one difference of the tbf model from a
+// serializing link such as the emulator's or Mahimahi's, docs/emulators.md).
+func (c *checker) expectedRTT() time.Duration {
+	rtt := c.spec.RTT + c.overhead
+	_, tc := c.l.(overheadProber)
+	for _, down := range []bool{true, false} {
+		if c.imp(down).Trace != "" {
+			rtt += c.traceMaxGap(down) / 2
+		} else if !tc {
+			rtt += c.rate(down).Transmit(probeIPSize)
+		}
+	}
+	return rtt
+}
+
+// idleRTT sends sequential UDP echo probes and checks min, median and max.
+func (c *checker) idleRTT(ctx context.Context) error {
+	n := 20
+	if c.quick {
+		n = 10
+	}
+	if c.ref != nil {
+		rtts, refs, err := c.interleavedProbes(ctx, n)
+		if oerr := c.overheadLine(refs); err == nil {
+			err = oerr
+		}
+		if err != nil {
+			return err
+		}
+		c.idleLines(rtts, n)
+		return nil
+	}
+	c.take()
+	rtts, err := c.idleProbes(ctx, n)
+	if err != nil {
+		return err
+	}
+	if e := c.take(); e != nil {
+		c.idleLate = time.Duration(max(e.Down.TimingErrMaxMs, e.Up.TimingErrMaxMs) * float64(time.Millisecond))
+	}
+	c.idleLines(rtts, n)
+	return nil
+}
+
+// interleavedProbes sends n idle RTT probes over the link and n over the reference pair, one
+// after another in turn, so that both meet the machine in the same state.
+func (c *checker) interleavedProbes(ctx context.Context, n int) (rtts, refs []time.Duration, err error) {
+	for i := 0; i < n && err == nil; i++ {
+		var r []time.Duration
+		if r, err = c.probeRTT(ctx, 1, 0, nil); err == nil {
+			rtts = append(rtts, r...)
+			r, err = c.probeRTTAt(ctx, c.ref.HostAddr(), 1, 0, nil)
+			refs = append(refs, r...)
+		}
+	}
+	return rtts, refs, err
+}
+
+// idleLines judges the idle RTT probes. The median must be within rttSlackBelow/Above of RTT
+// plus a 99 % bound for the median of the jitter and delay variation (medianTolerance: a median
+// of n samples has sd 1.2533 sd/sqrt(n)); min and max must be within the physical range RTT
+// - 2 jitterBelow - delayvars .. RTT + 2 jitterAbove + delayvars (the jitter distribution's
+// range ends).
+func (c *checker) idleLines(rtts []time.Duration, n int) {
+	if len(rtts) == 0 {
+		// Nothing measured is nothing checked: a link that answers no probe fails, whatever its
+		// loss (with loss=100 % it cannot be checked, and is refused).
+		c.add("idle RTT", fmtMs(c.expectedRTT()), fmt.Sprintf("no probe of %d answered", n), ">= 1 answered probe", false)
+		return
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	minR, med, maxR := rtts[0], rtts[len(rtts)/2], rtts[len(rtts)-1]
+	if len(rtts)%2 == 0 {
+		med = (rtts[len(rtts)/2-1] + rtts[len(rtts)/2]) / 2
+	}
+	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = ms(minR), ms(med), ms(maxR)
+	exp := c.expectedRTT()
+	gaps := c.traceMaxGap(true)/2 + c.traceMaxGap(false)/2 // a trace's wait for an opportunity
+	tol := c.medianTolerance(len(rtts)) + gaps
+	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.jitterAbove() - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar - gaps
+	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med),
+		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+tol), fmtMs(rttSlackAbove+tol+hold)),
+		med >= exp-rttSlackBelow-tol && med <= exp+rttSlackAbove+tol+hold)
+	below := 2*c.jitterBelow() + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar + gaps
+	above := c.slackOneWay(true) + c.slackOneWay(false)
+	if c.spec.Outage.Off > 0 {
+		// An outage holds or drops probes: the max is bounded by the outage itself.
+		bound := exp + rttMaxSlack + above + c.spec.Outage.Off
+		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
+			fmt.Sprintf("min >= -%s, max <= +%s (one outage)", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above+c.spec.Outage.Off)),
+			minR >= exp-rttSlackBelow-below && maxR <= bound)
+	} else {
+		// The host overhead only ever adds: the minimum is bounded by the link alone; the host's
+		// own tail, measured on the reference pair at the same time, widens the max bound.
+		below += c.overhead
+		tail := ""
+		if c.hostTail > 0 {
+			above += c.hostTail
+			tail = fmt.Sprintf(" (incl. the host's tail %s)", fmtMs(c.hostTail))
+		}
+		bound := exp + rttMaxSlack + above
+		ok, note := idleMaxOK(rtts, bound, c.idleLate)
+		note = tail + note
+		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
+			fmt.Sprintf("min >= -%s, max <= +%s%s", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above), note),
+			minR >= exp-rttSlackBelow-below && ok)
+	}
+	c.lostProbesLine(n, len(rtts))
+}
+
+// idleMaxOK judges the largest idle RTTs (ascending rtts) against bound. With at least
+// outlierProbes answers, the slowest one alone may exceed the bound, and only by what the
+// emulator's own recorded release lateness during the probes explains (late, from its
+// counters) or by at most outlierCap: a stall of the machine (a VM's vCPU descheduled for
+// 10-25 ms, seen here on an idle machine) delays a single probe by about that much, while a
+// fault of the emulated link delays many, or one by more. note states the rule on the line.
+func idleMaxOK(rtts []time.Duration, bound, late time.Duration) (ok bool, note string) {
+	n := len(rtts)
+	maxR := rtts[n-1]
+	if maxR <= bound {
+		return true, ""
+	}
+	if n < outlierProbes || rtts[n-2] > bound {
+		return false, ""
+	}
+	allow := max(late, outlierCap)
+	excess := maxR - bound
+	why := fmt.Sprintf("; the slowest of %d may exceed it by the emulator's release lateness (%s) or at most %s", n, fmtMs(late), fmtMs(outlierCap))
+	return excess <= allow, why
+}
+
+// outlierCap is the most the slowest idle probe may exceed the max bound when the emulator's
+// recorded lateness does not explain more (see idleMaxOK).
+const outlierCap = 25 * time.Millisecond
+
+// lostProbesLine judges the unanswered idle probes: none may be lost on a link without loss or
+// outages; with random loss at most the binomial 99 % upper bound of the chance that a probe or
+// its answer is dropped, 1 - (1 - loss down)(1 - loss up). An unanswered probe is never passed
+// silently.
+func (c *checker) lostProbesLine(n, answered int) {
+	lost := n - answered
+	if lost == 0 {
+		return
+	}
+	if c.spec.Outage.Off > 0 {
+		c.add("idle RTT probes lost", "lost only in outages", fmt.Sprint(lost), fmt.Sprintf("< %d (outages configured)", n), answered > 0)
+		return
+	}
+	p := 1 - (1-c.spec.DownImp.Loss)*(1-c.spec.UpImp.Loss)
+	if p == 0 {
+		c.add("idle RTT probes lost", "0", fmt.Sprint(lost), "0", false)
+		return
+	}
+	_, half := binomialOK(lost, n, p)
+	upper := int(math.Floor((p + half) * float64(n)))
+	c.add("idle RTT probes lost", fmt.Sprintf("%.1f of %d (loss)", p*float64(n), n), fmt.Sprint(lost),
+		fmt.Sprintf("<= %d (binomial 99 %%)", upper), lost <= upper)
+}
+
+// outlierProbes is the least number of answered idle probes of which one may exceed the idle
+// RTT's max bound (the second largest is judged instead).
+const outlierProbes = 10
+
+// medianTolerance is the 99 % half-width of the median of n idle RTTs around RTT due to jitter
+// (its distribution's sd and mean, emu.JitterMoments) and delay variation (0 without them). Delay variation draws change every DelayVarEvery, so
+// probes closer than that share draws: n counts the independent ones.
+func (c *checker) medianTolerance(n int) time.Duration {
+	var v float64
+	mean, sd := emu.JitterMoments(c.spec.JitterDist)
+	for _, im := range []linkspec.Impair{c.spec.DownImp, c.spec.UpImp} {
+		// The sum of the sds bounds the sd of jitter plus delay variation (uniform: (J+D)^2/3);
+		// a distribution's non-zero mean shifts the median by as much.
+		a := float64(c.spec.Jitter)*(sd+math.Abs(mean)) + float64(im.DelayVar)/math.Sqrt(3)
+		v += a * a
+	}
+	if v == 0 {
+		return 0
+	}
+	if every := cmpOr(c.spec.DownImp.DelayVarEvery, emu.DefaultDelayVarEvery); c.spec.DownImp.DelayVar+c.spec.UpImp.DelayVar > 0 && c.spec.RTT < every {
+		n = max(n*int(c.spec.RTT)/int(every), 1)
+	}
+	return time.Duration(2.576 * 1.2533 * math.Sqrt(v) / math.Sqrt(float64(n)))
+}
+
+// idleProbes sends n idle RTT probes: one after another, or, when the expected RTT exceeds
+// 500 ms, all at once (100 ms apart, each on its own socket), so the step lasts about one RTT.
+func (c *checker) idleProbes(ctx context.Context, n int) ([]time.Duration, error) {
+	if c.expectedRTT() <= 500*time.Millisecond {
+		return c.probeRTT(ctx, n, 0, nil)
+	}
+	var mu sync.Mutex
+	var rtts []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		if !sleepCtx(ctx, time.Duration(min(i, 1))*100*time.Millisecond) {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.probeRTT(ctx, 1, 0, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			rtts = append(rtts, r...)
+			if firstErr == nil {
+				firstErr = err
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return rtts, firstErr
+}
+
+// faults reports packets the emulator lost outside its model since the check began.
+func (c *checker) faults(context.Context) error {
+	if c.take() == nil {
+		return nil
+	}
+	c.add("emulator faults (drops outside the model)", "0", fmt.Sprint(c.acc.other), "0", c.acc.other == 0)
+	if c.spec.Loss == 0 {
+		c.add("random-loss drops", "0", fmt.Sprint(c.acc.loss), "0", c.acc.loss == 0)
+	}
+	c.add("emulator release lateness (max)", "0 ms", fmt.Sprintf("%.2f ms", c.acc.lateMax),
+		"informational (CPU contention shows here first)", true)
+	return nil
+}
+
+// checkAcc accumulates emulator counters over the whole check (steps take them in between).
+type checkAcc struct {
+	other, loss int64
+	lateMax     float64
+}
+
+// take takes the link's counters since the previous take and adds them to c.acc.
+func (c *checker) take() *result.Emulator {
+	e := c.l.TakeCounters()
+	if e != nil {
+		c.acc.other += e.Down.DropsOther + e.Up.DropsOther
+		c.acc.loss += e.Down.DropsLoss + e.Up.DropsLoss
+		c.acc.lateMax = max(c.acc.lateMax, e.Down.TimingErrMaxMs, e.Up.TimingErrMaxMs)
+	}
+	return e
+}
+
+// clientDo runs fn with the calling thread in the link's namespace (directly when unshaped).
+func (c *checker) clientDo(fn func() error) error {
+	return shaping.InClient(c.l, fn)
+}
+
+// hostAddr is the host address with port 0, for listeners.
+func (c *checker) hostAddr() string { return netip.AddrPortFrom(c.l.HostAddr(), 0).String() }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func fmtMs(d time.Duration) string { return fmt.Sprintf("%.2f ms", ms(d)) }
+
+func fmtRate(bps float64) string { return fmt.Sprintf("%.3f Mbit/s", bps/1e6) }
+
+// binomialOK reports whether k successes in n trials fit probability p within the two-sided
+// 99% normal-approximation interval (z = 2.576), with a continuity correction of 1/n.
+func binomialOK(k, n int, p float64) (bool, float64) {
+	half := 2.576*math.Sqrt(p*(1-p)/float64(n)) + 1/float64(n)
+	return math.Abs(float64(k)/float64(n)-p) <= half, half
+}
+
+// cmpOr is d when it is set (> 0), else def.
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}

@@ -1,0 +1,290 @@
+package selfcheck
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+)
+
+func TestBinomialOK(t *testing.T) {
+	tests := []struct {
+		name string
+		k, n int
+		p    float64
+		want bool
+	}{
+		{"exact", 10, 1000, 0.01, true},
+		{"edge inside", 18, 1000, 0.01, true},
+		{"far above", 40, 1000, 0.01, false},
+		{"none lost at 5%", 0, 1000, 0.05, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, _ := binomialOK(tt.k, tt.n, tt.p); got != tt.want {
+				t.Fatalf("binomialOK(%d, %d, %v) = %v", tt.k, tt.n, tt.p, got)
+			}
+		})
+	}
+}
+
+// testChecker is a checker of spec without a link: the unit tests exercise its arithmetic and
+// judgements only (probes need a link: the integration tests).
+func testChecker(spec string, quick bool) *checker {
+	s, err := linkspec.Parse(spec)
+	if err != nil {
+		panic(err)
+	}
+	return &checker{spec: s, quick: quick}
+}
+
+func TestCheckLines(t *testing.T) {
+	c := testChecker("carlucci2015", false)
+	if got := c.qDelay(true); got != 50*time.Millisecond {
+		t.Fatalf("qDelay = %v, want 50ms (18750 B at 3 Mbit/s)", got)
+	}
+	// Probe of 92 B at 3 Mbit/s: 245.333 us each way.
+	if got := c.expectedRTT(); got != 50*time.Millisecond+2*245333*time.Nanosecond {
+		t.Fatalf("expectedRTT = %v", got)
+	}
+	c.goodputLine(true, 2.88e6)  // 99.4% of 2.896: pass
+	c.goodputLine(false, 2.60e6) // 89.8%: fail in a full check
+	c.loadLine(true, []time.Duration{60 * time.Millisecond, 101 * time.Millisecond})
+	c.loadLine(false, []time.Duration{103 * time.Millisecond})
+	want := []bool{true, false, true, false}
+	for i, line := range c.res.Lines {
+		if line.Pass != want[i] {
+			t.Errorf("line %q measured %s: pass %v, want %v", line.Name, line.Measured, line.Pass, want[i])
+		}
+	}
+	q := testChecker("carlucci2015", true)
+	q.goodputLine(false, 2.60e6) // quick accepts 85%
+	if !q.res.Lines[0].Pass {
+		t.Errorf("quick goodput 2.6 Mbit/s failed: %+v", q.res.Lines[0])
+	}
+}
+
+// TestCheckTolerancesCanFail (issue 11 item 12): jitter is at most rtt/2 (linkspec.Parse refuses
+// more), so the idle RTT tolerance stays finite: a median of 0.27 ms on rtt=20ms,jitter=10ms
+// fails.
+func TestCheckTolerancesCanFail(t *testing.T) {
+	if _, err := linkspec.Parse("rate=10mbit,rtt=20ms,jitter=50ms"); err == nil {
+		t.Fatal("jitter 50ms on rtt=20ms accepted")
+	}
+	c := testChecker("rate=10mbit,rtt=20ms,jitter=10ms", true)
+	// The median of 10 RTTs, each RTT + the sum of two uniform jitters in +-10 ms, is within
+	// 2.576 x 1.2533 x sqrt(2 x 10^2 / 3) / sqrt(10) = 8.34 ms of RTT at 99 %.
+	tol := c.medianTolerance(10)
+	if tol < 8300*time.Microsecond || tol > 8400*time.Microsecond {
+		t.Fatalf("median tolerance %v, want 8.34 ms", tol)
+	}
+	c.idleLines([]time.Duration{270 * time.Microsecond, 270 * time.Microsecond, 300 * time.Microsecond}, 3)
+	if c.res.Lines[0].Pass { // the min..max line keeps the physical range: with jitter = rtt/2 a delay may be 0
+		t.Fatalf("idle RTT 0.27 ms passed: %+v", c.res.Lines)
+	}
+	if s := c.slackOneWay(true); s != 10*time.Millisecond {
+		t.Fatalf("one-way slack %v, want 10ms", s)
+	}
+}
+
+// TestGoodputTinyQueue (issue 11 item 13): queue=1pkt is a valid experiment: its goodput is
+// reported but not judged, while a 1 BDP queue's is.
+func TestGoodputTinyQueue(t *testing.T) {
+	c := testChecker("rate=10mbit,rtt=20ms,queue=1pkt", true)
+	c.goodputLine(true, 1.1e6)
+	if l := c.res.Lines[0]; !l.Pass || !strings.Contains(l.Tolerance, "below 1 BDP") {
+		t.Fatalf("queue=1pkt goodput line %+v", l)
+	}
+	c = testChecker("rate=10mbit,rtt=20ms", true)
+	c.goodputLine(true, 1.1e6)
+	if c.res.Lines[0].Pass {
+		t.Fatalf("1 BDP queue at 1.1 of 9.7 Mbit/s passed: %+v", c.res.Lines[0])
+	}
+	c = testChecker("rate=8kbit,rtt=50ms", true)
+	c.notMeasurable(true, "TCP could not connect", c.unmeasurableExpected())
+	if l := c.res.Lines[0]; !l.Pass || !strings.Contains(l.Measured, "not measurable at this setting") {
+		t.Fatalf("8kbit line %+v", l)
+	}
+	c = testChecker("rate=10mbit,rtt=50ms", true)
+	c.notMeasurable(false, "TCP could not connect", c.unmeasurableExpected())
+	if c.res.Lines[0].Pass {
+		t.Fatalf("an unreachable 10 Mbit/s link passed: %+v", c.res.Lines[0])
+	}
+}
+
+func TestAnalyseStream(t *testing.T) {
+	at := func(seq int, delayMs int) arrival {
+		t0 := time.Unix(100, 0)
+		return arrival{seq: seq, sent: t0, recv: t0.Add(time.Duration(delayMs) * time.Millisecond)}
+	}
+	// 10 sent; 2, 3 and 7 lost (2 bursts); 5 overtaken by 6 (RFC 4737: 5 < NextExp 7).
+	got := []arrival{at(0, 10), at(1, 11), at(4, 12), at(6, 9), at(5, 30), at(8, 10), at(9, 10)}
+	st := analyse(10, got)
+	if st.lost != 3 || st.bursts != 2 || st.longestRun != 2 || st.reordered != 1 || st.minDelay != 9*time.Millisecond || st.maxDelay != 30*time.Millisecond {
+		t.Fatalf("analyse = %+v", st)
+	}
+}
+
+// TestBurstIntervals checks the exact intervals of the Gilbert model's loss lines against values
+// computed independently (Python, summing the Poisson and negative binomial pmfs): Poisson(30)
+// 99 % [17, 45]; 30 bursts of mean 4 packets hold 78..175 packets; 7 bursts 11..58.
+func TestBurstIntervals(t *testing.T) {
+	if lo, hi := poissonInterval(30, 0.99); lo != 17 || hi != 45 {
+		t.Errorf("poissonInterval(30) = %d..%d, want 17..45", lo, hi)
+	}
+	if lo, hi := negBinInterval(30, 0.25, 0.99); lo != 78 || hi != 175 {
+		t.Errorf("negBinInterval(30, 1/4) = %d..%d, want 78..175", lo, hi)
+	}
+	if lo, hi := negBinInterval(7, 0.25, 0.99); lo != 11 || hi != 58 {
+		t.Errorf("negBinInterval(7, 1/4) = %d..%d, want 11..58", lo, hi)
+	}
+	// The compound interval is wider than the binomial one of independent packets (which, at
+	// 6000 packets and 2 %, is 97..143): bursts are the independent events.
+	lo, hi := gilbertLossInterval(6000, 0.02*0.25/0.98, 0.25, 0.99)
+	if !(lo < 97 && hi > 143 && lo > 40 && hi < 260) {
+		t.Errorf("gilbertLossInterval(6000, 2 %%, burst 4) = %d..%d, want wider than 97..143, within 40..260", lo, hi)
+	}
+}
+
+// TestLossLinesBursty judges the Gilbert model's lines on their merits: the bursty link's
+// quick check that failed as "advisory" (900 packets, 48 lost in 7 bursts: 4.5 bursts
+// expected) is now too small a sample and asks for a longer check; at 6000 packets the model's
+// own losses pass; bursts four times too long, or independent losses, fail.
+func TestLossLinesBursty(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		st   streamStats
+		want []bool // loss rate, burst count, mean length
+	}{
+		{"too small", streamStats{n: 900, lost: 48, bursts: 7}, []bool{false}},
+		{"as modelled", streamStats{n: 6000, lost: 120, bursts: 30}, []bool{true, true, true}},
+		{"bursts of 20", streamStats{n: 6000, lost: 600, bursts: 30}, []bool{false, true, false}},
+		{"independent losses", streamStats{n: 6000, lost: 120, bursts: 118}, []bool{true, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testChecker("rate=3mbit,rtt=50ms,loss=2%,burst=4", false)
+			c.lossLines(true, tc.st)
+			if len(c.res.Lines) != len(tc.want) {
+				t.Fatalf("%d lines, want %d: %+v", len(c.res.Lines), len(tc.want), c.res.Lines)
+			}
+			for i, l := range c.res.Lines {
+				if l.Pass != tc.want[i] {
+					t.Errorf("line %d %q %s %s: pass %v, want %v", i, l.Name, l.Measured, l.Tolerance, l.Pass, tc.want[i])
+				}
+			}
+			if tc.name == "too small" && !strings.Contains(c.res.Lines[0].Tolerance, "run a longer check") {
+				t.Errorf("a too small sample does not ask for a longer check: %+v", c.res.Lines[0])
+			}
+		})
+	}
+	// The stream of a bursty quick check is sized to expect minLossEvents bursts.
+	c := testChecker("carlucci2015,loss=2%,burst=4", true)
+	n, gap := c.streamShape(true)
+	if exp := c.lossEventRate(true) * float64(n); exp < minLossEvents || time.Duration(n)*gap > maxStream {
+		t.Errorf("bursty stream of %d packets %s apart expects %.1f bursts (need %d) in %s", n, gap, exp, minLossEvents, time.Duration(n)*gap)
+	}
+}
+
+// TestBulkTooSlow (issue 11 item 13): at 8 kbit/s a bounded transfer cannot be measured; the
+// check says so instead of failing to dial.
+func TestBulkTooSlow(t *testing.T) {
+	c := testChecker("rate=8kbit,rtt=50ms", true)
+	if err := c.bulk(true)(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if l := c.res.Lines[0]; !l.Pass || !strings.Contains(l.Measured, "not measurable at this setting") {
+		t.Fatalf("8kbit bulk line %+v", l)
+	}
+	c = testChecker("rate=10mbit,rtt=10s", true)
+	c.bulk(false)(context.Background())
+	if l := c.res.Lines[0]; !strings.Contains(l.Measured, "under 10 RTTs") {
+		t.Fatalf("rtt=10s bulk line %+v", l)
+	}
+}
+
+// TestIdleMaxForgiveness: of 10 idle probes the slowest alone may exceed the max bound, and
+// only by the emulator's recorded release lateness during the probes or at most outlierCap
+// (25 ms); two late probes, one late probe of 5, or one beyond the cap the lateness does not
+// explain fail the min..max line. A probe with no answer fails on a loss-free link, and a link
+// that answers none fails whatever its loss (loss=100 % used to pass). Before, one probe was
+// forgiven however late.
+func TestIdleMaxForgiveness(t *testing.T) {
+	probes := func(late ...time.Duration) []time.Duration {
+		var r []time.Duration
+		for range 10 - len(late) {
+			r = append(r, 50600*time.Microsecond)
+		}
+		return append(r, late...)
+	}
+	line := func(spec string, rtts []time.Duration, n int, late time.Duration, name string) (result.CheckLine, bool) {
+		c := testChecker(spec, true)
+		c.idleLate = late
+		c.idleLines(rtts, n)
+		for _, l := range c.res.Lines {
+			if l.Name == name {
+				return l, true
+			}
+		}
+		return result.CheckLine{}, false
+	}
+	const mm = "idle RTT min..max"
+	for _, tc := range []struct {
+		name string
+		rtts []time.Duration
+		late time.Duration
+		pass bool
+	}{
+		{"one late probe within the cap", probes(72 * time.Millisecond), 0, true},
+		{"two late probes", probes(72*time.Millisecond, 60*time.Millisecond), 0, false},
+		{"one late probe of 5", probes(72 * time.Millisecond)[5:], 0, false},
+		{"forced late probe beyond the cap", probes(120 * time.Millisecond), 300 * time.Microsecond, false},
+		{"late probe explained by the emulator's lateness", probes(120 * time.Millisecond), 70 * time.Millisecond, true},
+	} {
+		l, ok := line("carlucci2015", tc.rtts, len(tc.rtts), tc.late, mm)
+		if !ok || l.Pass != tc.pass {
+			t.Errorf("%s: %+v, want pass %v", tc.name, l, tc.pass)
+		}
+	}
+	if l, ok := line("carlucci2015", probes()[1:], 10, 0, "idle RTT probes lost"); !ok || l.Pass {
+		t.Errorf("an unanswered probe on a loss-free link: %+v (found %v), want a failed line", l, ok)
+	}
+	if l, ok := line("carlucci2015,loss=100%", nil, 10, 0, "idle RTT"); !ok || l.Pass {
+		t.Errorf("loss=100%%, no probe answered: %+v (found %v), want a failed line", l, ok)
+	}
+	if l, ok := line("carlucci2015,loss=5%", probes()[2:], 10, 0, "idle RTT probes lost"); !ok || !l.Pass {
+		t.Errorf("2 of 10 probes lost at 5 %% loss per direction (9.75 %% per probe): %+v, want pass", l)
+	}
+	if l, ok := line("carlucci2015,loss=1%", probes()[5:], 10, 0, "idle RTT probes lost"); !ok || l.Pass {
+		t.Errorf("5 of 10 probes lost at 1 %% loss: %+v, want fail", l)
+	}
+}
+
+// TestIdleMaxHostTail: on a tc link the idle RTT's max bound grows by the host's own tail
+// measured on the reference pair, and only by that: the same probes fail without it.
+func TestIdleMaxHostTail(t *testing.T) {
+	mk := func(tail time.Duration) *checker {
+		c := testChecker("carlucci2015", true)
+		c.hostTail = tail
+		return c
+	}
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	// Expected 50.49 ms; two probes 8 ms late (the second largest is judged).
+	rtts := []time.Duration{ms(50.6), ms(50.6), ms(50.7), ms(50.6), ms(50.7), ms(50.6), ms(50.7), ms(50.6), ms(58.5), ms(58.6)}
+	for _, tc := range []struct {
+		tail time.Duration
+		pass bool
+	}{{0, false}, {10 * time.Millisecond, true}, {2 * time.Millisecond, false}} {
+		c := mk(tc.tail)
+		c.idleLines(append([]time.Duration(nil), rtts...), 10)
+		line := c.res.Lines[1]
+		if line.Name != "idle RTT min..max" || line.Pass != tc.pass {
+			t.Errorf("tail %v: %+v, want pass=%v", tc.tail, line, tc.pass)
+		}
+		if tc.tail > 0 && !strings.Contains(line.Tolerance, "host's tail") {
+			t.Errorf("tail not stated: %q", line.Tolerance)
+		}
+	}
+}

@@ -1,0 +1,33 @@
+package selfcheck
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// ErrFailed is returned (wrapped, see Failure) when a link's self-check finds it
+// outside tolerance: the link is refused and nothing is measured through it.
+var ErrFailed = errors.New("link self-check failed")
+
+// Attempts is how many self-checks a link gets before it is refused: a failed check is
+// repeated once, because one late probe on a busy machine (a single idle-RTT outlier) does not
+// make a broken link, while a link outside tolerance fails both. Every check is recorded.
+const Attempts = 2
+
+// Failure returns nil for a passing check, otherwise an error wrapping ErrFailed that
+// names every failed line: "NAME: measured M, configured C (TOLERANCE)", joined by "; ".
+func Failure(c result.LinkCheck) error {
+	if c.Pass {
+		return nil
+	}
+	var bad []string
+	for _, line := range c.Lines {
+		if !line.Pass {
+			bad = append(bad, fmt.Sprintf("%s: measured %s, configured %s (%s)", line.Name, line.Measured, line.Configured, line.Tolerance))
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrFailed, strings.Join(bad, "; "))
+}

@@ -1,0 +1,84 @@
+package selfcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping"
+)
+
+// RetryOptions configures Retry.
+type RetryOptions struct {
+	// Check are the options of every check.
+	Check Options
+	// Run is the check; nil means Run (a seam for the tests of the retry rule).
+	Run func(context.Context, shaping.Link, Options) (result.LinkCheck, error)
+	// Before, when set, is called before each attempt (numbered from 1).
+	Before func(attempt int)
+	// Record receives every check, its Attempt set, before the next one starts (the caller
+	// writes its link_check line); its error ends the checks and is returned.
+	Record func(result.LinkCheck) error
+	// Name names the link in the log line of a repeat (its LINK spec as given).
+	Name string
+	// Logger receives that line (slog.Default() when nil).
+	Logger *slog.Logger
+}
+
+// Retry is the one retry rule of the link self-check, used wherever a link is checked
+// before it carries measurements (page loads, bulk flows): it checks l up to Attempts
+// times, repeating a failed check once, because one late probe on a busy machine does not make
+// a broken link while a link outside tolerance fails both. Every check is recorded with its
+// attempt number (result.LinkCheck.Attempt; result.RecheckedLinks finds the repeats in the
+// records). It returns, when a second check was made, the sentence for a run's summary:
+// "passed on its second check (the first failed: ...)" or "failed both checks (the first
+// failed: ...)", "" otherwise; and an error wrapping ErrFailed when every check failed,
+// the error of a check that could not run (wrapped "link self-check: "), Record's error, or,
+// after an interrupt, ctx's error joined with the failure.
+func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) {
+	run := o.Run
+	if run == nil {
+		run = Run
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	var note string
+	var first error
+	for attempt := 1; ; attempt++ {
+		if o.Before != nil {
+			o.Before(attempt)
+		}
+		chk, err := run(ctx, l, o.Check)
+		if err != nil {
+			return note, fmt.Errorf("link self-check: %w", err)
+		}
+		chk.Attempt = attempt
+		if o.Record != nil {
+			if err := o.Record(chk); err != nil {
+				return note, err
+			}
+		}
+		err = Failure(chk)
+		if attempt > 1 {
+			outcome := "passed on its second check"
+			if err != nil {
+				outcome = "failed both checks"
+			}
+			note = fmt.Sprintf("%s (the first failed: %v)", outcome, first)
+		}
+		switch {
+		case err == nil:
+			return note, nil
+		case ctx.Err() != nil:
+			return note, errors.Join(ctx.Err(), err)
+		case attempt >= Attempts:
+			return note, err
+		}
+		first = err
+		log.Warn("link self-check failed; checking once more", "link", o.Name, "err", err)
+	}
+}

@@ -1,0 +1,59 @@
+package selfcheck
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping"
+)
+
+// TestRetryStops checks the paths of the retry rule that end it early: a check that cannot run
+// is a harness error (never repeated), a record that cannot be written ends the checks with its
+// error, and an interrupt after a failed check is not followed by a second one. The pass, fail
+// then pass, and fail twice paths are tested through the runners (experiment TestLinkRecheck,
+// flows TestFlowsLinkRecheck).
+func TestRetryStops(t *testing.T) {
+	bad := result.LinkCheck{Lines: []result.CheckLine{{Name: "idle RTT median", Pass: false}}}
+	boom := errors.New("no socket")
+	full := errors.New("disk full")
+	for _, tc := range []struct {
+		name   string
+		check  func(context.CancelFunc) (result.LinkCheck, error)
+		record error
+		want   func(error) bool
+		calls  int
+	}{
+		{"harness error", func(context.CancelFunc) (result.LinkCheck, error) { return result.LinkCheck{}, boom },
+			nil, func(err error) bool {
+				return errors.Is(err, boom) && strings.HasPrefix(err.Error(), "link self-check: ")
+			}, 1},
+		{"record fails", func(context.CancelFunc) (result.LinkCheck, error) { return bad, nil },
+			full, func(err error) bool { return errors.Is(err, full) }, 1},
+		{"interrupted", func(cancel context.CancelFunc) (result.LinkCheck, error) { cancel(); return bad, nil },
+			nil, func(err error) bool { return errors.Is(err, context.Canceled) && errors.Is(err, ErrFailed) }, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			calls, records := 0, 0
+			note, err := Retry(ctx, nil, RetryOptions{
+				Run: func(context.Context, shaping.Link, Options) (result.LinkCheck, error) {
+					calls++
+					return tc.check(cancel)
+				},
+				Record: func(c result.LinkCheck) error {
+					records++
+					if c.Attempt != records {
+						t.Errorf("record %d has attempt %d", records, c.Attempt)
+					}
+					return tc.record
+				}})
+			if !tc.want(err) || calls != tc.calls || note != "" {
+				t.Errorf("err %v, %d checks, note %q; want %d check and no note", err, calls, note, tc.calls)
+			}
+		})
+	}
+}

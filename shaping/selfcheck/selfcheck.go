@@ -1,0 +1,9 @@
+// Package selfcheck measures an open link with its own probes and judges it against its spec before anything is measured through it.
+//
+// Run probes a shaping.Link (idle RTT, TCP goodput and RTT under load per direction, loss,
+// burst length, delay variation, reordering, trace rate, outages, AQM queue, ECN marks and the
+// emulator's own faults) and returns a result.LinkCheck whose lines each state the configured
+// value, the measured one and the tolerance. Failure turns a failed check into an error
+// wrapping ErrFailed; a link gets Attempts checks before it is refused. Options.Quick shortens
+// the probes.
+package selfcheck

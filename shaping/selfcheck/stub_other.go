@@ -1,0 +1,35 @@
+//go:build !linux
+
+package selfcheck
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"time"
+)
+
+type rtEcho struct{ port int }
+
+func startEcho(addr netip.Addr) (*rtEcho, error) { return nil, errors.ErrUnsupported }
+
+func (e *rtEcho) close() {}
+
+func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *atomic.Bool) ([]time.Duration, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func tuneSender(conn *net.TCPConn, buf int) {}
+
+func goodput(ctx context.Context, conn *net.TCPConn, dur, skip time.Duration) float64 { return 0 }
+
+// stampedReader reads datagrams of c with the time the read returned (no kernel timestamps
+// off Linux).
+func stampedReader(c *net.UDPConn) func(buf []byte) (int, time.Time, error) {
+	return func(buf []byte) (int, time.Time, error) {
+		n, _, err := c.ReadFromUDP(buf)
+		return n, time.Now(), err
+	}
+}
