@@ -6,7 +6,8 @@
 // netem qdisc for the one-way delay, jitter, loss and reordering, and under it a token-bucket
 // rate limiter (tc-tbf(8)) whose byte-limited FIFO is the bottleneck's droptail queue, or whose
 // child is the kernel AQM the spec names (codel, pie, fq_codel: tc-codel(8), tc-pie(8),
-// tc-fq_codel(8)) or a packet FIFO. netem's own "limit" counts the packets in its delay line as
+// tc-fq_codel(8)) or a packet FIFO; CAKE (tc-cake(8)) is its own rate limiter and replaces the
+// token bucket. netem's own "limit" counts the packets in its delay line as
 // well as any queue, so netem alone cannot model a byte-limited buffer: here its limit only
 // bounds the delay line and never drops. A size table (tc-stab(8), overhead -14) makes every
 // qdisc count IP bytes, as the rate and queue of a LINK spec do, not the veth's Ethernet frames.
@@ -207,8 +208,8 @@ func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%
 
 func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
 
-// Modules are the kernel modules Plan's qdiscs and devices need; Plan loads them with modprobe
-// first (a kernel loads qdisc modules on demand only where its modprobe helper can reach them).
+// Modules are the kernel modules Plan's qdiscs and devices need (sch_cake is added for a CAKE
+// link only); Plan loads them with modprobe first (a kernel loads qdisc modules on demand only where its modprobe helper can reach them).
 var Modules = []string{"veth", "sch_netem", "sch_tbf", "sch_codel", "sch_pie", "sch_fq_codel"}
 
 // modules are the kernel modules c's qdiscs need: Modules, and sch_cake when a direction uses it.
