@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Summarizes the AQM runs of scripts/emulators.sh: one line per OUTDIR and queue with the
 # median and range over its runs of the goodput (iperf3, Mbit/s), the packets through the
-# bottleneck, the AQM's drops (the emulator's counters, or the kernel qdisc's "dropped" on the
-# host end), the emulator's median queueing delay, the ping RTT under load (mean) and the
+# bottleneck, the AQM's drops (the emulator's counters, or with shaper=netem the kernel qdisc's
+# "dropped" on the host end; a TUN device's default qdisc is not the AQM), the emulator's median queueing delay, the ping RTT under load (mean) and the
 # congestion control iperf3 reports for the sender.
 #   scripts/aqm-table.sh OUTDIR...
 set -eu
@@ -21,8 +21,9 @@ for d in "$@"; do
 			cc=$(jq -r .end.sender_tcp_congestion "$f")
 			c="$d/counters-$a-$r.json"
 			q=${a%-htb}
-			kd=$(awk -v q="$q" '$1=="qdisc" && $2==q && $5 ~ /^pltlab/ && $5 != "pltlab0" {f=1; next} f && /dropped/ {sub(/.*dropped /,""); sub(/,.*/,""); print; exit}' "$d/tc-$a-$r.txt" 2>/dev/null || true)
-			kp=$(awk -v q="$q" '$1=="qdisc" && $2==q && $5 ~ /^pltlab/ && $5 != "pltlab0" {f=1; next} f && /Sent/ {print $4; exit}' "$d/tc-$a-$r.txt" 2>/dev/null || true)
+			kd= kp=
+			grep -q 'shaper=netem' "$d/env.txt" 2>/dev/null && kd=$(awk -v q="$q" '$1=="qdisc" && $2==q && $5 ~ /^pltlab/ && $5 != "pltlab0" {f=1; next} f && /dropped/ {sub(/.*dropped /,""); sub(/,.*/,""); print; exit}' "$d/tc-$a-$r.txt" 2>/dev/null || true)
+			[ -n "$kd" ] && kp=$(awk -v q="$q" '$1=="qdisc" && $2==q && $5 ~ /^pltlab/ && $5 != "pltlab0" {f=1; next} f && /Sent/ {print $4; exit}' "$d/tc-$a-$r.txt" 2>/dev/null || true)
 			if [ -n "$kd" ]; then
 				dr="$dr $kd" p="$p $kp"
 			else

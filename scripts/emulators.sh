@@ -39,7 +39,7 @@ for a in ${AQMS:-$default}; do
 	swap=:
 	if [ "$q" != "$a" ]; then # the host end (down direction): htb in place of the tbf
 		swap="H=\$(nsenter --net=/proc/1/ns/net tc qdisc show | awk '/^qdisc netem/ && \$5 ~ /^pltlab/ && \$5 != \"pltlab0\" {print \$5; exit}')
-		nsenter --net=/proc/1/ns/net sh -c \"tc qdisc del dev \$H parent 1:1 &&
+		nsenter --net=/proc/1/ns/net sh -c \"modprobe sch_htb && tc qdisc del dev \$H parent 1:1 &&
 			tc qdisc add dev \$H parent 1:1 handle 10: htb default 1 &&
 			tc class add dev \$H parent 10: classid 10:1 htb rate 3000000bit ceil 3000000bit burst 3000 cburst 3000 &&
 			tc qdisc add dev \$H parent 10:1 handle 20: $q limit 1000\" || exit 9"
