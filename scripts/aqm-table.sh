@@ -13,7 +13,7 @@ printf '| run | queue | runs | cc | goodput Mbit/s | packets | AQM drops | queue
 for d in "$@"; do
 	for a in $(ls "$d" | sed -n 's/^iperf-\(.*\)-[0-9]*\.json$/\1/p' | sort -u); do
 		g= p= dr= qd= pm= cc= n=0
-		for f in "$d"/iperf-"$a"-*.json; do
+		for f in "$d"/iperf-"$a"-[0-9]*.json; do
 			r=${f##*-}; r=${r%.json}
 			jq -e .end.sum_received.bits_per_second "$f" >/dev/null 2>&1 || continue
 			n=$((n + 1))
