@@ -3,34 +3,39 @@
 # for SECONDS, against an iperf3 server already listening on the host at PORT; the client in the
 # link's namespace sends (its TCP buffers are raised to 32 MiB there), or with -R the host does
 # (capped by the host's net.core.wmem_max: 4 MiB here, 671 Mbit/s at 50 ms). Appends to OUT:
-#   goodput_mbps retransmits pltlab_cpu_s cpu_s_per_gbit load1 path
+#   goodput_mbps retransmits pltlab_cpu_s cpu_s_per_gbit fwd_cpu_s_per_gbit load1 path
 # pltlab_cpu_s is the pltlab process's own user + system time (its forwarder threads, the
 # kernel work they do, the Go runtime), read from /proc/PID/stat when the stream ends;
-# path is "plain" when PLTLAB_EMU_OFFLOAD=off, else "offload".
+# fwd_cpu_s_per_gbit is that of its forwarder threads alone (threads named pltlab-emu; "-" for
+# a binary that does not name them); path is $LABEL, else "plain" when PLTLAB_EMU_OFFLOAD=off,
+# else "offload". PLTLAB names the binary (default bin/pltlab).
 set -eu
 LINK=$1 T=$2 PORT=$3 OUT=$4 REV=${5:-}
 PLTLAB=${PLTLAB:-bin/pltlab}
 J=$(mktemp)
-trap 'rm -f "$J" "$J.cpu"' EXIT
+trap 'rm -f "$J" "$J.cpu" "$J.fwd"' EXIT
 # Inside the link, the shell's parent is pltlab itself (ip netns exec execs the command). The
 # link stays up 1 s after the stream, so the server sees its end; a server that still tears the
 # previous test down answers "busy": retry.
 for try in 1 2 3 4 5; do
-	"$PLTLAB" shell --link "$LINK" -- sh -c "iperf3 -c \$PLTLAB_HOST_ADDR -p $PORT $REV -t $T -J > $J; awk '{print \$14 + \$15}' /proc/\$PPID/stat > $J.cpu; sleep 1" || true
+	"$PLTLAB" shell --link "$LINK" -- sh -c "iperf3 -c \$PLTLAB_HOST_ADDR -p $PORT $REV -t $T -J > $J; awk '{print \$14 + \$15}' /proc/\$PPID/stat > $J.cpu; awk '\$2 == \"(pltlab-emu)\" {s += \$14 + \$15; n++} END {print n ? s : -1}' /proc/\$PPID/task/*/stat > $J.fwd; sleep 1" || true
 	grep -q '"error":.*busy' "$J" || break
 	sleep 1
 done
 grep -q sum_received "$J" || { echo "iperf3 failed: $(grep error "$J")" >&2; exit 1; }
-python3 - "$J" "$J.cpu" "$OUT" <<'PY'
+python3 - "$J" "$J.cpu" "$J.fwd" "$OUT" <<'PY'
 import json, os, sys
 d = json.load(open(sys.argv[1]))
 e = d["end"]
 mbps = e["sum_received"]["bits_per_second"] / 1e6
 retx = e["sum_sent"].get("retransmits", 0)
-cpu = float(open(sys.argv[2]).read()) / os.sysconf("SC_CLK_TCK")
+tck = os.sysconf("SC_CLK_TCK")
+cpu = float(open(sys.argv[2]).read()) / tck
+fwd = float(open(sys.argv[3]).read())
 secs = e["sum_received"]["seconds"]
 gbit = mbps / 1e3 * secs
-path = "plain" if os.environ.get("PLTLAB_EMU_OFFLOAD") == "off" else "offload"
-with open(sys.argv[3], "a") as f:
-    f.write("%.1f %d %.2f %.3f %.2f %s\n" % (mbps, retx, cpu, cpu / gbit if gbit else 0, os.getloadavg()[0], path))
+fwdg = "%.3f" % (fwd / tck / gbit) if fwd >= 0 and gbit else "-"
+path = os.environ.get("LABEL") or ("plain" if os.environ.get("PLTLAB_EMU_OFFLOAD") == "off" else "offload")
+with open(sys.argv[4], "a") as f:
+    f.write("%.1f %d %.2f %.3f %s %.2f %s\n" % (mbps, retx, cpu, cpu / gbit if gbit else 0, fwdg, os.getloadavg()[0], path))
 PY

@@ -134,7 +134,7 @@ func (l *EmuLink) logFallback(dev string, fellBack bool) {
 }
 
 // Offload reports whether both directions run the fast path: TUN devices with the virtio-net
-// header, TSO/USO super-packets split on read and GRO coalescing on write (WithOffload).
+// header, TSO/USO super-packets split on read and GRO groups written on the way out (WithOffload).
 func (l *EmuLink) Offload() bool {
 	return l.down != nil && l.down.fast && l.up.fast
 }
@@ -187,6 +187,16 @@ func (l *EmuLink) deviceDrops() (down, up uint64) {
 		}
 	}
 	return max(down, l.drops[0]), max(up, l.drops[1])
+}
+
+// PacketsPerWrite is the mean number of wire packets per write to the client's device (the
+// downstream direction) since the link opened: above 1 when the fast path coalesced due packets
+// into GRO groups, 0 on the plain path or before any write.
+func (l *EmuLink) PacketsPerWrite() float64 {
+	if l.down == nil {
+		return 0
+	}
+	return l.down.packetsPerWrite()
 }
 
 // EmulatorCPU is the CPU time both forwarder threads have used since the link opened.

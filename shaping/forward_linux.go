@@ -40,8 +40,9 @@ const (
 // super-packet already split into its MTU-sized packets (wireguard-go's gsoSplit, which also
 // completes the checksums), and each packet is offered to the pipe on its own: the link model
 // queues, serializes, loses, marks and captures wire packets, never super-packets. The packets
-// due at one wake-up are copied into a write batch that wireguard-go coalesces by flow (GRO)
-// before writing, so the receiving stack gets one large segment per flow and batch.
+// due at one wake-up are grouped by flow (GRO, gro.go) and each group is written straight from
+// the pipe's buffers with one writev(2), so the receiving stack gets one large segment per flow
+// and batch, and a packet is copied once in user space (by the split) on its way through.
 type forwarder struct {
 	mu   sync.Mutex // guards pipe against TakeCounters
 	pipe *emu.Pipe
@@ -53,8 +54,9 @@ type forwarder struct {
 
 	rbufs  [][]byte // fast path: pipe buffers a read splits into (tunBatch)
 	rsizes []int
-	wbufs  [][]byte // fast path: write batch buffers, each with room for a coalesced 64 KiB packet
-	wout   [][]byte // the batch being written (slices of wbufs, reordered by GRO)
+	gro    coalescer    // fast path: groups the due packets per flow (gro.go)
+	due    [][]byte     // fast path: the packets of the batch being written, recycled after it
+	iov    []unix.Iovec // fast path: one coalesced write's iovecs
 	poll1  []unix.PollFd
 	mtu    int
 	base   time.Time
@@ -62,17 +64,16 @@ type forwarder struct {
 	tid    atomic.Int32
 	rt     bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
 
+	writes, written uint64 // fast path: writes made and packets they carried (guarded by mu)
+
 	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
 	capTap *atomic.Pointer[capture.Tap]                   // pcapng capture hook (nil or unset: none); see tap_linux.go
 	dir    capture.TapDir
 }
 
-// Fast-path batch sizes: writeBatch packets per coalescing write, each buffer big enough for
-// the largest packet GRO may build (64 KiB, the IP length limit) behind the virtio-net header.
-const (
-	writeBatch = 64
-	groBufSize = vnetHdrLen + 65535
-)
+// writeBatch bounds the due packets coalesced and written together (fast path); a longer run
+// of due packets (after a stall) is written in several batches, in order.
+const writeBatch = tunBatch
 
 func newForwarder(cfg emu.Config, src, dst *tunDev, mtu int, base time.Time, stop *atomic.Bool, rt bool) (*forwarder, error) {
 	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
@@ -88,10 +89,9 @@ func newForwarder(cfg emu.Config, src, dst *tunDev, mtu int, base time.Time, sto
 		for i := range f.rbufs {
 			f.rbufs[i] = f.pipe.Buffer()
 		}
-		f.wbufs, f.wout = make([][]byte, writeBatch), make([][]byte, writeBatch)
-		for i := range f.wbufs {
-			f.wbufs[i] = make([]byte, groBufSize)
-		}
+		f.gro.udp = dst.uso
+		f.due = make([][]byte, 0, writeBatch)
+		f.iov = make([]unix.Iovec, 0, groMaxSegs+1)
 		f.poll1 = []unix.PollFd{{Fd: int32(src.fd), Events: unix.POLLIN}}
 	}
 	return f, nil
@@ -103,6 +103,7 @@ func (f *forwarder) now() time.Duration { return time.Since(f.base) }
 func (f *forwarder) run() {
 	runtime.LockOSThread() // never unlocked: the tuned thread exits with the goroutine
 	f.tid.Store(int32(unix.Gettid()))
+	nameThread()
 	TuneThread(f.rt)
 	fds := []unix.PollFd{{Fd: int32(f.src.fd), Events: unix.POLLIN}, {Fd: int32(f.wake), Events: unix.POLLIN}}
 	var lastSpin time.Duration
@@ -121,25 +122,30 @@ func (f *forwarder) run() {
 			wait -= spinLead
 		}
 		f.mu.Unlock()
-		f.wait(fds, wait, ok, &gov)
+		ready := f.wait(fds, wait, ok, &gov)
 		f.mu.Lock()
-		f.read()
+		f.read(ready)
 	}
 	f.mu.Unlock()
 }
 
 // wait blocks in ppoll(2) for up to wait (maxPoll when the pipe is empty) or until a packet
-// arrives, and accounts the time for the governor.
-func (f *forwarder) wait(fds []unix.PollFd, wait time.Duration, ok bool, gov *governor) {
+// arrives, and accounts the time for the governor. ready is true when ppoll reported a packet
+// waiting on src (false when it was not asked or timed out).
+func (f *forwarder) wait(fds []unix.PollFd, wait time.Duration, ok bool, gov *governor) (ready bool) {
 	gov.sleep(f.now())
 	if !ok || wait > 0 {
 		if !ok {
 			wait = maxPoll
 		}
 		ts := unix.NsecToTimespec(int64(min(wait, maxPoll)))
-		unix.Ppoll(fds, &ts, nil)
+		fds[0].Revents = 0
+		if n, _ := unix.Ppoll(fds, &ts, nil); n > 0 {
+			ready = fds[0].Revents&unix.POLLIN != 0
+		}
 	}
 	gov.woke(f.now())
+	return ready
 }
 
 // spinUntil busy-waits until due, still reading arriving packets, so the release is not late
@@ -147,7 +153,7 @@ func (f *forwarder) wait(fds []unix.PollFd, wait time.Duration, ok bool, gov *go
 func (f *forwarder) spinUntil(fds []unix.PollFd, due time.Duration) {
 	for f.now() < due && !f.stop.Load() {
 		if n, _ := unix.Poll(fds[:1], 0); n > 0 {
-			f.read()
+			f.read(true)
 		}
 	}
 }
@@ -169,12 +175,14 @@ func (f *forwarder) untilNext() (time.Duration, bool) {
 	return max(due-f.now(), 0), true
 }
 
-// Release batching of the fast path: a packet with others behind it may leave up to
-// lagPackets serialization times of an MTU-sized packet late, if that is at most maxLag (at
-// 1 Gbit/s 16 x 12 us = 192 us, at 10 Gbit/s 19 us). Below 960 Mbit/s (1500-byte packets) 16
-// packets take longer than maxLag, batching would add delay for little, and packets leave on
-// time; an unlimited direction batches over unlimitedLag. Measured at 1 Gbit/s (load average
-// 20): 0.92 forwarder CPU-s per Gbit with a 50 us lag, 0.48 with 192 us.
+// Release batching of the fast path: a packet with others behind it may leave up to the lag
+// late, so that one wake-up writes a batch. On a direction where lagPackets MTU-sized packets
+// take at most maxLag (960 Mbit/s and faster with 1500-byte packets), the lag is the link time
+// of one full GRO group (groMaxLen bytes), at most maxLag: 200 us at 1 Gbit/s, 52 us at
+// 10 Gbit/s, so the batches at 10 Gbit/s fill 64 KiB groups instead of 16 packets. Slower
+// directions batch nothing (the lag would add delay for little: packets leave on time); an
+// unlimited direction batches over unlimitedLag. Measured at 1 Gbit/s (load average 20):
+// 0.92 forwarder CPU-s per Gbit with a 50 us lag, 0.48 with 192 us.
 const (
 	lagPackets   = 16
 	maxLag       = 200 * time.Microsecond
@@ -186,16 +194,23 @@ func releaseLag(rate int64, mtu int) time.Duration {
 	if rate <= 0 {
 		return unlimitedLag
 	}
-	lag := time.Duration(float64(lagPackets*mtu*8) / float64(rate) * 1e9)
-	if lag > maxLag {
+	linkTime := func(bytes int) time.Duration { return time.Duration(float64(bytes*8) / float64(rate) * 1e9) }
+	if linkTime(lagPackets*mtu) > maxLag {
 		return 0
 	}
-	return lag
+	return min(linkTime(groMaxLen), maxLag)
 }
 
-// release writes every packet that is due.
+// release writes every packet that is due. On the fast path, while more packets wait behind
+// the next due one, it writes nothing until that one is f.lag late (untilNext's wake-up time),
+// so a wake-up for an arriving packet does not cut a batch short: every wake-up that writes
+// releases all packets due within the lag at once, and none leaves later than the lag (plus the
+// wake-up's own latency, which the release lateness records).
 func (f *forwarder) release() {
 	if f.fast {
+		if due, ok := f.pipe.Next(); ok && f.lag > 0 && f.pipe.Len() > 1 && f.now() < due+f.lag {
+			return
+		}
 		f.releaseBatch()
 		return
 	}
@@ -209,48 +224,81 @@ func (f *forwarder) release() {
 	}
 }
 
-// releaseBatch (fast path) copies every due packet into the write batch and writes it with
-// GRO coalescing, writeBatch packets at a time.
+// releaseBatch (fast path) groups every due packet per flow (coalescer) and writes each group
+// straight from the pipe's buffers with one writev(2), writeBatch packets at a time; the
+// capture sees each wire packet before its group's first packet is rewritten.
 func (f *forwarder) releaseBatch() {
 	now := f.now()
-	n := 0
 	for pkt, ok := f.pipe.Pop(now); ok; pkt, ok = f.pipe.Pop(now) {
-		w := f.wbufs[n][:vnetHdrLen+len(pkt)]
-		copy(w[vnetHdrLen:], pkt)
-		f.wout[n] = w
-		n++
 		f.tapped(now, pkt, capture.TapExit)
-		f.pipe.Recycle(pkt)
-		if n == writeBatch {
-			f.flush(n)
-			n = 0
+		f.gro.add(pkt, csumOf(pkt))
+		f.due = append(f.due, pkt)
+		if len(f.due) == writeBatch {
+			f.flush()
 		}
 	}
-	if n > 0 {
-		f.flush(n)
+	if len(f.due) > 0 {
+		f.flush()
 	}
 }
 
-// flush writes the first n packets of the batch; each failed write (of one packet, or of
-// several coalesced ones) counts as one drop outside the model.
-func (f *forwarder) flush(n int) {
-	_, err := f.dst.nt.Write(f.wout[:n], vnetHdrLen)
-	if err == nil {
-		return
+// flush writes the batch's groups, each a [virtio-net header][first packet][payloads of the
+// others] writev(2), and recycles its packets; each failed write (of one packet, or of several
+// coalesced ones) counts as one drop outside the model.
+func (f *forwarder) flush() {
+	groups, hdrs := f.gro.finish()
+	for i := range groups {
+		g := &groups[i]
+		iov := append(f.iov[:0], iovec(hdrs[i][:]), iovec(g.pkts[0]))
+		hl := g.iphLen + g.l4Len
+		for _, p := range g.pkts[1:] {
+			iov = append(iov, iovec(p[hl:]))
+		}
+		if writev(f.dst.fd, iov) != nil {
+			f.pipe.DropOther()
+		}
 	}
-	k := 1
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		k = max(len(j.Unwrap()), 1)
+	f.writes += uint64(len(groups))
+	f.written += uint64(len(f.due))
+	for _, p := range f.due {
+		f.pipe.Recycle(p)
 	}
-	for range k {
-		f.pipe.DropOther()
+	f.due = f.due[:0]
+	f.gro.reset()
+}
+
+// iovec describes b for writev(2).
+func iovec(b []byte) unix.Iovec {
+	v := unix.Iovec{Base: unsafe.SliceData(b)}
+	v.SetLen(len(b))
+	return v
+}
+
+// writev writes iov to fd in one writev(2) (a TUN device takes each call as one packet),
+// retrying when interrupted. It allocates nothing, unlike unix.Writev for more than 8 buffers.
+func writev(fd int, iov []unix.Iovec) error {
+	for {
+		_, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(iov))), uintptr(len(iov)))
+		if e != unix.EINTR {
+			if e != 0 {
+				return e
+			}
+			return nil
+		}
 	}
 }
 
-// read takes up to readBatch waiting packets (fast path: super-packets) from src into the pipe.
-func (f *forwarder) read() {
+// csumOf is the checksum state the read side stored in the byte past pkt in its pipe buffer.
+func csumOf(pkt []byte) csumState { return csumState(pkt[:len(pkt)+1][len(pkt)]) }
+
+// setCsum stores st in the byte past pkt in its pipe buffer (one byte longer than the MTU).
+func setCsum(pkt []byte, st csumState) { pkt[:len(pkt)+1][len(pkt)] = byte(st) }
+
+// read takes up to readBatch waiting packets (fast path: super-packets) from src into the pipe;
+// ready says poll(2) has just reported one waiting.
+func (f *forwarder) read(ready bool) {
 	if f.fast {
-		f.readBatch()
+		f.readBatch(ready)
 		return
 	}
 	for i := 0; i < readBatch; i++ {
@@ -278,11 +326,14 @@ func (f *forwarder) read() {
 // readBatch (fast path) reads up to readBatch super-packets, each split into its MTU-sized
 // packets, and offers every packet to the pipe with the arrival time of its super-packet. It
 // reads only while poll(2) says a packet waits: wireguard-go's read would park the locked
-// thread in the Go poller on an empty device.
-func (f *forwarder) readBatch() {
+// thread in the Go poller on an empty device. When ready, the caller's poll already said so for
+// the first read (one poll(2) less per wake-up: an ACK stream wakes a forwarder per packet).
+func (f *forwarder) readBatch(ready bool) {
 	for i := 0; i < readBatch; i++ {
-		if k, _ := unix.Poll(f.poll1, 0); k <= 0 {
-			return
+		if i > 0 || !ready {
+			if k, _ := unix.Poll(f.poll1, 0); k <= 0 {
+				return
+			}
 		}
 		n, err := f.src.nt.Read(f.rbufs, f.rsizes, 0)
 		if err != nil {
@@ -298,6 +349,13 @@ func (f *forwarder) readBatch() {
 				f.pipe.DropOther()
 				continue
 			}
+			// A packet split from a super-packet has the checksum the split computed; one read
+			// alone may carry its sender's, so it is verified before it may coalesce.
+			st := csumValid
+			if n == 1 {
+				st = readCsumState(pkt, f.gro.udp)
+			}
+			setCsum(pkt, st)
 			v := f.pipe.Offer(at, pkt)
 			if tap := f.tap.Load(); tap != nil {
 				(*tap)(pkt, v != emu.Queued)
@@ -312,6 +370,16 @@ func (f *forwarder) take() result.Direction {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return direction(f.pipe.Take())
+}
+
+// packetsPerWrite is the fast path's packets per write since the link opened (0 before any).
+func (f *forwarder) packetsPerWrite() float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.writes == 0 {
+		return 0
+	}
+	return float64(f.written) / float64(f.writes)
 }
 
 // cpu is the CPU time the forwarder thread has used (from /proc/self/task/TID/schedstat).
@@ -332,6 +400,18 @@ func (f *forwarder) cpu() time.Duration {
 func (f *forwarder) interrupt() {
 	one := [8]byte{1}
 	unix.Write(f.wake, one[:])
+}
+
+// forwarderThreadName is the name (comm, /proc/PID/task/TID/comm) of every forwarder thread,
+// so tools outside the process (top -H, perf, scripts/iperf-link.sh) can tell the emulator's
+// CPU time from the rest of the process's.
+const forwarderThreadName = "pltlab-emu"
+
+// nameThread names the calling thread forwarderThreadName (PR_SET_NAME; an error is ignored).
+func nameThread() {
+	name := [16]byte{}
+	copy(name[:15], forwarderThreadName)
+	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
 }
 
 // TuneThread sets 1 ns timer slack and, when rt, SCHED_FIFO on the calling thread (errors

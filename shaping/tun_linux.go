@@ -9,21 +9,26 @@ import (
 	wgtun "golang.zx2c4.com/wireguard/tun"
 )
 
-// tunBatch is the most packets one fast-path read splits a super-packet into or one write
-// coalesces (wireguard-go's conn.IdealBatchSize); a 64 KiB TSO super-packet of 1448-byte
+// tunBatch is the most packets one fast-path read splits a super-packet into, and the most due
+// packets coalesced together (wireguard-go's conn.IdealBatchSize); a 64 KiB TSO super-packet of 1448-byte
 // segments is 46 packets, a UDP GSO one of 1200-byte datagrams 55.
 const tunBatch = 128
+
+// tunOffloads are the offloads every fast-path device has: checksums left to the other side
+// and TCP segmentation over IPv4 and IPv6 (TUNSETOFFLOAD, include/uapi/linux/if_tun.h).
+const tunOffloads = unix.TUN_F_CSUM | unix.TUN_F_TSO4 | unix.TUN_F_TSO6
 
 // vnetHdrLen is the size of the virtio-net header in front of every packet on a device opened
 // with IFF_VNET_HDR (struct virtio_net_hdr, include/uapi/linux/virtio_net.h).
 const vnetHdrLen = 10
 
 // tunDev is one TUN device: its descriptor and, on the fast path, the wireguard-go device
-// that reads and writes it with the virtio-net header (TSO/USO super-packets split into
-// MTU-sized packets on read, GRO coalescing on write).
+// that reads it with the virtio-net header (TSO/USO super-packets split into MTU-sized
+// packets); the forwarder writes GRO groups to fd itself (gro.go, forward_linux.go).
 type tunDev struct {
-	fd int
-	nt wgtun.Device // nil on the plain path (IFF_NO_PI, one packet per read and write)
+	fd  int
+	nt  wgtun.Device // nil on the plain path (IFF_NO_PI, one packet per read and write)
+	uso bool         // fast path: the kernel took the UDP segmentation offloads (Linux >= 6.2)
 }
 
 // offload reports whether the device runs the fast path (virtio-net header and offloads).
@@ -52,12 +57,18 @@ func openTUNDev(name string, fast bool) (d *tunDev, fellBack bool, err error) {
 		// Probe the offloads first: once wireguard-go wraps fd in an os.File, that file owns
 		// it, and closing fd here after a failure there would let its finalizer close a reused
 		// descriptor number later.
-		if unix.IoctlSetInt(fd, unix.TUNSETOFFLOAD, unix.TUN_F_CSUM|unix.TUN_F_TSO4|unix.TUN_F_TSO6) == nil {
+		if unix.IoctlSetInt(fd, unix.TUNSETOFFLOAD, tunOffloads) == nil {
 			nt, _, err := wgtun.CreateUnmonitoredTUNFromFD(fd)
 			if err != nil {
 				return nil, false, fmt.Errorf("tun %s with offloads: %w", name, err)
 			}
-			return &tunDev{fd: fd, nt: nt}, false, nil
+			// wireguard-go asked for USO4|USO6 too where the kernel has them; asking again
+			// (the same flags) is how to learn whether it got them.
+			uso := unix.IoctlSetInt(fd, unix.TUNSETOFFLOAD, tunOffloads|unix.TUN_F_USO4|unix.TUN_F_USO6) == nil
+			if !uso {
+				unix.IoctlSetInt(fd, unix.TUNSETOFFLOAD, tunOffloads)
+			}
+			return &tunDev{fd: fd, nt: nt, uso: uso}, false, nil
 		}
 		unix.Close(fd)
 		fellBack = true

@@ -35,11 +35,19 @@ func run() int {
 			return 1
 		}
 	}
+	stopProfile, err := startCPUProfile()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pltlab: %v\n", err)
+		return 2
+	}
+	if stopProfile != nil {
+		defer stopProfile()
+	}
 	ctx, stop := interruptContext(interruptGrace, os.Exit)
 	defer stop()
 	// A second interrupt exits at once: delete this process's namespaces and devices by name.
 	onForcedExit(shaping.Teardown)
-	err := newRootCmd().ExecuteContext(ctx)
+	err = newRootCmd().ExecuteContext(ctx)
 	if errors.Is(err, errRootless) {
 		stop()
 		return runRootless()

@@ -174,6 +174,9 @@ func BenchmarkLinkFastPath(b *testing.B) {
 				b.ReportMetric(cpu.Seconds()/dur.Seconds()/(bps/1e9), "cpu-s/Gbit")
 				b.ReportMetric(float64(e.Down.DropsOther+e.Up.DropsOther), "faults")
 				b.ReportMetric(float64(e.Down.DropsQueue), "queue-drops")
+				if path.offload {
+					b.ReportMetric(l.(*shaping.EmuLink).PacketsPerWrite(), "pkts/write")
+				}
 			})
 		}
 	}
