@@ -262,6 +262,9 @@ type Link struct {
 	QueueFloored bool `json:"queue_floored,omitempty"`
 	// JitterMs is the delay jitter in ms.
 	JitterMs float64 `json:"jitter_ms,omitempty"`
+	// JitterDist is the jitter's distribution when not uniform: normal, pareto or paretonormal
+	// (netem's tables).
+	JitterDist string `json:"jitter_dist,omitempty"`
 	// MTU is the link MTU in bytes.
 	MTU int `json:"mtu,omitempty"`
 	// Shaper is "emu" (userspace TUN emulator), "netem" or "none".

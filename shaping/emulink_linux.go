@@ -12,6 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/capture"
+	"github.com/pltlab/pltlab/shaping/emu"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -111,6 +112,9 @@ func (l *EmuLink) setup(o options) error {
 	down, up, err := linkspec.PipeConfigs(l.spec)
 	if err != nil {
 		return err
+	}
+	if down.AQM == emu.CAKE || up.AQM == emu.CAKE { // ParseSpec refuses it; a Spec built by hand may not
+		return fmt.Errorf("aqm=cake: the userspace emulator has no CAKE: accepted shaper=netem")
 	}
 	if l.down, err = newForwarder(down, l.hostDev, l.clientDev, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
 		return fmt.Errorf("forwarder: %w", err)

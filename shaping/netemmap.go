@@ -14,13 +14,13 @@ const clientDev = "pltlab0"
 
 // netemAQM maps the spec's queue disciplines to the netem package's (kernel qdisc names).
 var netemAQM = map[emu.AQM]string{emu.DropTail: netem.DropTail, emu.DropHead: netem.DropHead,
-	emu.CoDel: netem.CoDel, emu.PIE: netem.PIE, emu.FQCoDel: netem.FQCoDel}
+	emu.CoDel: netem.CoDel, emu.PIE: netem.PIE, emu.FQCoDel: netem.FQCoDel, emu.CAKE: netem.CAKE}
 
 // NetemConfig derives the tc configuration of a link from s (the same per-direction values as
-// the emulator's, see linkspec.PipeConfigs): rate, queue, delay, jitter (order kept unless
-// reorder=true), Bernoulli or Gilbert-Elliott loss, reordering (only without base delay: the
+// the emulator's, see linkspec.PipeConfigs): rate, queue, delay, jitter and its distribution
+// (order kept unless reorder=true), Bernoulli or Gilbert-Elliott loss, reordering (only without base delay: the
 // held-back packets get netem's delay, the others none), queue discipline with its target,
-// interval and ECN. Errors (wrapping ErrNetemCannot) name what tc cannot do.
+// interval and ECN, or cake. Errors (wrapping ErrNetemCannot) name what tc cannot do.
 func NetemConfig(s linkspec.Spec, ns, hostDev string, host, client netip.Addr) (netem.Config, error) {
 	if err := linkspec.NetemSupported(s); err != nil {
 		return netem.Config{}, err
@@ -30,7 +30,7 @@ func NetemConfig(s linkspec.Spec, ns, hostDev string, host, client netip.Addr) (
 		return netem.Config{}, err
 	}
 	dir := func(c emu.Config) netem.Direction {
-		d := netem.Direction{Rate: c.Rate, Delay: c.Delay, Jitter: c.Jitter, Ordered: !c.Reorder, Loss: c.Loss,
+		d := netem.Direction{Rate: c.Rate, Delay: c.Delay, Jitter: c.Jitter, JitterDist: c.JitterDist.String(), Ordered: !c.Reorder, Loss: c.Loss,
 			QueueBytes: c.QueueBytes, QueuePackets: c.QueuePackets, AQM: netemAQM[c.AQM], ECN: c.ECN}
 		switch c.AQM {
 		case emu.CoDel, emu.FQCoDel:

@@ -77,6 +77,17 @@ func TestNetemMapping(t *testing.T) {
 		{"rate=3mbit,rtt=50ms,aqm=drophead,queue=20pkt", []string{
 			"tc qdisc add dev dev parent 10:1 handle 20: pfifo_head_drop limit 20",
 		}},
+		// CAKE is its own shaper at the rate, in place of the tbf; a jitter distribution is
+		// netem's table.
+		{"rate=3mbit,rtt=50ms,aqm=cake,jitter=5ms,jitter_dist=normal", []string{
+			"tc qdisc replace dev dev root handle 1: stab overhead -14 netem delay 25000us 5000us distribution normal rate 100gbit limit 100000",
+			"tc qdisc add dev dev parent 1:1 handle 10: cake bandwidth 3000000bit raw",
+			"tc -n ns qdisc add dev pltlab0 parent 1:1 handle 10: cake bandwidth 3000000bit raw",
+		}},
+		{"rate=3mbit,rtt=50ms,down.aqm=cake,up.aqm=codel", []string{
+			"tc qdisc add dev dev parent 1:1 handle 10: cake bandwidth 3000000bit raw",
+			"tc -n ns qdisc add dev pltlab0 parent 10:1 handle 20: codel limit 1000 target 5000us interval 100000us noecn",
+		}},
 	} {
 		got := tcOf(t, tc.spec+",shaper=netem")
 		for _, w := range tc.want {

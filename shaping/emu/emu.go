@@ -37,9 +37,11 @@ type Config struct {
 	DelayVar time.Duration
 	// DelayVarEvery is the interval between two draws of DelayVar (default DefaultDelayVarEvery).
 	DelayVarEvery time.Duration
-	// Jitter adds to each packet its own uniform random delay in [-Jitter, +Jitter] (the total
-	// never below 0): per-packet jitter.
+	// Jitter adds to each packet its own random delay (the total never below 0): per-packet
+	// jitter, uniform in [-Jitter, +Jitter] or drawn from JitterDist.
 	Jitter time.Duration
+	// JitterDist is the jitter's distribution (default JitterUniform; see JitterDist).
+	JitterDist JitterDist
 	// Reorder lets per-packet jitter reorder packets; otherwise a packet is never delivered
 	// before an earlier one (its delivery waits for its predecessor).
 	Reorder bool
@@ -267,7 +269,7 @@ func (p *Pipe) serialize(t, size int64) int64 {
 func (p *Pipe) schedule(pkt []byte, seq uint64, finish int64) {
 	deliver := finish + p.delayAt(finish)
 	if j := int64(p.cfg.Jitter); j > 0 {
-		deliver = max(deliver+p.jit.Int64N(2*j+1)-j, finish)
+		deliver = max(deliver+p.jitterDraw(j), finish)
 	}
 	held := p.cfg.ReorderProb > 0 && p.ro.Float64() < p.cfg.ReorderProb
 	if held {

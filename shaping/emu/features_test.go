@@ -380,6 +380,10 @@ func TestPIEUpdate(t *testing.T) {
 func TestPIEControlsDelay(t *testing.T) {
 	// Two 1500-byte packets per ms into 10 Mbit/s (1.2 ms each): overloaded 2.4x. PIE must
 	// drop enough that the queueing delay stays near its 15 ms target, not the 1000-packet limit.
+	// This unresponsive load needs 58 % of the arrivals dropped; with de-randomization (RFC 8033
+	// section 5.4) no two consecutive arrivals drop while p < 0.85, so the controller, its steps
+	// capped at 2 % per update, settles above 0.85 after about 3 s (measured: median delay
+	// 146-583 ms in the first 2 s, 14-17 ms from 3 s on): the delay is judged over the last 2 s.
 	p := newTestPipe(Config{Rate: 10e6, AQM: PIE, QueuePackets: 1000, Seed: 1})
 	for ms := 0; ms < 5000; ms++ {
 		now := time.Duration(ms) * ms1
@@ -387,6 +391,9 @@ func TestPIEControlsDelay(t *testing.T) {
 		offerSeq(p, now, 1500, 2*ms+1)
 		for b, ok := p.Pop(now); ok; b, ok = p.Pop(now) {
 			p.Recycle(b)
+		}
+		if ms == 2999 {
+			p.Take()
 		}
 	}
 	c := p.Take()
@@ -572,4 +579,41 @@ func newTestPipe(cfg Config) *Pipe {
 		cfg.BufSize = 2048
 	}
 	return NewPipe(cfg)
+}
+
+// TestPIEDerandomization: RFC 8033 section 5.4. With the drop probability held at 0.1 and
+// every safeguard passed, the accumulated probability after k arrivals since the last drop is
+// 0.1 k: arrivals 1..8 (0.8 < 0.85) are never dropped, arrival 85 (8.5) always is, those in
+// between with probability 0.1. Over 200 seeds every gap between drops lies in 9..85 arrivals
+// (before, Bernoulli drops came 1 or 2 arrivals apart: 19 % of the gaps within 2 arrivals);
+// with probability 0 nothing is dropped and the sum restarts.
+func TestPIEDerandomization(t *testing.T) {
+	for seed := int64(1); seed <= 200; seed++ {
+		p := newTestPipe(Config{Rate: 1e6, AQM: PIE, QueuePackets: 1000, Seed: seed})
+		s := p.srv
+		q := s.q.(*pieQueue)
+		s.maxPacket = 1500
+		for range 3 { // three full-size packets queued: above the two-packet safeguard
+			q.fifo.q.push(entry{buf: make([]byte, 1500)})
+			q.fifo.b += 1500
+		}
+		q.burst, q.qdelayOld, q.prob = 0, int64(30*ms1), 0.1
+		last := 0
+		for k := 1; k <= 2000; k++ {
+			if !q.dropEarly(s) {
+				continue
+			}
+			if gap := k - last; gap < 9 || gap > 85 {
+				t.Fatalf("seed %d: drop at arrival %d, %d after the previous: want 9..85", seed, k, gap)
+			}
+			last = k
+		}
+		if last == 0 {
+			t.Fatalf("seed %d: no drop in 2000 arrivals at p = 0.1", seed)
+		}
+		q.prob = 0
+		if q.dropEarly(s) || q.accu != 0 {
+			t.Fatalf("seed %d: probability 0 dropped or kept the sum %v", seed, q.accu)
+		}
+	}
 }

@@ -58,8 +58,9 @@ type pieQueue struct {
 	prob      float64
 	qdelay    int64 // sojourn of the last dequeued packet (ns)
 	qdelayOld int64
-	burst     int64 // burst allowance left (ns)
-	nextTick  int64 // next probability update
+	burst     int64   // burst allowance left (ns)
+	nextTick  int64   // next probability update
+	accu      float64 // accumulated drop probability since the last early drop (de-randomization)
 }
 
 func newPIEQueue(par PIEParams) *pieQueue {
@@ -129,9 +130,20 @@ func (q *pieQueue) update() {
 	q.qdelayOld = cur
 }
 
-// dropEarly is RFC 8033's drop_early (section 4.1 and 5.1): no random drop during the burst
-// allowance, when the delay is low and the probability small, or when the queue holds at most
-// two packets' worth (here: two maximum-size packets).
+// De-randomization thresholds of the accumulated drop probability (RFC 8033 section 5.4).
+const (
+	pieAccuNoDrop   = 0.85 // below: never drop
+	pieAccuSureDrop = 8.5  // at or above: always drop
+)
+
+// dropEarly is RFC 8033's drop_early (section 4.1 and 5.1) with its de-randomization (section
+// 5.4, as Linux's sch_pie does since 5.1): no random drop during the burst allowance, when the
+// delay is low and the probability small, or when the queue holds at most two packets' worth
+// (here: two maximum-size packets); otherwise the drop probability accumulates from arrival to
+// arrival (reset when it is 0) and a packet is never dropped while the sum is below 0.85,
+// always at 8.5 or above, and in between with the drop probability; the sum restarts at 0
+// after each drop. So drops come at most 8.5/p and, for p <= 0.85, at least 0.85/p arrivals
+// apart, instead of the Bernoulli spacing whose short gaps drop bursts of packets.
 func (q *pieQueue) dropEarly(s *server) bool {
 	if q.burst > 0 {
 		return false
@@ -142,7 +154,20 @@ func (q *pieQueue) dropEarly(s *server) bool {
 	if q.fifo.b <= 2*s.maxPacket {
 		return false
 	}
-	return s.p.aqm.Float64() < q.prob
+	if q.prob == 0 {
+		q.accu = 0
+		return false
+	}
+	q.accu += q.prob
+	switch {
+	case q.accu < pieAccuNoDrop:
+		return false
+	case q.accu >= pieAccuSureDrop-1e-9: // 85 x 0.1 sums to 8.4999... in floating point
+	case s.p.aqm.Float64() >= q.prob:
+		return false
+	}
+	q.accu = 0
+	return true
 }
 
 func (q *pieQueue) enqueue(s *server, now int64, e entry) Verdict {

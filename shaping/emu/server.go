@@ -17,9 +17,14 @@ const (
 	PIE
 	// FQCoDel is FlowQueue-CoDel (RFC 8290): flows by 5-tuple, deficit round robin, CoDel per flow.
 	FQCoDel
+	// CAKE names Linux's sch_cake (Høiland-Jørgensen, Täht and Morton, IEEE LANMAN 2018) for the
+	// tc backend. The Pipe has no CAKE (COBALT and set-associative flow queueing are not
+	// implemented here): LINK specs refuse it with the emulator, and a Pipe given it queues
+	// as DropTail.
+	CAKE
 )
 
-// String gives the name used in LINK specs: droptail, drophead, codel, pie or fq_codel.
+// String gives the name used in LINK specs: droptail, drophead, codel, pie, fq_codel or cake.
 func (a AQM) String() string {
 	switch a {
 	case DropHead:
@@ -30,6 +35,8 @@ func (a AQM) String() string {
 		return "pie"
 	case FQCoDel:
 		return "fq_codel"
+	case CAKE:
+		return "cake"
 	}
 	return "droptail"
 }

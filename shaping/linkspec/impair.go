@@ -37,7 +37,8 @@ type Impair struct {
 	// Trace is the Mahimahi trace file whose delivery opportunities replace the rate
 	// (down=trace:FILE); the direction's Rate is then the trace's mean rate.
 	Trace string
-	// AQM is the queue discipline (aqm=droptail|drophead|codel|pie|fq_codel).
+	// AQM is the queue discipline (aqm=droptail|drophead|codel|pie|fq_codel|cake; cake with
+	// shaper=netem only).
 	AQM emu.AQM
 	// Target and Interval are CoDel's (and FQ-CoDel's) target and interval, or PIE's target
 	// delay and update interval; 0 = the discipline's standard default.
@@ -155,12 +156,12 @@ func parsePercent(key, val string) (float64, error) {
 }
 
 func parseAQM(val string) (emu.AQM, error) {
-	for _, a := range []emu.AQM{emu.DropTail, emu.DropHead, emu.CoDel, emu.PIE, emu.FQCoDel} {
+	for _, a := range []emu.AQM{emu.DropTail, emu.DropHead, emu.CoDel, emu.PIE, emu.FQCoDel, emu.CAKE} {
 		if strings.EqualFold(val, a.String()) || strings.EqualFold(val, strings.ReplaceAll(a.String(), "_", "")) {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("bad aqm %q: accepted droptail, drophead, codel, pie or fq_codel", val)
+	return 0, fmt.Errorf("bad aqm %q: accepted droptail, drophead, codel, pie, fq_codel or cake (cake with shaper=netem)", val)
 }
 
 // check validates im for a link with one-way delay oneWay.
@@ -184,6 +185,9 @@ func (im *Impair) check(dir string, oneWay time.Duration) error {
 	}
 	if im.ReorderDelay > 0 && im.ReorderProb == 0 {
 		return fmt.Errorf("%s: reorder_delay without reorder=P%%: accepted reorder_delay together with reorder=P%%", dir)
+	}
+	if (im.Target > 0 || im.Interval > 0 || im.ECN) && im.AQM == emu.CAKE {
+		return fmt.Errorf("%s: target, interval or ecn with aqm=cake: accepted aqm=cake alone (CAKE's COBALT keeps its own 5 ms target and 100 ms interval and always marks ECN-capable packets)", dir)
 	}
 	if (im.Target > 0 || im.Interval > 0 || im.ECN) && im.AQM != emu.CoDel && im.AQM != emu.PIE && im.AQM != emu.FQCoDel {
 		return fmt.Errorf("%s: target, interval or ecn without an AQM: accepted them with aqm=codel, pie or fq_codel", dir)

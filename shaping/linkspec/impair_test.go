@@ -90,7 +90,7 @@ func TestImpairErrors(t *testing.T) {
 		{"rate=1mbit,loss=60%,burst=1", "down: loss=60%,burst=1: mean loss 60% with mean bursts of 1 packets needs p = 1.5 > 1: accepted loss <= burst/(burst+1)"},
 		{"rate=1mbit,burst=0.5", `bad burst "0.5": accepted a mean loss-burst length in packets, 1..1000000, with loss=P%`},
 		{"rate=1mbit,loss=gemodel:1%", `bad loss "gemodel:1%": accepted gemodel:p/r[/1-h[/1-k]] in percent, e.g. gemodel:1%/30%/100%/0% (tc-netem's gemodel)`},
-		{"rate=1mbit,aqm=red", `bad aqm "red": accepted droptail, drophead, codel, pie or fq_codel`},
+		{"rate=1mbit,aqm=red", `bad aqm "red": accepted droptail, drophead, codel, pie, fq_codel or cake (cake with shaper=netem)`},
 		{"rtt=20ms,aqm=codel", "down: aqm=codel on an unlimited direction: accepted an AQM with a rate or trace (a queue only forms at a bottleneck)"},
 		{"rate=1mbit,target=3ms", "down: target, interval or ecn without an AQM: accepted them with aqm=codel, pie or fq_codel"},
 		{"rate=1mbit,outage=5s", `bad outage "5s": accepted ON/OFF durations (up ON, then down OFF, repeating), e.g. 5s/2s, or exp:ON/OFF for exponential durations with those means`},
@@ -204,5 +204,49 @@ func TestTraceErrorOneClause(t *testing.T) {
 		if n := strings.Count(err.Error(), "accepted"); n != 1 {
 			t.Fatalf("trace %q: %q says accepted %d times", tt.body, err, n)
 		}
+	}
+}
+
+// TestCAKEAndJitterDistSpecs: aqm=cake parses for shaper=netem (no queue: CAKE's own limit) and
+// is refused in one line naming it and what is accepted with the emulator, with a queue and
+// with CoDel's parameters; jitter_dist round-trips, is recorded, reaches the emulator's
+// configuration, and is refused without jitter or with an unknown name.
+func TestCAKEAndJitterDistSpecs(t *testing.T) {
+	s, err := Parse("rate=3mbit,rtt=50ms,aqm=cake,shaper=netem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.DownImp.AQM != emu.CAKE || s.QueueBytes != 0 || s.QueuePackets != 0 || s.String() != "rate=3mbit,rtt=50ms,aqm=cake,shaper=netem" {
+		t.Errorf("cake: %+v, String %q", s, s.String())
+	}
+	if r := s.Result(); r.Down.AQM != "cake" {
+		t.Errorf("record aqm %q", r.Down.AQM)
+	}
+	for spec, want := range map[string]string{
+		"rate=3mbit,rtt=50ms,aqm=cake":                               "aqm=cake (CAKE: COBALT with set-associative flow queueing) with shaper=emu: the userspace emulator has no CAKE: accepted aqm=cake with shaper=netem, or aqm=droptail, drophead, codel, pie or fq_codel",
+		"rate=3mbit,rtt=50ms,aqm=cake,shaper=emu,queue=100pkt":       "aqm=cake with queue: accepted aqm=cake without queue (CAKE limits the memory its packets occupy, not their bytes or number)",
+		"rate=3mbit,rtt=50ms,aqm=cake,target=10ms,shaper=netem":      "down: target, interval or ecn with aqm=cake: accepted aqm=cake alone (CAKE's COBALT keeps its own 5 ms target and 100 ms interval and always marks ECN-capable packets)",
+		"rate=3mbit,rtt=50ms,aqm=kake,shaper=netem":                  `bad aqm "kake": accepted droptail, drophead, codel, pie, fq_codel or cake (cake with shaper=netem)`,
+		"rate=3mbit,rtt=50ms,jitter_dist=normal":                     "jitter_dist=normal without jitter: accepted jitter_dist together with jitter=D",
+		"rate=3mbit,rtt=50ms,jitter=5ms,jitter_dist=gauss":           `bad jitter_dist "gauss": accepted uniform, normal, pareto or paretonormal`,
+		"rate=3mbit,rtt=50ms,jitter=5ms,jitter_dist=pareto,aqm=cake": "aqm=cake (CAKE: COBALT with set-associative flow queueing) with shaper=emu: the userspace emulator has no CAKE: accepted aqm=cake with shaper=netem, or aqm=droptail, drophead, codel, pie or fq_codel",
+	} {
+		if _, err := Parse(spec); err == nil || err.Error() != want {
+			t.Errorf("%s: error %v\nwant %s", spec, err, want)
+		}
+	}
+	s, err = Parse("rate=3mbit,rtt=50ms,jitter=5ms,jitter_dist=paretonormal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.JitterDist != emu.JitterParetoNormal || s.String() != "rate=3mbit,rtt=50ms,queue=1bdp,jitter=5ms,jitter_dist=paretonormal,shaper=emu" || s.Result().JitterDist != "paretonormal" {
+		t.Errorf("jitter_dist: %v, String %q, record %q", s.JitterDist, s.String(), s.Result().JitterDist)
+	}
+	if again, err := Parse(s.String()); err != nil || again.JitterDist != s.JitterDist {
+		t.Errorf("round trip: %v %v", again.JitterDist, err)
+	}
+	down, up, err := PipeConfigs(s)
+	if err != nil || down.JitterDist != emu.JitterParetoNormal || up.JitterDist != emu.JitterParetoNormal {
+		t.Errorf("PipeConfigs: %v %v %v", down.JitterDist, up.JitterDist, err)
 	}
 }

@@ -16,9 +16,10 @@ var ErrNetemCannot = errors.New("shaper=netem cannot emulate it: accepted shaper
 // a base delay (netem's "reorder P%" sends P% of the packets undelayed instead of holding some
 // back), and a queue in bytes under an AQM or drop-head queue (the kernel's codel, pie,
 // fq_codel and pfifo_head_drop limit packets). Everything else maps: rate and byte or packet
-// droptail queue (tbf), delay, uniform jitter with or without reordering, Bernoulli and
-// Gilbert-Elliott loss (netem), drophead (pfifo_head_drop), codel, pie and fq_codel with their
-// target, interval and ECN. It returns nil for a spec that maps, else an error wrapping
+// droptail queue (tbf), delay, jitter in any of netem's distributions with or without
+// reordering, Bernoulli and Gilbert-Elliott loss (netem), drophead (pfifo_head_drop), codel,
+// pie and fq_codel with their target, interval and ECN, and cake (Parse refuses its queue and
+// parameters on both backends). It returns nil for a spec that maps, else an error wrapping
 // ErrNetemCannot; Parse calls it for shaper=netem and shaping.NetemConfig again.
 func NetemSupported(s Spec) error {
 	for _, d := range []struct {

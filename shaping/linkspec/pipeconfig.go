@@ -11,7 +11,7 @@ func PipeConfigs(s Spec) (down, up emu.Config, err error) {
 	if seed == 0 {
 		seed = 1
 	}
-	base := emu.Config{Delay: s.RTT / 2, Jitter: s.Jitter, Reorder: s.Reorder, QueuePackets: s.QueuePackets,
+	base := emu.Config{Delay: s.RTT / 2, Jitter: s.Jitter, JitterDist: s.JitterDist, Reorder: s.Reorder, QueuePackets: s.QueuePackets,
 		Outage: s.Outage}
 	if s.Outage.Off > 0 {
 		base.Outage.Seed = seed

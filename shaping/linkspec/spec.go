@@ -65,6 +65,9 @@ type Spec struct {
 	QueueFloored bool
 	// Jitter adds a uniform random delay in [-Jitter, +Jitter] to each packet's one-way delay.
 	Jitter time.Duration
+	// JitterDist is the jitter's distribution (jitter_dist=uniform|normal|pareto|paretonormal,
+	// default uniform): netem's tables, the same on both backends (emu.JitterDist).
+	JitterDist emu.JitterDist
 	// Reorder lets jitter reorder packets; by default a packet never overtakes an earlier one.
 	Reorder bool
 	// MTU is the link MTU in bytes (1280..9000, default 1500).
@@ -99,7 +102,8 @@ type parseState struct {
 //   - queue: Nbdp | Npkt | size (default 1 BDP, at least 4 packets and 1 ms at the rate (DefaultQueueFloor); with an AQM and no queue,
 //     the AQM's standard packet limit: 1000 for codel and pie, 10240 for fq_codel);
 //   - jitter: per-packet jitter (each packet its own uniform delay in +-jitter; order kept
-//     unless reorder=true); at most rtt/2;
+//     unless reorder=true); at most rtt/2; jitter_dist=uniform|normal|pareto|paretonormal
+//     draws it from netem's tables instead (normal: sd = jitter);
 //   - loss=P% (Bernoulli), loss=P%,burst=N (Gilbert model with mean loss P and mean burst N
 //     packets), loss=gemodel:p/r/1-h/1-k (Gilbert-Elliott, netem's parameters in percent);
 //   - delayvar=D, delayvar_every=T (default 100ms): the one-way delay redrawn uniformly from
@@ -108,6 +112,7 @@ type parseState struct {
 //     reorder=true|false instead lets per-packet jitter reorder packets;
 //   - aqm=droptail|drophead|codel|pie|fq_codel, target, interval (CoDel: 5ms, 100ms; PIE:
 //     target 15ms, interval = update interval 15ms), ecn=true (mark instead of drop);
+//     aqm=cake (shaper=netem only; no queue, target, interval or ecn: CAKE's own);
 //   - outage=ON/OFF (up ON, down OFF, repeating) or outage=exp:ON/OFF (exponential
 //     durations), outage_mode=drop|hold (default drop);
 //   - mtu, shaper (emu|netem|none), seed.
@@ -154,11 +159,11 @@ func Parse(s string) (Spec, error) {
 }
 
 // shapingKeys are the keys that have no effect on an unshaped link.
-var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "queue", "jitter", "reorder", "mtu", "burst",
+var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "queue", "jitter", "jitter_dist", "reorder", "mtu", "burst",
 	"delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn", "outage", "outage_mode"}
 
 // acceptedKeys lists the keys Parse accepts, for error messages.
-const acceptedKeys = "rate, down, up, rtt, loss, burst, queue, jitter, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, outage, outage_mode, mtu, shaper, seed (down./up. prefixes on loss, burst, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn)"
+const acceptedKeys = "rate, down, up, rtt, loss, burst, queue, jitter, jitter_dist, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, outage, outage_mode, mtu, shaper, seed (down./up. prefixes on loss, burst, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn)"
 
 // checkRepeat refuses a key given twice, and rate given together with down or up, in spec.
 func checkRepeat(seen map[string]bool, key, spec string) error {
@@ -241,6 +246,8 @@ func (st *parseState) set(key, val string) error {
 		sp.RTT, err = parseDelay("rtt", val)
 	case "jitter":
 		sp.Jitter, err = parseDelay("jitter", val)
+	case "jitter_dist":
+		sp.JitterDist, err = parseJitterDist(val)
 	case "queue":
 		err = st.parseQueue(val)
 	case "mtu":
@@ -262,6 +269,16 @@ func (st *parseState) set(key, val string) error {
 		err = fmt.Errorf("unknown link key %q: accepted %s", key, acceptedKeys)
 	}
 	return err
+}
+
+// parseJitterDist reads a jitter distribution name.
+func parseJitterDist(val string) (emu.JitterDist, error) {
+	for _, d := range emu.JitterDists {
+		if strings.EqualFold(val, d.String()) {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("bad jitter_dist %q: accepted uniform, normal, pareto or paretonormal", val)
 }
 
 func isBool(val string) bool {
@@ -326,6 +343,19 @@ func (st *parseState) finish() (Spec, error) {
 		return Spec{}, err
 	}
 	sp.Loss = max(sp.DownImp.Loss, sp.UpImp.Loss)
+	cake := sp.DownImp.AQM == emu.CAKE || sp.UpImp.AQM == emu.CAKE
+	if cake && st.queueSet {
+		return Spec{}, fmt.Errorf("aqm=cake with queue: accepted aqm=cake without queue (CAKE limits the memory its packets occupy, not their bytes or number)")
+	}
+	if cake && sp.Shaper == ShaperEmu {
+		return Spec{}, fmt.Errorf("aqm=cake (CAKE: COBALT with set-associative flow queueing) with shaper=emu: the userspace emulator has no CAKE: accepted aqm=cake with shaper=netem, or aqm=droptail, drophead, codel, pie or fq_codel")
+	}
+	if !st.queueSet && cake {
+		st.bdp, st.queueSet = 0, true // CAKE's own limit; an AQM of the other direction may set its packet limit below
+		if limit := max(aqmLimits[sp.DownImp.AQM], aqmLimits[sp.UpImp.AQM]); limit > 0 {
+			sp.QueuePackets = limit
+		}
+	}
 	if !st.queueSet {
 		st.bdp = DefaultQueueBDP
 		if limit := max(aqmLimits[sp.DownImp.AQM], aqmLimits[sp.UpImp.AQM]); limit > 0 {
@@ -360,6 +390,9 @@ func (st *parseState) finish() (Spec, error) {
 // checkImpairments refuses settings that contradict each other or cannot be emulated.
 func (sp *Spec) checkImpairments() error {
 	oneWay := sp.RTT / 2
+	if sp.JitterDist != emu.JitterUniform && sp.Jitter == 0 {
+		return fmt.Errorf("jitter_dist=%s without jitter: accepted jitter_dist together with jitter=D", sp.JitterDist)
+	}
 	if sp.Jitter > oneWay {
 		return fmt.Errorf("jitter %s exceeds the one-way delay %s (rtt/2): accepted jitter <= rtt/2, so no delay falls below 0", sp.Jitter, oneWay)
 	}
@@ -419,6 +452,14 @@ func (s Spec) UpQueueBytes() ByteSize {
 	return q
 }
 
+// jitterDistName is d's name for the record, "" for the default uniform.
+func jitterDistName(d emu.JitterDist) string {
+	if d == emu.JitterUniform {
+		return ""
+	}
+	return d.String()
+}
+
 // Shaped reports whether the spec emulates anything (shaper is not "none").
 func (s Spec) Shaped() bool { return s.Shaper != ShaperNone }
 
@@ -465,6 +506,9 @@ func (s Spec) String() string {
 	if s.Jitter > 0 {
 		b = append(b, "jitter="+s.Jitter.String())
 	}
+	if s.JitterDist != emu.JitterUniform {
+		b = append(b, "jitter_dist="+s.JitterDist.String())
+	}
 	if s.Reorder {
 		b = append(b, "reorder=true")
 	}
@@ -491,6 +535,7 @@ func (s Spec) Result() result.Link {
 		QueueFloored: s.QueueFloored,
 		QueuePackets: s.QueuePackets,
 		JitterMs:     float64(s.Jitter) / float64(time.Millisecond),
+		JitterDist:   jitterDistName(s.JitterDist),
 		MTU:          s.MTU,
 		Shaper:       s.Shaper,
 		Reorder:      s.Reorder,

@@ -6,7 +6,8 @@
 // netem qdisc for the one-way delay, jitter, loss and reordering, and under it a token-bucket
 // rate limiter (tc-tbf(8)) whose byte-limited FIFO is the bottleneck's droptail queue, or whose
 // child is the kernel AQM the spec names (codel, pie, fq_codel: tc-codel(8), tc-pie(8),
-// tc-fq_codel(8)) or a packet FIFO. netem's own "limit" counts the packets in its delay line as
+// tc-fq_codel(8)) or a packet FIFO; CAKE (tc-cake(8)) is its own rate limiter and replaces the
+// token bucket. netem's own "limit" counts the packets in its delay line as
 // well as any queue, so netem alone cannot model a byte-limited buffer: here its limit only
 // bounds the delay line and never drops. A size table (tc-stab(8), overhead -14) makes every
 // qdisc count IP bytes, as the rate and queue of a LINK spec do, not the veth's Ethernet frames.
@@ -23,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,14 +37,23 @@ const (
 	CoDel    = "codel"
 	PIE      = "pie"
 	FQCoDel  = "fq_codel"
+	// CAKE is Linux's sch_cake (tc-cake(8); Høiland-Jørgensen, Täht and Morton, "Piece of CAKE",
+	// IEEE LANMAN 2018): its own deficit-mode shaper at the rate, COBALT AQM and set-associative
+	// flow queueing. It replaces the token bucket (see queueArgs).
+	CAKE = "cake"
 )
 
 // Direction is one direction's tc settings.
 type Direction struct {
 	// Rate is the bottleneck rate in bit/s (IP bytes); 0 = unlimited (no rate limiter, no queue).
 	Rate int64
-	// Delay is the one-way delay; Jitter its uniform variation (netem "delay D J").
+	// Delay is the one-way delay; Jitter its variation (netem "delay D J"), uniform in +-J or
+	// drawn from JitterDist's table.
 	Delay, Jitter time.Duration
+	// JitterDist is netem's jitter distribution: "" or "uniform" (netem's default, no table),
+	// "normal", "pareto" or "paretonormal" ("distribution NAME": tc reads NAME.dist from its
+	// lib directory, iproute2's tables).
+	JitterDist string
 	// Ordered keeps packets in order under jitter (a packet never leaves before an earlier one):
 	// netem then gets a rate far above any link's (100 Gbit/s), which makes each packet's send
 	// time at least its predecessor's (sch_netem's rate reference point) at 0.12 us per 1500 B.
@@ -58,7 +69,9 @@ type Direction struct {
 	// QueueBytes or QueuePackets is the queue the spec asks for (bytes win; IP bytes).
 	QueueBytes   int64
 	QueuePackets int
-	// AQM is the queue discipline: DropTail, DropHead, CoDel, PIE or FQCoDel.
+	// AQM is the queue discipline: DropTail, DropHead, CoDel, PIE, FQCoDel or CAKE (CAKE
+	// ignores the queue fields and Target, Interval and ECN: it keeps its own memory limit,
+	// COBALT's 5 ms / 100 ms, and marks ECN-capable packets).
 	AQM string
 	// Target and Interval are CoDel's and FQ-CoDel's target and interval, or PIE's target and
 	// update interval (tupdate); 0 = the qdisc's default (5 ms/100 ms, 15 ms/15 ms).
@@ -116,6 +129,9 @@ func netemArgs(d Direction) []string {
 	args := []string{"handle", "1:", "stab", "overhead", "-" + strconv.Itoa(ethOverhead), "netem", "delay", usec(d.Delay)}
 	if d.Jitter > 0 { // netem's default jitter distribution is uniform: no table needed
 		args = append(args, usec(d.Jitter))
+		if d.JitterDist != "" && d.JitterDist != "uniform" {
+			args = append(args, "distribution", d.JitterDist)
+		}
 	}
 	switch {
 	case d.GE != [4]float64{}:
@@ -136,11 +152,23 @@ func netemArgs(d Direction) []string {
 }
 
 // queueArgs are the qdiscs under netem for d (parent 1:1): a tbf at the rate whose own FIFO is
-// the byte-limited droptail queue, or a tbf with a packet FIFO or AQM child (handle 20:).
-// Nothing when the rate is unlimited.
+// the byte-limited droptail queue, or a tbf with a packet FIFO or AQM child (handle 20:), or
+// for CAKE a cake at the rate in place of the tbf. Nothing when the rate is unlimited.
+//
+// CAKE is its own rate limiter ("bandwidth"): a deficit-mode shaper that schedules each packet
+// at its transmission time, with no token bucket and no burst, which is the spec's serializing
+// rate; COBALT then measures a packet's sojourn time when the shaper releases it, as RFC 8289
+// does at the start of transmission. Under a tbf, by contrast, cake would be dequeued early
+// (tbf peeks at its child's head packet, which then waits for tokens). "raw" makes cake count
+// qdisc_pkt_len, which the root's size table has already made the IP length (tc-cake(8):
+// "raw ... the packet size reported by Linux will be used directly"); its other settings stay
+// at cake's defaults (diffserv3, triple-isolate, memlimit from the rate).
 func queueArgs(d Direction, mtu int) [][]string {
 	if d.Rate <= 0 {
 		return nil
+	}
+	if d.AQM == CAKE {
+		return [][]string{{"parent", "1:1", "handle", "10:", "cake", "bandwidth", strconv.FormatInt(d.Rate, 10) + "bit", "raw"}}
 	}
 	tbf := []string{"parent", "1:1", "handle", "10:", "tbf", "rate", strconv.FormatInt(d.Rate, 10) + "bit",
 		"burst", strconv.FormatInt(Burst(d, mtu), 10)}
@@ -181,11 +209,20 @@ func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%
 
 func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
 
-// Modules are the kernel modules Plan's qdiscs and devices need; Plan loads them with modprobe
-// first (a kernel loads qdisc modules on demand only where its modprobe helper can reach them).
+// Modules are the kernel modules Plan's qdiscs and devices need (sch_cake is added for a CAKE
+// link only); Plan loads them with modprobe first (a kernel loads qdisc modules on demand only where its modprobe helper can reach them).
 var Modules = []string{"veth", "sch_netem", "sch_tbf", "sch_codel", "sch_pie", "sch_fq_codel"}
 
-// Plan returns the commands that build the link, in order: the modules, the veth pair with
+// modules are the kernel modules c's qdiscs need: Modules, and sch_cake when a direction uses it.
+func modules(c Config) []string {
+	m := slices.Clone(Modules)
+	if c.Down.AQM == CAKE || c.Up.AQM == CAKE {
+		m = append(m, "sch_cake")
+	}
+	return m
+}
+
+// Plan returns the commands that build the link, in order: the modules (sch_cake too for CAKE), the veth pair with
 // gso_max_segs 1 (Linux TCP builds GSO packets whatever the device's offloads, at least
 // tcp_min_tso_segs = 2 segments, and they are split only after the qdiscs: the kernel's codel saw
 // 2948-byte packets on a 1500-byte link without it) and offloads off, so the qdiscs see
@@ -197,7 +234,7 @@ func Plan(c Config) [][]string {
 	host, client := c.HostAddr.String()+"/32", c.ClientAddr.String()+"/32"
 	nsIP := func(args ...string) []string { return append([]string{"ip", "-n", c.Namespace}, args...) }
 	plan := [][]string{
-		append([]string{"modprobe", "-a"}, Modules...),
+		append([]string{"modprobe", "-a"}, modules(c)...),
 		{"ip", "link", "add", c.HostDev, "mtu", mtu, "gso_max_segs", "1", "type", "veth", "peer", "name", c.ClientDev, "mtu", mtu, "gso_max_segs", "1", "netns", c.Namespace},
 		{"ethtool", "-K", c.HostDev, "tso", "off", "gso", "off", "gro", "off"},
 		{"ip", "netns", "exec", c.Namespace, "ethtool", "-K", c.ClientDev, "tso", "off", "gso", "off", "gro", "off"},

@@ -185,3 +185,28 @@ func TestParseStats(t *testing.T) {
 		t.Fatalf("Stats = %v", got)
 	}
 }
+
+// TestPlanCAKEAndJitterDist: aqm=cake replaces the token bucket by cake at the rate ("raw":
+// the root's size table already counts IP bytes), loads sch_cake, and has no child; a jitter
+// distribution other than uniform becomes netem's "distribution NAME".
+func TestPlanCAKEAndJitterDist(t *testing.T) {
+	c := carlucci()
+	c.Down = Direction{Rate: 3e6, Delay: 25 * time.Millisecond, Jitter: 5 * time.Millisecond, JitterDist: "pareto", Ordered: true, AQM: CAKE, QueuePackets: 1000}
+	c.Up = Direction{Rate: 1e6, Delay: 25 * time.Millisecond, Jitter: 5 * time.Millisecond, JitterDist: "uniform", AQM: CAKE}
+	plan := Plan(c)
+	if got, want := strings.Join(plan[0], " "), "modprobe -a veth sch_netem sch_tbf sch_codel sch_pie sch_fq_codel sch_cake"; got != want {
+		t.Errorf("modules: %q, want %q", got, want)
+	}
+	want := []string{
+		"tc qdisc replace dev pltlab2a-1 root handle 1: stab overhead -14 netem delay 25000us 5000us distribution pareto rate 100gbit limit 100000",
+		"tc qdisc add dev pltlab2a-1 parent 1:1 handle 10: cake bandwidth 3000000bit raw",
+		"tc -n pltlab-42-1 qdisc replace dev pltlab0 root handle 1: stab overhead -14 netem delay 25000us 5000us limit 100000",
+		"tc -n pltlab-42-1 qdisc add dev pltlab0 parent 1:1 handle 10: cake bandwidth 1000000bit raw",
+	}
+	if got := tcLines(c); !reflect.DeepEqual(got, want) {
+		t.Fatalf("tc lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := strings.Join(Plan(carlucci())[0], " "); strings.Contains(got, "sch_cake") {
+		t.Errorf("a link without cake loads it: %q", got)
+	}
+}

@@ -238,10 +238,10 @@ func (c *checker) idleRTT(ctx context.Context) error {
 }
 
 // idleLines judges the idle RTT probes. The median must be within rttSlackBelow/Above of RTT
-// plus a 99 % bound for the median of the jitter and delay variation (each direction uniform in
-// +-(jitter + delayvar), so the RTT's spread has sd sqrt(sum a^2/3); a median of n samples has
-// sd 1.2533 sd/sqrt(n)); min and max must be within the physical range RTT +- (2 jitter +
-// delayvars), at most rtt (jitter and delayvar are at most rtt/2).
+// plus a 99 % bound for the median of the jitter and delay variation (medianTolerance: a median
+// of n samples has sd 1.2533 sd/sqrt(n)); min and max must be within the physical range RTT
+// - 2 jitterBelow - delayvars .. RTT + 2 jitterAbove + delayvars (the jitter distribution's
+// range ends).
 func (c *checker) idleLines(rtts []time.Duration, n int) {
 	if len(rtts) == 0 {
 		// Nothing measured is nothing checked: a link that answers no probe fails, whatever its
@@ -258,11 +258,11 @@ func (c *checker) idleLines(rtts []time.Duration, n int) {
 	exp := c.expectedRTT()
 	gaps := c.traceMaxGap(true)/2 + c.traceMaxGap(false)/2 // a trace's wait for an opportunity
 	tol := c.medianTolerance(len(rtts)) + gaps
-	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.spec.Jitter - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar - gaps
+	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.jitterAbove() - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar - gaps
 	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med),
 		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+tol), fmtMs(rttSlackAbove+tol+hold)),
 		med >= exp-rttSlackBelow-tol && med <= exp+rttSlackAbove+tol+hold)
-	below := 2*c.spec.Jitter + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar + gaps
+	below := 2*c.jitterBelow() + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar + gaps
 	above := c.slackOneWay(true) + c.slackOneWay(false)
 	if c.spec.Outage.Off > 0 {
 		// An outage holds or drops probes: the max is bounded by the outage itself.
@@ -334,13 +334,16 @@ func (c *checker) lostProbesLine(n, answered int) {
 const outlierProbes = 10
 
 // medianTolerance is the 99 % half-width of the median of n idle RTTs around RTT due to jitter
-// and delay variation (0 without them). Delay variation draws change every DelayVarEvery, so
+// (its distribution's sd and mean, emu.JitterMoments) and delay variation (0 without them). Delay variation draws change every DelayVarEvery, so
 // probes closer than that share draws: n counts the independent ones.
 func (c *checker) medianTolerance(n int) time.Duration {
 	var v float64
+	mean, sd := emu.JitterMoments(c.spec.JitterDist)
 	for _, im := range []linkspec.Impair{c.spec.DownImp, c.spec.UpImp} {
-		a := float64(c.spec.Jitter + im.DelayVar)
-		v += a * a / 3
+		// The sum of the sds bounds the sd of jitter plus delay variation (uniform: (J+D)^2/3);
+		// a distribution's non-zero mean shifts the median by as much.
+		a := float64(c.spec.Jitter)*(sd+math.Abs(mean)) + float64(im.DelayVar)/math.Sqrt(3)
+		v += a * a
 	}
 	if v == 0 {
 		return 0

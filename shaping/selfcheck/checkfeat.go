@@ -65,11 +65,24 @@ func (c *checker) ge(down bool) emu.GilbertElliott {
 // stay finite and the lines can fail.
 func (c *checker) slackOneWay(down bool) time.Duration {
 	im := c.imp(down)
-	s := c.spec.Jitter + im.DelayVar + c.traceMaxGap(down)/2
+	s := c.jitterAbove() + im.DelayVar + c.traceMaxGap(down)/2
 	if im.ReorderProb > 0 {
 		s += cmpOr(im.ReorderDelay, linkspec.DefaultReorderDelay)
 	}
 	return s
+}
+
+// jitterAbove and jitterBelow are the most per-packet jitter adds to or takes from a one-way
+// delay: the jitter times its distribution's range ends (emu.JitterRange: 1 and 1 for the
+// uniform; for normal 3.52 and 4, Pareto 4 and 2/3, paretonormal 3.88 and 1.50).
+func (c *checker) jitterAbove() time.Duration {
+	_, hi := emu.JitterRange(c.spec.JitterDist)
+	return time.Duration(math.Ceil(hi * float64(c.spec.Jitter)))
+}
+
+func (c *checker) jitterBelow() time.Duration {
+	lo, _ := emu.JitterRange(c.spec.JitterDist)
+	return time.Duration(math.Ceil(-lo * float64(c.spec.Jitter)))
 }
 
 // goodputUnjudged says why a direction's TCP goodput is reported but not judged ("" when it is
@@ -125,13 +138,13 @@ func (c *checker) notMeasurable(down bool, why string, expected bool) {
 		"not measurable at this setting: "+why, tol, expected)
 }
 
-// aqmLine checks CoDel's or PIE's standing queue under the saturating TCP flow: the median
+// aqmLine checks CoDel's, PIE's or CAKE's (COBALT: CoDel's 5 ms target) standing queue under the saturating TCP flow: the median
 // RTT under load minus the idle RTT (the queueing delay the probes met, measured independently
 // of the emulator) must stay near the AQM's target: at most 2 x target + 2 ms, well under the
 // buffer's own delay. The emulator's median queueing delay is shown alongside.
 func (c *checker) aqmLine(down bool, loaded []time.Duration, e *result.Emulator) {
 	a := c.aqm(down)
-	if a != emu.CoDel && a != emu.PIE && a != emu.FQCoDel {
+	if a != emu.CoDel && a != emu.PIE && a != emu.FQCoDel && a != emu.CAKE {
 		return
 	}
 	target := cmpOr(c.imp(down).Target, emu.DefaultCoDelTarget)

@@ -157,11 +157,11 @@ func analyse(n int, got []arrival) streamStats {
 }
 
 // streams measures each direction with a sequenced UDP stream when it has random loss, delay
-// variation or reordering, and adds the lines for them.
+// variation, reordering or per-packet jitter, and adds the lines for them.
 func (c *checker) streams(ctx context.Context) error {
 	for _, down := range []bool{false, true} {
 		im := c.imp(down)
-		if im.Loss == 0 && im.DelayVar == 0 && im.ReorderProb == 0 && !c.jitterReorders() {
+		if im.Loss == 0 && im.DelayVar == 0 && im.ReorderProb == 0 && !c.jitterReorders() && !c.jitterJudged(down) {
 			continue
 		}
 		n, gap := c.streamShape(down)
@@ -182,6 +182,7 @@ func (c *checker) streams(ctx context.Context) error {
 		c.lossLines(down, st)
 		c.delayVarLine(down, st, got)
 		c.reorderLine(down, st, gap, got)
+		c.jitterLine(down, gap, got)
 	}
 	return nil
 }
@@ -387,7 +388,7 @@ func (c *checker) delayVarLine(down bool, st streamStats, got []arrival) {
 		c.add(name, conf, fmt.Sprintf("%d draws", len(draws)), fmt.Sprintf("sample too small: need %d draws (one per %s): run a longer check", minDelayIntervals, every), false)
 		return
 	}
-	lo, hi := max(base-im.DelayVar, 0)-c.spec.Jitter-rttSlackBelow, base+im.DelayVar+c.spec.Jitter+rttSlackAbove+c.streamLate
+	lo, hi := max(base-im.DelayVar, 0)-c.jitterBelow()-rttSlackBelow, base+im.DelayVar+c.jitterAbove()+rttSlackAbove+c.streamLate
 	if im.ReorderProb > 0 {
 		hi += cmpOr(im.ReorderDelay, linkspec.DefaultReorderDelay)
 	}

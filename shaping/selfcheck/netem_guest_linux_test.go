@@ -71,13 +71,15 @@ func checkNetem(t *testing.T, spec string, quick bool) (*shaping.NetemLink, resu
 }
 
 // TestIntegrationNetemGuestCheck: in a kernel with netem, the netem backend passes every line
-// of the link check for carlucci2015 (3 Mbit/s, 50 ms, 18750 B droptail), a lossy link and
-// CoDel and FQ-CoDel queues; the record holds the qdisc tree, the host overhead and the paired
-// idle probes, and the check judges the kernel's qdisc counters instead of emulator counters.
+// of the link check for carlucci2015 (3 Mbit/s, 50 ms, 18750 B droptail), a lossy link,
+// CoDel, FQ-CoDel and CAKE queues and Pareto jitter; the record holds the qdisc tree, the host
+// overhead and the paired idle probes, and the check judges the kernel's qdisc counters instead
+// of emulator counters.
 func TestIntegrationNetemGuestCheck(t *testing.T) {
 	needNetemGuest(t)
 	for _, spec := range []string{"carlucci2015", "rate=10mbit,rtt=40ms,loss=2%",
-		"rate=3mbit,rtt=50ms,aqm=codel", "rate=3mbit,rtt=50ms,aqm=fq_codel"} {
+		"rate=3mbit,rtt=50ms,aqm=codel", "rate=3mbit,rtt=50ms,aqm=fq_codel", "rate=3mbit,rtt=50ms,aqm=cake",
+		"rate=3mbit,rtt=50ms,jitter=5ms,jitter_dist=pareto"} {
 		t.Run(spec, func(t *testing.T) {
 			// An AQM needs more than the quick check's 1.25 s transfer to settle (the
 			// emulator's CoDel fails the quick check too): the full check for those.
@@ -104,7 +106,11 @@ func TestIntegrationNetemGuestCheck(t *testing.T) {
 				t.Errorf("a netem link's check has emulator lines (which its counters cannot fail): %q", names)
 			}
 			tree := strings.Join(res.Qdisc, "\n")
-			for _, want := range []string{"host pltlab", "client pltlab0 (up): qdisc netem 1: root", "qdisc tbf 10: parent 1:1"} {
+			limiter := "qdisc tbf 10: parent 1:1"
+			if strings.Contains(spec, "aqm=cake") {
+				limiter = "qdisc cake 10: parent 1:1"
+			}
+			for _, want := range []string{"host pltlab", "client pltlab0 (up): qdisc netem 1: root", limiter} {
 				if !strings.Contains(tree, want) {
 					t.Errorf("qdisc tree lacks %q:\n%s", want, tree)
 				}
@@ -116,15 +122,19 @@ func TestIntegrationNetemGuestCheck(t *testing.T) {
 // TestIntegrationNetemGuestTree: the kernel's own view of carlucci2015's tree is a netem with
 // the 25 ms delay and IP-byte size table over a tbf at 3 Mbit/s whose FIFO holds exactly the
 // spec's 18750 bytes, on both ends; an AQM link has the AQM under the tbf (the kernel keeps
-// PIE's update interval in jiffies: 15 ms is 16 ms at HZ=250).
+// PIE's update interval in jiffies: 15 ms is 16 ms at HZ=250); CAKE replaces the tbf, at the
+// rate, counting the size table's IP bytes (raw); jitter appears after the delay (the kernel
+// keeps a distribution's table, not its name, so the tree cannot show which).
 func TestIntegrationNetemGuestTree(t *testing.T) {
 	needNetemGuest(t)
 	for spec, wants := range map[string][]string{
 		// tc prints a tbf's byte limit as its latency, (limit - burst) x 8 / rate:
 		// (18750 - 2999) x 8 / 3 Mbit/s = 42 ms.
-		"carlucci2015":                  {"netem 1: root", "delay 25ms", "overhead -14", "tbf 10: parent 1:1 rate 3Mbit burst 2999b", "lat 42ms"},
-		"rate=3mbit,rtt=50ms,aqm=pie":   {"pie 20: parent 10:1 limit 1000p target 15ms tupdate 16ms", "tbf 10: parent 1:1 rate 3Mbit"},
-		"rate=3mbit,rtt=50ms,aqm=codel": {"codel 20: parent 10:1 limit 1000p target 5ms interval 100ms"},
+		"carlucci2015":                                      {"netem 1: root", "delay 25ms", "overhead -14", "tbf 10: parent 1:1 rate 3Mbit burst 2999b", "lat 42ms"},
+		"rate=3mbit,rtt=50ms,aqm=pie":                       {"pie 20: parent 10:1 limit 1000p target 15ms tupdate 16ms", "tbf 10: parent 1:1 rate 3Mbit"},
+		"rate=3mbit,rtt=50ms,aqm=codel":                     {"codel 20: parent 10:1 limit 1000p target 5ms interval 100ms"},
+		"rate=3mbit,rtt=50ms,aqm=cake":                      {"cake 10: parent 1:1 bandwidth 3Mbit", " raw"},
+		"rate=3mbit,rtt=50ms,jitter=5ms,jitter_dist=normal": {"delay 25ms  5ms"},
 	} {
 		s, _ := linkspec.Parse(spec + ",shaper=netem")
 		l, err := shaping.Open(context.Background(), s)

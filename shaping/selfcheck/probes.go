@@ -85,17 +85,26 @@ func (c *checker) probePairs(ctx context.Context, n int) (p pairedRTTs, linkLost
 	return p, linkLost, refLost, err
 }
 
-// qDelay is the longest queueing delay of one direction's droptail queue: limit*8/rate.
+// qDelay is the longest queueing delay of one direction's droptail queue: limit*8/rate. CAKE's
+// limit is its memory limit, at least CAKEMemLimit bytes.
 func (c *checker) qDelay(down bool) time.Duration {
 	rate, q := c.spec.Down, c.spec.QueueBytes
 	if !down {
 		rate, q = c.spec.Up, c.spec.UpQueueBytes()
+	}
+	if c.imp(down).AQM == emu.CAKE {
+		return rate.Transmit(CAKEMemLimit)
 	}
 	if c.spec.QueuePackets > 0 {
 		q = linkspec.ByteSize(c.spec.QueuePackets * c.spec.MTU)
 	}
 	return rate.Transmit(q)
 }
+
+// CAKEMemLimit is the least memory limit of sch_cake without "memlimit" in bytes: 4 MiB, or four
+// intervals at the rate when that is more (net/sched/sch_cake.c, cake_reconfigure); it counts
+// the packets' buffers, so it holds at most this many IP bytes.
+const CAKEMemLimit linkspec.ByteSize = 4 << 20
 
 // Bulk transfer bounds: a transfer lasts 25 RTTs (at least 1 s quick, 5 s full, 3 s when the
 // BDP exceeds 1 MiB) but never more than maxBulkQuick or maxBulkFull; when that bound leaves
