@@ -548,20 +548,22 @@ func Shaped(c Config) (bool, error) {
 }
 
 // Took returns the wall time the records show: per shard (the records' Shard, "" for an
-// unsharded run) from its first line's time to the end of its last line (a load's time plus its
-// wall time, less the priming part of a warm load, whose time is the measured load's; a flow's
-// time plus its duration), and of those the longest, which is the run's time when the shards ran
-// at once. It does not see the process start before the first line (about StartCost). 0 when no
-// line has a time.
+// unsharded run) from its first line's start (a line's time; for a link_check line, which is
+// written when its check ends, its time less the check's DurationMs) to the end of its last
+// line (a load's time plus its wall time, less the priming part of a warm load, whose time is
+// the measured load's; a flow's time plus its duration), and of those the longest, which is the
+// run's time when the shards ran at once. It does not see the process start before the first
+// link's check (about StartCost), nor, in records written before DurationMs was, the first
+// check itself. 0 when no line has a time.
 func Took(recs []*result.Record) time.Duration {
 	first, last := map[string]time.Time{}, map[string]time.Time{}
 	for _, r := range recs {
 		if r.Time.IsZero() {
 			continue
 		}
-		end := recordEnd(r)
-		if f, ok := first[r.Shard]; !ok || r.Time.Before(f) {
-			first[r.Shard] = r.Time
+		end, start := recordEnd(r), recordStart(r)
+		if f, ok := first[r.Shard]; !ok || start.Before(f) {
+			first[r.Shard] = start
 		}
 		last[r.Shard] = maxTime(last[r.Shard], end)
 	}
@@ -570,4 +572,13 @@ func Took(recs []*result.Record) time.Duration {
 		d = max(d, last[s].Sub(f))
 	}
 	return d
+}
+
+// recordStart is when the line's work started (see Took): a link_check line's time less its
+// check's duration, any other line's time.
+func recordStart(r *result.Record) time.Time {
+	if r.Kind == result.KindLinkCheck && r.Check != nil && r.Check.DurationMs > 0 {
+		return r.Time.Add(-time.Duration(r.Check.DurationMs * float64(time.Millisecond)))
+	}
+	return r.Time
 }

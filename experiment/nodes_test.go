@@ -31,3 +31,26 @@ func TestNodeOverlaps(t *testing.T) {
 		t.Fatalf("took %v, want 151s (the longest shard, 1/3: 50 s to 201 s)", d)
 	}
 }
+
+// TestTookCountsFirstCheck checks that a run's time starts where its first link's check
+// started: a link_check line is written when the check ends, so its time less its recorded
+// duration; a line without the duration (records older than it) counts from its time.
+func TestTookCountsFirstCheck(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	check := func(durMs float64) *result.Record {
+		return &result.Record{Kind: result.KindLinkCheck, Run: -1, Time: t0, Check: &result.LinkCheck{Pass: true, DurationMs: durMs}}
+	}
+	load := &result.Record{Time: t0.Add(2 * time.Second), WallMs: 1000, PLTMs: 800}
+	for _, tc := range []struct {
+		name string
+		dur  float64
+		want time.Duration
+	}{
+		{"duration recorded", 3500, 6500 * time.Millisecond},
+		{"older record", 0, 3 * time.Second},
+	} {
+		if got := Took([]*result.Record{check(tc.dur), load}); got != tc.want {
+			t.Errorf("%s: took %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -445,6 +445,10 @@ type LinkCheck struct {
 	// Attempt numbers the self-checks of one link in one run from 1: 2 is the repeat of a failed
 	// check (0 in records written before it was recorded). See RecheckedLinks.
 	Attempt int `json:"attempt,omitempty"`
+	// DurationMs is how long the check took, in ms, from its first probe to its verdict (0 in
+	// records written before it was recorded). A link_check line's time is when the check
+	// ended, so its start is time minus DurationMs (experiment.Took counts a run from there).
+	DurationMs float64 `json:"duration_ms,omitempty"`
 }
 
 // CheckLine is one configured-vs-measured line of a link check.

@@ -3,7 +3,12 @@
 # for SECONDS, against an iperf3 server already listening on the host at PORT; the client in the
 # link's namespace sends (its TCP buffers are raised to 32 MiB there), or with -R the host does
 # (capped by the host's net.core.wmem_max: 4 MiB here, 671 Mbit/s at 50 ms). Appends to OUT:
-#   goodput_mbps retransmits pltlab_cpu_s cpu_s_per_gbit fwd_cpu_s_per_gbit load1 path
+#   goodput_mbps retransmits pltlab_cpu_s cpu_s_per_gbit fwd_cpu_s_per_gbit load1 path steady_mbps
+# goodput_mbps is the whole stream's at the receiver (slow start included, as iperf3 prints it);
+# steady_mbps the rate of the client's own interval reports after the first 2 s (slow start left
+# out, as iperf3's --omit 2 would; the bytes the client wrote when it sends, received with -R;
+# "-" for a stream of 2 s or less). At rate=1gbit,rtt=50ms slow start alone
+# takes about 10 RTTs (0.5 s), a few per cent of a 10 s average.
 # pltlab_cpu_s is the pltlab process's own user + system time (its forwarder threads, the
 # kernel work they do, the Go runtime), read from /proc/PID/stat when the stream ends;
 # fwd_cpu_s_per_gbit is that of its forwarder threads alone (threads named pltlab-emu; "-" for
@@ -35,7 +40,10 @@ fwd = float(open(sys.argv[3]).read())
 secs = e["sum_received"]["seconds"]
 gbit = mbps / 1e3 * secs
 fwdg = "%.3f" % (fwd / tck / gbit) if fwd >= 0 and gbit else "-"
+late = [i["sum"] for i in d.get("intervals", []) if i["sum"]["start"] >= 2 - 1e-6]
+lsecs = sum(i["seconds"] for i in late)
+steady = "%.1f" % (sum(i["bytes"] for i in late) * 8 / lsecs / 1e6) if lsecs > 0 else "-"
 path = os.environ.get("LABEL") or ("plain" if os.environ.get("PLTLAB_EMU_OFFLOAD") == "off" else "offload")
 with open(sys.argv[4], "a") as f:
-    f.write("%.1f %d %.2f %.3f %s %.2f %s\n" % (mbps, retx, cpu, cpu / gbit if gbit else 0, fwdg, os.getloadavg()[0], path))
+    f.write("%.1f %d %.2f %.3f %s %.2f %s %s\n" % (mbps, retx, cpu, cpu / gbit if gbit else 0, fwdg, os.getloadavg()[0], path, steady))
 PY

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -25,6 +26,9 @@ type RetryOptions struct {
 	Name string
 	// Logger receives that line (slog.Default() when nil).
 	Logger *slog.Logger
+	// Now is the clock that times each check for result.LinkCheck.DurationMs (time.Now when
+	// nil; a seam for the tests).
+	Now func() time.Time
 }
 
 // Retry is the one retry rule of the link self-check, used wherever a link is checked
@@ -46,17 +50,23 @@ func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) 
 	if log == nil {
 		log = slog.Default()
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	var note string
 	var first error
 	for attempt := 1; ; attempt++ {
 		if o.Before != nil {
 			o.Before(attempt)
 		}
+		start := now()
 		chk, err := run(ctx, l, o.Check)
 		if err != nil {
 			return note, fmt.Errorf("link self-check: %w", err)
 		}
 		chk.Attempt = attempt
+		chk.DurationMs = float64(now().Sub(start)) / float64(time.Millisecond)
 		if o.Record != nil {
 			if err := o.Record(chk); err != nil {
 				return note, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -55,5 +56,34 @@ func TestRetryStops(t *testing.T) {
 				t.Errorf("err %v, %d checks, note %q; want %d check and no note", err, calls, note, tc.calls)
 			}
 		})
+	}
+}
+
+// TestRetryRecordsDuration checks that every recorded check carries how long it took, by the
+// injected clock: the first check 4 s (it fails), the repeat 2.5 s.
+func TestRetryRecordsDuration(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	ticks := []time.Duration{0, 4 * time.Second, 10 * time.Second, 12500 * time.Millisecond}
+	calls := 0
+	now := func() time.Time { d := ticks[calls%len(ticks)]; calls++; return t0.Add(d) }
+	attempt := 0
+	bad := result.LinkCheck{Lines: []result.CheckLine{{Name: "idle RTT median", Pass: false}}}
+	var got []float64
+	_, err := Retry(context.Background(), nil, RetryOptions{
+		Now: now,
+		Run: func(context.Context, shaping.Link, Options) (result.LinkCheck, error) {
+			attempt++
+			if attempt == 1 {
+				return bad, nil
+			}
+			return result.LinkCheck{Pass: true, Lines: []result.CheckLine{{Name: "idle RTT median", Pass: true}}}, nil
+		},
+		Record: func(c result.LinkCheck) error { got = append(got, c.DurationMs); return nil },
+	})
+	if err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if len(got) != 2 || got[0] != 4000 || got[1] != 2500 {
+		t.Fatalf("recorded durations %v ms, want [4000 2500]", got)
 	}
 }
