@@ -99,17 +99,23 @@ func (l *NetemLink) Qdiscs() []string { return l.qdiscs }
 
 // OpenReference opens a reference pair for the link check: a second veth pair between the
 // host and the link's namespace with no qdisc, its host end named like a link's (so that a
-// later start removes it after a crash), its client end "pltlab1"; Close removes it.
+// later start removes it after a crash), its client end "pltlab1", with permanent neighbour
+// entries and no IPv6 link-local address as on the link (netem.Plan), so neither pair resolves a
+// neighbour during the check; Close removes it.
 func (l *NetemLink) OpenReference(ctx context.Context) (Reference, error) {
 	_, dev, k := linkNames()
 	host, client := allocAddrs(k)
 	r := &netemRef{ns: l.cfg.Namespace, dev: dev, host: host}
+	hostMAC, clientMAC := netem.EndMAC(host), netem.EndMAC(client)
 	for _, argv := range [][]string{
-		{"ip", "link", "add", dev, "type", "veth", "peer", "name", refClientDev, "netns", r.ns},
+		{"ip", "link", "add", dev, "address", hostMAC, "type", "veth", "peer", "name", refClientDev, "address", clientMAC, "netns", r.ns},
+		{"ip", "link", "set", dev, "addrgenmode", "none"},
 		{"ip", "addr", "add", host.String() + "/32", "peer", client.String() + "/32", "dev", dev},
 		{"ip", "link", "set", dev, "up"},
+		{"ip", "neigh", "replace", client.String(), "lladdr", clientMAC, "dev", dev, "nud", "permanent"},
 		{"ip", "-n", r.ns, "addr", "add", client.String() + "/32", "peer", host.String() + "/32", "dev", refClientDev},
 		{"ip", "-n", r.ns, "link", "set", refClientDev, "up"},
+		{"ip", "-n", r.ns, "neigh", "replace", host.String(), "lladdr", hostMAC, "dev", refClientDev, "nud", "permanent"},
 	} {
 		if err := (netem.ExecRunner{}).Run(ctx, argv); err != nil {
 			return nil, errors.Join(fmt.Errorf("reference pair: %w", err), r.Close())

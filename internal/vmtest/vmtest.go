@@ -202,8 +202,9 @@ func modName(path string) string {
 	return strings.ReplaceAll(base, "-", "_")
 }
 
-// initScript is the guest's /init: mount the host root and the share, run the command in a
-// chroot, record its status, power off. Its markers on the console let a reader follow the boot.
+// initScript is the guest's /init: mount the host root and the share, load tun (so that the
+// emulator's TUN links work in the guest as on the host), run the command in a chroot, record
+// its status, power off. Its markers on the console let a reader follow the boot.
 const initScript = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -226,6 +227,7 @@ mount -t cgroup2 cgroup2 $r/sys/fs/cgroup 2>/dev/null
 mkdir -p $r/run/vmtest $r/run/netns
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 vmout $r/run/vmtest || { echo "vmtest: cannot mount the share"; poweroff -f; }
 ip link set lo up
+chroot $r /sbin/modprobe -q tun || echo "vmtest: modprobe tun failed"
 echo "vmtest: command start"
 chroot $r /bin/sh -c '. /run/vmtest/env; cd "$VMTEST_DIR" && /bin/sh /run/vmtest/cmd.sh' >$r/run/vmtest/output 2>&1 &
 pid=$!

@@ -222,6 +222,15 @@ func modules(c Config) []string {
 	return m
 }
 
+// EndMAC is the MAC address Plan gives the veth end whose address is a: locally administered
+// and unicast (02:00), then a's four IPv4 bytes ("02:00:64:40:00:05" for 100.64.0.5), so the
+// two ends of a link differ and a record's neighbour entries name their addresses (an IPv6
+// address gives its last four bytes).
+func EndMAC(a netip.Addr) string {
+	b := a.As16()
+	return fmt.Sprintf("02:00:%02x:%02x:%02x:%02x", b[12], b[13], b[14], b[15])
+}
+
 // Plan returns the commands that build the link, in order: the modules (sch_cake too for CAKE), the veth pair with
 // gso_max_segs 1 (Linux TCP builds GSO packets whatever the device's offloads, at least
 // tcp_min_tso_segs = 2 segments, and they are split only after the qdiscs: the kernel's codel saw
@@ -229,19 +238,32 @@ func modules(c Config) []string {
 // MTU-sized packets, point-to-point addresses on both ends (no
 // default route: the client reaches only the host address), then per end the root netem and
 // the rate limiter with its queue (Down on the host end, Up on the client end).
+//
+// The link carries only what its endpoints send: each end has a fixed MAC address (EndMAC) and a
+// permanent neighbour entry for the other end, so no ARP crosses it, and the host end has no
+// IPv6 link-local address (addrgenmode none; the client namespace has IPv6 off), so no neighbour
+// discovery, DAD or router solicitation does either. netem would otherwise apply the spec's
+// loss and delay to ARP: a lost ARP request holds the first packet to a new neighbour for
+// the kernel's 1 s retransmission time (a 387 ms late idle probe was seen on a 2 % loss link),
+// which an L3 emulator (a TUN device: pltlab's, Mahimahi's) never does.
 func Plan(c Config) [][]string {
 	mtu := strconv.Itoa(c.MTU)
 	host, client := c.HostAddr.String()+"/32", c.ClientAddr.String()+"/32"
 	nsIP := func(args ...string) []string { return append([]string{"ip", "-n", c.Namespace}, args...) }
+	hostMAC, clientMAC := EndMAC(c.HostAddr), EndMAC(c.ClientAddr)
 	plan := [][]string{
 		append([]string{"modprobe", "-a"}, modules(c)...),
-		{"ip", "link", "add", c.HostDev, "mtu", mtu, "gso_max_segs", "1", "type", "veth", "peer", "name", c.ClientDev, "mtu", mtu, "gso_max_segs", "1", "netns", c.Namespace},
+		{"ip", "link", "add", c.HostDev, "address", hostMAC, "mtu", mtu, "gso_max_segs", "1", "type", "veth",
+			"peer", "name", c.ClientDev, "address", clientMAC, "mtu", mtu, "gso_max_segs", "1", "netns", c.Namespace},
 		{"ethtool", "-K", c.HostDev, "tso", "off", "gso", "off", "gro", "off"},
 		{"ip", "netns", "exec", c.Namespace, "ethtool", "-K", c.ClientDev, "tso", "off", "gso", "off", "gro", "off"},
+		{"ip", "link", "set", c.HostDev, "addrgenmode", "none"},
 		{"ip", "addr", "add", host, "peer", client, "dev", c.HostDev},
 		{"ip", "link", "set", c.HostDev, "up"},
+		{"ip", "neigh", "replace", c.ClientAddr.String(), "lladdr", clientMAC, "dev", c.HostDev, "nud", "permanent"},
 		nsIP("addr", "add", client, "peer", host, "dev", c.ClientDev),
 		nsIP("link", "set", c.ClientDev, "up"),
+		nsIP("neigh", "replace", c.HostAddr.String(), "lladdr", hostMAC, "dev", c.ClientDev, "nud", "permanent"),
 	}
 	for _, end := range []struct {
 		tc  []string

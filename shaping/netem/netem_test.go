@@ -25,13 +25,18 @@ func TestPlanCarlucci(t *testing.T) {
 	// (1 ms at 3 Mbit/s is only 375 B); stab overhead -14 makes both count IP bytes.
 	want := []string{
 		"modprobe -a veth sch_netem sch_tbf sch_codel sch_pie sch_fq_codel",
-		"ip link add pltlab2a-1 mtu 1500 gso_max_segs 1 type veth peer name pltlab0 mtu 1500 gso_max_segs 1 netns pltlab-42-1",
+		"ip link add pltlab2a-1 address 02:00:64:40:00:05 mtu 1500 gso_max_segs 1 type veth peer name pltlab0 address 02:00:64:40:00:06 mtu 1500 gso_max_segs 1 netns pltlab-42-1",
 		"ethtool -K pltlab2a-1 tso off gso off gro off",
 		"ip netns exec pltlab-42-1 ethtool -K pltlab0 tso off gso off gro off",
+		// Nothing but the endpoints' own packets crosses the link: no IPv6 link-local address on
+		// the host end, permanent neighbour entries both ways (no ARP).
+		"ip link set pltlab2a-1 addrgenmode none",
 		"ip addr add 100.64.0.5/32 peer 100.64.0.6/32 dev pltlab2a-1",
 		"ip link set pltlab2a-1 up",
+		"ip neigh replace 100.64.0.6 lladdr 02:00:64:40:00:06 dev pltlab2a-1 nud permanent",
 		"ip -n pltlab-42-1 addr add 100.64.0.6/32 peer 100.64.0.5/32 dev pltlab0",
 		"ip -n pltlab-42-1 link set pltlab0 up",
+		"ip -n pltlab-42-1 neigh replace 100.64.0.5 lladdr 02:00:64:40:00:05 dev pltlab0 nud permanent",
 		"tc qdisc replace dev pltlab2a-1 root handle 1: stab overhead -14 netem delay 25000us limit 100000",
 		"tc qdisc add dev pltlab2a-1 parent 1:1 handle 10: tbf rate 3000000bit burst 3000 limit 18750",
 		"tc -n pltlab-42-1 qdisc replace dev pltlab0 root handle 1: stab overhead -14 netem delay 25000us limit 100000",

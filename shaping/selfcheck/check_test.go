@@ -2,6 +2,7 @@ package selfcheck
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +186,21 @@ func TestLossLinesBursty(t *testing.T) {
 	n, gap := c.streamShape(true)
 	if exp := c.lossEventRate(true) * float64(n); exp < minLossEvents || time.Duration(n)*gap > maxStream {
 		t.Errorf("bursty stream of %d packets %s apart expects %.1f bursts (need %d) in %s", n, gap, exp, minLossEvents, time.Duration(n)*gap)
+	}
+	// A stream whose last packets are lost is judged up to its last received one: with 2 %
+	// random loss, losing the last 50 of the stream still leaves enough to judge (before the
+	// margin, 1000 packets were sent and losing the last one failed the line: 19.98 expected).
+	c = testChecker("rate=10mbit,rtt=40ms,loss=2%", true)
+	n, _ = c.streamShape(true)
+	got := make([]arrival, 0, n)
+	for i := range n - 50 {
+		if i%50 != 7 {
+			got = append(got, arrival{seq: i})
+		}
+	}
+	c.lossLines(true, analyse(n, got))
+	if l := c.res.Lines[0]; strings.Contains(l.Tolerance, "too small") || !strings.Contains(l.Name, fmt.Sprintf("(%d packets)", n-50)) {
+		t.Errorf("a %d-packet stream that lost its last 50: %+v", n, l)
 	}
 }
 

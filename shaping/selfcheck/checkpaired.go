@@ -21,8 +21,8 @@ import (
 // Paired-difference rule constants (stated on the lines that use them).
 const (
 	// pairedProbes is the number of judged probe pairs, judged as ABBA blocks of two (a warm-up
-	// pair before them is not judged: it resolves both pairs' neighbours, ARP, which costs the
-	// first packet a round trip).
+	// pair before them is not judged: it meets each socket's and route's first use; neither
+	// pair resolves a neighbour, both have permanent entries, see netem.Plan).
 	pairedProbes = 40
 	// pairedConfidence is the least coverage of the median's interval.
 	pairedConfidence = 0.99
@@ -64,10 +64,12 @@ func binomPMF(m, j int) float64 {
 }
 
 // pairedRTTs are the answered probe pairs, in the order sent: link[i] and ref[i] are one pair,
-// linkFirst[i] says whether its link probe was sent first.
+// linkFirst[i] says whether its link probe was sent first; warmLinkLost counts the link probes
+// of the warm-up pairs (not judged) that went unanswered.
 type pairedRTTs struct {
-	link, ref []time.Duration
-	linkFirst []bool
+	link, ref    []time.Duration
+	linkFirst    []bool
+	warmLinkLost int
 }
 
 // blocks averages each pair whose link probe went first with the next pair whose reference
@@ -195,7 +197,7 @@ func (c *checker) idlePaired(ctx context.Context) error {
 	c.pairedLines(pairs)
 	c.lostProbesLine(pairedProbes, pairedProbes-linkLost)
 	if counts {
-		c.idleQdiscLine(before, after, linkLost)
+		c.idleQdiscLine(before, after, linkLost+pairs.warmLinkLost)
 	}
 	return nil
 }

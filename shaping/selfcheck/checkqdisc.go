@@ -72,14 +72,17 @@ func diffQdiscs(before, after []shaping.QdiscStats) (qdiscDelta, error) {
 }
 
 // judgeIdleQdiscs judges the qdisc counters over the idle probes, lost of which went
-// unanswered: no rate limiter or queue may drop or hold back an isolated probe (a full bucket
-// sends it at once, so no tbf overlimit either) or keep a packet once the last probe is
-// answered; netem may drop only on a lossy link, and every lost probe must be one of its drops
-// (a probe lost without a drop was lost outside the model).
+// unanswered (the warm-up pair's included): no rate limiter or queue may drop or hold back an
+// isolated probe (a full bucket sends it at once, so no tbf overlimit either) or keep a packet
+// once the last probe is answered; netem may drop only on a lossy link, and its drops must be
+// exactly the lost probes. The probes are all the link carries then (no ARP, no IPv6: see
+// netem.Plan), and a lost probe is one drop (its request or its echo), so a probe lost without
+// a drop was lost outside the model and a drop without a lost probe was of traffic that should
+// not be there.
 func judgeIdleQdiscs(d qdiscDelta, lossFree bool, lost int) (pass bool, measured string) {
 	measured = fmt.Sprintf("netem drops %d (probes lost %d), queue drops %d, tbf overlimits %d, backlog left %d packets",
 		d.netemDrops, lost, d.queueDrops, d.tbfOverlimits, d.backlog)
-	pass = d.queueDrops == 0 && d.tbfOverlimits == 0 && d.backlog == 0 && d.netemDrops >= int64(lost)
+	pass = d.queueDrops == 0 && d.tbfOverlimits == 0 && d.backlog == 0 && d.netemDrops == int64(lost)
 	if lossFree {
 		pass = pass && d.netemDrops == 0
 	}
@@ -92,7 +95,7 @@ func (c *checker) idleQdiscLine(before, after []shaping.QdiscStats, lost int) {
 	lossFree := c.lossFree()
 	conf := "0 drops, 0 overlimits, 0 backlog"
 	if !lossFree {
-		conf = "netem drops >= lost probes; queues: 0 drops, 0 overlimits, 0 backlog"
+		conf = "netem drops = lost probes; queues: 0 drops, 0 overlimits, 0 backlog"
 	}
 	d, err := diffQdiscs(before, after)
 	if err != nil {

@@ -328,6 +328,9 @@ func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Durati
 		binary.BigEndian.PutUint32(out[1:], seq)
 		rtt, ok := rtPairOnce(fds, i%2, out, in, oob, seq, timeout, halt)
 		if i < warm {
+			if !ok[0] {
+				p.warmLinkLost++
+			}
 			continue
 		}
 		if !ok[0] {
