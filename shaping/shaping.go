@@ -176,3 +176,7 @@ func (noneLink) ClientAddr() netip.Addr         { return netip.AddrFrom4([4]byte
 func (l noneLink) Spec() linkspec.Spec          { return l.spec }
 func (noneLink) TakeCounters() *result.Emulator { return nil }
 func (noneLink) Close() error                   { return nil }
+
+// ShaperVeth is the Shaper of a VethLink's Spec (not accepted by linkspec.Parse: a veth path is
+// opened with OpenVeth).
+const ShaperVeth = "veth"

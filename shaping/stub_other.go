@@ -28,3 +28,14 @@ func RootlessCommand(path string, args []string) *exec.Cmd { return exec.Command
 
 // PrepareRootless is only available on Linux.
 func PrepareRootless() error { return errors.ErrUnsupported }
+
+// VethLink is only available on Linux; elsewhere OpenVeth fails and no VethLink exists.
+type VethLink struct{ Link }
+
+// OpenVeth is only available on Linux: it returns errors.ErrUnsupported.
+func OpenVeth(ctx context.Context, tcpBufMax int) (*VethLink, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// SetOffloads is only available on Linux: it returns errors.ErrUnsupported.
+func (l *VethLink) SetOffloads(ctx context.Context, on bool) error { return errors.ErrUnsupported }

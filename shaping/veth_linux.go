@@ -31,10 +31,6 @@ type VethLink struct {
 
 var _ Link = (*VethLink)(nil)
 
-// ShaperVeth is the Shaper of a VethLink's Spec (not accepted by linkspec.Parse: a veth path is
-// opened with OpenVeth).
-const ShaperVeth = "veth"
-
 // vethClientDev names the client end inside its namespace.
 const vethClientDev = "veth0"
 
