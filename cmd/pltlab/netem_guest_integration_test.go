@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,46 +17,69 @@ import (
 // this proves the path works (valid loads, the protocol asked for, every byte), not timing, so
 // the link's self-check is skipped (the link check is TestIntegrationNetemGuestCheck's), and
 // Chromium gets 5 minutes to start and each load 3 (it took over a minute to start in the
-// guest on a loaded 2-core host).
+// guest on a loaded 2-core host). A protocol whose load is invalid or missing is loaded once
+// more in a new run, its first failure and QUIC close reasons logged: with the host's other
+// core busy, the first h3 load of a fresh Chromium in the guest timed out its handshake
+// (Chromium: "No recent network activity after 4062947us. Timeout:4s"; quic-go's server closed
+// on its idle timeout too) while h1 and h2 loaded, slower (7.7 and 12.2 s against 5-8 s); the
+// same tree carried h3 in every run on a quiet host. A protocol that fails both loads fails
+// the test.
 func TestIntegrationNetemGuestRun(t *testing.T) {
 	needRootAndChromium(t)
 	if os.Getenv("PLTLAB_NETEM_GUEST") == "" {
 		t.Skip("runs in the qemu guest of make test-netem (PLTLAB_NETEM_GUEST unset)")
 	}
-	out := filepath.Join(t.TempDir(), "netem.jsonl")
-	evidence := t.TempDir()
-	code, stdout, errOut := runCLI(t, "run", "--page", "2x5KB", "--link", "carlucci2015,shaper=netem",
-		"--protocols", "h1,h2,h3", "--runs", "1", "--warmup", "0", "--no-link-check", "--launch-timeout", "5m", "--timeout", "3m", "--out", out,
-		"--artifacts", evidence, "--artifacts-kinds", "netlog,qlog", "--artifacts-for", "invalid")
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errOut)
-	}
-	seen := map[string]bool{}
-	for _, r := range readAll(t, out) {
-		if !r.IsLoad() {
-			if r.Kind == result.KindHarnessError {
-				t.Logf("harness_error for %s: %s", r.Protocol, r.Error)
+	pending := []string{"h1", "h2", "h3"}
+	failures := map[string][]string{}
+	for try := 1; try <= 2 && len(pending) > 0; try++ {
+		out := filepath.Join(t.TempDir(), "netem.jsonl")
+		evidence := t.TempDir()
+		code, stdout, errOut := runCLI(t, "run", "--page", "2x5KB", "--link", "carlucci2015,shaper=netem",
+			"--protocols", strings.Join(pending, ","), "--runs", "1", "--warmup", "0", "--no-link-check", "--launch-timeout", "5m", "--timeout", "3m", "--out", out,
+			"--artifacts", evidence, "--artifacts-kinds", "netlog,qlog", "--artifacts-for", "invalid")
+		if code != 0 {
+			t.Fatalf("run %d: exit %d\nstdout:\n%s\nstderr:\n%s", try, code, stdout, errOut)
+		}
+		valid := map[string]bool{}
+		for _, r := range readAll(t, out) {
+			if !r.IsLoad() {
+				if r.Kind == result.KindHarnessError {
+					t.Logf("run %d: harness_error for %s: %s", try, r.Protocol, r.Error)
+					failures[r.Protocol] = append(failures[r.Protocol], fmt.Sprintf("run %d: harness error: %s", try, r.Error))
+				}
+				continue
 			}
-			continue
+			if r.Link.Shaper != "netem" {
+				t.Errorf("run %d: %s load on shaper %q, want netem", try, r.Protocol, r.Link.Shaper)
+			}
+			switch {
+			case !r.Valid:
+				failures[r.Protocol] = append(failures[r.Protocol], fmt.Sprintf("run %d: invalid: %s", try, r.InvalidReason))
+			case r.ObservedProtocol != r.Protocol:
+				failures[r.Protocol] = append(failures[r.Protocol], fmt.Sprintf("run %d: went over %q", try, r.ObservedProtocol))
+			default:
+				valid[r.Protocol] = true
+				t.Logf("run %d: %s: PLT %.1f ms (TCG guest: function, not timing)", try, r.Protocol, r.PLTMs)
+			}
 		}
-		if !r.Valid {
-			t.Errorf("%s load invalid: %s", r.Protocol, r.InvalidReason)
+		var left []string
+		for _, p := range pending {
+			if valid[p] {
+				continue
+			}
+			if len(failures[p]) == 0 {
+				failures[p] = append(failures[p], fmt.Sprintf("run %d: no load record (stderr: %.2000s)", try, errOut))
+			}
+			t.Logf("%s: %s", p, failures[p][len(failures[p])-1])
+			left = append(left, p)
+		}
+		if len(left) > 0 {
 			logQUICErrors(t, evidence)
 		}
-		if r.ObservedProtocol != r.Protocol {
-			t.Errorf("%s load went over %q", r.Protocol, r.ObservedProtocol)
-		}
-		if r.Link.Shaper != "netem" {
-			t.Errorf("%s load on shaper %q, want netem", r.Protocol, r.Link.Shaper)
-		}
-		t.Logf("%s: PLT %.1f ms (TCG guest: function, not timing)", r.Protocol, r.PLTMs)
-		seen[r.Protocol] = true
+		pending = left
 	}
-	for _, p := range []string{"h1", "h2", "h3"} {
-		if !seen[p] {
-			t.Errorf("no %s load in %s (stderr: %.2000s)", p, out, errOut)
-			logQUICErrors(t, evidence)
-		}
+	for _, p := range pending {
+		t.Errorf("no valid %s load through shaper=netem in 2 runs: %s", p, strings.Join(failures[p], "; "))
 	}
 }
 
