@@ -437,6 +437,14 @@ type LinkCheck struct {
 	PairedDiffHiMs     float64 `json:"paired_diff_hi_ms,omitempty"`
 	PairedDiffMaxMs    float64 `json:"paired_diff_max_ms,omitempty"`
 	PairedCoverage     float64 `json:"paired_coverage,omitempty"`
+	// HostBusyPct is the share of the machine's CPU time, all its CPUs together, that was busy
+	// during the check (this process's probes and forwarders included), and HostStealPct the
+	// share the hypervisor took from the machine's virtual CPUs (proc(5), /proc/stat "steal"),
+	// in percent; absent when 0 or where /proc/stat cannot be read. They are the machine's
+	// context for a failed check, not judged: a check that fails while the hypervisor steals
+	// time says so.
+	HostBusyPct  float64 `json:"host_busy_pct,omitempty"`
+	HostStealPct float64 `json:"host_steal_pct,omitempty"`
 	// Qdisc is the kernel's qdisc tree of a tc-shaped link ("tc qdisc show" of each end, one line
 	// per qdisc prefixed with the end); absent for the userspace emulator.
 	Qdisc []string `json:"qdisc,omitempty"`

@@ -122,6 +122,9 @@ func printCheck(w io.Writer, l shaping.Link, res result.LinkCheck) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if res.HostBusyPct > 0 || res.HostStealPct > 0 {
+		fmt.Fprintf(w, "machine during the check: CPU %.0f %% busy (all CPUs, this check's own work included), %.1f %% stolen by the hypervisor\n", res.HostBusyPct, res.HostStealPct)
+	}
 	if res.Pass {
 		_, err := fmt.Fprintln(w, "all PASS")
 		return err

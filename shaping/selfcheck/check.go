@@ -59,7 +59,7 @@ const (
 // the RTT is under 500 ms and all at once above it; each bulk transfer lasts at most 10 s quick
 // or 30 s full (plus a dial of at most 30 s); streams at most 10 s, outages at most 30 s; every
 // wait ends within about 100 ms of ctx's end.
-func Run(ctx context.Context, l shaping.Link, opts Options) (result.LinkCheck, error) {
+func Run(ctx context.Context, l shaping.Link, opts Options) (res result.LinkCheck, err error) {
 	c := &checker{l: l, spec: l.Spec(), quick: opts.Quick}
 	defer func() {
 		if c.ref != nil {
@@ -67,6 +67,13 @@ func Run(ctx context.Context, l shaping.Link, opts Options) (result.LinkCheck, e
 		}
 	}()
 	l.TakeCounters()
+	if before, ok := hostCPU(); ok {
+		defer func() {
+			if after, ok := hostCPU(); ok {
+				res.HostBusyPct, res.HostStealPct = busySteal(before, after)
+			}
+		}()
+	}
 	steps := []func(context.Context) error{c.hostOverhead, c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.faults}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {

@@ -29,5 +29,14 @@ func Failure(c result.LinkCheck) error {
 			bad = append(bad, fmt.Sprintf("%s: measured %s, configured %s (%s)", line.Name, line.Measured, line.Configured, line.Tolerance))
 		}
 	}
-	return fmt.Errorf("%w: %s", ErrFailed, strings.Join(bad, "; "))
+	return fmt.Errorf("%w: %s%s", ErrFailed, strings.Join(bad, "; "), machineNote(c))
+}
+
+// machineNote is the machine's CPU during check c, for a failure's message: " (machine: CPU 64 %
+// busy, 0.4 % stolen by the hypervisor)"; "" when not measured.
+func machineNote(c result.LinkCheck) string {
+	if c.HostBusyPct == 0 && c.HostStealPct == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (machine: CPU %.0f %% busy, %.1f %% stolen by the hypervisor)", c.HostBusyPct, c.HostStealPct)
 }
