@@ -17,11 +17,12 @@ setup: deps netem-deps build
 deps:
 	@if command -v chromium >/dev/null && command -v ip >/dev/null && command -v iperf3 >/dev/null && command -v ping >/dev/null \
 		&& command -v tshark >/dev/null && command -v node >/dev/null && command -v npm >/dev/null \
-		&& command -v slurmctld >/dev/null && command -v munged >/dev/null && command -v ethtool >/dev/null; then \
-		echo "deps: chromium, iproute2, iperf3, ping, tshark, node, npm, slurm-wlm, munge and ethtool are installed"; \
+		&& command -v slurmctld >/dev/null && command -v munged >/dev/null && command -v ethtool >/dev/null \
+		&& command -v gtlsserver >/dev/null && command -v gtlsclient >/dev/null && fc-list 2>/dev/null | grep -q Liberation; then \
+		echo "deps: chromium, fonts-liberation, iproute2, iperf3, ping, tshark, node, npm, slurm-wlm, munge, ethtool and ngtcp2 are installed"; \
 	else \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium iproute2 iperf3 iputils-ping tshark slurm-wlm munge ethtool; \
-		command -v node >/dev/null && command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium fonts-liberation fontconfig ca-certificates iproute2 iperf3 iputils-ping tshark slurm-wlm munge ethtool ngtcp2-server ngtcp2-client python3 procps; \
+		command -v node >/dev/null && command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends nodejs npm; \
 	fi
 
 # netem-deps installs what the netem backend's tests need (make test-netem): qemu, Debian's
@@ -33,7 +34,7 @@ netem-deps:
 		&& file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' && command -v ethtool >/dev/null; then \
 		echo "netem-deps: qemu-system-x86, a kernel in /boot, busybox-static and ethtool are installed"; \
 	else \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq qemu-system-x86 linux-image-amd64 busybox-static ethtool file; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends qemu-system-x86 linux-image-amd64 busybox-static ethtool file; \
 	fi
 
 build:
@@ -96,7 +97,7 @@ image-deps:
 	@if command -v podman >/dev/null && command -v buildah >/dev/null && command -v debootstrap >/dev/null && command -v runc >/dev/null; then \
 		echo "image-deps: podman, buildah, runc and debootstrap are installed"; \
 	else \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq podman buildah runc debootstrap; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends podman buildah runc debootstrap; \
 	fi
 
 image-smoke:

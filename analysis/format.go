@@ -110,16 +110,16 @@ func fmtPct(v float64) string {
 }
 
 // groupHeader names the columns of groupRow.
-var groupHeader = []string{"protocol", "runs", "valid", "invalid", "timeouts", "net failures", "lost to harness", "median", "95% CI of median",
-	"mean", "sd", "cv", "min", "p5", "p25", "p75", "p95", "max"}
+var groupHeader = []string{"protocol", "runs", "valid", "invalid", "timeouts", "net failures", "emulator late", "lost to harness", "median", "95% CI of median",
+	"mean", "sd", "cv", "min", "p5", "p25", "p75", "p95", "max", "lateness p50", "lateness max"}
 
 // groupRow formats one group for the text, markdown and HTML tables.
 func groupRow(g *Group) []string {
 	d := g.DeadlineMs
 	return []string{g.Protocol, strconv.Itoa(g.Runs), strconv.Itoa(g.Valid), strconv.Itoa(g.InvalidTotal()),
-		strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.Lost), fmtMs(g.Median, d), fmtCI(g.CILow, g.CIHigh, d), fmtMs(g.Mean, d),
+		strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.EmulatorLate), strconv.Itoa(g.Lost), fmtMs(g.Median, d), fmtCI(g.CILow, g.CIHigh, d), fmtMs(g.Mean, d),
 		fmtMs(g.SD, d), fmtFloat(g.CV, 3), fmtMs(g.Min, d), fmtMs(g.P5, d), fmtMs(g.P25, d),
-		fmtMs(g.P75, d), fmtMs(g.P95, d), fmtMs(g.Max, d)}
+		fmtMs(g.P75, d), fmtMs(g.P95, d), fmtMs(g.Max, d), fmtFloat(g.LateP50Ms, 2), fmtFloat(g.LateMaxMs, 2)}
 }
 
 // compareHeader names the columns of compareRow.

@@ -34,7 +34,9 @@ type Group struct {
 	Key
 	// LinkInfo is the link description of the group's first load (rates and RTT for the heatmap).
 	LinkInfo result.Link
-	// Runs counts every non-warm-up load of the group: Valid + TimedOut + NetFailed + invalid.
+	// Runs counts every non-warm-up load line of the group: Valid + TimedOut + NetFailed +
+	// EmulatorLate + invalid (a load made again because the emulator was late in its first
+	// attempt counts twice: its first attempt in EmulatorLate).
 	Runs int
 	// Valid counts valid completed loads (their metric is in Completed).
 	Valid int
@@ -46,6 +48,14 @@ type Group struct {
 	// protocol, censored at the deadline like timeouts. NetErrors counts them by net error.
 	NetFailed int
 	NetErrors map[string]int
+	// EmulatorLate counts the loads during which the emulator released a packet later than its
+	// lateness bound (result.OutcomeEmulatorLate): measurements of another link, excluded.
+	EmulatorLate int
+	// Lateness holds, ascending, each load's largest release lateness in ms (the larger
+	// direction's, result.Emulator.LateMs) for the loads made through the emulator; LateP50Ms
+	// and LateMaxMs are its median and maximum (NaN when no load carries emulator counters).
+	Lateness             []float64
+	LateP50Ms, LateMaxMs float64
 	// Lost counts the scheduled non-warm-up loads of the group the harness could not make
 	// (harness_error lines): not measurements, but never silently dropped.
 	Lost int
@@ -147,7 +157,12 @@ func (g *Group) add(r *result.Record, m Metric) {
 	g.loads = append(g.loads, r)
 	v := m.value(r)
 	outcome := result.Classify(r)
+	if r.Emulator != nil {
+		g.Lateness = append(g.Lateness, r.Emulator.LateMs())
+	}
 	switch {
+	case outcome == result.OutcomeEmulatorLate:
+		g.EmulatorLate++
 	case outcome == result.OutcomeNetworkFailed:
 		g.NetFailed++
 		g.NetErrors[result.NetworkError(r)]++
@@ -202,6 +217,11 @@ func (g *Group) summarise() {
 	g.Mean, g.SD = MeanSD(g.Completed)
 	g.CV = g.SD / g.Mean
 	g.MedianLoad = nearest(g.valid, g.Median, g.metric)
+	slices.Sort(g.Lateness)
+	g.LateP50Ms, g.LateMaxMs = math.NaN(), math.NaN()
+	if len(g.Lateness) > 0 {
+		g.LateP50Ms, g.LateMaxMs = Quantile(g.Lateness, 0.5), g.Lateness[len(g.Lateness)-1]
+	}
 }
 
 // nearest returns the load of recs whose metric m is nearest to v (the first on ties), or nil.

@@ -37,15 +37,21 @@ var ErrLinkCheck = selfcheck.ErrFailed
 
 // Summary counts what Run did. The measured (non-warm-up) loads are counted by
 // result.Classify, as every report table counts them: Valid + TimedOut + NetworkFailed +
-// Invalid is the number of measured loads.
+// Invalid + EmulatorLate is the number of measured loads (a load made twice counts once, by
+// its second attempt).
 type Summary struct {
 	// Records is the number of load records written (warm-ups included).
 	Records int
-	// Valid, TimedOut, NetworkFailed and Invalid count the measured loads by outcome.
+	// Valid, TimedOut, NetworkFailed and Invalid count the measured loads by outcome (and
+	// EmulatorLate, below).
 	Valid, TimedOut, NetworkFailed, Invalid int
 	// HarnessErrors counts the scheduled loads (warm-ups included) the harness could not make;
 	// each left a harness_error line.
 	HarnessErrors int
+	// EmulatorLate counts the measured loads whose last attempt the emulator was late in
+	// (result.OutcomeEmulatorLate), and Redone the measured loads made a second time because
+	// it was late in their first (each first attempt keeps its line, attempt 1).
+	EmulatorLate, Redone int
 	// Resumed counts the loads skipped because Config.Done holds them.
 	Resumed int
 	// Scheduled is the number of loads in the schedule (warm-ups included).
@@ -195,6 +201,9 @@ type runner struct {
 	hash string
 	// checked is one past the index of the last link whose self-check started.
 	checked int
+	// loadOnce makes one attempt at a load; nil means (*runner).load (a seam for the tests of
+	// the one retry rule of loads).
+	loadOnce func(ctx context.Context, ls *linkSetup, i int, j Job) (*result.Record, error)
 }
 
 // errWrite marks an error writing the result stream (wrapped in a writeError).
@@ -293,7 +302,7 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec, err := r.load(ctx, ls, i, j)
+		rec, err := r.loadAttempts(ctx, ls, i, j)
 		if ctx.Err() != nil {
 			return ctx.Err() // the load was cut short by the interrupt: not a measurement
 		}
@@ -495,6 +504,64 @@ func portOf(addr string) (int, error) {
 	return int(ap.Port()), nil
 }
 
+// loadAttempts makes the load of job j (index i of the schedule) and, when the emulator was late
+// during a measured load's first attempt (result.OutcomeEmulatorLate), writes that attempt's
+// line and makes the load once more, as attempt 2, whose record it returns: the one retry rule
+// of the link checks (selfcheck.Attempts), applied to loads. A load whose first attempt an
+// earlier run left late (Config.LateOnce) is made as attempt 2 at once.
+func (r *runner) loadAttempts(ctx context.Context, ls *linkSetup, i int, j Job) (*result.Record, error) {
+	attempt := 1
+	if r.c.LateOnce[i] {
+		attempt = 2
+	}
+	once := r.loadOnce
+	if once == nil {
+		once = r.load
+	}
+	for {
+		rec, err := once(ctx, ls, i, j)
+		if err != nil || ctx.Err() != nil {
+			return rec, err
+		}
+		if attempt > 1 {
+			rec.Attempt = attempt
+		}
+		late := result.Classify(rec) == result.OutcomeEmulatorLate
+		if !late || j.Warmup || attempt >= LoadAttempts {
+			if attempt > 1 {
+				r.sum.Redone++
+			}
+			return rec, nil
+		}
+		rec.Attempt = attempt
+		r.c.Logger.Warn("emulator late during a load: made again", "run", i, "protocol", j.Arm.Protocol,
+			"late_ms", rec.Emulator.LateMs(), "bound_ms", rec.Emulator.LateBound())
+		if err := r.writeAttempt(i, rec); err != nil {
+			return nil, err
+		}
+		attempt++
+	}
+}
+
+// LoadAttempts is how many times a measured load is made when the emulator is late during it
+// (the same one retry rule as a link's self-check, selfcheck.Attempts).
+const LoadAttempts = 2
+
+// markLate makes rec, a load during which the emulator was late beyond its bound, invalid, its
+// reason saying by how much (on top of any other reason).
+func markLate(rec *result.Record) {
+	e := rec.Emulator
+	dir := "down"
+	if e.Up.TimingErrMaxMs > e.Down.TimingErrMaxMs {
+		dir = "up"
+	}
+	why := fmt.Sprintf("emulator late: a packet left %.2f ms after its time (%s), bound %.2f ms", e.LateMs(), dir, e.LateBound())
+	if rec.InvalidReason != "" {
+		why += "; " + rec.InvalidReason
+	}
+	rec.Valid, rec.InvalidReason = false, why
+}
+
 // load makes one load of job j (index i of the schedule, its run number) and returns its record
 // with the run's full context.
 func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result.Record, error) {
@@ -528,7 +595,13 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	if err != nil {
 		return nil, err
 	}
+	if counters != nil {
+		counters.LateBoundMs = result.LatenessBoundMs
+	}
 	rec.Emulator = counters
+	if counters.Late() {
+		markLate(rec)
+	}
 	rec.Experiment, rec.Warmup, rec.Env, rec.Settings = r.c.Name, j.Warmup, r.env, r.settings
 	rec.Scheduled = len(r.jobs)
 	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}
@@ -555,6 +628,19 @@ func (r *runner) serverFacts(rec *result.Record, srv *server.Server, since time.
 		}
 	}
 	rec.TCPCC = rec.CC // the v1 field, kept for readers of older records
+}
+
+// writeAttempt writes the line of a first attempt that is made again (loadAttempts): kept and
+// counted as a record, not as a measured load.
+func (r *runner) writeAttempt(i int, rec *result.Record) error {
+	rec.Run = i
+	if err := r.emit(rec); err != nil {
+		return err
+	}
+	r.sum.Records++
+	r.sum.ArtifactsFailed += len(rec.ArtifactsFailed)
+	r.observe(rec)
+	return nil
 }
 
 // write writes the load record of job index i and counts it.
@@ -585,6 +671,8 @@ func (r *runner) count(rec *result.Record) {
 		r.sum.TimedOut++
 	case result.OutcomeNetworkFailed:
 		r.sum.NetworkFailed++
+	case result.OutcomeEmulatorLate:
+		r.sum.EmulatorLate++
 	default:
 		r.sum.Invalid++
 	}

@@ -187,3 +187,115 @@ func TestResumeFrom(t *testing.T) {
 		t.Errorf("resume with another TLS: err %v", err)
 	}
 }
+
+// lateLoads returns a load seam whose attempts have the emulator late by the given largest
+// release lateness (ms), one value per attempt in order, and the attempts it made.
+func lateLoads(lateMs ...float64) (func(context.Context, *linkSetup, int, Job) (*result.Record, error), *int) {
+	n := new(int)
+	return func(_ context.Context, _ *linkSetup, i int, j Job) (*result.Record, error) {
+		late := lateMs[min(*n, len(lateMs)-1)]
+		*n++
+		rec := &result.Record{Run: i, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode, Warmup: j.Warmup, Valid: true, PLTMs: 1000,
+			Emulator: &result.Emulator{LateBoundMs: result.LatenessBoundMs, Down: result.Direction{TimingErrMaxMs: late}}}
+		if rec.Emulator.Late() {
+			markLate(rec)
+		}
+		return rec, nil
+	}, n
+}
+
+// TestLoadRetryRule: a measured load the emulator was late in (above result.LatenessBoundMs)
+// leaves its line as attempt 1 and is made once more as attempt 2; a second late attempt is
+// kept as emulator late; a load within the bound, or a warm-up, is made once; a load resumed
+// with its first attempt late (Config.LateOnce) is made as attempt 2 at once.
+func TestLoadRetryRule(t *testing.T) {
+	job := Job{Arm: Arm{Protocol: "h2", Mode: result.Cold}}
+	warm := Job{Arm: job.Arm, Warmup: true}
+	for _, tc := range []struct {
+		name       string
+		j          Job
+		late       []float64
+		lateOnce   bool
+		attempts   int
+		lines      int // lines written before the returned record
+		outcome    result.Outcome
+		retAttempt int
+		redone     int
+	}{
+		{"on time", job, []float64{0.4}, false, 1, 0, result.OutcomeValid, 0, 0},
+		{"at the bound", job, []float64{result.LatenessBoundMs}, false, 1, 0, result.OutcomeValid, 0, 0},
+		{"late then on time", job, []float64{58.45, 0.3}, false, 2, 1, result.OutcomeValid, 2, 1},
+		{"late twice", job, []float64{58.45, 40}, false, 2, 1, result.OutcomeEmulatorLate, 2, 1},
+		{"late warm-up", warm, []float64{58.45}, false, 1, 0, result.OutcomeEmulatorLate, 0, 0},
+		{"resumed after a late first attempt", job, []float64{0.3}, true, 1, 0, result.OutcomeValid, 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			c := quietConfig()
+			if tc.lateOnce {
+				c.LateOnce = map[int]bool{3: true}
+			}
+			seam, made := lateLoads(tc.late...)
+			r := &runner{c: c, w: result.NewWriter(&out), loadOnce: seam}
+			rec, err := r.loadAttempts(context.Background(), nil, 3, tc.j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *made != tc.attempts {
+				t.Errorf("%d attempts, want %d", *made, tc.attempts)
+			}
+			lines := decodeAll(t, out.Bytes())
+			if len(lines) != tc.lines {
+				t.Fatalf("%d lines written, want %d", len(lines), tc.lines)
+			}
+			for _, l := range lines {
+				if l.Attempt != 1 || result.Classify(l) != result.OutcomeEmulatorLate || l.Valid || !strings.Contains(l.InvalidReason, "emulator late: a packet left 58.45 ms") {
+					t.Errorf("first attempt's line = attempt %d, %v, %q: want attempt 1, emulator late", l.Attempt, result.Classify(l), l.InvalidReason)
+				}
+			}
+			if got := result.Classify(rec); got != tc.outcome || rec.Attempt != tc.retAttempt {
+				t.Errorf("returned %v attempt %d, want %v attempt %d", got, rec.Attempt, tc.outcome, tc.retAttempt)
+			}
+			if r.sum.Redone != tc.redone {
+				t.Errorf("Redone = %d, want %d", r.sum.Redone, tc.redone)
+			}
+		})
+	}
+}
+
+// TestResumeLateFirstAttempt: a run whose only line is a late first attempt is not done but
+// listed in LateOnce; one with a second attempt, or an on-time line, is done.
+func TestResumeLateFirstAttempt(t *testing.T) {
+	c := quietConfig()
+	jobs := Schedule(c)
+	mk := func(run, attempt int, lateMs float64) *result.Record {
+		j := jobs[run]
+		r := &result.Record{Experiment: "t", Run: run, Attempt: attempt, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode, Warmup: j.Warmup,
+			Page: result.Page{Spec: "2x10KB"}, Link: result.Link{Spec: "none"}, Valid: true, Scheduled: len(jobs),
+			Emulator: &result.Emulator{Down: result.Direction{TimingErrMaxMs: lateMs}}}
+		if r.Emulator.Late() {
+			markLate(r)
+		}
+		return r
+	}
+	measured := -1
+	for i, j := range jobs {
+		if !j.Warmup && measured < 0 {
+			measured = i
+		}
+	}
+	other := measured + 1
+	for jobs[other].Warmup {
+		other++
+	}
+	got, err := ResumeFrom(c, []*result.Record{mk(measured, 1, 58), mk(other, 1, 58), mk(other, 2, 0.2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Done[measured] || !got.LateOnce[measured] {
+		t.Errorf("run %d (late first attempt only): done %v, late once %v; want not done, late once", measured, got.Done[measured], got.LateOnce[measured])
+	}
+	if !got.Done[other] || got.LateOnce[other] {
+		t.Errorf("run %d (both attempts): done %v, late once %v; want done", other, got.Done[other], got.LateOnce[other])
+	}
+}

@@ -24,11 +24,16 @@ const (
 	// OutcomeInvalid is a load that measured something else than was asked (wrong protocol,
 	// missing or short objects not explained by the network, a crashed browser): excluded.
 	OutcomeInvalid
+	// OutcomeEmulatorLate is a load during which the userspace emulator released a packet later
+	// than its lateness bound after its scheduled time (Emulator.Late): the link was not the
+	// one configured for a moment, so the load is no measurement of it, whatever else it shows.
+	// The runner makes it once more (Record.Attempt 2); it is counted and named, never pooled.
+	OutcomeEmulatorLate
 )
 
-// String returns "valid", "timed out", "network failure" or "invalid".
+// String returns "valid", "timed out", "network failure", "invalid" or "emulator late".
 func (o Outcome) String() string {
-	return [...]string{"valid", "timed out", "network failure", "invalid"}[o]
+	return [...]string{"valid", "timed out", "network failure", "invalid", "emulator late"}[o]
 }
 
 // Censored reports whether the outcome enters statistics as a value >= the deadline.
@@ -66,10 +71,13 @@ func NetworkError(r *Record) string {
 	return ""
 }
 
-// Classify returns the outcome of the page load r: timed out, valid, failed by the network, or
-// invalid, in that order of precedence.
+// Classify returns the outcome of the page load r: emulator late, timed out, valid, failed by
+// the network, or invalid, in that order of precedence (a load the emulator was late in measured
+// another link, whatever its own outcome).
 func Classify(r *Record) Outcome {
 	switch {
+	case r.Emulator.Late():
+		return OutcomeEmulatorLate
 	case r.TimedOut:
 		return OutcomeTimedOut
 	case r.Valid:

@@ -17,6 +17,11 @@ func TestClassify(t *testing.T) {
 		{"refused is the harness's", Record{InvalidReason: "navigation failed: net::ERR_CONNECTION_REFUSED"}, OutcomeInvalid, ""},
 		{"protocol mismatch wins", Record{InvalidReason: `object /img/0001.jpg: failed: net::ERR_CONNECTION_RESET; page /index.html: protocol "h2", requested h3`}, OutcomeInvalid, ""},
 		{"crash", Record{InvalidReason: "browser crashed: context canceled"}, OutcomeInvalid, ""},
+		// An older file (no recorded bound): judged by LatenessBoundMs, so its 58 ms stall is refused.
+		{"emulator late, bound not recorded", Record{Valid: true, Emulator: &Emulator{Down: Direction{TimingErrMaxMs: 58.45}}}, OutcomeEmulatorLate, ""},
+		{"emulator late wins over a timeout", Record{TimedOut: true, Emulator: &Emulator{Up: Direction{TimingErrMaxMs: 12}, LateBoundMs: 5}}, OutcomeEmulatorLate, ""},
+		{"emulator at its bound", Record{Valid: true, Emulator: &Emulator{Down: Direction{TimingErrMaxMs: 5}, LateBoundMs: 5}}, OutcomeValid, ""},
+		{"emulator within a recorded wider bound", Record{Valid: true, Emulator: &Emulator{Down: Direction{TimingErrMaxMs: 8}, LateBoundMs: 10}}, OutcomeValid, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

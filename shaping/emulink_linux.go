@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/emu"
+	"github.com/pltlab/pltlab/shaping/internal/rtwait"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -143,7 +145,13 @@ func (l *EmuLink) start() {
 	l.started = true
 	for _, f := range []*forwarder{l.down, l.up} {
 		l.wg.Add(1)
+		f.running.Store(true) // before run: a take from now on is the forwarder's to answer
+		f.raw = rtwait.Acquire()
 		go func() { defer l.wg.Done(); f.run() }()
+	}
+	if !l.down.raw || !l.up.raw {
+		l.log.Warn("GOMAXPROCS leaves the link's forwarders no P of their own: they wait through the Go scheduler and may stall (raise GOMAXPROCS by shaping.ProcsPerLink per open link)",
+			"gomaxprocs", runtime.GOMAXPROCS(0), "cpus", runtime.NumCPU())
 	}
 }
 

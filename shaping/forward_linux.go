@@ -13,6 +13,7 @@ import (
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/emu"
+	"github.com/pltlab/pltlab/shaping/internal/rtwait"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,8 +44,14 @@ const (
 // due at one wake-up are grouped by flow (GRO, gro.go) and each group is written straight from
 // the pipe's buffers with one writev(2), so the receiving stack gets one large segment per flow
 // and batch, and a packet is copied once in user space (by the split) on its way through.
+//
+// The forwarder never waits through the Go scheduler while its link is open, when GOMAXPROCS
+// leaves it a P of its own (rtwait.Acquire): it blocks in a raw ppoll(2) (rtwait.Ppoll), so its
+// goroutine stays running in Go's view and keeps its P, and it shares no lock with other
+// goroutines: TakeCounters asks for the counters through takeReq and the wake eventfd, and the
+// forwarder answers at its next wake-up (answerTake). See docs/design.md, "The emulator's
+// stalls", for the 36-62 ms stalls this removes.
 type forwarder struct {
-	mu   sync.Mutex // guards pipe against TakeCounters
 	pipe *emu.Pipe
 	src  *tunDev       // device packets come from
 	dst  *tunDev       // device due packets go to
@@ -63,8 +70,17 @@ type forwarder struct {
 	stop   *atomic.Bool
 	tid    atomic.Int32
 	rt     bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
+	raw    bool // waits raw (rtwait.Acquire, set before run starts)
 
-	writes, written uint64 // fast path: writes made and packets they carried (guarded by mu)
+	// takeMu serializes takers (TakeCounters' goroutines, never the forwarder); takeReq is the
+	// number of the latest request, takeAck that of the latest answer, whose counters are in
+	// snap (written by the forwarder before takeAck). running is set while run may touch pipe.
+	takeMu           sync.Mutex
+	takeReq, takeAck atomic.Uint64
+	snap             emu.Counters
+	running          atomic.Bool
+
+	writes, written atomic.Uint64 // fast path: writes made and packets they carried
 
 	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
 	capTap *atomic.Pointer[capture.Tap]                   // pcapng capture hook (nil or unset: none); see tap_linux.go
@@ -105,11 +121,18 @@ func (f *forwarder) run() {
 	f.tid.Store(int32(unix.Gettid()))
 	nameThread()
 	TuneThread(f.rt)
+	defer func() {
+		f.answerTake() // a request made while the loop ended
+		f.running.Store(false)
+		if f.raw {
+			rtwait.Release()
+		}
+	}()
 	fds := []unix.PollFd{{Fd: int32(f.src.fd), Events: unix.POLLIN}, {Fd: int32(f.wake), Events: unix.POLLIN}}
-	var lastSpin time.Duration
+	var lastSpin, lastYield time.Duration
 	gov := governor{allowed: f.rt, rt: f.rt, start: f.now(), wake: f.now()}
-	f.mu.Lock()
 	for !f.stop.Load() {
+		f.answerTake()
 		f.release()
 		wait, ok := f.untilNext()
 		spin := ok && f.now()-lastSpin >= spinEvery
@@ -121,12 +144,35 @@ func (f *forwarder) run() {
 		if spin {
 			wait -= spinLead
 		}
-		f.mu.Unlock()
+		if f.raw && (!ok || wait >= yieldMinWait) && f.now()-lastYield >= yieldEvery {
+			runtime.Gosched() // see yieldEvery
+			lastYield = f.now()
+			continue
+		}
 		ready := f.wait(fds, wait, ok, &gov)
-		f.mu.Lock()
 		f.read(ready)
 	}
-	f.mu.Unlock()
+}
+
+// A raw-waiting forwarder's goroutine never blocks in Go's view, so the runtime's monitor
+// (sysmon) preempts it once it has run 10 ms on one scheduling tick (forcePreemptNS in
+// runtime/proc.go), whenever that falls, and it needs a P to resume. To choose when that
+// happens, the forwarder yields (runtime.Gosched) itself every yieldEvery, at a moment with no
+// packet due for at least yieldMinWait; on a link whose packets are never that far apart the
+// runtime's preemption still comes, every 10 ms, and costs what a Gosched costs (tens of
+// microseconds with a spare P, measured in BENCHMARKS.md).
+const (
+	yieldEvery   = 5 * time.Millisecond
+	yieldMinWait = 500 * time.Microsecond
+)
+
+// answerTake answers a pending TakeCounters request: the counters since the last take go to
+// snap, then takeAck says so. Only the forwarder's goroutine calls it while running is set.
+func (f *forwarder) answerTake() {
+	if r := f.takeReq.Load(); r != f.takeAck.Load() {
+		f.snap = f.pipe.Take()
+		f.takeAck.Store(r)
+	}
 }
 
 // wait blocks in ppoll(2) for up to wait (maxPoll when the pipe is empty) or until a packet
@@ -139,20 +185,29 @@ func (f *forwarder) wait(fds []unix.PollFd, wait time.Duration, ok bool, gov *go
 			wait = maxPoll
 		}
 		ts := unix.NsecToTimespec(int64(min(wait, maxPoll)))
-		fds[0].Revents = 0
-		if n, _ := unix.Ppoll(fds, &ts, nil); n > 0 {
+		if rtwait.Ppoll(fds, &ts, f.raw) > 0 {
 			ready = fds[0].Revents&unix.POLLIN != 0
+			if fds[1].Revents&unix.POLLIN != 0 {
+				rtwait.DrainEventfd(f.wake)
+			}
 		}
 	}
 	gov.woke(f.now())
 	return ready
 }
 
+// pending polls fds without waiting and reports whether the first has a packet waiting (a raw
+// system call when the forwarder waits raw: rtwait).
+func (f *forwarder) pending(fds []unix.PollFd) bool {
+	var zero unix.Timespec
+	return rtwait.Ppoll(fds, &zero, f.raw) > 0 && fds[0].Revents&unix.POLLIN != 0
+}
+
 // spinUntil busy-waits until due, still reading arriving packets, so the release is not late
 // by the wake-up latency of ppoll (tens of microseconds on a VM whose vCPU was halted).
 func (f *forwarder) spinUntil(fds []unix.PollFd, due time.Duration) {
 	for f.now() < due && !f.stop.Load() {
-		if n, _ := unix.Poll(fds[:1], 0); n > 0 {
+		if f.pending(fds[:1]) {
 			f.read(true)
 		}
 	}
@@ -258,8 +313,8 @@ func (f *forwarder) flush() {
 			f.pipe.DropOther()
 		}
 	}
-	f.writes += uint64(len(groups))
-	f.written += uint64(len(f.due))
+	f.writes.Add(uint64(len(groups)))
+	f.written.Add(uint64(len(f.due)))
 	for _, p := range f.due {
 		f.pipe.Recycle(p)
 	}
@@ -330,10 +385,8 @@ func (f *forwarder) read(ready bool) {
 // the first read (one poll(2) less per wake-up: an ACK stream wakes a forwarder per packet).
 func (f *forwarder) readBatch(ready bool) {
 	for i := 0; i < readBatch; i++ {
-		if i > 0 || !ready {
-			if k, _ := unix.Poll(f.poll1, 0); k <= 0 {
-				return
-			}
+		if (i > 0 || !ready) && !f.pending(f.poll1) {
+			return
 		}
 		n, err := f.src.nt.Read(f.rbufs, f.rsizes, 0)
 		if err != nil {
@@ -365,21 +418,40 @@ func (f *forwarder) readBatch(ready bool) {
 	}
 }
 
-// take returns the pipe's counters since the previous take.
+// take returns the pipe's counters since the previous take. While the forwarder runs it asks
+// the forwarder for them (takeReq, answered by answerTake at its next wake-up, which the wake
+// eventfd brings at once) and polls for the answer, so the forwarder never waits for a lock
+// that a goroutine of ordinary priority holds; otherwise it reads the pipe itself.
 func (f *forwarder) take() result.Direction {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return direction(f.pipe.Take())
+	f.takeMu.Lock()
+	defer f.takeMu.Unlock()
+	seq := f.takeReq.Add(1)
+	if f.running.Load() {
+		f.interrupt()
+	}
+	for f.takeAck.Load() < seq {
+		if !f.running.Load() { // not started, or ended: the pipe is no one else's
+			if f.takeAck.Load() < seq {
+				f.snap = f.pipe.Take()
+				f.takeAck.Store(seq)
+			}
+			break
+		}
+		time.Sleep(takePoll)
+	}
+	return direction(f.snap)
 }
+
+// takePoll is how often take looks for the forwarder's answer.
+const takePoll = 20 * time.Microsecond
 
 // packetsPerWrite is the fast path's packets per write since the link opened (0 before any).
 func (f *forwarder) packetsPerWrite() float64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.writes == 0 {
+	w := f.writes.Load()
+	if w == 0 {
 		return 0
 	}
-	return float64(f.written) / float64(f.writes)
+	return float64(f.written.Load()) / float64(w)
 }
 
 // cpu is the CPU time the forwarder thread has used (from /proc/self/task/TID/schedstat).

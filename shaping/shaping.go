@@ -118,6 +118,12 @@ const EnvOffload = "PLTLAB_EMU_OFFLOAD"
 // runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + links*shaping.ProcsPerLink) itself.
 const ProcsPerLink = 2
 
+// LatenessBound is the most release lateness a measurement through the emulator accepts
+// (result.LatenessBoundMs, 5 ms): a link check's lateness line fails above it, every allowance a
+// check line takes from the emulator's recorded lateness is capped at it, and a page load that
+// saw more is not a valid measurement (result.OutcomeEmulatorLate).
+const LatenessBound = time.Duration(result.LatenessBoundMs * float64(time.Millisecond))
+
 // DefaultTCPBufMax is the tcp_rmem/tcp_wmem maximum set inside client namespaces: 32 MiB, the
 // root namespace's tcp_rmem maximum on Debian 12 and enough for 1 Gbit/s x 250 ms.
 const DefaultTCPBufMax = 32 << 20

@@ -18,6 +18,8 @@ import (
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/selfcheck"
 )
 
 // flowsFlags are the flags of 'pltlab flows'.
@@ -245,18 +247,19 @@ func (f *flowsFlags) openOut(cmd *cobra.Command) (io.Writer, func() error, error
 	return of, of.Close, nil
 }
 
-// procsPerLink is how many Go Ps a program adds per open emulated link when it runs busy
-// goroutines next to it (shaping.Open's doc: a forwarder returning from ppoll needs a P).
-const procsPerLink = 2
+// procsPerLink is how many Go Ps a program adds per open emulated link: one per forwarder
+// thread (shaping.ProcsPerLink) and the link check's probe threads (selfcheck.ProbeProcs). Each
+// holds its P while it waits, so that it never waits through the Go scheduler (docs/design.md,
+// "The emulator's stalls"); without spare Ps they wait through it and may stall.
+const procsPerLink = shaping.ProcsPerLink + selfcheck.ProbeProcs
 
 // raiseProcs makes raiseProcsForLink act once per process.
 var raiseProcs sync.Once
 
 // raiseProcsForLink raises GOMAXPROCS by procsPerLink (once per process), for every command that
-// opens emulated links (root.go calls it): the links' forwarder threads need a P on every return
-// from ppoll, and without spare Ps they wait behind the server's, the browser driver's and the
-// flows' goroutines, so idle-RTT probes come back late (carlucci2015's self-check failed with
-// one 13-23 ms late probe in 'run' and passed in 'link check') and fast links lose rate.
+// opens emulated links (root.go calls it): the links' forwarder threads and the link check's
+// probe threads each keep a P while they wait, and the server's, the browser driver's and the
+// flows' goroutines keep as many as the machine has CPUs.
 func raiseProcsForLink() {
 	raiseProcs.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + procsPerLink) })
 }

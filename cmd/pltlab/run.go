@@ -379,8 +379,15 @@ func artifactsExit(err error, n int) error {
 
 // summaryLine says what a run did, counting the measured loads as every report table does.
 func summaryLine(s experiment.Summary) string {
-	line := fmt.Sprintf("%d loads (measured: %d valid, %d timed out, %d network failures, %d invalid), %d lost to harness",
-		s.Records, s.Valid, s.TimedOut, s.NetworkFailed, s.Invalid, s.HarnessErrors)
+	late := ""
+	if s.EmulatorLate > 0 {
+		late = fmt.Sprintf(", %d emulator late", s.EmulatorLate)
+	}
+	line := fmt.Sprintf("%d loads (measured: %d valid, %d timed out, %d network failures, %d invalid%s), %d lost to harness",
+		s.Records, s.Valid, s.TimedOut, s.NetworkFailed, s.Invalid, late, s.HarnessErrors)
+	if s.Redone > 0 {
+		line += fmt.Sprintf(", %d made again because the emulator was late (lateness bound %.0f ms)", s.Redone, result.LatenessBoundMs)
+	}
 	if s.Resumed > 0 {
 		line += fmt.Sprintf(", %d made before (resumed)", s.Resumed)
 	}

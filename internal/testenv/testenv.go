@@ -6,6 +6,7 @@ package testenv
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 )
 
@@ -41,4 +42,17 @@ func Have(tool string) bool {
 	}
 	_, err := exec.LookPath(tool)
 	return err == nil
+}
+
+// LinkProcs is how many Go Ps a test binary that opens emulated links adds, as pltlab's main
+// does (shaping.ProcsPerLink for the forwarders plus selfcheck.ProbeProcs for a link check's
+// probes; a test of package shaping keeps the two equal): each of those threads holds a P while
+// it waits, and without spare Ps they wait through the Go scheduler and may stall.
+const LinkProcs = 4
+
+// RunWithLinkProcs raises GOMAXPROCS by LinkProcs and runs m: the TestMain of a package whose
+// tests open emulated links in-process.
+func RunWithLinkProcs(m *testing.M) int {
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + LinkProcs)
+	return m.Run()
 }

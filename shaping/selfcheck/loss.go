@@ -396,15 +396,16 @@ func (c *checker) delayVarLine(down bool, st streamStats, got []arrival) {
 		c.add(name, conf, fmt.Sprintf("%d draws", len(draws)), fmt.Sprintf("sample too small: need %d draws (one per %s): run a longer check", minDelayIntervals, every), false)
 		return
 	}
-	lo, hi := max(base-im.DelayVar, 0)-c.jitterBelow()-rttSlackBelow, base+im.DelayVar+c.jitterAbove()+rttSlackAbove+c.streamLate
+	allow := lateAllowance(c.streamLate)
+	lo, hi := max(base-im.DelayVar, 0)-c.jitterBelow()-rttSlackBelow, base+im.DelayVar+c.jitterAbove()+rttSlackAbove+allow
 	if im.ReorderProb > 0 {
 		hi += cmpOr(im.ReorderDelay, linkspec.DefaultReorderDelay)
 	}
 	d := ksUniform(draws, base-im.DelayVar, base+im.DelayVar)
 	crit := ksCritical99(len(draws)) + float64(c.spec.Jitter+time.Millisecond)/float64(2*im.DelayVar)
-	c.add(name, conf, fmt.Sprintf("%s..%s, KS distance %.3f of %d draws", fmtMs(st.minDelay), fmtMs(st.maxDelay), d, len(draws)),
-		fmt.Sprintf("KS <= %.3f (99%%, Stephens 1974), all within %s..%s", crit, fmtMs(lo), fmtMs(hi)),
-		d <= crit && st.minDelay >= lo && st.maxDelay <= hi)
+	c.addAllowed(name, conf, fmt.Sprintf("%s..%s, KS distance %.3f of %d draws", fmtMs(st.minDelay), fmtMs(st.maxDelay), d, len(draws)),
+		fmt.Sprintf("KS <= %.3f (99%%, Stephens 1974), all within %s..%s (incl. emulator lateness %s)", crit, fmtMs(lo), fmtMs(hi), fmtMs(allow)),
+		d <= crit && st.minDelay >= lo && st.maxDelay <= hi, allow)
 }
 
 // delayDrawNoise is the sum over the intervals of a stream (every apart, as delayDraws cuts it)
@@ -477,6 +478,7 @@ func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got 
 	ratio := float64(st.reordered) / float64(recv)
 	name := fmt.Sprintf("reordered-packet ratio %s (RFC 4737)", dirName(down))
 	lo, hi := 0.0, 0.0
+	var allow time.Duration // taken from the emulator's recorded lateness (delay variation only)
 	var conf []string
 	if im.ReorderProb > 0 {
 		k := float64(cmpOr(im.ReorderDelay, linkspec.DefaultReorderDelay) / gap)
@@ -492,7 +494,9 @@ func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got 
 			c.add(name, "from the delay draws", fmt.Sprintf("%.2f%%", ratio*100), fmt.Sprintf("sample too small: need %d draws: run a longer check", minDelayIntervals), false)
 			return
 		}
-		dlo, dhi := delayVarReorder(draws, gap, every, c.spec.Jitter+c.streamLate)
+		allow = lateAllowance(c.streamLate)
+		conf = append(conf, fmt.Sprintf("emulator lateness %s", fmtMs(allow)))
+		dlo, dhi := delayVarReorder(draws, gap, every, c.spec.Jitter+allow)
 		// The draws are measured, not known: each is one packet's delay, off from its
 		// interval's draw by that interval's queueing and timing noise, and noise in two
 		// consecutive draws makes a fall look larger or smaller by up to their sum. The
@@ -533,8 +537,8 @@ func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got 
 		lo, hi = math.Max(lo, jlo), math.Min(hi+jhi, float64(recv))
 		conf = append(conf, fmt.Sprintf(">= %.2f%% (jitter overtakes)", p1*100))
 	}
-	c.add(name, strings.Join(conf, " + "), fmt.Sprintf("%.2f%% (%d of %d)", ratio*100, st.reordered, recv),
-		fmt.Sprintf("%.0f..%.0f packets (99%%)", lo, hi), float64(st.reordered) >= math.Floor(lo) && float64(st.reordered) <= math.Ceil(hi))
+	c.addAllowed(name, strings.Join(conf, " + "), fmt.Sprintf("%.2f%% (%d of %d)", ratio*100, st.reordered, recv),
+		fmt.Sprintf("%.0f..%.0f packets (99%%)", lo, hi), float64(st.reordered) >= math.Floor(lo) && float64(st.reordered) <= math.Ceil(hi), allow)
 }
 
 func dirName(down bool) string {

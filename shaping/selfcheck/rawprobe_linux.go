@@ -11,12 +11,24 @@ import (
 	"unsafe"
 
 	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/internal/rtwait"
 	"golang.org/x/sys/unix"
 )
 
 // The RTT probes run on locked real-time threads with plain system calls, and take the reply's
 // arrival time from the kernel (SO_TIMESTAMPNS), so the Go scheduler's delays under CPU load do
-// not inflate the measured RTT: what is measured is the link, not this process.
+// not inflate the measured RTT: what is measured is the link, not this process. They block in
+// raw system calls (rtwait) where GOMAXPROCS leaves them a P (ProbeProcs), as the emulator's
+// forwarders do, so that an echo is never held up in Go's exitsyscall.
+
+// rawWait reserves a P for the calling thread's raw waits (rtwait.Acquire) and returns whether
+// it got one and the function that returns it.
+func rawWait() (raw bool, release func()) {
+	if rtwait.Acquire() {
+		return true, rtwait.Release
+	}
+	return false, func() {}
+}
 
 // rtEcho is a UDP echo server on its own real-time thread.
 type rtEcho struct {
@@ -95,12 +107,14 @@ func (e *rtEchoPair) serve() {
 	}
 	shaping.TuneThread(true)
 	defer untuneThread()
+	raw, release := rawWait()
+	defer release()
 	var bufs [2][2048]byte
 	var n [2]int
 	var from [2]unix.Sockaddr
 	pfds := []unix.PollFd{{Fd: int32(e.fds[0]), Events: unix.POLLIN}, {Fd: int32(e.fds[1]), Events: unix.POLLIN}}
 	for !e.stop.Load() {
-		if k, _ := unix.Poll(pfds, 50); k <= 0 {
+		if rtwait.PollFor(pfds, 50*time.Millisecond, raw) <= 0 {
 			continue
 		}
 		first := 0
@@ -138,10 +152,12 @@ func (e *rtEcho) serve() {
 	defer runtime.UnlockOSThread()
 	shaping.TuneThread(true)
 	defer untuneThread()
+	raw, release := rawWait()
+	defer release()
 	buf := make([]byte, 2048)
 	fds := []unix.PollFd{{Fd: int32(e.fd), Events: unix.POLLIN}}
 	for !e.stop.Load() {
-		if n, _ := unix.Poll(fds, 50); n <= 0 {
+		if rtwait.PollFor(fds, 50*time.Millisecond, raw) <= 0 {
 			continue
 		}
 		n, from, err := unix.Recvfrom(e.fd, buf, unix.MSG_DONTWAIT)
@@ -173,15 +189,17 @@ func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *ato
 	}
 	shaping.TuneThread(true)
 	defer untuneThread()
+	raw, release := rawWait()
+	defer release()
 	var rtts []time.Duration
 	out, in, oob := make([]byte, probePayload), make([]byte, 2048), make([]byte, 128)
 	out[0] = 'E'
 	for seq := uint32(1); !stop.Load() && (n == 0 || int(seq) <= n); seq++ {
 		binary.BigEndian.PutUint32(out[1:], seq)
-		if d, ok := rtEchoOnce(fd, out, in, oob, seq, timeout, stop); ok {
+		if d, ok := rtEchoOnce(fd, out, in, oob, seq, timeout, stop, raw); ok {
 			rtts = append(rtts, d)
 		}
-		time.Sleep(gap)
+		rtwait.Sleep(gap, raw)
 	}
 	return rtts, nil
 }
@@ -189,7 +207,7 @@ func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *ato
 // rtEchoOnce sends one probe and waits for its echo; the RTT ends at the kernel's receive
 // timestamp of the echo.
 // It gives up when halt is set, checking at least every 100 ms.
-func rtEchoOnce(fd int, out, in, oob []byte, seq uint32, timeout time.Duration, halt *atomic.Bool) (time.Duration, bool) {
+func rtEchoOnce(fd int, out, in, oob []byte, seq uint32, timeout time.Duration, halt *atomic.Bool, raw bool) (time.Duration, bool) {
 	start := time.Now()
 	if _, err := unix.Write(fd, out); err != nil {
 		return 0, false
@@ -201,8 +219,7 @@ func rtEchoOnce(fd int, out, in, oob []byte, seq uint32, timeout time.Duration, 
 		if left <= 0 || halt.Load() {
 			return 0, false
 		}
-		ts := unix.NsecToTimespec(int64(min(left, 100*time.Millisecond)))
-		if k, _ := unix.Ppoll(fds, &ts, nil); k <= 0 {
+		if rtwait.PollFor(fds, left, raw) <= 0 {
 			continue
 		}
 		n, oobn, _, _, err := unix.Recvmsg(fd, in, oob, unix.MSG_DONTWAIT)
@@ -321,12 +338,14 @@ func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Durati
 	}
 	shaping.TuneThread(true)
 	defer untuneThread()
+	raw, release := rawWait()
+	defer release()
 	out, in, oob := make([]byte, probePayload), make([]byte, 2048), make([]byte, 128)
 	out[0] = 'E'
 	for i := 0; i < warm+n && !halt.Load(); i++ {
 		seq := uint32(i + 1)
 		binary.BigEndian.PutUint32(out[1:], seq)
-		rtt, ok := rtPairOnce(fds, i%2, out, in, oob, seq, timeout, halt)
+		rtt, ok := rtPairOnce(fds, i%2, out, in, oob, seq, timeout, halt, raw)
 		if i < warm {
 			if !ok[0] {
 				p.warmLinkLost++
@@ -348,7 +367,7 @@ func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Durati
 
 // rtPairOnce sends one probe on each of fds (fds[first] first) and waits until both echoes
 // came back, timeout passed or halt was set (checked at least every 100 ms).
-func rtPairOnce(fds [2]int, first int, out, in, oob []byte, seq uint32, timeout time.Duration, halt *atomic.Bool) (rtt [2]time.Duration, ok [2]bool) {
+func rtPairOnce(fds [2]int, first int, out, in, oob []byte, seq uint32, timeout time.Duration, halt *atomic.Bool, raw bool) (rtt [2]time.Duration, ok [2]bool) {
 	var start [2]time.Time
 	for _, i := range []int{first, 1 - first} {
 		start[i] = time.Now()
@@ -361,8 +380,7 @@ func rtPairOnce(fds [2]int, first int, out, in, oob []byte, seq uint32, timeout 
 		if left <= 0 || halt.Load() {
 			return rtt, ok
 		}
-		ts := unix.NsecToTimespec(int64(min(left, 100*time.Millisecond)))
-		if k, _ := unix.Ppoll(pfds, &ts, nil); k <= 0 {
+		if rtwait.PollFor(pfds, left, raw) <= 0 {
 			continue
 		}
 		for i := range fds {

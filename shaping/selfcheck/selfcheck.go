@@ -7,3 +7,8 @@
 // wrapping ErrFailed; a link gets Attempts checks before it is refused. Options.Quick shortens
 // the probes.
 package selfcheck
+
+// ProbeProcs is how many Go Ps a running check's probe threads hold at once (an echo server and
+// a prober): a program that runs link checks raises GOMAXPROCS by it besides
+// shaping.ProcsPerLink, or its probes wait through the Go scheduler.
+const ProbeProcs = 2
