@@ -180,6 +180,21 @@ func invalidNotes(gs []*Group) []string {
 	return notes
 }
 
+// redoneNotes lists, per protocol, the loads made again because the emulator was late in their
+// first attempt (Group.Redone).
+func redoneNotes(gs []*Group) []string {
+	var parts []string
+	for _, g := range gs {
+		if g.Redone > 0 {
+			parts = append(parts, fmt.Sprintf("%s x%d", g.Protocol, g.Redone))
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return []string{strings.Join(parts, ", ")}
+}
+
 // condition is the groups and comparisons of one (page, link, mode).
 type condition struct {
 	Key         Key

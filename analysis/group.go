@@ -34,9 +34,8 @@ type Group struct {
 	Key
 	// LinkInfo is the link description of the group's first load (rates and RTT for the heatmap).
 	LinkInfo result.Link
-	// Runs counts every non-warm-up load line of the group: Valid + TimedOut + NetFailed +
-	// EmulatorLate + invalid (a load made again because the emulator was late in its first
-	// attempt counts twice: its first attempt in EmulatorLate).
+	// Runs counts every non-warm-up load of the group: Valid + TimedOut + NetFailed +
+	// EmulatorLate + invalid (a load made again counts once, by its last attempt).
 	Runs int
 	// Valid counts valid completed loads (their metric is in Completed).
 	Valid int
@@ -51,9 +50,13 @@ type Group struct {
 	// EmulatorLate counts the loads during which the emulator released a packet later than its
 	// lateness bound (result.OutcomeEmulatorLate): measurements of another link, excluded.
 	EmulatorLate int
-	// Lateness holds, ascending, each load's largest release lateness in ms (the larger
-	// direction's, result.Emulator.LateMs) for the loads made through the emulator; LateP50Ms
-	// and LateMaxMs are its median and maximum (NaN when no load carries emulator counters).
+	// Redone counts the loads made again because the emulator was late in their first attempt
+	// (result.Record.EarlierAttempts); the earlier attempts are in no statistic.
+	Redone int
+	// Lateness holds, ascending, each attempt's largest release lateness in ms (the larger
+	// direction's, result.Emulator.LateMs; earlier attempts included) for the loads made
+	// through the emulator; LateP50Ms and LateMaxMs are its median and maximum (NaN when no
+	// load carries emulator counters).
 	Lateness             []float64
 	LateP50Ms, LateMaxMs float64
 	// Lost counts the scheduled non-warm-up loads of the group the harness could not make
@@ -159,6 +162,12 @@ func (g *Group) add(r *result.Record, m Metric) {
 	outcome := result.Classify(r)
 	if r.Emulator != nil {
 		g.Lateness = append(g.Lateness, r.Emulator.LateMs())
+	}
+	for _, e := range r.EarlierAttempts {
+		g.Lateness = append(g.Lateness, e.LateMs)
+	}
+	if len(r.EarlierAttempts) > 0 {
+		g.Redone++
 	}
 	switch {
 	case outcome == result.OutcomeEmulatorLate:

@@ -52,3 +52,43 @@ func TestPooledNote(t *testing.T) {
 		t.Fatalf("one experiment said pooled: %q", w)
 	}
 }
+
+// TestBusyHostNote: loads made on a machine busier than HostBusyBoundPct, or with more than
+// HostStealBoundPct stolen, are counted per protocol in one warning; none, no warning.
+func TestBusyHostNote(t *testing.T) {
+	mk := func(proto string, busy, steal float64) *result.Record {
+		return &result.Record{Experiment: "e", Protocol: proto, Valid: true, PLTMs: 100, HostBusyPct: busy, HostStealPct: steal}
+	}
+	recs := []*result.Record{mk("h1", 30, 0), mk("h2", 95, 0), mk("h3", 40, 6), mk("h3", 40, 5), mk("h1", 90, 1)}
+	w := busyHostNote(recs)
+	if !strings.HasPrefix(w, "BUSY HOST: 2 of 5 loads") || !strings.Contains(w, "(h2 1, h3 1;") {
+		t.Errorf("note %q", w)
+	}
+	if w := busyHostNote(recs[:1]); w != "" {
+		t.Errorf("a quiet machine flagged: %q", w)
+	}
+}
+
+// TestEmulatorLateGroup: a load the emulator was late in is its own outcome (not valid, not
+// in the PLT statistics), a load made again counts once, by its last attempt, and is counted
+// as redone; the lateness column holds every attempt's largest lateness.
+func TestEmulatorLateGroup(t *testing.T) {
+	em := func(late float64) *result.Emulator { return &result.Emulator{Down: result.Direction{TimingErrMaxMs: late}, LateBoundMs: 5} }
+	recs := []*result.Record{
+		{Experiment: "e", Protocol: "h2", Valid: true, PLTMs: 1000, Emulator: em(0.3)},
+		{Experiment: "e", Protocol: "h2", Valid: true, PLTMs: 1010, Emulator: em(0.4), Attempt: 2,
+			EarlierAttempts: []result.EarlierAttempt{{PLTMs: 1070, LateMs: 58.45, InvalidReason: "emulator late: ..."}}},
+		{Experiment: "e", Protocol: "h2", Valid: false, InvalidReason: "emulator late: ...", PLTMs: 1100, Emulator: em(12)},
+	}
+	gs := groupRecords(recs, PLT)
+	if len(gs) != 1 {
+		t.Fatalf("%d groups", len(gs))
+	}
+	g := gs[0]
+	if g.Runs != 3 || g.Valid != 2 || g.EmulatorLate != 1 || g.Redone != 1 || g.InvalidTotal() != 0 {
+		t.Errorf("runs %d valid %d late %d redone %d invalid %d, want 3 2 1 1 0", g.Runs, g.Valid, g.EmulatorLate, g.Redone, g.InvalidTotal())
+	}
+	if g.LateMaxMs != 58.45 || len(g.Lateness) != 4 || g.Median != 1005 {
+		t.Errorf("lateness %v (max %v), median %v", g.Lateness, g.LateMaxMs, g.Median)
+	}
+}

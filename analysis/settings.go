@@ -218,7 +218,54 @@ func (r *Report) warnings(recs []*result.Record) []string {
 	if w := r.pooledNote(); w != "" {
 		out = append(out, w)
 	}
+	if w := busyHostNote(recs); w != "" {
+		out = append(out, w)
+	}
 	return append(out, partialExperiments(recs)...)
+}
+
+// HostBusyBoundPct and HostStealBoundPct bound the machine's load during a load that a report
+// takes without a word: a load made while the machine's CPUs were busier than
+// HostBusyBoundPct percent (the browser, server and emulator included: one load of
+// carlucci2015 keeps a 2-core machine about 20-40 % busy), or while the hypervisor took more
+// than HostStealBoundPct percent of their time, is flagged (busyHostNote), because its PLT may
+// include the machine's delays. They are flags, not exclusions: the emulator's own lateness is
+// what excludes a load (result.OutcomeEmulatorLate).
+const (
+	HostBusyBoundPct  = 90.0
+	HostStealBoundPct = 5.0
+)
+
+// busyHostNote says how many measured loads, per protocol, were made on a machine busier than
+// the bounds above ("" when none; records without the fields count as not flagged).
+func busyHostNote(recs []*result.Record) string {
+	per := map[string]int{}
+	var protos []string
+	n, total := 0, 0
+	for _, r := range recs {
+		if r == nil || !r.IsLoad() || r.Warmup {
+			continue
+		}
+		total++
+		if r.HostBusyPct <= HostBusyBoundPct && r.HostStealPct <= HostStealBoundPct {
+			continue
+		}
+		if per[r.Protocol] == 0 {
+			protos = append(protos, r.Protocol)
+		}
+		per[r.Protocol]++
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	slices.SortFunc(protos, func(a, b string) int { return protoRank(a) - protoRank(b) })
+	var parts []string
+	for _, p := range protos {
+		parts = append(parts, fmt.Sprintf("%s %d", p, per[p]))
+	}
+	return fmt.Sprintf("BUSY HOST: %d of %d loads were made while the machine was more than %.0f %% busy or the hypervisor took more than %.0f %% of its CPU time (%s; the records' host_busy_pct, host_steal_pct): their PLTs may include the machine's own delays",
+		n, total, HostBusyBoundPct, HostStealBoundPct, strings.Join(parts, ", "))
 }
 
 // pooledNote says which groups pool the loads of several experiments ("" when none does):

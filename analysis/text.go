@@ -16,7 +16,7 @@ func (r *Report) methodNote() []string {
 		fmt.Sprintf("metric: %s; groups by page, link, mode, settings (congestion control, TLS, browser, pltlab version), protocol; warm-up loads and link checks excluded.", r.Options.Metric.Label()),
 		"quantiles: Hyndman & Fan (1996) type 7; 95% CI of the median: distribution-free order-statistic interval (Conover 1999, sec. 3.2).",
 		"timed-out loads and network failures (handshake timeouts, reset connections, QUIC errors) are censored (>= deadline): counted in quantiles, CI and Mann-Whitney; mean/sd/cv/Welch use completed loads only; lost to harness = scheduled loads the harness could not make (not measurements).",
-		fmt.Sprintf("emulator late = loads during which the emulator released a packet more than the lateness bound (%g ms unless recorded) after its time: excluded, and made once more; lateness p50/max = the median and largest of the loads' largest release lateness (ms).", result.LatenessBoundMs),
+		fmt.Sprintf("emulator late = loads during which the emulator released a packet more than the lateness bound (%g ms unless recorded) after its time: excluded; a load the emulator was late in is made once more and its line summarises the first attempt (earlier_attempts); lateness p50/max = the median and largest of the attempts' largest release lateness (ms).", result.LatenessBoundMs),
 		fmt.Sprintf("ratio = median(protocol) / median(%s), 95%% CI by seeded percentile bootstrap (B=%d, seed %d; Efron & Tibshirani 1993).",
 			r.Options.Baseline, r.Options.Bootstrap, r.Options.Seed),
 		fmt.Sprintf("significant: two-sided Mann-Whitney U p < %g (Kakhki et al., IMC 2017); exact below %d per sample, else normal with tie correction. Welch's t-test is secondary.",
@@ -49,6 +49,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		for _, n := range netNotes(c.Groups) {
 			fmt.Fprintf(bw, "network failures (censored at the deadline): %s\n", n)
+		}
+		for _, n := range redoneNotes(c.Groups) {
+			fmt.Fprintf(bw, "made again because the emulator was late (first attempt excluded): %s\n", n)
 		}
 	}
 	fmt.Fprintln(bw)
@@ -134,6 +137,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		for _, n := range netNotes(c.Groups) {
 			fmt.Fprintf(bw, "\nNetwork failures (censored at the deadline): %s\n", mdEscape(n))
+		}
+		for _, n := range redoneNotes(c.Groups) {
+			fmt.Fprintf(bw, "\nMade again because the emulator was late (first attempt excluded): %s\n", mdEscape(n))
 		}
 	}
 	fmt.Fprintf(bw, "\n## Context\n\n")

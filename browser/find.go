@@ -17,6 +17,13 @@ const EnvChrome = "PLTLAB_CHROME"
 // Candidates are the executable names FindChromium looks up on PATH, in order.
 var Candidates = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
+// ProcessNames are the executable names (/proc/PID/comm, at most 15 bytes) that a Chromium of
+// Candidates and every helper process it starts (renderers, the GPU and network service
+// processes, the zygote) run under: "chromium" for Debian's build (all 9 processes of a
+// headless browser on about:blank, checked 2026-12-02), "chrome" for Google's, plus the names
+// a packaged build's launcher scripts run under.
+var ProcessNames = []string{"chromium", "chrome", "chromium-browse", "google-chrome", "headless_shell"}
+
 // FindChromium returns the absolute path of the Chromium to run: path if not empty (a path or a
 // name on PATH), else $PLTLAB_CHROME, else the first of Candidates found on PATH. It returns an
 // error wrapping ErrNoChromium when the chosen one does not exist or none is found.

@@ -101,10 +101,6 @@ type Config struct {
 	// Done lists the indexes (in Schedule(c)) of loads already made, which Run skips: the loads
 	// of an earlier, interrupted run of the same Config being resumed (see ResumeFrom).
 	Done map[int]bool
-	// LateOnce holds the indexes into the schedule whose first attempt an earlier run left with
-	// the emulator late (ResumeFrom fills it): their next attempt is the second and last
-	// (LoadAttempts).
-	LateOnce map[int]bool
 	// Overrides lists the command-line flags that replaced a matrix file's values
 	// ("runs=3 (matrix: 20)"); it is copied into every record's settings.
 	Overrides []string

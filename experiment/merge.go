@@ -117,7 +117,7 @@ type Merged struct {
 type mergeKey struct {
 	hash, experiment, shard string
 	kind                    result.Kind
-	run, attempt            int
+	run                     int
 	time                    int64
 	protocol                string
 	flow                    int
@@ -246,7 +246,7 @@ const maxConflictLines = 5
 
 // slotOf returns the slot key of r and its description.
 func slotOf(r *result.Record) (mergeKey, string) {
-	k := mergeKey{kind: r.Kind, run: r.Run, attempt: r.Attempt, flow: -1}
+	k := mergeKey{kind: r.Kind, run: r.Run, flow: -1}
 	if r.Kind == "" {
 		k.kind = result.KindLoad
 	}
@@ -259,9 +259,6 @@ func slotOf(r *result.Record) (mergeKey, string) {
 		if r.Warmup {
 			k.shard = r.Shard // a warm-up is made by the shard that brings its link up: one slot per shard
 			return k, fmt.Sprintf("config_hash %s run %d (%s, warm-up of shard %s)", r.ConfigHash, r.Run, k.kind, r.Shard)
-		}
-		if r.Attempt > 0 {
-			return k, fmt.Sprintf("config_hash %s run %d attempt %d (%s)", r.ConfigHash, r.Run, r.Attempt, k.kind)
 		}
 		return k, fmt.Sprintf("config_hash %s run %d (%s)", r.ConfigHash, r.Run, k.kind)
 	}

@@ -9,8 +9,7 @@ import (
 // ResumeFrom returns c set to continue the interrupted experiment whose records are recs (the
 // output file's): c takes the experiment's name (c.Name must be empty or the same) and Done
 // lists the loads already made (those with a page-load line; a load that left only a
-// harness_error line is made again, and one whose only line is a first attempt the emulator was
-// late in is made as its second attempt: LateOnce). Every load line must be the load Schedule(c) puts at its
+// harness_error line is made again). Every load line must be the load Schedule(c) puts at its
 // run number, and the recorded settings must be c's: otherwise the flags differ from the
 // interrupted run's and the error names the first difference.
 func ResumeFrom(c Config, recs []*result.Record) (Config, error) {
@@ -24,8 +23,7 @@ func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 		return c, fmt.Errorf("nothing to resume: the file holds no load of an experiment")
 	}
 	want := c.Settings()
-	c.Done, c.LateOnce = map[int]bool{}, map[int]bool{}
-	late := map[int]bool{}
+	c.Done = map[int]bool{}
 	for _, r := range recs {
 		if r.Kind != result.KindHarnessError && !r.IsLoad() {
 			continue
@@ -40,15 +38,8 @@ func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 			return c, fmt.Errorf("run %d was made with tcp_cc %s, TLS %s, timeout %gms; these flags give tcp_cc %s, TLS %s, timeout %gms",
 				r.Run, s.TCPCC, s.TLS, s.TimeoutMs, want.TCPCC, want.TLS, want.TimeoutMs)
 		}
-		if r.IsLoad() && result.Classify(r) == result.OutcomeEmulatorLate && r.Attempt < LoadAttempts && !r.Warmup {
-			late[r.Run] = true // the first attempt of a load to be made again
-		} else if r.IsLoad() {
+		if r.IsLoad() {
 			c.Done[r.Run] = true
-		}
-	}
-	for run := range late {
-		if !c.Done[run] {
-			c.LateOnce[run] = true
 		}
 	}
 	return c, nil

@@ -14,6 +14,8 @@ import (
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/internal/hostload"
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
@@ -38,7 +40,7 @@ var ErrLinkCheck = selfcheck.ErrFailed
 // Summary counts what Run did. The measured (non-warm-up) loads are counted by
 // result.Classify, as every report table counts them: Valid + TimedOut + NetworkFailed +
 // Invalid + EmulatorLate is the number of measured loads (a load made twice counts once, by
-// its second attempt).
+// its last attempt).
 type Summary struct {
 	// Records is the number of load records written (warm-ups included).
 	Records int
@@ -50,7 +52,7 @@ type Summary struct {
 	HarnessErrors int
 	// EmulatorLate counts the measured loads whose last attempt the emulator was late in
 	// (result.OutcomeEmulatorLate), and Redone the measured loads made a second time because
-	// it was late in their first (each first attempt keeps its line, attempt 1).
+	// it was late in their first (summarised in the record's earlier_attempts).
 	EmulatorLate, Redone int
 	// Resumed counts the loads skipped because Config.Done holds them.
 	Resumed int
@@ -505,41 +507,33 @@ func portOf(addr string) (int, error) {
 }
 
 // loadAttempts makes the load of job j (index i of the schedule) and, when the emulator was late
-// during a measured load's first attempt (result.OutcomeEmulatorLate), writes that attempt's
-// line and makes the load once more, as attempt 2, whose record it returns: the one retry rule
-// of the link checks (selfcheck.Attempts), applied to loads. A load whose first attempt an
-// earlier run left late (Config.LateOnce) is made as attempt 2 at once.
+// during a measured load's attempt (result.OutcomeEmulatorLate), makes it once more: the one
+// retry rule of the link checks (selfcheck.Attempts), applied to loads. It returns the last
+// attempt's record, which summarises the earlier one (Record.EarlierAttempts): a scheduled load
+// leaves one line, whatever its attempts.
 func (r *runner) loadAttempts(ctx context.Context, ls *linkSetup, i int, j Job) (*result.Record, error) {
-	attempt := 1
-	if r.c.LateOnce[i] {
-		attempt = 2
-	}
 	once := r.loadOnce
 	if once == nil {
 		once = r.load
 	}
-	for {
+	var earlier []result.EarlierAttempt
+	for attempt := 1; ; attempt++ {
 		rec, err := once(ctx, ls, i, j)
 		if err != nil || ctx.Err() != nil {
 			return rec, err
 		}
 		if attempt > 1 {
-			rec.Attempt = attempt
+			rec.Attempt, rec.EarlierAttempts = attempt, earlier
+			r.sum.Redone++
 		}
-		late := result.Classify(rec) == result.OutcomeEmulatorLate
-		if !late || j.Warmup || attempt >= LoadAttempts {
-			if attempt > 1 {
-				r.sum.Redone++
-			}
+		if j.Warmup || attempt >= LoadAttempts || result.Classify(rec) != result.OutcomeEmulatorLate {
 			return rec, nil
 		}
-		rec.Attempt = attempt
 		r.c.Logger.Warn("emulator late during a load: made again", "run", i, "protocol", j.Arm.Protocol,
-			"late_ms", rec.Emulator.LateMs(), "bound_ms", rec.Emulator.LateBound())
-		if err := r.writeAttempt(i, rec); err != nil {
-			return nil, err
-		}
-		attempt++
+			"late_ms", rec.Emulator.LateMs(), "bound_ms", rec.Emulator.LateBound(), "reason", rec.InvalidReason)
+		earlier = append(earlier, result.EarlierAttempt{Time: rec.Time, PLTMs: rec.PLTMs, InvalidReason: rec.InvalidReason,
+			LateMs: rec.Emulator.LateMs(), HostBusyPct: rec.HostBusyPct, HostStealPct: rec.HostStealPct, Artifacts: rec.Artifacts})
+		r.sum.ArtifactsFailed += len(rec.ArtifactsFailed) // the attempt's own evidence that was not written whole
 	}
 }
 
@@ -548,14 +542,16 @@ func (r *runner) loadAttempts(ctx context.Context, ls *linkSetup, i int, j Job) 
 const LoadAttempts = 2
 
 // markLate makes rec, a load during which the emulator was late beyond its bound, invalid, its
-// reason saying by how much (on top of any other reason).
+// reason saying by how much and how busy the machine was (rec's host_busy_pct and
+// host_steal_pct), on top of any other reason.
 func markLate(rec *result.Record) {
 	e := rec.Emulator
 	dir := "down"
 	if e.Up.TimingErrMaxMs > e.Down.TimingErrMaxMs {
 		dir = "up"
 	}
-	why := fmt.Sprintf("emulator late: a packet left %.2f ms after its time (%s), bound %.2f ms", e.LateMs(), dir, e.LateBound())
+	why := fmt.Sprintf("emulator late: a packet left %.2f ms after its time (%s), bound %.2f ms (%s)", e.LateMs(), dir, e.LateBound(),
+		hostload.Describe(rec.HostBusyPct, rec.HostStealPct))
 	if rec.InvalidReason != "" {
 		why += "; " + rec.InvalidReason
 	}
@@ -586,8 +582,10 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 		return nil, err
 	}
 	since := time.Now()
+	host := hostload.Start()
 	rec, err := b.Load(ctx, t)
 	counters := ls.link.TakeCounters()
+	busy, steal := host.End()
 	cell := fmt.Sprintf("%d/%d/%s", j.Page, j.Link, j.Arm)
 	if eerr := ls.ev.end(srv, rec, cell, b.NetLogPath()); eerr != nil {
 		r.c.Logger.Warn("artifacts", "run", i, "err", eerr)
@@ -599,6 +597,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 		counters.LateBoundMs = result.LatenessBoundMs
 	}
 	rec.Emulator = counters
+	rec.HostBusyPct, rec.HostStealPct, rec.BrowserProcs = busy, steal, hostload.CountProcs(browser.ProcessNames...)
 	if counters.Late() {
 		markLate(rec)
 	}
@@ -628,19 +627,6 @@ func (r *runner) serverFacts(rec *result.Record, srv *server.Server, since time.
 		}
 	}
 	rec.TCPCC = rec.CC // the v1 field, kept for readers of older records
-}
-
-// writeAttempt writes the line of a first attempt that is made again (loadAttempts): kept and
-// counted as a record, not as a measured load.
-func (r *runner) writeAttempt(i int, rec *result.Record) error {
-	rec.Run = i
-	if err := r.emit(rec); err != nil {
-		return err
-	}
-	r.sum.Records++
-	r.sum.ArtifactsFailed += len(rec.ArtifactsFailed)
-	r.observe(rec)
-	return nil
 }
 
 // write writes the load record of job index i and counts it.
@@ -693,4 +679,8 @@ func (r *runner) medians() []ArmMedian {
 }
 
 // environment describes the machine and software, once per experiment (result.LocalEnv).
-func environment(c Config) *result.Env { return result.LocalEnv(c.Version, c.Seed) }
+func environment(c Config) *result.Env {
+	env := result.LocalEnv(c.Version, c.Seed)
+	env.IdlePollCPUs = idlepoll.Active()
+	return env
+}

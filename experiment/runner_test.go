@@ -205,9 +205,9 @@ func lateLoads(lateMs ...float64) (func(context.Context, *linkSetup, int, Job) (
 }
 
 // TestLoadRetryRule: a measured load the emulator was late in (above result.LatenessBoundMs)
-// leaves its line as attempt 1 and is made once more as attempt 2; a second late attempt is
-// kept as emulator late; a load within the bound, or a warm-up, is made once; a load resumed
-// with its first attempt late (Config.LateOnce) is made as attempt 2 at once.
+// is made once more, and its one line is the second attempt's (attempt 2), which summarises the
+// first (its reason, lateness, PLT); a second late attempt stays emulator late; a load within
+// the bound, or a warm-up, is made once. Nothing is written for the first attempt on its own.
 func TestLoadRetryRule(t *testing.T) {
 	job := Job{Arm: Arm{Protocol: "h2", Mode: result.Cold}}
 	warm := Job{Arm: job.Arm, Warmup: true}
@@ -215,28 +215,21 @@ func TestLoadRetryRule(t *testing.T) {
 		name       string
 		j          Job
 		late       []float64
-		lateOnce   bool
 		attempts   int
-		lines      int // lines written before the returned record
 		outcome    result.Outcome
 		retAttempt int
 		redone     int
 	}{
-		{"on time", job, []float64{0.4}, false, 1, 0, result.OutcomeValid, 0, 0},
-		{"at the bound", job, []float64{result.LatenessBoundMs}, false, 1, 0, result.OutcomeValid, 0, 0},
-		{"late then on time", job, []float64{58.45, 0.3}, false, 2, 1, result.OutcomeValid, 2, 1},
-		{"late twice", job, []float64{58.45, 40}, false, 2, 1, result.OutcomeEmulatorLate, 2, 1},
-		{"late warm-up", warm, []float64{58.45}, false, 1, 0, result.OutcomeEmulatorLate, 0, 0},
-		{"resumed after a late first attempt", job, []float64{0.3}, true, 1, 0, result.OutcomeValid, 2, 1},
+		{"on time", job, []float64{0.4}, 1, result.OutcomeValid, 0, 0},
+		{"at the bound", job, []float64{result.LatenessBoundMs}, 1, result.OutcomeValid, 0, 0},
+		{"late then on time", job, []float64{58.45, 0.3}, 2, result.OutcomeValid, 2, 1},
+		{"late twice", job, []float64{58.45, 40}, 2, result.OutcomeEmulatorLate, 2, 1},
+		{"late warm-up", warm, []float64{58.45}, 1, result.OutcomeEmulatorLate, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			c := quietConfig()
-			if tc.lateOnce {
-				c.LateOnce = map[int]bool{3: true}
-			}
 			seam, made := lateLoads(tc.late...)
-			r := &runner{c: c, w: result.NewWriter(&out), loadOnce: seam}
+			r := &runner{c: quietConfig(), w: result.NewWriter(&out), loadOnce: seam}
 			rec, err := r.loadAttempts(context.Background(), nil, 3, tc.j)
 			if err != nil {
 				t.Fatal(err)
@@ -244,58 +237,23 @@ func TestLoadRetryRule(t *testing.T) {
 			if *made != tc.attempts {
 				t.Errorf("%d attempts, want %d", *made, tc.attempts)
 			}
-			lines := decodeAll(t, out.Bytes())
-			if len(lines) != tc.lines {
-				t.Fatalf("%d lines written, want %d", len(lines), tc.lines)
-			}
-			for _, l := range lines {
-				if l.Attempt != 1 || result.Classify(l) != result.OutcomeEmulatorLate || l.Valid || !strings.Contains(l.InvalidReason, "emulator late: a packet left 58.45 ms") {
-					t.Errorf("first attempt's line = attempt %d, %v, %q: want attempt 1, emulator late", l.Attempt, result.Classify(l), l.InvalidReason)
-				}
+			if out.Len() != 0 {
+				t.Errorf("lines written for an attempt: %s", out.String())
 			}
 			if got := result.Classify(rec); got != tc.outcome || rec.Attempt != tc.retAttempt {
 				t.Errorf("returned %v attempt %d, want %v attempt %d", got, rec.Attempt, tc.outcome, tc.retAttempt)
+			}
+			if len(rec.EarlierAttempts) != tc.attempts-1 {
+				t.Fatalf("earlier attempts %+v, want %d", rec.EarlierAttempts, tc.attempts-1)
+			}
+			for _, e := range rec.EarlierAttempts {
+				if e.LateMs != 58.45 || e.PLTMs != 1000 || !strings.Contains(e.InvalidReason, "emulator late: a packet left 58.45 ms after its time (down), bound 5.00 ms (machine: CPU") {
+					t.Errorf("earlier attempt %+v", e)
+				}
 			}
 			if r.sum.Redone != tc.redone {
 				t.Errorf("Redone = %d, want %d", r.sum.Redone, tc.redone)
 			}
 		})
-	}
-}
-
-// TestResumeLateFirstAttempt: a run whose only line is a late first attempt is not done but
-// listed in LateOnce; one with a second attempt, or an on-time line, is done.
-func TestResumeLateFirstAttempt(t *testing.T) {
-	c := quietConfig()
-	jobs := Schedule(c)
-	mk := func(run, attempt int, lateMs float64) *result.Record {
-		j := jobs[run]
-		r := &result.Record{Experiment: "t", Run: run, Attempt: attempt, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode, Warmup: j.Warmup,
-			Page: result.Page{Spec: "2x10KB"}, Link: result.Link{Spec: "none"}, Valid: true, Scheduled: len(jobs),
-			Emulator: &result.Emulator{Down: result.Direction{TimingErrMaxMs: lateMs}}}
-		if r.Emulator.Late() {
-			markLate(r)
-		}
-		return r
-	}
-	measured := -1
-	for i, j := range jobs {
-		if !j.Warmup && measured < 0 {
-			measured = i
-		}
-	}
-	other := measured + 1
-	for jobs[other].Warmup {
-		other++
-	}
-	got, err := ResumeFrom(c, []*result.Record{mk(measured, 1, 58), mk(other, 1, 58), mk(other, 2, 0.2)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Done[measured] || !got.LateOnce[measured] {
-		t.Errorf("run %d (late first attempt only): done %v, late once %v; want not done, late once", measured, got.Done[measured], got.LateOnce[measured])
-	}
-	if !got.Done[other] || got.LateOnce[other] {
-		t.Errorf("run %d (both attempts): done %v, late once %v; want done", other, got.Done[other], got.LateOnce[other])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"log/slog"
 	"strings"
 	"time"
@@ -208,6 +209,7 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 	}
 	defer l.Close()
 	env := result.LocalEnv(p.Version, p.Seed)
+	env.IdlePollCPUs = idlepoll.Active()
 	if err := p.checkLink(ctx, l, env, emit); err != nil {
 		return sum, err
 	}

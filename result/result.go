@@ -51,11 +51,14 @@ type Record struct {
 	// the shards of a sharded experiment hold disjoint runs. -1 on lines that are not scheduled
 	// loads (link checks, plan lines).
 	Run int `json:"run"`
-	// Attempt numbers the attempts at one scheduled page load: absent (0) or 1 for the first,
-	// 2 for the load made again because the emulator was late during the first
-	// (OutcomeEmulatorLate; the first attempt's line is kept). Two lines of one run with
-	// different attempts are two measurements, never one.
+	// Attempt numbers the attempt the record is of: absent (0) for a load made once, 2 for a
+	// load made again because the emulator was late during its first attempt
+	// (OutcomeEmulatorLate). A scheduled load leaves one line whatever its attempts: the earlier
+	// ones are summarised in EarlierAttempts, never written as loads of their own.
 	Attempt int `json:"attempt,omitempty"`
+	// EarlierAttempts summarises the attempts made before this one, in order (absent when the
+	// load was made once).
+	EarlierAttempts []EarlierAttempt `json:"earlier_attempts,omitempty"`
 	// Scheduled is the number of loads (warm-ups included) in the experiment's schedule; an
 	// experiment with fewer load and harness_error lines than that is partial (0 = not recorded).
 	Scheduled int `json:"scheduled,omitempty"`
@@ -134,6 +137,14 @@ type Record struct {
 	Used0RTT bool `json:"used_0rtt"`
 	// Emulator holds the emulated link's counters for the duration of this load; nil when unshaped.
 	Emulator *Emulator `json:"emulator,omitempty"`
+	// HostBusyPct is the share of the machine's CPU time, all its CPUs together, that was busy
+	// during the load (the browser, the server and the emulator included), and HostStealPct the
+	// share the hypervisor took from its virtual CPUs (/proc/stat "steal"), in percent; absent
+	// when 0 or not measured. BrowserProcs is the number of Chromium processes alive on the
+	// machine when the load ended (every browser of the run, with its helpers).
+	HostBusyPct  float64 `json:"host_busy_pct,omitempty"`
+	HostStealPct float64 `json:"host_steal_pct,omitempty"`
+	BrowserProcs int     `json:"browser_procs,omitempty"`
 	// Env holds facts about the machine and software the load ran on.
 	Env *Env `json:"env,omitempty"`
 	// Check is the link self-check, set only on KindLinkCheck lines.
@@ -336,6 +347,24 @@ type Emulator struct {
 	LateBoundMs float64 `json:"late_bound_ms,omitempty"`
 }
 
+// EarlierAttempt is what an attempt at a page load that was made again left: when it started,
+// what it measured and why it did not count.
+type EarlierAttempt struct {
+	// Time is when the attempt started.
+	Time time.Time `json:"time"`
+	// PLTMs is the PLT it measured, in ms (not a measurement of the link: see InvalidReason).
+	PLTMs float64 `json:"plt_ms"`
+	// InvalidReason says why it was made again ("emulator late: ...").
+	InvalidReason string `json:"invalid_reason"`
+	// LateMs is the emulator's largest release lateness during it, in ms.
+	LateMs float64 `json:"late_ms"`
+	// HostBusyPct and HostStealPct are the machine's load during it (as Record's).
+	HostBusyPct  float64 `json:"host_busy_pct,omitempty"`
+	HostStealPct float64 `json:"host_steal_pct,omitempty"`
+	// Artifacts lists its evidence files (relative to the artifacts directory), kept whole.
+	Artifacts []string `json:"artifacts,omitempty"`
+}
+
 // LateMs is the larger of the two directions' largest release lateness, in ms.
 func (e *Emulator) LateMs() float64 { return max(e.Down.TimingErrMaxMs, e.Up.TimingErrMaxMs) }
 
@@ -435,6 +464,10 @@ type Env struct {
 	// UserNS is true when the load was made inside a user namespace: a rootless run (pltlab
 	// re-runs itself there when not root), in which the emulator gets no real-time priority.
 	UserNS bool `json:"user_ns,omitempty"`
+	// IdlePollCPUs is the number of CPUs that an idle-priority spinner kept from halting while
+	// the process measured (pltlab --idle-poll; docs/design.md, "The emulator's stalls"): 0 or
+	// absent when none did.
+	IdlePollCPUs int `json:"idle_poll_cpus,omitempty"`
 }
 
 // LinkCheck is the result of measuring an emulated link before it is used.
@@ -481,6 +514,9 @@ type LinkCheck struct {
 	// time says so.
 	HostBusyPct  float64 `json:"host_busy_pct,omitempty"`
 	HostStealPct float64 `json:"host_steal_pct,omitempty"`
+	// IdlePollCPUs is the number of CPUs an idle-priority spinner kept awake during the check
+	// (Env.IdlePollCPUs).
+	IdlePollCPUs int `json:"idle_poll_cpus,omitempty"`
 	// Qdisc is the kernel's qdisc tree of a tc-shaped link ("tc qdisc show" of each end, one line
 	// per qdisc prefixed with the end); absent for the userspace emulator.
 	Qdisc []string `json:"qdisc,omitempty"`

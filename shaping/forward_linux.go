@@ -129,7 +129,7 @@ func (f *forwarder) run() {
 		}
 	}()
 	fds := []unix.PollFd{{Fd: int32(f.src.fd), Events: unix.POLLIN}, {Fd: int32(f.wake), Events: unix.POLLIN}}
-	var lastSpin, lastYield time.Duration
+	var lastSpin time.Duration
 	gov := governor{allowed: f.rt, rt: f.rt, start: f.now(), wake: f.now()}
 	for !f.stop.Load() {
 		f.answerTake()
@@ -144,11 +144,6 @@ func (f *forwarder) run() {
 		if spin {
 			wait -= spinLead
 		}
-		if f.raw && (!ok || wait >= yieldMinWait) && f.now()-lastYield >= yieldEvery {
-			runtime.Gosched() // see yieldEvery
-			lastYield = f.now()
-			continue
-		}
 		ready := f.wait(fds, wait, ok, &gov)
 		f.read(ready)
 	}
@@ -156,15 +151,10 @@ func (f *forwarder) run() {
 
 // A raw-waiting forwarder's goroutine never blocks in Go's view, so the runtime's monitor
 // (sysmon) preempts it once it has run 10 ms on one scheduling tick (forcePreemptNS in
-// runtime/proc.go), whenever that falls, and it needs a P to resume. To choose when that
-// happens, the forwarder yields (runtime.Gosched) itself every yieldEvery, at a moment with no
-// packet due for at least yieldMinWait; on a link whose packets are never that far apart the
-// runtime's preemption still comes, every 10 ms, and costs what a Gosched costs (tens of
-// microseconds with a spare P, measured in BENCHMARKS.md).
-const (
-	yieldEvery   = 5 * time.Millisecond
-	yieldMinWait = 500 * time.Microsecond
-)
+// runtime/proc.go): its raw ppoll returns EINTR, the goroutine yields at its next function call
+// and resumes on the P the runtime hands back (tens of microseconds with a spare P). Yielding
+// by itself every 2 or 5 ms at a moment with no packet due changed neither the largest nor the
+// 99th-percentile lateness measurably (BenchmarkReleaseStall, BENCHMARKS.md), so it does not.
 
 // answerTake answers a pending TakeCounters request: the counters since the last take go to
 // snap, then takeAck says so. Only the forwarder's goroutine calls it while running is set.

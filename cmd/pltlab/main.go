@@ -47,7 +47,9 @@ func run() int {
 	defer stop()
 	// A second interrupt exits at once: delete this process's namespaces and devices by name.
 	onForcedExit(shaping.Teardown)
+	onForcedExit(stopIdlePoll)
 	err = newRootCmd().ExecuteContext(ctx)
+	stopIdlePoll()
 	if errors.Is(err, errRootless) {
 		stop()
 		return runRootless()

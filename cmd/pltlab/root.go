@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pltlab/pltlab/internal/idlepoll"
 )
 
 // version is set at build time with -ldflags "-X main.version=..." (make setup does it).
@@ -25,6 +27,7 @@ func pltlabVersion() string {
 // newRootCmd builds the pltlab command tree. Each subcommand lives in its own file.
 func newRootCmd() *cobra.Command {
 	var verbose bool
+	var idleMode string
 	root := &cobra.Command{
 		Use:   "pltlab",
 		Short: "Measure browser page-load time (PLT) per HTTP protocol over an emulated link",
@@ -48,19 +51,25 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 			if needsRootless(cmd) {
 				return errRootless // main runs the command again inside user namespaces
 			}
-			if opensLinks(cmd) {
-				raiseProcsForLink() // the forwarders need Ps of their own next to server and browser driver
+			mode, err := idlepoll.ParseMode(idleMode)
+			if err != nil {
+				return usagef("%v", err)
 			}
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
 			}
 			slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})))
+			if opensLinks(cmd) {
+				raiseProcsForLink() // the forwarders need Ps of their own next to server and browser driver
+				return startIdlePoll(cmd, mode)
+			}
 			return nil
 		},
 	}
 	root.SetVersionTemplate("pltlab {{.Version}}\n")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
+	root.PersistentFlags().StringVar(&idleMode, "idle-poll", string(idlepoll.Auto), idlePollFlag)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%v (see '%s --help')", err, c.CommandPath())
 	})

@@ -38,6 +38,8 @@ var allowed = map[string][]string{
 	"internal/vmtest/vmrun":            {"internal/vmtest"},
 	"internal/testenv":                 nil,
 	"internal/fileout":                 nil,
+	"internal/hostload":                {"internal/idlepoll"},
+	"internal/idlepoll":                nil,
 	"pages":                            {"result", "protocol"},
 	"analysis":                         {"result", "protocol", "analysis/internal/synth", "internal/fileout"},
 	"analysis/internal/synth":          {"result", "protocol"},
@@ -45,14 +47,14 @@ var allowed = map[string][]string{
 	"browser":                          {"pages", "result", "protocol"},
 	"server":                           {"pages", "result", "protocol"},
 	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait"},
-	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait"},
-	"flows":                            {"artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
-	"experiment":                       {"artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
+	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},
+	"flows":                            {"internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
+	"experiment":                       {"internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
 	"studies":                          {"artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
 	"cluster":                          {"studies", "experiment", "result", "protocol"},
 	"view":                             {"analysis", "result", "protocol"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
-	"cmd/pltlab":                       {"view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
+	"cmd/pltlab":                       {"internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
 }
 
 // fenced lists third-party import paths (prefixes) and the only packages of ours that may

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/hostload"
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/emu"
@@ -67,13 +69,11 @@ func Run(ctx context.Context, l shaping.Link, opts Options) (res result.LinkChec
 		}
 	}()
 	l.TakeCounters()
-	if before, ok := hostCPU(); ok {
-		defer func() {
-			if after, ok := hostCPU(); ok {
-				res.HostBusyPct, res.HostStealPct = busySteal(before, after)
-			}
-		}()
-	}
+	span := hostload.Start()
+	defer func() {
+		res.HostBusyPct, res.HostStealPct = span.End()
+		res.IdlePollCPUs = idlepoll.Active()
+	}()
 	steps := []func(context.Context) error{c.hostOverhead, c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.faults}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {

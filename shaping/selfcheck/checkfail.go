@@ -3,6 +3,7 @@ package selfcheck
 import (
 	"errors"
 	"fmt"
+	"github.com/pltlab/pltlab/internal/hostload"
 	"strings"
 
 	"github.com/pltlab/pltlab/result"
@@ -38,5 +39,5 @@ func machineNote(c result.LinkCheck) string {
 	if c.HostBusyPct == 0 && c.HostStealPct == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (machine: CPU %.0f %% busy, %.1f %% stolen by the hypervisor)", c.HostBusyPct, c.HostStealPct)
+	return " (" + hostload.Describe(c.HostBusyPct, c.HostStealPct) + ")"
 }

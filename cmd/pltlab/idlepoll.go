@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pltlab/pltlab/internal/idlepoll"
+)
+
+// idleKeeper holds the spinners that keep the machine's CPUs awake while a command measures
+// (startIdlePoll); nil when none run.
+var (
+	idleMu     sync.Mutex
+	idleKeeper *idlepoll.Keeper
+)
+
+// startIdlePoll starts the spinners of package idlepoll for a command that measures (one that
+// opens emulated links, unless it only lists or plans), as mode asks: auto starts them under a
+// hypervisor, where an idle virtual CPU takes the hypervisor 1-8 ms to wake (docs/design.md,
+// "The emulator's stalls"). A failure to start them is an error with --idle-poll on and a
+// warning with auto (the records then say idle_poll_cpus 0). The process-wide setting is made
+// here, once, and every record states it (env.idle_poll_cpus).
+func startIdlePoll(cmd *cobra.Command, mode idlepoll.Mode) error {
+	if !mode.Wanted() || onlyPlans(cmd) {
+		return nil
+	}
+	k, err := idlepoll.Start()
+	if err != nil {
+		if mode == idlepoll.On {
+			return err
+		}
+		slog.Warn("the machine's CPUs may halt while measuring (wake-ups then take the hypervisor's time)", "err", err)
+		return nil
+	}
+	idleMu.Lock()
+	idleKeeper = k
+	idleMu.Unlock()
+	slog.Debug("idle poll", "cpus", k.CPUs)
+	return nil
+}
+
+// stopIdlePoll ends the spinners startIdlePoll started (quick: it runs as a forced-exit hook too).
+func stopIdlePoll() {
+	idleMu.Lock()
+	defer idleMu.Unlock()
+	idleKeeper.Stop()
+	idleKeeper = nil
+}
+
+// onlyPlans reports whether cmd, as parsed, only lists, plans or checks its input (--list,
+// --dry-run): it measures nothing, so it needs no spinner.
+func onlyPlans(cmd *cobra.Command) bool {
+	for _, name := range []string{"list", "dry-run"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Value.String() == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// idlePollFlag is the --idle-poll flag's help.
+var idlePollFlag = fmt.Sprintf("keep the machine's CPUs from halting while measuring, with one idle-priority spinner per CPU: %s (under a hypervisor, where waking an idle CPU takes it 1-8 ms), %s or %s", idlepoll.Auto, idlepoll.On, idlepoll.Off)
