@@ -13,7 +13,7 @@ import (
 type Key struct {
 	// Page is the page spec (Record.Page.Spec).
 	Page string
-	// Link is the link spec (Record.Link.Spec).
+	// Link is the link (Record.Link.Label: the spec, and the digests of the trace files it read).
 	Link string
 	// Mode is cold or warm; the two are never mixed in one statistic.
 	Mode result.Mode
@@ -129,7 +129,7 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 		if r.Kind == result.KindHarnessError && superseded(made, r) {
 			continue // the load was made later (a resumed run)
 		}
-		k := Key{Page: r.Page.Spec, Link: r.Link.Spec, Mode: r.Mode, Protocol: r.Protocol, Settings: settings.of(r)}
+		k := Key{Page: r.Page.Spec, Link: r.Link.Label(), Mode: r.Mode, Protocol: r.Protocol, Settings: settings.of(r)}
 		g := byKey[k]
 		if g == nil {
 			g = &Group{Key: k, LinkInfo: r.Link, Invalid: map[string]int{}, NetErrors: map[string]int{}, metric: m}

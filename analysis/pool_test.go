@@ -73,7 +73,9 @@ func TestBusyHostNote(t *testing.T) {
 // in the PLT statistics), a load made again counts once, by its last attempt, and is counted
 // as redone; the lateness column holds every attempt's largest lateness.
 func TestEmulatorLateGroup(t *testing.T) {
-	em := func(late float64) *result.Emulator { return &result.Emulator{Down: result.Direction{TimingErrMaxMs: late}, LateBoundMs: 5} }
+	em := func(late float64) *result.Emulator {
+		return &result.Emulator{Down: result.Direction{TimingErrMaxMs: late}, LateBoundMs: 5}
+	}
 	recs := []*result.Record{
 		{Experiment: "e", Protocol: "h2", Valid: true, PLTMs: 1000, Emulator: em(0.3)},
 		{Experiment: "e", Protocol: "h2", Valid: true, PLTMs: 1010, Emulator: em(0.4), Attempt: 2,
@@ -90,5 +92,36 @@ func TestEmulatorLateGroup(t *testing.T) {
 	}
 	if g.LateMaxMs != 58.45 || len(g.Lateness) != 4 || g.Median != 1005 {
 		t.Errorf("lateness %v (max %v), median %v", g.Lateness, g.LateMaxMs, g.Median)
+	}
+}
+
+// TestTraceContentsNotPooled: loads over one link spec whose trace file had different contents
+// (result.Link.Inputs) are two groups, with a warning, never one pooled group (on 8436f4a loads
+// of 303 and 688 ms made one h2 group, "POOLED ... whose settings match").
+func TestTraceContentsNotPooled(t *testing.T) {
+	spec := "down=trace:a.trace,up=10mbit,rtt=20ms"
+	mk := func(exp, digest string, plt float64) *result.Record {
+		return &result.Record{Experiment: exp, Protocol: "h2", Valid: true, PLTMs: plt,
+			Link: result.Link{Spec: spec, Inputs: []result.InputFile{{Path: "a.trace", SHA256: digest}}}}
+	}
+	recs := []*result.Record{mk("a", "1111111111111111", 303), mk("a", "1111111111111111", 305), mk("b", "2222222222222222", 688), mk("b", "2222222222222222", 690)}
+	rep := Analyze(recs, Options{})
+	if len(rep.Groups) != 2 {
+		t.Fatalf("%d groups, want 2", len(rep.Groups))
+	}
+	for _, g := range rep.Groups {
+		if len(g.Experiments) != 1 {
+			t.Errorf("group %s pools %v", g.Link, g.Experiments)
+		}
+	}
+	found := false
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "POOLED") {
+			t.Errorf("warning %q", w)
+		}
+		found = found || strings.Contains(w, "measured over 2 different contents of its input files")
+	}
+	if !found {
+		t.Errorf("no warning on the two trace contents: %q", rep.Warnings)
 	}
 }

@@ -195,7 +195,7 @@ func BaselineFor(protocols []string) string {
 // harness losses unbalanced between protocols, partial experiments, links whose self-check
 // passed only when repeated (result.RecheckedLinks).
 func (r *Report) warnings(recs []*result.Record) []string {
-	out := result.RecheckedLinks(recs)
+	out := append(result.MergeNotes(recs), result.RecheckedLinks(recs)...)
 	settings := map[Key][]string{}
 	for _, g := range r.Groups {
 		k := g.condition()
@@ -218,10 +218,37 @@ func (r *Report) warnings(recs []*result.Record) []string {
 	if w := r.pooledNote(); w != "" {
 		out = append(out, w)
 	}
+	out = append(out, inputSplits(recs)...)
 	if w := busyHostNote(recs); w != "" {
 		out = append(out, w)
 	}
 	return append(out, partialExperiments(recs)...)
+}
+
+// inputSplits says, for each link spec whose loads read different contents of its input files
+// (trace:FILE changed between runs), that those loads are reported separately.
+func inputSplits(recs []*result.Record) []string {
+	labels := map[string][]string{}
+	var specs []string
+	for _, r := range recs {
+		if r == nil || !r.IsLoad() || len(r.Link.Inputs) == 0 {
+			continue
+		}
+		l := r.Link.Label()
+		if _, ok := labels[r.Link.Spec]; !ok {
+			specs = append(specs, r.Link.Spec)
+		}
+		if !slices.Contains(labels[r.Link.Spec], l) {
+			labels[r.Link.Spec] = append(labels[r.Link.Spec], l)
+		}
+	}
+	var out []string
+	for _, sp := range specs {
+		if ls := labels[sp]; len(ls) > 1 {
+			out = append(out, fmt.Sprintf("link %s was measured over %d different contents of its input files: reported separately, never pooled: %s", sp, len(ls), strings.Join(quoteAll(ls), " | ")))
+		}
+	}
+	return out
 }
 
 // HostBusyBoundPct and HostStealBoundPct bound the machine's load during a load that a report

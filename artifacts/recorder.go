@@ -2,13 +2,16 @@ package artifacts
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,6 +71,10 @@ func NewRecorder(cfg Config, experiment string, keeper *Keeper, log *slog.Logger
 	r := &Recorder{cfg: cfg, keeper: keeper, experiment: experiment, expDir: cfg.ExperimentDir(experiment), log: log}
 	if err := CheckWritable(r.expDir); err != nil {
 		return nil, err
+	}
+	if cut := CutNetLogs(cfg.Dir); len(cut) > 0 {
+		log.Warn(fmt.Sprintf("%d NetLogs of pltlab processes that were killed are incomplete (a NetLog is whole only once its browser closed); their loads' records list them: renamed to *%s, so that no record lists a file that is not whole", len(cut), CutSuffix),
+			"first", cut[0])
 	}
 	if parts, err := StaleParts(cfg.Dir); err == nil && len(parts) > 0 {
 		log.Warn(fmt.Sprintf("%d incomplete artifact files (*%s) under %s: left by a killed process (unless another pltlab process writes into this folder now); no record lists them, they can be removed", len(parts), PartSuffix, cfg.Dir),
@@ -248,6 +255,13 @@ func (r *Recorder) End(keep bool, recs []*result.Record, shared ...string) error
 		case err != nil:
 			bad[f] = err.Error()
 		case strings.HasSuffix(f, PartSuffix):
+			if why, ok := bad[strings.TrimSuffix(f, PartSuffix)]; ok {
+				// The writer reported the file it meant to finish (a capture that failed): one
+				// failure, under the name its part stands on disk.
+				delete(bad, strings.TrimSuffix(f, PartSuffix))
+				bad[f] = why
+				continue
+			}
 			bad[f] = "incomplete: its writer did not finish it"
 		case fi.Size() == 0:
 			bad[f] = "empty file"
@@ -263,8 +277,14 @@ func (r *Recorder) End(keep bool, recs []*result.Record, shared ...string) error
 		out = append(out, result.ArtifactFailure{Path: f, Error: e})
 	}
 	sortFailures(out)
+	artDir := ""
+	if len(whole) > 0 || len(out) > 0 {
+		if abs, err := filepath.Abs(r.cfg.Dir); err == nil {
+			artDir = abs
+		}
+	}
 	for _, rec := range recs {
-		rec.Artifacts, rec.ArtifactsFailed = whole, out
+		rec.Artifacts, rec.ArtifactsFailed, rec.ArtifactsDir = whole, out, artDir
 	}
 	return errors.Join(errs...)
 }
@@ -332,6 +352,45 @@ func StaleParts(dir string) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// CutSuffix is added to the name of a NetLog that a killed process left incomplete (CutNetLogs).
+const CutSuffix = ".cut"
+
+// netlogName matches the NetLogs browser.WithNetLog writes: netlog-PROTOCOL-PID-N.json.
+var netlogName = regexp.MustCompile(`^netlog-[a-z0-9]+-([0-9]+)-[0-9]+\.json$`)
+
+// CutNetLogs finds, in the experiment folders under dir, the NetLogs whose writing process (the
+// PID in the name) is gone while the file is not complete JSON (a browser killed with its
+// pltlab: Chromium completes the file only when it closes), renames each to NAME+CutSuffix and
+// returns their new paths. The records of the killed run still list the old name, which then no
+// longer exists: a reader finds no file rather than a truncated one listed as whole.
+func CutNetLogs(dir string) []string {
+	var out []string
+	matches, _ := filepath.Glob(filepath.Join(dir, "*", "netlog-*.json"))
+	for _, p := range matches {
+		m := netlogName.FindStringSubmatch(filepath.Base(p))
+		if m == nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(m[1])
+		if pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		if b, err := os.ReadFile(p); err != nil || json.Valid(b) {
+			continue
+		}
+		if os.Rename(p, p+CutSuffix) == nil {
+			out = append(out, p+CutSuffix)
+		}
+	}
+	return out
+}
+
+// processAlive reports whether a process with this PID exists (kill(pid, 0) does not fail with
+// ESRCH).
+func processAlive(pid int) bool {
+	return pid > 0 && unix.Kill(pid, 0) != unix.ESRCH
 }
 
 // CheckWritable creates dir (and its parents) and writes, syncs and removes a probe file in

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,5 +177,66 @@ func TestRecorderNotKeptClaimsNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("folder left: %v", err)
+	}
+}
+
+// partLink is a capture whose file never got past its .part name (a full disk).
+type partLink struct{ fakeLink }
+
+func (l *partLink) StartCapture(path string) error {
+	l.path = path
+	return os.WriteFile(path+PartSuffix, []byte("pcap"), 0o644)
+}
+func (l *partLink) StopCapture([]byte) (capture.Stats, error) {
+	return capture.Stats{}, errors.New("no space left on device")
+}
+
+// TestRecorderFailedPcapListedOnce: a capture that failed with its file left as *.part is one
+// failure, under the name on disk, with the writer's error (on 8436f4a it was listed twice, once
+// under a name that never existed).
+func TestRecorderFailedPcapListedOnce(t *testing.T) {
+	r, _ := newRecorder(t, Pcap)
+	if _, err := r.Begin(2, &partLink{}); err != nil {
+		t.Fatal(err)
+	}
+	rec := &result.Record{}
+	if err := r.End(true, []*result.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.ArtifactsFailed) != 1 || rec.ArtifactsFailed[0].Path != "exp/run-0002/link.pcapng"+PartSuffix ||
+		!strings.Contains(rec.ArtifactsFailed[0].Error, "no space left") {
+		t.Errorf("failed %+v, want the one .part file with the capture's error", rec.ArtifactsFailed)
+	}
+}
+
+// TestCutNetLogs: a NetLog whose process is gone and whose JSON is not complete (a browser
+// killed with its pltlab) is renamed *.cut at the next start, so that no record lists it as
+// whole; a complete one, or one of a live process, is left alone (on 8436f4a truncated NetLogs
+// stayed listed as written whole).
+func TestCutNetLogs(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	os.MkdirAll(exp, 0o755)
+	dead := 0
+	for pid := 400000; pid < 4194304; pid += 7919 {
+		if !processAlive(pid) {
+			dead = pid
+			break
+		}
+	}
+	cut := filepath.Join(exp, "netlog-h2-"+strconv.Itoa(dead)+"-1.json")
+	whole := filepath.Join(exp, "netlog-h3-"+strconv.Itoa(dead)+"-1.json")
+	live := filepath.Join(exp, "netlog-h1-"+strconv.Itoa(os.Getppid())+"-1.json")
+	os.WriteFile(cut, []byte(`{"constants":{},"events":[{"a":1},`), 0o644)
+	os.WriteFile(whole, []byte(`{"constants":{},"events":[]}`), 0o644)
+	os.WriteFile(live, []byte(`{"constants":{},"events":[`), 0o644)
+	got := CutNetLogs(dir)
+	if !slices.Equal(got, []string{cut + CutSuffix}) {
+		t.Fatalf("cut %v, want only %s", got, cut+CutSuffix)
+	}
+	for _, p := range []string{cut + CutSuffix, whole, live} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
 	}
 }

@@ -46,7 +46,7 @@ func TestCheckTarget(t *testing.T) {
 		{"no manifest", Target{URL: "https://plt.test:8443/index.html"}, "no manifest"},
 		{"bad mode", Target{URL: "https://plt.test:8443/index.html", Manifest: m, Mode: "hot"}, `bad mode "hot"`},
 		{"http", Target{URL: "http://plt.test:8443/index.html", Manifest: m}, "https URLs only"},
-		{"other host", Target{URL: "https://127.0.0.1:8443/index.html", Manifest: m}, "host must be plt.test"},
+		{"other host", Target{URL: "https://127.0.0.1:8443/index.html", Manifest: m}, "host must be one of plt.test"},
 		{"other port", Target{URL: "https://plt.test:9443/index.html", Manifest: m}, "port must be 8443"},
 	}
 	for _, tc := range tests {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -312,8 +314,8 @@ func (b *Browser) checkURL(u string) error {
 	if pu.Scheme != "https" {
 		return fmt.Errorf("browser: target URL %q: accepted https URLs only", u)
 	}
-	if pu.Hostname() != b.cfg.host {
-		return fmt.Errorf("browser: target URL %q: host must be %s (the host the browser maps to %s)", u, b.cfg.host, b.cfg.ip)
+	if !slices.Contains(b.cfg.allHosts(), pu.Hostname()) {
+		return fmt.Errorf("browser: target URL %q: host must be one of %s (the hosts the browser maps to %s)", u, strings.Join(b.cfg.allHosts(), ", "), b.cfg.ip)
 	}
 	if b.cfg.port != 0 {
 		port := pu.Port()

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/pltlab/pltlab/protocol"
@@ -60,6 +61,7 @@ type config struct {
 	protocol string
 	spki     string
 	host     string
+	hosts    []string // the server's other site hosts (WithSiteHosts), resolved to ip too
 	ip       string
 	port     int
 	flags    []string
@@ -94,6 +96,24 @@ func WithSPKI(pin string) Option { return func(c *config) { c.spki = pin } }
 // WithResolve maps host to ip inside Chromium (--host-resolver-rules="MAP host ip"). host must
 // be a hostname (TLS SNI needs one), ip an IP address. Default DefaultHost -> DefaultIP.
 func WithResolve(host, ip string) Option { return func(c *config) { c.host, c.ip = host, ip } }
+
+// WithSiteHosts adds the hostnames of the server's other sites (server.NewSites): each resolves
+// to WithResolve's ip, is forced onto the browser's protocol like its host, and may be loaded
+// (Target.URL). One browser per protocol then serves every page of a link.
+func WithSiteHosts(hosts ...string) Option {
+	return func(c *config) { c.hosts = append(c.hosts, hosts...) }
+}
+
+// allHosts is the browser's host followed by its site hosts, each once.
+func (c *config) allHosts() []string {
+	out := []string{c.host}
+	for _, h := range c.hosts {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
 
 // WithPort sets the server's port. It is required for h3, where QUIC is forced on exactly
 // HOST:PORT (--origin-to-force-quic-on); for every protocol Load then refuses URLs on another
@@ -130,11 +150,13 @@ func (c *config) validate() error {
 	if c.spki == "" {
 		return fmt.Errorf("browser: no SPKI pin (WithSPKI): Chromium would reject the server's self-signed certificate")
 	}
-	if c.host == "" || strings.ContainsAny(c.host, " ,:/") {
-		return fmt.Errorf("browser: bad host %q: a hostname such as %s is needed", c.host, DefaultHost)
-	}
-	if _, err := netip.ParseAddr(c.host); err == nil {
-		return fmt.Errorf("browser: host %q is an IP address: TLS needs a hostname (SNI); map a name such as %s to it", c.host, DefaultHost)
+	for _, h := range c.allHosts() {
+		if h == "" || strings.ContainsAny(h, " ,:/") {
+			return fmt.Errorf("browser: bad host %q: a hostname such as %s is needed", h, DefaultHost)
+		}
+		if _, err := netip.ParseAddr(h); err == nil {
+			return fmt.Errorf("browser: host %q is an IP address: TLS needs a hostname (SNI); map a name such as %s to it", h, DefaultHost)
+		}
 	}
 	if _, err := netip.ParseAddr(c.ip); err != nil {
 		return fmt.Errorf("browser: bad IP %q for host %s: %w", c.ip, c.host, err)
@@ -158,12 +180,23 @@ func (c *config) validate() error {
 // --ignore-certificate-errors-spki-list=spki. h3 also needs a --user-data-dir, which Launch
 // always gives. An unknown p adds no protocol switches (validate refuses it first).
 func ProtocolFlags(p, host string, port int, ip, spki string) []string {
+	return SitesFlags(p, []string{host}, port, ip, spki)
+}
+
+// SitesFlags is ProtocolFlags for a server with several sites: every host of hosts maps to ip
+// ("MAP a.test ip, MAP b.test ip, MAP * ~NOTFOUND") and, for h3, QUIC is forced on each of their
+// origins (--origin-to-force-quic-on=a.test:PORT,b.test:PORT).
+func SitesFlags(p string, hosts []string, port int, ip, spki string) []string {
+	var rules []string
+	for _, h := range hosts {
+		rules = append(rules, "MAP "+h+" "+ip)
+	}
 	flags := []string{
-		"--host-resolver-rules=MAP " + host + " " + ip + ", MAP * ~NOTFOUND",
+		"--host-resolver-rules=" + strings.Join(append(rules, "MAP * ~NOTFOUND"), ", "),
 		"--ignore-certificate-errors-spki-list=" + spki,
 	}
 	if row, err := protocol.Lookup(p); err == nil {
-		flags = append(flags, row.ChromiumFlags(host, port)...)
+		flags = append(flags, row.ChromiumFlagsFor(hosts, port)...)
 	}
 	return flags
 }
@@ -175,7 +208,7 @@ func (c *config) args() []string {
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox")
 	}
-	args = append(args, ProtocolFlags(c.protocol, c.host, c.port, c.ip, c.spki)...)
+	args = append(args, SitesFlags(c.protocol, c.allHosts(), c.port, c.ip, c.spki)...)
 	return append(args, c.flags...)
 }
 

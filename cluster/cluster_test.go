@@ -164,8 +164,8 @@ func TestK8sUnshapedAndOptions(t *testing.T) {
 	if c.Resources.Limits.Cpu().String() != "4" || c.Resources.Limits.Memory().String() != "5Gi" {
 		t.Errorf("resources %+v", c.Resources)
 	}
-	if *job.Spec.ActiveDeadlineSeconds != 2*3600 {
-		t.Errorf("deadline %d, want two waves of an hour", *job.Spec.ActiveDeadlineSeconds)
+	if *job.Spec.ActiveDeadlineSeconds != 3*3600 {
+		t.Errorf("deadline %d, want two waves of an hour and one for the retried pods", *job.Spec.ActiveDeadlineSeconds)
 	}
 	if !strings.HasPrefix(job.Name, "pltlab-") || len(job.Name) > 40 {
 		t.Errorf("name %q", job.Name)

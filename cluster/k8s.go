@@ -63,7 +63,8 @@ type K8sOptions struct {
 // namespace (IPv6 off, TCP buffer sizes) and /proc/sys is read-only in unprivileged containers,
 // privileged (checked with podman: without it the link fails with "read-only file system"); a
 // sweep whose links are all "none" runs as the image's non-root user with every capability
-// dropped. activeDeadlineSeconds bounds the whole Job by s.Time per wave of pods. The merge Job
+// dropped. activeDeadlineSeconds bounds the whole Job by s.Time per wave of pods, plus one
+// wave for the retried pods (backoffLimitPerIndex 1). The merge Job
 // that runs after it is K8sMerge's.
 func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 	if o.Image == "" || strings.ContainsAny(o.Image, " \n") {
@@ -120,11 +121,13 @@ func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 	waves := (s.Shards + o.Parallelism - 1) / o.Parallelism
 	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: meta(name),
 		Spec: batchv1.JobSpec{
-			CompletionMode:        ptr(batchv1.IndexedCompletion),
-			Completions:           ptr(int32(s.Shards)),
-			Parallelism:           ptr(int32(o.Parallelism)),
-			BackoffLimitPerIndex:  ptr(int32(1)),
-			ActiveDeadlineSeconds: ptr(int64((time.Duration(waves) * s.Time).Seconds())),
+			CompletionMode:       ptr(batchv1.IndexedCompletion),
+			Completions:          ptr(int32(s.Shards)),
+			Parallelism:          ptr(int32(o.Parallelism)),
+			BackoffLimitPerIndex: ptr(int32(1)),
+			// One more wave of time for the retries BackoffLimitPerIndex allows (a pod that
+			// failed is run once more after its wave).
+			ActiveDeadlineSeconds: ptr(int64((time.Duration(waves+1) * s.Time).Seconds())),
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: podSpec(s, o, name, claim, labels, shaped, items)},
 		}}

@@ -418,8 +418,16 @@ func TestIntegrationSlurmStudy(t *testing.T) {
 	}
 	shards := map[string]bool{}
 	host, _ := os.Hostname()
+	merges := 0
 	for _, r := range recs {
 		if r.Kind == result.KindPlan {
+			continue
+		}
+		if r.Kind == result.KindMerge { // the merge's own line: of no shard
+			merges++
+			if r.Merge == nil || r.Merge.Partial() != "" || r.Merge.Shards != 3 || len(r.Merge.Present) != 3 {
+				t.Errorf("merge line %+v: want 3 of 3 shards present", r.Merge)
+			}
 			continue
 		}
 		if r.Shard == "" || r.Env == nil || r.Env.Host != host {
@@ -427,8 +435,8 @@ func TestIntegrationSlurmStudy(t *testing.T) {
 		}
 		shards[r.Shard] = true
 	}
-	if len(shards) != 3 {
-		t.Errorf("lines of shards %v, want 3", shards)
+	if len(shards) != 3 || merges != 1 {
+		t.Errorf("lines of shards %v and %d merge lines, want 3 shards and 1 merge line", shards, merges)
 	}
 	// One node of 2 cores and 2 cores per shard: the shards ran one after another.
 	if w := experiment.NodeOverlaps(recs); w != nil {

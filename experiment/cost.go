@@ -32,9 +32,8 @@ const (
 	// its connections. Fit: median of wall_ms - 2 x plt_ms over warm loads, minus LoadOverhead.
 	WarmPriming = 320 * time.Millisecond
 	// BrowserLaunchCost is the launch of one Chromium, made before the first load of each
-	// (page, protocol) on every link a process brings up. Fit: median gap between the end of
-	// the previous load and the start of a cold load that is the first of its (link, page,
-	// protocol) on its link.
+	// protocol on every link a process brings up. Fit: median gap between the end of the
+	// previous load and the start of a cold load that is the first of its (link, protocol).
 	BrowserLaunchCost = 580 * time.Millisecond
 	// BrowserCloseCost is the closing of one Chromium when its link is torn down (the browsers
 	// close one after another). Fit: with LinkCheckBase, the Theil-Sen line of the link-change
@@ -301,8 +300,8 @@ func (m *cost) load(p, l int, a Arm) time.Duration {
 
 // setup returns the estimated time to bring up link l in one process and tear it down:
 // LinkCheckTime when shaped (counted whether or not the check is skipped, so that the shard plan
-// depends only on the configuration), LinkUpCost otherwise, and per (page, protocol) one
-// BrowserLaunchCost and one BrowserCloseCost.
+// depends only on the configuration), LinkUpCost otherwise, and per protocol one
+// BrowserLaunchCost and one BrowserCloseCost (one browser per protocol serves every page).
 func (m *cost) setup(l int) time.Duration {
 	d := LinkUpCost
 	if m.links[l].Shaped() {
@@ -312,11 +311,11 @@ func (m *cost) setup(l int) time.Duration {
 	for _, a := range m.c.Arms {
 		protos[a.Protocol] = true
 	}
-	return d + time.Duration(len(m.pages)*len(protos))*(BrowserLaunchCost+BrowserCloseCost)
+	return d + time.Duration(len(protos))*(BrowserLaunchCost+BrowserCloseCost)
 }
 
 // Estimate returns the cost model's wall time of every load of c run in one process: per link
-// its bring-up (LinkCheckTime or LinkUpCost, BrowserLaunchCost per page and protocol) and its
+// its bring-up (LinkCheckTime or LinkUpCost, BrowserLaunchCost per protocol) and its
 // warm-up and measured blocks (EstimateLoad of EstimatePLT), without StartCost: Plan.Total of
 // NewPlan(c) without c's shard. It fails on a page or link spec that does not parse.
 func Estimate(c Config) (time.Duration, error) {
@@ -446,7 +445,10 @@ func (s *fitSamples) add(recs []*result.Record) time.Duration {
 					s.warm = append(s.warm, wall-2*plt)
 				} else {
 					s.cold = append(s.cold, wall-plt)
-					key := r.Link.Spec + "\x00" + r.Page.Spec + "\x00" + r.Protocol
+					key := r.Link.Spec + "\x00" + r.Protocol // one browser per protocol on a link
+					if r.Env == nil || r.Env.BrowserPer != BrowserPerProtocol {
+						key += "\x00" + r.Page.Spec // older records: one browser per page and protocol
+					}
 					gap := start.Sub(prevEnd)
 					switch {
 					case prevKind == result.KindLinkCheck && !prevEnd.IsZero():
@@ -476,7 +478,7 @@ func (s *fitSamples) add(recs []*result.Record) time.Duration {
 			last = maxTime(last, r.Time.Add(flowDur))
 		case result.KindLinkCheck:
 			if len(seen) > 0 {
-				prevBrowsers = len(seen) // one browser per (page, protocol) of the link torn down
+				prevBrowsers = len(seen) // one browser per protocol of the link torn down
 			}
 			seen = map[string]bool{}
 		case result.KindHarnessError:

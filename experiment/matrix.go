@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -36,8 +37,8 @@ type Matrix struct {
 	Links     []string `yaml:"links"`
 	Protocols []string `yaml:"protocols"`
 	Modes     []string `yaml:"modes"`
-	Runs      *int     `yaml:"runs"`
-	Warmup    *int     `yaml:"warmup"`
+	Runs      *Count   `yaml:"runs"`
+	Warmup    *Count   `yaml:"warmup"`
 	Timeout   string   `yaml:"timeout"`
 	Seed      int64    `yaml:"seed"`
 	TCPCC     string   `yaml:"tcp_cc"`
@@ -48,9 +49,12 @@ type Matrix struct {
 // whose directory relative trace:FILE paths of its links are resolved (c.Traces lists them).
 // Errors name the bad key or value and what is accepted; name (the file name) prefixes them.
 func ReadMatrix(r io.Reader, name string) (Config, error) {
-	b, err := io.ReadAll(r)
+	b, err := io.ReadAll(io.LimitReader(r, MaxMatrixBytes+1))
 	if err != nil {
 		return Config{}, fmt.Errorf("read matrix %s: %w", name, err)
+	}
+	if len(b) > MaxMatrixBytes {
+		return Config{}, fmt.Errorf("matrix %s is larger than %d bytes: accepted a YAML matrix file (a few hundred bytes)", name, MaxMatrixBytes)
 	}
 	var m Matrix
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -60,6 +64,10 @@ func ReadMatrix(r io.Reader, name string) (Config, error) {
 			return Config{}, fmt.Errorf("matrix %s is empty: it needs at least pages and links", name)
 		}
 		return Config{}, fmt.Errorf("matrix %s: %s", name, yamlMessage(err))
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("matrix %s holds more than one YAML document (a second \"---\"): accepted one matrix per file", name)
 	}
 	c, err := m.Config()
 	if err != nil {
@@ -71,18 +79,66 @@ func ReadMatrix(r io.Reader, name string) (Config, error) {
 	return c, nil
 }
 
+// MaxMatrixBytes bounds a matrix file: a matrix is a few hundred bytes, so anything larger (a
+// device such as /dev/zero, a results file given by mistake) is refused before it is read whole.
+const MaxMatrixBytes = 1 << 20
+
+// OpenMatrix reads the matrix file name (ReadMatrix): it must be a regular file of at most
+// MaxMatrixBytes, or "-" for stdin (nil: stdin not accepted). Errors name the file and what
+// is accepted.
+func OpenMatrix(name string, stdin io.Reader) (Config, error) {
+	if name == "-" {
+		if stdin == nil {
+			return Config{}, fmt.Errorf("matrix - (stdin): accepted a matrix file here")
+		}
+		return ReadMatrix(stdin, name)
+	}
+	st, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return Config{}, fmt.Errorf("matrix %s: %w", name, errors.Unwrap(err))
+	case !st.Mode().IsRegular():
+		return Config{}, fmt.Errorf("matrix %s is not a regular file: accepted a YAML matrix file", name)
+	case st.Size() > MaxMatrixBytes:
+		return Config{}, fmt.Errorf("matrix %s is larger than %d bytes: accepted a YAML matrix file (a few hundred bytes)", name, MaxMatrixBytes)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return Config{}, fmt.Errorf("matrix %s: %w", name, errors.Unwrap(err))
+	}
+	defer f.Close()
+	return ReadMatrix(f, name)
+}
+
+// Count is a whole number in a matrix (runs, warmup): YAML's 2.5 or "2" is refused, not
+// truncated to 2.
+type Count int
+
+// UnmarshalYAML accepts a YAML integer only.
+func (n *Count) UnmarshalYAML(v *yaml.Node) error {
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" {
+		return fmt.Errorf("line %d: %s is not a whole number: accepted a count such as 20", v.Line, v.Value)
+	}
+	var i int
+	if err := v.Decode(&i); err != nil {
+		return fmt.Errorf("line %d: %s: %w", v.Line, v.Value, err)
+	}
+	*n = Count(i)
+	return nil
+}
+
 // Config turns m into a Config, applying the documented defaults for protocols and modes.
 func (m Matrix) Config() (Config, error) {
 	c := Config{Name: m.Name, Pages: m.Pages, Links: m.Links, Warmup: DefaultWarmup,
 		Seed: m.Seed, TCPCC: m.TCPCC, TLS: m.TLS}
 	if m.Warmup != nil {
-		c.Warmup = *m.Warmup
+		c.Warmup = int(*m.Warmup)
 	}
 	if m.Runs != nil {
 		if *m.Runs < 1 {
 			return Config{}, fmt.Errorf("bad runs %d: accepted 1..100000", *m.Runs)
 		}
-		c.Runs = *m.Runs
+		c.Runs = int(*m.Runs)
 	}
 	protocols := m.Protocols
 	if len(protocols) == 0 {

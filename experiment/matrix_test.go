@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +68,7 @@ func TestReadMatrixErrors(t *testing.T) {
 		{"zero runs", "pages: [p]\nlinks: [l]\nruns: 0\n", "bad runs 0"},
 		{"zero timeout", "pages: [p]\nlinks: [l]\ntimeout: 0s\n", `bad timeout "0s"`},
 		{"page twice", "pages: [p, p]\nlinks: [l]\n", `page "p" given twice`},
-		{"runs not a number", "pages: [p]\nlinks: [l]\nruns: abc\n", "line 3: cannot unmarshal !!str `abc` where a whole number is accepted"},
+		{"runs not a number", "pages: [p]\nlinks: [l]\nruns: abc\n", "line 3: abc is not a whole number: accepted a count such as 20"},
 		{"pages not a list", "pages: p\nlinks: [l]\n", "where a list such as [a, b] is accepted"},
 		{"not a mapping", "[a, b]\n", "where a matrix of key: value lines is accepted"},
 	}
@@ -80,5 +82,38 @@ func TestReadMatrixErrors(t *testing.T) {
 				t.Errorf("err %q shows Go internals or spans lines", err)
 			}
 		})
+	}
+}
+
+// TestMatrixRefusals: a matrix that is not a regular file (/dev/zero read forever on 8436f4a),
+// one over MaxMatrixBytes, runs of 2.5 (truncated to 2 on 8436f4a) or "2", and a second YAML
+// document (ignored on 8436f4a) are refused, each in one line naming it.
+func TestMatrixRefusals(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := "pages: [2x10KB]\nlinks: [none]\n"
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"a device", "/dev/zero", "is not a regular file"},
+		{"too large", write("big.yaml", base+"# "+strings.Repeat("x", MaxMatrixBytes)+"\n"), "is larger than"},
+		{"fractional runs", write("frac.yaml", base+"runs: 2.5\n"), "2.5 is not a whole number"},
+		{"quoted runs", write("str.yaml", base+"runs: \"2\"\n"), "2 is not a whole number"},
+		{"fractional warmup", write("warm.yaml", base+"warmup: 0.5\n"), "0.5 is not a whole number"},
+		{"two documents", write("two.yaml", base+"---\n"+base), "more than one YAML document"},
+	} {
+		if _, err := OpenMatrix(tc.path, nil); err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", tc.name, err, tc.want)
+		}
+	}
+	c, err := OpenMatrix(write("ok.yaml", base+"runs: 3\nwarmup: 0\n"), nil)
+	if err != nil || c.Runs != 3 || c.Warmup != 0 {
+		t.Errorf("a good matrix: %+v, %v", c, err)
 	}
 }

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pltlab/pltlab/result"
 )
@@ -20,9 +21,10 @@ func ResumeFrom(c Config, recs []*result.Record) (Config, error) {
 func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 	c = c.withName(recs)
 	if c.Name == "" {
-		return c, fmt.Errorf("nothing to resume: the file holds no load of an experiment")
+		return c, fmt.Errorf("nothing to resume: the file holds no line of an experiment (start the run without --resume)")
 	}
 	want := c.Settings()
+	hash := ConfigHash(c)
 	c.Done = map[int]bool{}
 	for _, r := range recs {
 		if r.Kind != result.KindHarnessError && !r.IsLoad() {
@@ -30,6 +32,10 @@ func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 		}
 		if r.Experiment != c.Name {
 			return c, fmt.Errorf("the file holds experiment %q, and this one is %q: resume continues the one experiment of a file", r.Experiment, c.Name)
+		}
+		if r.ConfigHash != "" && r.ConfigHash != hash {
+			return c, fmt.Errorf("run %d was made with config_hash %s, and these flags and input files give %s%s: resume continues one configuration; start a new --out",
+				r.Run, r.ConfigHash, hash, inputsNote(c))
 		}
 		if err := matchJob(c, jobs, r); err != nil {
 			return c, err
@@ -45,13 +51,34 @@ func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 	return c, nil
 }
 
-// withName sets c.Name to the experiment of recs' loads when it is empty.
+// inputsNote names c's input files with their digests (" (trace files now: a.trace sha256
+// 1f2e..., changed since if it is one of them)"), "" when it has none.
+func inputsNote(c Config) string {
+	var parts []string
+	for _, f := range InputFiles(c) {
+		parts = append(parts, fmt.Sprintf("%s sha256 %.12s", f.Path, f.SHA256))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (input files now: " + strings.Join(parts, ", ") + "; one changed since, or a flag differs)"
+}
+
+// withName sets c.Name to the experiment of recs' loads when it is empty; a file that an
+// interrupt ended before its first load (its link check or plan line written) names its
+// experiment on those lines.
 func (c Config) withName(recs []*result.Record) Config {
 	if c.Name != "" {
 		return c
 	}
 	for _, r := range recs {
 		if r.IsLoad() || r.Kind == result.KindHarnessError {
+			c.Name = r.Experiment
+			return c
+		}
+	}
+	for _, r := range recs {
+		if (r.Kind == result.KindLinkCheck || r.Kind == result.KindPlan) && r.Experiment != "" {
 			c.Name = r.Experiment
 			return c
 		}

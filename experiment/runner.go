@@ -62,7 +62,7 @@ type Summary struct {
 	// carlucci2015 passed on its second check (the first failed: ...)"), in link order.
 	Rechecked []string
 	// ArtifactsFailed counts the evidence files the loads wanted but could not write whole
-	// (result.Record.ArtifactsFailed, warm-ups included).
+	// (result.Record.ArtifactsFailed, warm-ups included), each file once.
 	ArtifactsFailed int
 	// Elapsed is Run's wall time.
 	Elapsed time.Duration
@@ -118,7 +118,7 @@ func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
 		return Summary{}, err
 	}
 	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: p.Jobs, env: environment(c), plts: map[Arm][]float64{},
-		settings: c.Settings(), keeper: artifacts.NewKeeper(c.Artifacts.For), skip: map[int]bool{}, total: len(p.Mine), hash: ConfigHash(c)}
+		settings: c.Settings(), keeper: artifacts.NewKeeper(c.Artifacts.For), skip: map[int]bool{}, total: len(p.Mine), hash: ConfigHash(c), inputs: InputFiles(c)}
 	if r.c.Launch == nil {
 		r.c.Launch = browser.Launch
 	}
@@ -136,7 +136,7 @@ func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
 			r.sum.Resumed++
 		}
 	}
-	if c.Shard.Count > 0 {
+	if c.Shard.Count > 0 && len(c.Done) == 0 { // a resumed shard wrote its plan line when it began
 		if err := r.emit(PlanRecord(c, len(p.Mine))); err != nil {
 			return Summary{}, err
 		}
@@ -201,6 +201,10 @@ type runner struct {
 	total int
 	// hash is ConfigHash(c), on every line.
 	hash string
+	// inputs are the run's input files with their digests (InputFiles), read once.
+	inputs []result.InputFile
+	// failedSeen holds the evidence files counted in sum.ArtifactsFailed.
+	failedSeen map[string]bool
 	// checked is one past the index of the last link whose self-check started.
 	checked int
 	// loadOnce makes one attempt at a load; nil means (*runner).load (a seam for the tests of
@@ -240,14 +244,15 @@ func (r *runner) run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// linkSetup is what one link needs: the link, one server per page and one browser per
-// (page, protocol), launched on first use.
+// linkSetup is what one link needs: the link, one server serving every page (each under its own
+// hostname, PageHost) and one browser per protocol, launched on first use: protocol forcing is
+// a per-process Chromium switch, and one browser reaches every page's host.
 type linkSetup struct {
 	link     shaping.Link
-	servers  []*server.Server
-	browsers map[[2]int]*browser.Browser // key: page index, protocol index
-	ev       *evidence                   // per-load artifacts; nil when none are wanted
-	cross    *flows.Cross                // cross traffic (Config.Cross), nil without
+	server   *server.Server
+	browsers map[int]*browser.Browser // key: protocol index
+	ev       *evidence                // per-load artifacts; nil when none are wanted
+	cross    *flows.Cross             // cross traffic (Config.Cross), nil without
 }
 
 // pending reports whether link li has a load to make here (not made before, in this shard).
@@ -273,7 +278,7 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 	}()
 	r.checked = li // the links before li are done
 	spec := r.links[li]
-	ls := &linkSetup{browsers: map[[2]int]*browser.Browser{}}
+	ls := &linkSetup{browsers: map[int]*browser.Browser{}}
 	defer func() { err = errors.Join(err, ls.close()) }()
 	ls.link, err = shaping.Open(ctx, spec)
 	if err != nil {
@@ -285,12 +290,8 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 	if err := r.checkLink(ctx, li, ls.link); err != nil {
 		return err
 	}
-	for _, p := range r.pages {
-		srv, err := r.startServer(ctx, p, ls.link.HostAddr(), ls.ev.serverOptions()...)
-		if err != nil {
-			return err
-		}
-		ls.servers = append(ls.servers, srv)
+	if ls.server, err = r.startServer(ctx, ls.link.HostAddr(), ls.ev.serverOptions()...); err != nil {
+		return err
 	}
 	if ls.cross, err = startCross(ctx, r.c, ls.link); err != nil {
 		return err
@@ -348,9 +349,23 @@ func (r *runner) jobRecord(i int, j Job) *result.Record {
 		Warmup: j.Warmup, Mode: j.Arm.Mode, Protocol: j.Arm.Protocol, Env: r.env, Settings: r.settings,
 		DeadlineMs: float64(r.c.Timeout) / float64(time.Millisecond),
 		Page:       result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}}
-	rec.Link = r.links[j.Link].Result()
-	rec.Link.Spec = r.c.Links[j.Link]
+	rec.Link = r.linkResult(j.Link, r.links[j.Link])
 	return rec
+}
+
+// linkResult is link li's description for a record, from spec (the open link's, or the parsed
+// one): the spec as given and the digests of the files it reads (result.Link.Inputs).
+func (r *runner) linkResult(li int, spec linkspec.Spec) result.Link {
+	l := spec.Result()
+	l.Spec = r.c.Links[li]
+	for _, path := range linkspec.InputFiles(r.c.Links[li]) {
+		for _, f := range r.inputs {
+			if f.Path == path {
+				l.Inputs = append(l.Inputs, f)
+			}
+		}
+	}
+	return l
 }
 
 // writeHarnessError writes the harness_error line of job j (index i) that failed with cause.
@@ -425,8 +440,7 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 		},
 		Record: func(chk result.LinkCheck) error {
 			rec := &result.Record{Kind: result.KindLinkCheck, Experiment: r.c.Name, Run: -1, Time: time.Now().UTC(),
-				Link: l.Spec().Result(), Check: &chk, Env: r.env, Settings: r.settings}
-			rec.Link.Spec = r.c.Links[li]
+				Link: r.linkResult(li, l.Spec()), Check: &chk, Env: r.env, Settings: r.settings}
 			if err := r.emit(rec); err != nil {
 				return err
 			}
@@ -439,17 +453,35 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	return err
 }
 
-func (r *runner) startServer(ctx context.Context, p *page, host netip.Addr, extra ...server.Option) (*server.Server, error) {
+// BrowserPerProtocol is the records' env.browser_per: one browser per protocol serves every
+// page of a link.
+const BrowserPerProtocol = "protocol"
+
+// PageHost is the hostname page i of an experiment is served under: Host for the first page
+// (so that a one-page experiment's URLs are as they always were), "pI.Host" for the others.
+func PageHost(i int) string {
+	if i == 0 {
+		return Host
+	}
+	return fmt.Sprintf("p%d.%s", i, Host)
+}
+
+// startServer starts the link's one server: every page of the run, page i under PageHost(i).
+func (r *runner) startServer(ctx context.Context, host netip.Addr, extra ...server.Option) (*server.Server, error) {
 	addr := net.JoinHostPort(host.String(), "0")
-	srv, err := server.New(p.dir, append([]server.Option{
+	var sites []server.Site
+	for i, p := range r.pages {
+		sites = append(sites, server.Site{Host: PageHost(i), Dir: p.dir})
+	}
+	srv, err := server.NewSites(sites, append([]server.Option{
 		server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
 		server.WithTCPCC(r.c.TCPCC), server.WithTLSVersion(r.c.TLS), server.With0RTT(true),
 		server.WithLogger(r.c.Logger)}, extra...)...)
 	if err != nil {
-		return nil, fmt.Errorf("server for page %q: %w", p.input, err)
+		return nil, fmt.Errorf("server for the pages: %w", err)
 	}
 	if err := srv.Start(ctx); err != nil {
-		return nil, fmt.Errorf("start server for page %q: %w", p.input, err)
+		return nil, fmt.Errorf("start the pages' server: %w", err)
 	}
 	info := srv.Info()
 	r.env.UDPRcvBuf, r.env.UDPSndBuf = info.UDPRcvBuf, info.UDPSndBuf
@@ -464,8 +496,8 @@ func (ls *linkSetup) close() error {
 	for _, b := range ls.browsers {
 		errs = append(errs, b.Close())
 	}
-	for _, s := range ls.servers {
-		errs = append(errs, s.Close())
+	if ls.server != nil {
+		errs = append(errs, ls.server.Close())
 	}
 	if ls.link != nil {
 		errs = append(errs, ls.link.Close())
@@ -473,22 +505,26 @@ func (ls *linkSetup) close() error {
 	return errors.Join(errs...)
 }
 
-// browserFor returns the browser of (page, protocol) on this link, launching it on first use.
-// Protocol forcing is a per-process Chromium flag, hence one browser per protocol.
-func (r *runner) browserFor(ctx context.Context, ls *linkSetup, pi int, proto string) (*browser.Browser, error) {
-	key := [2]int{pi, protocol.Index(proto)}
+// browserFor returns the browser of protocol proto on this link, launching it on first use: it
+// reaches every page's host (PageHost) over proto.
+func (r *runner) browserFor(ctx context.Context, ls *linkSetup, proto string) (*browser.Browser, error) {
+	key := protocol.Index(proto)
 	if b := ls.browsers[key]; b != nil {
 		return b, nil
 	}
-	info := ls.servers[pi].Info()
+	info := ls.server.Info()
 	port, err := portOf(info.Addr(proto))
 	if err != nil {
 		return nil, fmt.Errorf("server address for %s: %w", proto, err)
 	}
+	var hosts []string
+	for i := range r.pages {
+		hosts = append(hosts, PageHost(i))
+	}
 	b, err := r.c.Launch(ctx, append([]browser.Option{browser.WithPort(port),
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
-		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithLogger(r.c.Logger),
+		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithSiteHosts(hosts[1:]...), browser.WithLogger(r.c.Logger),
 		browser.WithTempDir(r.c.TempDir)}, ls.ev.browserOptions(r.c.Version)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("launch browser for %s: %w", proto, err)
@@ -533,7 +569,7 @@ func (r *runner) loadAttempts(ctx context.Context, ls *linkSetup, i int, j Job) 
 			"late_ms", rec.Emulator.LateMs(), "bound_ms", rec.Emulator.LateBound(), "reason", rec.InvalidReason)
 		earlier = append(earlier, result.EarlierAttempt{Time: rec.Time, PLTMs: rec.PLTMs, InvalidReason: rec.InvalidReason,
 			LateMs: rec.Emulator.LateMs(), HostBusyPct: rec.HostBusyPct, HostStealPct: rec.HostStealPct, Artifacts: rec.Artifacts})
-		r.sum.ArtifactsFailed += len(rec.ArtifactsFailed) // the attempt's own evidence that was not written whole
+		r.countFailed(rec) // the attempt's own evidence that was not written whole
 	}
 }
 
@@ -561,8 +597,8 @@ func markLate(rec *result.Record) {
 // load makes one load of job j (index i of the schedule, its run number) and returns its record
 // with the run's full context.
 func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result.Record, error) {
-	p, srv := r.pages[j.Page], ls.servers[j.Page]
-	b, err := r.browserFor(ctx, ls, j.Page, j.Arm.Protocol)
+	p, srv := r.pages[j.Page], ls.server
+	b, err := r.browserFor(ctx, ls, j.Arm.Protocol)
 	if err != nil {
 		return nil, err
 	}
@@ -571,7 +607,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 		return nil, fmt.Errorf("close server connections: %w", err)
 	}
 	ls.link.TakeCounters() // start this load's counters from zero
-	t := browser.Target{URL: info.URL(j.Arm.Protocol), Protocol: j.Arm.Protocol, Manifest: p.manifest,
+	t := browser.Target{URL: info.SiteURL(PageHost(j.Page), j.Arm.Protocol), Protocol: j.Arm.Protocol, Manifest: p.manifest,
 		Mode: j.Arm.Mode, Timeout: r.c.Timeout, Visual: r.c.Visual,
 		CloseConnections: func() error {
 			err := srv.CloseConnections()
@@ -598,14 +634,14 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	}
 	rec.Emulator = counters
 	rec.HostBusyPct, rec.HostStealPct, rec.BrowserProcs = busy, steal, hostload.CountProcs(browser.ProcessNames...)
+	rec.Browsers = browser.Instances()
 	if counters.Late() {
 		markLate(rec)
 	}
 	rec.Experiment, rec.Warmup, rec.Env, rec.Settings = r.c.Name, j.Warmup, r.env, r.settings
 	rec.Scheduled = len(r.jobs)
 	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}
-	rec.Link = ls.link.Spec().Result()
-	rec.Link.Spec = r.c.Links[j.Link]
+	rec.Link = r.linkResult(j.Link, ls.link.Spec())
 	if ls.cross != nil {
 		rec.Cross = ls.cross.Spec().String()
 	}
@@ -644,7 +680,7 @@ func (r *runner) write(i int, rec *result.Record) error {
 // count adds the load rec to the summary (by result.Classify) and the running medians.
 func (r *runner) count(rec *result.Record) {
 	r.sum.Records++
-	r.sum.ArtifactsFailed += len(rec.ArtifactsFailed)
+	r.countFailed(rec)
 	if rec.Warmup {
 		return
 	}
@@ -661,6 +697,20 @@ func (r *runner) count(rec *result.Record) {
 		r.sum.EmulatorLate++
 	default:
 		r.sum.Invalid++
+	}
+}
+
+// countFailed counts rec's evidence files that were not written whole in the summary, each file
+// once however many records list it (a browser's NetLog is listed by every load it covers).
+func (r *runner) countFailed(rec *result.Record) {
+	for _, f := range rec.ArtifactsFailed {
+		if r.failedSeen == nil {
+			r.failedSeen = map[string]bool{}
+		}
+		if !r.failedSeen[f.Path] {
+			r.failedSeen[f.Path] = true
+			r.sum.ArtifactsFailed++
+		}
 	}
 }
 
@@ -682,5 +732,6 @@ func (r *runner) medians() []ArmMedian {
 func environment(c Config) *result.Env {
 	env := result.LocalEnv(c.Version, c.Seed)
 	env.IdlePollCPUs = idlepoll.Active()
+	env.BrowserPer = BrowserPerProtocol
 	return env
 }

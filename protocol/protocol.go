@@ -80,7 +80,18 @@ func (p Protocol) QUICOrigin() bool { return p.Transport == QUIC }
 
 // ChromiumFlags returns p.Chromium with OriginPlaceholder replaced by host:port.
 func (p Protocol) ChromiumFlags(host string, port int) []string {
-	origin := host + ":" + strconv.Itoa(port)
+	return p.ChromiumFlagsFor([]string{host}, port)
+}
+
+// ChromiumFlagsFor returns p.Chromium with OriginPlaceholder replaced by the origins of hosts on
+// port, comma-separated ("a.test:443,b.test:443": the list --origin-to-force-quic-on takes), so
+// that one browser reaches every site of one server over the protocol.
+func (p Protocol) ChromiumFlagsFor(hosts []string, port int) []string {
+	origins := make([]string, len(hosts))
+	for i, h := range hosts {
+		origins[i] = h + ":" + strconv.Itoa(port)
+	}
+	origin := strings.Join(origins, ",")
 	out := make([]string, len(p.Chromium))
 	for i, f := range p.Chromium {
 		out[i] = strings.ReplaceAll(f, OriginPlaceholder, origin)

@@ -73,6 +73,9 @@ func NewReader(r io.Reader, name string) *Reader {
 	return &Reader{name: name, r: bufio.NewReaderSize(r, 64<<10)}
 }
 
+// utf8BOM is the UTF-8 byte order mark (U+FEFF) some editors put at the start of a file.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 // MaxLineBytes bounds a record's line: a page of 10000 objects takes about 2 MB. A longer line is
 // skipped (a *LineError) without being held in memory.
 const MaxLineBytes = 16 << 20
@@ -93,6 +96,9 @@ func (rd *Reader) Next() (*Record, error) {
 		rd.line++
 		if tooLong {
 			return nil, &LineError{Name: rd.name, Line: rd.line, Err: fmt.Errorf("line longer than %d bytes", MaxLineBytes)}
+		}
+		if rd.line == 1 {
+			b = bytes.TrimPrefix(b, utf8BOM) // an editor's byte order mark is not part of the record
 		}
 		b = bytes.TrimSpace(b)
 		if len(b) == 0 {

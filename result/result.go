@@ -1,7 +1,11 @@
 // Package result defines the v1 page-load record and its JSON Lines encoding, shared by every other package.
 package result
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Version is the schema version written in every record's "v" field. Readers refuse other versions.
 const Version = 1
@@ -34,6 +38,10 @@ const (
 	// protocol, mode, warmup, run) and Error. It is counted ("lost to harness"), never a
 	// measurement.
 	KindHarnessError Kind = "harness_error"
+	// KindMerge is the line a merge of a sharded run's files writes: which shards it joined and
+	// which it lacked (Record.Merge), so that every reader of the merged file knows whether it is
+	// complete.
+	KindMerge Kind = "merge"
 )
 
 // Record is one page load, the unit of every result stream (one JSON object per line).
@@ -91,6 +99,9 @@ type Record struct {
 	// (a write error, a full filesystem, a capture that lost packet events), each with the
 	// error; a file listed here is never listed in Artifacts.
 	ArtifactsFailed []ArtifactFailure `json:"artifacts_failed,omitempty"`
+	// ArtifactsDir is the absolute path of the --artifacts directory Artifacts are relative to,
+	// so that a reader finds this run's files and no other run's of the same experiment name.
+	ArtifactsDir string `json:"artifacts_dir,omitempty"`
 	// Page describes the page that was loaded.
 	Page Page `json:"page"`
 	// Link describes the emulated link the load went through.
@@ -141,10 +152,12 @@ type Record struct {
 	// during the load (the browser, the server and the emulator included), and HostStealPct the
 	// share the hypervisor took from its virtual CPUs (/proc/stat "steal"), in percent; absent
 	// when 0 or not measured. BrowserProcs is the number of Chromium processes alive on the
-	// machine when the load ended (every browser of the run, with its helpers).
+	// machine when the load ended (every browser of the run, with its helpers), and Browsers the
+	// number of pltlab's browsers among them (main processes; browser.Instances).
 	HostBusyPct  float64 `json:"host_busy_pct,omitempty"`
 	HostStealPct float64 `json:"host_steal_pct,omitempty"`
 	BrowserProcs int     `json:"browser_procs,omitempty"`
+	Browsers     int     `json:"browsers,omitempty"`
 	// Env holds facts about the machine and software the load ran on.
 	Env *Env `json:"env,omitempty"`
 	// Check is the link self-check, set only on KindLinkCheck lines.
@@ -159,6 +172,8 @@ type Record struct {
 	ConfigHash string `json:"config_hash,omitempty"`
 	// Plan is set only on KindPlan lines.
 	Plan *Plan `json:"plan,omitempty"`
+	// Merge is set only on KindMerge lines.
+	Merge *Merge `json:"merge,omitempty"`
 	// Cross names the bulk flow kept running through the same link during the load (flows
 	// spec PROTO:CC, e.g. "h1:cubic"), "" when none ran (`pltlab run --cross`).
 	Cross string `json:"cross,omitempty"`
@@ -260,6 +275,9 @@ type Page struct {
 type Link struct {
 	// Spec is the LINK spec as given (a preset name or key=value items).
 	Spec string `json:"spec"`
+	// Inputs are the files the spec reads (trace:FILE), with the SHA-256 of their content when
+	// the load was made: one spec over two trace contents is two links (Label).
+	Inputs []InputFile `json:"inputs,omitempty"`
 	// DownBps is the bottleneck rate towards the browser in bit/s (0 = unshaped).
 	DownBps int64 `json:"down_bps"`
 	// UpBps is the bottleneck rate from the browser in bit/s (0 = unshaped).
@@ -365,6 +383,62 @@ type EarlierAttempt struct {
 	Artifacts []string `json:"artifacts,omitempty"`
 }
 
+// Label names the link for grouping: its spec, and when it reads files, their contents'
+// digests ("down=trace:a.trace [a.trace sha256 1f2e3d4c5b6a]"), so that loads over one spec
+// with different trace contents are never pooled.
+func (l Link) Label() string {
+	if len(l.Inputs) == 0 {
+		return l.Spec
+	}
+	var parts []string
+	for _, f := range l.Inputs {
+		parts = append(parts, fmt.Sprintf("%s sha256 %.12s", f.Path, f.SHA256))
+	}
+	return l.Spec + " [" + strings.Join(parts, ", ") + "]"
+}
+
+// Merge is what a merge of a sharded run's files found: the run, its shard count, the shards
+// present, and what it lacked.
+type Merge struct {
+	// Of names what was merged: a study and scale ("carlucci2015/smoke") or an experiment.
+	Of string `json:"of"`
+	// Shards is the run's number of shards; Present lists those with at least one line ("1/2").
+	Shards  int      `json:"shards"`
+	Present []string `json:"present"`
+	// Missing lists the shards that left no line; Short says, per shard and part, how many of
+	// its loads or flow lines are missing.
+	Missing []string `json:"missing,omitempty"`
+	Short   []string `json:"short,omitempty"`
+}
+
+// Partial returns what the merge lacked in one line ("" when it is complete): "PARTIAL: merged
+// 1 of 2 shards of carlucci2015/smoke: shard 2/2 left no line; ...".
+func (m *Merge) Partial() string {
+	if m == nil || len(m.Missing) == 0 && len(m.Short) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, s := range m.Missing {
+		parts = append(parts, "shard "+s+" left no line")
+	}
+	parts = append(parts, m.Short...)
+	return fmt.Sprintf("PARTIAL: merged %d of %d shards of %s: %s; the results cover what is there (rerun what is missing, with --resume, and merge again)",
+		len(m.Present), m.Shards, m.Of, strings.Join(parts, "; "))
+}
+
+// MergeNotes returns Merge.Partial of every merge line of recs that lacked something, in order.
+func MergeNotes(recs []*Record) []string {
+	var out []string
+	for _, r := range recs {
+		if r != nil && r.Kind == KindMerge {
+			if p := r.Merge.Partial(); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
 // LateMs is the larger of the two directions' largest release lateness, in ms.
 func (e *Emulator) LateMs() float64 { return max(e.Down.TimingErrMaxMs, e.Up.TimingErrMaxMs) }
 
@@ -468,6 +542,10 @@ type Env struct {
 	// the process measured (pltlab --idle-poll; docs/design.md, "The emulator's stalls"): 0 or
 	// absent when none did.
 	IdlePollCPUs int `json:"idle_poll_cpus,omitempty"`
+	// BrowserPer says which loads of a link shared one browser process: "protocol" (one browser
+	// per protocol serves every page of the link, since 2026-12-02); absent in older records,
+	// whose runner launched one browser per page and protocol.
+	BrowserPer string `json:"browser_per,omitempty"`
 }
 
 // LinkCheck is the result of measuring an emulated link before it is used.

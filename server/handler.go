@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path"
@@ -44,26 +45,44 @@ type content struct {
 	manifest     *pages.Manifest
 	manifestJSON []byte
 	index        []byte
-	objects      map[string][]byte // URL path -> bytes
+	objects      map[string]object // URL path -> the object
 }
+
+// object is one page object: held in memory when small (mem), else read from its file at each
+// request (the page cache keeps it, outside the process's memory), so a server of many large
+// pages (kakhki2017's full grid: 3.8 GB on one link) does not hold them all.
+type object struct {
+	file string // the object's file
+	size int64  // its size in bytes (checked against the manifest at load)
+	mem  []byte // its bytes, when held in memory
+}
+
+// Object memory: objects up to memObjectMax bytes are held in memory, as long as all the
+// server's held objects stay under MemoryBudget bytes; the rest are read from their files.
+const memObjectMax = 1 << 20
+
+// MemoryBudget is the most page-object bytes a server holds in memory (objects of at most 1 MiB
+// each; larger ones, and those beyond the budget, are read from their files at each request):
+// the server's share of a shard's memory footprint (experiment.FootprintMiB).
+const MemoryBudget = 128 << 20
 
 // urlPathRE is what a page or object URL path may look like: no '..', no query, no escapes.
 var urlPathRE = regexp.MustCompile(`^(/[A-Za-z0-9_-][A-Za-z0-9._-]*)+$`)
 
 // loadContent reads dir's manifest, page and objects, and checks every object's size and SHA-256.
 // dir "" gives an empty page without objects (a server for bulk flows only).
-func loadContent(dir string) (*content, error) {
+func loadContent(dir string, held *int64) (*content, error) {
 	if dir == "" {
 		m := &pages.Manifest{Index: pages.IndexPath}
 		mj, err := json.Marshal(m)
 		return &content{manifest: m, manifestJSON: mj, index: []byte("<!DOCTYPE html><title>pltlab</title>\n"),
-			objects: map[string][]byte{}}, err
+			objects: map[string]object{}}, err
 	}
 	m, err := pages.ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	c := &content{manifest: m, objects: map[string][]byte{}}
+	c := &content{manifest: m, objects: map[string]object{}}
 	if c.manifestJSON, err = os.ReadFile(filepath.Join(dir, pages.ManifestFile)); err != nil {
 		return nil, fmt.Errorf("read page manifest: %w", err)
 	}
@@ -83,7 +102,12 @@ func loadContent(dir string) (*content, error) {
 			return nil, fmt.Errorf("page object %s in %s: %d bytes, sha256 %x; manifest says %d bytes, %s",
 				o.Path, dir, len(b), sum, o.Size, o.SHA256)
 		}
-		c.objects[o.Path] = b
+		obj := object{file: filepath.Join(dir, filepath.FromSlash(o.Path[1:])), size: int64(len(b))}
+		if obj.size <= memObjectMax && *held+obj.size <= MemoryBudget {
+			obj.mem = b
+			*held += obj.size
+		}
+		c.objects[o.Path] = obj
 	}
 	return c, nil
 }
@@ -115,12 +139,12 @@ func (s *Server) newHandler() http.Handler {
 	e.HandleMethodNotAllowed = false
 	e.RemoveExtraSlash = false
 	e.Use(s.recoverPanic, s.track)
-	for _, p := range []string{"/", s.content.manifest.Index} {
-		e.GET(p, s.servePage)
-		e.HEAD(p, s.servePage)
-	}
 	e.GET(HealthPath, func(c *gin.Context) { s.write(c, "text/plain; charset=utf-8", []byte("ok\n")) })
-	e.GET(ManifestPath, func(c *gin.Context) { s.write(c, "application/json", s.content.manifestJSON) })
+	e.GET(ManifestPath, func(c *gin.Context) {
+		if ct := s.site(c); ct != nil {
+			s.write(c, "application/json", ct.manifestJSON)
+		}
+	})
 	e.GET(StatsPath, s.serveStats)
 	e.GET(BulkPath, s.serveBulk)
 	e.POST(BulkPath, s.serveBulkSink)
@@ -136,7 +160,8 @@ func (s *Server) track(c *gin.Context) {
 	}
 	c.Next()
 	body := int64(max(c.Writer.Size(), 0))
-	isPage := c.Request.URL.Path == "/" || c.Request.URL.Path == s.content.manifest.Index
+	ct := s.contentFor(c.Request)
+	isPage := ct != nil && (c.Request.URL.Path == "/" || c.Request.URL.Path == ct.manifest.Index)
 	s.reg.request(entryFrom(c.Request.Context()), c.Request, body, start, isPage && c.Writer.Status() == http.StatusOK)
 }
 
@@ -154,18 +179,69 @@ func (s *Server) recoverPanic(c *gin.Context) {
 	c.Next()
 }
 
-func (s *Server) servePage(c *gin.Context) {
-	s.write(c, "text/html; charset=utf-8", s.content.index)
+// site returns the request's site, or answers 421 (Misdirected Request) and returns nil for a
+// host the server does not serve.
+func (s *Server) site(c *gin.Context) *content {
+	ct := s.contentFor(c.Request)
+	if ct == nil {
+		c.Header("Cache-Control", "no-store")
+		c.String(http.StatusMisdirectedRequest, "421 this server does not serve %s\n", c.Request.Host)
+	}
+	return ct
 }
 
+// serveObject serves the request's site's page ("/" or its index path) or one of its objects;
+// anything else is 404.
 func (s *Server) serveObject(c *gin.Context) {
-	b, ok := s.content.objects[c.Request.URL.Path]
+	ct := s.site(c)
+	if ct == nil {
+		return
+	}
+	p := c.Request.URL.Path
+	if (p == "/" || p == ct.manifest.Index) && (c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead) {
+		s.write(c, "text/html; charset=utf-8", ct.index)
+		return
+	}
+	obj, ok := ct.objects[p]
 	if !ok || (c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead) {
 		c.Header("Cache-Control", "no-store")
 		c.String(http.StatusNotFound, "404 page not found\n")
 		return
 	}
-	s.write(c, "image/jpeg", b)
+	if obj.mem != nil {
+		s.write(c, "image/jpeg", obj.mem)
+		return
+	}
+	s.writeFile(c, "image/jpeg", obj)
+}
+
+// writeFile sends obj's file whole with an exact Content-Length, as write does; a file that
+// changed size since the server loaded it is a 500 (the manifest's size is what is promised).
+func (s *Server) writeFile(c *gin.Context, contentType string, obj object) {
+	f, err := os.Open(obj.file)
+	if err != nil {
+		s.log.Error("open page object", "file", obj.file, "err", err)
+		c.AbortWithStatus(http.StatusInternalServerError)
+		return
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() != obj.size {
+		s.log.Error("page object changed since the server loaded it", "file", obj.file)
+		c.AbortWithStatus(http.StatusInternalServerError)
+		return
+	}
+	h := c.Writer.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", strconv.FormatInt(obj.size, 10))
+	h.Set("Cache-Control", "no-store")
+	c.Status(http.StatusOK)
+	if c.Request.Method == http.MethodHead {
+		c.Writer.WriteHeaderNow()
+		return
+	}
+	if _, err := io.CopyN(c.Writer, f, obj.size); err != nil {
+		s.log.Debug("write response", "path", c.Request.URL.Path, "err", err)
+	}
 }
 
 func (s *Server) serveStats(c *gin.Context) {

@@ -2,6 +2,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,7 +30,9 @@ const ShutdownGrace = time.Second
 type Server struct {
 	cfg     config
 	log     *slog.Logger
-	content *content
+	sites   map[string]*content // by hostname (lower case); see contentFor
+	def     *content            // the first site's (the only one of New)
+	multi   bool                // NewSites with several sites: the Host header picks the site
 	cert    *certificate
 	handler http.Handler
 	reg     *registry
@@ -73,8 +77,32 @@ type Info struct {
 	UDPSndBuf int `json:"udp_sndbuf"`
 	// ZeroRTT is true when the QUIC listener accepts 0-RTT.
 	ZeroRTT bool `json:"zero_rtt"`
-	// Manifest is the served page's manifest.
+	// Manifest is the served page's manifest (the first site's, NewSites).
 	Manifest *pages.Manifest `json:"-"`
+	// Sites are the sites served, in the order given (one for New), each with its host and
+	// manifest.
+	Sites []SiteInfo `json:"sites,omitempty"`
+}
+
+// SiteInfo is one site of a server: its hostname and its page's manifest.
+type SiteInfo struct {
+	// Host is the site's hostname, on the server's certificate.
+	Host string `json:"host"`
+	// Manifest is its page's manifest.
+	Manifest *pages.Manifest `json:"-"`
+}
+
+// SiteURL returns "https://HOST:PORT/index.html" of site host on the port serving the named
+// protocol, or "" when that protocol is off or host is not a site of the server.
+func (i Info) SiteURL(host, name string) string {
+	for _, st := range i.Sites {
+		if st.Host == host {
+			j := i
+			j.Host, j.Manifest = host, st.Manifest
+			return j.URL(name)
+		}
+	}
+	return ""
 }
 
 // Addr returns the "ip:port" serving the named protocol, "" when it is off or unknown.
@@ -100,6 +128,32 @@ func (i Info) URL(name string) string {
 // certificate for the host. It opens no socket; Start does. Invalid options give errors wrapping
 // ErrBadOption.
 func New(dir string, opts ...Option) (*Server, error) {
+	return newServer([]Site{{Dir: dir}}, false, opts)
+}
+
+// Site is one page set a server serves under its own hostname (NewSites).
+type Site struct {
+	// Host is the site's hostname ("" for the server's host, WithHost); every site's host is on
+	// the certificate.
+	Host string
+	// Dir is the page directory (as New's dir).
+	Dir string
+}
+
+// NewSites is New for several page sets on one server: each site is served under its own
+// hostname, chosen by the request's Host (the :authority of h2 and h3), all with one certificate
+// that names every host, on the same listeners. A request for another host is answered 421
+// (Misdirected Request, RFC 9110 section 15.5.20). One server then serves every page of a link,
+// and one browser per protocol loads them all (browser.WithSiteHosts). Errors as New's, and a
+// site host that is empty after defaults, given twice or not a hostname.
+func NewSites(sites []Site, opts ...Option) (*Server, error) {
+	if len(sites) == 0 {
+		return nil, fmt.Errorf("%w: no site to serve", ErrBadOption)
+	}
+	return newServer(sites, true, opts)
+}
+
+func newServer(sites []Site, multi bool, opts []Option) (*Server, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
@@ -107,21 +161,51 @@ func New(dir string, opts ...Option) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	c, err := loadContent(dir)
+	s := &Server{cfg: cfg, log: cfg.logger, sites: map[string]*content{}, multi: multi && len(sites) > 1,
+		reg: newRegistry(), bulk: newBulkData(), done: make(chan struct{})}
+	var hosts []string
+	var infos []SiteInfo
+	held := int64(0) // page-object bytes held in memory, all sites together (MemoryBudget)
+	for _, st := range sites {
+		host := strings.ToLower(cmp.Or(st.Host, cfg.host))
+		if _, dup := s.sites[host]; dup || strings.ContainsAny(host, " ,:/") {
+			return nil, fmt.Errorf("%w: site host %q: accepted distinct hostnames", ErrBadOption, host)
+		}
+		c, err := loadContent(st.Dir, &held)
+		if err != nil {
+			return nil, err
+		}
+		s.sites[host] = c
+		if s.def == nil {
+			s.def = c
+		}
+		hosts = append(hosts, host)
+		infos = append(infos, SiteInfo{Host: host, Manifest: c.manifest})
+	}
+	cert, err := newCertificate(hosts, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	cert, err := newCertificate(cfg.host, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{cfg: cfg, log: cfg.logger, content: c, cert: cert, reg: newRegistry(), bulk: newBulkData(), done: make(chan struct{})}
+	s.cert = cert
 	s.info = Info{
-		Host: cfg.host, SPKI: cert.spki, TCPCC: cfg.tcpCC, TLSVersion: cfg.tlsVersion,
-		QUICCC: QUICCongestionControl(), ZeroRTT: cfg.zeroRTT, Manifest: c.manifest,
+		Host: hosts[0], SPKI: cert.spki, TCPCC: cfg.tcpCC, TLSVersion: cfg.tlsVersion,
+		QUICCC: QUICCongestionControl(), ZeroRTT: cfg.zeroRTT, Manifest: s.def.manifest, Sites: infos,
 	}
 	s.handler = s.newHandler()
 	return s, nil
+}
+
+// contentFor returns the site a request is for: with several sites the one of its Host (nil for
+// another host), else the one site whatever the Host.
+func (s *Server) contentFor(r *http.Request) *content {
+	if !s.multi {
+		return s.def
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return s.sites[strings.ToLower(host)]
 }
 
 // Start binds every listener and starts serving; it returns once all are accepting. The QUIC

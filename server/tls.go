@@ -32,7 +32,8 @@ type certificate struct {
 }
 
 // newCertificate makes a self-signed ECDSA P-256 server certificate for host (and nothing else).
-func newCertificate(host string, now time.Time) (*certificate, error) {
+func newCertificate(hosts []string, now time.Time) (*certificate, error) {
+	host := hosts[0]
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate ECDSA P-256 key: %w", err)
@@ -44,7 +45,7 @@ func newCertificate(host string, now time.Time) (*certificate, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: host, Organization: []string{"pltlab"}},
-		DNSNames:              []string{host},
+		DNSNames:              hosts,
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(CertValidity),
 		KeyUsage:              x509.KeyUsageDigitalSignature,

@@ -33,6 +33,9 @@ type NetemLink struct {
 
 var _ Link = (*NetemLink)(nil)
 
+// netemMissing reports whether the kernel has no sch_netem (netem.Available).
+func netemMissing() bool { return netem.Available() != nil }
+
 // openNetem checks for sch_netem first (failing at once with ErrNetemUnavailable), then builds
 // the namespace and runs netem.Plan; on error everything is removed.
 func openNetem(ctx context.Context, spec linkspec.Spec, o options) (Link, error) {

@@ -128,6 +128,16 @@ const LatenessBound = time.Duration(result.LatenessBoundMs * float64(time.Millis
 // root namespace's tcp_rmem maximum on Debian 12 and enough for 1 Gbit/s x 250 ms.
 const DefaultTCPBufMax = 32 << 20
 
+// Available reports whether this machine can open a link of spec's shaper, before anything is
+// set up: ErrNetemUnavailable (wrapped, naming the link) for shaper=netem on a kernel without
+// sch_netem; nil otherwise (root, TUN and namespaces are checked when the link opens).
+func Available(spec linkspec.Spec) error {
+	if spec.Shaper == linkspec.ShaperNetem && netemMissing() {
+		return fmt.Errorf("link %s: %w", spec.Input, ErrNetemUnavailable)
+	}
+	return nil
+}
+
 // Open creates a link for spec: no namespace for shaper "none", a TUN emulator for "emu", a veth
 // pair with netem for "netem". It first deletes stale pltlab namespaces and devices whose owning
 // process is gone. The link is closed when ctx is cancelled. Errors: ErrNotRoot, ErrNoTUN,

@@ -39,3 +39,6 @@ func OpenVeth(ctx context.Context, tcpBufMax int) (*VethLink, error) {
 
 // SetOffloads is only available on Linux: it returns errors.ErrUnsupported.
 func (l *VethLink) SetOffloads(ctx context.Context, on bool) error { return errors.ErrUnsupported }
+
+// netemMissing is true outside Linux: there is no tc.
+func netemMissing() bool { return true }

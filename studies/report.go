@@ -12,6 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/internal/fileout"
+	"github.com/pltlab/pltlab/result"
 )
 
 // Section is one section of a study report, rendered to Markdown and HTML alike.
@@ -57,11 +58,20 @@ var ReportFiles = []string{"report.md", "report.html", "findings.json"}
 // Judge returns the findings table: every finding of the study with its judgement.
 func (e *Support) Judge() []Judgement {
 	out := make([]Judgement, len(e.Study.Findings))
+	partial := e.Partial()
 	for i, f := range e.Study.Findings {
 		out[i] = f.Judge(e)
+		if len(partial) > 0 {
+			// Judged on the shards that are there: the verdict's evidence says so.
+			out[i].Evidence += " [PARTIAL: judged on the shards merged; " + strings.Join(partial, "; ") + "]"
+		}
 	}
 	return out
 }
+
+// Partial returns what the merge that made the records lacked (result.MergeNotes: missing
+// shards, shards short of loads); empty for a complete run or merge.
+func (e *Support) Partial() []string { return result.MergeNotes(e.Records) }
 
 // findingsTable is the table every study report opens with.
 func (e *Support) findingsTable(js []Judgement) Table {
@@ -125,7 +135,7 @@ func WriteReport(dir string, e *Support) ([]Judgement, error) {
 // Warnings returns every part's analysis warnings (settings that split a condition, loads lost
 // to the harness unequally, partial experiments), each prefixed with the part's name.
 func (e *Support) Warnings() []string {
-	var out []string
+	out := e.Partial()
 	for _, p := range e.Plan.Parts {
 		if pr := e.Part(p.Name); pr != nil {
 			for _, w := range pr.Report.Warnings {
@@ -152,6 +162,9 @@ func (e *Support) title() string {
 func (e *Support) writeMarkdown(w io.Writer, secs []Section) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# %s\n\n%s\n\n", e.title(), mdCell(e.Study.Citation))
+	for _, p := range e.Partial() {
+		fmt.Fprintf(bw, "**%s**\n\n", mdCell(p))
+	}
 	for _, s := range secs {
 		fmt.Fprintf(bw, "## %s\n\n", s.Title)
 		for _, t := range s.Text {
@@ -210,7 +223,7 @@ table{border-collapse:collapse;margin:0.8em 0;font-size:0.9em}
 th,td{border:1px solid #ccc;padding:0.25em 0.6em;vertical-align:top}
 th{background:#f0f0f0}figure img{max-width:100%}
 </style></head><body>
-<h1>{{.Title}}</h1><p>{{.Citation}}</p>
+<h1>{{.Title}}</h1><p>{{.Citation}}</p>{{range .Partial}}<p><strong>{{.}}</strong></p>{{end}}
 {{range .Sections}}<section id="{{.ID}}"><h2>{{.Title}}</h2>
 {{range .Text}}<p>{{.}}</p>{{end}}
 {{range .Tables}}{{if .Caption}}<p>{{.Caption}}</p>{{end}}<table><thead><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>
@@ -231,7 +244,7 @@ func (e *Support) writeHTML(w io.Writer, secs []Section) error {
 			parts = append(parts, p.Name)
 		}
 	}
-	return reportTmpl.Execute(w, map[string]any{"Title": e.title(), "Citation": e.Study.Citation, "Sections": secs, "Parts": parts})
+	return reportTmpl.Execute(w, map[string]any{"Title": e.title(), "Citation": e.Study.Citation, "Sections": secs, "Parts": parts, "Partial": e.Partial()})
 }
 
 // jsonFinding is one row of findings.json.
@@ -252,8 +265,9 @@ func (e *Support) writeJSON(w io.Writer, js []Judgement) error {
 	out := struct {
 		Study    string        `json:"study"`
 		Scale    Scale         `json:"scale"`
+		Partial  []string      `json:"partial,omitempty"`
 		Findings []jsonFinding `json:"findings"`
-	}{Study: e.Study.Name, Scale: e.Plan.Scale}
+	}{Study: e.Study.Name, Scale: e.Plan.Scale, Partial: e.Partial()}
 	for i, f := range e.Study.Findings {
 		out.Findings = append(out.Findings, jsonFinding{ID: f.ID, Claim: f.Claim, Source: f.Source, Criterion: f.Criterion,
 			Verdict: js[i].Verdict, Evidence: js[i].Evidence, See: js[i].See, Cells: js[i].Cells, Needs: js[i].Needs})
@@ -268,6 +282,9 @@ func (e *Support) writeJSON(w io.Writer, js []Judgement) error {
 func WriteFindings(w io.Writer, e *Support, js []Judgement) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "Findings (%s, scale %s):\n", e.Study.Title, e.Plan.Scale)
+	for _, p := range e.Partial() {
+		fmt.Fprintf(bw, "%s\n", p)
+	}
 	for i, f := range e.Study.Findings {
 		fmt.Fprintf(bw, "%2d. [%s] %s\n    %s\n", i+1, js[i].Verdict, f.Claim, js[i].Evidence)
 		if len(js[i].Cells) > 0 {

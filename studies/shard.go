@@ -238,6 +238,9 @@ type ShardCheck struct {
 	Missing []string
 	// Short says, one line per shard and part, what a started shard still owes.
 	Short []string
+	// Duplicates counts the lines read twice and kept once (experiment.Merge): the same shard's
+	// file given twice, which the merge says rather than drops silently.
+	Duplicates int
 }
 
 // Complete reports whether every shard made everything it owes.
@@ -250,7 +253,7 @@ func (c *ShardCheck) Complete() bool { return len(c.Missing) == 0 && len(c.Short
 // started shard still owes (loads per part, flow runs). Errors: records of another study, scale
 // or configuration (a part's config_hash that differs from the plan's with o applied, or
 // another shard count), naming the file; or a plan that cannot be split so.
-func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Record, *ShardCheck, error) {
+func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.MergeOptions) ([]*result.Record, *ShardCheck, error) {
 	if err := p.Shardable(); err != nil {
 		return nil, nil, err
 	}
@@ -314,12 +317,14 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Reco
 		return nil, nil, fmt.Errorf("no line carries a shard: give the results.jsonl of each 'pltlab reproduce %s --shard I/N'", p.Study)
 	}
 	var out []*result.Record
+	dups := 0
 	for _, e := range order {
-		m, err := experiment.Merge(bySrc[e], experiment.MergeOptions{})
+		m, err := experiment.Merge(bySrc[e], mo)
 		if err != nil {
 			return nil, nil, err
 		}
 		out = append(out, m.Records...)
+		dups += m.Duplicates
 	}
 	shards, err := p.shardsOf(plans, count)
 	if err != nil {
@@ -344,7 +349,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Reco
 				experiment.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
 		}
 	}
-	check := &ShardCheck{Count: count}
+	check := &ShardCheck{Count: count, Duplicates: dups}
 	type made struct {
 		exp, shard string
 		run        int
@@ -397,5 +402,14 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source) ([]*result.Reco
 			}
 		}
 	}
+	// The merged file says what it holds, so that its report, findings and view say PARTIAL
+	// when it lacks something (result.Merge.Partial), whoever reads it later.
+	mr := &result.Merge{Of: p.Study + "/" + string(p.Scale), Shards: count, Missing: check.Missing, Short: check.Short}
+	for _, s := range shards {
+		if started[s.Shard.String()] {
+			mr.Present = append(mr.Present, s.Shard.String())
+		}
+	}
+	out = append(out, &result.Record{Kind: result.KindMerge, Experiment: p.Study, Run: -1, Time: time.Now().UTC(), Merge: mr})
 	return out, check, nil
 }

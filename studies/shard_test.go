@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -182,7 +184,7 @@ func TestMergeShards(t *testing.T) {
 	p := st.Plan(Quick)
 	o := RunOptions{Seed: 1}
 	srcs := fakeStudyShards(t, p, 3, o)
-	recs, check, err := MergeShards(p, o, srcs)
+	recs, check, err := MergeShards(p, o, srcs, experiment.MergeOptions{})
 	if err != nil || !check.Complete() || check.Count != 3 {
 		t.Fatalf("complete merge: %+v, %v", check, err)
 	}
@@ -202,17 +204,17 @@ func TestMergeShards(t *testing.T) {
 	// A shard missing, and one short.
 	short := srcs[2]
 	short.Records = short.Records[:len(short.Records)-2]
-	_, check, err = MergeShards(p, o, []experiment.Source{srcs[0], short})
+	_, check, err = MergeShards(p, o, []experiment.Source{srcs[0], short}, experiment.MergeOptions{})
 	if err != nil || !slices.Equal(check.Missing, []string{"1/3"}) || len(check.Short) != 1 || !strings.Contains(check.Short[0], "shard 2/3") {
 		t.Fatalf("missing and short: %+v, %v", check, err)
 	}
 	// Shards of another seed, or of another shard count, are refused.
 	other := fakeStudyShards(t, p, 3, RunOptions{Seed: 2})
-	if _, _, err := MergeShards(p, o, []experiment.Source{srcs[0], other[1]}); !errors.Is(err, experiment.ErrMixedConfigs) {
+	if _, _, err := MergeShards(p, o, []experiment.Source{srcs[0], other[1]}, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) {
 		t.Errorf("another seed: %v", err)
 	}
 	four := fakeStudyShards(t, p, 4, o)
-	if _, _, err := MergeShards(p, o, []experiment.Source{srcs[0], four[1]}); !errors.Is(err, experiment.ErrMixedConfigs) {
+	if _, _, err := MergeShards(p, o, []experiment.Source{srcs[0], four[1]}, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) {
 		t.Errorf("another shard count: %v", err)
 	}
 	// A shard cut by another cost model (its plan line lists another share) is refused.
@@ -223,11 +225,11 @@ func TestMergeShards(t *testing.T) {
 			break
 		}
 	}
-	if _, _, err := MergeShards(p, o, []experiment.Source{cut[0], cut[1], cut[2]}); !errors.Is(err, experiment.ErrMixedConfigs) || !strings.Contains(err.Error(), "another version's cost model") {
+	if _, _, err := MergeShards(p, o, []experiment.Source{cut[0], cut[1], cut[2]}, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) || !strings.Contains(err.Error(), "another version's cost model") {
 		t.Errorf("a shard of another cut: %v", err)
 	}
 	mu, _ := Lookup("muthuraj2024")
-	if _, _, err := MergeShards(mu.Plan(Smoke), RunOptions{}, srcs); !errors.Is(err, experiment.ErrMixedConfigs) {
+	if _, _, err := MergeShards(mu.Plan(Smoke), RunOptions{}, srcs, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) {
 		t.Errorf("another study: %v", err)
 	}
 }
@@ -381,7 +383,7 @@ func TestHighwayNotShardable(t *testing.T) {
 	check("Shards(2)", err)
 	_, err = p.Prepare(RunOptions{Shard: experiment.Shard{Index: 0, Count: 1}})
 	check("Prepare --shard 0/1", err)
-	_, _, err = MergeShards(p, RunOptions{}, []experiment.Source{{Name: "shard-0.jsonl"}})
+	_, _, err = MergeShards(p, RunOptions{}, []experiment.Source{{Name: "shard-0.jsonl"}}, experiment.MergeOptions{})
 	check("MergeShards", err)
 	one, err := p.Shards(1, RunOptions{})
 	if err != nil || len(one) != 1 || !one[0].Custom || one[0].Estimate <= experiment.StartCost {
@@ -392,5 +394,72 @@ func TestHighwayNotShardable(t *testing.T) {
 	}
 	if err := carlucci().Plan(Smoke).Shardable(); err != nil {
 		t.Errorf("carlucci2015: %v, want shardable", err)
+	}
+}
+
+// TestPartialMergeSaysSo: a merge that lacks a shard writes a merge line naming it, and every
+// reader says PARTIAL: the study's warnings, every finding's evidence, report.md, findings.json
+// and `pltlab report` (analysis) of the merged file; a complete merge says nothing of the kind.
+// On 8436f4a report.md had no PARTIAL line and a finding read "not run" as if the scale lacked it.
+func TestPartialMergeSaysSo(t *testing.T) {
+	st, _ := Lookup("kakhki2017")
+	p := st.Plan(Smoke)
+	o := RunOptions{Seed: 1}
+	srcs := fakeStudyShards(t, p, 2, o)
+	recs, check, err := MergeShards(p, o, srcs[:1], experiment.MergeOptions{})
+	if err != nil || check.Complete() {
+		t.Fatalf("merge of 1 of 2 shards: %+v, %v", check, err)
+	}
+	var merge *result.Merge
+	for _, r := range recs {
+		if r.Kind == result.KindMerge {
+			merge = r.Merge
+		}
+	}
+	if merge == nil || merge.Shards != 2 || !slices.Equal(merge.Present, []string{"0/2"}) || !slices.Equal(merge.Missing, []string{"1/2"}) {
+		t.Fatalf("merge line %+v", merge)
+	}
+	want := "PARTIAL: merged 1 of 2 shards of kakhki2017/smoke: shard 1/2 left no line"
+	ev := Evaluate(st, p, recs)
+	if w := ev.Warnings(); len(w) == 0 || !strings.HasPrefix(w[0], want) {
+		t.Errorf("warnings %q, want the first to start %q", w, want)
+	}
+	for i, j := range ev.Judge() {
+		if !strings.Contains(j.Evidence, "[PARTIAL: judged on the shards merged; "+want) {
+			t.Errorf("finding %d evidence %q does not say the merge is partial", i+1, j.Evidence)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := WriteReport(dir, ev); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	fj, _ := os.ReadFile(filepath.Join(dir, "findings.json"))
+	if !strings.Contains(string(md), "**"+want) || !strings.Contains(string(fj), `"partial": [`) {
+		t.Errorf("report.md or findings.json does not say PARTIAL:\n%.600s\n%.300s", md, fj)
+	}
+	rep := analysis.Analyze(recs, analysis.Options{})
+	if len(rep.Warnings) == 0 || !strings.HasPrefix(rep.Warnings[0], want) {
+		t.Errorf("pltlab report warnings %q", rep.Warnings)
+	}
+	full, _, err := MergeShards(p, o, srcs, experiment.MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := Evaluate(st, p, full).Partial(); len(w) != 0 {
+		t.Errorf("a complete merge says %q", w)
+	}
+}
+
+// TestMergeCountsDuplicates: the same shard's file given twice is not dropped silently: the
+// check counts the lines read twice.
+func TestMergeCountsDuplicates(t *testing.T) {
+	st, _ := Lookup("kakhki2017")
+	p := st.Plan(Smoke)
+	o := RunOptions{Seed: 1}
+	srcs := fakeStudyShards(t, p, 2, o)
+	_, check, err := MergeShards(p, o, []experiment.Source{srcs[0], srcs[0], srcs[1]}, experiment.MergeOptions{})
+	if err != nil || check.Duplicates == 0 || !check.Complete() {
+		t.Errorf("a shard given twice: %+v, %v", check, err)
 	}
 }

@@ -2,10 +2,12 @@ package view
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,13 +44,13 @@ func (s *Server) artifacts(l *loaded, r *result.Record, n string) []artifactLink
 	var out []artifactLink
 	for i, a := range r.Artifacts {
 		al := artifactLink{Name: a, Kind: artifactKind(a)}
-		if p, ok := s.resolveArtifact(l, a); ok {
+		if p, why := s.resolveArtifact(l, r, a); why == "" {
 			al.Href = base(l.set) + "artifact/" + n + "/" + strconv.Itoa(i) + "/" + path.Base(a)
 			if fi, err := os.Stat(p); err == nil {
 				al.Size = fi.Size()
 			}
 		} else {
-			al.Why = "not found under the served paths"
+			al.Why = why
 		}
 		out = append(out, al)
 	}
@@ -56,29 +58,51 @@ func (s *Server) artifacts(l *loaded, r *result.Record, n string) []artifactLink
 }
 
 // resolveArtifact finds the file a record lists as rel (relative to the run's --artifacts
-// directory, which the record does not name): a file under the roots whose path ends in
-// /rel, preferring the one nearest the set's own directory. Only files found by the scan are
-// candidates, so a rel with ".." or a symlink out of the tree never resolves.
-func (s *Server) resolveArtifact(l *loaded, rel string) (string, bool) {
+// directory): dir/rel when the record names its directory (Record.ArtifactsDir) and that file
+// is under the served roots; otherwise (files moved, or records written before the directory
+// was recorded) the one file under the roots whose path ends in /rel, and nothing when several
+// do: two runs of one experiment name (every reproduction of a study) hold the same relative
+// paths, and a guess would link another run's evidence. why says what failed. Only files found
+// by the scan are candidates, so a rel with ".." or a symlink out of the tree never resolves.
+func (s *Server) resolveArtifact(l *loaded, r *result.Record, rel string) (p, why string) {
 	clean := path.Clean("/" + rel)
 	if clean != "/"+rel || strings.Contains(rel, "\\") {
-		return "", false
+		return "", "not a relative path"
 	}
 	suffix := filepath.FromSlash(clean)
-	best := ""
+	if r.ArtifactsDir != "" {
+		if real, ok := s.inside(filepath.Join(r.ArtifactsDir, suffix)); ok {
+			return real, ""
+		}
+	}
+	var found []string
 	for _, f := range l.files {
-		if !strings.HasSuffix(f, suffix) {
-			continue
-		}
-		if best == "" || (strings.HasPrefix(f, l.set.Dir()+string(filepath.Separator)) && !strings.HasPrefix(best, l.set.Dir()+string(filepath.Separator))) {
-			best = f
+		if strings.HasSuffix(f, suffix) {
+			found = append(found, f)
 		}
 	}
-	if best == "" {
-		return "", false
+	// The scan does not enter load folders: look where --artifacts directories lie, a root or a
+	// folder up to two levels in it.
+	for _, root := range s.roots {
+		for _, pat := range []string{"", "*", filepath.Join("*", "*")} {
+			ms, _ := filepath.Glob(filepath.Join(root, pat, suffix))
+			for _, m := range ms {
+				if real, ok := s.inside(m); ok && !slices.Contains(found, real) {
+					found = append(found, real)
+				}
+			}
+		}
 	}
-	real, ok := s.inside(best)
-	return real, ok
+	switch len(found) {
+	case 0:
+		return "", "not found under the served paths"
+	case 1:
+		if real, ok := s.inside(found[0]); ok {
+			return real, ""
+		}
+		return "", "not found under the served paths"
+	}
+	return "", fmt.Sprintf("%d files under the served paths end in %s (another run of the same experiment name): serve this run's --artifacts directory alone", len(found), rel)
 }
 
 // artifact serves evidence file i of load n as a download.
@@ -89,9 +113,9 @@ func (s *Server) artifact(c *gin.Context, l *loaded, n, i string) {
 		s.fail(c, http.StatusNotFound, "no such evidence file")
 		return
 	}
-	p, ok := s.resolveArtifact(l, r.Artifacts[k])
-	if !ok {
-		s.fail(c, http.StatusNotFound, "evidence file "+strconv.Quote(r.Artifacts[k])+" is not under the served paths")
+	p, why := s.resolveArtifact(l, r, r.Artifacts[k])
+	if why != "" {
+		s.fail(c, http.StatusNotFound, "evidence file "+strconv.Quote(r.Artifacts[k])+": "+why)
 		return
 	}
 	f, err := os.Open(p)

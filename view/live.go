@@ -17,14 +17,16 @@ const recentLoads = 10
 // update is one server-sent event "update": the set's progress, running medians (the analysis
 // of every line written so far) and its latest loads.
 type update struct {
-	Loads     int          `json:"loads"`
-	Valid     int          `json:"valid"`
-	Made      int          `json:"made"`
-	Scheduled int          `json:"scheduled"`
-	Updated   string       `json:"updated"`
-	Groups    []liveGroup  `json:"groups"`
-	Recent    []liveRecent `json:"recent"`
-	Error     string       `json:"error,omitempty"`
+	Loads     int    `json:"loads"`
+	Valid     int    `json:"valid"`
+	Made      int    `json:"made"`
+	Scheduled int    `json:"scheduled"`
+	Updated   string `json:"updated"`
+	// Corrupt counts the lines skipped as corrupt or refused so far, as the page's own count.
+	Corrupt int          `json:"corrupt"`
+	Groups  []liveGroup  `json:"groups"`
+	Recent  []liveRecent `json:"recent"`
+	Error   string       `json:"error,omitempty"`
 }
 
 type liveGroup struct {
@@ -82,6 +84,7 @@ func liveUpdate(l *loaded, seen int) update {
 		u.Error = l.err.Error()
 		return u
 	}
+	u.Corrupt = l.stats.Corrupt + l.stats.RefusedCount
 	sched := map[string]int{}
 	var loads []int
 	for i, r := range l.recs {

@@ -84,7 +84,7 @@ func (s *Server) index(c *gin.Context) {
 			b = opts[2].Value
 		}
 	}
-	s.render(c, "index", map[string]any{"Roots": s.roots, "Sets": sums, "Options": s.options(ls, a, b)})
+	s.render(c, "index", map[string]any{"Roots": s.roots, "Sets": sums, "Options": s.options(ls, a, b), "Cut": s.scanCut()})
 }
 
 // setRoute dispatches /set/ID/REST: the set's page, a group, a load, its live events, an
@@ -143,7 +143,8 @@ type cmpRow struct {
 
 func (s *Server) setPage(c *gin.Context, l *loaded) {
 	sum := summarise(l)
-	d := map[string]any{"Set": l.set, "Base": base(l.set), "Files": l.set.Files, "Kind": sum.Kind, "Open": sum.Live != "", "Loads": sum.Loads}
+	d := map[string]any{"Set": l.set, "Base": base(l.set), "Files": l.set.Files, "Kind": sum.Kind, "Open": sum.Live != "", "Loads": sum.Loads,
+		"Partial": sum.Partial}
 	if l.err != nil {
 		d["Err"] = l.err.Error()
 		s.render(c, "set", d)

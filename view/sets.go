@@ -2,6 +2,7 @@ package view
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -48,15 +50,22 @@ func (s *Server) scan() ([]*Set, []string) {
 	var files []string
 	var found []string
 	seen := map[string]bool{}
+	var cut []string
 	for _, root := range s.roots {
 		n := 0
 		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if n++; err != nil || n > maxScan {
+			if n++; n > maxScan {
+				if !slices.Contains(cut, root) {
+					cut = append(cut, root)
+				}
+				return filepath.SkipAll
+			}
+			if err != nil {
 				return filepath.SkipDir
 			}
 			if d.IsDir() {
-				if p != root && strings.HasPrefix(d.Name(), ".") {
-					return filepath.SkipDir
+				if p != root && (strings.HasPrefix(d.Name(), ".") || loadDirRE.MatchString(d.Name())) {
+					return filepath.SkipDir // a load's evidence folder holds no result set (resolveArtifact finds its files)
 				}
 				return nil
 			}
@@ -73,7 +82,25 @@ func (s *Server) scan() ([]*Set, []string) {
 		})
 	}
 	slices.Sort(found)
+	s.mu.Lock()
+	s.cut = cut
+	s.mu.Unlock()
 	return s.groupSets(found), files
+}
+
+// loadDirRE matches the evidence folder of one load (artifacts.LoadDir: run-0006, or run-0006.2
+// for a later attempt), which the scan for result sets does not enter.
+var loadDirRE = regexp.MustCompile(`^run-[0-9]{4,}(\.[0-9]+)?$`)
+
+// scanCut returns the index's note on roots whose scan stopped at maxScan entries ("" when
+// none did): the sets beyond were not found.
+func (s *Server) scanCut() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.cut) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the scan of %s stopped after %d entries: result sets beyond them are not listed; serve a smaller directory", strings.Join(s.cut, ", "), maxScan)
 }
 
 // inside resolves p's symlinks and returns the real path when it is a regular file under one of
@@ -113,7 +140,7 @@ func peek(path string) (firstLine, bool) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), result.MaxLineBytes)
 	var fl firstLine
-	if !sc.Scan() || json.Unmarshal(sc.Bytes(), &fl) != nil || fl.V != result.Version {
+	if !sc.Scan() || json.Unmarshal(bytes.TrimPrefix(sc.Bytes(), []byte("\xef\xbb\xbf")), &fl) != nil || fl.V != result.Version {
 		return firstLine{}, false
 	}
 	return fl, true
@@ -228,12 +255,36 @@ func (s *Server) set(id string) (*loaded, bool) {
 // load reads and analyses st unless its cached copy is current.
 func (s *Server) load(st *Set, files []string) *loaded {
 	stp := stamp(st.Files)
+	key := st.ID + "\x00" + stp
 	s.mu.Lock()
 	old := s.cache[st.ID]
-	s.mu.Unlock()
 	if old != nil && old.stamp == stp {
+		s.mu.Unlock()
 		return old
 	}
+	if f := s.flights[key]; f != nil {
+		s.mu.Unlock()
+		<-f.done // another request parses this very change: one parse serves all
+		return f.l
+	}
+	f := &flight{done: make(chan struct{})}
+	s.flights[key] = f
+	s.mu.Unlock()
+	s.parses <- struct{}{}
+	l := s.parse(st, files, old, stp)
+	<-s.parses
+	s.mu.Lock()
+	s.cache[st.ID] = l
+	delete(s.flights, key)
+	s.mu.Unlock()
+	f.l = l
+	close(f.done)
+	return l
+}
+
+// parse reads and analyses set st as of stamp stp (load does it once per change).
+func (s *Server) parse(st *Set, files []string, old *loaded, stp string) *loaded {
+	s.parsed.Add(1)
 	l := &loaded{set: st, stamp: stp, files: files}
 	if files == nil && old != nil {
 		l.files = old.files
@@ -255,9 +306,6 @@ func (s *Server) load(st *Set, files []string) *loaded {
 			l.study, l.err = s.opts.Study(l.recs)
 		}
 	}
-	s.mu.Lock()
-	s.cache[st.ID] = l
-	s.mu.Unlock()
 	return l
 }
 
@@ -282,6 +330,8 @@ type summary struct {
 	Pages, Links, Protos, Modes   []string
 	Settings                      []string
 	Loads, Valid, Scheduled, Made int
+	// Partial says what a merged set lacks (result.MergeNotes).
+	Partial []string
 }
 
 // summarise describes l for the index.
@@ -329,7 +379,8 @@ func summarise(l *loaded) summary {
 		sm.Modes = appendNew(sm.Modes, string(g.Mode))
 		sm.Settings = appendNew(sm.Settings, g.Settings)
 	}
-	complete := sm.Scheduled > 0 && sm.Made >= sm.Scheduled
+	sm.Partial = result.MergeNotes(l.recs)
+	complete := sm.Scheduled > 0 && sm.Made >= sm.Scheduled && len(sm.Partial) == 0
 	if fi, err := os.Stat(l.set.Files[len(l.set.Files)-1]); err == nil && time.Since(fi.ModTime()) < LiveWithin && !complete {
 		sm.Live = "being written"
 	}

@@ -101,18 +101,19 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{define "index"}}{{template "head" "result sets"}}
 <h1>Result sets</h1>
 <p class="note">Under {{join .Roots ", "}}. Runs, studies and sharded runs (shard files of one configuration merged); read-only.</p>
+{{if .Cut}}<p class="warning">{{.Cut}}</p>{{end}}
 <table class="sets"><thead><tr><th>result set</th><th>kind</th><th>date</th><th class="text">pages</th><th class="text">links</th><th>protocols, modes</th><th class="text">settings</th><th>loads measured</th><th>valid</th><th title="warm-ups included">made / scheduled</th><th>config hash</th><th>status</th></tr></thead><tbody>
 {{range .Sets}}<tr><td><a class="set" href="/set/{{.Set.ID}}/">{{.Set.Name}}</a></td><td>{{.Kind}}</td><td class="date">{{.Date}}</td>
 <td class="text">{{join .Pages "; "}}</td><td class="text">{{join .Links "; "}}</td><td>{{join .Protos ", "}}; {{join .Modes ", "}}</td><td class="text">{{join .Settings "; "}}</td>
 <td>{{.Loads}}</td><td>{{.Valid}}</td><td>{{.Made}} / {{if .Scheduled}}{{.Scheduled}}{{else}}-{{end}}</td><td class="hash">{{or .Set.ConfigHash "-"}}</td>
-<td>{{if .Err}}<span class="error">{{.Err}}</span>{{else}}{{.Live}}{{end}}</td></tr>
+<td>{{if .Err}}<span class="error">{{.Err}}</span>{{else}}{{range .Partial}}<span class="warning">{{.}}</span> {{end}}{{.Live}}{{end}}</td></tr>
 {{else}}<tr><td colspan="12">No result files (.jsonl with records of schema v1) under these paths.</td></tr>{{end}}
 </tbody></table>
 {{if .Options}}{{template "compareform" .Options}}{{end}}
 {{template "foot"}}{{end}}
 
 {{define "live"}}<details class="live" id="live" data-events="{{.Base}}events" data-loads="{{.Loads}}"{{if .Open}} open{{end}}>
-<summary><strong>Live</strong>: <span id="live-made">-</span> of <span id="live-scheduled">-</span> scheduled loads made (warm-ups included); <span id="live-loads">-</span> measured, <span id="live-valid">-</span> valid
+<summary><strong>Live</strong>: <span id="live-made">-</span> of <span id="live-scheduled">-</span> scheduled loads made (warm-ups included); <span id="live-loads">-</span> measured, <span id="live-valid">-</span> valid, <span id="live-corrupt">-</span> corrupt or refused lines skipped
 <progress id="live-progress" value="0" max="1"></progress> <span class="note">{{if .Open}}being written; {{end}}updated <span id="live-updated">-</span></span>
 <span id="live-stale" class="warning" hidden>new loads since this page was made: <a href="">reload</a> for the tables and figures below</span></summary>
 <table><thead><tr><th>group</th><th>n</th><th>running median (ms)</th><th>95% CI</th></tr></thead><tbody id="live-medians"></tbody></table>
@@ -138,6 +139,7 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{define "set"}}{{template "head" .Set.Name}}
 <h1>{{.Set.Name}}</h1>
 <p class="note">{{.Kind}}; files: {{join .Files ", "}}{{if .Set.ConfigHash}}; config hash {{.Set.ConfigHash}}{{end}}{{if .Skipped}}; {{.Skipped}}{{end}}</p>
+{{range .Partial}}<p class="warning"><strong>{{.}}</strong></p>{{end}}
 {{if .Err}}<p class="error">{{.Err}}</p>{{else}}
 {{with .Study}}<h1 id="study">{{.Title}}</h1>{{if .Note}}<p class="warning">{{.Note}}</p>{{end}}
 <section id="findings"><h2>Findings</h2>

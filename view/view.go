@@ -20,7 +20,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -98,12 +100,26 @@ type Options struct {
 
 // Server serves the result sets under its roots. Create it with New.
 type Server struct {
-	opts  Options
-	roots []string // absolute, symlinks resolved
-	mu    sync.Mutex
-	cache map[string]*loaded // by set ID
-	sets  []*Set             // the last scan
+	opts    Options
+	roots   []string // absolute, symlinks resolved
+	mu      sync.Mutex
+	cache   map[string]*loaded // by set ID
+	flights map[string]*flight // parses under way, by set ID and stamp
+	parses  chan struct{}      // holds a token per parse under way (at most maxParses)
+	sets    []*Set             // the last scan
+	cut     []string           // roots whose last scan stopped at maxScan entries
+	parsed  atomic.Int64       // parses made (for the tests of the one shared parse)
 }
+
+// flight is one parse of a set that every request for the same set and stamp waits for.
+type flight struct {
+	done chan struct{}
+	l    *loaded
+}
+
+// maxParses bounds the result files parsed at once, whatever the number of clients: each parse
+// holds a file's records in memory.
+const maxParses = 2
 
 // New checks the roots and returns a Server on them. The error is one line naming the bad
 // path: one that does not exist, or that is neither a directory nor a regular file.
@@ -120,7 +136,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, cache: map[string]*loaded{}}
+	s := &Server{opts: opts, cache: map[string]*loaded{}, flights: map[string]*flight{}, parses: make(chan struct{}, maxParses)}
 	for _, p := range opts.Roots {
 		abs, err := resolveRoot(p)
 		if err != nil {
@@ -151,9 +167,12 @@ func resolveRoot(p string) (string, error) {
 // or ::1. An empty host (all interfaces) is not loopback. The error is one line for an addr
 // that is not HOST:PORT.
 func IsLoopback(addr string) (bool, error) {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false, fmt.Errorf("bad --addr %q: want HOST:PORT, e.g. %s", addr, DefaultAddr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return false, fmt.Errorf("bad --addr %q: port %q: accepted 0..65535 (0 picks a free one)", addr, port)
 	}
 	if host == "localhost" {
 		return true, nil

@@ -10,6 +10,7 @@ import (
 // stdout, and stderr followed by the line main would print.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	defer stopIdlePoll() // as main does after the command
 	cmd := newRootCmd()
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -84,13 +83,13 @@ func (f *sweepFlags) sweep() (cluster.Sweep, error) {
 	case f.scale != "" || f.runs != 0:
 		return s, usagef("--scale and --runs are for --study; a matrix sets its own runs")
 	}
-	b, err := os.ReadFile(f.matrix)
+	c, err := experiment.OpenMatrix(f.matrix, nil)
 	if err != nil {
 		return s, usagef("bad --matrix: %v", err)
 	}
-	c, err := experiment.ReadMatrix(bytes.NewReader(b), f.matrix)
+	b, err := os.ReadFile(f.matrix) // a regular file of sane size: OpenMatrix checked it
 	if err != nil {
-		return s, asUsage(err)
+		return s, usagef("bad --matrix: %v", err)
 	}
 	if err := experiment.CheckSpecs(c); err != nil {
 		return s, asUsage(err)

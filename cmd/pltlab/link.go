@@ -30,7 +30,8 @@ func newLinkCmd() *cobra.Command {
 	return c
 }
 
-// parseLink parses a --link value as a usage error on failure.
+// parseLink parses a --link value as a usage error on failure, and refuses a link this machine
+// cannot open (shaping.Available: shaper=netem without sch_netem) the same way.
 func parseLink(s string) (linkspec.Spec, error) {
 	if s == "" {
 		return linkspec.Spec{}, usagef("--link is required: accepted a preset (see 'pltlab link presets') or key=value items such as rate=3mbit,rtt=50ms")
@@ -38,6 +39,9 @@ func parseLink(s string) (linkspec.Spec, error) {
 	spec, err := linkspec.Parse(s)
 	if err != nil {
 		return spec, usagef("bad --link: %v", err)
+	}
+	if err := shaping.Available(spec); err != nil {
+		return spec, usagef("bad --link: %v", err) // refused before anything is set up
 	}
 	return spec, nil
 }

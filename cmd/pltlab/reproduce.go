@@ -39,6 +39,7 @@ type reproduceFlags struct {
 	calibrate bool
 	shard     string
 	merge     bool
+	prefer    string
 	view      string
 	// configure sets the per-load evidence options (artifacts, visual) on every part.
 	configure func(*experiment.Config)
@@ -120,6 +121,8 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 				if f.shard != "" || f.resume {
 					return usagef("--merge joins finished shards: give no --shard or --resume")
 				}
+			} else if f.prefer != "" {
+				return usagef("--prefer is for --merge")
 			}
 			st, plan, err := f.plan(args)
 			if err != nil {
@@ -207,6 +210,7 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 	f.art.add(fl, "all")
 	fl.StringVar(&f.shard, "shard", "", "run one shard of the study: I/N (0 <= I < N), or auto / auto/N inside a Slurm array or Kubernetes Indexed Job")
 	fl.BoolVar(&f.merge, "merge", false, "join the results.jsonl files of the study's shards (the arguments after STUDY) and write its report into --out")
+	fl.StringVar(&f.prefer, "prefer", "", "with --merge, of two different lines for one load keep the newest (newest) or FILE's (FILE, one of the files given); default: refuse")
 	fl.IntVar(&f.nodes, "nodes", 0, "with --list: also show each study's time on N nodes, one shard each")
 	addViewFlag(fl, &f.view)
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
@@ -337,7 +341,7 @@ func mergeStudy(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repr
 		}
 		srcs = append(srcs, experiment.Source{Name: name, Records: recs})
 	}
-	recs, check, err := studies.MergeShards(plan, f.options(), srcs)
+	recs, check, err := studies.MergeShards(plan, f.options(), srcs, experiment.MergeOptions{Prefer: f.prefer})
 	if err != nil {
 		return asUsage(err)
 	}
@@ -355,7 +359,10 @@ func mergeStudy(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repr
 	for _, line := range check.Short {
 		fmt.Fprintf(stderr, "pltlab: %s\n", line)
 	}
-	fmt.Fprintf(stderr, "pltlab: merged %d shards of %s scale %s into %s: %s\n", check.Count, st.Name, plan.Scale, jsonl, studies.EstimatedTook(plan, recs))
+	fmt.Fprintf(stderr, "pltlab: merged %d of %d shards of %s scale %s into %s: %s\n", check.Count-len(check.Missing), check.Count, st.Name, plan.Scale, jsonl, studies.EstimatedTook(plan, recs))
+	if check.Duplicates > 0 {
+		fmt.Fprintf(stderr, "pltlab: %d lines were read twice and kept once (the same shard's file given twice, or a shard rerun over its first file)\n", check.Duplicates)
+	}
 	if werr := writeStudy(cmd.OutOrStdout(), f.out, st, plan, recs); werr != nil {
 		return werr
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -128,11 +127,10 @@ func childExitCode(err error) int {
 // as a Kubernetes pod without privileges runs, must not need user namespaces). A file that
 // cannot be read or parsed counts as shaped: the command reports its error itself.
 func matrixShaped(name string) bool {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return true
+	if name == "-" {
+		return true // stdin is read once, by the command itself
 	}
-	c, err := experiment.ReadMatrix(bytes.NewReader(b), name)
+	c, err := experiment.OpenMatrix(name, nil)
 	if err != nil {
 		return true
 	}

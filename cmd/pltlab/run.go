@@ -127,13 +127,9 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 		if len(f.pages) > 0 || len(f.links) > 0 {
 			return c, usagef("--matrix %s replaces --page and --link: give one or the other", f.matrix)
 		}
-		file, err := os.Open(f.matrix)
-		if err != nil {
+		var err error
+		if c, err = experiment.OpenMatrix(f.matrix, cmd.InOrStdin()); err != nil {
 			return c, usagef("bad --matrix: %v", err)
-		}
-		defer file.Close()
-		if c, err = experiment.ReadMatrix(file, f.matrix); err != nil {
-			return c, asUsage(err)
 		}
 		if c, err = f.override(cmd, c); err != nil {
 			return c, err
@@ -178,11 +174,27 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 		return c, asUsage(err)
 	}
 	for _, l := range c.Links {
+		if err := linkAvailable(l); err != nil {
+			return c, err
+		}
 		if w := linkspec.PartialNote(l); w != "" {
 			slog.Warn(w)
 		}
 	}
 	return c, nil
+}
+
+// linkAvailable refuses, as a usage error before anything is set up, a link this machine cannot
+// open (shaping.Available: shaper=netem without sch_netem); a bad spec is left to its parser.
+func linkAvailable(link string) error {
+	spec, err := linkspec.Parse(link)
+	if err != nil {
+		return nil
+	}
+	if err := shaping.Available(spec); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
 }
 
 // check refuses, as usage errors, what cannot run: --resume without a file, a TCP congestion

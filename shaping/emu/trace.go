@@ -2,6 +2,7 @@ package emu
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -57,7 +58,9 @@ func ParseTrace(r io.Reader) (*Trace, error) {
 			return nil, fmt.Errorf("trace longer than 10000000 lines at line %d: accepted at most 10000000 delivery opportunities", line)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("trace line %d is longer than %d bytes: accepted one whole number of milliseconds per line", line+1, bufio.MaxScanTokenSize)
+	} else if err != nil {
 		return nil, fmt.Errorf("read trace: %w", err)
 	}
 	return NewTrace(ms)

@@ -310,6 +310,9 @@ func LoadTrace(path string) (*emu.Trace, error) {
 		return nil, fmt.Errorf("cannot read %s (%v): accepted trace:FILE naming a readable Mahimahi trace file", path, errors.Unwrap(err))
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file: accepted trace:FILE naming a Mahimahi trace file", path)
+	}
 	tr, err := emu.ParseTrace(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err) // ParseTrace names the bad line and what is accepted

@@ -20,6 +20,7 @@
     if (stale) { stale.hidden = String(u.loads) === panel.getAttribute("data-loads"); }
     text("live-loads", String(u.loads));
     text("live-valid", String(u.valid));
+    text("live-corrupt", String(u.corrupt || 0));
     text("live-scheduled", u.scheduled > 0 ? String(u.scheduled) : "unknown");
     text("live-updated", u.updated);
     var bar = document.getElementById("live-progress");
