@@ -22,8 +22,11 @@ const DefaultIP = "127.0.0.1"
 // They run Chromium headless and switch off everything that would make it talk to anyone but the
 // page's server or change its behaviour between runs: background networking, component updates,
 // sync, first-run UI, crash reporting, pings, translation, optimisation hints and the media
-// router (after Puppeteer's and chromedp's defaults). --no-sandbox is added only when running as
-// root. Flags are "--name" or "--name=value".
+// router (after Puppeteer's and chromedp's defaults), and V8's memory reducer, the garbage
+// collections a renderer runs in the half minute after its page went idle (about 50 wake-ups a
+// second: an idle browser's largest; it plays no part in a load; BENCHMARKS.md, "Idle
+// browsers"). --no-sandbox is added only when running as root. Flags are "--name" or
+// "--name=value".
 var DefaultFlags = []string{
 	"--headless",
 	"--no-first-run",
@@ -50,6 +53,7 @@ var DefaultFlags = []string{
 	"--use-mock-keychain",
 	"--mute-audio",
 	"--hide-scrollbars",
+	"--js-flags=--no-memory-reducer",
 }
 
 // Option configures Launch.

@@ -17,20 +17,15 @@ const (
 	// how many shards may share a node (one core for Chromium, one for the server and the link
 	// emulator; README, "How many shards may share a node").
 	DefaultCPUs = experiment.CPUsPerShard
-	// ShardRSSMiB is the measured peak memory of one shard: pltlab with its server and link
-	// emulator plus every Chromium process, the proportional set size (PSS, /proc/PID/
-	// smaps_rollup) summed over the process tree every 0.3 s: 802 MiB for carlucci2015 smoke
-	// shard 0/2 (a shaped link, 30 x 10 KB page, h1/h2/h3 and h3 warm), 2026-12-01 on the
-	// development machine, rounded up (README, "Running on a cluster"). Chromium wrote nothing
-	// to /dev/shm there.
-	ShardRSSMiB = 800
 	// DevShmMiB is the memory-backed /dev/shm a Kubernetes pod gets (Chromium's shared memory;
 	// its pages count against the pod's memory limit).
 	DevShmMiB = 1024
-	// DefaultMemoryMiB is each shard's memory in MiB: twice the measured footprint (ShardRSSMiB),
-	// so that a larger page or a slower node does not meet the limit. A Kubernetes pod adds
-	// DevShmMiB (K8s).
-	DefaultMemoryMiB = 2 * ShardRSSMiB
+	// MemoryMargin multiplies a shard's modelled footprint (experiment.PlanFootprint: pltlab,
+	// the server's held page objects and one Chromium per forced protocol, measured with
+	// scripts/footprint.py; BENCHMARKS.md, "Footprint") into the memory each shard requests,
+	// so that a page the model has not seen or a node's other tenants do not meet the limit. A
+	// Kubernetes pod adds DevShmMiB.
+	MemoryMargin = 2
 	// TimeMargin multiplies a shard's estimated time (the cost model, experiment.LoadOverhead,
 	// fitted on an unloaded 2-core machine) into its wall-time limit, plus TimeSlack: a busy or
 	// slower node takes longer (at load average 5-9 on 2 cores a kakhki2017 smoke shard took 21 s
@@ -97,7 +92,8 @@ type Sweep struct {
 	Shards int
 	// CPUs is the whole cores per shard (DefaultCPUs when 0).
 	CPUs int
-	// MemoryMiB is the memory per shard in MiB (DefaultMemoryMiB when 0).
+	// MemoryMiB is the memory per shard in MiB; 0 means MemoryMargin x the plan's footprint
+	// (Footprint). A value below the footprint is refused.
 	MemoryMiB int
 	// Time is the wall-time limit per shard; 0 means TimeMargin x the longest shard's estimate
 	// plus TimeSlack. A limit below the longest shard's estimate is refused.
@@ -115,6 +111,9 @@ type Estimates struct {
 	Total time.Duration
 	// Shards are the shards' times, in shard order.
 	Shards []time.Duration
+	// Footprint is the memory model of one shard (every shard has the same: each brings up
+	// every link of its parts with the same pages and protocols).
+	Footprint experiment.Footprint
 }
 
 // Longest returns the longest shard's estimate.
@@ -138,11 +137,17 @@ func (s *Sweep) plan() (Estimates, error) {
 	if s.CPUs < 1 || s.CPUs > 512 {
 		return e, fmt.Errorf("bad cpus %d: accepted whole cores 1..512", s.CPUs)
 	}
-	if s.MemoryMiB == 0 {
-		s.MemoryMiB = DefaultMemoryMiB
+	fp, err := s.footprint()
+	if err != nil {
+		return e, err
 	}
-	if s.MemoryMiB < ShardRSSMiB {
-		return e, fmt.Errorf("bad memory %d MiB: one shard was measured at %d MiB: accepted %d MiB or more", s.MemoryMiB, ShardRSSMiB, ShardRSSMiB)
+	e.Footprint = fp
+	switch {
+	case s.MemoryMiB == 0:
+		s.MemoryMiB = MemoryMargin * fp.MiB
+	case s.MemoryMiB < fp.MiB:
+		return e, fmt.Errorf("bad memory %d MiB: a shard of this plan is modelled at %s: accepted %d MiB or more (default %d)",
+			s.MemoryMiB, fp, fp.MiB, MemoryMargin*fp.MiB)
 	}
 	if s.Time < 0 || (s.Time > 0 && s.Time < time.Minute) {
 		return e, fmt.Errorf("bad time %v: accepted 1m or more", s.Time)
@@ -192,6 +197,15 @@ func (s Sweep) TimeLimit() (time.Duration, error) {
 
 // Estimate returns the cost model's estimates of the sweep (after the Sweep's checks).
 func (s Sweep) Estimate() (Estimates, error) { return s.plan() }
+
+// footprint returns the modelled peak memory of one of the sweep's shards: the largest of its
+// parts' (studies.Plan.Footprint) or the matrix's (experiment.PlanFootprint).
+func (s *Sweep) footprint() (experiment.Footprint, error) {
+	if s.Study != nil {
+		return s.Study.Plan.Footprint()
+	}
+	return experiment.PlanFootprint(s.Config)
+}
 
 // label names the sweep in comments: "study STUDY scale S" or "sweep NAME (config_hash H)".
 func (s *Sweep) label() string {

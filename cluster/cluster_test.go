@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -105,9 +106,10 @@ func TestK8sShaped(t *testing.T) {
 		t.Errorf("env %+v", c.Env)
 	}
 	// Whole cores: requests = limits, integer CPUs (Guaranteed QoS); memory: twice one shard's
-	// measured footprint plus the memory-backed /dev/shm, which counts against the limit.
+	// modelled footprint plus the memory-backed /dev/shm, which counts against the limit.
 	req, lim := c.Resources.Requests, c.Resources.Limits
-	if req.Cpu().String() != "2" || lim.Cpu().String() != "2" || req.Memory().String() != "2624Mi" || !lim.Memory().Equal(*req.Memory()) {
+	fp, _ := experiment.PlanFootprint(s.Config)
+	if req.Cpu().String() != "2" || lim.Cpu().String() != "2" || req.Memory().String() != fmt.Sprintf("%dMi", MemoryMargin*fp.MiB+DevShmMiB) || !lim.Memory().Equal(*req.Memory()) {
 		t.Errorf("resources %+v", c.Resources)
 	}
 	// The privileges a shaped link needs today.
@@ -197,9 +199,10 @@ func TestSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	shards := string(files[SlurmShardsScript])
+	fp, _ := experiment.PlanFootprint(s.Config)
 	for _, want := range []string{
 		"#SBATCH --array=0-2\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --hint=nomultithread\n", "#SBATCH --partition=measure\n",
-		"#SBATCH --output=/shared/sweep one/logs/shard-%a.log\n", "#SBATCH --mem=1600M\n", "#SBATCH --requeue\n",
+		"#SBATCH --output=/shared/sweep one/logs/shard-%a.log\n", fmt.Sprintf("#SBATCH --mem=%dM\n", MemoryMargin*fp.MiB), "#SBATCH --requeue\n",
 		`out="/shared/sweep one/shard-${SLURM_ARRAY_TASK_ID}.jsonl"` + "\n", `if [ -s "$out" ]; then resume=--resume; fi`,
 		`exec /opt/pltlab/bin/pltlab run --matrix '/shared/sweep one/matrix.yaml' --shard auto/3 --out "$out" $resume --chrome /usr/bin/chromium`,
 	} {

@@ -135,8 +135,8 @@ func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "# pltlab %s: %d loads in %d shards, %d pods at once; estimated %s on one machine, longest shard %s.\n",
 		s.label(), est.Loads, s.Shards, o.Parallelism, est.Total.Round(time.Second), est.Longest().Round(time.Second))
-	fmt.Fprintf(&out, "# Per pod: %d cores, %d MiB (2 x one shard's measured %d MiB, plus %d MiB of memory-backed /dev/shm); deadline %s per wave.\n",
-		s.CPUs, s.MemoryMiB+DevShmMiB, ShardRSSMiB, DevShmMiB, s.Time)
+	fmt.Fprintf(&out, "# Per pod: %d cores, %d MiB (%d MiB for a shard modelled at %s, plus %d MiB of memory-backed /dev/shm); deadline %s per wave.\n",
+		s.CPUs, s.MemoryMiB+DevShmMiB, s.MemoryMiB, est.Footprint, DevShmMiB, s.Time)
 	fmt.Fprintf(&out, "# kubectl apply -f THIS; kubectl wait --for=condition=complete job/%s; then apply the merge Job (pltlab k8s --merge-out).\n", name)
 	if err := writeDocs(&out, docs); err != nil {
 		return nil, err

@@ -90,8 +90,8 @@ func Slurm(s Sweep, o SlurmOptions) (map[string][]byte, error) {
 	for _, d := range est.Shards {
 		fmt.Fprintf(&shards, " %s", d.Round(time.Second))
 	}
-	fmt.Fprintf(&shards, ".\n# Time limit %s = %d x the longest shard + %s; memory %d MiB = 2 x one shard's measured %d MiB.\n",
-		slurmTime(s.Time), TimeMargin, TimeSlack, s.MemoryMiB, ShardRSSMiB)
+	fmt.Fprintf(&shards, ".\n# Time limit %s = %d x the longest shard + %s; memory %d MiB for a shard modelled at %s.\n",
+		slurmTime(s.Time), TimeMargin, TimeSlack, s.MemoryMiB, est.Footprint)
 	if shaped {
 		shards.WriteString("# Shaped links need root on the node, or pltlab's rootless mode (it re-runs itself in user\n# namespaces when started by another user; needs unprivileged user namespaces and /dev/net/tun).\n")
 	}

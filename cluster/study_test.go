@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/studies"
 )
 
@@ -32,7 +36,7 @@ func TestSlurmStudy(t *testing.T) {
 	}
 	shards := string(files[SlurmShardsScript])
 	for _, want := range []string{
-		"#SBATCH --array=0-63\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --requeue\n", "#SBATCH --mem=1600M\n",
+		"#SBATCH --array=0-63\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --requeue\n", fmt.Sprintf("#SBATCH --mem=%dM\n", MemoryMargin*est.Footprint.MiB),
 		`out="/shared/kk/shard-${SLURM_ARRAY_TASK_ID}"`, `if [ -s "$out/results.jsonl" ]; then mode=--resume; fi`,
 		`exec /opt/pltlab reproduce kakhki2017 --scale full --seed 1 --shard auto/64 --out "$out" "$mode"`,
 		"rootless mode",
@@ -62,7 +66,7 @@ func TestSlurmStudy(t *testing.T) {
 	}
 	s = studySweep(t, "kakhki2017", studies.Smoke, 3)
 	s.MemoryMiB = 512
-	if _, err := Slurm(s, SlurmOptions{Dir: "/d", Pltlab: "/p"}); err == nil || !strings.Contains(err.Error(), "measured") {
+	if _, err := Slurm(s, SlurmOptions{Dir: "/d", Pltlab: "/p"}); err == nil || !strings.Contains(err.Error(), "2 browsers x") {
 		t.Errorf("memory under one shard's footprint: %v", err)
 	}
 }
@@ -82,8 +86,10 @@ func TestK8sStudyAndMerge(t *testing.T) {
 	if !strings.Contains(c.Command[2], `exec pltlab reproduce kakhki2017 --scale smoke --seed 1 --shard auto/3 --out "$out" "$mode"`) {
 		t.Errorf("command %q", c.Command)
 	}
-	if got := c.Resources.Limits.Memory().String(); got != "2624Mi" {
-		t.Errorf("memory limit %s, want 2624Mi (2 x 800 MiB + 1024 MiB /dev/shm)", got)
+	// kakhki2017 forces h2 and h3: two browsers per link.
+	fp, _ := s.Study.Plan.Footprint()
+	if want := fmt.Sprintf("%dMi", MemoryMargin*fp.MiB+DevShmMiB); fp.Browsers != 2 || c.Resources.Limits.Memory().String() != want {
+		t.Errorf("memory limit %s with footprint %s, want %s (2 x the footprint + 1024 MiB /dev/shm)", c.Resources.Limits.Memory(), fp, want)
 	}
 	for _, m := range c.VolumeMounts {
 		if m.Name == "matrix" {
@@ -132,5 +138,41 @@ func TestK8sShipsTraces(t *testing.T) {
 	s.Traces = map[string][]byte{"/abs/lte.trace": nil}
 	if _, err := K8s(s, K8sOptions{Image: "i:1", Parallelism: 1}); err == nil || !strings.Contains(err.Error(), "relative") {
 		t.Errorf("absolute trace: %v", err)
+	}
+}
+
+// TestFullGridFits: the full grids' shards request what their browsers need. kakhki2017 and
+// muthuraj2024 full serve 42 and 41 pages per link through one browser per protocol (two), so a
+// shard's footprint is that of two browsers and the server's capped page bytes, not of 84
+// browsers; a --mem below the footprint is refused naming it; and a plan that forces more
+// protocols needs more.
+func TestFullGridFits(t *testing.T) {
+	for _, name := range []string{"kakhki2017", "muthuraj2024"} {
+		s := studySweep(t, name, studies.Full, 8)
+		est, err := s.Estimate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fp := est.Footprint
+		if fp.Browsers != 2 || fp.ServerMiB != server.MemoryBudget>>20 || fp.MiB != experiment.FootprintBaseMiB+2*fp.BrowserMiB+fp.ServerMiB ||
+			fp.BrowserMiB < 1400 { // its heaviest page is 100 x 10 MB: 1470 MiB measured
+			t.Errorf("%s full: footprint %+v, want 2 browsers of its 1 GB page and the server's whole budget", name, fp)
+		}
+		y, err := Slurm(s, SlurmOptions{Dir: "/d", Pltlab: "/p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("#SBATCH --mem=%dM", MemoryMargin*fp.MiB); !strings.Contains(string(y[SlurmShardsScript]), want) {
+			t.Errorf("%s full: the shards script lacks %q", name, want)
+		}
+		s = studySweep(t, name, studies.Full, 8)
+		s.MemoryMiB = fp.MiB - 1
+		if _, err := s.Estimate(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("accepted %d MiB or more", fp.MiB)) {
+			t.Errorf("%s full at %d MiB: %v, want a refusal naming the footprint", name, fp.MiB-1, err)
+		}
+	}
+	three, err := experiment.PlanFootprint(experiment.Config{Pages: []string{"10x10KB"}, Arms: experiment.CrossArms([]string{"h1", "h2", "h3"}, []result.Mode{result.Cold})})
+	if err != nil || three.Browsers != 3 {
+		t.Errorf("the default arms (h1, h2, h3): %+v, %v: want 3 browsers", three, err)
 	}
 }

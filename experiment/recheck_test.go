@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -54,6 +55,8 @@ func TestLinkRecheck(t *testing.T) {
 				return c, nil
 			}
 			defer func() { selfCheck = old }()
+			settleBusy = func(context.Context, time.Duration) float64 { return 0 } // a quiet machine
+			defer func() { settleBusy = nil }()
 			var out bytes.Buffer
 			c := Config{Name: "e", Links: []string{"carlucci2015"}, Logger: slog.New(slog.DiscardHandler)}
 			r := &runner{c: c, w: result.NewWriter(&out), links: []linkspec.Spec{fakeLink{}.Spec()}, env: &result.Env{}, plts: map[Arm][]float64{}}

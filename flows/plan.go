@@ -276,6 +276,10 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 // selfCheck is the link self-check the flows runner uses (a seam for the tests of the retry rule).
 var selfCheck = selfcheck.Run
 
+// settleBusy is how the repeat of a failed check measures the machine's busy share while it
+// waits for a quiet one (nil: selfcheck's own, from /proc/stat); a seam for the tests.
+var settleBusy func(ctx context.Context, window time.Duration) float64
+
 // checkLink self-checks a shaped link by the one retry rule (selfcheck.Retry: up to
 // selfcheck.Attempts checks) and emits every check; the error wraps selfcheck.ErrFailed
 // when every attempt failed.
@@ -284,7 +288,7 @@ func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, em
 		return nil
 	}
 	_, err := selfcheck.Retry(ctx, l, selfcheck.RetryOptions{
-		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Name: p.Link, Logger: p.Logger,
+		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Busy: settleBusy, Name: p.Link, Logger: p.Logger,
 		Record: func(chk result.LinkCheck) error {
 			// A repeat is named in every report from its attempt number (result.RecheckedLinks).
 			r := &result.Record{Kind: result.KindLinkCheck, Experiment: p.Experiment, Run: -1, Time: time.Now().UTC(),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -43,6 +44,8 @@ func TestFlowsLinkRecheck(t *testing.T) {
 				return tc.checks[calls-1], nil
 			}
 			defer func() { selfCheck = old }()
+			settleBusy = func(context.Context, time.Duration) float64 { return 0 } // a quiet machine
+			defer func() { settleBusy = nil }()
 			var lines []*result.Record
 			p := Plan{Link: "carlucci2015", Experiment: "f", Logger: slog.New(slog.DiscardHandler)}
 			err := p.checkLink(context.Background(), checkedLink{}, &result.Env{}, func(r *result.Record) error {

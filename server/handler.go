@@ -57,9 +57,10 @@ type object struct {
 	mem  []byte // its bytes, when held in memory
 }
 
-// Object memory: objects up to memObjectMax bytes are held in memory, as long as all the
-// server's held objects stay under MemoryBudget bytes; the rest are read from their files.
-const memObjectMax = 1 << 20
+// MemObjectMax is the largest page object, in bytes, a server holds in memory: objects up to it
+// are held as long as all the server's held objects stay under MemoryBudget bytes; the rest are
+// read from their files at each request.
+const MemObjectMax = 1 << 20
 
 // MemoryBudget is the most page-object bytes a server holds in memory (objects of at most 1 MiB
 // each; larger ones, and those beyond the budget, are read from their files at each request):
@@ -103,7 +104,7 @@ func loadContent(dir string, held *int64) (*content, error) {
 				o.Path, dir, len(b), sum, o.Size, o.SHA256)
 		}
 		obj := object{file: filepath.Join(dir, filepath.FromSlash(o.Path[1:])), size: int64(len(b))}
-		if obj.size <= memObjectMax && *held+obj.size <= MemoryBudget {
+		if obj.size <= MemObjectMax && *held+obj.size <= MemoryBudget {
 			obj.mem = b
 			*held += obj.size
 		}

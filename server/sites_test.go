@@ -14,12 +14,12 @@ import (
 
 // TestSites: one server serves two page sets under their own hostnames, chosen by the request's
 // Host, with a certificate naming both; another host is 421 (Misdirected Request); an object
-// over memObjectMax is served from its file, whole, with its exact Content-Length.
+// over MemObjectMax is served from its file, whole, with its exact Content-Length.
 func TestSites(t *testing.T) {
 	a, ma := writeTestPage(t, 2, 16)
 	b, mb := writeTestPage(t, 3, 24)
 	big := filepath.Join(b, "img", "big.jpg")
-	payload := make([]byte, memObjectMax+12345)
+	payload := make([]byte, MemObjectMax+12345)
 	copy(payload, []byte{0xff, 0xd8})
 	if err := os.WriteFile(big, payload, 0o644); err != nil {
 		t.Fatal(err)

@@ -65,3 +65,21 @@ func (p Plan) EstimateRuns(runs int) (time.Duration, error) {
 	}
 	return q.Estimate()
 }
+
+// Footprint returns the modelled peak memory of one process running the plan (or any shard of
+// it): the largest footprint of its page-load parts (experiment.PlanFootprint), because parts
+// run one after another; a plan of flow parts alone is pltlab's own (experiment.FootprintBaseMiB).
+// It fails on a page spec that does not parse.
+func (p Plan) Footprint() (experiment.Footprint, error) {
+	out := experiment.Footprint{MiB: experiment.FootprintBaseMiB}
+	for _, part := range p.Parts {
+		f, err := experiment.PlanFootprint(part.Config)
+		if err != nil {
+			return out, fmt.Errorf("part %s: %w", part.Name, err)
+		}
+		if f.MiB > out.MiB {
+			out = f
+		}
+	}
+	return out, nil
+}

@@ -3,6 +3,7 @@ package studies
 import (
 	"context"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/pltlab/pltlab/analysis"
@@ -64,6 +65,20 @@ func flowArtifacts(o RunOptions) artifacts.Config {
 	return a
 }
 
+// binsOf is f's goodput series cut to [from, to] seconds (whole bins; nil when the series or
+// the span is empty).
+func binsOf(f *result.Flow, from, to float64) []float64 {
+	if f == nil || f.BinMs <= 0 || to <= from {
+		return nil
+	}
+	a, b := int(math.Round(from*1000/f.BinMs)), int(math.Round(to*1000/f.BinMs))
+	a, b = max(a, 0), min(b, len(f.Series))
+	if b <= a {
+		return nil
+	}
+	return f.Series[a:b]
+}
+
 // readFlowResults turns a flow part's records into one FlowMixResult per (mix, run), in order.
 func readFlowResults(recs []*result.Record, experiment string) []FlowMixResult {
 	var out []FlowMixResult
@@ -84,7 +99,16 @@ func readFlowResults(recs []*result.Record, experiment string) []FlowMixResult {
 			util = r.GoodputBps / float64(r.Link.DownBps)
 		}
 		out[i].Flows = append(out[i].Flows, FlowResult{Spec: r.Protocol + ":" + r.CC, GoodputBps: r.GoodputBps,
-			Utilization: util, LossRatio: r.LossRatio})
+			Utilization: util, LossRatio: r.LossRatio, Steady: binsOf(r.Flow, r.SteadyFromS, r.SteadyToS),
+			RateBps: float64(r.Link.DownBps), BinMs: r.BinMs})
+		if r.Flows > 1 && r.JainToS > r.JainFromS {
+			out[i].Common = append(out[i].Common, binsOf(r.Flow, r.JainFromS, r.JainToS))
+		}
+	}
+	for i := range out {
+		if len(out[i].Common) != len(out[i].Flows) {
+			out[i].Common = nil // a flow without the common span: no joint series
+		}
 	}
 	for i := range out {
 		var sum float64

@@ -242,21 +242,40 @@ func cellTable(cells []Cell) Table {
 	return t
 }
 
-// tally counts the significant positive (QUIC faster), significant negative (TCP faster) and
-// other cells of comparison i.
-func tally(cells []Cell, i int) (quic, tcp, neutral int) {
-	for _, c := range cells {
-		d := c.Diffs[i]
-		switch {
-		case d.Significant && d.Pct > 0:
+// tallyHolm counts the significant positive (QUIC faster), significant negative (TCP faster)
+// and other cells of comparison i, the cells' significance taken as a family: Holm's procedure over their
+// Welch p-values at Alpha (holm), so that "most cells" is not made of cells each significant by
+// chance. It returns the cells' significance too, in cells' order.
+func tallyHolm(cells []Cell, i int) (quic, tcp, neutral int, sig []bool) {
+	ps := make([]float64, len(cells))
+	for k, c := range cells {
+		ps[k] = c.Diffs[i].P
+	}
+	sig = holm(ps, Alpha)
+	for k, c := range cells {
+		switch d := c.Diffs[i]; {
+		case sig[k] && d.Pct > 0:
 			quic++
-		case d.Significant && d.Pct < 0:
+		case sig[k] && d.Pct < 0:
 			tcp++
 		default:
 			neutral++
 		}
 	}
-	return quic, tcp, neutral
+	return quic, tcp, neutral, sig
+}
+
+// majority judges "most cells go the claimed way" from a Holm tally: Reproduced when the cells
+// significantly the claimed way are more than half of all, Contradicted when those
+// significantly the other way are (then the claim cannot hold), else Inconclusive.
+func majority(claimed, other, total int) Verdict {
+	switch {
+	case 2*claimed > total:
+		return Reproduced
+	case 2*other > total:
+		return Contradicted
+	}
+	return Inconclusive
 }
 
 // meanPct is the mean of comparison i's percent differences over cells (NaN when none).

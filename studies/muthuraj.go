@@ -143,10 +143,10 @@ func muthurajDiff(e *Support, cc string, r MuthurajRef) Diff {
 func muthurajFindings() []Finding {
 	return []Finding{
 		{ID: "reference-direction", Claim: "Mean PLTs at 36 ms without loss: QUICv1 faster than TCP BBR except for 10 MB at 100 Mbit/s (demo output)",
-			Source: "authors' demo output", Criterion: "for every reference pair measured: where the published difference is 5 % or more, ours has its sign and Welch p < 0.01; where it is under 5 % (10 MB at 10 and 50 Mbit/s), ours is under 5 % or not significant",
+			Source: "authors' demo output", Criterion: "for every reference pair measured: where the published difference is 5 % or more, ours has its sign and Welch p < 0.01; where it is under 5 % (10 MB at 10 and 50 Mbit/s), the interval of ours lies within +-5 % (Holm / Bonferroni over the pairs)",
 			Judge: judgeReferenceDirection},
 		{ID: "small-objects", Claim: "QUIC is faster than TCP for small objects (5 KB, 100 KB: 19-24 % in the demo output)",
-			Source: "authors' demo output", Criterion: "1 x 5 KB and 1 x 100 KB at 10 Mbit/s, 36 ms: QUIC mean below TCP's, p < 0.01, with both CUBIC and BBR",
+			Source: "authors' demo output", Criterion: "1 x 5 KB and 1 x 100 KB at 10 Mbit/s, 36 ms: QUIC mean below TCP's, p < 0.01 (Holm over the cells), with both CUBIC and BBR",
 			Judge: judgeSmallObjects},
 		{ID: "bbr-in-quic", Claim: "QUICv1 with BBR improves 60-80 % over gQUIC under reordering",
 			Source: "thesis headline", Criterion: "needs BBR in QUIC and gQUIC",
@@ -154,42 +154,64 @@ func muthurajFindings() []Finding {
 				return Judgement{Verdict: NotTestable, Evidence: "quic-go runs NewReno only (no BBR, no pluggable congestion control: quic-go issues 341, 776) and gQUIC is gone from Chromium"}
 			}},
 		{ID: "reordering", Claim: "Under delay variation (112J50) that reorders packets, QUIC is slower than TCP",
-			Source: "thesis (112J50 experiments), after Kakhki et al. 2017 section 5.3", Criterion: "on 112J50 links, TCP significantly faster than QUIC for most cells (both controllers)",
+			Source: "thesis (112J50 experiments), after Kakhki et al. 2017 section 5.3", Criterion: "on 112J50 links, TCP significantly faster than QUIC (Holm over the cells) for more than half of the cells (both controllers)",
 			Judge: judgeMuthurajReordering},
 	}
 }
 
+// judgeReferenceDirection holds every reference cell to the authors' direction, the cells'
+// family at Alpha: a cell whose published difference is at least equalPct is reproduced when
+// its Welch p-value is significant by Holm in that direction and contradicted when the other
+// way; a cell the authors found equal (under equalPct) is reproduced when the (1 - Alpha/m)
+// interval of its % difference (delta method, pctVar; Bonferroni over the m cells) lies within
+// +-equalPct, and contradicted when it lies outside. The finding is reproduced when every cell
+// is, contradicted when any is.
 func judgeReferenceDirection(e *Support) Judgement {
 	if e.Part("bbr") == nil {
 		return notRun("no TCP BBR loads")
 	}
-	ok, contra, n := true, false, 0
 	var parts []string
 	var cells []Cell
+	var wants []float64
 	for _, r := range MuthurajReference {
 		d := muthurajDiff(e, "bbr", r)
 		if d.NTCP < MinLoads || d.NQUIC < MinLoads {
 			continue
 		}
-		n++
-		want := PctDiff(r.TCPBBRMs, r.QUICMs)
-		agree := d.Significant && (d.Pct > 0) == (want > 0)
-		if math.Abs(want) < equalPct {
-			agree = !d.Significant || math.Abs(d.Pct) < equalPct
-		}
-		ok = ok && agree
-		contra = contra || d.Significant && (d.Pct > 0) != (want > 0) && math.Abs(want) >= equalPct
+		wants = append(wants, PctDiff(r.TCPBBRMs, r.QUICMs))
 		cells = append(cells, muthurajCell(e, "bbr", r, d))
-		parts = append(parts, fmt.Sprintf("%d Mbit/s %s: paper %s, ours %s", r.RateMbit, pages.HumanBytes(r.Size), fmtPct(want), d))
+		parts = append(parts, fmt.Sprintf("%d Mbit/s %s: paper %s, ours %s", r.RateMbit, pages.HumanBytes(r.Size), fmtPct(wants[len(wants)-1]), d))
 	}
-	if n == 0 {
+	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no reference cell measured with %d or more loads per arm at this scale", MinLoads))
 	}
-	return withGridPower(verdict(ok, contra, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours"), e, cells, 0)
+	_, _, _, sig := tallyHolm(cells, 0)
+	vs := make([]Verdict, len(cells))
+	for k, c := range cells {
+		d, want := c.Diffs[0], wants[k]
+		if math.Abs(want) < equalPct {
+			h := zQuantile(1-Alpha/float64(2*len(cells))) * math.Sqrt(pctVar(d))
+			vs[k] = byInterval(d.Pct-h, d.Pct+h, Region{-equalPct, equalPct})
+			parts[k] += fmt.Sprintf(" (equal within %d %%? interval %s)", equalPct, fmtInterval("%+.1f", d.Pct, d.Pct-h, d.Pct+h))
+			continue
+		}
+		switch {
+		case sig[k] && (d.Pct > 0) == (want > 0):
+			vs[k] = Reproduced
+		case sig[k]:
+			vs[k] = Contradicted
+		default:
+			vs[k] = Inconclusive
+		}
+	}
+	j := Judgement{Verdict: allOf(vs...), Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
+		See: []string{"Reference values (36 ms, no loss): the authors' demo output beside ours"}}
+	return withGridPower(j, e, cells, 0)
 }
 
+// judgeSmallObjects: on the 5 KB and 100 KB pages at 10 Mbit/s, QUIC significantly faster than
+// TCP (Welch, Holm over the cells) on every cell; contradicted when TCP is on one.
 func judgeSmallObjects(e *Support) Judgement {
-	ok, contra, n := true, false, 0
 	var parts []string
 	var cells []Cell
 	for _, cc := range []string{"cubic", "bbr"} {
@@ -201,17 +223,24 @@ func judgeSmallObjects(e *Support) Judgement {
 			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
 				continue
 			}
-			n++
-			ok = ok && d.Significant && d.Pct > 0
-			contra = contra || d.Significant && d.Pct < 0
 			cells = append(cells, muthurajCell(e, cc, MuthurajRef{RateMbit: 10, Size: size}, d))
 			parts = append(parts, fmt.Sprintf("%s %s: %s", cc, pages.HumanBytes(size), d))
 		}
 	}
-	if n == 0 {
+	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no 5 KB or 100 KB page at 10 Mbit/s with %d or more loads per arm at this scale", MinLoads))
 	}
-	return withGridPower(verdict(ok, contra, strings.Join(parts, "; "), "Reference values (36 ms, no loss): the authors' demo output beside ours"), e, cells, 0)
+	q, t, _, _ := tallyHolm(cells, 0)
+	v := Inconclusive
+	switch {
+	case t > 0:
+		v = Contradicted
+	case q == len(cells):
+		v = Reproduced
+	}
+	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
+		See: []string{"Reference values (36 ms, no loss): the authors' demo output beside ours"}}
+	return withGridPower(j, e, cells, 0)
 }
 
 func judgeMuthurajReordering(e *Support) Judgement {
@@ -231,12 +260,14 @@ func judgeMuthurajReordering(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("the %d 112J50 cells measured have fewer than %d loads per arm", len(measured), MinLoads))
 	}
-	_, t, n := tally(cells, 0)
+	q, t, _, _ := tallyHolm(cells, 0)
 	var parts []string
 	for _, c := range cells {
 		parts = append(parts, fmt.Sprintf("%s %s on %s: %s", c.Part, c.Page, c.Link, c.Diffs[0]))
 	}
-	return withGridPower(verdict(2*t > len(cells), 2*(t+n) <= len(cells), strings.Join(parts, "; "), "TCP CUBIC vs QUIC", "TCP BBR vs QUIC"), e, cells, 0)
+	j := Judgement{Verdict: majority(t, q, len(cells)), Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
+		See: []string{"TCP CUBIC vs QUIC", "TCP BBR vs QUIC"}}
+	return withGridPower(j, e, cells, 0)
 }
 
 // muthurajCell is the grid cell of a reference pair with its comparison d.

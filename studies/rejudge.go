@@ -2,7 +2,9 @@ package studies
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
@@ -42,7 +44,7 @@ func Complete(plan Plan, recs []*result.Record) bool {
 	if !FlowRunnerAvailable() {
 		return true
 	}
-	for _, f := range plan.Flows {
+	for _, f := range derived.Flows {
 		name := PartExperiment(plan.Study, f.Name)
 		runs := map[string]bool{}
 		for _, r := range recs {
@@ -58,9 +60,11 @@ func Complete(plan Plan, recs []*result.Record) bool {
 }
 
 // FromRecords returns plan with each part's pages, links, arms, measured loads per cell and
-// warm-ups taken from the part's records, in the order they first appear, so that a run made
-// with other settings (another scale, --runs, an older pltlab's plan) is judged by what it
-// measured. A part without records keeps its plan.
+// warm-ups taken from the part's records, in the order they first appear, and each flow part's
+// runs per mix and flow duration from its flow lines, so that a run made with other settings
+// (another scale, --runs, an older pltlab's plan: carlucci2015 quick ran 1 flow run of 20 s a
+// mix before 2026-12-02, 3 of 10 s since) is judged by what it measured. A part without records
+// keeps its plan.
 func FromRecords(plan Plan, recs []*result.Record) Plan {
 	out := plan
 	out.Parts = slices.Clone(plan.Parts)
@@ -97,6 +101,33 @@ func FromRecords(plan Plan, recs []*result.Record) Plan {
 		c.Pages, c.Links, c.Arms = pgs, links, arms
 		c.Runs, c.Warmup = maxCount(measured), maxCount(warm)
 		out.Parts[i].Config = c
+	}
+	out.Flows = slices.Clone(plan.Flows)
+	for i, f := range out.Flows {
+		name := PartExperiment(plan.Study, f.Name)
+		runs := map[string]map[int]bool{}
+		longest := 0.0
+		for _, r := range recs {
+			if r.Experiment != name || !r.IsFlow() {
+				continue
+			}
+			if runs[r.Mix] == nil {
+				runs[r.Mix] = map[int]bool{}
+			}
+			runs[r.Mix][r.Run] = true
+			longest = max(longest, r.DurationS)
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		n := 0
+		for _, rs := range runs {
+			n = max(n, len(rs))
+		}
+		out.Flows[i].Runs = n
+		if longest > 0 {
+			out.Flows[i].Duration = time.Duration(math.Round(longest)) * time.Second
+		}
 	}
 	return out
 }

@@ -69,6 +69,7 @@ type shift struct {
 	text    string
 	cell    string
 	need    *Need
+	p       float64 // the Mann-Whitney p-value (NaN when not tested)
 }
 
 // judgeShift tests the claim "a faster than b" on one cell of part pr (a and b its groups):
@@ -82,7 +83,7 @@ type shift struct {
 // A cell with fewer than MinLoads loads in an arm is not run.
 func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, published float64) shift {
 	na, nb := armLabel(a), armLabel(b)
-	s := shift{cell: cellName(pr.Part.Name, link, na, nb)}
+	s := shift{cell: cellName(pr.Part.Name, link, na, nb), p: math.NaN()}
 	if j, few := tooFew(a, b); few {
 		s.verdict, s.text = NotRun, s.cell+": "+j.Evidence
 		return s
@@ -90,6 +91,7 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 	r := a.Median / b.Median
 	lo, hi := analysis.RatioCI(a.Sample, b.Sample, analysis.DefaultBootstrap, 1)
 	p := analysis.MannWhitney(a.Sample, b.Sample).P
+	s.p = p
 	base := fmt.Sprintf("%s %s vs %s %s, %s/%s %s [%s, %s], p=%s", na, fmtSec(a.Median), nb, fmtSec(b.Median), na, nb,
 		fmtRatio(r), fmtRatio(lo), fmtRatio(hi), fmtP(p))
 	switch {
@@ -136,14 +138,29 @@ func armLabel(g *analysis.Group) string {
 }
 
 // combine folds the cells of a claim that must hold on every cell into one judgement:
-// reproduced when every cell is, contradicted when any cell is (naming it), not run when any
-// cell lacks loads, else inconclusive with the needs of the undecided cells.
+// reproduced when every cell is (each at Alpha: the claim is the intersection of the cells'
+// claims, so no correction is due; Berger 1982), contradicted when a cell is significant the
+// other way after Holm's correction over the cells (the contradiction is a union of tests, whose
+// family is held at Alpha: holm), not run when any cell lacks loads, else inconclusive with the
+// needs of the undecided cells.
 func combine(cells []shift, see ...string) Judgement {
+	if len(cells) == 0 {
+		return notRun("no cell measured")
+	}
+	ps := make([]float64, len(cells))
+	for i, c := range cells {
+		ps[i] = c.p
+	}
+	sig := holm(ps, Alpha)
 	j := Judgement{Verdict: Reproduced, See: see}
 	var texts []string
 	worst := 0
 	rank := map[Verdict]int{Reproduced: 0, Inconclusive: 1, NotRun: 2, Contradicted: 3}
-	for _, c := range cells {
+	for i, c := range cells {
+		if c.verdict == Contradicted && !sig[i] {
+			c.verdict = Inconclusive
+			c.text += fmt.Sprintf(" (not significant after Holm's correction over %d cells)", len(cells))
+		}
 		texts = append(texts, c.text)
 		j.Cells = append(j.Cells, c.cell)
 		if c.need != nil {
@@ -152,9 +169,6 @@ func combine(cells []shift, see ...string) Judgement {
 		if rank[c.verdict] > worst {
 			worst, j.Verdict = rank[c.verdict], c.verdict
 		}
-	}
-	if len(cells) == 0 {
-		return notRun("no cell measured")
 	}
 	j.Evidence = strings.Join(texts, "; ")
 	if j.Verdict != Inconclusive {
@@ -225,8 +239,9 @@ func needRange(ns []Need) string {
 }
 
 // VerdictsText defines the verdicts in every report (docs/design.md, "Verdicts").
-const VerdictsText = "Verdicts: reproduced (the test is significant at p < 0.01 in the claimed direction, or the published value lies inside our 95 % CI); " +
-	"contradicted (the data exclude the published claim or effect: a significant test the other way, or a 95 % CI that excludes the published value, named in the evidence); " +
+const VerdictsText = "Verdicts, one rule for every finding: reproduced (the claim's test is significant at p < 0.01 in the claimed direction, or the estimate's interval lies inside the claimed region, a published ratio's within +-10 %); " +
+	"contradicted (the data reject it the other way: a significant test the other way, or an interval outside the region, named in the evidence); a value on its bound, or without an interval, is inconclusive; " +
+	"a finding made of several cells holds its family at 0.01 (Holm's procedure over the cells, Bonferroni over sub-claims); " +
 	"inconclusive (neither: the evidence gives the smallest effect this sample detects with 80 % power, by Noether's (1987) sample size of the Mann-Whitney test " +
 	"from the recorded spread, or the normal approximation for a difference of means, and the loads per arm that would decide it with the cost model's time; " +
 	"`pltlab reproduce STUDY --decide` runs them); not testable here (the stack cannot show it); not run (testable, but this scale or build did not measure it)."

@@ -41,7 +41,7 @@ func (f *sweepFlags) register(cmd *cobra.Command, outHelp string) {
 	fl.Int64Var(&f.seed, "seed", experiment.DefaultSeed, "with --study: seed of the order and of random loss")
 	fl.IntVar(&f.shards, "shards", 0, "number of shards (see 'pltlab reproduce --list --nodes N' or 'pltlab run --matrix FILE --shard 0/N --dry-run'); required")
 	fl.IntVar(&f.cpu, "cpus", cluster.DefaultCPUs, "whole cores per shard (the rule: 2 per shard, so a node runs cores/2 shards at once)")
-	fl.IntVar(&f.memMiB, "mem", cluster.DefaultMemoryMiB, "memory per shard in MiB (default: twice one shard's measured footprint)")
+	fl.IntVar(&f.memMiB, "mem", 0, "memory per shard in MiB (default: twice the plan's modelled footprint: pltlab, the server's page objects and one Chromium per protocol)")
 	fl.DurationVar(&f.time, "time", 0, "wall-time limit per shard (default: twice the longest shard's estimate + 10m; never below the estimate)")
 	fl.BoolVar(&f.exclusive, "exclusive", false, "give every shard a whole node (Slurm --exclusive)")
 	fl.StringVar(&f.out, "out", "", outHelp)

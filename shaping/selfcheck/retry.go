@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 )
@@ -29,6 +30,47 @@ type RetryOptions struct {
 	// Now is the clock that times each check for result.LinkCheck.DurationMs (time.Now when
 	// nil; a seam for the tests).
 	Now func() time.Time
+	// Busy measures the machine's busy share over one window of SettleWindow, in percent
+	// (hostload over a sleep when nil; a seam for the tests).
+	Busy func(ctx context.Context, window time.Duration) float64
+}
+
+// Settling before the repeat: a check that failed because the machine was busy (a process that
+// had just ended, its browsers still exiting; a job's prolog) fails its repeat too when the
+// repeat starts at once, so the repeat first waits for one window of SettleWindow in which the
+// machine was at most SettleBusyPct busy, for SettleMax at most, and records the wait
+// (result.LinkCheck.SettledMs). The check itself is unchanged: a link outside tolerance fails
+// its repeat on a quiet machine as on a busy one.
+const (
+	SettleWindow  = 500 * time.Millisecond
+	SettleBusyPct = 30.0
+	SettleMax     = 15 * time.Second
+)
+
+// settle waits for a quiet machine (see SettleWindow), returning how long it waited and the busy
+// share of its last window; it ends early when ctx is done.
+func settle(ctx context.Context, busy func(context.Context, time.Duration) float64) (time.Duration, float64) {
+	var waited time.Duration
+	last := 0.0
+	for waited < SettleMax && ctx.Err() == nil {
+		last = busy(ctx, SettleWindow)
+		waited += SettleWindow
+		if last <= SettleBusyPct {
+			break
+		}
+	}
+	return waited, last
+}
+
+// busyOver is the machine's busy share over window (hostload), in percent.
+func busyOver(ctx context.Context, window time.Duration) float64 {
+	s := hostload.Start()
+	select {
+	case <-ctx.Done():
+	case <-time.After(window):
+	}
+	b, _ := s.End()
+	return b
 }
 
 // Retry is the one retry rule of the link self-check, used wherever a link is checked
@@ -54,9 +96,18 @@ func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) 
 	if now == nil {
 		now = time.Now
 	}
+	busy := o.Busy
+	if busy == nil {
+		busy = busyOver
+	}
 	var note string
 	var first error
 	for attempt := 1; ; attempt++ {
+		var settled time.Duration
+		var settledBusy float64
+		if attempt > 1 {
+			settled, settledBusy = settle(ctx, busy)
+		}
 		if o.Before != nil {
 			o.Before(attempt)
 		}
@@ -66,6 +117,9 @@ func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) 
 			return note, fmt.Errorf("link self-check: %w", err)
 		}
 		chk.Attempt = attempt
+		if attempt > 1 {
+			chk.SettledMs, chk.SettledBusyPct = float64(settled)/float64(time.Millisecond), settledBusy
+		}
 		chk.DurationMs = float64(now().Sub(start)) / float64(time.Millisecond)
 		if o.Record != nil {
 			if err := o.Record(chk); err != nil {
@@ -78,7 +132,8 @@ func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) 
 			if err != nil {
 				outcome = "failed both checks"
 			}
-			note = fmt.Sprintf("%s (the first failed: %v)", outcome, first)
+			note = fmt.Sprintf("%s, made after %.1f s of waiting for a quiet machine (then %.0f %% busy) (the first failed: %v)",
+				outcome, settled.Seconds(), settledBusy, first)
 		}
 		switch {
 		case err == nil:

@@ -79,11 +79,63 @@ func TestRetryRecordsDuration(t *testing.T) {
 			return result.LinkCheck{Pass: true, Lines: []result.CheckLine{{Name: "idle RTT median", Pass: true}}}, nil
 		},
 		Record: func(c result.LinkCheck) error { got = append(got, c.DurationMs); return nil },
+		Busy:   func(context.Context, time.Duration) float64 { return 0 },
 	})
 	if err != nil {
 		t.Fatalf("retry: %v", err)
 	}
 	if len(got) != 2 || got[0] != 4000 || got[1] != 2500 {
 		t.Fatalf("recorded durations %v ms, want [4000 2500]", got)
+	}
+}
+
+// TestRetrySettles: the repeat of a failed check waits for one quiet window (busy at most
+// SettleBusyPct) and records the wait; on a machine that stays busy it waits SettleMax and
+// checks anyway; the first check never waits; the bounds of the repeat are the same (the same
+// check function runs).
+func TestRetrySettles(t *testing.T) {
+	bad := result.LinkCheck{Lines: []result.CheckLine{{Name: "emulator release lateness (max)", Pass: false}}}
+	good := result.LinkCheck{Pass: true, Lines: []result.CheckLine{{Name: "emulator release lateness (max)", Pass: true}}}
+	for _, tc := range []struct {
+		name     string
+		busy     []float64 // successive windows
+		wantMs   float64
+		wantBusy float64
+	}{
+		{"quiet at once", []float64{10}, 500, 10},
+		{"quiet after 3 busy windows", []float64{95, 80, 31, 30}, 2000, 30},
+		{"never quiet", []float64{99}, float64(SettleMax / time.Millisecond), 99},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			windows, attempt := 0, 0
+			var recs []result.LinkCheck
+			note, err := Retry(context.Background(), nil, RetryOptions{
+				Run: func(context.Context, shaping.Link, Options) (result.LinkCheck, error) {
+					attempt++
+					if attempt == 1 {
+						if windows != 0 {
+							t.Error("the first check waited")
+						}
+						return bad, nil
+					}
+					return good, nil
+				},
+				Busy: func(_ context.Context, w time.Duration) float64 {
+					if w != SettleWindow {
+						t.Errorf("window %v", w)
+					}
+					b := tc.busy[min(windows, len(tc.busy)-1)]
+					windows++
+					return b
+				},
+				Record: func(c result.LinkCheck) error { recs = append(recs, c); return nil },
+			})
+			if err != nil || len(recs) != 2 || recs[0].SettledMs != 0 || recs[1].SettledMs != tc.wantMs || recs[1].SettledBusyPct != tc.wantBusy {
+				t.Fatalf("err %v, records %+v: want the repeat settled %v ms at %v %%", err, recs, tc.wantMs, tc.wantBusy)
+			}
+			if !strings.Contains(note, "passed on its second check, made after") {
+				t.Errorf("note %q", note)
+			}
+		})
 	}
 }
