@@ -55,7 +55,8 @@ type Study struct {
 	// and to the merge: they decide the plan.
 	Runs int
 	Seed int64
-	// Plan is the study's plan at Scale.
+	// Plan is the study's plan at Scale; the sweep applies Runs and Seed to it (Plan.Apply), so
+	// its loads, estimates and shards are those of the jobs' runs.
 	Plan studies.Plan
 }
 
@@ -156,14 +157,15 @@ func (s *Sweep) plan() (Estimates, error) {
 		if err := s.Study.Plan.Shardable(); err != nil {
 			return e, err // its jobs would each run 'pltlab reproduce --shard', which it refuses
 		}
-		shards, err := s.Study.Plan.Shards(s.Shards, s.Study.options())
+		plan := s.Study.Plan.Apply(s.Study.options())
+		shards, err := plan.Shards(s.Shards, s.Study.options())
 		if err != nil {
 			return e, err
 		}
-		if e.Total, err = s.Study.Plan.Estimate(); err != nil {
+		if e.Total, err = plan.Estimate(); err != nil {
 			return e, err
 		}
-		e.Loads = s.Study.Plan.Loads()
+		e.Loads = plan.Loads()
 		for _, sh := range shards {
 			e.Shards = append(e.Shards, sh.Estimate)
 		}
@@ -202,7 +204,7 @@ func (s Sweep) Estimate() (Estimates, error) { return s.plan() }
 // parts' (studies.Plan.Footprint) or the matrix's (experiment.PlanFootprint).
 func (s *Sweep) footprint() (experiment.Footprint, error) {
 	if s.Study != nil {
-		return s.Study.Plan.Footprint()
+		return s.Study.Plan.Apply(s.Study.options()).Footprint()
 	}
 	return experiment.PlanFootprint(s.Config)
 }

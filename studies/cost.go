@@ -22,7 +22,10 @@ func (p Plan) FlowRuns() int {
 	for _, f := range p.Flows {
 		n += len(f.Mixes) * f.Runs
 	}
-	return n + p.CustomRuns
+	if p.Custom != nil {
+		n += p.Custom.Runs()
+	}
+	return n
 }
 
 // Estimate predicts the plan's wall time in one process on one 2-core machine with the one
@@ -46,24 +49,18 @@ func (p Plan) Estimate() (time.Duration, error) {
 		}
 		d += e
 	}
-	d += p.CustomEstimate
+	if p.Custom != nil {
+		d += p.Custom.Estimate()
+	}
 	return d, nil
 }
 
 // EstimateRuns predicts the wall time of the plan with every page-load part's measured loads
-// per cell replaced by runs (as `reproduce --runs` does; warm-ups and flows unchanged): what a
-// verdict of "too few loads to tell" would cost to decide with runs loads per arm. The model and
-// its errors are Estimate's.
+// per cell replaced by runs (Apply with Runs: as `reproduce --runs` does; warm-ups and flows
+// unchanged): what a verdict of "too few loads to tell" would cost to decide with runs loads per
+// arm. The model and its errors are Estimate's.
 func (p Plan) EstimateRuns(runs int) (time.Duration, error) {
-	q := p
-	q.Parts = make([]Part, len(p.Parts))
-	copy(q.Parts, p.Parts)
-	for i := range q.Parts {
-		if runs > 0 {
-			q.Parts[i].Config.Runs = runs
-		}
-	}
-	return q.Estimate()
+	return p.Apply(RunOptions{Runs: runs}).Estimate()
 }
 
 // Footprint returns the modelled peak memory of one process running the plan (or any shard of

@@ -112,8 +112,7 @@ func highwayPlan(sc Scale) Plan {
 	for _, p := range hs.paths {
 		n += len(armsOn(p)) * hs.runs
 	}
-	p := Plan{Study: Highway2023, Scale: sc, CustomRuns: n,
-		CustomEstimate: time.Duration(n) * (hs.duration + highwayArmOverhead),
+	p := Plan{Study: Highway2023, Scale: sc,
 		ScaledDown: []string{
 			fmt.Sprintf("%d repetition(s) of %s per arm and path (the paper: 10 s transfers, repeated)", hs.runs, hs.duration),
 			"one QUIC stack (quic-go) instead of the paper's implementations",
@@ -123,18 +122,18 @@ func highwayPlan(sc Scale) Plan {
 	if sc != Full {
 		p.ScaledDown = append(p.ScaledDown, "no emulated 10 Gbit/s path (full scale only)")
 	}
-	p.Custom = func(ctx context.Context, o RunOptions, w *result.Writer) error {
-		return runHighway(ctx, hs, o, w)
-	}
+	p.Custom = &CustomPart{Reps: hs.runs, Arms: n / hs.runs, RunCost: hs.duration + highwayArmOverhead,
+		Run: func(ctx context.Context, reps int, o RunOptions, w *result.Writer) error {
+			h := hs
+			h.runs = reps
+			return runHighway(ctx, h, o, w)
+		}}
 	return p
 }
 
-// runHighway runs every arm on every path, hs.runs times (o.Runs when > 0, as --runs), arms
-// interleaved per repetition.
+// runHighway runs every arm on every path, hs.runs times (the plan's repetitions as applied:
+// --runs replaces them), arms interleaved per repetition.
 func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Writer) error {
-	if o.Runs > 0 {
-		hs.runs = o.Runs
-	}
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
@@ -37,19 +38,14 @@ type RunOptions struct {
 	Logger *slog.Logger
 }
 
-// Configs returns the plan's experiments with the options applied, each named
-// PartExperiment(study, part).
+// Configs returns the experiments of p.Apply(o), each named PartExperiment(study, part), with
+// o's machine settings (Chrome, Version, TempDir, SkipLinkCheck, Logger, Configure).
 func (p Plan) Configs(o RunOptions) []experiment.Config {
+	p = p.Apply(o)
 	out := make([]experiment.Config, len(p.Parts))
 	for i, part := range p.Parts {
 		c := part.Config
 		c.Name = PartExperiment(p.Study, part.Name)
-		if o.Runs > 0 {
-			c.Runs = o.Runs
-		}
-		if o.Seed != 0 {
-			c.Seed = o.Seed
-		}
 		c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
 		c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
 		if o.Configure != nil {
@@ -81,6 +77,7 @@ type Prepared struct {
 // shard count the plan cannot be split into, a plan that is not shardable, or the part whose
 // records do not match the plan.
 func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
+	p = p.Apply(o)
 	parts, err := p.partPlans(o)
 	if err != nil {
 		return nil, err
@@ -124,6 +121,93 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 		}
 	}
 	return pr, nil
+}
+
+// Loads returns the number of page loads the run schedules: every part's loads in the shard,
+// warm-ups included, made before a resume or not.
+func (pr *Prepared) Loads() int {
+	n := 0
+	for _, pp := range pr.Parts {
+		n += len(pp.Mine)
+	}
+	return n
+}
+
+// FlowRuns returns the number of bulk-flow runs the run schedules: the shard's flow parts' (every
+// flow part when not sharded) and the Custom schedule's when the shard runs it.
+func (pr *Prepared) FlowRuns() int {
+	n := 0
+	for i, f := range pr.Plan.Flows {
+		if pr.Shard == nil || slices.Contains(pr.Shard.Flows, i) {
+			n += len(f.Mixes) * f.Runs
+		}
+	}
+	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || pr.Shard.Custom) {
+		n += c.Runs()
+	}
+	return n
+}
+
+// Announce returns the line a run opens with: the study, scale, options, what it schedules
+// (page loads in how many parts, flow runs), what a resume leaves, and the cost model's
+// estimate, from the one prepared plan (so --runs, --seed and --shard change it as they change
+// the run).
+func (pr *Prepared) Announce() (string, error) {
+	p := pr.Plan
+	est, err := pr.Estimate()
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s scale %s", p.Study, p.Scale)
+	if p.Options.Runs > 0 {
+		fmt.Fprintf(&b, " --runs %d", p.Options.Runs)
+	}
+	seed := p.Options.Seed
+	if seed == 0 {
+		seed = experiment.DefaultSeed
+	}
+	fmt.Fprintf(&b, " seed %d", seed)
+	if pr.Shard != nil {
+		fmt.Fprintf(&b, " shard %s", pr.Shard.Shard)
+	}
+	fmt.Fprintf(&b, ": %d page loads (%d measured) in %d part(s), %d flow runs", pr.Loads(), pr.Measured(), pr.partsRun(), pr.FlowRuns())
+	if left := pr.Left(); left < pr.Loads() {
+		fmt.Fprintf(&b, ", %d page loads left after the resume", left)
+	}
+	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", FormatEstimate(est))
+	if pr.Shard != nil {
+		whole, err := p.Estimate()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, " (the whole study: %s)", FormatEstimate(whole))
+	}
+	return b.String(), nil
+}
+
+// Measured returns the number of measured (not warm-up) page loads the run schedules.
+func (pr *Prepared) Measured() int {
+	n := 0
+	for _, pp := range pr.Parts {
+		for _, i := range pp.Mine {
+			if !pp.Jobs[i].Warmup {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// partsRun is the number of page-load parts the run makes loads of.
+func (pr *Prepared) partsRun() int {
+	n := 0
+	for _, pp := range pr.Parts {
+		if len(pp.Mine) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // Left returns the number of page loads the run still has to make: every part's loads in the
@@ -252,7 +336,7 @@ func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experimen
 		}
 	}
 	if ctx.Err() == nil && p.Custom != nil && (sh == nil || sh.Custom) {
-		if err := p.Custom(ctx, o, w); err != nil {
+		if err := p.Custom.Run(ctx, p.Custom.Reps, o, w); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.Study, err))
 		}
 	}
@@ -288,3 +372,38 @@ var flowRunner FlowRunner
 
 // FlowRunnerAvailable reports whether this build can run bulk flows.
 func FlowRunnerAvailable() bool { return flowRunner != nil }
+
+// PartLines describes the run part by part, one line each, in run order: every page-load part
+// the run makes loads of (loads, measured loads, links, arms, loads per cell, the cost model's
+// time), every flow part it runs (mixes, runs, duration, link) and the Custom schedule.
+func (pr *Prepared) PartLines() []string {
+	var out []string
+	for i, pp := range pr.Parts {
+		if len(pp.Mine) == 0 {
+			continue
+		}
+		c := pp.Config
+		links := map[int]bool{}
+		measured := 0
+		for _, j := range pp.Mine {
+			links[pp.Jobs[j].Link] = true
+			if !pp.Jobs[j].Warmup {
+				measured++
+			}
+		}
+		est, _ := pp.Estimate(pp.Left())
+		out = append(out, fmt.Sprintf("part %s: %d page loads (%d measured, %d left), %d page(s) x %d link(s) x %d arm(s), %d measured loads per cell, estimated %s",
+			pr.Plan.Parts[i].Name, len(pp.Mine), measured, len(pp.Left()), len(c.Pages), len(links), len(c.Arms), pp.Config.Runs, FormatEstimate(est)))
+	}
+	for i, f := range pr.Plan.Flows {
+		if pr.Shard != nil && !slices.Contains(pr.Shard.Flows, i) {
+			continue
+		}
+		est, _ := experiment.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
+		out = append(out, fmt.Sprintf("flows %s: %d mix(es) x %d run(s) of %s on %s, estimated %s", f.Name, len(f.Mixes), f.Runs, f.Duration, f.Link, FormatEstimate(est)))
+	}
+	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || pr.Shard.Custom) {
+		out = append(out, fmt.Sprintf("custom: %d repetition(s) x %d run(s), estimated %s", c.Reps, c.Arms, FormatEstimate(c.Estimate())))
+	}
+	return out
+}

@@ -87,7 +87,7 @@ func (p Plan) units(parts []*experiment.Plan) ([]unit, [][]experiment.LinkEntry,
 		us = append(us, unit{part: -1, flow: f, cost: d, boundary: true})
 	}
 	if p.Custom != nil {
-		us = append(us, unit{part: -1, flow: -1, cost: p.CustomEstimate, boundary: true})
+		us = append(us, unit{part: -1, flow: -1, cost: p.Custom.Estimate(), boundary: true})
 	}
 	return us, entries, nil
 }
@@ -118,6 +118,7 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
 // count; a plan with a Custom schedule (ErrNotShardable) asked for more than one shard; or a
 // spec that does not parse.
 func (p Plan) Shards(n int, o RunOptions) ([]Shard, error) {
+	p = p.Apply(o)
 	parts, err := p.partPlans(o)
 	if err != nil {
 		return nil, err
@@ -137,7 +138,7 @@ func (p Plan) Shardable() error {
 		return nil
 	}
 	return fmt.Errorf("%s is %w: its %d bulk runs are one schedule that switches the host's stack settings (GSO, offloads, UDP buffers) arm by arm on each path, run whole in one process: run it without --shard",
-		p.Study, ErrNotShardable, p.CustomRuns)
+		p.Study, ErrNotShardable, p.Custom.Runs())
 }
 
 // shardsOf is Shards over part plans computed once.
@@ -201,6 +202,7 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 // MaxShards returns the largest useful shard count of the plan with o's Runs and Seed: its
 // measured blocks plus its flow parts (0 with an error when a spec does not parse).
 func (p Plan) MaxShards(o RunOptions) (int, error) {
+	p = p.Apply(o)
 	parts, err := p.partPlans(o)
 	if err != nil {
 		return 0, err
@@ -215,6 +217,7 @@ func (p Plan) MaxShards(o RunOptions) (int, error) {
 // EstimateOn returns the plan's time on nodes machines, one shard each, from the cost model:
 // the longest shard of min(nodes, MaxShards) shards.
 func (p Plan) EstimateOn(nodes int, o RunOptions) (time.Duration, error) {
+	p = p.Apply(o)
 	most, err := p.MaxShards(o)
 	if err != nil {
 		return 0, err
@@ -254,6 +257,7 @@ func (c *ShardCheck) Complete() bool { return len(c.Missing) == 0 && len(c.Short
 // or configuration (a part's config_hash that differs from the plan's with o applied, or
 // another shard count), naming the file; or a plan that cannot be split so.
 func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.MergeOptions) ([]*result.Record, *ShardCheck, error) {
+	p = p.Apply(o)
 	if err := p.Shardable(); err != nil {
 		return nil, nil, err
 	}

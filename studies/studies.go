@@ -117,16 +117,65 @@ type Plan struct {
 	Parts []Part
 	// Flows are the bulk-flow runs (run only where a FlowRunner is available).
 	Flows []FlowPart
-	// Custom runs what is neither page loads nor flow mixes (a study's own schedule of bulk
-	// runs, e.g. host-stack settings); nil for most studies. CustomRuns and CustomEstimate
-	// count it for the run's announcement and estimate.
-	Custom         func(ctx context.Context, o RunOptions, w *result.Writer) error
-	CustomRuns     int
-	CustomEstimate time.Duration
+	// Custom is what is neither page loads nor flow mixes (a study's own schedule of bulk
+	// runs, e.g. host-stack settings); nil for most studies.
+	Custom *CustomPart
+	// Options are the run options applied to the plan (Apply): the Runs and Seed every count,
+	// estimate, shard and run of the plan reads. The zero value is the scale's own plan.
+	Options RunOptions
 	// ScaledDown says, item by item, what this scale leaves out of the published grid.
 	ScaledDown []string
 	// NotRun names what the plan cannot include on this build or stack, and why.
 	NotRun []string
+}
+
+// CustomPart is a study's own schedule of bulk runs: Reps repetitions of Arms runs (every arm on
+// every path), each costed at RunCost by the cost model. Run makes them, writing every record to
+// w; reps is Reps as applied (Plan.Apply: --runs replaces it).
+type CustomPart struct {
+	// Reps is the number of repetitions of every arm; Arms the runs of one repetition.
+	Reps, Arms int
+	// RunCost is the cost model's time of one run (its duration plus the per-run overhead).
+	RunCost time.Duration
+	// Run makes the schedule with reps repetitions.
+	Run func(ctx context.Context, reps int, o RunOptions, w *result.Writer) error
+}
+
+// Runs returns the number of bulk runs of the schedule: Reps x Arms.
+func (c *CustomPart) Runs() int { return c.Reps * c.Arms }
+
+// Estimate returns the cost model's time of the schedule: Runs x RunCost.
+func (c *CustomPart) Estimate() time.Duration { return time.Duration(c.Runs()) * c.RunCost }
+
+// Apply returns the plan a run with o makes, computed once: o.Runs (when > 0) replaces every
+// page-load part's measured loads per cell and the Custom schedule's repetitions (warm-ups and
+// flow parts keep theirs), o.Seed (when != 0) every part's seed; Options records o's Runs and
+// Seed. Every count and estimate of the returned plan (Loads, FlowRuns, Estimate, Shards,
+// Footprint) and every run of it read these, so what is announced is what runs. Applying the
+// same options twice changes nothing.
+func (p Plan) Apply(o RunOptions) Plan {
+	out := p
+	out.Parts = slices.Clone(p.Parts)
+	for i := range out.Parts {
+		if o.Runs > 0 {
+			out.Parts[i].Config.Runs = o.Runs
+		}
+		if o.Seed != 0 {
+			out.Parts[i].Config.Seed = o.Seed
+		}
+	}
+	if p.Custom != nil && o.Runs > 0 {
+		c := *p.Custom
+		c.Reps = o.Runs
+		out.Custom = &c
+	}
+	if o.Runs > 0 {
+		out.Options.Runs = o.Runs
+	}
+	if o.Seed != 0 {
+		out.Options.Seed = o.Seed
+	}
+	return out
 }
 
 // PartExperiment is the experiment name of a part's records: "STUDY/PART".

@@ -30,7 +30,7 @@ func TestPlansValidAndWithinBudget(t *testing.T) {
 				if err := p.Validate(); err != nil {
 					t.Fatalf("invalid plan: %v", err)
 				}
-				if (len(p.Parts) == 0 || p.Loads() == 0) && (p.Custom == nil || p.CustomRuns == 0) {
+				if (len(p.Parts) == 0 || p.Loads() == 0) && (p.Custom == nil || p.Custom.Runs() == 0) {
 					t.Fatal("plan has no loads and no runs of its own")
 				}
 				est, err := p.Estimate()

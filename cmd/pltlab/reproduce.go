@@ -35,6 +35,7 @@ type reproduceFlags struct {
 	judge     *studies.Plan
 	art       artifactFlags
 	list      bool
+	dryRun    bool
 	nodes     int
 	calibrate bool
 	shard     string
@@ -107,7 +108,10 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 				if f.nodes < 0 || f.nodes > experiment.MaxShards {
 					return usagef("bad --nodes %d: accepted 1..%d", f.nodes, experiment.MaxShards)
 				}
-				return listStudies(cmd.OutOrStdout(), f.nodes)
+				if f.runs < 0 || f.runs > 10000 {
+					return usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
+				}
+				return listStudies(cmd.OutOrStdout(), f.nodes, studies.RunOptions{Runs: f.runs, Seed: f.seed})
 			}
 			if f.nodes != 0 {
 				return usagef("--nodes is for --list")
@@ -128,9 +132,14 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 			if err != nil {
 				return err
 			}
-			shard, err := f.shardOf(plan)
-			if err != nil {
+			if _, err := f.shardOf(plan); err != nil {
 				return err
+			}
+			if f.dryRun {
+				if f.merge || f.decide {
+					return usagef("--dry-run shows the plan of a run: give it without --merge or --decide")
+				}
+				return dryRunStudy(cmd.OutOrStdout(), plan, f)
 			}
 			if f.out == "" {
 				f.out = filepath.Join("results", st.Name)
@@ -177,17 +186,6 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 					return usagef("%v", err)
 				}
 			}
-			est, err := plan.Estimate()
-			if err != nil {
-				return asUsage(err)
-			}
-			if shard != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s shard %s: %d measured page loads in %d part(s), %d flow part(s), estimated %s on one 2-core machine (the whole study: %s)\n",
-					st.Name, plan.Scale, shard.Shard, shard.Measured(), len(shard.Parts), len(shard.Flows), studies.FormatEstimate(shard.Estimate), studies.FormatEstimate(est))
-			} else {
-				fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s scale %s: %d page loads, %d flow runs, estimated %s on one 2-core machine\n",
-					st.Name, plan.Scale, plan.Loads(), plan.FlowRuns(), studies.FormatEstimate(est))
-			}
 			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -198,6 +196,7 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.list, "list", false, "list the studies with their sizes and estimated times")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the plan the flags give (loads, flow runs, links, shard, estimate per part) and exit without measuring")
 	fl.StringVar(&f.scale, "scale", "", "smoke, quick or full (default: the study's, quick)")
 	fl.IntVar(&f.runs, "runs", 0, "measured loads per cell, replacing the scale's (0 = the scale's)")
 	fl.StringVar(&f.out, "out", "", "output directory (default results/STUDY)")
@@ -241,7 +240,7 @@ func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, erro
 	if f.runs < 0 || f.runs > 10000 {
 		return nil, studies.Plan{}, usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
 	}
-	plan := st.Plan(scale)
+	plan := st.Plan(scale).Apply(studies.RunOptions{Runs: f.runs, Seed: f.seed}) // the one plan the flags give
 	if err := plan.Validate(); err != nil {
 		return nil, studies.Plan{}, asUsage(err)
 	}
@@ -250,8 +249,8 @@ func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, erro
 
 // listStudies prints every study with the loads and estimated time of each scale (the cost
 // model's, experiment.LoadOverhead), and with nodes > 0 its time on that many nodes (one shard
-// each, Plan.EstimateOn).
-func listStudies(w io.Writer, nodes int) error {
+// each, Plan.EstimateOn), each plan with o applied (--runs, --seed).
+func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	onNodes := ""
 	if nodes > 0 {
@@ -262,7 +261,7 @@ func listStudies(w io.Writer, nodes int) error {
 	for _, st := range list {
 		name := strings.TrimSpace(st.Name + " " + st.Option)
 		for _, sc := range studies.Scales {
-			p := st.Plan(sc)
+			p := st.Plan(sc).Apply(o)
 			def := ""
 			if sc == st.DefaultScale {
 				def = " (default)"
@@ -275,11 +274,11 @@ func listStudies(w io.Writer, nodes int) error {
 			if nodes > 0 && p.Shardable() != nil {
 				col = "\tnot shardable (runs whole)"
 			} else if nodes > 0 {
-				most, err := p.MaxShards(studies.RunOptions{})
+				most, err := p.MaxShards(o)
 				if err != nil {
 					return err
 				}
-				on, err := p.EstimateOn(nodes, studies.RunOptions{})
+				on, err := p.EstimateOn(nodes, o)
 				if err != nil {
 					return err
 				}
@@ -447,6 +446,11 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	if err != nil {
 		return usagef("--resume %s: %v: give the flags of the interrupted reproduction", out, err)
 	}
+	line, err := prep.Announce()
+	if err != nil {
+		return asUsage(err)
+	}
+	fmt.Fprintf(stderr, "pltlab: %s\n", line)
 	observe, finish := newProgress(prep.Left(), stderr, isTerminal(stderr))
 	prep.Options.Observer = observe
 	sum, err := studies.RunPrepared(ctx, prep, result.NewWriter(of))
@@ -551,4 +555,33 @@ func prefixAll(dir string, names []string) []string {
 		out[i] = filepath.Join(dir, n)
 	}
 	return out
+}
+
+// dryRunStudy prints the plan the flags give (studies.Prepared.Announce, then a line per part
+// and flow part with its loads, links and estimate) without measuring: no root, no Chromium and
+// no file are needed. With --resume, the loads already in --out are counted as made.
+func dryRunStudy(w io.Writer, plan studies.Plan, f reproduceFlags) error {
+	o := f.options()
+	if f.resume {
+		out := f.out
+		if out == "" {
+			out = filepath.Join("results", plan.Study)
+		}
+		if recs, _, err := analysis.ReadFiles([]string{filepath.Join(out, "results.jsonl")}, nil, nil); err == nil {
+			o.Resume = recs
+		}
+	}
+	prep, err := plan.Prepare(o)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	line, err := prep.Announce()
+	if err != nil {
+		return asUsage(err)
+	}
+	fmt.Fprintln(w, line)
+	for _, l := range prep.PartLines() {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	return nil
 }
