@@ -54,7 +54,21 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	return fmt.Errorf("write report: unknown format %q", f)
 }
 
-// fmtMs formats a time in ms with one decimal; censored values print as ">= DEADLINE".
+// FormatMs formats a time in ms with one decimal ("1234.5"), "n/a" for NaN and ">= DEADLINE"
+// (ms, no decimals) for a censored statistic (+Inf): the one format of a PLT statistic, used by
+// the report's tables, the view and the studies' tables, so the same file prints the same
+// strings wherever it is read.
+func FormatMs(v, deadline float64) string { return fmtMs(v, deadline) }
+
+// FormatCI formats a CI in ms as "[lo, hi]" (FormatMs each), "n/a (n<6)" when not computable.
+func FormatCI(lo, hi, deadline float64) string { return fmtCI(lo, hi, deadline) }
+
+// FormatP formats a p-value: 4 decimals ("0.0123"), scientific notation below 0.0001 ("4.2e-05"),
+// "< 1e-300" below PFloor (and for a p-value that underflowed to 0), "n/a" for NaN. The one
+// p-value format of the report, the view, the studies' findings and the self-check.
+func FormatP(p float64) string { return fmtP(p) }
+
+// fmtMs is FormatMs.
 func fmtMs(v, deadline float64) string {
 	switch {
 	case math.IsNaN(v):

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -120,7 +121,9 @@ func writePanels(w io.Writer, plots []*plot.Plot, format string) error {
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
 	for i, p := range plots {
-		p.Draw(tiles.At(dc, i%cols, i/cols))
+		c := tiles.At(dc, i%cols, i/cols)
+		p.Title.Text = fitTitle(p.Title.TextStyle, p.Title.Text, c.Max.X-c.Min.X)
+		p.Draw(c)
 	}
 	if _, err := cw.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s plot: %w", format, err)
@@ -285,4 +288,30 @@ func (r *Report) boxPanel(c condition) (*plot.Plot, error) {
 	}
 	p.NominalX(names...)
 	return p, nil
+}
+
+// fitTitle breaks each line of title (at ", " or spaces, greedily) so that no line drawn in
+// style is wider than width: a panel's title ("page P, link L, cold [tcp_cc cubic, TLS 1.2,
+// Chrome/..., pltlab ...]") stays inside its tile instead of running into its neighbour's. A word
+// wider than width alone keeps its own line.
+func fitTitle(style text.Style, title string, width vg.Length) string {
+	var out []string
+	for _, line := range strings.Split(title, "\n") {
+		if style.Width(line) <= width {
+			out = append(out, line)
+			continue
+		}
+		cur := ""
+		for _, w := range strings.SplitAfter(line, " ") {
+			if cur != "" && style.Width(strings.TrimRight(cur+w, " ")) > width {
+				out = append(out, strings.TrimRight(cur, " "))
+				cur = ""
+			}
+			cur += w
+		}
+		if cur = strings.TrimRight(cur, " "); cur != "" {
+			out = append(out, cur)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -89,7 +89,7 @@ type Sweep struct {
 	Traces map[string][]byte
 	// Study, when set, makes the sweep a study's reproduction instead of a matrix.
 	Study *Study
-	// Shards is the number of shards (1..experiment.MaxShards).
+	// Shards is the number of shards (1..plan.MaxShards).
 	Shards int
 	// CPUs is the whole cores per shard (DefaultCPUs when 0).
 	CPUs int

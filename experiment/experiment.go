@@ -14,6 +14,7 @@ import (
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
@@ -114,12 +115,16 @@ type Config struct {
 	// Traces are the trace files a matrix's links name (ReadMatrix), relative ones resolved from
 	// the matrix file's directory into Links. Not hashed.
 	Traces []Trace
+	// Units are the IDs of the shard's units (plan.Unit.ID), recorded in its plan line and, by
+	// digest, in every line (result.Record.ShardUnits): Subset's units when a caller cuts, else
+	// the part of PlanShards (NewPlan sets them). Not hashed.
+	Units []string
 	// Study is "STUDY/SCALE" for a part of a study run with Subset; it goes into the plan line
 	// (result.Plan.Study).
 	Study string
 	// Shard, when set, restricts Run to one part of the schedule (see PlanShards); every line
 	// written then carries the shard, and the first is a plan line (PlanRecord).
-	Shard Shard
+	Shard plan.Shard
 
 	// inputs, when not nil, are the input files' digests to hash instead of reading the
 	// files (a Config rebuilt from a plan line: FromPlan).

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -375,7 +376,7 @@ func pools(srcs []Source, kept []*result.Record) []Pool {
 // ShardStatus is what the records hold of one shard.
 type ShardStatus struct {
 	// Shard names it.
-	Shard Shard
+	Shard plan.Shard
 	// Expected is the number of its loads in the plan (warm-ups included); Made the number
 	// with a load line.
 	Expected, Made int
@@ -444,6 +445,8 @@ func (c *Completeness) Lines(maxCells int) []string {
 	var out []string
 	for _, s := range c.Shards {
 		switch {
+		case !s.Started && s.Expected == 0: // recorded membership: its blocks are known only by the gap it left
+			out = append(out, fmt.Sprintf("shard %s missing: no line (its blocks are the short cells below; rerun it: --shard %s)", s.Shard, s.Shard))
 		case !s.Started:
 			out = append(out, fmt.Sprintf("shard %s missing: none of its %d loads (rerun it: --shard %s)", s.Shard, s.Expected, s.Shard))
 		case s.Made < s.Expected:
@@ -472,13 +475,13 @@ func (c *Completeness) Lines(maxCells int) []string {
 // configuration combine. Errors: sharded records without any plan line, or a plan whose
 // configuration does not hash to the records' config hash.
 func CheckComplete(recs []*result.Record) (*Completeness, error) {
-	var plan *result.Record
+	var line *result.Record
 	count := 0
 	sharded := false
 	for _, r := range recs {
 		sharded = sharded || r.Shard != ""
-		if r.Kind == result.KindPlan && r.Plan != nil && plan == nil {
-			plan = r
+		if r.Kind == result.KindPlan && r.Plan != nil && line == nil {
+			line = r
 		}
 		if r.Shard != "" && count == 0 {
 			if _, n, ok := strings.Cut(r.Shard, "/"); ok {
@@ -486,38 +489,43 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 			}
 		}
 	}
-	if !sharded && plan == nil {
+	if !sharded && line == nil {
 		return nil, nil
 	}
-	if plan != nil && plan.Plan.Study != "" {
-		st, _, _ := strings.Cut(plan.Plan.Study, "/")
-		return nil, fmt.Errorf("these are shards of study %s (plan line of experiment %s): merge them with 'pltlab reproduce %s --scale SCALE --merge FILES'", plan.Plan.Study, plan.Experiment, st)
+	if line != nil && line.Plan.Study != "" {
+		st, _, _ := strings.Cut(line.Plan.Study, "/")
+		return nil, fmt.Errorf("these are shards of study %s (plan line of experiment %s): merge them with 'pltlab reproduce %s --scale SCALE --merge FILES'", line.Plan.Study, line.Experiment, st)
 	}
-	if plan == nil {
+	if line == nil {
 		return nil, errors.New("sharded records without a plan line: give the shards' own files, whose first line is their plan")
 	}
-	c := FromPlan(plan.Plan)
-	if h := ConfigHash(c); h != plan.ConfigHash {
-		return nil, fmt.Errorf("plan line of shard %s hashes to %s, not its config_hash %s: the file was edited or written by another pltlab version", plan.Shard, h, plan.ConfigHash)
+	c := FromPlan(line.Plan)
+	if h := ConfigHash(c); h != line.ConfigHash {
+		return nil, fmt.Errorf("plan line of shard %s hashes to %s, not its config_hash %s: the file was edited or written by another pltlab version", line.Shard, h, line.ConfigHash)
 	}
-	if sh, err := ParseShard(plan.Shard, func(string) string { return "" }); err == nil {
+	if sh, err := plan.ParseShard(line.Shard, func(string) string { return "" }); err == nil {
 		count = sh.Count
 	}
 	whole, err := NewPlan(c)
 	if err != nil {
 		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
 	}
-	p, err := whole.Shards(count)
+	p, recorded, err := recordedParts(recs, line.ConfigHash, whole, count)
 	if err != nil {
-		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
-	}
-	if err := samePlan(recs, plan.ConfigHash, p); err != nil {
 		return nil, err
+	}
+	if !recorded { // shards of an older pltlab: the cut recomputed, and checked against their plan lines
+		if p, err = whole.Shards(count); err != nil {
+			return nil, fmt.Errorf("plan of %d shards: %w", count, err)
+		}
+		if err := samePlan(recs, line.ConfigHash, p); err != nil {
+			return nil, err
+		}
 	}
 	made := map[madeKey]bool{}
 	started := map[string]bool{}
 	for _, r := range recs {
-		if r.ConfigHash != plan.ConfigHash {
+		if r.ConfigHash != line.ConfigHash {
 			continue
 		}
 		if r.Shard != "" {
@@ -528,7 +536,7 @@ func CheckComplete(recs []*result.Record) (*Completeness, error) {
 			made[madeKey{r.Run, ""}] = true
 		}
 	}
-	return completeness(whole, p, plan, made, started), nil
+	return completeness(whole, p, line, made, started), nil
 }
 
 // samePlan checks that every plan line of the configuration hash lists as many loads as this
@@ -539,7 +547,7 @@ func samePlan(recs []*result.Record, hash string, p ShardPlan) error {
 		if r.Kind != result.KindPlan || r.Plan == nil || r.ConfigHash != hash {
 			continue
 		}
-		sh, err := ParseShard(r.Shard, func(string) string { return "" })
+		sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
 		if err != nil || sh.Count != len(p.Parts) {
 			continue // another shard count is refused by Merge
 		}
@@ -564,9 +572,9 @@ type madeKey struct {
 // runs made.
 // A warm-up load is counted once per shard that owes it (every shard brings up its links with
 // their warm-ups), a measured load once.
-func completeness(whole *Plan, p ShardPlan, plan *result.Record, made map[madeKey]bool, started map[string]bool) *Completeness {
+func completeness(whole *Plan, p ShardPlan, line *result.Record, made map[madeKey]bool, started map[string]bool) *Completeness {
 	c, jobs := whole.Config, whole.Jobs
-	out := &Completeness{ConfigHash: plan.ConfigHash, Experiment: plan.Experiment}
+	out := &Completeness{ConfigHash: line.ConfigHash, Experiment: line.Experiment}
 	owner := make([]string, len(jobs))
 	for _, part := range p.Parts {
 		sh := part.Shard.String()
@@ -606,8 +614,12 @@ func completeness(whole *Plan, p ShardPlan, plan *result.Record, made map[madeKe
 			order = append(order, k)
 		}
 		cell.Got-- // counts missing for now
-		if !slices.Contains(cell.Shards, owner[i]) {
-			cell.Shards = append(cell.Shards, owner[i])
+		o := owner[i]
+		if o == "" {
+			o = "a shard that left no line"
+		}
+		if !slices.Contains(cell.Shards, o) {
+			cell.Shards = append(cell.Shards, o)
 		}
 	}
 	slices.SortFunc(order, func(a, b cellKey) int {
@@ -669,4 +681,74 @@ func (v Versions) Mixed() []string {
 		out = append(out, fmt.Sprintf("%s versions %s", kind.name, strings.Join(parts, ", ")))
 	}
 	return out
+}
+
+// recordedParts returns the count shards of the whole plan as the shards' plan lines (of config
+// hash hash) record them (result.Plan.Units; recorded true): each present shard's loads are those
+// of its recorded blocks (Plan.JobsOf), every line of the shard checked to carry their digest, so
+// that refitting the cost model never changes what a shard in flight owes. A shard that left no
+// line gets no loads here; completeness then counts the blocks no shard holds as missing. Plan
+// lines without units (an older pltlab's) give recorded false. Errors: a line whose shard_units
+// is not its shard's plan line's digest (two cuts of one shard index), a block two shards hold,
+// or a unit that is not a block of the plan.
+func recordedParts(recs []*result.Record, hash string, whole *Plan, count int) (ShardPlan, bool, error) {
+	units := map[string][]string{}
+	for _, r := range recs {
+		if r.Kind == result.KindPlan && r.Plan != nil && r.ConfigHash == hash && len(r.Plan.Units) > 0 {
+			if _, ok := units[r.Shard]; !ok {
+				units[r.Shard] = r.Plan.Units
+			}
+		}
+	}
+	if len(units) == 0 {
+		return ShardPlan{}, false, nil
+	}
+	for _, r := range recs {
+		if r.ConfigHash != hash || r.Shard == "" || r.ShardUnits == "" {
+			continue
+		}
+		ids, ok := units[r.Shard]
+		if !ok || plan.Digest(ids) != r.ShardUnits {
+			return ShardPlan{}, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, which is not the digest of the units its plan line lists: a shard was rerun into the same file with a pltlab that cut the sweep otherwise; merge one cut's files", ErrMixedConfigs, r.Shard, r.ShardUnits)
+		}
+	}
+	all := make([]string, 0, len(whole.c.Links)*whole.c.Runs)
+	for _, u := range whole.Units("") {
+		all = append(all, u.ID)
+	}
+	var ms []plan.Membership
+	for name, ids := range units {
+		sh, err := plan.ParseShard(name, func(string) string { return "" })
+		if err != nil {
+			return ShardPlan{}, false, err
+		}
+		if sh.Count == count {
+			ms = append(ms, plan.Membership{Shard: sh, Units: ids})
+		}
+	}
+	cov := plan.Cover(all, ms)
+	switch {
+	case len(cov.Unknown) > 0:
+		return ShardPlan{}, false, fmt.Errorf("%w: the shards' plan lines list unit(s) %s, which the plan of %d links x %d runs does not have", ErrMixedConfigs, strings.Join(cov.Unknown, ", "), len(whole.c.Links), whole.c.Runs)
+	case len(cov.Twice) > 0:
+		return ShardPlan{}, false, fmt.Errorf("%w: two shards hold the same block(s): %s: the shards were cut by two different cost models; merge the shards of one cut", ErrMixedConfigs, strings.Join(cov.Twice, ", "))
+	}
+	sp := ShardPlan{Loads: len(whole.Jobs), Estimate: whole.Total()}
+	for k := range count {
+		sp.Parts = append(sp.Parts, Part{Shard: plan.Shard{Index: k, Count: count}})
+	}
+	for _, m := range ms {
+		jobs, err := whole.JobsOf("", m.Units)
+		if err != nil {
+			return ShardPlan{}, false, fmt.Errorf("%w: shard %s: %v", ErrMixedConfigs, m.Shard, err)
+		}
+		part := &sp.Parts[m.Shard.Index]
+		part.Jobs, part.Units = jobs, m.Units
+		for _, i := range jobs {
+			if !whole.Jobs[i].Warmup {
+				part.Measured++
+			}
+		}
+	}
+	return sp, true, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -17,14 +18,14 @@ import (
 // line and one valid load record per job.
 func fakeShards(t *testing.T, c Config, n int) [][]*result.Record {
 	t.Helper()
-	plan, err := PlanShards(c, n)
+	sp, err := PlanShards(c, n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobs := Schedule(c)
 	hash := ConfigHash(c)
 	var out [][]*result.Record
-	for _, p := range plan.Parts {
+	for _, p := range sp.Parts {
 		sc := c
 		sc.Shard = p.Shard
 		recs := []*result.Record{PlanRecord(sc, len(p.Jobs))}
@@ -187,7 +188,7 @@ func TestResumeShard(t *testing.T) {
 	c := kakhkiLike()
 	files := fakeShards(t, c, 3)
 	half := files[1][:len(files[1])/2] // the plan line and the first loads of shard 1
-	c.Shard = Shard{1, 3}
+	c.Shard = plan.Shard{Index: 1, Count: 3}
 	rc, err := ResumeFrom(c, half)
 	if err != nil {
 		t.Fatal(err)
@@ -229,11 +230,11 @@ func TestConfigHashCoversTraceContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := Config{Pages: []string{"5x10KB"}, Links: []string{"down=trace:" + trace + ",up=1mbit,rtt=20ms"},
-		Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 2, Seed: 1, Shard: Shard{0, 2}}
+		Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 2, Seed: 1, Shard: plan.Shard{Index: 0, Count: 2}}
 	before := ConfigHash(c)
-	plan := PlanRecord(c, 1)
-	if len(plan.Plan.Inputs) != 1 || plan.Plan.Inputs[0].Path != trace || len(plan.Plan.Inputs[0].SHA256) != 64 {
-		t.Fatalf("plan inputs %+v, want the trace with its SHA-256", plan.Plan.Inputs)
+	line := PlanRecord(c, 1)
+	if len(line.Plan.Inputs) != 1 || line.Plan.Inputs[0].Path != trace || len(line.Plan.Inputs[0].SHA256) != 64 {
+		t.Fatalf("plan inputs %+v, want the trace with its SHA-256", line.Plan.Inputs)
 	}
 	if err := os.WriteFile(trace, []byte("1\n1\n1\n2\n3\n4\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -242,12 +243,12 @@ func TestConfigHashCoversTraceContent(t *testing.T) {
 	if before == after {
 		t.Fatalf("config hash %s unchanged after the trace was edited", before)
 	}
-	if h := ConfigHash(FromPlan(plan.Plan)); h != before {
+	if h := ConfigHash(FromPlan(line.Plan)); h != before {
 		t.Fatalf("hash from the plan line %s, want the plan's %s", h, before)
 	}
 	other := PlanRecord(c, 1)
 	other.Shard = "1/2"
-	_, err := Merge([]Source{{Name: "a.jsonl", Records: []*result.Record{plan}}, {Name: "b.jsonl", Records: []*result.Record{other}}}, MergeOptions{})
+	_, err := Merge([]Source{{Name: "a.jsonl", Records: []*result.Record{line}}, {Name: "b.jsonl", Records: []*result.Record{other}}}, MergeOptions{})
 	if !errors.Is(err, ErrMixedConfigs) {
 		t.Fatalf("shards on two traces: err = %v, want ErrMixedConfigs", err)
 	}

@@ -2,8 +2,10 @@ package experiment
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -69,6 +71,7 @@ func NewPlan(c Config) (*Plan, error) {
 			return nil, err
 		}
 		p.Mine = sp.Parts[sh.Index].Jobs
+		p.Config.Units, p.c.Units = sp.Parts[sh.Index].Units, sp.Parts[sh.Index].Units
 	default:
 		p.Mine = make([]int, len(p.Jobs))
 		for i := range p.Mine {
@@ -80,16 +83,17 @@ func NewPlan(c Config) (*Plan, error) {
 
 // Select makes the loads of shard sh with the given indexes into Jobs (a study's share of the
 // experiment, planned over several experiments at once) the plan's own: it sets Config.Shard,
-// Config.Subset, Config.Study (as "STUDY/SCALE") and Mine. An index outside the schedule is an
-// error.
-func (p *Plan) Select(sh Shard, study string, jobs []int) error {
+// Config.Subset, Config.Study (as "STUDY/SCALE"), Config.Units (the IDs of every unit the
+// study's shard was given, which its plan line records) and Mine. An index outside the schedule
+// is an error.
+func (p *Plan) Select(sh plan.Shard, study string, jobs []int, units []string) error {
 	for _, i := range jobs {
 		if i < 0 || i >= len(p.Jobs) {
 			return fmt.Errorf("shard %s: load %d is outside the schedule of %d loads", sh, i, len(p.Jobs))
 		}
 	}
-	p.Config.Shard, p.Config.Subset, p.Config.Study = sh, jobs, study
-	p.c.Shard, p.c.Subset, p.c.Study = sh, jobs, study
+	p.Config.Shard, p.Config.Subset, p.Config.Study, p.Config.Units = sh, jobs, study, units
+	p.c.Shard, p.c.Subset, p.c.Study, p.c.Units = sh, jobs, study, units
 	p.Mine = jobs
 	return nil
 }
@@ -192,33 +196,43 @@ func (p *Plan) Blocks() ([]Block, []LinkEntry) {
 	return blocks, entries
 }
 
-// Shards splits the plan into n parts (see PlanShards for the rule); it depends only on the
-// configuration, so every shard of a job array computes it alike.
+// Units returns the plan's measured blocks as the units a shard cut gives out (plan.Cut), in
+// schedule order: unit ID plan.BlockID("", link, block), Cost the block's, Entry the link's
+// bring-up and warm-ups (LinkEntry), Boundary on each link's first block. part names the
+// experiment's units when it is one part of a study ("" for a lone experiment).
+func (p *Plan) Units(part string) []plan.Unit {
+	blocks, entries := p.Blocks()
+	us := make([]plan.Unit, len(blocks))
+	for i, b := range blocks {
+		k := i % p.c.Runs
+		us[i] = plan.Unit{ID: plan.BlockID(part, b.Link, k), Cost: b.Cost, Entry: entries[b.Link].Cost, Boundary: k == 0}
+	}
+	return us
+}
+
+// Shards splits the plan into n parts (see PlanShards for the rule: plan.Cut of Units); it
+// depends only on the configuration and the cost model, so every shard of a job array computes
+// it alike, and each part records its units (Part.Units) so that a merge never recomputes it.
 func (p *Plan) Shards(n int) (ShardPlan, error) {
 	c := p.c
 	units := len(c.Links) * c.Runs
-	if n < 1 || n > MaxShards {
-		return ShardPlan{}, fmt.Errorf("bad shard count %d: accepted 1..%d", n, MaxShards)
+	if n < 1 || n > plan.MaxShards {
+		return ShardPlan{}, fmt.Errorf("bad shard count %d: accepted 1..%d", n, plan.MaxShards)
 	}
 	if n > units {
 		return ShardPlan{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
 			n, units, len(c.Links), c.Runs, units, units)
 	}
 	blocks, entries := p.Blocks()
-	// cum[i] is the estimated time before measured block i, with each link's bring-up and
-	// warm-up blocks counted at its first block.
-	cum := make([]time.Duration, units+1)
-	for i, b := range blocks {
-		cum[i+1] = cum[i] + b.Cost
-		if i%c.Runs == 0 {
-			cum[i+1] += entries[b.Link].Cost
-		}
+	us := p.Units("")
+	cut, err := plan.Cut(us, n)
+	if err != nil {
+		return ShardPlan{}, err
 	}
-	cuts := CutPoints(cum, func(i int) bool { return i%c.Runs == 0 }, n)
-	plan := ShardPlan{Loads: len(p.Jobs), Estimate: cum[units]}
-	for k := range n {
-		part := Part{Shard: Shard{Index: k, Count: n}}
-		for u := cuts[k]; u < cuts[k+1]; u++ {
+	sp := ShardPlan{Loads: len(p.Jobs), Estimate: p.Total()}
+	for k, idx := range cut {
+		part := Part{Shard: plan.Shard{Index: k, Count: n}}
+		for _, u := range idx {
 			b := blocks[u]
 			if len(part.Links) == 0 || part.Links[len(part.Links)-1] != b.Link {
 				part.Links = append(part.Links, b.Link)
@@ -228,14 +242,38 @@ func (p *Plan) Shards(n int) (ShardPlan, error) {
 			part.Estimate += b.Cost
 			part.Jobs = append(part.Jobs, b.Jobs...)
 			part.Measured += len(b.Jobs)
+			part.Units = append(part.Units, us[u].ID)
 		}
-		plan.Parts = append(plan.Parts, part)
+		sp.Parts = append(sp.Parts, part)
 	}
-	return plan, nil
+	return sp, nil
+}
+
+// JobsOf returns the loads (indexes into Jobs, ascending) a shard given the units ids makes:
+// each measured block's loads and the warm-ups of every link it brings up, as Shards gives them.
+// part is the units' part name ("" for a lone experiment); an ID of another part, not a block
+// or outside the schedule is an error.
+func (p *Plan) JobsOf(part string, ids []string) ([]int, error) {
+	blocks, entries := p.Blocks()
+	var out []int
+	warmed := map[int]bool{}
+	for _, id := range ids {
+		pt, l, b, ok := plan.ParseBlockID(id)
+		if !ok || pt != part || l >= len(p.c.Links) || b >= p.c.Runs {
+			return nil, fmt.Errorf("unit %q is not a measured block of %d links x %d runs", id, len(p.c.Links), p.c.Runs)
+		}
+		if !warmed[l] {
+			warmed[l] = true
+			out = append(out, entries[l].Warmups...)
+		}
+		out = append(out, blocks[l*p.c.Runs+b].Jobs...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // unsharded returns c without its shard and subset: the whole schedule's plan.
 func unsharded(c Config) Config {
-	c.Shard, c.Subset = Shard{}, nil
+	c.Shard, c.Subset = plan.Shard{}, nil
 	return c
 }

@@ -118,7 +118,7 @@ func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
 		return Summary{}, err
 	}
 	r := &runner{c: c, w: w, pages: pgs, links: links, jobs: p.Jobs, env: environment(c), plts: map[Arm][]float64{},
-		settings: c.Settings(), keeper: artifacts.NewKeeper(c.Artifacts.For), skip: map[int]bool{}, total: len(p.Mine), hash: ConfigHash(c), inputs: InputFiles(c)}
+		settings: c.Settings(), keeper: artifacts.NewKeeper(c.Artifacts.For), skip: map[int]bool{}, total: len(p.Mine), hash: ConfigHash(c), units: unitsDigest(c), inputs: InputFiles(c)}
 	if r.c.Launch == nil {
 		r.c.Launch = browser.Launch
 	}
@@ -201,6 +201,8 @@ type runner struct {
 	total int
 	// hash is ConfigHash(c), on every line.
 	hash string
+	// units is the digest of the shard's units (shard_units), "" when not sharded.
+	units string
 	// inputs are the run's input files with their digests (InputFiles), read once.
 	inputs []result.InputFile
 	// failedSeen holds the evidence files counted in sum.ArtifactsFailed.
@@ -384,7 +386,7 @@ func (r *runner) writeHarnessError(i int, j Job, cause error) error {
 // emit writes rec with the shard and the config hash; a failure to write is kept in r.writeErr
 // and stops the whole run.
 func (r *runner) emit(rec *result.Record) error {
-	rec.Shard, rec.ConfigHash = r.c.Shard.String(), r.hash
+	rec.Shard, rec.ShardUnits, rec.ConfigHash = r.c.Shard.String(), r.units, r.hash
 	if err := r.w.Write(rec); err != nil {
 		r.writeErr = err
 		return &writeError{err}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -30,17 +31,17 @@ func TestPlanShardsPartition(t *testing.T) {
 		jobs := Schedule(c)
 		for _, n := range []int{1, 2, 3, 4, 5, 8} {
 			t.Run(name+"/"+string(rune('0'+n)), func(t *testing.T) {
-				plan, err := PlanShards(c, n)
+				sp, err := PlanShards(c, n)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(plan.Parts) != n || plan.Loads != len(jobs) {
-					t.Fatalf("%d parts of %d loads, want %d of %d", len(plan.Parts), plan.Loads, n, len(jobs))
+				if len(sp.Parts) != n || sp.Loads != len(jobs) {
+					t.Fatalf("%d parts of %d loads, want %d of %d", len(sp.Parts), sp.Loads, n, len(jobs))
 				}
 				seen := make([]int, len(jobs))
 				measured := 0
-				for k, p := range plan.Parts {
-					if p.Shard != (Shard{k, n}) || len(p.Jobs) == 0 || p.Measured == 0 {
+				for k, p := range sp.Parts {
+					if p.Shard != (plan.Shard{Index: k, Count: n}) || len(p.Jobs) == 0 || p.Measured == 0 {
 						t.Fatalf("part %d: shard %v, %d jobs, %d measured", k, p.Shard, len(p.Jobs), p.Measured)
 					}
 					warmed := map[int]int{}
@@ -71,7 +72,7 @@ func TestPlanShardsPartition(t *testing.T) {
 					t.Fatalf("measured loads %d, want %d", measured, want)
 				}
 				again, _ := PlanShards(c, n)
-				if !reflect.DeepEqual(plan, again) {
+				if !reflect.DeepEqual(sp, again) {
 					t.Fatal("the same config gave another plan")
 				}
 			})
@@ -115,21 +116,21 @@ func TestPlanShardsBalance(t *testing.T) {
 		maxSetup = max(maxSetup, s)
 	}
 	for _, n := range []int{2, 3, 4, 6, 10} {
-		plan, err := PlanShards(c, n)
+		sp, err := PlanShards(c, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		target := plan.Estimate / time.Duration(n)
+		target := sp.Estimate / time.Duration(n)
 		var longest, shortest time.Duration = 0, 1 << 62
 		links := 0
-		for _, p := range plan.Parts {
+		for _, p := range sp.Parts {
 			longest, shortest = max(longest, p.Estimate), min(shortest, p.Estimate)
 			links += len(p.Links)
 		}
 		// A cut lands within one block of its ideal place (or moves to a link boundary within
-		// LinkSnap of the target), and a split link is brought up once more.
+		// plan.LinkSnap of the target), and a split link is brought up once more.
 		// A split link also makes its warm-up blocks once more.
-		slack := time.Duration(1+c.Warmup)*maxBlock + maxSetup + time.Duration(LinkSnap*float64(target))
+		slack := time.Duration(1+c.Warmup)*maxBlock + maxSetup + time.Duration(plan.LinkSnap*float64(target))
 		if longest > target+slack {
 			t.Errorf("n=%d: longest shard %v, target %v, slack %v", n, longest, target, slack)
 		}
@@ -137,7 +138,7 @@ func TestPlanShardsBalance(t *testing.T) {
 		if links > len(c.Links)+n-1 {
 			t.Errorf("n=%d: %d link bring-ups, want <= %d", n, links, len(c.Links)+n-1)
 		}
-		t.Logf("n=%d: total %v, per shard %v..%v, %d link bring-ups", n, plan.Estimate.Round(time.Second), shortest.Round(time.Second), longest.Round(time.Second), links)
+		t.Logf("n=%d: total %v, per shard %v..%v, %d link bring-ups", n, sp.Estimate.Round(time.Second), shortest.Round(time.Second), longest.Round(time.Second), links)
 	}
 }
 
@@ -146,16 +147,16 @@ func TestPlanShardsByCostNotCount(t *testing.T) {
 	// would be one link each; by time the cheap link joins part of the expensive one.
 	c := Config{Pages: []string{"1x10MB"}, Links: []string{"rate=5mbit,rtt=50ms", "rate=100mbit,rtt=10ms"},
 		Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 20}
-	plan, err := PlanShards(c, 2)
+	sp, err := PlanShards(c, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := plan.Parts[0].Estimate, plan.Parts[1].Estimate
+	a, b := sp.Parts[0].Estimate, sp.Parts[1].Estimate
 	if r := float64(max(a, b)) / float64(min(a, b)); r > 1.2 {
 		t.Fatalf("shards of %v and %v: ratio %.2f, want balanced by time", a, b, r)
 	}
-	if len(plan.Parts[1].Links) != 2 {
-		t.Fatalf("second shard brings up links %v, want the end of the slow one and the fast one", plan.Parts[1].Links)
+	if len(sp.Parts[1].Links) != 2 {
+		t.Fatalf("second shard brings up links %v, want the end of the slow one and the fast one", sp.Parts[1].Links)
 	}
 }
 
@@ -167,11 +168,11 @@ func TestPlanShardsLinksFirst(t *testing.T) {
 	for i := range c.Links {
 		c.Links[i] = "rate=10mbit,rtt=40ms,queue=" + string(rune('5'+i)) + "0pkt"
 	}
-	plan, err := PlanShards(c, 4)
+	sp, err := PlanShards(c, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, p := range plan.Parts {
+	for k, p := range sp.Parts {
 		if !reflect.DeepEqual(p.Links, []int{k}) {
 			t.Fatalf("shard %d brings up links %v, want [%d]", k, p.Links, k)
 		}
@@ -180,7 +181,7 @@ func TestPlanShardsLinksFirst(t *testing.T) {
 
 func TestPlanShardsErrors(t *testing.T) {
 	c := Config{Pages: []string{"1x5KB"}, Links: []string{"none"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 3}
-	for _, n := range []int{0, 4, MaxShards + 1} {
+	for _, n := range []int{0, 4, plan.MaxShards + 1} {
 		if _, err := PlanShards(c, n); err == nil || !strings.Contains(err.Error(), "bad shard count") {
 			t.Errorf("n=%d: err = %v", n, err)
 		}
@@ -191,64 +192,6 @@ func TestPlanShardsErrors(t *testing.T) {
 	}
 }
 
-func TestParseShard(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
-	}
-	tests := []struct {
-		name, in string
-		env      func(string) string
-		want     Shard
-		err      string
-	}{
-		{"explicit", "2/4", env(), Shard{2, 4}, ""},
-		{"first", "0/1", env(), Shard{0, 1}, ""},
-		{"index too big", "4/4", env(), Shard{}, "0 <= I < N"},
-		{"negative", "-1/4", env(), Shard{}, "0 <= I < N"},
-		{"no slash", "3", env(), Shard{}, "accepted I/N"},
-		{"garbage", "a/b", env(), Shard{}, "accepted I/N"},
-		{"slurm from 0", "auto", env("SLURM_ARRAY_TASK_ID", "3", "SLURM_ARRAY_TASK_COUNT", "4", "SLURM_ARRAY_TASK_MIN", "0", "SLURM_ARRAY_TASK_MAX", "3"), Shard{3, 4}, ""},
-		{"slurm from 1", "auto", env("SLURM_ARRAY_TASK_ID", "1", "SLURM_ARRAY_TASK_COUNT", "4", "SLURM_ARRAY_TASK_MIN", "1", "SLURM_ARRAY_TASK_MAX", "4"), Shard{0, 4}, ""},
-		{"slurm min max only", "auto", env("SLURM_ARRAY_TASK_ID", "5", "SLURM_ARRAY_TASK_MIN", "5", "SLURM_ARRAY_TASK_MAX", "6"), Shard{0, 2}, ""},
-		{"slurm with count given", "auto/4", env("SLURM_ARRAY_TASK_ID", "2", "SLURM_ARRAY_TASK_COUNT", "4"), Shard{2, 4}, ""},
-		{"slurm count mismatch", "auto/3", env("SLURM_ARRAY_TASK_ID", "2", "SLURM_ARRAY_TASK_COUNT", "4"), Shard{}, "has 4 tasks"},
-		{"slurm step", "auto", env("SLURM_ARRAY_TASK_ID", "2", "SLURM_ARRAY_TASK_COUNT", "3", "SLURM_ARRAY_TASK_MIN", "0", "SLURM_ARRAY_TASK_MAX", "4"), Shard{}, "not contiguous"},
-		{"slurm no count", "auto", env("SLURM_ARRAY_TASK_ID", "2"), Shard{}, "SLURM_ARRAY_TASK_COUNT"},
-		{"k8s", "auto/3", env("JOB_COMPLETION_INDEX", "2"), Shard{2, 3}, ""},
-		{"k8s without count", "auto", env("JOB_COMPLETION_INDEX", "2"), Shard{}, "auto/N"},
-		{"k8s index too big", "auto/2", env("JOB_COMPLETION_INDEX", "2"), Shard{}, "not below"},
-		{"no engine", "auto", env(), Shard{}, "neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseShard(tt.in, tt.env)
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.err)
-				}
-				if strings.Contains(err.Error(), "\n") {
-					t.Fatalf("error of more than one line: %q", err)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("got %v, %v; want %v", got, err, tt.want)
-			}
-			if got.String() != shardString(got) {
-				t.Fatalf("String() = %q", got.String())
-			}
-		})
-	}
-}
-
-func shardString(s Shard) string {
-	return string(rune('0'+s.Index)) + "/" + string(rune('0'+s.Count))
-}
-
 func TestConfigHash(t *testing.T) {
 	c := kakhkiLike()
 	h := ConfigHash(c)
@@ -256,7 +199,7 @@ func TestConfigHash(t *testing.T) {
 		t.Fatalf("hash %q, want 16 hex digits", h)
 	}
 	same := c
-	same.Shard, same.Name, same.Chrome, same.SkipLinkCheck = Shard{1, 4}, "other", "/x/chromium", true
+	same.Shard, same.Name, same.Chrome, same.SkipLinkCheck = plan.Shard{Index: 1, Count: 4}, "other", "/x/chromium", true
 	if ConfigHash(same) != h {
 		t.Fatal("the hash depends on the shard, name, browser or link check")
 	}
@@ -279,7 +222,7 @@ func TestConfigHash(t *testing.T) {
 	}
 	// Every shard of a sweep is named alike without a name given.
 	a, b := c, c
-	a.Shard, b.Shard = Shard{0, 2}, Shard{1, 2}
+	a.Shard, b.Shard = plan.Shard{Index: 0, Count: 2}, plan.Shard{Index: 1, Count: 2}
 	if na, nb := a.withDefaults().Name, b.withDefaults().Name; na != nb || na != "sweep-"+h {
 		t.Fatalf("shard names %q and %q, want sweep-%s", na, nb, h)
 	}
@@ -287,7 +230,7 @@ func TestConfigHash(t *testing.T) {
 
 func TestPlanRecordRoundTrip(t *testing.T) {
 	c := kakhkiLike()
-	c.Shard = Shard{1, 3}
+	c.Shard = plan.Shard{Index: 1, Count: 3}
 	rec := PlanRecord(c, 42)
 	if rec.Kind != result.KindPlan || rec.Shard != "1/3" || rec.ConfigHash != ConfigHash(c) || rec.Plan.Loads != 42 {
 		t.Fatalf("plan record %+v", rec)
@@ -306,7 +249,7 @@ func TestShardJobs(t *testing.T) {
 	n := 0
 	jobs := Schedule(c)
 	for i := range 3 {
-		c.Shard = Shard{i, 3}
+		c.Shard = plan.Shard{Index: i, Count: 3}
 		part, err := ShardJobs(c)
 		if err != nil {
 			t.Fatal(err)
@@ -354,46 +297,17 @@ func TestEstimateLoad(t *testing.T) {
 	}
 }
 
-// FuzzParseShard checks that ParseShard never panics and accepts only shards in range, with
-// one-line errors.
-func FuzzParseShard(f *testing.F) {
-	for _, s := range []string{"0/1", "3/4", "4/4", "auto", "auto/3", "-1/2", "1/", "/2", "auto/0", "9999/10000"} {
-		f.Add(s, "2", "4")
-	}
-	f.Fuzz(func(t *testing.T, s, id, count string) {
-		env := func(k string) string {
-			switch k {
-			case "SLURM_ARRAY_TASK_ID":
-				return id
-			case "SLURM_ARRAY_TASK_COUNT":
-				return count
-			}
-			return ""
-		}
-		sh, err := ParseShard(s, env)
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error of several lines: %q", err)
-			}
-			return
-		}
-		if sh.Index < 0 || sh.Index >= sh.Count || sh.Count > MaxShards {
-			t.Fatalf("ParseShard(%q) = %+v", s, sh)
-		}
-	})
-}
-
 // TestEveryShardWarmsUpAndMeasures is the case that made a warm-up-only shard 0/2 and an
 // unwarmed shard 1/2: 2 pages x 1 link x 2 arms, 1 warm-up and 2 runs.
 func TestEveryShardWarmsUpAndMeasures(t *testing.T) {
 	c := Config{Pages: []string{"2x10KB", "1x20KB"}, Links: []string{"none"},
 		Arms: CrossArms([]string{"h1", "h2"}, []result.Mode{result.Cold}), Runs: 2, Warmup: 1}
-	plan, err := PlanShards(c, 2)
+	sp, err := PlanShards(c, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobs := Schedule(c)
-	for _, p := range plan.Parts {
+	for _, p := range sp.Parts {
 		warm := 0
 		for _, i := range p.Jobs {
 			if jobs[i].Warmup {

@@ -165,6 +165,11 @@ type Record struct {
 	// Shard is the part of a sharded experiment the line belongs to, "I/N" (part I of N, from
 	// 0; `pltlab run --shard`); empty when the experiment was not sharded.
 	Shard string `json:"shard,omitempty"`
+	// ShardUnits is the digest (plan.Digest: 16 hex digits) of the units the line's shard was
+	// given, which its plan line lists (Plan.Units): a merge checks each shard's lines against
+	// its own record of them, never against a cut recomputed later. Absent when not sharded and
+	// in lines of pltlab versions before 2026-12-02.
+	ShardUnits string `json:"shard_units,omitempty"`
 	// ConfigHash identifies the experiment's configuration (pages, links, arms, runs, warm-ups,
 	// timeout, seed, TCP congestion control, TLS version, cross traffic and the content digests
 	// of the trace files the links read): 16 hex digits of a SHA-256, the same
@@ -211,6 +216,10 @@ type Plan struct {
 	// are planned over all of its parts: such shards are merged by 'pltlab reproduce STUDY
 	// --merge', not 'pltlab merge'. "" for a sharded 'pltlab run'.
 	Study string `json:"study,omitempty"`
+	// Units are the IDs of the units the shard was given (plan.BlockID: "L<link>/B<block>", or
+	// "PART:L<link>/B<block>" and "flows:NAME" for a study), in plan order: the shard's
+	// membership as cut when it ran. Absent in plan lines before 2026-12-02.
+	Units []string `json:"units,omitempty"`
 }
 
 // InputFile is a file an experiment reads (a link's trace) and its content digest.

@@ -43,7 +43,7 @@ func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOption
 		Resume:        o.Resume, Logger: o.Logger}
 	shard := o.Shard.String() // "" unsharded
 	sum, err := flows.Execute(ctx, p, func(r *result.Record) error {
-		r.Shard = shard
+		r.Shard, r.ShardUnits = shard, o.units
 		return w.Write(r)
 	})
 	return sum.ArtifactsFailed, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -31,11 +32,15 @@ type RunOptions struct {
 	Configure func(*experiment.Config)
 	// Shard, when set, runs only that shard of the plan (Plan.Shards): its parts' shares, each
 	// part's lines carrying the shard, and its flow parts.
-	Shard experiment.Shard
+	Shard plan.Shard
 	// Observer sees every record with Done and Total counted over the whole plan.
 	Observer func(experiment.Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+
+	// units is the digest of the shard's units (plan.Digest), set by RunPrepared for the flow
+	// lines' shard_units.
+	units string
 }
 
 // Configs returns the experiments of p.Apply(o), each named PartExperiment(study, part), with
@@ -101,7 +106,7 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 			if share := pr.Shard.Share(i); share != nil {
 				jobs = share.Jobs
 			}
-			if err := pp.Select(o.Shard, study, jobs); err != nil {
+			if err := pp.Select(o.Shard, study, jobs, pr.Shard.Units); err != nil {
 				return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 			}
 		}
@@ -301,6 +306,12 @@ func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experimen
 	p, o, sh := pr.Plan, pr.Options, pr.Shard
 	total := pr.Left()
 	var errs []error
+	if sh != nil {
+		o.units = plan.Digest(sh.Units)
+		if err := writeStudyPlanLine(pr, w); err != nil {
+			return sum, err
+		}
+	}
 	done := 0
 	for _, pp := range pr.Parts {
 		if ctx.Err() != nil {
@@ -406,4 +417,31 @@ func (pr *Prepared) PartLines() []string {
 		out = append(out, fmt.Sprintf("custom: %d repetition(s) x %d run(s), estimated %s", c.Reps, c.Arms, FormatEstimate(c.Estimate())))
 	}
 	return out
+}
+
+// StudyPlanLine returns the "plan" line a study's shard writes first: experiment STUDY, the
+// shard, Plan.Study "STUDY/SCALE", Plan.Units the shard's units (plan.BlockID, plan.FlowID) as
+// cut when it ran, Plan.Loads its page loads and Plan.Runs the runs per cell (--runs, 0 for the
+// scale's), with ShardUnits their digest. A merge checks every shard's lines against this record,
+// never against a cut recomputed with a later cost model. nil when the run is not sharded.
+func (pr *Prepared) StudyPlanLine() *result.Record {
+	if pr.Shard == nil {
+		return nil
+	}
+	p := pr.Plan
+	return &result.Record{Kind: result.KindPlan, Experiment: p.Study, Run: -1, Time: time.Now().UTC(),
+		Shard: pr.Shard.Shard.String(), ShardUnits: plan.Digest(pr.Shard.Units),
+		Plan: &result.Plan{Study: p.Study + "/" + string(p.Scale), Units: pr.Shard.Units, Loads: pr.Loads(), Runs: p.Options.Runs, Seed: p.Options.Seed}}
+}
+
+// writeStudyPlanLine writes pr's StudyPlanLine unless the records it resumes hold one of its
+// shard already (a resumed shard wrote it when it began).
+func writeStudyPlanLine(pr *Prepared, w *result.Writer) error {
+	line := pr.StudyPlanLine()
+	for _, r := range pr.Options.Resume {
+		if r.Kind == result.KindPlan && r.Experiment == line.Experiment && r.Shard == line.Shard {
+			return nil
+		}
+	}
+	return w.Write(line)
 }

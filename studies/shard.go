@@ -3,9 +3,12 @@ package studies
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -25,13 +28,16 @@ type PartShare struct {
 // Shard is one shard of a study's plan (Plan.Shards).
 type Shard struct {
 	// Shard names it, "I/N".
-	Shard experiment.Shard
+	Shard plan.Shard
 	// Parts are the page-load parts it makes loads of, in plan order.
 	Parts []PartShare
 	// Flows index Plan.Flows: the flow parts it runs whole.
 	Flows []int
 	// Custom is true for the one shard that runs the plan's Custom schedule (whole).
 	Custom bool
+	// Units are the IDs of its units in plan order (plan.BlockID, plan.FlowID, plan.CustomID):
+	// what its lines record (the study's plan line lists them, every line carries their digest).
+	Units []string
 	// Estimate is the cost model's time of the shard in one process (experiment.StartCost
 	// included).
 	Estimate time.Duration
@@ -59,7 +65,8 @@ func (s Shard) Share(i int) *PartShare {
 // unit is one indivisible piece of a study's work: a measured block of one part's link, or a
 // whole flow part.
 type unit struct {
-	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
+	id         string // plan.BlockID(part name, link, block), plan.FlowID or plan.CustomID
+	part, flow int    // part index or -1; flow index or -1 (both -1: the plan's Custom)
 	block      experiment.Block
 	cost       time.Duration
 	entry      time.Duration // paid by a shard that starts on this unit's link
@@ -76,7 +83,7 @@ func (p Plan) units(parts []*experiment.Plan) ([]unit, [][]experiment.LinkEntry,
 		entries = append(entries, es)
 		for b, blk := range blocks {
 			first := b == 0 || blocks[b-1].Link != blk.Link
-			us = append(us, unit{part: i, flow: -1, block: blk, cost: blk.Cost, entry: es[blk.Link].Cost, boundary: first})
+			us = append(us, unit{id: plan.BlockID(p.Parts[i].Name, blk.Link, b%pp.Config.Runs), part: i, flow: -1, block: blk, cost: blk.Cost, entry: es[blk.Link].Cost, boundary: first})
 		}
 	}
 	for f, fp := range p.Flows {
@@ -84,10 +91,10 @@ func (p Plan) units(parts []*experiment.Plan) ([]unit, [][]experiment.LinkEntry,
 		if err != nil {
 			return nil, nil, fmt.Errorf("part %s: %w", fp.Name, err)
 		}
-		us = append(us, unit{part: -1, flow: f, cost: d, boundary: true})
+		us = append(us, unit{id: plan.FlowID(fp.Name), part: -1, flow: f, cost: d, boundary: true})
 	}
 	if p.Custom != nil {
-		us = append(us, unit{part: -1, flow: -1, cost: p.Custom.Estimate(), boundary: true})
+		us = append(us, unit{id: plan.CustomID, part: -1, flow: -1, cost: p.Custom.Estimate(), boundary: true})
 	}
 	return us, entries, nil
 }
@@ -97,7 +104,7 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
 	cs := p.Configs(o)
 	out := make([]*experiment.Plan, len(cs))
 	for i, c := range cs {
-		c.Shard, c.Subset = experiment.Shard{}, nil
+		c.Shard, c.Subset = plan.Shard{}, nil
 		pp, err := experiment.NewPlan(c)
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
@@ -110,11 +117,11 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
 // Shards splits the plan into n shards with o's Runs and Seed applied: the plan computed once,
 // as one list of units (every part's measured randomized complete blocks and every flow part,
 // in plan order) cut into n consecutive runs of whole units balanced by the cost model
-// (experiment.CutPoints, cuts moved to a boundary between links or parts within
-// experiment.LinkSnap of the target). Every shard measures something, and makes the warm-up
+// (plan.CutPoints, cuts moved to a boundary between links or parts within
+// plan.LinkSnap of the target). Every shard measures something, and makes the warm-up
 // blocks of every link it brings up (so no shard starts cold on a fresh node; see
 // experiment.PlanShards), brings up and self-checks its own links, and runs its flow parts whole.
-// Errors: n outside 1..experiment.MaxShards or more shards than units, naming the largest useful
+// Errors: n outside 1..plan.MaxShards or more shards than units, naming the largest useful
 // count; a plan with a Custom schedule (ErrNotShardable) asked for more than one shard; or a
 // spec that does not parse.
 func (p Plan) Shards(n int, o RunOptions) ([]Shard, error) {
@@ -147,8 +154,8 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n < 1 || n > experiment.MaxShards {
-		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, experiment.MaxShards)
+	if n < 1 || n > plan.MaxShards {
+		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, plan.MaxShards)
 	}
 	if err := p.Shardable(); err != nil && n > 1 {
 		return nil, err
@@ -157,46 +164,58 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 		return nil, fmt.Errorf("bad shard count %d: %s at scale %s has %d measured blocks and flow parts, so at most %d shards can each measure something: accepted 1..%d",
 			n, p.Study, p.Scale, len(us), len(us), len(us))
 	}
-	cum := make([]time.Duration, len(us)+1)
+	pu := make([]plan.Unit, len(us))
 	for i, u := range us {
-		cum[i+1] = cum[i] + u.cost
-		if u.boundary {
-			cum[i+1] += u.entry
-		}
+		pu[i] = plan.Unit{ID: u.id, Cost: u.cost, Entry: u.entry, Boundary: u.boundary}
 	}
-	cuts := experiment.CutPoints(cum, func(i int) bool { return us[i].boundary }, n)
+	cut, err := plan.Cut(pu, n)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Shard, n)
-	for k := range n {
-		s := Shard{Shard: experiment.Shard{Index: k, Count: n}, Estimate: experiment.StartCost}
-		for i := cuts[k]; i < cuts[k+1]; i++ {
-			u := us[i]
-			if u.part < 0 && u.flow < 0 {
-				s.Custom = true
-				s.Estimate += u.cost
-				continue
-			}
-			if u.flow >= 0 {
-				s.Flows = append(s.Flows, u.flow)
-				s.Estimate += u.cost
-				continue
-			}
-			share := s.Share(u.part)
-			if share == nil {
-				s.Parts = append(s.Parts, PartShare{Part: u.part})
-				share = &s.Parts[len(s.Parts)-1]
-			}
-			if len(share.Links) == 0 || share.Links[len(share.Links)-1] != u.block.Link {
-				share.Links = append(share.Links, u.block.Link)
-				share.Jobs = append(share.Jobs, entries[u.part][u.block.Link].Warmups...)
-				s.Estimate += u.entry
-			}
-			share.Jobs = append(share.Jobs, u.block.Jobs...)
-			share.Measured += len(u.block.Jobs)
-			s.Estimate += u.cost
-		}
-		out[k] = s
+	for k, idx := range cut {
+		out[k] = assemble(us, entries, plan.Shard{Index: k, Count: n}, idx)
 	}
 	return out, nil
+}
+
+// assemble makes shard sh of the units with indexes idx (ascending): its parts' shares (the
+// warm-ups of every link it brings up, then its blocks), flow parts, Custom, unit IDs and
+// estimate.
+func assemble(us []unit, entries [][]experiment.LinkEntry, sh plan.Shard, idx []int) Shard {
+	s := Shard{Shard: sh, Estimate: experiment.StartCost}
+	for _, i := range idx {
+		u := us[i]
+		s.Units = append(s.Units, u.id)
+		if u.part < 0 && u.flow < 0 {
+			s.Custom = true
+			s.Estimate += u.cost
+			continue
+		}
+		if u.flow >= 0 {
+			s.Flows = append(s.Flows, u.flow)
+			s.Estimate += u.cost
+			continue
+		}
+		share := s.Share(u.part)
+		if share == nil {
+			s.Parts = append(s.Parts, PartShare{Part: u.part})
+			share = &s.Parts[len(s.Parts)-1]
+		}
+		if !slices.Contains(share.Links, u.block.Link) {
+			share.Links = append(share.Links, u.block.Link)
+			share.Jobs = append(share.Jobs, entries[u.part][u.block.Link].Warmups...)
+			s.Estimate += u.entry
+		}
+		share.Jobs = append(share.Jobs, u.block.Jobs...)
+		share.Measured += len(u.block.Jobs)
+		s.Estimate += u.cost
+	}
+	for k := range s.Parts {
+		slices.Sort(s.Parts[k].Jobs)
+		s.Parts[k].Jobs = slices.Compact(s.Parts[k].Jobs)
+	}
+	return s
 }
 
 // MaxShards returns the largest useful shard count of the plan with o's Runs and Seed: its
@@ -288,7 +307,8 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 		for _, r := range s.Records {
 			_, isPart := parts[r.Experiment]
 			_, isFlow := flowParts[r.Experiment]
-			if !isPart && !isFlow {
+			isStudy := r.Experiment == p.Study && r.Kind == result.KindPlan // a shard's own plan line (Prepared.StudyPlanLine)
+			if !isPart && !isFlow && !isStudy {
 				return nil, nil, fmt.Errorf("%w: %s holds experiment %q, which is not a part of %s at scale %s", experiment.ErrMixedConfigs, s.Name, r.Experiment, p.Study, p.Scale)
 			}
 			if isPart && r.ConfigHash != "" && r.ConfigHash != hashes[r.Experiment] {
@@ -299,7 +319,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 				return nil, nil, fmt.Errorf("%w: %s is a shard of %q, not of %s/%s", experiment.ErrMixedConfigs, s.Name, r.Plan.Study, p.Study, p.Scale)
 			}
 			if r.Shard != "" {
-				sh, err := experiment.ParseShard(r.Shard, func(string) string { return "" })
+				sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
 				if err != nil {
 					return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
 				}
@@ -330,17 +350,21 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 		out = append(out, m.Records...)
 		dups += m.Duplicates
 	}
-	shards, err := p.shardsOf(plans, count)
+	shards, recorded, err := p.recordedShards(plans, count, out)
 	if err != nil {
 		return nil, nil, err
 	}
-	// The shards are cut by the cost model: a plan line of another version's cut is refused
-	// rather than judged against a share its shard never had.
+	// Shards of an older pltlab recorded no membership: their shares are the cut recomputed by
+	// today's cost model, and a plan line of another version's cut is refused rather than judged
+	// against a share its shard never had.
 	for _, r := range out {
+		if recorded {
+			break
+		}
 		if r.Kind != result.KindPlan || r.Plan == nil {
 			continue
 		}
-		sh, err := experiment.ParseShard(r.Shard, func(string) string { return "" })
+		sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
 		if err != nil || sh.Count != count {
 			continue
 		}
@@ -406,6 +430,11 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 			}
 		}
 	}
+	if recorded && len(check.Missing) == 0 {
+		if gap := p.uncovered(plans, shards); len(gap) > 0 {
+			check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))
+		}
+	}
 	// The merged file says what it holds, so that its report, findings and view say PARTIAL
 	// when it lacks something (result.Merge.Partial), whoever reads it later.
 	mr := &result.Merge{Of: p.Study + "/" + string(p.Scale), Shards: count, Missing: check.Missing, Short: check.Short}
@@ -416,4 +445,110 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 	}
 	out = append(out, &result.Record{Kind: result.KindMerge, Experiment: p.Study, Run: -1, Time: time.Now().UTC(), Merge: mr})
 	return out, check, nil
+}
+
+// recordedShards returns the count shards of the study as the merged records say they were cut:
+// each present shard's units from its plan line (Prepared.StudyPlanLine; recorded true), with
+// every line of the shard checked to carry their digest, so that refitting the cost model never
+// changes what a shard in flight owes. Shards that left no line get no units (the merge names
+// them missing). Records of an older pltlab, whose plan lines list no units, get the cut
+// recomputed by this pltlab's cost model (recorded false). Errors (wrapping
+// experiment.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
+// different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
+func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result.Record) ([]Shard, bool, error) {
+	units := map[string][]string{} // shard -> unit IDs as recorded
+	for _, r := range recs {
+		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {
+			if _, ok := units[r.Shard]; !ok {
+				units[r.Shard] = r.Plan.Units
+			}
+		}
+	}
+	if len(units) == 0 {
+		shards, err := p.shardsOf(plans, count)
+		return shards, false, err
+	}
+	digests := map[string]string{}
+	for sh, ids := range units {
+		digests[sh] = plan.Digest(ids)
+	}
+	for _, r := range recs {
+		if r.Shard == "" || r.ShardUnits == "" {
+			continue
+		}
+		want, ok := digests[r.Shard]
+		switch {
+		case !ok:
+			return nil, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", experiment.ErrMixedConfigs, r.Shard, r.ShardUnits)
+		case r.ShardUnits != want:
+			return nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", experiment.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
+		}
+	}
+	us, entries, err := p.units(plans)
+	if err != nil {
+		return nil, false, err
+	}
+	index := make(map[string]int, len(us))
+	all := make([]string, len(us))
+	for i, u := range us {
+		index[u.id], all[i] = i, u.id
+	}
+	var ms []plan.Membership
+	for sh, ids := range units {
+		s, err := plan.ParseShard(sh, func(string) string { return "" })
+		if err != nil {
+			return nil, false, err
+		}
+		ms = append(ms, plan.Membership{Shard: s, Units: ids})
+	}
+	slices.SortFunc(ms, func(a, b plan.Membership) int { return a.Shard.Index - b.Shard.Index })
+	cov := plan.Cover(all, ms)
+	switch {
+	case len(cov.Unknown) > 0:
+		return nil, false, fmt.Errorf("%w: the shards record unit(s) %s, which %s at scale %s with these flags does not have: give the shards of one reproduction (same --scale, --runs, --seed)",
+			experiment.ErrMixedConfigs, abbreviate(cov.Unknown, 4), p.Study, p.Scale)
+	case len(cov.Twice) > 0:
+		return nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", experiment.ErrMixedConfigs, abbreviate(cov.Twice, 4))
+	}
+	out := make([]Shard, count)
+	for k := range out {
+		out[k] = Shard{Shard: plan.Shard{Index: k, Count: count}}
+	}
+	for _, m := range ms {
+		if m.Shard.Count != count {
+			continue // refused by the shard-count check above
+		}
+		idx := make([]int, len(m.Units))
+		for i, id := range m.Units {
+			idx[i] = index[id]
+		}
+		slices.Sort(idx)
+		out[m.Shard.Index] = assemble(us, entries, m.Shard, idx)
+	}
+	return out, true, nil
+}
+
+// uncovered returns the IDs of the plan's units no shard holds, in plan order.
+func (p Plan) uncovered(plans []*experiment.Plan, shards []Shard) []string {
+	us, _, err := p.units(plans)
+	if err != nil {
+		return nil
+	}
+	var ms []plan.Membership
+	for _, s := range shards {
+		ms = append(ms, plan.Membership{Shard: s.Shard, Units: s.Units})
+	}
+	all := make([]string, len(us))
+	for i, u := range us {
+		all[i] = u.id
+	}
+	return plan.Cover(all, ms).Uncovered
+}
+
+// abbreviate joins the first n of ids and says how many more there are.
+func abbreviate(ids []string, n int) string {
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
@@ -155,7 +156,7 @@ func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []experiment.Sou
 	t.Helper()
 	var out []experiment.Source
 	for k := range n {
-		o.Shard = experiment.Shard{Index: k, Count: n}
+		o.Shard = plan.Shard{Index: k, Count: n}
 		cs, err := p.Resumed(o)
 		if err != nil {
 			t.Fatal(err)
@@ -381,7 +382,7 @@ func TestHighwayNotShardable(t *testing.T) {
 	check("Shardable", p.Shardable())
 	_, err := p.Shards(2, RunOptions{})
 	check("Shards(2)", err)
-	_, err = p.Prepare(RunOptions{Shard: experiment.Shard{Index: 0, Count: 1}})
+	_, err = p.Prepare(RunOptions{Shard: plan.Shard{Index: 0, Count: 1}})
 	check("Prepare --shard 0/1", err)
 	_, _, err = MergeShards(p, RunOptions{}, []experiment.Source{{Name: "shard-0.jsonl"}}, experiment.MergeOptions{})
 	check("MergeShards", err)

@@ -177,32 +177,20 @@ func CompareMeans(tcp, quic []float64) Diff {
 	return d
 }
 
-// String gives "+12.3 % (p=0.004)" or "-3.1 % (p=0.41, n.s.)".
+// String gives "+12.3 % (p=0.0040)" or "-3.1 % (p=0.4100, n.s.)" (p-values as analysis.FormatP).
 func (d Diff) String() string {
 	if math.IsNaN(d.Pct) {
 		return "n/a"
 	}
-	p := "p=" + fmtP(d.P)
-	if d.P < 0.001 {
-		p = "p<0.001"
-	}
-	s := fmt.Sprintf("%+.1f %% (%s", d.Pct, p)
+	s := fmt.Sprintf("%+.1f %% (p=%s", d.Pct, fmtP(d.P))
 	if !d.Significant {
 		s += ", n.s."
 	}
 	return s + ")"
 }
 
-// fmtP formats a p-value: "<0.001", "0.004", "n/a".
-func fmtP(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "n/a"
-	case p < 0.001:
-		return "<0.001"
-	}
-	return fmt.Sprintf("%.3f", p)
-}
+// fmtP is the one p-value format of pltlab's reports (analysis.FormatP).
+func fmtP(p float64) string { return analysis.FormatP(p) }
 
 // FormatEstimate formats a time estimate for people: "6 min 18 s", "12 min", "3.5 h" or "41 d".
 func FormatEstimate(d time.Duration) string {

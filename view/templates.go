@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/pltlab/pltlab/analysis"
 )
 
 // funcs are the templates' helpers: numbers are formatted here, computed in package analysis.
@@ -24,35 +26,13 @@ var funcs = template.FuncMap{
 	"frame": frameURL,
 }
 
-// fmtMs formats a time in ms; +Inf (a censored statistic) as ">= deadline".
-func fmtMs(v, deadline float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return fmt.Sprintf(">= %.0f", deadline)
-	case math.IsNaN(v):
-		return "-"
-	}
-	return fmt.Sprintf("%.1f", v)
-}
-
-// fmtCI formats a CI in ms, "n < 6" when not computable.
-func fmtCI(lo, hi, deadline float64) string {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return "- (n < 6)"
-	}
-	return fmtMs(lo, deadline) + " .. " + fmtMs(hi, deadline)
-}
-
-// fmtP formats a p-value with 3 significant digits.
-func fmtP(p float64) string {
-	if math.IsNaN(p) {
-		return "-"
-	}
-	if p < 0.001 {
-		return fmt.Sprintf("%.2e", p)
-	}
-	return strconv.FormatFloat(p, 'g', 3, 64)
-}
+// fmtMs, fmtCI and fmtP are the report's own formats (analysis.FormatMs, FormatCI, FormatP), so
+// the view prints the same strings as 'pltlab report' for the same file.
+var (
+	fmtMs = analysis.FormatMs
+	fmtCI = analysis.FormatCI
+	fmtP  = analysis.FormatP
+)
 
 func fmtFloat(v float64, prec int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {

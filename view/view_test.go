@@ -502,3 +502,57 @@ func TestOneParsePerChange(t *testing.T) {
 		t.Errorf("%d parses for one change and 50 clients, want 1", n)
 	}
 }
+
+// TestStringsMatchReportText checks that the view prints the same strings as 'pltlab report'
+// for the same file: every group's median and CI cell and every comparison's p-value cells are
+// cells of the report's markdown tables, formatted alike (analysis.FormatMs, FormatCI, FormatP).
+func TestStringsMatchReportText(t *testing.T) {
+	for _, file := range []string{studyFile, runDir + "/run.jsonl"} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			s, ts := newTest(t, Options{Roots: []string{file}})
+			_, page, _ := get(t, ts, "/set/"+s.Sets()[0].ID+"/")
+			rep, err := analysis.AnalyzeFiles([]string{file}, nil, analysis.Options{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := rep.WriteMarkdown(&buf); err != nil {
+				t.Fatal(err)
+			}
+			cells := map[string]bool{}
+			for _, line := range strings.Split(buf.String(), "\n") {
+				for _, c := range strings.Split(line, "|") {
+					c = strings.TrimSpace(c)
+					cells[c], cells[strings.TrimSuffix(c, " (exact)")] = true, true
+				}
+			}
+			groups := regexp.MustCompile(`(?s)<tr class="group" data-protocol=.*?</tr>`).FindAllString(page, -1)
+			if len(groups) == 0 {
+				t.Fatal("no group rows on the page")
+			}
+			td := regexp.MustCompile(`<td>([^<]*)</td>`)
+			for _, row := range groups {
+				tds := td.FindAllStringSubmatch(row, -1)
+				if len(tds) < 7 {
+					t.Fatalf("group row %q", row)
+				}
+				median := tds[5][1] // after runs, valid, censored, invalid, lost
+				if !cells[median] {
+					t.Errorf("the page's median %q is no cell of the report", median)
+				}
+			}
+			comps := regexp.MustCompile(`(?s)<tr class="comparison" data-protocol=.*?</tr>`).FindAllString(page, -1)
+			for _, row := range comps {
+				m := regexp.MustCompile(`<td>([^<(]*?)(?: \(exact\))?</td><td>[^<]*</td><td>([^<]*)</td><td>(?:yes|no)`).FindStringSubmatch(row)
+				if m == nil {
+					t.Fatalf("comparison row %q", row)
+				}
+				for _, p := range m[1:] {
+					if !cells[p] {
+						t.Errorf("the page's p-value %q is no cell of the report", p)
+					}
+				}
+			}
+		})
+	}
+}

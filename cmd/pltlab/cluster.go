@@ -14,6 +14,7 @@ import (
 
 	"github.com/pltlab/pltlab/cluster"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/studies"
 )
 
@@ -52,7 +53,7 @@ func (f *sweepFlags) register(cmd *cobra.Command, outHelp string) {
 // cluster.Sweep, as usage errors.
 func (f *sweepFlags) sweep() (cluster.Sweep, error) {
 	if f.shards < 1 {
-		return cluster.Sweep{}, usagef("bad --shards %d: accepted 1..%d", f.shards, experiment.MaxShards)
+		return cluster.Sweep{}, usagef("bad --shards %d: accepted 1..%d", f.shards, plan.MaxShards)
 	}
 	s := cluster.Sweep{Shards: f.shards, CPUs: f.cpu, MemoryMiB: f.memMiB, Time: f.time, Exclusive: f.exclusive}
 	switch {

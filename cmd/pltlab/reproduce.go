@@ -16,6 +16,7 @@ import (
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/studies"
 )
@@ -105,8 +106,8 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 				if len(args) > 0 {
 					return usagef("--list takes no study, got %q", strings.Join(args, " "))
 				}
-				if f.nodes < 0 || f.nodes > experiment.MaxShards {
-					return usagef("bad --nodes %d: accepted 1..%d", f.nodes, experiment.MaxShards)
+				if f.nodes < 0 || f.nodes > plan.MaxShards {
+					return usagef("bad --nodes %d: accepted 1..%d", f.nodes, plan.MaxShards)
 				}
 				if f.runs < 0 || f.runs > 10000 {
 					return usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
@@ -295,18 +296,18 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 
 // shardOf parses --shard for plan (nil when not sharded), as usage errors: a count larger than
 // the work is refused with the largest useful count.
-func (f *reproduceFlags) shardOf(plan studies.Plan) (*studies.Shard, error) {
+func (f *reproduceFlags) shardOf(p studies.Plan) (*studies.Shard, error) {
 	if f.shard == "" {
 		return nil, nil
 	}
-	if err := plan.Shardable(); err != nil {
+	if err := p.Shardable(); err != nil {
 		return nil, usagef("bad --shard %s: %v", f.shard, err)
 	}
-	sh, err := experiment.ParseShard(f.shard, os.Getenv)
+	sh, err := plan.ParseShard(f.shard, os.Getenv)
 	if err != nil {
 		return nil, usagef("bad --shard: %v", err)
 	}
-	shards, err := plan.Shards(sh.Count, f.options())
+	shards, err := p.Shards(sh.Count, f.options())
 	if err != nil {
 		return nil, usagef("bad --shard %s: %v", f.shard, err)
 	}
@@ -317,7 +318,7 @@ func (f *reproduceFlags) shardOf(plan studies.Plan) (*studies.Shard, error) {
 func (f *reproduceFlags) options() studies.RunOptions {
 	o := studies.RunOptions{Runs: f.runs, Seed: f.seed}
 	if f.shard != "" {
-		o.Shard, _ = experiment.ParseShard(f.shard, os.Getenv) // checked by shardOf
+		o.Shard, _ = plan.ParseShard(f.shard, os.Getenv) // checked by shardOf
 	}
 	return o
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 )
 
 // planOf parses a --shard value for c ("" = not sharded) and computes c's plan with it
@@ -16,7 +17,7 @@ import (
 // refused with the largest useful one.
 func planOf(c experiment.Config, s string) (*experiment.Plan, error) {
 	if s != "" {
-		sh, err := experiment.ParseShard(s, os.Getenv)
+		sh, err := plan.ParseShard(s, os.Getenv)
 		if err != nil {
 			return nil, usagef("bad --shard: %v", err)
 		}

@@ -17,13 +17,15 @@ const module = "github.com/pltlab/pltlab/"
 // result and protocol, import nothing of ours; within shaping, the LINK grammar (shaping/linkspec)
 // imports only shaping/emu and result, the capture (shaping/capture) only shaping/pcapng, the
 // link runtime (shaping) those two and its backends, and the self-check (shaping/selfcheck) sits
-// above the runtime; internal/fileout (create-write-close) is a leaf
+// above the runtime; plan (shard names, the cut into shards, recorded shard membership) is a
+// leaf below flows, experiment, studies, cluster and cmd; internal/fileout (create-write-close) is a leaf
 // that analysis, studies and cmd/pltlab use; view (the results dashboard) reads results
 // through analysis and result only and imports nothing that measures. A package missing here
 // fails the test, so a new
 // package must be placed in the layering on purpose.
 var allowed = map[string][]string{
 	"result":                           nil,
+	"plan":                             nil,
 	"protocol":                         nil,
 	"shaping/emu":                      nil,
 	"shaping/netem":                    nil,
@@ -48,13 +50,13 @@ var allowed = map[string][]string{
 	"server":                           {"pages", "result", "protocol"},
 	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait"},
 	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},
-	"flows":                            {"internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
-	"experiment":                       {"internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
-	"studies":                          {"artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
-	"cluster":                          {"studies", "experiment", "result", "protocol"},
+	"flows":                            {"plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
+	"experiment":                       {"plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
+	"studies":                          {"plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
+	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
 	"view":                             {"analysis", "result", "protocol"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
-	"cmd/pltlab":                       {"internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
+	"cmd/pltlab":                       {"plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
 }
 
 // fenced lists third-party import paths (prefixes) and the only packages of ours that may

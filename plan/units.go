@@ -1,0 +1,156 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// Unit is one indivisible piece of work a shard is given whole: a measured randomized complete
+// block of one link of an experiment, or a whole flow part.
+type Unit struct {
+	// ID names the unit by the schedule alone, never by the cost model: BlockID or FlowID.
+	// IDs are unique within a plan.
+	ID string
+	// Cost is the cost model's time of the unit's own work.
+	Cost time.Duration
+	// Entry is what a shard pays before the unit when it starts on it (Boundary): the link's
+	// bring-up and warm-up blocks.
+	Entry time.Duration
+	// Boundary is true for the first unit of a link or of a part: a cut before it starts a new
+	// link, and the shard after the cut pays its Entry.
+	Boundary bool
+}
+
+// BlockID names measured block b (from 0) of link l (index into the links) of a part ("" for a
+// lone experiment): "L<l>/B<b>" or "PART:L<l>/B<b>".
+func BlockID(part string, l, b int) string {
+	id := "L" + strconv.Itoa(l) + "/B" + strconv.Itoa(b)
+	if part != "" {
+		return part + ":" + id
+	}
+	return id
+}
+
+// ParseBlockID is BlockID's inverse: the part, link and block of id; ok is false when id is not
+// a block's.
+func ParseBlockID(id string) (part string, l, b int, ok bool) {
+	rest := id
+	if i := strings.LastIndexByte(id, ':'); i >= 0 {
+		part, rest = id[:i], id[i+1:]
+	}
+	ls, bs, found := strings.Cut(rest, "/")
+	if !found || !strings.HasPrefix(ls, "L") || !strings.HasPrefix(bs, "B") {
+		return "", 0, 0, false
+	}
+	l, err1 := strconv.Atoi(ls[1:])
+	b, err2 := strconv.Atoi(bs[1:])
+	if err1 != nil || err2 != nil || l < 0 || b < 0 {
+		return "", 0, 0, false
+	}
+	return part, l, b, true
+}
+
+// FlowID names a whole flow part: "flows:NAME".
+func FlowID(name string) string { return "flows:" + name }
+
+// CustomID names a study's own schedule run whole (highway2023's host-stack runs).
+const CustomID = "custom"
+
+// Cut splits units (in plan order) into n shards of consecutive whole units balanced by their
+// costs (CutPoints over the cumulative Cost, each Boundary unit's Entry counted there): out[k]
+// holds the indexes into units of shard k, ascending, each shard at least one unit. Errors: n
+// outside 1..MaxShards, or more shards than units (naming the largest useful count).
+func Cut(units []Unit, n int) ([][]int, error) {
+	if n < 1 || n > MaxShards {
+		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, MaxShards)
+	}
+	if n > len(units) {
+		return nil, fmt.Errorf("bad shard count %d: the plan has %d units (measured blocks and flow parts), so at most %d shards can each measure something: accepted 1..%d",
+			n, len(units), len(units), len(units))
+	}
+	cum := make([]time.Duration, len(units)+1)
+	for i, u := range units {
+		cum[i+1] = cum[i] + u.Cost
+		if u.Boundary {
+			cum[i+1] += u.Entry
+		}
+	}
+	cuts := CutPoints(cum, func(i int) bool { return units[i].Boundary }, n)
+	out := make([][]int, n)
+	for k := range n {
+		for i := cuts[k]; i < cuts[k+1]; i++ {
+			out[k] = append(out[k], i)
+		}
+	}
+	return out, nil
+}
+
+// Digest returns the first 16 hex digits of the SHA-256 of the unit IDs, one per line, in the
+// order given: the name of a shard's membership that every one of its lines carries
+// (shard_units), so that lines of two different cuts of the same shard index are never merged
+// as one shard's.
+func Digest(ids []string) string {
+	h := sha256.New()
+	for _, id := range ids {
+		h.Write([]byte(id))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// Membership is what a shard recorded it was given: its name and its units' IDs in plan order.
+type Membership struct {
+	// Shard names it.
+	Shard Shard
+	// Units are the IDs of its units.
+	Units []string
+}
+
+// Coverage is how the recorded memberships of a plan's shards cover its units.
+type Coverage struct {
+	// Owner maps a unit ID to the shard ("I/N") that recorded it (the first one when twice).
+	Owner map[string]string
+	// Uncovered are the plan's unit IDs no recorded shard holds, in plan order: the work of the
+	// shards that left no line, or a gap between two cuts.
+	Uncovered []string
+	// Twice are the unit IDs two recorded shards hold ("ID (I/N and J/N)"): shards of two
+	// different cuts, whose loads of that unit would be two measurements of one slot.
+	Twice []string
+	// Unknown are recorded unit IDs that are not the plan's: a membership of another plan.
+	Unknown []string
+}
+
+// Cover compares the recorded memberships with the plan's unit IDs (all, in plan order).
+func Cover(all []string, recorded []Membership) Coverage {
+	c := Coverage{Owner: map[string]string{}}
+	known := make(map[string]bool, len(all))
+	for _, id := range all {
+		known[id] = true
+	}
+	for _, m := range recorded {
+		for _, id := range m.Units {
+			switch owner, ok := c.Owner[id]; {
+			case !known[id]:
+				c.Unknown = append(c.Unknown, id)
+			case ok && owner != m.Shard.String():
+				c.Twice = append(c.Twice, fmt.Sprintf("%s (%s and %s)", id, owner, m.Shard))
+			case !ok:
+				c.Owner[id] = m.Shard.String()
+			}
+		}
+	}
+	for _, id := range all {
+		if _, ok := c.Owner[id]; !ok {
+			c.Uncovered = append(c.Uncovered, id)
+		}
+	}
+	slices.Sort(c.Unknown)
+	c.Unknown = slices.Compact(c.Unknown)
+	return c
+}
