@@ -280,20 +280,34 @@ var selfCheck = selfcheck.Run
 // waits for a quiet one (nil: selfcheck's own, from /proc/stat); a seam for the tests.
 var settleBusy func(ctx context.Context, window time.Duration) float64
 
-// checkLink self-checks a shaped link by the one retry rule (selfcheck.Retry: up to
-// selfcheck.Attempts checks) and emits every check; the error wraps selfcheck.ErrFailed
-// when every attempt failed.
+// checkLink self-checks a shaped link by the one retry rule (CheckLink).
 func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {
-	if p.SkipLinkCheck || l.Namespace() == "" {
+	if p.SkipLinkCheck {
 		return nil
 	}
+	return CheckLink(ctx, l, p.Link, p.Experiment, env, p.Logger, emit)
+}
+
+// CheckLink self-checks a shaped link (one with a namespace; an unshaped link or a veth path is
+// not checked) by the one retry rule (selfcheck.Retry: up to selfcheck.Attempts quick checks,
+// the repeat after the machine settles) and emits every check as a KindLinkCheck record of
+// experiment, its Link.Spec the spec name as given; the error wraps selfcheck.ErrFailed when
+// every attempt failed. It is the check of every bulk-flow runner (Execute and the studies' own
+// schedules).
+func CheckLink(ctx context.Context, l shaping.Link, name, experiment string, env *result.Env, log *slog.Logger, emit func(*result.Record) error) error {
+	if l.Namespace() == "" || l.Spec().Shaper == shaping.ShaperVeth {
+		return nil
+	}
+	if log == nil {
+		log = slog.Default()
+	}
 	_, err := selfcheck.Retry(ctx, l, selfcheck.RetryOptions{
-		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Busy: settleBusy, Name: p.Link, Logger: p.Logger,
+		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Busy: settleBusy, Name: name, Logger: log,
 		Record: func(chk result.LinkCheck) error {
 			// A repeat is named in every report from its attempt number (result.RecheckedLinks).
-			r := &result.Record{Kind: result.KindLinkCheck, Experiment: p.Experiment, Run: -1, Time: time.Now().UTC(),
+			r := &result.Record{Kind: result.KindLinkCheck, Experiment: experiment, Run: -1, Time: time.Now().UTC(),
 				Link: l.Spec().Result(), Check: &chk, Env: env}
-			r.Link.Spec = p.Link
+			r.Link.Spec = name
 			return emit(r)
 		}})
 	return err

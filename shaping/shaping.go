@@ -83,7 +83,13 @@ type options struct {
 }
 
 // WithLogger sets the logger for setup, teardown and emulator faults (default slog.Default()).
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.logger = l
+		}
+	}
+}
 
 // WithTCPBufMax raises the maximum of net.ipv4.tcp_rmem and tcp_wmem inside the client namespace
 // to n bytes (default DefaultTCPBufMax). A single TCP stream needs rate x RTT of window.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"log/slog"
 	"math"
 	"net/netip"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -114,7 +113,6 @@ func highwayPlan(sc Scale) Plan {
 	}
 	p := Plan{Study: Highway2023, Scale: sc,
 		ScaledDown: []string{
-			fmt.Sprintf("%d repetition(s) of %s per arm and path (the paper: 10 s transfers, repeated)", hs.runs, hs.duration),
 			"one QUIC stack (quic-go) instead of the paper's implementations",
 		},
 		NotRun: []string{"AES-NI on and off: see the finding \"aesni\""},
@@ -127,22 +125,81 @@ func highwayPlan(sc Scale) Plan {
 			h := hs
 			h.runs = reps
 			return runHighway(ctx, h, o, w)
+		},
+		Keys: func(reps int) []string {
+			h := hs
+			h.runs = reps
+			return highwayKeys(h)
+		},
+		KeyOf: highwayKeyOf,
+		Note: func(reps int) string {
+			return fmt.Sprintf("%d repetition(s) of %s per arm and path (the paper: 10 s transfers, repeated)", reps, hs.duration)
 		}}
 	return p
 }
 
+// highwayKeys lists the runs of the schedule hs, one key per (path, arm, repetition) in run
+// order (highwayKeyOf of its record).
+func highwayKeys(hs highwayScale) []string {
+	var out []string
+	for _, p := range hs.paths {
+		for run := range hs.runs {
+			for _, a := range armsOn(p) {
+				out = append(out, highwayKey(p.key(), a.name, run))
+			}
+		}
+	}
+	return out
+}
+
+// highwayKey is a run's key: "PATH|ARM|RUN".
+func highwayKey(path, arm string, run int) string { return fmt.Sprint(path, "|", arm, "|", run) }
+
+// highwayKeyOf is the key of a highway2023 flow record ("" for any other line).
+func highwayKeyOf(r *result.Record) string {
+	if !r.IsFlow() || r.Stack == nil || r.Experiment != PartExperiment(Highway2023, pathName(r.Stack.Path)) {
+		return ""
+	}
+	return highwayKey(r.Stack.Path, r.Stack.Arm, r.Run)
+}
+
+// pathName is the name of the path whose key is k.
+func pathName(k string) string {
+	for _, sc := range highwayScales {
+		for _, p := range sc.paths {
+			if p.key() == k {
+				return p.name
+			}
+		}
+	}
+	return k
+}
+
+// key is how the path is named in the records (Stack.Path): the LINK spec, or "veth".
+func (p highwayPath) key() string {
+	if p.link != "" {
+		return p.link
+	}
+	return p.name
+}
+
 // runHighway runs every arm on every path, hs.runs times (the plan's repetitions as applied:
-// --runs replaces them), arms interleaved per repetition.
+// --runs replaces them), arms interleaved per repetition, each record with the full env
+// (result.LocalEnv: kernel, QUIC stack, user namespace, idle polling) and the schedule's length
+// (Scheduled), so that a resume (o.Resume) makes only the runs not yet made and a re-judge knows
+// what the run owed.
 func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Writer) error {
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
+		o.Logger = log
 	}
-	env := &result.Env{Pltlab: o.Version, CPUs: runtime.NumCPU(), Seed: o.Seed}
-	env.Host, _ = os.Hostname()
+	env := result.LocalEnv(o.Version, o.Seed)
+	env.IdlePollCPUs = idlepoll.Active()
+	total := len(highwayKeys(hs))
 	var errs []error
 	for _, p := range hs.paths {
-		if err := runHighwayPath(ctx, p, hs, o, env, w); err != nil {
+		if err := runHighwayPath(ctx, p, hs, o, env, total, w); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -153,53 +210,78 @@ func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Wr
 	return errors.Join(errs...)
 }
 
-// runHighwayPath opens one path and runs its arms, skipping the runs a resumed reproduction
-// already has.
-func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOptions, env *result.Env, w *result.Writer) error {
-	var l shaping.Link
-	var veth *shaping.VethLink
+// openHighwayPath opens a path: the veth pair, or the emulated link; a seam for the tests.
+var openHighwayPath = func(ctx context.Context, p highwayPath, log *slog.Logger) (shaping.Link, *shaping.VethLink, error) {
 	if p.link == "" {
 		v, err := shaping.OpenVeth(ctx, 0)
-		if err != nil {
-			return err
-		}
-		veth, l = v, v
-	} else {
-		spec, err := linkspec.Parse(p.link)
-		if err != nil {
-			return err
-		}
-		if l, err = shaping.Open(ctx, spec); err != nil {
-			return err
-		}
+		return v, v, err
 	}
-	defer l.Close()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + shaping.ProcsPerLink))
+	spec, err := linkspec.Parse(p.link)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := shaping.Open(ctx, spec, shaping.WithLogger(log))
+	return l, nil, err
+}
+
+// checkHighwayPath self-checks an emulated path's link (flows.CheckLink); a seam for the tests.
+var checkHighwayPath = flows.CheckLink
+
+// highwayPause is the quiet time after every run (flows.DefaultPause), so the next starts on an
+// empty queue; a seam for the tests.
+var highwayPause = flows.DefaultPause
+
+// runHighwayArmFunc runs one arm (runHighwayArm); a seam for the tests.
+var runHighwayArmFunc = runHighwayArm
+
+// runHighwayPath opens one path, self-checks an emulated one by the one retry rule (its
+// link_check lines written first; unless o.SkipLinkCheck), and runs its arms, skipping the runs
+// a resumed reproduction already has.
+func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOptions, env *result.Env, total int, w *result.Writer) error {
 	done := map[string]bool{} // (path, arm, run) already in o.Resume
 	for _, r := range o.Resume {
-		if r.IsFlow() && r.Stack != nil {
-			done[fmt.Sprint(r.Stack.Path, "|", r.Stack.Arm, "|", r.Run)] = true
+		if k := highwayKeyOf(r); k != "" {
+			done[k] = true
 		}
 	}
-	pathKey := p.name
-	if p.link != "" {
-		pathKey = p.link
+	left := 0
+	for run := range hs.runs {
+		for _, a := range armsOn(p) {
+			if !done[highwayKey(p.key(), a.name, run)] {
+				left++
+			}
+		}
+	}
+	if left == 0 {
+		return nil // made by the interrupted run being resumed: no link to open or check
+	}
+	l, veth, err := openHighwayPath(ctx, p, o.Logger)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	experiment := PartExperiment(Highway2023, p.name)
+	if p.link != "" && !o.SkipLinkCheck {
+		if err := checkHighwayPath(ctx, l, p.link, experiment, env, o.Logger, w.Write); err != nil {
+			return err
+		}
 	}
 	for run := range hs.runs {
 		for _, a := range armsOn(p) {
-			if done[fmt.Sprint(pathKey, "|", a.name, "|", run)] {
+			if done[highwayKey(p.key(), a.name, run)] {
 				continue // made by the interrupted run being resumed
 			}
-			rec, err := runHighwayArm(ctx, l, veth, p, a, run, hs.duration, o, env)
+			rec, err := runHighwayArmFunc(ctx, l, veth, p, a, run, hs.duration, o, env)
 			if err != nil {
 				return fmt.Errorf("arm %s: %w", a.name, err)
 			}
 			if rec != nil {
+				rec.Scheduled = total
 				if err := w.Write(rec); err != nil {
 					return err
 				}
 			}
-			if !sleepCtxStudies(ctx, flows.DefaultPause) {
+			if !sleepCtxStudies(ctx, highwayPause) {
 				return ctx.Err()
 			}
 		}
@@ -208,18 +290,16 @@ func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOp
 }
 
 // quicGoLog collects what quic-go logs through the standard log package (its buffer warning),
-// passing it on to the previous output.
+// given to ProcessSettings.CaptureLog.
 type quicGoLog struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
-	out io.Writer
 }
 
 func (q *quicGoLog) Write(b []byte) (int, error) {
 	q.mu.Lock()
-	q.buf.Write(b)
-	q.mu.Unlock()
-	return q.out.Write(b)
+	defer q.mu.Unlock()
+	return q.buf.Write(b)
 }
 
 // runHighwayArm runs one bulk flow of arm a on path p and returns its record.
@@ -237,13 +317,16 @@ func runHighwayArm(ctx context.Context, l shaping.Link, veth *shaping.VethLink, 
 	}
 	if a.noGSO {
 		// quic-go reads it whenever it wraps a UDP socket: the server's at Start, the
-		// client's at its dial, both inside this arm.
-		os.Setenv("QUIC_GO_DISABLE_GSO", "true")
-		defer os.Unsetenv("QUIC_GO_DISABLE_GSO")
+		// client's at its dial, both inside this arm. A process-wide setting: cmd makes it.
+		if o.Process == nil {
+			return nil, errors.New("the arm needs quic-go's GSO switched off, a process-wide setting this run was not given (studies.RunOptions.Process)")
+		}
+		defer o.Process.DisableQUICGSO()()
 	}
-	qlog := &quicGoLog{out: log.Writer()}
-	log.SetOutput(qlog)
-	defer log.SetOutput(qlog.out)
+	qlog := &quicGoLog{}
+	if o.Process != nil {
+		defer o.Process.CaptureLog(qlog)()
+	}
 	srv, err := flows.NewServer(ctx, l, o.Logger)
 	if err != nil {
 		return nil, err
@@ -271,10 +354,7 @@ func runHighwayArm(ctx context.Context, l shaping.Link, veth *shaping.VethLink, 
 		return nil, fmt.Errorf("flows returned %d records for one flow", len(recs))
 	}
 	r := recs[0]
-	st := &result.FlowStack{Path: p.name, Arm: a.name, QUICGSO: !a.noGSO, Offloads: !a.noOffload, CPUSeconds: cpu.Seconds()}
-	if p.link != "" {
-		st.Path = p.link
-	}
+	st := &result.FlowStack{Path: p.key(), Arm: a.name, QUICGSO: !a.noGSO, Offloads: !a.noOffload, CPUSeconds: cpu.Seconds()}
 	if emu != nil {
 		e := emu.EmulatorCPU() - emu0
 		st.EmulatorCPUSeconds = e.Seconds()

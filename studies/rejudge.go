@@ -13,8 +13,9 @@ import (
 // Complete reports whether recs hold the whole of plan: every part has a page-load line for
 // every run of its schedule (the length its own records give, field scheduled, so records of
 // an older pltlab or another scale count by their own plan; records without the field by the
-// schedule of the settings they record, FromRecords), and every flow part, where flows
-// can run in this build, a flow line for every mix and run. A complete run is re-judged from
+// schedule of the settings they record, FromRecords), every run of the Custom schedule (by its
+// keys, with the repetitions its records were scheduled with) has a line, and every flow part,
+// where flows can run in this build, a flow line for every mix and run. A complete run is re-judged from
 // its records (`reproduce --resume`) without a load or a link check.
 func Complete(plan Plan, recs []*result.Record) bool {
 	derived := FromRecords(plan, recs)
@@ -37,6 +38,19 @@ func Complete(plan Plan, recs []*result.Record) bool {
 		}
 		for i := range scheduled {
 			if !made[i] {
+				return false
+			}
+		}
+	}
+	if c := derived.Custom; c != nil && c.Keys != nil {
+		made := map[string]bool{}
+		for _, r := range recs {
+			if k := c.KeyOf(r); k != "" {
+				made[k] = true
+			}
+		}
+		for _, k := range c.Keys(c.Reps) {
+			if !made[k] {
 				return false
 			}
 		}
@@ -127,6 +141,21 @@ func FromRecords(plan Plan, recs []*result.Record) Plan {
 		out.Flows[i].Runs = n
 		if longest > 0 {
 			out.Flows[i].Duration = time.Duration(math.Round(longest)) * time.Second
+		}
+	}
+	if c := plan.Custom; c != nil && c.KeyOf != nil {
+		// The Custom schedule's repetitions are those its records were scheduled with (field
+		// scheduled: runs of the whole schedule), so a run made with --runs is judged by them.
+		sched := 0
+		for _, r := range recs {
+			if c.KeyOf(r) != "" {
+				sched = max(sched, r.Scheduled)
+			}
+		}
+		if sched > 0 && c.Arms > 0 && sched%c.Arms == 0 {
+			cc := *c
+			cc.Reps = sched / c.Arms
+			out.Custom = &cc
 		}
 	}
 	return out

@@ -89,7 +89,7 @@ func (e *Support) sections(js []Judgement) []Section {
 	scale := Section{ID: "scale", Title: "Scale: what was run and what was scaled down",
 		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s) and %d bulk-flow run(s); %s.",
 			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), EstimatedTook(e.Plan, e.Records))},
-		Bullets: append(append([]string{}, e.Plan.ScaledDown...), e.Plan.NotRun...)}
+		Bullets: append(append(scaledNotes(e.Plan), e.Plan.ScaledDown...), e.Plan.NotRun...)}
 	out := []Section{{ID: "findings", Title: "Findings", Tables: []Table{e.findingsTable(js)},
 		Text: []string{VerdictsText}}}
 	if ws := e.Warnings(); len(ws) > 0 {
@@ -305,4 +305,17 @@ func WriteFindings(w io.Writer, e *Support, js []Judgement) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// scaledNotes are the "scaled down" lines the plan as applied gives: --runs when it replaced the
+// scale's loads per cell, and the Custom schedule's repetitions as run.
+func scaledNotes(p Plan) []string {
+	var out []string
+	if p.Options.Runs > 0 && len(p.Parts) > 0 {
+		out = append(out, fmt.Sprintf("--runs %d: %d measured loads per cell replace the scale's (the lines below say the scale's)", p.Options.Runs, p.Options.Runs))
+	}
+	if c := p.Custom; c != nil && c.Note != nil {
+		out = append(out, c.Note(c.Reps))
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -37,6 +38,10 @@ type RunOptions struct {
 	Observer func(experiment.Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// Process makes the process-wide settings a study's own schedule switches arm by arm
+	// (highway2023's quic-go GSO), which a library never makes itself; the CLI gives its own.
+	// nil: arms that need one fail, naming it.
+	Process ProcessSettings
 
 	// units is the digest of the shard's units (plan.Digest), set by RunPrepared for the flow
 	// lines' shard_units.
@@ -444,4 +449,17 @@ func writeStudyPlanLine(pr *Prepared, w *result.Writer) error {
 		}
 	}
 	return w.Write(line)
+}
+
+// ProcessSettings are the process-wide settings a study's schedule switches for one arm; each
+// call returns the function that restores the setting as it was. The CLI implements them (cmd's
+// processSettings), so a library package changes no process-wide state, and the records say
+// what each arm ran with (result.FlowStack: QUICGSO, QUICWarning).
+type ProcessSettings interface {
+	// DisableQUICGSO switches quic-go's UDP GSO off (QUIC_GO_DISABLE_GSO=true, read whenever
+	// quic-go wraps a socket) until restore.
+	DisableQUICGSO() (restore func())
+	// CaptureLog copies what is logged through the standard log package (quic-go's warnings,
+	// e.g. that it could not raise the UDP buffers) to w as well, until restore.
+	CaptureLog(w io.Writer) (restore func())
 }

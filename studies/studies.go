@@ -137,8 +137,16 @@ type CustomPart struct {
 	Reps, Arms int
 	// RunCost is the cost model's time of one run (its duration plus the per-run overhead).
 	RunCost time.Duration
-	// Run makes the schedule with reps repetitions.
+	// Run makes the schedule with reps repetitions, skipping the runs o.Resume holds.
 	Run func(ctx context.Context, reps int, o RunOptions, w *result.Writer) error
+	// Keys lists the runs of the schedule with reps repetitions, one key each, in run order;
+	// KeyOf is the key of a record of such a run ("" for any other line). Complete and a resume
+	// read them.
+	Keys  func(reps int) []string
+	KeyOf func(r *result.Record) string
+	// Note, when set, says what reps repetitions run against the paper (the report's first
+	// "scaled down" line, from the repetitions as applied or as recorded).
+	Note func(reps int) string
 }
 
 // Runs returns the number of bulk runs of the schedule: Reps x Arms.

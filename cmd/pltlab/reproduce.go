@@ -424,6 +424,7 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	mode := outReplace
 	o := f.options()
 	o.Chrome, o.Version, o.SkipLinkCheck, o.Configure = f.chrome, pltlabVersion(), f.noCheck, f.configure
+	o.Process = processSettings{} // the process-wide settings a study's arms switch, made here
 	if f.resume {
 		mode = outAppend
 		old, _, err := analysis.ReadFiles([]string{out}, nil, nil)
