@@ -8,15 +8,16 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/studies"
 )
 
 // Defaults of the generated jobs.
 const (
-	// DefaultCPUs is the whole cores given to each shard: experiment.CPUsPerShard, the rule of
+	// DefaultCPUs is the whole cores given to each shard: plan.CPUsPerShard, the rule of
 	// how many shards may share a node (one core for Chromium, one for the server and the link
 	// emulator; README, "How many shards may share a node").
-	DefaultCPUs = experiment.CPUsPerShard
+	DefaultCPUs = plan.CPUsPerShard
 	// DevShmMiB is the memory-backed /dev/shm a Kubernetes pod gets (Chromium's shared memory;
 	// its pages count against the pod's memory limit).
 	DevShmMiB = 1024

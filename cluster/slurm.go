@@ -41,7 +41,7 @@ const (
 //     shard-I.jsonl), with --resume when its file exists, so a requeued (--requeue: a preempted
 //     or failed node) or rerun task continues it; on --cpus-per-task whole cores
 //     (--hint=nomultithread: no two tasks share a physical core, so a node runs at most
-//     cores / experiment.CPUsPerShard shards; --exclusive with s.Exclusive), with the memory and
+//     cores / plan.CPUsPerShard shards; --exclusive with s.Exclusive), with the memory and
 //     wall time of s, logs in logs/;
 //   - the final job, submitted with --dependency=afterany on the array so that it runs however
 //     the tasks ended and names the missing shards (afterok would leave it pending for ever

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/studies"
 )
@@ -439,7 +439,7 @@ func TestIntegrationSlurmStudy(t *testing.T) {
 		t.Errorf("lines of shards %v and %d merge lines, want 3 shards and 1 merge line", shards, merges)
 	}
 	// One node of 2 cores and 2 cores per shard: the shards ran one after another.
-	if w := experiment.NodeOverlaps(recs); w != nil {
+	if w := plan.NodeOverlaps(recs); w != nil {
 		t.Errorf("overlaps on a node that runs one shard at a time: %q", w)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -23,10 +24,9 @@ import (
 // estimate against its wall time (in-sample: the same runs). Each is a median over the records,
 // so one stalled load does not move it; the values are rounded.
 const (
-	// LoadOverhead is the harness time of one cold load beyond its PLT: a new BrowserContext and
-	// tab, closing the server's connections, reading the timings and writing the record. Fit:
-	// median of wall_ms - plt_ms over cold loads.
-	LoadOverhead = 300 * time.Millisecond
+	// LoadOverhead is the harness time of one cold load beyond its PLT (plan.LoadOverhead, where
+	// the merge of shards reads it too). Fit: median of wall_ms - plt_ms over cold loads.
+	LoadOverhead = plan.LoadOverhead
 	// WarmPriming is a warm load's time beyond twice its PLT (the priming load and the measured
 	// one) and one LoadOverhead: the priming load's own context, browser.WarmSettle and closing
 	// its connections. Fit: median of wall_ms - 2 x plt_ms over warm loads, minus LoadOverhead.
@@ -563,7 +563,7 @@ func Took(recs []*result.Record) time.Duration {
 		if r.Time.IsZero() {
 			continue
 		}
-		end, start := recordEnd(r), recordStart(r)
+		end, start := plan.LineEnd(r), recordStart(r)
 		if f, ok := first[r.Shard]; !ok || start.Before(f) {
 			first[r.Shard] = start
 		}

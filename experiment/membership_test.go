@@ -65,7 +65,7 @@ func TestCompletenessReadsRecordedMembership(t *testing.T) {
 	if len(today.Parts[0].Jobs) == len(files[0])-1 {
 		t.Fatal("the flat cut gives shard 0 as many loads as today's cut: the test shows nothing")
 	}
-	m, err := Merge(sources(files), MergeOptions{})
+	m, err := plan.Merge(sources(files), plan.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestCompletenessReadsRecordedMembership(t *testing.T) {
 		t.Fatalf("recorded shards of another cut: %+v, %v", comp, err)
 	}
 	// Shard 1 missing: its blocks' loads are missing, and it is named.
-	m, _ = Merge(sources([][]*result.Record{files[0], files[2]}), MergeOptions{})
+	m, _ = plan.Merge(sources([][]*result.Record{files[0], files[2]}), plan.MergeOptions{})
 	comp, err = CheckComplete(m.Records)
 	if err != nil || comp.Complete() || len(comp.MissingShards()) != 1 || comp.MissingShards()[0] != "1/3" {
 		t.Fatalf("a shard missing: %+v, %v", comp, err)
@@ -91,8 +91,8 @@ func TestCompletenessReadsRecordedMembership(t *testing.T) {
 	// A line of another cut in a shard's file is refused.
 	bad := recordedShards(t, c, 3)
 	bad[2][len(bad[2])-1].ShardUnits = "0123456789abcdef"
-	m, _ = Merge(sources(bad), MergeOptions{})
-	if _, err := CheckComplete(m.Records); !errors.Is(err, ErrMixedConfigs) {
+	m, _ = plan.Merge(sources(bad), plan.MergeOptions{})
+	if _, err := CheckComplete(m.Records); !errors.Is(err, plan.ErrMixedConfigs) {
 		t.Errorf("a line of another cut: %v", err)
 	}
 	// Without the record, the cut is recomputed and these shards are refused.
@@ -104,7 +104,7 @@ func TestCompletenessReadsRecordedMembership(t *testing.T) {
 			}
 		}
 	}
-	m, _ = Merge(sources(files), MergeOptions{})
+	m, _ = plan.Merge(sources(files), plan.MergeOptions{})
 	if _, err := CheckComplete(m.Records); err == nil || !strings.Contains(err.Error(), "cost model") {
 		t.Errorf("unrecorded shards of another cut: %v", err)
 	}

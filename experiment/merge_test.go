@@ -40,10 +40,10 @@ func fakeShards(t *testing.T, c Config, n int) [][]*result.Record {
 	return out
 }
 
-func sources(files [][]*result.Record) []Source {
-	var out []Source
+func sources(files [][]*result.Record) []plan.Source {
+	var out []plan.Source
 	for i, f := range files {
-		out = append(out, Source{Name: fmt.Sprintf("shard-%d.jsonl", i), Records: f})
+		out = append(out, plan.Source{Name: fmt.Sprintf("shard-%d.jsonl", i), Records: f})
 	}
 	return out
 }
@@ -63,7 +63,7 @@ func TestMergeComplete(t *testing.T) {
 	c := kakhkiLike()
 	files := fakeShards(t, c, 4)
 	files = append(files, files[1]) // a shard given twice
-	m, err := Merge(sources(files), MergeOptions{})
+	m, err := plan.Merge(sources(files), plan.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestMergeComplete(t *testing.T) {
 	}
 	// A shard cut by another cost model: its plan line lists another share, and is refused.
 	files[2][0].Plan.Loads--
-	m, err = Merge(sources(files[:4]), MergeOptions{})
+	m, err = plan.Merge(sources(files[:4]), plan.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestMergeMissingAndShort(t *testing.T) {
 	files := fakeShards(t, c, 4)
 	short := len(files[1]) / 2
 	given := [][]*result.Record{files[0], files[1][:short], files[3]} // shard 2 never ran, shard 1 died half-way
-	m, err := Merge(sources(given), MergeOptions{})
+	m, err := plan.Merge(sources(given), plan.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestMergeMissingAndShort(t *testing.T) {
 		}
 	}
 	// The rerun shards complete it.
-	m, _ = Merge(sources(append(given, files[1], files[2])), MergeOptions{})
+	m, _ = plan.Merge(sources(append(given, files[1], files[2])), plan.MergeOptions{})
 	if comp, _ := CheckComplete(m.Records); !comp.Complete() {
 		t.Fatalf("after the reruns: %v", comp.Lines(0))
 	}
@@ -158,8 +158,8 @@ func TestMergeRefusesMixedConfigs(t *testing.T) {
 	b := kakhkiLike()
 	b.Runs = 5
 	fa, fb := fakeShards(t, a, 2), fakeShards(t, b, 2)
-	_, err := Merge(sources([][]*result.Record{fa[0], fb[1]}), MergeOptions{})
-	if !errors.Is(err, ErrMixedConfigs) {
+	_, err := plan.Merge(sources([][]*result.Record{fa[0], fb[1]}), plan.MergeOptions{})
+	if !errors.Is(err, plan.ErrMixedConfigs) {
 		t.Fatalf("err = %v, want ErrMixedConfigs", err)
 	}
 	for _, want := range []string{ConfigHash(a), ConfigHash(b), "shard-0.jsonl", "shard-1.jsonl"} {
@@ -204,7 +204,7 @@ func TestResumeShard(t *testing.T) {
 func TestCompletenessLinesCapped(t *testing.T) {
 	c := kakhkiLike()
 	files := fakeShards(t, c, 4)
-	m, _ := Merge(sources([][]*result.Record{files[0]}), MergeOptions{})
+	m, _ := plan.Merge(sources([][]*result.Record{files[0]}), plan.MergeOptions{})
 	comp, err := CheckComplete(m.Records)
 	if err != nil {
 		t.Fatal(err)
@@ -248,8 +248,8 @@ func TestConfigHashCoversTraceContent(t *testing.T) {
 	}
 	other := PlanRecord(c, 1)
 	other.Shard = "1/2"
-	_, err := Merge([]Source{{Name: "a.jsonl", Records: []*result.Record{line}}, {Name: "b.jsonl", Records: []*result.Record{other}}}, MergeOptions{})
-	if !errors.Is(err, ErrMixedConfigs) {
+	_, err := plan.Merge([]plan.Source{{Name: "a.jsonl", Records: []*result.Record{line}}, {Name: "b.jsonl", Records: []*result.Record{other}}}, plan.MergeOptions{})
+	if !errors.Is(err, plan.ErrMixedConfigs) {
 		t.Fatalf("shards on two traces: err = %v, want ErrMixedConfigs", err)
 	}
 	// A configuration without input files keeps the hash it had before inputs were hashed.
@@ -273,9 +273,9 @@ func TestMergeConflicts(t *testing.T) {
 		}
 		rerun[i] = &cp
 	}
-	srcs := []Source{{Name: "a", Records: files[0]}, {Name: "b", Records: files[1], Lines: []int{1, 7}}, {Name: "c", Records: rerun}}
-	_, err := Merge(srcs, MergeOptions{})
-	if !errors.Is(err, ErrConflict) {
+	srcs := []plan.Source{{Name: "a", Records: files[0]}, {Name: "b", Records: files[1], Lines: []int{1, 7}}, {Name: "c", Records: rerun}}
+	_, err := plan.Merge(srcs, plan.MergeOptions{})
+	if !errors.Is(err, plan.ErrConflict) {
 		t.Fatalf("err = %v, want ErrConflict", err)
 	}
 	// files[1][1] is shard 1/2's first load: a warm-up of the link it brings up (every shard
@@ -285,14 +285,14 @@ func TestMergeConflicts(t *testing.T) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
-	if _, err := Merge(srcs, MergeOptions{Prefer: "a"}); !errors.Is(err, ErrConflict) {
+	if _, err := plan.Merge(srcs, plan.MergeOptions{Prefer: "a"}); !errors.Is(err, plan.ErrConflict) {
 		t.Errorf("prefer a file outside the conflict: err = %v, want ErrConflict", err)
 	}
-	if _, err := Merge(srcs, MergeOptions{Prefer: "z"}); err == nil || !strings.Contains(err.Error(), `prefer "z": accepted "newest" or one of the files given`) {
+	if _, err := plan.Merge(srcs, plan.MergeOptions{Prefer: "z"}); err == nil || !strings.Contains(err.Error(), `prefer "z": accepted "newest" or one of the files given`) {
 		t.Errorf("prefer an unknown file: err = %v", err)
 	}
-	for _, p := range []string{PreferNewest, "c"} {
-		m, err := Merge(srcs, MergeOptions{Prefer: p})
+	for _, p := range []string{plan.PreferNewest, "c"} {
+		m, err := plan.Merge(srcs, plan.MergeOptions{Prefer: p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +305,7 @@ func TestMergeConflicts(t *testing.T) {
 			}
 		}
 	}
-	m, err := Merge([]Source{{Name: "b", Records: files[1]}, {Name: "b2", Records: files[1]}}, MergeOptions{})
+	m, err := plan.Merge([]plan.Source{{Name: "b", Records: files[1]}, {Name: "b2", Records: files[1]}}, plan.MergeOptions{})
 	if err != nil || m.Duplicates != len(files[1]) || len(m.Records) != len(files[1]) {
 		t.Fatalf("identical copy: %v, %d duplicates, %d records", err, m.Duplicates, len(m.Records))
 	}
@@ -313,7 +313,7 @@ func TestMergeConflicts(t *testing.T) {
 
 // TestMergeShardedWithoutHash: a shard's flow lines carry the shard but no config hash.
 func TestMergeShardedWithoutHash(t *testing.T) {
-	m, err := Merge([]Source{{Name: "a", Records: []*result.Record{{Kind: result.KindFlow, Shard: "0/2", Experiment: "s/flows"}}}}, MergeOptions{})
+	m, err := plan.Merge([]plan.Source{{Name: "a", Records: []*result.Record{{Kind: result.KindFlow, Shard: "0/2", Experiment: "s/flows"}}}}, plan.MergeOptions{})
 	if err != nil || len(m.Records) != 1 || m.ConfigHash != "" {
 		t.Fatalf("%+v, %v", m, err)
 	}

@@ -51,7 +51,7 @@ type ShardPlan struct {
 // each (page, arm) cell once) and measures something. Every part also makes the warm-up blocks
 // of each link it brings up, so that no shard measures its first loads cold on a fresh node: a
 // warm-up load is therefore in every part that holds its link (its line carries the shard, and
-// Merge keeps each shard's). Cuts are placed by the cost model (EstimateLoad, per-link bring-up
+// plan.Merge keeps each shard's). Cuts are placed by the cost model (EstimateLoad, per-link bring-up
 // and warm-ups), not by count: cut k goes to the block boundary nearest k/n of the total
 // estimated time, moved to the nearest boundary between links when one lies within plan.LinkSnap of
 // the per-shard target (plan.CutPoints), so that links are split only where balance needs it.

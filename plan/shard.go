@@ -1,9 +1,10 @@
-// Package plan is where pltlab's work is cut into shards: the shard names of job arrays
-// (Shard, ParseShard), the cut of a list of units (measured randomized complete blocks, flow
-// parts) into consecutive runs balanced by the cost model (CutPoints, Cut), and the record of
-// which units a shard was given (Membership, Digest), so that a merge checks what each shard
-// owes against what the shard itself wrote, never against a cut recomputed with today's cost
-// model. It imports nothing of pltlab's; experiment, flows, studies and cluster build on it.
+// Package plan is where pltlab's work is cut into shards and joined again: the shard names of
+// job arrays (Shard, ParseShard), the cut of a list of units (measured randomized complete
+// blocks, flow parts) into consecutive runs balanced by the cost model (CutPoints, Cut), the
+// record of which units a shard was given (Membership, Digest, Cover), so that a merge checks
+// what each shard owes against what the shard itself wrote, never against a cut recomputed with
+// today's cost model, the merge of result files (Merge) and the node rule (NodeOverlaps). It
+// imports only package result; experiment, flows, studies, cluster and analysis build on it.
 package plan
 
 import (

@@ -16,7 +16,7 @@ import (
 // a cost model of its own (cost(unit) replaces the unit's modelled time): each shard's study plan
 // line (its units), each part's plan line and one valid load per job, every line carrying the
 // shard and its units' digest, as RunPrepared writes them.
-func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string) time.Duration) []experiment.Source {
+func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string) time.Duration) []plan.Source {
 	t.Helper()
 	p = p.Apply(o)
 	plans, err := p.partPlans(o)
@@ -35,7 +35,7 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []experiment.Source
+	var out []plan.Source
 	for k, idx := range cut {
 		sh := assemble(us, entries, plan.Shard{Index: k, Count: n}, idx)
 		digest := plan.Digest(sh.Units)
@@ -53,7 +53,7 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 					Valid: true, PLTMs: 100, Shard: sh.Shard.String(), ShardUnits: digest, ConfigHash: experiment.ConfigHash(c)})
 			}
 		}
-		out = append(out, experiment.Source{Name: fmt.Sprintf("shard-%d/results.jsonl", k), Records: recs})
+		out = append(out, plan.Source{Name: fmt.Sprintf("shard-%d/results.jsonl", k), Records: recs})
 	}
 	return out
 }
@@ -80,7 +80,7 @@ func TestMergeReadsRecordedMembership(t *testing.T) {
 	if !differs {
 		t.Fatal("the flat cost model cut the plan as today's does: the test shows nothing")
 	}
-	recs, check, err := MergeShards(p, o, flat, experiment.MergeOptions{})
+	recs, check, err := MergeShards(p, o, flat, plan.MergeOptions{})
 	if err != nil || !check.Complete() {
 		t.Fatalf("shards of another cut, recorded: %+v, %v", check, err)
 	}
@@ -98,14 +98,14 @@ func TestMergeReadsRecordedMembership(t *testing.T) {
 		t.Errorf("merged %d measured loads, want %d", measured, want)
 	}
 	// A shard missing: named, and its units are nobody's.
-	_, check, err = MergeShards(p, o, []experiment.Source{flat[0], flat[2]}, experiment.MergeOptions{})
+	_, check, err = MergeShards(p, o, []plan.Source{flat[0], flat[2]}, plan.MergeOptions{})
 	if err != nil || len(check.Missing) != 1 || check.Missing[0] != "1/3" {
 		t.Errorf("one shard missing: %+v, %v", check, err)
 	}
 	// A shard short of loads says so.
 	short := flat[1]
 	short.Records = short.Records[:len(short.Records)-3]
-	_, check, err = MergeShards(p, o, []experiment.Source{flat[0], short, flat[2]}, experiment.MergeOptions{})
+	_, check, err = MergeShards(p, o, []plan.Source{flat[0], short, flat[2]}, plan.MergeOptions{})
 	if err != nil || len(check.Short) != 1 || !strings.Contains(check.Short[0], "shard 1/3") || !strings.Contains(check.Short[0], "3 of its") {
 		t.Errorf("a short shard: %+v, %v", check, err)
 	}
@@ -120,14 +120,14 @@ func TestMergeReadsRecordedMembership(t *testing.T) {
 		}
 		return 0
 	})
-	mixed := []experiment.Source{flat[0], {Name: "today-1", Records: now[1].Records}, flat[2]}
-	if _, check, err := MergeShards(p, o, mixed, experiment.MergeOptions{}); err == nil && check.Complete() {
+	mixed := []plan.Source{flat[0], {Name: "today-1", Records: now[1].Records}, flat[2]}
+	if _, check, err := MergeShards(p, o, mixed, plan.MergeOptions{}); err == nil && check.Complete() {
 		t.Errorf("shards of two cuts merged complete: %+v", check)
 	}
 	// One line of a shard from another cut: refused, naming both digests.
 	bad := shardsCutBy(t, p, o, 3, func(string) time.Duration { return time.Second })
 	bad[1].Records[len(bad[1].Records)-1].ShardUnits = "0123456789abcdef"
-	if _, _, err := MergeShards(p, o, bad, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) || !strings.Contains(err.Error(), "two different cuts") {
+	if _, _, err := MergeShards(p, o, bad, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) || !strings.Contains(err.Error(), "two different cuts") {
 		t.Errorf("a line of another cut: %v", err)
 	}
 	// Without the record (an older pltlab), the cut is recomputed and the other cut refused.
@@ -139,7 +139,7 @@ func TestMergeReadsRecordedMembership(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := MergeShards(p, o, flat, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) || !strings.Contains(err.Error(), "another version's cost model") {
+	if _, _, err := MergeShards(p, o, flat, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) || !strings.Contains(err.Error(), "another version's cost model") {
 		t.Errorf("shards of another cut, unrecorded: %v", err)
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/internal/fileout"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -148,9 +148,9 @@ func (e *Support) Warnings() []string {
 				"(optional stopping raises the false-positive rate)", p.Name, n))
 		}
 	}
-	// Shards that shared a node beyond the rule (experiment.CPUsPerShard) may have starved each
+	// Shards that shared a node beyond the rule (plan.CPUsPerShard) may have starved each
 	// other's timing.
-	return append(out, experiment.NodeOverlaps(e.Records)...)
+	return append(out, plan.NodeOverlaps(e.Records)...)
 }
 
 // title is the report's heading.

@@ -260,7 +260,7 @@ type ShardCheck struct {
 	Missing []string
 	// Short says, one line per shard and part, what a started shard still owes.
 	Short []string
-	// Duplicates counts the lines read twice and kept once (experiment.Merge): the same shard's
+	// Duplicates counts the lines read twice and kept once (plan.Merge): the same shard's
 	// file given twice, which the merge says rather than drops silently.
 	Duplicates int
 }
@@ -270,12 +270,12 @@ func (c *ShardCheck) Complete() bool { return len(c.Missing) == 0 && len(c.Short
 
 // MergeShards joins the result files of a study's shards (pltlab reproduce STUDY --shard I/N,
 // planned with o's Runs and Seed) into the records of one run, checked against the plan
-// recomputed once (Plan.Shards): lines read twice are dropped per part (experiment.Merge: every
+// recomputed once (Plan.Shards): lines read twice are dropped per part (plan.Merge: every
 // shard's warm-ups are kept), and the check names the shards that left no line and what each
 // started shard still owes (loads per part, flow runs). Errors: records of another study, scale
 // or configuration (a part's config_hash that differs from the plan's with o applied, or
 // another shard count), naming the file; or a plan that cannot be split so.
-func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.MergeOptions) ([]*result.Record, *ShardCheck, error) {
+func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions) ([]*result.Record, *ShardCheck, error) {
 	p = p.Apply(o)
 	if err := p.Shardable(); err != nil {
 		return nil, nil, err
@@ -300,7 +300,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 	}
 	count := 0
 	countFile := ""
-	bySrc := map[string][]experiment.Source{}
+	bySrc := map[string][]plan.Source{}
 	var order []string
 	for _, s := range srcs {
 		group := map[string][]*result.Record{}
@@ -309,14 +309,14 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 			_, isFlow := flowParts[r.Experiment]
 			isStudy := r.Experiment == p.Study && r.Kind == result.KindPlan // a shard's own plan line (Prepared.StudyPlanLine)
 			if !isPart && !isFlow && !isStudy {
-				return nil, nil, fmt.Errorf("%w: %s holds experiment %q, which is not a part of %s at scale %s", experiment.ErrMixedConfigs, s.Name, r.Experiment, p.Study, p.Scale)
+				return nil, nil, fmt.Errorf("%w: %s holds experiment %q, which is not a part of %s at scale %s", plan.ErrMixedConfigs, s.Name, r.Experiment, p.Study, p.Scale)
 			}
 			if isPart && r.ConfigHash != "" && r.ConfigHash != hashes[r.Experiment] {
 				return nil, nil, fmt.Errorf("%w: %s holds %s with config_hash %s, and %s at scale %s with these flags has %s: give the shards of one reproduction (same --scale, --runs, --seed)",
-					experiment.ErrMixedConfigs, s.Name, r.Experiment, r.ConfigHash, p.Study, p.Scale, hashes[r.Experiment])
+					plan.ErrMixedConfigs, s.Name, r.Experiment, r.ConfigHash, p.Study, p.Scale, hashes[r.Experiment])
 			}
 			if r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != p.Study+"/"+string(p.Scale) {
-				return nil, nil, fmt.Errorf("%w: %s is a shard of %q, not of %s/%s", experiment.ErrMixedConfigs, s.Name, r.Plan.Study, p.Study, p.Scale)
+				return nil, nil, fmt.Errorf("%w: %s is a shard of %q, not of %s/%s", plan.ErrMixedConfigs, s.Name, r.Plan.Study, p.Study, p.Scale)
 			}
 			if r.Shard != "" {
 				sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
@@ -324,7 +324,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 					return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
 				}
 				if count != 0 && sh.Count != count {
-					return nil, nil, fmt.Errorf("%w: %s holds shard %s, and %s one of %d shards", experiment.ErrMixedConfigs, s.Name, r.Shard, countFile, count)
+					return nil, nil, fmt.Errorf("%w: %s holds shard %s, and %s one of %d shards", plan.ErrMixedConfigs, s.Name, r.Shard, countFile, count)
 				}
 				count, countFile = sh.Count, s.Name
 			}
@@ -334,7 +334,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 			group[r.Experiment] = append(group[r.Experiment], r)
 		}
 		for e, recs := range group {
-			bySrc[e] = append(bySrc[e], experiment.Source{Name: s.Name, Records: recs})
+			bySrc[e] = append(bySrc[e], plan.Source{Name: s.Name, Records: recs})
 		}
 	}
 	if count == 0 {
@@ -343,7 +343,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 	var out []*result.Record
 	dups := 0
 	for _, e := range order {
-		m, err := experiment.Merge(bySrc[e], mo)
+		m, err := plan.Merge(bySrc[e], mo)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -374,7 +374,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 		}
 		if r.Plan.Loads != want {
 			return nil, nil, fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
-				experiment.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
+				plan.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
 		}
 	}
 	check := &ShardCheck{Count: count, Duplicates: dups}
@@ -453,7 +453,7 @@ func MergeShards(p Plan, o RunOptions, srcs []experiment.Source, mo experiment.M
 // changes what a shard in flight owes. Shards that left no line get no units (the merge names
 // them missing). Records of an older pltlab, whose plan lines list no units, get the cut
 // recomputed by this pltlab's cost model (recorded false). Errors (wrapping
-// experiment.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
+// plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
 // different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
 func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result.Record) ([]Shard, bool, error) {
 	units := map[string][]string{} // shard -> unit IDs as recorded
@@ -479,9 +479,9 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 		want, ok := digests[r.Shard]
 		switch {
 		case !ok:
-			return nil, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", experiment.ErrMixedConfigs, r.Shard, r.ShardUnits)
+			return nil, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", plan.ErrMixedConfigs, r.Shard, r.ShardUnits)
 		case r.ShardUnits != want:
-			return nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", experiment.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
+			return nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
 		}
 	}
 	us, entries, err := p.units(plans)
@@ -506,9 +506,9 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 	switch {
 	case len(cov.Unknown) > 0:
 		return nil, false, fmt.Errorf("%w: the shards record unit(s) %s, which %s at scale %s with these flags does not have: give the shards of one reproduction (same --scale, --runs, --seed)",
-			experiment.ErrMixedConfigs, abbreviate(cov.Unknown, 4), p.Study, p.Scale)
+			plan.ErrMixedConfigs, abbreviate(cov.Unknown, 4), p.Study, p.Scale)
 	case len(cov.Twice) > 0:
-		return nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", experiment.ErrMixedConfigs, abbreviate(cov.Twice, 4))
+		return nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", plan.ErrMixedConfigs, abbreviate(cov.Twice, 4))
 	}
 	out := make([]Shard, count)
 	for k := range out {

@@ -152,9 +152,9 @@ func TestPlanEstimateBadSpec(t *testing.T) {
 
 // fakeStudyShards returns, per shard of p split n ways with o, the lines a run would write: each
 // part's plan line and one valid load per job, stamped with the shard.
-func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []experiment.Source {
+func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []plan.Source {
 	t.Helper()
-	var out []experiment.Source
+	var out []plan.Source
 	for k := range n {
 		o.Shard = plan.Shard{Index: k, Count: n}
 		cs, err := p.Resumed(o)
@@ -175,7 +175,7 @@ func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []experiment.Sou
 					Valid: true, PLTMs: 100, Shard: o.Shard.String(), ConfigHash: experiment.ConfigHash(c)})
 			}
 		}
-		out = append(out, experiment.Source{Name: fmt.Sprintf("shard-%d/results.jsonl", k), Records: recs})
+		out = append(out, plan.Source{Name: fmt.Sprintf("shard-%d/results.jsonl", k), Records: recs})
 	}
 	return out
 }
@@ -185,7 +185,7 @@ func TestMergeShards(t *testing.T) {
 	p := st.Plan(Quick)
 	o := RunOptions{Seed: 1}
 	srcs := fakeStudyShards(t, p, 3, o)
-	recs, check, err := MergeShards(p, o, srcs, experiment.MergeOptions{})
+	recs, check, err := MergeShards(p, o, srcs, plan.MergeOptions{})
 	if err != nil || !check.Complete() || check.Count != 3 {
 		t.Fatalf("complete merge: %+v, %v", check, err)
 	}
@@ -205,17 +205,17 @@ func TestMergeShards(t *testing.T) {
 	// A shard missing, and one short.
 	short := srcs[2]
 	short.Records = short.Records[:len(short.Records)-2]
-	_, check, err = MergeShards(p, o, []experiment.Source{srcs[0], short}, experiment.MergeOptions{})
+	_, check, err = MergeShards(p, o, []plan.Source{srcs[0], short}, plan.MergeOptions{})
 	if err != nil || !slices.Equal(check.Missing, []string{"1/3"}) || len(check.Short) != 1 || !strings.Contains(check.Short[0], "shard 2/3") {
 		t.Fatalf("missing and short: %+v, %v", check, err)
 	}
 	// Shards of another seed, or of another shard count, are refused.
 	other := fakeStudyShards(t, p, 3, RunOptions{Seed: 2})
-	if _, _, err := MergeShards(p, o, []experiment.Source{srcs[0], other[1]}, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) {
+	if _, _, err := MergeShards(p, o, []plan.Source{srcs[0], other[1]}, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) {
 		t.Errorf("another seed: %v", err)
 	}
 	four := fakeStudyShards(t, p, 4, o)
-	if _, _, err := MergeShards(p, o, []experiment.Source{srcs[0], four[1]}, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) {
+	if _, _, err := MergeShards(p, o, []plan.Source{srcs[0], four[1]}, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) {
 		t.Errorf("another shard count: %v", err)
 	}
 	// A shard cut by another cost model (its plan line lists another share) is refused.
@@ -226,11 +226,11 @@ func TestMergeShards(t *testing.T) {
 			break
 		}
 	}
-	if _, _, err := MergeShards(p, o, []experiment.Source{cut[0], cut[1], cut[2]}, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) || !strings.Contains(err.Error(), "another version's cost model") {
+	if _, _, err := MergeShards(p, o, []plan.Source{cut[0], cut[1], cut[2]}, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) || !strings.Contains(err.Error(), "another version's cost model") {
 		t.Errorf("a shard of another cut: %v", err)
 	}
 	mu, _ := Lookup("muthuraj2024")
-	if _, _, err := MergeShards(mu.Plan(Smoke), RunOptions{}, srcs, experiment.MergeOptions{}); !errors.Is(err, experiment.ErrMixedConfigs) {
+	if _, _, err := MergeShards(mu.Plan(Smoke), RunOptions{}, srcs, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) {
 		t.Errorf("another study: %v", err)
 	}
 }
@@ -384,7 +384,7 @@ func TestHighwayNotShardable(t *testing.T) {
 	check("Shards(2)", err)
 	_, err = p.Prepare(RunOptions{Shard: plan.Shard{Index: 0, Count: 1}})
 	check("Prepare --shard 0/1", err)
-	_, _, err = MergeShards(p, RunOptions{}, []experiment.Source{{Name: "shard-0.jsonl"}}, experiment.MergeOptions{})
+	_, _, err = MergeShards(p, RunOptions{}, []plan.Source{{Name: "shard-0.jsonl"}}, plan.MergeOptions{})
 	check("MergeShards", err)
 	one, err := p.Shards(1, RunOptions{})
 	if err != nil || len(one) != 1 || !one[0].Custom || one[0].Estimate <= experiment.StartCost {
@@ -407,7 +407,7 @@ func TestPartialMergeSaysSo(t *testing.T) {
 	p := st.Plan(Smoke)
 	o := RunOptions{Seed: 1}
 	srcs := fakeStudyShards(t, p, 2, o)
-	recs, check, err := MergeShards(p, o, srcs[:1], experiment.MergeOptions{})
+	recs, check, err := MergeShards(p, o, srcs[:1], plan.MergeOptions{})
 	if err != nil || check.Complete() {
 		t.Fatalf("merge of 1 of 2 shards: %+v, %v", check, err)
 	}
@@ -443,7 +443,7 @@ func TestPartialMergeSaysSo(t *testing.T) {
 	if len(rep.Warnings) == 0 || !strings.HasPrefix(rep.Warnings[0], want) {
 		t.Errorf("pltlab report warnings %q", rep.Warnings)
 	}
-	full, _, err := MergeShards(p, o, srcs, experiment.MergeOptions{})
+	full, _, err := MergeShards(p, o, srcs, plan.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestMergeCountsDuplicates(t *testing.T) {
 	p := st.Plan(Smoke)
 	o := RunOptions{Seed: 1}
 	srcs := fakeStudyShards(t, p, 2, o)
-	_, check, err := MergeShards(p, o, []experiment.Source{srcs[0], srcs[0], srcs[1]}, experiment.MergeOptions{})
+	_, check, err := MergeShards(p, o, []plan.Source{srcs[0], srcs[0], srcs[1]}, plan.MergeOptions{})
 	if err != nil || check.Duplicates == 0 || !check.Complete() {
 		t.Errorf("a shard given twice: %+v, %v", check, err)
 	}

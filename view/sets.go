@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -197,6 +198,7 @@ type loaded struct {
 	stamp  string
 	recs   []*result.Record
 	stats  analysis.ReadStats
+	opened *analysis.Opened // the files as analysis.Open merged them
 	report *analysis.Report
 	study  *Study
 	files  []string // every file under the roots at the last scan (artifact lookup)
@@ -297,11 +299,15 @@ func (s *Server) parse(st *Set, files []string, old *loaded, stp string) *loaded
 	} else if err := s.sizeCheck(st); err != nil {
 		l.err = err
 	} else {
-		l.recs, l.stats, l.err = analysis.ReadAll(st.Files, nil, nil)
+		// The one entry point of every reader (analysis.Open): the same merge, and the same
+		// node-overlap warnings, as 'pltlab report' of these files.
+		var o *analysis.Opened
+		if o, l.err = analysis.Open(st.Files, nil, nil, plan.MergeOptions{}); l.err == nil {
+			l.recs, l.stats, l.opened = o.Records, o.Stats, o
+		}
 	}
 	if l.err == nil {
-		l.report = analysis.Analyze(l.recs, analysis.Options{})
-		l.report.SetReadStats(l.stats)
+		l.report = l.opened.Analyze(analysis.Options{})
 		if s.opts.Study != nil {
 			l.study, l.err = s.opts.Study(l.recs)
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -554,5 +556,56 @@ func TestStringsMatchReportText(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNodeOverlapsShown checks that the view warns, as 'pltlab report' does, of shards that ran
+// at once on a node with too few CPUs for them (plan.NodeOverlaps through analysis.Open).
+func TestNodeOverlapsShown(t *testing.T) {
+	b, err := os.ReadFile(runDir + "/run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := result.NewWriter(&out)
+	rd := result.NewReader(bytes.NewReader(b), "run.jsonl")
+	i := 0
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for {
+		r, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.IsLoad() {
+			continue
+		}
+		// Two shards on one 2-core node, their loads interleaved over the same minute.
+		r.Shard = fmt.Sprintf("%d/2", i%2)
+		r.Env.Host, r.Env.CPUs = "node-a", 2
+		r.Time = t0.Add(time.Duration(i) * 5 * time.Second)
+		r.Run = i
+		i++
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "overlap.jsonl")
+	if err := os.WriteFile(file, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o, err := analysis.Open([]string{file}, nil, nil, plan.MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Warnings) != 1 || !strings.Contains(o.Warnings[0], "node node-a: shards [0/2 1/2] ran at once") {
+		t.Fatalf("warnings %q", o.Warnings)
+	}
+	s, ts := newTest(t, Options{Roots: []string{file}})
+	_, page, _ := get(t, ts, "/set/"+s.Sets()[0].ID+"/")
+	if !strings.Contains(page, template.HTMLEscapeString(o.Warnings[0])) {
+		t.Errorf("the view does not warn %q", o.Warnings[0])
 	}
 }

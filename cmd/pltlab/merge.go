@@ -12,6 +12,7 @@ import (
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/internal/fileout"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -57,11 +58,12 @@ one configuration are kept side by side and said to be pooled.`,
 					return usagef("bad --out %s: it is the input %s (merge never replaces its inputs): choose another file", out, in)
 				}
 			}
-			m, _, comp, err := mergeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr(), experiment.MergeOptions{Prefer: prefer})
+			o, comp, err := mergeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr(), plan.MergeOptions{Prefer: prefer})
 			if err != nil {
 				return err
 			}
-			if mixed := experiment.CountVersions(m.Records).Mixed(); len(mixed) > 0 {
+			m := o.Merge
+			if mixed := plan.CountVersions(m.Records).Mixed(); len(mixed) > 0 {
 				if !allowMixed {
 					return usagef("loads of different versions: %s: they are not one sweep; rerun the odd shards with one version, or give --allow-mixed-versions", strings.Join(mixed, "; "))
 				}
@@ -92,56 +94,31 @@ one configuration are kept side by side and said to be pooled.`,
 // maxCellLines caps the short cells merge and report name one by one.
 const maxCellLines = 20
 
-// mergeFiles reads the named files, merges them (experiment.Merge) and checks the merged records
+// mergeFiles reads the named files, merges them (plan.Merge) and checks the merged records
 // against their plan, printing to stderr the completeness lines, the conflicts opts settled and
 // the configurations pooled from several files. comp is nil when no record is from a sharded
 // run. Files of different configurations and unsettled conflicts are usage errors (exit 2).
-func mergeFiles(names []string, stdin io.Reader, stderr io.Writer, opts experiment.MergeOptions) (m experiment.Merged, stats analysis.ReadStats, comp *experiment.Completeness, err error) {
-	var srcs []experiment.Source
-	skipped := 0
-	for _, name := range names {
-		recs, lines, st, err := analysis.ReadFile(name, stdin, slog.Default())
-		if err != nil {
-			return experiment.Merged{}, analysis.ReadStats{}, nil, err
-		}
-		stats.Corrupt += st.Corrupt
-		stats.Duplicates += st.Duplicates
-		stats.Refused = append(stats.Refused, st.Refused...)
-		stats.RefusedCount += st.RefusedCount
-		skipped += st.Corrupt + st.RefusedCount
-		srcs = append(srcs, experiment.Source{Name: name, Records: recs, Lines: lines})
-	}
-	m, err = experiment.Merge(srcs, opts)
-	if errors.Is(err, experiment.ErrMixedConfigs) || errors.Is(err, experiment.ErrConflict) {
-		return m, stats, nil, usagef("%v", err)
+func mergeFiles(names []string, stdin io.Reader, stderr io.Writer, opts plan.MergeOptions) (*analysis.Opened, *experiment.Completeness, error) {
+	o, err := analysis.Open(names, stdin, slog.Default(), opts)
+	if me := (*analysis.MergeError)(nil); errors.As(err, &me) {
+		return nil, nil, usagef("%v", err) // files of different configurations, an unsettled conflict, a bad --prefer
 	}
 	if err != nil {
-		return m, stats, nil, asUsage(err)
+		return nil, nil, err
 	}
-	stats.Duplicates += m.Duplicates
-	for _, c := range m.Conflicts {
-		fmt.Fprintf(stderr, "pltlab: conflict settled by --prefer %s: %s\n", opts.Prefer, c)
+	for _, line := range o.Notes(opts.Prefer) {
+		fmt.Fprintf(stderr, "pltlab: %s\n", line)
 	}
-	if n := len(m.Conflicts) + m.Superseded; n > 0 {
-		fmt.Fprintf(stderr, "pltlab: %d lines not kept: %d conflicting lines settled by --prefer, %d repeated harness_error lines of one slot\n",
-			n, len(m.Conflicts), m.Superseded)
-	}
-	for _, p := range m.Pooled {
-		fmt.Fprintf(stderr, "pltlab: %s\n", p)
-	}
-	if skipped > 0 {
-		fmt.Fprintf(stderr, "pltlab: skipped %d corrupt or refused lines\n", skipped)
-	}
-	comp, err = experiment.CheckComplete(m.Records)
+	comp, err := experiment.CheckComplete(o.Records)
 	if err != nil {
-		return m, stats, nil, err
+		return nil, nil, err
 	}
 	if comp != nil {
 		for _, line := range comp.Lines(maxCellLines) {
 			fmt.Fprintf(stderr, "pltlab: %s\n", line)
 		}
 	}
-	return m, stats, comp, nil
+	return o, comp, nil
 }
 
 // incomplete returns an error (exit code 1) naming the missing and short shards of comp, or nil
@@ -194,19 +171,15 @@ func writeRecords(stdout io.Writer, out string, force bool, recs []*result.Recor
 // analyzeFiles reads and merges the named files (mergeFiles) and analyses the union; it returns
 // the completeness of a sharded sweep (nil when none is sharded). Like analysis.AnalyzeFiles it
 // fails with analysis.ErrNoRecords when there is no page load.
-func analyzeFiles(names []string, stdin io.Reader, stderr io.Writer, opts analysis.Options, mopts experiment.MergeOptions) (*analysis.Report, *experiment.Completeness, error) {
-	m, st, comp, err := mergeFiles(names, stdin, stderr, mopts)
+func analyzeFiles(names []string, stdin io.Reader, stderr io.Writer, opts analysis.Options, mopts plan.MergeOptions) (*analysis.Report, *experiment.Completeness, error) {
+	o, comp, err := mergeFiles(names, stdin, stderr, mopts)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := analysis.Analyze(m.Records, opts)
-	rep.SetReadStats(st)
-	// Shards that shared a node beyond the rule (experiment.CPUsPerShard) may have starved each
-	// other's timing: the report says so.
-	rep.Warnings = append(rep.Warnings, experiment.NodeOverlaps(m.Records)...)
+	rep := o.Analyze(opts) // with the node overlaps: shards that shared a node beyond the rule
 	if rep.Empty() && !rep.HasFlows() {
 		return rep, comp, fmt.Errorf("%s: %w (%d records read, %d corrupt lines skipped, %d records refused)",
-			strings.Join(names, ", "), analysis.ErrNoRecords, len(m.Records), st.Corrupt, st.RefusedCount)
+			strings.Join(names, ", "), analysis.ErrNoRecords, len(o.Records), o.Stats.Corrupt, o.Stats.RefusedCount)
 	}
 	return rep, comp, nil
 }

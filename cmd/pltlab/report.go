@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pltlab/pltlab/analysis"
-	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/protocol"
 )
 
@@ -121,7 +121,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 			o.Close()
 		}
 	}()
-	rep, comp, err := analyzeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr(), opts, experiment.MergeOptions{Prefer: f.prefer})
+	rep, comp, err := analyzeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr(), opts, plan.MergeOptions{Prefer: f.prefer})
 	if err != nil {
 		return err
 	}

@@ -326,11 +326,11 @@ func (f *reproduceFlags) options() studies.RunOptions {
 // mergeStudy joins the shards' files of a study (studies.MergeShards) into DIR/results.jsonl,
 // writes the study report as an unsharded run would, and exits 1 naming any missing shard or
 // load (the report of what is there is written all the same).
-func mergeStudy(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f reproduceFlags, files []string) error {
-	if err := plan.Shardable(); err != nil {
+func mergeStudy(cmd *cobra.Command, st *studies.Study, sp studies.Plan, f reproduceFlags, files []string) error {
+	if err := sp.Shardable(); err != nil {
 		return usagef("--merge: %v", err)
 	}
-	var srcs []experiment.Source
+	var srcs []plan.Source
 	for _, name := range files {
 		if err := checkInputFile(name); err != nil {
 			return err
@@ -339,9 +339,9 @@ func mergeStudy(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repr
 		if err != nil {
 			return err
 		}
-		srcs = append(srcs, experiment.Source{Name: name, Records: recs})
+		srcs = append(srcs, plan.Source{Name: name, Records: recs})
 	}
-	recs, check, err := studies.MergeShards(plan, f.options(), srcs, experiment.MergeOptions{Prefer: f.prefer})
+	recs, check, err := studies.MergeShards(sp, f.options(), srcs, plan.MergeOptions{Prefer: f.prefer})
 	if err != nil {
 		return asUsage(err)
 	}
@@ -359,11 +359,11 @@ func mergeStudy(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repr
 	for _, line := range check.Short {
 		fmt.Fprintf(stderr, "pltlab: %s\n", line)
 	}
-	fmt.Fprintf(stderr, "pltlab: merged %d of %d shards of %s scale %s into %s: %s\n", check.Count-len(check.Missing), check.Count, st.Name, plan.Scale, jsonl, studies.EstimatedTook(plan, recs))
+	fmt.Fprintf(stderr, "pltlab: merged %d of %d shards of %s scale %s into %s: %s\n", check.Count-len(check.Missing), check.Count, st.Name, sp.Scale, jsonl, studies.EstimatedTook(sp, recs))
 	if check.Duplicates > 0 {
 		fmt.Fprintf(stderr, "pltlab: %d lines were read twice and kept once (the same shard's file given twice, or a shard rerun over its first file)\n", check.Duplicates)
 	}
-	if werr := writeStudy(cmd.OutOrStdout(), f.out, st, plan, recs); werr != nil {
+	if werr := writeStudy(cmd.OutOrStdout(), f.out, st, sp, recs); werr != nil {
 		return werr
 	}
 	if !check.Complete() {

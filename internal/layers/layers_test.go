@@ -17,15 +17,16 @@ const module = "github.com/pltlab/pltlab/"
 // result and protocol, import nothing of ours; within shaping, the LINK grammar (shaping/linkspec)
 // imports only shaping/emu and result, the capture (shaping/capture) only shaping/pcapng, the
 // link runtime (shaping) those two and its backends, and the self-check (shaping/selfcheck) sits
-// above the runtime; plan (shard names, the cut into shards, recorded shard membership) is a
-// leaf below flows, experiment, studies, cluster and cmd; internal/fileout (create-write-close) is a leaf
+// above the runtime; plan (shard names, the cut, recorded membership, the merge of shard files)
+// imports only result and sits below flows, experiment, studies, cluster, analysis, view and cmd;
+// internal/fileout (create-write-close) is a leaf
 // that analysis, studies and cmd/pltlab use; view (the results dashboard) reads results
 // through analysis and result only and imports nothing that measures. A package missing here
 // fails the test, so a new
 // package must be placed in the layering on purpose.
 var allowed = map[string][]string{
 	"result":                           nil,
-	"plan":                             nil,
+	"plan":                             {"result"},
 	"protocol":                         nil,
 	"shaping/emu":                      nil,
 	"shaping/netem":                    nil,
@@ -43,7 +44,7 @@ var allowed = map[string][]string{
 	"internal/hostload":                {"internal/idlepoll"},
 	"internal/idlepoll":                nil,
 	"pages":                            {"result", "protocol"},
-	"analysis":                         {"result", "protocol", "analysis/internal/synth", "internal/fileout"},
+	"analysis":                         {"plan", "result", "protocol", "analysis/internal/synth", "internal/fileout"},
 	"analysis/internal/synth":          {"result", "protocol"},
 	"analysis/internal/synth/gensynth": {"analysis/internal/synth", "result"},
 	"browser":                          {"pages", "result", "protocol"},
@@ -54,7 +55,7 @@ var allowed = map[string][]string{
 	"experiment":                       {"plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
 	"studies":                          {"internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
 	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
-	"view":                             {"analysis", "result", "protocol"},
+	"view":                             {"plan", "analysis", "result", "protocol"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
 	"cmd/pltlab":                       {"plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
 }

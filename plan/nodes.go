@@ -1,4 +1,4 @@
-package experiment
+package plan
 
 import (
 	"fmt"
@@ -8,6 +8,12 @@ import (
 
 	"github.com/pltlab/pltlab/result"
 )
+
+// LoadOverhead is the harness time of one cold load beyond its PLT: a new BrowserContext and
+// tab, closing the server's connections, reading the timings and writing the record. Fit: median
+// of wall_ms - plt_ms over cold loads (testdata/costfit; experiment.FitCost). It is the cost
+// model's (experiment.LoadOverhead is this constant) and ends a warm line's span here.
+const LoadOverhead = 300 * time.Millisecond
 
 // CPUsPerShard is the whole cores one shard needs so that its timing is not CPU-starved: one for
 // Chromium, one for the server and the link emulator. It is the rule the generated cluster jobs
@@ -37,7 +43,7 @@ func NodeOverlaps(recs []*result.Record) []string {
 			continue
 		}
 		k := key{r.Env.Host, r.Shard}
-		end := recordEnd(r)
+		end := LineEnd(r)
 		s := spans[k]
 		if s == nil {
 			s = &span{shard: r.Shard, from: r.Time, to: end, cpus: r.Env.CPUs}
@@ -111,8 +117,10 @@ func NodeOverlaps(recs []*result.Record) []string {
 	return out
 }
 
-// recordEnd is when the line's work ended (see Took).
-func recordEnd(r *result.Record) time.Time {
+// LineEnd is when a line's work ended: a cold load's time plus its wall time, a warm one's plus its
+// PLT and LoadOverhead, a flow's plus its duration, any other line's time (experiment.Took spans
+// a run with it).
+func LineEnd(r *result.Record) time.Time {
 	switch {
 	case r.IsLoad() && r.Mode == result.Warm:
 		return r.Time.Add(time.Duration(r.PLTMs*float64(time.Millisecond)) + LoadOverhead)
