@@ -18,6 +18,7 @@ import (
 	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/protocol"
+	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
@@ -734,9 +735,9 @@ func (r *runner) medians() []ArmMedian {
 	return out
 }
 
-// environment describes the machine and software, once per experiment (result.LocalEnv).
+// environment describes the machine and software, once per experiment (hostenv.Local).
 func environment(c Config) *result.Env {
-	env := result.LocalEnv(c.Version, c.Seed)
+	env := hostenv.Local(c.Version, c.Seed)
 	env.IdlePollCPUs = idlepoll.Active()
 	env.BrowserPer = BrowserPerProtocol
 	return env

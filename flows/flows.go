@@ -13,7 +13,7 @@
 // Plan and Execute are the one runner of bulk-flow experiments ('pltlab flows' and the studies'
 // flow parts): a seeded schedule of mixes and repetitions (Schedule), a self-check of a shaped
 // link before the flows, each run's evidence kept through artifacts.Recorder, and records with
-// the complete env (result.LocalEnv). Run is the layer below: one run of one mix on a link and
+// the complete env (hostenv.Local). Run is the layer below: one run of one mix on a link and
 // server the caller holds.
 package flows
 

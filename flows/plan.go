@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/artifacts"
+	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -208,7 +209,7 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 		return sum, fmt.Errorf("open link: %w", err)
 	}
 	defer l.Close()
-	env := result.LocalEnv(p.Version, p.Seed)
+	env := hostenv.Local(p.Version, p.Seed)
 	env.IdlePollCPUs = idlepoll.Active()
 	if err := p.checkLink(ctx, l, env, emit); err != nil {
 		return sum, err

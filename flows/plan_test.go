@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/artifacts"
+	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -28,7 +29,7 @@ func TestExecuteLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs := p.Jobs()
-	quic := result.LocalEnv("", 0).QUIC // "" in a test binary without module build information
+	quic := hostenv.Local("", 0).QUIC // "" in a test binary without module build information
 	if len(recs) != 2 || sum.Runs != 2 || sum.Flows != 2 || sum.Valid != 2 {
 		t.Fatalf("%d records, summary %+v; want 2 valid flows in 2 runs", len(recs), sum)
 	}

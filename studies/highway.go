@@ -19,6 +19,7 @@ import (
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/internal/idlepoll"
+	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -185,7 +186,7 @@ func (p highwayPath) key() string {
 
 // runHighway runs every arm on every path, hs.runs times (the plan's repetitions as applied:
 // --runs replaces them), arms interleaved per repetition, each record with the full env
-// (result.LocalEnv: kernel, QUIC stack, user namespace, idle polling) and the schedule's length
+// (hostenv.Local: kernel, QUIC stack, user namespace, idle polling) and the schedule's length
 // (Scheduled), so that a resume (o.Resume) makes only the runs not yet made and a re-judge knows
 // what the run owed.
 func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Writer) error {
@@ -194,7 +195,7 @@ func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Wr
 		log = slog.Default()
 		o.Logger = log
 	}
-	env := result.LocalEnv(o.Version, o.Seed)
+	env := hostenv.Local(o.Version, o.Seed)
 	env.IdlePollCPUs = idlepoll.Active()
 	total := len(highwayKeys(hs))
 	var errs []error
@@ -488,7 +489,7 @@ type armGain struct {
 }
 
 // undecided says, for a gain that is not significant, the smallest difference these runs
-// detect with Power (WelchDetectable) and the runs per arm that would decide the observed one
+// detect with analysis.Power (WelchDetectable) and the runs per arm that would decide the observed one
 // (WelchPerArm).
 func (g armGain) undecided() string {
 	det := WelchDetectable(g.SDOn, g.SDOff, g.NOn, g.NOff)
@@ -497,7 +498,7 @@ func (g armGain) undecided() string {
 	if need < math.MaxInt32 {
 		needS = fmt.Sprintf("%d runs per arm would decide the observed %.0f Mbit/s (reproduce highway2023 --runs %d)", need, g.On-g.Off, need)
 	}
-	return fmt.Sprintf("%d+%d runs detect a difference of %.0f Mbit/s with %.0f %% power; %s", g.NOn, g.NOff, det, Power*100, needS)
+	return fmt.Sprintf("%d+%d runs detect a difference of %.0f Mbit/s with %.0f %% power; %s", g.NOn, g.NOff, det, analysis.Power*100, needS)
 }
 
 // String gives "+32.2 % (1314 vs 779 Mbit/s, p=0.004)" with ", n.s." when not significant.
@@ -516,7 +517,7 @@ func gainDiff(a, b armGain, alpha float64) (est, lo, hi float64) {
 		return Diff{TCPMean: g.On, TCPSD: g.SDOn, NTCP: g.NOn, QUICMean: g.Off, QUICSD: g.SDOff, NQUIC: g.NOff}
 	}
 	est = a.Pct - b.Pct
-	h := zQuantile(1-alpha/2) * math.Sqrt(pctVar(asDiff(a))+pctVar(asDiff(b)))
+	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(pctVar(asDiff(a))+pctVar(asDiff(b)))
 	return est, est - h, est + h
 }
 

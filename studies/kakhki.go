@@ -2,6 +2,7 @@ package studies
 
 import (
 	"fmt"
+	"github.com/pltlab/pltlab/analysis"
 	"math"
 	"slices"
 	"strings"
@@ -278,7 +279,7 @@ func zeroRTTShare(cold, warm Diff, alpha float64) (est, lo, hi float64) {
 	v := 1e4 * (g*g*cold.TCPSD*cold.TCPSD/float64(cold.NTCP) +
 		math.Pow(0.5*t/(w*w), 2)*warm.QUICSD*warm.QUICSD/float64(warm.NQUIC) +
 		math.Pow(t/(c*c), 2)*cold.QUICSD*cold.QUICSD/float64(cold.NQUIC))
-	h := zQuantile(1-alpha/2) * math.Sqrt(v)
+	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(v)
 	return est, est - h, est + h
 }
 

@@ -190,7 +190,7 @@ func judgeReferenceDirection(e *Support) Judgement {
 	for k, c := range cells {
 		d, want := c.Diffs[0], wants[k]
 		if math.Abs(want) < equalPct {
-			h := zQuantile(1-Alpha/float64(2*len(cells))) * math.Sqrt(pctVar(d))
+			h := analysis.NormalQuantile(1-Alpha/float64(2*len(cells))) * math.Sqrt(pctVar(d))
 			vs[k] = byInterval(d.Pct-h, d.Pct+h, Region{-equalPct, equalPct})
 			parts[k] += fmt.Sprintf(" (equal within %d %%? interval %s)", equalPct, fmtInterval("%+.1f", d.Pct, d.Pct-h, d.Pct+h))
 			continue

@@ -220,7 +220,7 @@ func diffOfMeans(a, b []Cell, i int, alpha float64) (est, lo, hi float64) {
 	ma, va := group(a)
 	mb, vb := group(b)
 	est = ma - mb
-	h := zQuantile(1-alpha/2) * math.Sqrt(va+vb)
+	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(va+vb)
 	return est, est - h, est + h
 }
 
@@ -238,7 +238,7 @@ func pairedDiff(with, without []Cell, i int, alpha float64) (est, lo, hi float64
 	}
 	n := float64(len(with))
 	est = m / n
-	h := zQuantile(1-alpha/2) * math.Sqrt(v) / n
+	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(v) / n
 	return est, est - h, est + h
 }
 

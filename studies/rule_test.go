@@ -1,6 +1,7 @@
 package studies
 
 import (
+	"github.com/pltlab/pltlab/analysis"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -112,8 +113,8 @@ func TestCrossCellIntervals(t *testing.T) {
 	est, l, h := diffOfMeans(lo, hi, 0, 0.01)
 	// Var of each cell's Pct = 1e4 (50^2/10/1000^2 + T^2 50^2/10/1000^4).
 	v := 1e4*(2500.0/10/1e6+1300*1300*2500.0/10/1e12) + 1e4*(2500.0/10/1e6+1100*1100*2500.0/10/1e12)
-	if math.Abs(est-20) > 1e-9 || math.Abs((h-l)/2-zQuantile(0.995)*math.Sqrt(v)) > 1e-9 {
-		t.Errorf("diff %g [%g, %g], want 20 +- %g", est, l, h, zQuantile(0.995)*math.Sqrt(v))
+	if math.Abs(est-20) > 1e-9 || math.Abs((h-l)/2-analysis.NormalQuantile(0.995)*math.Sqrt(v)) > 1e-9 {
+		t.Errorf("diff %g [%g, %g], want 20 +- %g", est, l, h, analysis.NormalQuantile(0.995)*math.Sqrt(v))
 	}
 	_, l40, h40 := diffOfMeans([]Cell{cell(1300, 1000, 50, 40)}, []Cell{cell(1100, 1000, 50, 40)}, 0, 0.01)
 	if !(h40-l40 < (h-l)*0.51 && h40-l40 > (h-l)*0.49) {

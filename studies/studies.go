@@ -202,7 +202,7 @@ const (
 	// interval or test that excludes it.
 	Contradicted Verdict = "contradicted"
 	// Inconclusive means the data neither show nor exclude it; the evidence gives the smallest
-	// effect this sample could have detected with Power and the loads per arm that would
+	// effect this sample could have detected with analysis.Power and the loads per arm that would
 	// decide it (Judgement.Needs), with their time from the cost model.
 	Inconclusive Verdict = "inconclusive"
 	// NotTestable means this stack cannot show it (gQUIC's FEC, phones).

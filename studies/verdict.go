@@ -76,7 +76,7 @@ type shift struct {
 //   - reproduced: a's median below b's with Mann-Whitney p < Alpha;
 //   - contradicted: b's median below a's with p < Alpha (the test excludes "a faster"), the
 //     95 % CI of a/b lying above 1 beside it;
-//   - inconclusive: neither; the text gives the smallest ratio the sample detects with Power
+//   - inconclusive: neither; the text gives the smallest ratio the sample detects with analysis.Power
 //     (MWDetectable) and the loads per arm that decide it (MWLoadsPerArm) at the published
 //     ratio (published > 0) or else at the ratio observed here.
 //
@@ -111,7 +111,7 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 		n := needFor(pr, page, link, []experiment.Arm{{Protocol: a.Protocol, Mode: a.Mode}, {Protocol: b.Protocol, Mode: b.Mode}}, need, have, effect, from)
 		s.need = &n
 		s.text = fmt.Sprintf("%s: n.s.; %d+%d loads detect %s/%s <= %s with %.0f %% power (Noether 1987); %s",
-			base, len(a.Sample), len(b.Sample), na, nb, fmtRatio(MWDetectable(a.Sample, b.Sample)), Power*100, needText(n))
+			base, len(a.Sample), len(b.Sample), na, nb, fmtRatio(MWDetectable(a.Sample, b.Sample)), analysis.Power*100, needText(n))
 	}
 	return s
 }
@@ -179,7 +179,7 @@ func combine(cells []shift, see ...string) Judgement {
 
 // withGridPower completes a grid judgement with the cells it used and, when inconclusive, what
 // the cells whose comparison i is not significant could have detected and what would decide
-// them: the smallest difference of means detectable with Power (WelchDetectable, in % of the
+// them: the smallest difference of means detectable with analysis.Power (WelchDetectable, in % of the
 // QUIC mean) and the loads per arm at the difference observed here (WelchPerArm), with the
 // cost model's time.
 func withGridPower(j Judgement, e *Support, cells []Cell, i int) Judgement {
@@ -212,7 +212,7 @@ func withGridPower(j Judgement, e *Support, cells []Cell, i int) Judgement {
 	}
 	slices.Sort(mdes)
 	j.Evidence += fmt.Sprintf("; %d cells n.s.: they detect differences of %s..%s with %.0f %% power (normal approximation, Chow et al. 2008)",
-		len(mdes), fmtPct(mdes[0]), fmtPct(mdes[len(mdes)-1]), Power*100)
+		len(mdes), fmtPct(mdes[0]), fmtPct(mdes[len(mdes)-1]), analysis.Power*100)
 	decidable := 0
 	for _, n := range j.Needs {
 		if n.Runs < math.MaxInt32 {

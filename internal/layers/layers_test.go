@@ -27,6 +27,7 @@ const module = "github.com/pltlab/pltlab/"
 var allowed = map[string][]string{
 	"result":                           nil,
 	"plan":                             {"result"},
+	"internal/hostenv":                 {"result"},
 	"protocol":                         nil,
 	"shaping/emu":                      nil,
 	"shaping/netem":                    nil,
@@ -51,9 +52,9 @@ var allowed = map[string][]string{
 	"server":                           {"pages", "result", "protocol"},
 	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait"},
 	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},
-	"flows":                            {"plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
-	"experiment":                       {"plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
-	"studies":                          {"internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
+	"flows":                            {"internal/hostenv", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
+	"experiment":                       {"internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
+	"studies":                          {"internal/hostenv", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
 	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
 	"view":                             {"plan", "analysis", "result", "protocol"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
@@ -74,6 +75,10 @@ var fenced = map[string][]string{
 	"github.com/spf13/cobra":         {"cmd/pltlab"},
 	"github.com/schollz/progressbar": {"cmd/pltlab"},
 }
+
+// stdlibOnly are the packages of ours that import nothing outside the standard library: the
+// record types and the plan, which any reader of results may take without the measuring stack.
+var stdlibOnly = map[string]bool{"result": true, "plan": true}
 
 func TestPackageLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").Output()
@@ -97,6 +102,9 @@ func TestPackageLayering(t *testing.T) {
 					t.Errorf("%s imports %s: not allowed by docs/design.md (may import %v)", pkg, ours, may)
 				}
 				continue
+			}
+			if stdlibOnly[pkg] && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+				t.Errorf("%s imports %s: it is the standard library only (docs/design.md)", pkg, imp)
 			}
 			for prefix, owners := range fenced {
 				if strings.HasPrefix(imp, prefix) && !slices.Contains(owners, pkg) {

@@ -1,4 +1,7 @@
-package result
+// Package hostenv describes this machine and this build for the records (the env of a record):
+// the one place outside the measuring packages that probes the host, so package result stays
+// the standard library only.
+package hostenv
 
 import (
 	"os"
@@ -7,14 +10,16 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pltlab/pltlab/result"
 )
 
-// LocalEnv describes this machine and this build for the records of one experiment: version
+// Local describes this machine and this build for the records of one experiment: version
 // (the pltlab version), seed, the kernel release (uname -r), hostname, logical CPUs, whether the
 // process runs in a user namespace (rootless) and the QUIC stack ("quic-go VERSION" from the
 // build information). The UDP buffer sizes are the server's and are filled in by its caller.
-func LocalEnv(version string, seed int64) *Env {
-	env := &Env{Pltlab: version, CPUs: runtime.NumCPU(), Seed: seed}
+func Local(version string, seed int64) *result.Env {
+	env := &result.Env{Pltlab: version, CPUs: runtime.NumCPU(), Seed: seed}
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
 		env.Kernel = unix.ByteSliceToString(u.Release[:])

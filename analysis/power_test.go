@@ -1,4 +1,4 @@
-package studies
+package analysis
 
 import (
 	"math"
@@ -46,22 +46,25 @@ func TestShiftPower(t *testing.T) {
 	if p := shiftP(e, 0.5); p != 1 {
 		t.Errorf("halved: P(X<Y) = %v, want 1", p)
 	}
-	mde := MWDetectable(a, b)
+	mde := MWDetectable(a, b, 0.01)
 	if !(mde > 0.97 && mde < 1) {
 		t.Errorf("8+8 loads with +-1 %% spread detect ratio %v, want in (0.97, 1)", mde)
 	}
-	n1, n2 := MWLoadsPerArm(a, b, 0.995), MWLoadsPerArm(a, b, 0.98)
-	if !(n1 > n2 && n2 >= MinLoads) {
-		t.Errorf("loads per arm at 0.995 %d, at 0.98 %d: want more for the smaller effect, at least %d", n1, n2, MinLoads)
+	n1, n2 := MWLoadsPerArm(a, b, 0.995, 0.01, minLoads), MWLoadsPerArm(a, b, 0.98, 0.01, minLoads)
+	if !(n1 > n2 && n2 >= minLoads) {
+		t.Errorf("loads per arm at 0.995 %d, at 0.98 %d: want more for the smaller effect, at least %d", n1, n2, minLoads)
 	}
-	if MWLoadsPerArm(a, b, 1) != math.MaxInt32 {
+	if MWLoadsPerArm(a, b, 1, 0.01, minLoads) != math.MaxInt32 {
 		t.Error("no effect must need MaxInt32 loads")
 	}
 	// Welch: sd 100 both arms, delta 100: 3.41741^2 x 2 = 23.36, so 24 per arm.
-	if n := WelchPerArm(100, 100, 100); n != 24 {
+	if n := WelchPerArm(100, 100, 100, 0.01, minLoads); n != 24 {
 		t.Errorf("WelchPerArm(100, 100, 100) = %d, want 24", n)
 	}
-	if d := WelchDetectable(100, 100, 24, 24); math.Abs(d-98.65) > 0.05 {
+	if d := WelchDetectable(100, 100, 24, 24, 0.01); math.Abs(d-98.65) > 0.05 {
 		t.Errorf("WelchDetectable(100, 100, 24, 24) = %.2f, want 98.65", d)
 	}
 }
+
+// minLoads is the floor the tests give (the studies' MinLoads).
+const minLoads = 5
