@@ -18,8 +18,8 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/flows"
-	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/internal/hostenv"
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
