@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
@@ -12,31 +13,41 @@ import (
 	"github.com/pltlab/pltlab/shaping"
 )
 
-// evidence adapts the artifacts lifecycle (artifacts.Recorder) to page loads: it adds the
-// browser's options, the HAR path and the NetLog of the browser that made the load.
-type evidence struct {
+// Evidence adapts the artifacts lifecycle (artifacts.Recorder) to page loads: it adds the
+// browser's options, the HAR path and label of each load and the NetLog of the browser that made
+// it, and decides by the keep rule (--artifacts-for) which loads keep their files. The runner's
+// loads and 'pltlab load' both go through it. A nil *Evidence (no artifact wanted) does nothing.
+type Evidence struct {
 	rec *artifacts.Recorder
 }
 
-// newEvidence returns nil when no artifact is wanted; otherwise it creates the experiment's folder.
-func newEvidence(c Config, keeper *artifacts.Keeper) (*evidence, error) {
-	r, err := artifacts.NewRecorder(c.Artifacts, c.Name, keeper, c.Logger)
+// NewEvidence returns nil when a wants no artifact; otherwise it creates the experiment's folder
+// (artifacts.NewRecorder: a.Dir/EXPERIMENT). keeper shares the keep rule's state across the
+// experiment's loads (nil: a fresh one).
+func NewEvidence(a artifacts.Config, experiment string, keeper *artifacts.Keeper, log *slog.Logger) (*Evidence, error) {
+	r, err := artifacts.NewRecorder(a, experiment, keeper, log)
 	if err != nil || r == nil {
 		return nil, err
 	}
-	return &evidence{rec: r}, nil
+	return &Evidence{rec: r}, nil
 }
 
-// serverOptions are the options a server needs for the chosen artifacts.
-func (e *evidence) serverOptions() []server.Option {
+// newEvidence is NewEvidence for an experiment's configuration.
+func newEvidence(c Config, keeper *artifacts.Keeper) (*Evidence, error) {
+	return NewEvidence(c.Artifacts, c.Name, keeper, c.Logger)
+}
+
+// ServerOptions are the options a server needs for the chosen artifacts (qlog, key log).
+func (e *Evidence) ServerOptions() []server.Option {
 	if e == nil {
 		return nil
 	}
 	return e.rec.ServerOptions()
 }
 
-// browserOptions are the options a browser needs for the chosen artifacts.
-func (e *evidence) browserOptions(version string) []browser.Option {
+// BrowserOptions are the options a browser needs for the chosen artifacts: its creator string
+// (version) and, with NetLog, the browser's NetLog file in the experiment's folder.
+func (e *Evidence) BrowserOptions(version string) []browser.Option {
 	if e == nil {
 		return nil
 	}
@@ -47,9 +58,9 @@ func (e *evidence) browserOptions(version string) []browser.Option {
 	return opts
 }
 
-// begin prepares the folder of load run and starts what records during it; t gets its HAR path
-// and label.
-func (e *evidence) begin(run int, link shaping.Link, t *browser.Target) error {
+// Begin prepares the folder of load run and starts what records during it (a capture on link,
+// when one is wanted and link is not nil); t gets its HAR path and label "run-NNNN".
+func (e *Evidence) Begin(run int, link shaping.Link, t *browser.Target) error {
 	if e == nil {
 		return nil
 	}
@@ -64,16 +75,18 @@ func (e *evidence) begin(run int, link shaping.Link, t *browser.Target) error {
 	return nil
 }
 
-// end stops the recordings of the load under way; with rec (nil after a harness failure) it
-// decides whether the files are kept and lists them in rec (Artifacts, ArtifactsFailed),
-// otherwise it removes them. netlog is the browser's NetLog file ("" for none).
-func (e *evidence) end(srv *server.Server, rec *result.Record, cell, netlog string) error {
+// End stops the recordings of the load under way; with rec (nil after a harness failure) it
+// decides by the keep rule whether the files are kept and lists them in rec (Artifacts,
+// ArtifactsFailed), otherwise it removes them. srv (nil when the server is not this process's)
+// closes the load's QUIC connections so their qlogs end; netlog is the browser's NetLog file (""
+// for none), listed with the load's files. It reports whether the files were kept.
+func (e *Evidence) End(srv *server.Server, rec *result.Record, cell, netlog string) (bool, error) {
 	if e == nil {
-		return nil
+		return false, nil
 	}
 	var errs []error
 	e.rec.StopQlogs()
-	if rec != nil && e.rec.Config().Has(artifacts.Qlog) && isQUIC(rec.Protocol) {
+	if srv != nil && rec != nil && e.rec.Config().Has(artifacts.Qlog) && isQUIC(rec.Protocol) {
 		errs = append(errs, srv.CloseConnections()) // ends the qlogs of this load's connections
 	}
 	var recs []*result.Record
@@ -82,11 +95,24 @@ func (e *evidence) end(srv *server.Server, rec *result.Record, cell, netlog stri
 		recs = []*result.Record{rec}
 		keep = e.rec.Keep(cell, rec.Valid && !rec.TimedOut, rec.PLTMs)
 	}
-	var shared []string
-	if netlog != "" {
-		shared = []string{netlog, netlog + ".loads.jsonl"}
+	return keep, errors.Join(append(errs, e.rec.End(keep, recs, netlogFiles(netlog)...))...)
+}
+
+// Discard removes the browser's NetLog files (shared by the loads of one browser, so End keeps
+// them): for a browser whose every load was discarded.
+func (e *Evidence) Discard(netlog string) error {
+	if e == nil {
+		return nil
 	}
-	return errors.Join(append(errs, e.rec.End(keep, recs, shared...))...)
+	return e.rec.Discard(netlogFiles(netlog)...)
+}
+
+// netlogFiles are the files of a browser's NetLog: the log and its per-load index.
+func netlogFiles(netlog string) []string {
+	if netlog == "" {
+		return nil
+	}
+	return []string{netlog, netlog + ".loads.jsonl"}
 }
 
 // isQUIC reports whether the named protocol runs over QUIC (protocol.Table).

@@ -254,7 +254,7 @@ type linkSetup struct {
 	link     shaping.Link
 	server   *server.Server
 	browsers map[int]*browser.Browser // key: protocol index
-	ev       *evidence                // per-load artifacts; nil when none are wanted
+	ev       *Evidence                // per-load artifacts; nil when none are wanted
 	cross    *flows.Cross             // cross traffic (Config.Cross), nil without
 }
 
@@ -293,7 +293,7 @@ func (r *runner) runLink(ctx context.Context, li int) (err error) {
 	if err := r.checkLink(ctx, li, ls.link); err != nil {
 		return err
 	}
-	if ls.server, err = r.startServer(ctx, ls.link.HostAddr(), ls.ev.serverOptions()...); err != nil {
+	if ls.server, err = r.startServer(ctx, ls.link.HostAddr(), ls.ev.ServerOptions()...); err != nil {
 		return err
 	}
 	if ls.cross, err = startCross(ctx, r.c, ls.link); err != nil {
@@ -532,7 +532,7 @@ func (r *runner) browserFor(ctx context.Context, ls *linkSetup, proto string) (*
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
 		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithSiteHosts(hosts[1:]...), browser.WithLogger(r.c.Logger),
-		browser.WithTempDir(r.c.TempDir)}, ls.ev.browserOptions(r.c.Version)...)...)
+		browser.WithTempDir(r.c.TempDir)}, ls.ev.BrowserOptions(r.c.Version)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("launch browser for %s: %w", proto, err)
 	}
@@ -621,7 +621,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 			ls.link.TakeCounters() // the priming load's packets are not this load's
 			return err
 		}}
-	if err := ls.ev.begin(i, ls.link, &t); err != nil {
+	if err := ls.ev.Begin(i, ls.link, &t); err != nil {
 		return nil, err
 	}
 	since := time.Now()
@@ -630,7 +630,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	counters := ls.link.TakeCounters()
 	busy, steal := host.End()
 	cell := fmt.Sprintf("%d/%d/%s", j.Page, j.Link, j.Arm)
-	if eerr := ls.ev.end(srv, rec, cell, b.NetLogPath()); eerr != nil {
+	if _, eerr := ls.ev.End(srv, rec, cell, b.NetLogPath()); eerr != nil {
 		r.c.Logger.Warn("artifacts", "run", i, "err", eerr)
 	}
 	if err != nil {

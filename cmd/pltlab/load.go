@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 )
@@ -108,51 +108,39 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	if err := checkListener(ctx, plan.host, plan.ip, plan.port, protocol.MustLookup(f.protocol), []int{plan.port + 1, plan.port - 1}); err != nil {
 		return err
 	}
-	opts := []browser.Option{browser.WithChrome(f.chrome), browser.WithProtocol(f.protocol),
-		browser.WithSPKI(pin), browser.WithResolve(plan.host, plan.ip), browser.WithPort(plan.port),
-		browser.WithLogger(slog.Default()), browser.WithCreator(pltlabVersion())}
-	target := browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m, Mode: result.Cold, Timeout: f.timeout,
-		Visual: f.art.visual}
 	experimentName := "load-" + time.Now().UTC().Format("20060102T150405Z")
-	ev, err := artifacts.NewRecorder(ac, experimentName, nil, slog.Default())
+	// The one artifacts adapter of page loads (the runner's): HAR path and label, NetLog, keep rule.
+	ev, err := experiment.NewEvidence(ac, experimentName, nil, slog.Default())
 	if err != nil {
 		return err
 	}
-	if ev != nil {
-		dir, err := ev.Begin(0, nil)
-		if err != nil {
-			return err
-		}
-		target.Label = "run-0000"
-		if ac.Has(artifacts.HAR) {
-			target.HARPath = filepath.Join(dir, artifacts.LoadFileHAR)
-		}
-		if ac.Has(artifacts.NetLog) {
-			opts = append(opts, browser.WithNetLog(ev.ExperimentDir(), browser.NetLogDefault))
-		}
+	opts := append([]browser.Option{browser.WithChrome(f.chrome), browser.WithProtocol(f.protocol),
+		browser.WithSPKI(pin), browser.WithResolve(plan.host, plan.ip), browser.WithPort(plan.port),
+		browser.WithLogger(slog.Default()), browser.WithCreator(pltlabVersion())}, ev.BrowserOptions(pltlabVersion())...)
+	target := browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m, Mode: result.Cold, Timeout: f.timeout,
+		Visual: f.art.visual}
+	if err := ev.Begin(0, nil, &target); err != nil {
+		return err
 	}
 	b, err := browser.Launch(ctx, opts...)
 	if err != nil {
-		return errors.Join(err, ev.End(false, nil))
+		_, eerr := ev.End(nil, nil, "load", "")
+		return errors.Join(err, eerr)
 	}
 	rec, err := b.Load(ctx, target)
 	netlog := b.NetLogPath()
 	if cerr := b.Close(); err == nil && cerr != nil {
 		slog.Warn("close chromium", "err", cerr)
 	}
-	var shared []string
-	if netlog != "" {
-		shared = []string{netlog, netlog + ".loads.jsonl"}
-	}
 	if err != nil {
-		return errors.Join(err, ev.End(false, nil), ev.Discard(shared...))
+		_, eerr := ev.End(nil, nil, "load", netlog)
+		return errors.Join(err, eerr, ev.Discard(netlog))
 	}
 	if ev != nil {
 		rec.Experiment = experimentName
-		keep := ev.Keep("load", rec.Valid && !rec.TimedOut, rec.PLTMs) // --artifacts-for
-		err := ev.End(keep, []*result.Record{rec}, shared...)
-		if !keep {
-			err = errors.Join(err, ev.Discard(shared...))
+		kept, err := ev.End(nil, rec, "load", netlog) // --artifacts-for decides
+		if !kept {
+			err = errors.Join(err, ev.Discard(netlog))
 		}
 		if err != nil {
 			slog.Warn("artifacts", "err", err)
