@@ -1,11 +1,13 @@
 package studies
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/result"
 )
 
 // decideTag marks the experiment names of the loads `reproduce --decide` adds to a part:
@@ -71,4 +73,27 @@ func (e *Support) decideParts() int {
 		}
 	}
 	return len(names)
+}
+
+// ErrNotDecidable is returned (wrapped) by Decide when the records cannot be added to: an
+// unfinished reproduction, or loads of another pltlab version.
+var ErrNotDecidable = errors.New("cannot add loads to decide")
+
+// Decide returns the plan of the loads that would decide the inconclusive findings of the
+// complete reproduction recs of st (DecidePlan of its evaluation), and the cells it leaves out.
+// The rules it keeps: only a complete reproduction is decided (Complete), and loads of two pltlab
+// versions are never pooled, so records made by another version than version cannot be added
+// to. Errors wrap ErrNotDecidable and say what to do.
+func Decide(st *Study, plan Plan, recs []*result.Record, version string) (Plan, []string, error) {
+	if !Complete(plan, recs) {
+		return Plan{}, nil, fmt.Errorf("%w: the records are not a complete reproduction of %s: finish it first (--resume)", ErrNotDecidable, st.Name)
+	}
+	for _, r := range recs {
+		if r.IsLoad() && r.Env != nil && r.Env.Pltlab != version {
+			return Plan{}, nil, fmt.Errorf("%w: they were measured with pltlab %s and this is pltlab %s: loads of two versions are never pooled, so the added loads could not decide anything; rerun the study with this pltlab",
+				ErrNotDecidable, r.Env.Pltlab, version)
+		}
+	}
+	dp, skipped := DecidePlan(Evaluate(st, FromRecords(plan, recs), recs))
+	return dp, skipped, nil
 }

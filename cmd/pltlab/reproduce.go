@@ -491,16 +491,10 @@ func decidePlan(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir st
 	if err != nil {
 		return studies.Plan{}, usagef("--decide needs a complete reproduction in --out %s: %v", dir, err)
 	}
-	if !studies.Complete(plan, recs) {
-		return studies.Plan{}, usagef("--decide: %s is not a complete reproduction of %s: finish it first (--resume)", jsonl, st.Name)
+	dp, skipped, err := studies.Decide(st, plan, recs, pltlabVersion())
+	if err != nil {
+		return studies.Plan{}, usagef("--decide: %s: %v", jsonl, err)
 	}
-	for _, r := range recs {
-		if r.IsLoad() && r.Env != nil && r.Env.Pltlab != pltlabVersion() {
-			return studies.Plan{}, usagef("--decide: %s was measured with pltlab %s and this is pltlab %s: loads of two versions are never pooled, so the added loads could not decide anything; rerun the study with this pltlab", jsonl, r.Env.Pltlab, pltlabVersion())
-		}
-	}
-	e := studies.Evaluate(st, studies.FromRecords(plan, recs), recs)
-	dp, skipped := studies.DecidePlan(e)
 	stderr := cmd.ErrOrStderr()
 	for _, s := range skipped {
 		fmt.Fprintf(stderr, "pltlab: --decide leaves undecided: %s\n", s)
