@@ -23,17 +23,15 @@ import (
 
 // reproduceFlags are the flags of 'pltlab reproduce'.
 type reproduceFlags struct {
-	runs    int
-	out     string
-	seed    int64
-	chrome  string
-	scale   string
-	force   bool
-	noCheck bool
-	resume  bool
-	decide  bool
-	// judge, when set, is the plan the report judges (the study's own, under --decide).
-	judge     *studies.Plan
+	runs      int
+	out       string
+	seed      int64
+	chrome    string
+	scale     string
+	force     bool
+	noCheck   bool
+	resume    bool
+	decide    bool
 	art       artifactFlags
 	list      bool
 	dryRun    bool
@@ -43,8 +41,6 @@ type reproduceFlags struct {
 	merge     bool
 	prefer    string
 	view      string
-	// configure sets the per-load evidence options (artifacts, visual) on every part.
-	configure func(*experiment.Config)
 }
 
 func newReproduceCmd() *cobra.Command {
@@ -102,32 +98,15 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
   ./bin/pltlab reproduce kakhki2017 --scale smoke --merge /tmp/kk/shard-*/results.jsonl --out /tmp/kk/merged`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.list {
-				if len(args) > 0 {
-					return usagef("--list takes no study, got %q", strings.Join(args, " "))
-				}
-				if f.nodes < 0 || f.nodes > plan.MaxShards {
-					return usagef("bad --nodes %d: accepted 1..%d", f.nodes, plan.MaxShards)
-				}
-				if f.runs < 0 || f.runs > 10000 {
-					return usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
-				}
+			m, files, err := f.mode(args)
+			if err != nil {
+				return err
+			}
+			if m == modeList {
 				return listStudies(cmd.OutOrStdout(), f.nodes, studies.RunOptions{Runs: f.runs, Seed: f.seed})
 			}
-			if f.nodes != 0 {
-				return usagef("--nodes is for --list")
-			}
-			var files []string
-			if f.merge {
-				if len(args) < 2 {
-					return usagef("--merge needs the study and the shards' files: STUDY --merge FILE.jsonl...")
-				}
-				args, files = args[:1], args[1:]
-				if f.shard != "" || f.resume {
-					return usagef("--merge joins finished shards: give no --shard or --resume")
-				}
-			} else if f.prefer != "" {
-				return usagef("--prefer is for --merge")
+			if m == modeMerge {
+				args = args[:1]
 			}
 			st, plan, err := f.plan(args)
 			if err != nil {
@@ -136,63 +115,28 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 			if _, err := f.shardOf(plan); err != nil {
 				return err
 			}
-			if f.dryRun {
-				if f.merge || f.decide {
-					return usagef("--dry-run shows the plan of a run: give it without --merge or --decide")
-				}
-				return dryRunStudy(cmd.OutOrStdout(), plan, f)
+			dir := f.outDir(st)
+			switch m {
+			case modeDryRun:
+				return dryRunStudy(cmd.OutOrStdout(), plan, f, dir)
+			case modeMerge:
+				return mergeStudy(cmd, st, plan, f, dir, files)
 			}
-			if f.out == "" {
-				f.out = filepath.Join("results", st.Name)
-				if f.calibrate {
-					f.out += "-calibrate"
-				}
+			job, err := f.job(cmd, st, plan, m, dir)
+			if err != nil || job == nil {
+				return err // refused, re-judged, or nothing to decide
 			}
-			if f.merge {
-				return mergeStudy(cmd, st, plan, f, files)
-			}
-			if f.resume && f.force {
-				return usagef("--resume continues the reproduction in --out; --force would replace it: give one")
-			}
-			if f.decide && (f.force || f.resume) {
-				return usagef("--decide adds loads to the complete reproduction in --out: it takes neither --force nor --resume")
-			}
-			ac, err := f.art.config()
-			if err != nil {
-				return err
-			}
-			if f.resume { // a complete run is re-judged: no load, no link, no server, no browser
-				if done, err := rejudge(cmd, st, plan, f.out); done || err != nil {
-					return err
-				}
-			}
-			if err := plan.CheckTCPCC(); err != nil {
-				return asUsage(err) // tried where the server will run, before anything is written
-			}
-			if f.decide {
-				dp, err := decidePlan(cmd, st, plan, f.out)
-				if err != nil || len(dp.Parts) == 0 {
-					return err
-				}
-				orig := plan
-				plan, f.resume, f.judge = dp, true, &orig
-			} else if !f.resume {
-				if err := prepareOutDir(f.out, f.force); err != nil {
-					return err
-				}
-			}
-			f.configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
-			if plan.Loads() > 0 { // a study of bulk runs only needs no browser
+			if job.plan.Loads() > 0 { // a study of bulk runs only needs no browser
 				if _, err := browser.FindChromium(f.chrome); err != nil {
 					return usagef("%v", err)
 				}
 			}
-			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
+			stopView, err := startViewBeside(cmd.Context(), f.view, dir, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer stopView()
-			return reproduce(cmd, st, plan, f, f.out)
+			return reproduce(cmd, st, job, f)
 		},
 	}
 	fl := cmd.Flags()
@@ -246,6 +190,123 @@ func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, erro
 		return nil, studies.Plan{}, asUsage(err)
 	}
 	return st, plan, nil
+}
+
+// reproduceMode is what one 'pltlab reproduce' does, decided once from the flags.
+type reproduceMode int
+
+const (
+	modeRun    reproduceMode = iota // measure the plan into a fresh --out
+	modeResume                      // continue the run in --out, or re-judge it when complete
+	modeDecide                      // add the loads that decide the inconclusive findings
+	modeMerge                       // join the shards' files and write the report
+	modeDryRun                      // print the plan
+	modeList                        // list the studies
+)
+
+// mode decides what the flags ask for, refusing combinations that mean nothing (usage errors),
+// and returns the shards' files of --merge (the arguments after the study).
+func (f *reproduceFlags) mode(args []string) (reproduceMode, []string, error) {
+	switch {
+	case f.list:
+		if len(args) > 0 {
+			return 0, nil, usagef("--list takes no study, got %q", strings.Join(args, " "))
+		}
+		if f.nodes < 0 || f.nodes > plan.MaxShards {
+			return 0, nil, usagef("bad --nodes %d: accepted 1..%d", f.nodes, plan.MaxShards)
+		}
+		if f.runs < 0 || f.runs > 10000 {
+			return 0, nil, usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
+		}
+		return modeList, nil, nil
+	case f.nodes != 0:
+		return 0, nil, usagef("--nodes is for --list")
+	case f.merge:
+		if len(args) < 2 {
+			return 0, nil, usagef("--merge needs the study and the shards' files: STUDY --merge FILE.jsonl...")
+		}
+		if f.shard != "" || f.resume {
+			return 0, nil, usagef("--merge joins finished shards: give no --shard or --resume")
+		}
+		if f.dryRun || f.decide {
+			return 0, nil, usagef("--merge joins finished shards: give no --dry-run or --decide")
+		}
+		return modeMerge, args[1:], nil
+	case f.prefer != "":
+		return 0, nil, usagef("--prefer is for --merge")
+	case f.dryRun && f.decide:
+		return 0, nil, usagef("--dry-run shows the plan of a run: give it without --merge or --decide")
+	case f.dryRun:
+		return modeDryRun, nil, nil
+	case f.resume && f.force:
+		return 0, nil, usagef("--resume continues the reproduction in --out; --force would replace it: give one")
+	case f.decide && (f.force || f.resume):
+		return 0, nil, usagef("--decide adds loads to the complete reproduction in --out: it takes neither --force nor --resume")
+	case f.decide:
+		return modeDecide, nil, nil
+	case f.resume:
+		return modeResume, nil, nil
+	}
+	return modeRun, nil, nil
+}
+
+// outDir is --out, or results/STUDY (results/STUDY-calibrate with --calibrate).
+func (f *reproduceFlags) outDir(st *studies.Study) string {
+	if f.out != "" {
+		return f.out
+	}
+	if f.calibrate {
+		return filepath.Join("results", st.Name+"-calibrate")
+	}
+	return filepath.Join("results", st.Name)
+}
+
+// reproduceJob is the run a reproduction makes, decided once: the plan it measures (the study's,
+// or the loads --decide adds), the plan its report judges, whether it appends to dir's results,
+// and the per-load evidence options.
+type reproduceJob struct {
+	plan studies.Plan
+	// judge, when set, is the plan the report judges, from the records (the study's own under
+	// --decide, whose run measures the added loads only).
+	judge     *studies.Plan
+	dir       string
+	appendTo  bool
+	configure func(*experiment.Config)
+}
+
+// job returns the run mode m makes of plan in dir, or nil when there is nothing to measure: a
+// complete reproduction under --resume is re-judged from its records (no load, no link), and
+// --decide with no finding that loads can decide says so. Bad input is refused before anything
+// is written (usage errors).
+func (f *reproduceFlags) job(cmd *cobra.Command, st *studies.Study, plan studies.Plan, m reproduceMode, dir string) (*reproduceJob, error) {
+	ac, err := f.art.config()
+	if err != nil {
+		return nil, err
+	}
+	if m == modeResume { // a complete run is re-judged: no load, no link, no server, no browser
+		if done, err := rejudge(cmd, st, plan, dir); done || err != nil {
+			return nil, err
+		}
+	}
+	if err := plan.CheckTCPCC(); err != nil {
+		return nil, asUsage(err) // tried where the server will run, before anything is written
+	}
+	job := &reproduceJob{plan: plan, dir: dir, appendTo: m == modeResume,
+		configure: func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }}
+	switch m {
+	case modeDecide:
+		dp, err := decidePlan(cmd, st, plan, dir)
+		if err != nil || len(dp.Parts) == 0 {
+			return nil, err
+		}
+		orig := plan
+		job.plan, job.appendTo, job.judge = dp, true, &orig
+	case modeRun:
+		if err := prepareOutDir(dir, f.force); err != nil {
+			return nil, err
+		}
+	}
+	return job, nil
 }
 
 // listStudies prints every study with the loads and estimated time of each scale (the cost
@@ -326,7 +387,7 @@ func (f *reproduceFlags) options() studies.RunOptions {
 // mergeStudy joins the shards' files of a study (studies.MergeShards) into DIR/results.jsonl,
 // writes the study report as an unsharded run would, and exits 1 naming any missing shard or
 // load (the report of what is there is written all the same).
-func mergeStudy(cmd *cobra.Command, st *studies.Study, sp studies.Plan, f reproduceFlags, files []string) error {
+func mergeStudy(cmd *cobra.Command, st *studies.Study, sp studies.Plan, f reproduceFlags, dir string, files []string) error {
 	if err := sp.Shardable(); err != nil {
 		return usagef("--merge: %v", err)
 	}
@@ -345,10 +406,10 @@ func mergeStudy(cmd *cobra.Command, st *studies.Study, sp studies.Plan, f reprod
 	if err != nil {
 		return asUsage(err)
 	}
-	if err := prepareOutDir(f.out, f.force); err != nil {
+	if err := prepareOutDir(dir, f.force); err != nil {
 		return err
 	}
-	jsonl := filepath.Join(f.out, "results.jsonl")
+	jsonl := filepath.Join(dir, "results.jsonl")
 	if err := writeRecords(cmd.OutOrStdout(), jsonl, true, recs); err != nil {
 		return err
 	}
@@ -363,7 +424,7 @@ func mergeStudy(cmd *cobra.Command, st *studies.Study, sp studies.Plan, f reprod
 	if check.Duplicates > 0 {
 		fmt.Fprintf(stderr, "pltlab: %d lines were read twice and kept once (the same shard's file given twice, or a shard rerun over its first file)\n", check.Duplicates)
 	}
-	if werr := writeStudy(cmd.OutOrStdout(), f.out, st, sp, recs); werr != nil {
+	if werr := writeStudy(cmd.OutOrStdout(), dir, st, sp, recs); werr != nil {
 		return werr
 	}
 	if !check.Complete() {
@@ -389,18 +450,18 @@ func prepareOutDir(dir string, force bool) error {
 	return nil
 }
 
-// reproduce runs the plan into DIR/results.jsonl, then writes the study report and prints the
+// reproduce runs the job into DIR/results.jsonl, then writes the study report and prints the
 // study's headline table and the findings.
-func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f reproduceFlags, dir string) error {
-	jsonl := filepath.Join(dir, "results.jsonl")
-	err := runStudy(cmd.Context(), plan, f, jsonl, cmd.ErrOrStderr())
+func reproduce(cmd *cobra.Command, st *studies.Study, job *reproduceJob, f reproduceFlags) error {
+	jsonl := filepath.Join(job.dir, "results.jsonl")
+	err := runStudy(cmd.Context(), job, f, jsonl, cmd.ErrOrStderr())
 	if _, serr := os.Stat(jsonl); serr != nil || isUsage(err) {
 		return err // nothing was measured, or refused before measuring: no report
 	}
 	if f.shard != "" {
 		// One shard's records judge nothing alone: the report is the merge's.
 		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: shard %s written to %s; when every shard is done: pltlab reproduce %s --scale %s --merge SHARD/results.jsonl... --out DIR\n",
-			f.shard, jsonl, st.Name, plan.Scale)
+			f.shard, jsonl, st.Name, job.plan.Scale)
 		return err
 	}
 	// A part that failed (a link refused by its self-check, say) does not stop the report of
@@ -409,23 +470,24 @@ func reproduce(cmd *cobra.Command, st *studies.Study, plan studies.Plan, f repro
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}
-	if f.judge != nil {
-		plan = studies.FromRecords(*f.judge, recs)
+	judged := job.plan
+	if job.judge != nil {
+		judged = studies.FromRecords(*job.judge, recs)
 	}
-	if werr := writeStudy(cmd.OutOrStdout(), dir, st, plan, recs); werr != nil {
+	if werr := writeStudy(cmd.OutOrStdout(), job.dir, st, judged, recs); werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err
 }
 
-// runStudy runs plan, streaming records to out (appending with --resume), with progress and
+// runStudy runs the job, streaming records to out (appending under --resume and --decide), with progress and
 // the closing line on stderr. An interrupt keeps every written record and exits with code 130.
-func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out string, stderr io.Writer) error {
+func runStudy(ctx context.Context, job *reproduceJob, f reproduceFlags, out string, stderr io.Writer) error {
 	mode := outReplace
 	o := f.options()
-	o.Chrome, o.Version, o.SkipLinkCheck, o.Configure = f.chrome, pltlabVersion(), f.noCheck, f.configure
+	o.Chrome, o.Version, o.SkipLinkCheck, o.Configure = f.chrome, pltlabVersion(), f.noCheck, job.configure
 	o.Process = processSettings{} // the process-wide settings a study's arms switch, made here
-	if f.resume {
+	if job.appendTo {
 		mode = outAppend
 		old, _, err := analysis.ReadFiles([]string{out}, nil, nil)
 		if err != nil {
@@ -444,7 +506,7 @@ func runStudy(ctx context.Context, plan studies.Plan, f reproduceFlags, out stri
 	}
 	defer cleanup()
 	o.TempDir = tmp
-	prep, err := plan.Prepare(o) // the plan computed once: schedule, shard, what is left
+	prep, err := job.plan.Prepare(o) // the plan computed once: schedule, shard, what is left
 	if err != nil {
 		return usagef("--resume %s: %v: give the flags of the interrupted reproduction", out, err)
 	}
@@ -556,14 +618,10 @@ func prefixAll(dir string, names []string) []string {
 // dryRunStudy prints the plan the flags give (studies.Prepared.Announce, then a line per part
 // and flow part with its loads, links and estimate) without measuring: no root, no Chromium and
 // no file are needed. With --resume, the loads already in --out are counted as made.
-func dryRunStudy(w io.Writer, plan studies.Plan, f reproduceFlags) error {
+func dryRunStudy(w io.Writer, plan studies.Plan, f reproduceFlags, dir string) error {
 	o := f.options()
 	if f.resume {
-		out := f.out
-		if out == "" {
-			out = filepath.Join("results", plan.Study)
-		}
-		if recs, _, err := analysis.ReadFiles([]string{filepath.Join(out, "results.jsonl")}, nil, nil); err == nil {
+		if recs, _, err := analysis.ReadFiles([]string{filepath.Join(dir, "results.jsonl")}, nil, nil); err == nil {
 			o.Resume = recs
 		}
 	}
