@@ -254,7 +254,7 @@ type linkSetup struct {
 	link     shaping.Link
 	server   *server.Server
 	browsers map[int]*browser.Browser // key: protocol index
-	ev       *Evidence                // per-load artifacts; nil when none are wanted
+	ev       *LoadArtifacts           // per-load artifacts; nil when none are wanted
 	cross    *flows.Cross             // cross traffic (Config.Cross), nil without
 }
 

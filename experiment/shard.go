@@ -148,11 +148,11 @@ func configHash(c Config) string {
 // loads.
 func PlanRecord(c Config, loads int) *result.Record {
 	c = c.withDefaults()
-	p := &result.Plan{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
+	p := &result.PlanLine{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
 		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Loads: loads,
 		Inputs: InputFiles(c), Study: c.Study, Units: c.Units}
 	for _, a := range c.Arms {
-		p.Arms = append(p.Arms, result.PlanArm{Protocol: a.Protocol, Mode: a.Mode})
+		p.Arms = append(p.Arms, result.PlanLineArm{Protocol: a.Protocol, Mode: a.Mode})
 	}
 	return &result.Record{Kind: result.KindPlan, Experiment: c.Name, Run: -1, Time: time.Now().UTC(),
 		Shard: c.Shard.String(), ShardUnits: unitsDigest(c), ConfigHash: ConfigHash(c), Plan: p}
@@ -160,7 +160,7 @@ func PlanRecord(c Config, loads int) *result.Record {
 
 // FromPlan returns the Config a plan line describes (without name, shard or machine settings);
 // its input files are the plan's (their digests when the plan was written), not read again.
-func FromPlan(p *result.Plan) Config {
+func FromPlan(p *result.PlanLine) Config {
 	c := Config{Pages: p.Pages, Links: p.Links, Runs: p.Runs, Warmup: p.Warmup,
 		Timeout: time.Duration(p.TimeoutMs * float64(time.Millisecond)), Seed: p.Seed, TCPCC: p.TCPCC, TLS: p.TLS, Cross: p.Cross,
 		inputs: p.Inputs}

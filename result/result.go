@@ -176,7 +176,7 @@ type Record struct {
 	// for every shard of one sweep (experiment.ConfigHash). Empty in records older than it.
 	ConfigHash string `json:"config_hash,omitempty"`
 	// Plan is set only on KindPlan lines.
-	Plan *Plan `json:"plan,omitempty"`
+	Plan *PlanLine `json:"plan,omitempty"`
 	// Merge is set only on KindMerge lines.
 	Merge *Merge `json:"merge,omitempty"`
 	// Cross names the bulk flow kept running through the same link during the load (flows
@@ -187,14 +187,14 @@ type Record struct {
 	*Flow
 }
 
-// Plan is the configuration of a sharded experiment and one shard's share, written on the
+// PlanLine is the configuration of a sharded experiment and one shard's share, written on the
 // shard's first line so that its files describe themselves (experiment.PlanRecord).
-type Plan struct {
+type PlanLine struct {
 	// Pages and Links are the page and LINK specs, in the experiment's order.
 	Pages []string `json:"pages"`
 	Links []string `json:"links"`
 	// Arms are the (protocol, mode) combinations, in order.
-	Arms []PlanArm `json:"arms"`
+	Arms []PlanLineArm `json:"arms"`
 	// Runs and Warmup are the measured and warm-up loads per cell.
 	Runs   int `json:"runs"`
 	Warmup int `json:"warmup"`
@@ -230,8 +230,8 @@ type InputFile struct {
 	SHA256 string `json:"sha256"`
 }
 
-// PlanArm is one (protocol, mode) arm of a Plan.
-type PlanArm struct {
+// PlanLineArm is one (protocol, mode) arm of a Plan.
+type PlanLineArm struct {
 	// Protocol is "h1", "h2" or "h3".
 	Protocol string `json:"protocol"`
 	// Mode is Cold or Warm.

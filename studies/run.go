@@ -436,7 +436,7 @@ func (pr *Prepared) StudyPlanLine() *result.Record {
 	p := pr.Plan
 	return &result.Record{Kind: result.KindPlan, Experiment: p.Study, Run: -1, Time: time.Now().UTC(),
 		Shard: pr.Shard.Shard.String(), ShardUnits: plan.Digest(pr.Shard.Units),
-		Plan: &result.Plan{Study: p.Study + "/" + string(p.Scale), Units: pr.Shard.Units, Loads: pr.Loads(), Runs: p.Options.Runs, Seed: p.Options.Seed}}
+		Plan: &result.PlanLine{Study: p.Study + "/" + string(p.Scale), Units: pr.Shard.Units, Loads: pr.Loads(), Runs: p.Options.Runs, Seed: p.Options.Seed}}
 }
 
 // writeStudyPlanLine writes pr's StudyPlanLine unless the records it resumes hold one of its

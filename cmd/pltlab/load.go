@@ -31,8 +31,8 @@ type loadFlags struct {
 	art      artifactFlags
 }
 
-// loadPlan is a checked 'pltlab load' command line.
-type loadPlan struct {
+// loadTarget is a checked 'pltlab load' command line.
+type loadTarget struct {
 	url      string // the URL as Chromium loads it (host = the mapped hostname)
 	host, ip string // --host-resolver-rules MAP host ip
 	port     int
@@ -110,7 +110,7 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	}
 	experimentName := "load-" + time.Now().UTC().Format("20060102T150405Z")
 	// The one artifacts adapter of page loads (the runner's): HAR path and label, NetLog, keep rule.
-	ev, err := experiment.NewEvidence(ac, experimentName, nil, slog.Default())
+	ev, err := experiment.NewLoadArtifacts(ac, experimentName, nil, slog.Default())
 	if err != nil {
 		return err
 	}
@@ -156,40 +156,40 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 }
 
 // planLoad checks the flags and works out the URL Chromium loads and where the server is.
-func planLoad(rawURL string, f loadFlags) (loadPlan, error) {
+func planLoad(rawURL string, f loadFlags) (loadTarget, error) {
 	names := strings.Join(protocol.Names(), ", ")
 	switch {
 	case f.protocol == "":
-		return loadPlan{}, usagef("--protocol is required: accepted %s", names)
+		return loadTarget{}, usagef("--protocol is required: accepted %s", names)
 	case !protocol.Known(f.protocol):
-		return loadPlan{}, usagef("bad --protocol %q: accepted %s", f.protocol, names)
+		return loadTarget{}, usagef("bad --protocol %q: accepted %s", f.protocol, names)
 	}
 	switch f.mode {
 	case string(result.Cold):
 	case string(result.Warm):
-		return loadPlan{}, usagef("--mode warm: pltlab load cannot make a separate 'pltlab serve' close its connections between the priming and the measured load; use 'pltlab run --mode warm'")
+		return loadTarget{}, usagef("--mode warm: pltlab load cannot make a separate 'pltlab serve' close its connections between the priming and the measured load; use 'pltlab run --mode warm'")
 	default:
-		return loadPlan{}, usagef("bad --mode %q: accepted cold", f.mode)
+		return loadTarget{}, usagef("bad --mode %q: accepted cold", f.mode)
 	}
 	if f.timeout <= 0 {
-		return loadPlan{}, usagef("bad --timeout %v: accepted a positive duration such as 60s", f.timeout)
+		return loadTarget{}, usagef("bad --timeout %v: accepted a positive duration such as 60s", f.timeout)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "https" || u.Hostname() == "" {
-		return loadPlan{}, usagef("bad URL %q: accepted https://HOST[:PORT]/PATH, as served by 'pltlab serve'", rawURL)
+		return loadTarget{}, usagef("bad URL %q: accepted https://HOST[:PORT]/PATH, as served by 'pltlab serve'", rawURL)
 	}
 	port := 443
 	if p := u.Port(); p != "" {
 		if port, err = strconv.Atoi(p); err != nil || port < 1 || port > 65535 {
-			return loadPlan{}, usagef("bad port in URL %q: accepted 1-65535", rawURL)
+			return loadTarget{}, usagef("bad port in URL %q: accepted 1-65535", rawURL)
 		}
 	}
 	host, ip, err := resolveFor(u.Hostname(), f.resolve)
 	if err != nil {
-		return loadPlan{}, err
+		return loadTarget{}, err
 	}
 	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
-	return loadPlan{url: u.String(), host: host, ip: ip, port: port, addr: net.JoinHostPort(ip, strconv.Itoa(port))}, nil
+	return loadTarget{url: u.String(), host: host, ip: ip, port: port, addr: net.JoinHostPort(ip, strconv.Itoa(port))}, nil
 }
 
 // resolveFor returns the hostname Chromium uses and the IP it maps to, from the URL's host and

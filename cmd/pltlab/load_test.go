@@ -22,17 +22,17 @@ func TestPlanLoad(t *testing.T) {
 		name    string
 		url     string
 		change  func(*loadFlags)
-		want    loadPlan
+		want    loadTarget
 		wantErr string // substring of a usage error
 	}{
 		{name: "hostname", url: "https://plt.test:8443/index.html",
-			want: loadPlan{url: "https://plt.test:8443/index.html", host: "plt.test", ip: "127.0.0.1", port: 8443, addr: "127.0.0.1:8443"}},
+			want: loadTarget{url: "https://plt.test:8443/index.html", host: "plt.test", ip: "127.0.0.1", port: 8443, addr: "127.0.0.1:8443"}},
 		{name: "bare IP becomes plt.test", url: "https://127.0.0.2:9000/index.html",
-			want: loadPlan{url: "https://plt.test:9000/index.html", host: "plt.test", ip: "127.0.0.2", port: 9000, addr: "127.0.0.2:9000"}},
+			want: loadTarget{url: "https://plt.test:9000/index.html", host: "plt.test", ip: "127.0.0.2", port: 9000, addr: "127.0.0.2:9000"}},
 		{name: "resolve", url: "https://example.test/index.html", change: func(f *loadFlags) { f.resolve = "example.test:100.64.0.1" },
-			want: loadPlan{url: "https://example.test:443/index.html", host: "example.test", ip: "100.64.0.1", port: 443, addr: "100.64.0.1:443"}},
+			want: loadTarget{url: "https://example.test:443/index.html", host: "example.test", ip: "100.64.0.1", port: 443, addr: "100.64.0.1:443"}},
 		{name: "resolve IPv6", url: "https://[::1]:8443/index.html", change: func(f *loadFlags) { f.resolve = "plt.test:::1" },
-			want: loadPlan{url: "https://plt.test:8443/index.html", host: "plt.test", ip: "::1", port: 8443, addr: "[::1]:8443"}},
+			want: loadTarget{url: "https://plt.test:8443/index.html", host: "plt.test", ip: "::1", port: 8443, addr: "[::1]:8443"}},
 		{name: "no protocol", url: "https://plt.test/", change: func(f *loadFlags) { f.protocol = "" }, wantErr: "--protocol is required"},
 		{name: "bad protocol", url: "https://plt.test/", change: func(f *loadFlags) { f.protocol = "quic" }, wantErr: `bad --protocol "quic": accepted h1, h2, h3`},
 		{name: "http URL", url: "http://plt.test/", wantErr: "accepted https://"},

@@ -13,32 +13,32 @@ import (
 	"github.com/pltlab/pltlab/shaping"
 )
 
-// Evidence adapts the artifacts lifecycle (artifacts.Recorder) to page loads: it adds the
+// LoadArtifacts adapts the artifacts lifecycle (artifacts.Recorder) to page loads: it adds the
 // browser's options, the HAR path and label of each load and the NetLog of the browser that made
 // it, and decides by the keep rule (--artifacts-for) which loads keep their files. The runner's
-// loads and 'pltlab load' both go through it. A nil *Evidence (no artifact wanted) does nothing.
-type Evidence struct {
+// loads and 'pltlab load' both go through it. A nil *LoadArtifacts (no artifact wanted) does nothing.
+type LoadArtifacts struct {
 	rec *artifacts.Recorder
 }
 
-// NewEvidence returns nil when a wants no artifact; otherwise it creates the experiment's folder
+// NewLoadArtifacts returns nil when a wants no artifact; otherwise it creates the experiment's folder
 // (artifacts.NewRecorder: a.Dir/EXPERIMENT). keeper shares the keep rule's state across the
 // experiment's loads (nil: a fresh one).
-func NewEvidence(a artifacts.Config, experiment string, keeper *artifacts.Keeper, log *slog.Logger) (*Evidence, error) {
+func NewLoadArtifacts(a artifacts.Config, experiment string, keeper *artifacts.Keeper, log *slog.Logger) (*LoadArtifacts, error) {
 	r, err := artifacts.NewRecorder(a, experiment, keeper, log)
 	if err != nil || r == nil {
 		return nil, err
 	}
-	return &Evidence{rec: r}, nil
+	return &LoadArtifacts{rec: r}, nil
 }
 
-// newEvidence is NewEvidence for an experiment's configuration.
-func newEvidence(c Config, keeper *artifacts.Keeper) (*Evidence, error) {
-	return NewEvidence(c.Artifacts, c.Name, keeper, c.Logger)
+// newEvidence is NewLoadArtifacts for an experiment's configuration.
+func newEvidence(c Config, keeper *artifacts.Keeper) (*LoadArtifacts, error) {
+	return NewLoadArtifacts(c.Artifacts, c.Name, keeper, c.Logger)
 }
 
 // ServerOptions are the options a server needs for the chosen artifacts (qlog, key log).
-func (e *Evidence) ServerOptions() []server.Option {
+func (e *LoadArtifacts) ServerOptions() []server.Option {
 	if e == nil {
 		return nil
 	}
@@ -47,7 +47,7 @@ func (e *Evidence) ServerOptions() []server.Option {
 
 // BrowserOptions are the options a browser needs for the chosen artifacts: its creator string
 // (version) and, with NetLog, the browser's NetLog file in the experiment's folder.
-func (e *Evidence) BrowserOptions(version string) []browser.Option {
+func (e *LoadArtifacts) BrowserOptions(version string) []browser.Option {
 	if e == nil {
 		return nil
 	}
@@ -60,7 +60,7 @@ func (e *Evidence) BrowserOptions(version string) []browser.Option {
 
 // Begin prepares the folder of load run and starts what records during it (a capture on link,
 // when one is wanted and link is not nil); t gets its HAR path and label "run-NNNN".
-func (e *Evidence) Begin(run int, link shaping.Link, t *browser.Target) error {
+func (e *LoadArtifacts) Begin(run int, link shaping.Link, t *browser.Target) error {
 	if e == nil {
 		return nil
 	}
@@ -80,7 +80,7 @@ func (e *Evidence) Begin(run int, link shaping.Link, t *browser.Target) error {
 // ArtifactsFailed), otherwise it removes them. srv (nil when the server is not this process's)
 // closes the load's QUIC connections so their qlogs end; netlog is the browser's NetLog file (""
 // for none), listed with the load's files. It reports whether the files were kept.
-func (e *Evidence) End(srv *server.Server, rec *result.Record, cell, netlog string) (bool, error) {
+func (e *LoadArtifacts) End(srv *server.Server, rec *result.Record, cell, netlog string) (bool, error) {
 	if e == nil {
 		return false, nil
 	}
@@ -100,7 +100,7 @@ func (e *Evidence) End(srv *server.Server, rec *result.Record, cell, netlog stri
 
 // Discard removes the browser's NetLog files (shared by the loads of one browser, so End keeps
 // them): for a browser whose every load was discarded.
-func (e *Evidence) Discard(netlog string) error {
+func (e *LoadArtifacts) Discard(netlog string) error {
 	if e == nil {
 		return nil
 	}
