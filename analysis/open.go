@@ -23,15 +23,30 @@ type Opened struct {
 	// Merge is what the merge did: conflicts settled, lines superseded, pooled files.
 	Merge plan.Merged
 	// Warnings are what the records say of the run itself that every report repeats: shards
-	// that shared a node beyond the rule (plan.NodeOverlaps).
+	// that shared a node beyond the rule (plan.NodeOverlaps), a sweep that lacks loads its
+	// shards owe, and a completeness that could not be checked.
 	Warnings []string
+	// Completeness is what a sharded sweep's records hold of what its shards recorded they owe
+	// (plan.CheckRecorded); nil when no record is sharded, or when the shards are an older
+	// pltlab's that record no units (Unrecorded: only 'pltlab merge', which can recompute their
+	// cut with the cost model, checks them).
+	Completeness *plan.Completeness
+	// Unrecorded is true for sharded records whose plan lines list no units.
+	Unrecorded bool
+	// CompletenessErr is why the completeness could not be checked (plan.CheckRecorded's error:
+	// shards without a plan line, a plan line that does not hash to its config hash, lines of two
+	// cuts); it is also one of Warnings. 'pltlab merge' and 'pltlab report' refuse such files, the
+	// view shows them with the warning.
+	CompletenessErr error
 }
 
 // Open reads the named files (ReadFile; "-" reads stdin) and merges them (plan.Merge with mo):
-// the one entry point of every reader of result files. Errors: a file that cannot be read (as
-// ReadFile returns it), or a *MergeError: records of different configurations
+// the one entry point of every reader of result files; a sharded sweep's records are checked
+// against what their shards recorded they owe (Completeness). Errors: a file that cannot be read
+// (as ReadFile returns it), or a *MergeError: records of different configurations
 // (plan.ErrMixedConfigs), two different lines for one slot that mo does not settle
-// (plan.ErrConflict), or a bad mo.Prefer.
+// (plan.ErrConflict) or a bad mo.Prefer. Shards whose records contradict their plan lines are
+// read all the same, with CompletenessErr.
 func Open(names []string, stdin io.Reader, log *slog.Logger, mo plan.MergeOptions) (*Opened, error) {
 	if log == nil {
 		log = slog.Default()
@@ -56,6 +71,15 @@ func Open(names []string, stdin io.Reader, log *slog.Logger, mo plan.MergeOption
 	o.Merge, o.Records = m, m.Records
 	o.Stats.Duplicates += m.Duplicates
 	o.Warnings = plan.NodeOverlaps(m.Records)
+	comp, recorded, err := plan.CheckRecorded(m.Records)
+	o.Completeness, o.Unrecorded, o.CompletenessErr = comp, !recorded && err == nil, err
+	if err != nil {
+		o.Warnings = append(o.Warnings, "completeness not checked: "+err.Error())
+	}
+	if comp != nil && !comp.Complete() {
+		lines := comp.Lines(1)
+		o.Warnings = append(o.Warnings, "INCOMPLETE SWEEP: "+lines[len(lines)-1]+" (pltlab merge names the shards and cells)")
+	}
 	return o, nil
 }
 

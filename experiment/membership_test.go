@@ -132,3 +132,27 @@ func TestShardRecordsItsUnits(t *testing.T) {
 		t.Fatalf("plan line %+v", line)
 	}
 }
+
+// TestLineHashIsConfigHash checks that the plan package hashes a plan line to the config hash
+// experiment gives its configuration, so that readers below experiment (analysis.Open, the
+// view) check plan lines as 'pltlab merge' does.
+func TestLineHashIsConfigHash(t *testing.T) {
+	c := kakhkiLike()
+	c2 := c
+	c2.Cross, c2.TCPCC, c2.Timeout, c2.Warmup = "h2:cubic", "bbr", 7*time.Second, 0
+	for _, cfg := range []Config{c, c2, {Pages: []string{"1x5KB"}, Links: []string{"none"}, Arms: CrossArms([]string{"h3"}, []result.Mode{result.Warm})}} {
+		line := PlanRecord(cfg, 1)
+		if got, want := plan.LineHash(line.Plan), ConfigHash(cfg); got != want {
+			t.Errorf("LineHash %s, ConfigHash %s for %+v", got, want, cfg.Links)
+		}
+		jobs, pj := Schedule(cfg), plan.LineSchedule(line.Plan)
+		if len(jobs) != len(pj) {
+			t.Fatalf("%d jobs, the plan line's schedule %d", len(jobs), len(pj))
+		}
+		for i := range jobs {
+			if jobs[i].Link != pj[i].Link || jobs[i].Page != pj[i].Page || jobs[i].Arm != cfg.withDefaults().Arms[pj[i].Arm] || jobs[i].Warmup != pj[i].Warmup {
+				t.Fatalf("job %d: %+v vs %+v", i, jobs[i], pj[i])
+			}
+		}
+	}
+}

@@ -1,6 +1,6 @@
 package experiment
 
-import "math/rand/v2"
+import "github.com/pltlab/pltlab/plan"
 
 // Job is one page load of an experiment.
 type Job struct {
@@ -19,32 +19,13 @@ type Job struct {
 // c.Runs blocks; each block holds every (page, arm) cell once, in an order shuffled by a PCG
 // seeded with c.Seed and the link's index (a randomized complete block design), so that drift
 // over time never favours one protocol and every protocol has been measured the same number of
-// times whenever a block ends. The same Config always gives the same order.
+// times whenever a block ends (plan.Schedule). The same Config always gives the same order.
 func Schedule(c Config) []Job {
 	c = c.withDefaults()
-	var jobs []Job
-	for l := range c.Links {
-		rng := rand.New(rand.NewPCG(uint64(c.Seed), uint64(l)))
-		var cells []Job
-		for p := range c.Pages {
-			for _, a := range c.Arms {
-				cells = append(cells, Job{Link: l, Page: p, Arm: a})
-			}
-		}
-		block := func(rep int, warmup bool) {
-			order := rng.Perm(len(cells))
-			for _, i := range order {
-				j := cells[i]
-				j.Rep, j.Warmup = rep, warmup
-				jobs = append(jobs, j)
-			}
-		}
-		for w := range c.Warmup {
-			block(w, true)
-		}
-		for r := range c.Runs {
-			block(r, false)
-		}
+	pj := plan.Schedule(len(c.Pages), len(c.Links), len(c.Arms), c.Runs, c.Warmup, c.Seed)
+	jobs := make([]Job, len(pj))
+	for i, j := range pj {
+		jobs[i] = Job{Link: j.Link, Page: j.Page, Arm: c.Arms[j.Arm], Rep: j.Rep, Warmup: j.Warmup}
 	}
 	return jobs
 }

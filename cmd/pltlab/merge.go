@@ -98,7 +98,7 @@ const maxCellLines = 20
 // against their plan, printing to stderr the completeness lines, the conflicts opts settled and
 // the configurations pooled from several files. comp is nil when no record is from a sharded
 // run. Files of different configurations and unsettled conflicts are usage errors (exit 2).
-func mergeFiles(names []string, stdin io.Reader, stderr io.Writer, opts plan.MergeOptions) (*analysis.Opened, *experiment.Completeness, error) {
+func mergeFiles(names []string, stdin io.Reader, stderr io.Writer, opts plan.MergeOptions) (*analysis.Opened, *plan.Completeness, error) {
 	o, err := analysis.Open(names, stdin, slog.Default(), opts)
 	if me := (*analysis.MergeError)(nil); errors.As(err, &me) {
 		return nil, nil, usagef("%v", err) // files of different configurations, an unsettled conflict, a bad --prefer
@@ -109,9 +109,17 @@ func mergeFiles(names []string, stdin io.Reader, stderr io.Writer, opts plan.Mer
 	for _, line := range o.Notes(opts.Prefer) {
 		fmt.Fprintf(stderr, "pltlab: %s\n", line)
 	}
-	comp, err := experiment.CheckComplete(o.Records)
-	if err != nil {
-		return nil, nil, err
+	if o.CompletenessErr != nil {
+		return nil, nil, o.CompletenessErr
+	}
+	if _, _, err := plan.PlanLineOf(o.Records); err != nil {
+		return nil, nil, err // a study's shards: 'pltlab reproduce STUDY --merge'
+	}
+	comp := o.Completeness
+	if o.Unrecorded { // shards of an older pltlab: their cut recomputed by this pltlab's cost model
+		if comp, err = experiment.CheckComplete(o.Records); err != nil {
+			return nil, nil, err
+		}
 	}
 	if comp != nil {
 		for _, line := range comp.Lines(maxCellLines) {
@@ -123,7 +131,7 @@ func mergeFiles(names []string, stdin io.Reader, stderr io.Writer, opts plan.Mer
 
 // incomplete returns an error (exit code 1) naming the missing and short shards of comp, or nil
 // when it is complete.
-func incomplete(comp *experiment.Completeness) error {
+func incomplete(comp *plan.Completeness) error {
 	if comp.Complete() {
 		return nil
 	}
@@ -171,7 +179,7 @@ func writeRecords(stdout io.Writer, out string, force bool, recs []*result.Recor
 // analyzeFiles reads and merges the named files (mergeFiles) and analyses the union; it returns
 // the completeness of a sharded sweep (nil when none is sharded). Like analysis.AnalyzeFiles it
 // fails with analysis.ErrNoRecords when there is no page load.
-func analyzeFiles(names []string, stdin io.Reader, stderr io.Writer, opts analysis.Options, mopts plan.MergeOptions) (*analysis.Report, *experiment.Completeness, error) {
+func analyzeFiles(names []string, stdin io.Reader, stderr io.Writer, opts analysis.Options, mopts plan.MergeOptions) (*analysis.Report, *plan.Completeness, error) {
 	o, comp, err := mergeFiles(names, stdin, stderr, mopts)
 	if err != nil {
 		return nil, nil, err

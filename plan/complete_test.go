@@ -1,0 +1,68 @@
+package plan
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// recordedSweep returns the lines of a 2-shard sweep of 1 page x 2 links x 1 arm, 2 runs and
+// 1 warm-up, shard 0 holding link 0's blocks and shard 1 link 1's, as the runner writes them.
+func recordedSweep(t *testing.T) (*result.PlanLine, [][]*result.Record) {
+	t.Helper()
+	p := &result.PlanLine{Pages: []string{"1x5KB"}, Links: []string{"none", "rate=10mbit"}, Arms: []result.PlanLineArm{{Protocol: "h2", Mode: result.Cold}},
+		Runs: 2, Warmup: 1, TimeoutMs: 60000, Seed: 1, TCPCC: "cubic", TLS: "1.3"}
+	hash := LineHash(p)
+	jobs := LineSchedule(p)
+	var out [][]*result.Record
+	for k, units := range [][]string{{"L0/B0", "L0/B1"}, {"L1/B0", "L1/B1"}} {
+		sh := Shard{Index: k, Count: 2}
+		lp := *p
+		lp.Units = units
+		owed, err := BlockJobs(p, units)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp.Loads = len(owed)
+		recs := []*result.Record{{Kind: result.KindPlan, Experiment: "x", Run: -1, Shard: sh.String(), ShardUnits: Digest(units), ConfigHash: hash, Plan: &lp}}
+		for _, i := range owed {
+			recs = append(recs, &result.Record{Experiment: "x", Run: i, Warmup: jobs[i].Warmup, Protocol: "h2", Mode: result.Cold, Valid: true, PLTMs: 100,
+				Page: result.Page{Spec: "1x5KB"}, Link: result.Link{Spec: p.Links[jobs[i].Link]}, Shard: sh.String(), ShardUnits: Digest(units), ConfigHash: hash})
+		}
+		out = append(out, recs)
+	}
+	return p, out
+}
+
+// TestCheckRecorded checks a sweep's completeness from the units its shards recorded: whole,
+// a shard missing (its blocks' loads missing, the shard named), and a line of another cut.
+func TestCheckRecorded(t *testing.T) {
+	p, shards := recordedSweep(t)
+	all := append(append([]*result.Record{}, shards[0]...), shards[1]...)
+	c, recorded, err := CheckRecorded(all)
+	if err != nil || !recorded || !c.Complete() || c.Loads != len(LineSchedule(p)) {
+		t.Fatalf("whole sweep: %+v, %v, %v", c, recorded, err)
+	}
+	c, _, err = CheckRecorded(shards[0])
+	if err != nil || c.Complete() || len(c.MissingShards()) != 1 || c.MissingShards()[0] != "1/2" || c.Missing != 2 || len(c.Short) != 1 || c.Short[0].Link != "rate=10mbit" {
+		t.Fatalf("shard 1 missing: %+v, %v", c, err)
+	}
+	if lines := c.Lines(0); !strings.Contains(strings.Join(lines, "\n"), "shard 1/2 missing: no line") {
+		t.Errorf("lines %q", lines)
+	}
+	all[len(all)-1].ShardUnits = "0123456789abcdef"
+	if _, _, err := CheckRecorded(all); !errors.Is(err, ErrMixedConfigs) {
+		t.Errorf("a line of another cut: %v", err)
+	}
+	for _, r := range shards[0] {
+		r.ShardUnits = ""
+		if r.Plan != nil {
+			r.Plan.Units = nil
+		}
+	}
+	if _, recorded, err := CheckRecorded(shards[0]); recorded || err != nil {
+		t.Errorf("no units recorded: recorded %v, %v", recorded, err)
+	}
+}
