@@ -3,7 +3,6 @@ package experiment
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"os"
 	"slices"
@@ -76,23 +75,6 @@ func ShardJobs(c Config) ([]int, error) {
 	return p.Mine, nil
 }
 
-// hashed is what ConfigHash covers: every setting that decides which loads are made and how.
-type hashed struct {
-	Pages   []string `json:"pages"`
-	Links   []string `json:"links"`
-	Arms    []Arm    `json:"arms"`
-	Runs    int      `json:"runs"`
-	Warmup  int      `json:"warmup"`
-	Timeout string   `json:"timeout"`
-	Seed    int64    `json:"seed"`
-	TCPCC   string   `json:"tcp_cc"`
-	TLS     string   `json:"tls"`
-	Cross   string   `json:"cross,omitempty"`
-	// Inputs are the files the links read (trace:FILE) with their content digests; absent when
-	// none is read, so a configuration without such files keeps the hash it always had.
-	Inputs []result.InputFile `json:"inputs,omitempty"`
-}
-
 // InputFiles returns the files the links of c read (each trace:FILE, in link order, each path
 // once) with the SHA-256 of their content now. A file that cannot be read gets the digest
 // "unreadable: ERROR", which no content hashes to. Pages are generated from their specs and
@@ -135,12 +117,20 @@ func fileDigest(path string) string {
 // same hash and shards of different sweeps do not.
 func ConfigHash(c Config) string { return configHash(c.withDefaults()) }
 
-// configHash is ConfigHash of a Config whose defaults are applied.
-func configHash(c Config) string {
-	b, _ := json.Marshal(hashed{Pages: c.Pages, Links: c.Links, Arms: c.Arms, Runs: c.Runs, Warmup: c.Warmup,
-		Timeout: c.Timeout.String(), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Inputs: InputFiles(c)})
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+// configHash is ConfigHash of a Config whose defaults are applied: plan.LineHash of its plan
+// line, so that a plan line read back hashes to the records' config_hash below experiment too.
+func configHash(c Config) string { return plan.LineHash(planLine(c, 0)) }
+
+// planLine is the plan line payload of c, whose defaults are applied: its configuration, the
+// shard's count of loads, its input files, study and units.
+func planLine(c Config, loads int) *result.PlanLine {
+	p := &result.PlanLine{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
+		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Loads: loads,
+		Inputs: InputFiles(c), Study: c.Study, Units: c.Units}
+	for _, a := range c.Arms {
+		p.Arms = append(p.Arms, result.PlanLineArm{Protocol: a.Protocol, Mode: a.Mode})
+	}
+	return p
 }
 
 // PlanRecord returns the "plan" line a sharded run writes first: the configuration (so that a
@@ -148,14 +138,8 @@ func configHash(c Config) string {
 // loads.
 func PlanRecord(c Config, loads int) *result.Record {
 	c = c.withDefaults()
-	p := &result.PlanLine{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
-		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Loads: loads,
-		Inputs: InputFiles(c), Study: c.Study, Units: c.Units}
-	for _, a := range c.Arms {
-		p.Arms = append(p.Arms, result.PlanLineArm{Protocol: a.Protocol, Mode: a.Mode})
-	}
 	return &result.Record{Kind: result.KindPlan, Experiment: c.Name, Run: -1, Time: time.Now().UTC(),
-		Shard: c.Shard.String(), ShardUnits: unitsDigest(c), ConfigHash: ConfigHash(c), Plan: p}
+		Shard: c.Shard.String(), ShardUnits: unitsDigest(c), ConfigHash: ConfigHash(c), Plan: planLine(c, loads)}
 }
 
 // FromPlan returns the Config a plan line describes (without name, shard or machine settings);
