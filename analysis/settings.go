@@ -104,7 +104,7 @@ func tcpLabel(cc, tls string) string {
 
 // of returns the settings label of r: the experiment's requested TCP congestion control and
 // TLS version (from r.Settings, or as observed on the experiment's TCP loads for older files),
-// the browser version, the pltlab version and the cross traffic (Record.Cross). The same label means the same method; the
+// the browser version, the pltlab version, the cross traffic (Record.Cross) and the emulated device (Settings.Device). The same label means the same method; the
 // protocols of one experiment share it, so they are compared.
 func (ix *settingsIndex) of(r *result.Record) string {
 	var parts []string
@@ -126,7 +126,22 @@ func (ix *settingsIndex) of(r *result.Record) string {
 	if r.Cross != "" { // loads under cross traffic are never pooled with loads without it
 		parts = append(parts, "cross traffic "+r.Cross)
 	}
+	if d := recordDevice(r); d != "" { // a phone's loads are never pooled with the desktop's
+		parts = append(parts, "device "+d)
+	}
 	return strings.Join(parts, ", ")
+}
+
+// recordDevice is the emulated device of r's experiment: its settings' spec, else (a record
+// without one) the applied device's; "" for the desktop.
+func recordDevice(r *result.Record) string {
+	if r.Settings != nil && r.Settings.Device != "" {
+		return r.Settings.Device
+	}
+	if r.Device != nil {
+		return r.Device.Spec
+	}
+	return ""
 }
 
 // naturalCompare orders strings with their digit runs compared as numbers, so that

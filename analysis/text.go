@@ -13,7 +13,7 @@ import (
 // methodNote is the one-paragraph statement of the methods printed under every report.
 func (r *Report) methodNote() []string {
 	return []string{
-		fmt.Sprintf("metric: %s; groups by page, link, mode, settings (congestion control, TLS, browser, pltlab version), protocol; warm-up loads and link checks excluded.", r.Options.Metric.Label()),
+		fmt.Sprintf("metric: %s; groups by page, link, mode, settings (congestion control, TLS, browser, pltlab version, cross traffic, device), protocol; warm-up loads and link checks excluded.", r.Options.Metric.Label()),
 		"quantiles: Hyndman & Fan (1996) type 7; 95% CI of the median: distribution-free order-statistic interval (Conover 1999, sec. 3.2).",
 		"timed-out loads and network failures (handshake timeouts, reset connections, QUIC errors) are censored (>= deadline): counted in quantiles, CI and Mann-Whitney; mean/sd/cv/Welch use completed loads only; lost to harness = scheduled loads the harness could not make (not measurements).",
 		fmt.Sprintf("emulator late = loads during which the emulator released a packet more than the lateness bound (%g ms unless recorded) after its time: excluded; a load the emulator was late in is made once more and its line summarises the first attempt (earlier_attempts); lateness p50/max = the median and largest of the attempts' largest release lateness (ms).", result.LatenessBoundMs),

@@ -17,6 +17,9 @@ import (
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
+
+	"github.com/pltlab/pltlab/device"
+	"github.com/pltlab/pltlab/result"
 )
 
 // LaunchTimeout bounds how long Launch waits for Chromium to start and answer (default 60 s).
@@ -45,6 +48,10 @@ type Browser struct {
 	// launches counts started processes; netlogPath is the running one's NetLog (WithNetLog).
 	launches   int
 	netlogPath string
+	// joinFiles are the cgroup files the next launch's process joins (WithDevice's budget).
+	joinFiles []string
+	// device is the emulated device as calibrated at the last launch; nil for the desktop.
+	device *result.Device
 }
 
 // process is one running Chromium with its chromedp contexts and its temporary profile.
@@ -54,8 +61,9 @@ type process struct {
 	ctx         context.Context // the browser's chromedp context (the first tab)
 	cancel      context.CancelFunc
 	cdp         *chromedp.Browser
-	broken      bool        // set when the browser failed a health check: relaunch before the next load
-	out         *lineLogger // Chromium's stdout and stderr
+	broken      bool          // set when the browser failed a health check: relaunch before the next load
+	out         *lineLogger   // Chromium's stdout and stderr
+	group       *device.Group // the CPU budget's cgroup holding the process tree (WithDevice); nil without one
 }
 
 // Launch starts Chromium with the options and waits until it answers. ctx bounds the browser's
@@ -113,6 +121,15 @@ func (b *Browser) start() error {
 	}
 	begin := time.Now()
 	p := &process{dir: dir, out: &lineLogger{l: b.cfg.logger}}
+	b.joinFiles = nil
+	if b.cfg.device.Budgeted() {
+		g, err := device.NewGroup()
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return fmt.Errorf("launch chromium: device %s: %w", b.cfg.device.Name, err)
+		}
+		p.group, b.joinFiles = g, g.JoinFiles()
+	}
 	allocCtx, allocCancel := chromedp.NewExecAllocator(b.parent, b.allocatorOptions(dir, p.out)...)
 	p.allocCancel = allocCancel
 	logf := func(format string, args ...any) { b.cfg.logger.Debug("chromedp: " + fmt.Sprintf(format, args...)) }
@@ -123,6 +140,11 @@ func (b *Browser) start() error {
 	var ver cdpbrowser.GetVersionResult
 	if err == nil {
 		ver, err = chromedp.CallBrowser(p.ctx, cdpbrowser.GetVersion, cdp.Empty{})
+	}
+	if err == nil && !b.cfg.device.IsDesktop() {
+		b.version = ver.Product // the user agent names it
+		p.cdp = chromedp.FromContext(p.ctx).Browser
+		err = b.calibrate(p)
 	}
 	if err != nil {
 		b.proc = p
@@ -164,18 +186,23 @@ func (b *Browser) allocatorOptions(dir string, out io.Writer) []chromedp.ExecAll
 	return opts
 }
 
-// modifyCmd makes Chromium die with its parent and, with WithNetNS, run inside the namespace.
+// modifyCmd makes Chromium die with its parent, with WithNetNS run inside the namespace, and
+// with WithDevice's budget join the budget's cgroup before it starts.
 func (b *Browser) modifyCmd(cmd *exec.Cmd) {
 	dieWithParent(cmd)
-	if b.cfg.netns == "" {
-		return
+	if b.cfg.netns != "" {
+		ip, err := exec.LookPath("ip")
+		if err != nil {
+			ip = "/usr/sbin/ip"
+		}
+		cmd.Args = append([]string{"ip", "netns", "exec", b.cfg.netns, cmd.Path}, cmd.Args[1:]...)
+		cmd.Path = ip
 	}
-	ip, err := exec.LookPath("ip")
-	if err != nil {
-		ip = "/usr/sbin/ip"
+	if len(b.joinFiles) > 0 {
+		// outermost: `ip netns exec` mounts a sysfs of the namespace's own, without the cgroup
+		// filesystems, so the group is joined before it
+		device.JoinCommand(cmd, b.joinFiles)
 	}
-	cmd.Args = append([]string{"ip", "netns", "exec", b.cfg.netns, cmd.Path}, cmd.Args[1:]...)
-	cmd.Path = ip
 }
 
 // stop ends the current process (if any), kills its leftovers and removes its profile.
@@ -191,10 +218,14 @@ func (b *Browser) stop() error {
 	p.cancel()
 	p.allocCancel() // kills the process if still running and waits for chromedp's goroutines
 	killLeftovers(p.dir)
-	if err := removeAllRetry(p.dir); err != nil {
-		return fmt.Errorf("close chromium: remove profile: %w", err)
+	var gerr error
+	if p.group != nil {
+		gerr = p.group.Close()
 	}
-	return nil
+	if err := removeAllRetry(p.dir); err != nil {
+		return errors.Join(fmt.Errorf("close chromium: remove profile: %w", err), gerr)
+	}
+	return gerr
 }
 
 // ensure relaunches Chromium when it died or failed a health check.

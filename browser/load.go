@@ -110,7 +110,7 @@ func (b *Browser) load(ctx context.Context, t Target, rec *result.Record) error 
 	defer cancelTab() // closes the tab and disposes of the BrowserContext: the next load is clean
 	stop := context.AfterFunc(ctx, cancelTab)
 	defer stop()
-	if err := setupTab(tab, cancelTab); err != nil {
+	if err := setupTab(tab, cancelTab, b.emulate); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("load %s: %w", t.URL, ctx.Err())
 		}
@@ -127,11 +127,13 @@ func (b *Browser) load(ctx context.Context, t Target, rec *result.Record) error 
 		}
 		rec.Time = time.Now().UTC() // the measured load's start
 	}
+	cpu := b.watchCPU()
 	out := measure(tab, t, true)
 	if ctx.Err() != nil {
 		return fmt.Errorf("load %s: %w", t.URL, ctx.Err())
 	}
 	b.finish(rec, t, out)
+	cpu.finish(rec, b.device)
 	if t.Visual && len(out.frames) > 0 {
 		v, err := visualMetrics(out.frames)
 		if err != nil {
@@ -181,10 +183,13 @@ func (b *Browser) prime(ctx context.Context, tab context.Context, t Target, rec 
 
 // setupTab creates the tab (the first Run of tab, without a deadline: docs/design.md, "Forcing a
 // protocol"), disables the HTTP cache and raises the Resource Timing buffer. cancel ends a set-up that takes too long.
-func setupTab(tab context.Context, cancel context.CancelFunc) error {
+func setupTab(tab context.Context, cancel context.CancelFunc, emulate func(context.Context, *chromedp.Target) error) error {
 	timer := time.AfterFunc(setupTimeout, cancel)
 	defer timer.Stop()
 	return chromedp.Do(tab, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		if err := emulate(ctx, t); err != nil {
+			return err
+		}
 		if _, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
 			return fmt.Errorf("disable the cache: %w", err)
 		}
@@ -334,7 +339,7 @@ func (b *Browser) newRecord(t Target, begin time.Time) *result.Record {
 	m := t.Manifest
 	return &result.Record{
 		V: result.Version, Time: begin.UTC(), Mode: t.Mode, Protocol: t.Protocol,
-		Browser: b.version, DeadlineMs: ms(t.Timeout),
+		Browser: b.version, DeadlineMs: ms(t.Timeout), Device: b.deviceCopy(),
 		Page:      result.Page{Spec: m.Spec, TotalBytes: m.TotalBytes, Objects: len(m.Objects)},
 		Resources: []result.Resource{},
 	}

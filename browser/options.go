@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/protocol"
 )
 
@@ -74,6 +75,8 @@ type config struct {
 	// NetLog and HAR (netlog.go)
 	netlogDir, netlogMode string
 	creator               string
+	// device is the emulated client device (WithDevice); the zero value is the desktop.
+	device device.Device
 }
 
 func defaultConfig() config {

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"github.com/pltlab/pltlab/device"
 	"math"
 	"slices"
 	"sort"
@@ -271,11 +272,13 @@ type cost struct {
 	c     Config
 	pages []pages.Spec
 	links []linkspec.Spec
+	dev   device.Device
 }
 
 // newCost parses c's page and link specs for the cost model.
 func newCost(c Config) (*cost, error) {
 	m := &cost{c: c.withDefaults()}
+	m.dev, _ = device.Parse(c.Device) // Validate refuses a bad one
 	for _, s := range c.Pages {
 		p, err := pages.ParseSpec(s)
 		if err != nil {
@@ -295,7 +298,52 @@ func newCost(c Config) (*cost, error) {
 
 // load returns the estimated time of one load of page p over link l with arm a.
 func (m *cost) load(p, l int, a Arm) time.Duration {
-	return EstimateLoad(EstimatePLT(m.pages[p], m.links[l], a, m.c.TLS, m.c.Timeout), a.Mode)
+	plt := EstimatePLT(m.pages[p], m.links[l], a, m.c.TLS, m.c.Timeout)
+	if m.dev.IsDesktop() {
+		return EstimateLoad(plt, a.Mode)
+	}
+	return EstimateDeviceLoad(plt, m.pages[p].Objects(), a.Mode, m.dev)
+}
+
+// Device costs (fit to a 10x50KB page over rate=10mbit,rtt=40ms on motog2013, slowdown 10, a
+// 0.1-core budget: PLT 1.9-3.3 s against about 0.1 s on the desktop, wall_ms - plt_ms 3.9-5.5 s,
+// each launch's calibration about 8 s).
+const (
+	// DeviceCPUBase and DeviceCPUPerObject are the browser tree's CPU time of one load on the
+	// desktop: about 150 ms plus 15 ms per object (230-300 ms measured for 6-10 objects).
+	DeviceCPUBase      = 150 * time.Millisecond
+	DeviceCPUPerObject = 15 * time.Millisecond
+)
+
+// EstimateDeviceLoad is EstimateLoad on device d with slowdown s: the load takes the longer of
+// its network PLT and its CPU time slowed s times, and the harness's work in the browser (tab
+// set-up and teardown) is slowed s times under a budget, (1+s)/2 times with CDP throttling alone
+// (which slows the renderer only):
+//
+//	plt' = max(plt, s x (DeviceCPUBase + objects x DeviceCPUPerObject))
+//	cold: plt' + f x LoadOverhead      warm: 2 x plt' + f x (LoadOverhead + WarmPriming)
+func EstimateDeviceLoad(plt time.Duration, objects int, mode result.Mode, d device.Device) time.Duration {
+	s := d.ExpectedSlowdown()
+	f := s
+	if !d.Budgeted() {
+		f = (1 + s) / 2
+	}
+	cpu := time.Duration(s * float64(DeviceCPUBase+time.Duration(objects)*DeviceCPUPerObject))
+	plt = max(plt, cpu)
+	if mode == result.Warm {
+		return 2*plt + time.Duration(f*float64(LoadOverhead+WarmPriming))
+	}
+	return plt + time.Duration(f*float64(LoadOverhead))
+}
+
+// DeviceCalibrationCost is the launch-time check of device d (browser.WithDevice): the wait
+// for an idle browser and six timings of a 110 ms script at desktop speed and six at the
+// device's: 1 s + 0.66 s x (1 + slowdown).
+func DeviceCalibrationCost(d device.Device) time.Duration {
+	if d.IsDesktop() {
+		return 0
+	}
+	return time.Second + time.Duration(0.66*(1+d.ExpectedSlowdown())*float64(time.Second))
 }
 
 // setup returns the estimated time to bring up link l in one process and tear it down:
@@ -311,7 +359,7 @@ func (m *cost) setup(l int) time.Duration {
 	for _, a := range m.c.Arms {
 		protos[a.Protocol] = true
 	}
-	return d + time.Duration(len(protos))*(BrowserLaunchCost+BrowserCloseCost)
+	return d + time.Duration(len(protos))*(BrowserLaunchCost+BrowserCloseCost+DeviceCalibrationCost(m.dev))
 }
 
 // Estimate returns the cost model's wall time of every load of c run in one process: per link

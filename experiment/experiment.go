@@ -12,6 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/plan"
@@ -77,6 +78,10 @@ type Config struct {
 	TCPCC string
 	// TLS is the TCP listeners' TLS version, "1.2" or "1.3" (default "1.3"); QUIC always uses 1.3.
 	TLS string
+	// Device is the emulated client device (device.Parse: "desktop", a preset such as
+	// "motog2013", or "cpu=X", optionally ":cgroup", ":cdp" or ":cgroup+cdp"); "" is the desktop.
+	// It is hashed (a device changes every measurement) and every record carries it.
+	Device string
 	// Chrome is the Chromium binary ("" = search as browser.FindChromium does).
 	Chrome string
 	// TempDir is where the run's temporary files go (generated pages, Chromium's profiles and
@@ -138,7 +143,7 @@ type LaunchFunc func(ctx context.Context, opts ...browser.Option) (*browser.Brow
 func (c Config) Settings() *result.Settings {
 	c = c.withDefaults()
 	return &result.Settings{TCPCC: c.TCPCC, TLS: c.TLS, TimeoutMs: float64(c.Timeout) / float64(time.Millisecond),
-		Overrides: c.Overrides}
+		Device: deviceSpec(c.Device), Overrides: c.Overrides}
 }
 
 // Progress is what an Observer sees after each record.
@@ -233,6 +238,9 @@ func (c Config) Validate() error {
 		if a.Mode != result.Cold && a.Mode != result.Warm {
 			errs = append(errs, fmt.Errorf("bad mode %q: accepted cold, warm", a.Mode))
 		}
+	}
+	if _, err := device.Parse(c.Device); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Runs < 0 || c.Runs > 100000 {
 		errs = append(errs, fmt.Errorf("bad runs %d: accepted 1..100000", c.Runs))
@@ -329,4 +337,20 @@ func CheckSpecs(c Config) error {
 		}
 	}
 	return nil
+}
+
+// CheckDevice tries the CPU budget c.Device needs (a cgroup made and removed at once), so that a
+// machine where the kernel refuses one (no cgroup cpu controller, a user without a delegated
+// cgroup) is told before anything is set up. Errors name the device and what the kernel said;
+// nil for the desktop and for CDP throttling alone.
+func CheckDevice(c Config) error {
+	d, err := device.Parse(c.Device)
+	if err != nil || !d.Budgeted() {
+		return err
+	}
+	g, err := device.NewGroup()
+	if err != nil {
+		return fmt.Errorf("device %s needs a CPU budget: %w", d, err)
+	}
+	return g.Close()
 }

@@ -31,6 +31,7 @@ import (
 //	seed: 1                     # order and loss seed, default 1
 //	tcp_cc: cubic               # cubic | bbr | reno, default cubic
 //	tls: "1.3"                  # TCP listeners' TLS version: "1.2" | "1.3", default "1.3"
+//	device: motog2013           # emulated client device (pltlab run --device), default desktop
 type Matrix struct {
 	Name      string   `yaml:"name"`
 	Pages     []string `yaml:"pages"`
@@ -43,6 +44,7 @@ type Matrix struct {
 	Seed      int64    `yaml:"seed"`
 	TCPCC     string   `yaml:"tcp_cc"`
 	TLS       string   `yaml:"tls"`
+	Device    string   `yaml:"device"`
 }
 
 // ReadMatrix decodes a Matrix from r and turns it into a Config; name is the file's path, from
@@ -130,7 +132,7 @@ func (n *Count) UnmarshalYAML(v *yaml.Node) error {
 // Config turns m into a Config, applying the documented defaults for protocols and modes.
 func (m Matrix) Config() (Config, error) {
 	c := Config{Name: m.Name, Pages: m.Pages, Links: m.Links, Warmup: DefaultWarmup,
-		Seed: m.Seed, TCPCC: m.TCPCC, TLS: m.TLS}
+		Seed: m.Seed, TCPCC: m.TCPCC, TLS: m.TLS, Device: m.Device}
 	if m.Warmup != nil {
 		c.Warmup = int(*m.Warmup)
 	}

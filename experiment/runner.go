@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pltlab/pltlab/device"
 	"net"
 	"net/netip"
 	"os"
@@ -123,6 +124,7 @@ func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
 	if r.c.Launch == nil {
 		r.c.Launch = browser.Launch
 	}
+	r.dev, _ = device.Parse(c.Device) // Validate read it
 	r.sum.Scheduled = len(r.jobs)
 	inShard := make([]bool, len(r.jobs))
 	for _, i := range p.Mine {
@@ -182,6 +184,7 @@ func generatePages(c Config, tmp string) ([]*page, error) {
 // runner holds one Run's state.
 type runner struct {
 	c     Config
+	dev   device.Device // c.Device, parsed
 	w     *result.Writer
 	pages []*page
 	links []linkspec.Spec
@@ -532,7 +535,7 @@ func (r *runner) browserFor(ctx context.Context, ls *linkSetup, proto string) (*
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
 		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithSiteHosts(hosts[1:]...), browser.WithLogger(r.c.Logger),
-		browser.WithTempDir(r.c.TempDir)}, ls.ev.BrowserOptions(r.c.Version)...)...)
+		browser.WithTempDir(r.c.TempDir), browser.WithDevice(r.dev)}, ls.ev.BrowserOptions(r.c.Version)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("launch browser for %s: %w", proto, err)
 	}

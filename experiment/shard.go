@@ -3,6 +3,7 @@ package experiment
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/pltlab/pltlab/device"
 	"io"
 	"os"
 	"slices"
@@ -125,7 +126,7 @@ func configHash(c Config) string { return plan.LineHash(planLine(c, 0)) }
 // shard's count of loads, its input files, study and units.
 func planLine(c Config, loads int) *result.PlanLine {
 	p := &result.PlanLine{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
-		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Loads: loads,
+		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Device: deviceSpec(c.Device), Loads: loads,
 		Inputs: InputFiles(c), Study: c.Study, Units: c.Units}
 	for _, a := range c.Arms {
 		p.Arms = append(p.Arms, result.PlanLineArm{Protocol: a.Protocol, Mode: a.Mode})
@@ -147,7 +148,7 @@ func PlanRecord(c Config, loads int) *result.Record {
 func FromPlan(p *result.PlanLine) Config {
 	c := Config{Pages: p.Pages, Links: p.Links, Runs: p.Runs, Warmup: p.Warmup,
 		Timeout: time.Duration(p.TimeoutMs * float64(time.Millisecond)), Seed: p.Seed, TCPCC: p.TCPCC, TLS: p.TLS, Cross: p.Cross,
-		inputs: p.Inputs}
+		Device: p.Device, inputs: p.Inputs}
 	if c.inputs == nil {
 		c.inputs = []result.InputFile{} // the plan's, not the files as they are now
 	}
@@ -196,4 +197,14 @@ func unitsDigest(c Config) string {
 		return ""
 	}
 	return plan.Digest(c.Units)
+}
+
+// deviceSpec is the device spec as Parse reads it back ("motog2013:cgroup"), "" for the desktop,
+// so that the desktop's plan line and config hash are those of a run without --device.
+func deviceSpec(spec string) string {
+	d, err := device.Parse(spec)
+	if err != nil || d.IsDesktop() {
+		return ""
+	}
+	return d.String()
 }

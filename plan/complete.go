@@ -90,7 +90,8 @@ func LineHash(p *result.PlanLine) string {
 		TLS     string             `json:"tls"`
 		Cross   string             `json:"cross,omitempty"`
 		Inputs  []result.InputFile `json:"inputs,omitempty"`
-	}{p.Pages, p.Links, arms, p.Runs, p.Warmup, time.Duration(p.TimeoutMs * float64(time.Millisecond)).String(), p.Seed, p.TCPCC, p.TLS, p.Cross, p.Inputs})
+		Device  string             `json:"device,omitempty"`
+	}{p.Pages, p.Links, arms, p.Runs, p.Warmup, time.Duration(p.TimeoutMs * float64(time.Millisecond)).String(), p.Seed, p.TCPCC, p.TLS, p.Cross, p.Inputs, p.Device})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

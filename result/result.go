@@ -158,6 +158,12 @@ type Record struct {
 	HostStealPct float64 `json:"host_steal_pct,omitempty"`
 	BrowserProcs int     `json:"browser_procs,omitempty"`
 	Browsers     int     `json:"browsers,omitempty"`
+	// Device is the emulated client device the load ran on (pltlab run --device), with its
+	// budget and the slowdown measured when its browser was launched; nil for the desktop.
+	Device *Device `json:"device,omitempty"`
+	// CPU is the CPU time the browser and the harness spent during the measured load; nil when
+	// not measured (records before 2026-12-02, loads that failed before the navigation).
+	CPU *CPU `json:"cpu,omitempty"`
 	// Env holds facts about the machine and software the load ran on.
 	Env *Env `json:"env,omitempty"`
 	// Check is the link self-check, set only on KindLinkCheck lines.
@@ -207,6 +213,8 @@ type PlanLine struct {
 	TLS   string `json:"tls"`
 	// Cross is the cross-traffic flow spec kept running during the loads ("" for none).
 	Cross string `json:"cross,omitempty"`
+	// Device is the emulated client device's spec ("motog2013:cgroup"); "" for the desktop.
+	Device string `json:"device,omitempty"`
 	// Loads is the number of loads (warm-ups included) of this shard.
 	Loads int `json:"loads"`
 	// Inputs are the files the links read (trace:FILE) with their content digests, which the
@@ -651,6 +659,10 @@ type Settings struct {
 	TLS string `json:"tls,omitempty"`
 	// TimeoutMs is the per-load deadline in ms.
 	TimeoutMs float64 `json:"timeout_ms,omitempty"`
+	// Device is the emulated client device's spec ("motog2013:cgroup"; Record.Device has what
+	// was applied and measured); "" for the desktop. Every line of the experiment carries it,
+	// harness_error lines too, so that its loads are grouped apart from the desktop's.
+	Device string `json:"device,omitempty"`
 	// Overrides lists the command-line flags that replaced a matrix file's values, as
 	// "runs=3 (matrix: 20)"; empty when nothing was overridden.
 	Overrides []string `json:"overrides,omitempty"`
@@ -747,4 +759,70 @@ type ArtifactFailure struct {
 	Path string `json:"path"`
 	// Error says what went wrong, e.g. "write load.har: no space left on device".
 	Error string `json:"error"`
+}
+
+// Device is an emulated client device as a record states it (package device): what was asked
+// for, how it was applied and what the launch-time check measured.
+type Device struct {
+	// Name is the preset ("motog2013", "nexus6", "motog4") or "custom"; Spec the --device value
+	// as read back ("motog2013:cgroup").
+	Name string `json:"name"`
+	Spec string `json:"spec"`
+	// Slowdown is the device's CPU slowdown against the presets' reference desktop (Source).
+	Slowdown float64 `json:"slowdown"`
+	// Mechanism is the kernel interface of the budget ("cgroup v1 cpu.cfs_quota_us/cpu.cfs_period_us",
+	// "cgroup v2 cpu.max"), "cdp Emulation.setCPUThrottlingRate", or both joined by " + ".
+	Mechanism string `json:"mechanism"`
+	// CPUs is the budget of the browser's whole process tree in cores (1/Slowdown), with the CFS
+	// period and quota written, in µs; 0 without a budget.
+	CPUs     float64 `json:"cpus,omitempty"`
+	PeriodUs int     `json:"period_us,omitempty"`
+	QuotaUs  int     `json:"quota_us,omitempty"`
+	// CDPRate is the Emulation.setCPUThrottlingRate of every tab; 0 when not used.
+	CDPRate float64 `json:"cdp_rate,omitempty"`
+	// Mobile, Width, Height, DPR and UserAgent are the emulated screen and user agent; Width 0
+	// when the browser's own.
+	Mobile    bool    `json:"mobile,omitempty"`
+	Width     int     `json:"width,omitempty"`
+	Height    int     `json:"height,omitempty"`
+	DPR       float64 `json:"dpr,omitempty"`
+	UserAgent string  `json:"user_agent,omitempty"`
+	// Source cites the slowdown.
+	Source string `json:"source,omitempty"`
+	// CalibrationDesktopMs and CalibrationDeviceMs are the fastest of five timings of a fixed
+	// single-threaded script in a tab of this browser before and after the slowdown was applied
+	// (ms), and
+	// MeasuredSlowdown their ratio, which the launch-time check held within SlowdownTolerance of
+	// ExpectedSlowdown.
+	CalibrationDesktopMs float64 `json:"calibration_desktop_ms"`
+	CalibrationDeviceMs  float64 `json:"calibration_device_ms"`
+	MeasuredSlowdown     float64 `json:"measured_slowdown"`
+	ExpectedSlowdown     float64 `json:"expected_slowdown"`
+	SlowdownTolerance    float64 `json:"slowdown_tolerance"`
+	// NetworkServiceInBudget is true when the check found Chromium's network service process
+	// (where QUIC runs) inside the budget's group; always false for CDP throttling alone.
+	NetworkServiceInBudget bool `json:"network_service_in_budget"`
+}
+
+// CPU is the CPU time spent during one measured load, in ms: the browser's by process type
+// (from /proc, to TickMs, 10 ms per process), the budget group's total (ns precision), and the
+// harness's (pltlab's own process: server, emulator and runner together).
+type CPU struct {
+	BrowserMs  float64 `json:"browser_ms"`
+	RendererMs float64 `json:"renderer_ms"`
+	NetworkMs  float64 `json:"network_ms"`
+	GPUMs      float64 `json:"gpu_ms"`
+	OtherMs    float64 `json:"other_ms"`
+	// TreeMs is the sum of the five above.
+	TreeMs float64 `json:"tree_ms"`
+	// GroupMs is the budget group's CPU time (cpuacct.usage or cpu.stat usage_usec), and
+	// BudgetMs the most the budget allowed over the load's wall time; both 0 without a budget.
+	GroupMs  float64 `json:"group_ms,omitempty"`
+	BudgetMs float64 `json:"budget_ms,omitempty"`
+	// ThrottledMs is the time the group was held back by its budget during the load.
+	ThrottledMs float64 `json:"throttled_ms,omitempty"`
+	// HarnessMs is pltlab's own CPU time (getrusage), in whose process the server runs.
+	HarnessMs float64 `json:"harness_ms"`
+	// Exited counts browser processes that ended during the load (their CPU time is lost).
+	Exited int `json:"exited,omitempty"`
 }

@@ -329,9 +329,17 @@ func medianDuration(ds []time.Duration) time.Duration {
 // withoutLink returns p without the link of "PART: LINK" in that part (loads a run did not make).
 func withoutLink(t *testing.T, p Plan, partLink string) Plan {
 	t.Helper()
-	part, link, _ := strings.Cut(partLink, ": ")
+	part, link, oneLink := strings.Cut(partLink, ": ")
 	q := p
 	q.Parts = slices.Clone(p.Parts)
+	if !oneLink { // a part the plan gained after the run
+		n := len(q.Parts)
+		q.Parts = slices.DeleteFunc(q.Parts, func(pt Part) bool { return pt.Name == part })
+		if len(q.Parts) == n {
+			t.Fatalf("walls.tsv: no part %q", part)
+		}
+		return q
+	}
 	for i := range q.Parts {
 		if q.Parts[i].Name != part {
 			continue

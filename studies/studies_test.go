@@ -307,7 +307,7 @@ func TestKakhkiHeatmapsAndFindings(t *testing.T) {
 		t.Fatalf("%d per-page maps, want 4", len(pm))
 	}
 	got := verdicts(st, Quick, recs)
-	for id, want := range map[string]Verdict{"quic-faster": Reproduced, "low-rate-loss": Reproduced, "0rtt-small": Reproduced, "mobile": NotTestable} {
+	for id, want := range map[string]Verdict{"quic-faster": Reproduced, "low-rate-loss": Reproduced, "0rtt-small": Reproduced, "mobile": NotRun} {
 		if got[id].Verdict != want {
 			t.Errorf("%s: %s (%s), want %s", id, got[id].Verdict, got[id].Evidence, want)
 		}

@@ -35,8 +35,8 @@ protocol is compared with the baseline in the same page, link and mode: ratio of
 95% bootstrap CI, percent difference, Mann-Whitney U and Welch p-values; significant only at
 p < 0.01. Timed-out loads and network failures are censored (shown as ">= deadline"); loads
 the harness could not make are counted as "lost to harness". Warm-up loads are excluded.
-Loads made with different settings (congestion control, TLS, browser, pltlab version) are
-reported in separate groups, and so are loads under cross traffic ('run --cross'). Corrupt lines are skipped and out-of-range records refused, with
+Loads made with different settings (congestion control, TLS, browser, pltlab version, cross
+traffic ('run --cross'), emulated device ('run --device')) are reported in separate groups. Corrupt lines are skipped and out-of-range records refused, with
 warnings. Bulk-flow lines ('pltlab flows') get their own tables: per link, mix and flow the
 median across runs with a 95% CI of goodput, loss ratio, utilization and Jain's index, then
 every run; --plot-kind goodput and queue draw them over time. An input without page loads and

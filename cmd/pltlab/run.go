@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/pltlab/pltlab/device"
 	"io"
 	"log/slog"
 	"os"
@@ -32,6 +33,7 @@ type runFlags struct {
 	name             string
 	tcpCC, tls       string
 	chrome           string
+	device           string
 	noCheck, force   bool
 	art              artifactFlags
 	cross            string
@@ -92,6 +94,7 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 	fl.StringVar(&f.name, "name", "", "experiment name in every record (default run-<UTC time>)")
 	fl.StringVar(&f.tcpCC, "tcp-cc", experiment.DefaultTCPCC, "server TCP congestion control: cubic, bbr, reno")
 	fl.StringVar(&f.tls, "tls", "1.3", "TLS version of the TCP listeners: 1.2 or 1.3 (QUIC is always 1.3)")
+	fl.StringVar(&f.device, "device", "desktop", "emulated client device: "+strings.Join(device.Names(), ", ")+" or cpu=X (a slowdown), optionally :cgroup (a CPU budget for the whole browser, the default), :cdp (DevTools throttling of the renderer only) or :cgroup+cdp")
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the link self-check before measuring")
 	fl.DurationVar(&browser.LaunchTimeout, "launch-timeout", browser.LaunchTimeout, "how long to wait for Chromium to start and answer (minutes on a slow machine such as a qemu TCG guest)")
@@ -140,7 +143,7 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 			return c, err
 		}
 		c = experiment.Config{Pages: f.pages, Links: f.links, Arms: experiment.CrossArms(protocols, modes),
-			Runs: f.runs, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, TCPCC: f.tcpCC, TLS: f.tls}
+			Runs: f.runs, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, TCPCC: f.tcpCC, TLS: f.tls, Device: f.device}
 		if len(f.pages) == 0 {
 			return c, usagef("missing --page: give a page SPEC such as carlucci2015 or 10x30KB")
 		}
@@ -205,6 +208,9 @@ func (f *runFlags) check(c experiment.Config) error {
 	}
 	if err := experiment.CheckTCPCC(c); err != nil {
 		return asUsage(err) // tried here, where the server will run (inside the user namespace when rootless)
+	}
+	if err := experiment.CheckDevice(c); err != nil {
+		return asUsage(err) // a CPU budget the kernel refuses here (rootless, a read-only cgroupfs)
 	}
 	if f.out != "-" {
 		if _, err := checkOutPath("--out", f.out, f.outMode()); err != nil {
@@ -273,6 +279,10 @@ func (f *runFlags) override(cmd *cobra.Command, c experiment.Config) (experiment
 	if fl.Changed("tls") {
 		note("tls", f.tls, c.TLS)
 		c.TLS = f.tls
+	}
+	if fl.Changed("device") {
+		note("device", f.device, c.Device)
+		c.Device = f.device
 	}
 	if fl.Changed("name") {
 		note("name", f.name, c.Name)
@@ -352,6 +362,9 @@ func runExperiment(cmd *cobra.Command, plan *experiment.Plan, out string, mode o
 	}
 	if os.Geteuid() == 0 && os.Getenv(rootlessEnv) == "" {
 		shaping.CleanStale(slog.Default()) // namespaces and devices of killed runs, even for --link none
+		for _, dir := range device.CleanStale() {
+			slog.Info("removed the CPU budget of a killed run", "cgroup", dir)
+		}
 	}
 	tmp, cleanup, err := makeTempRoot()
 	if err != nil {

@@ -1,0 +1,298 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"github.com/pltlab/pltlab/device"
+	"github.com/pltlab/pltlab/result"
+)
+
+// WithDevice emulates a slower client device (package device): a CPU budget for Chromium's whole
+// process tree, CDP throttling of the renderer, or both, and the device's screen and user agent
+// in every tab. Launch checks the slowdown before any load (calibrate) and fails when it did not
+// hold; every record carries the device (result.Record.Device). The default is the desktop.
+func WithDevice(d device.Device) Option { return func(c *config) { c.device = d } }
+
+// SlowdownTolerance is how far the slowdown a calibration script measures may be from the
+// device's expected slowdown, as a share of it (0.25: a 10x device passes between 7.5x and 12.5x).
+// A budget that does not hold (a process outside the group, a kernel that ignores the quota, a
+// busy machine that slows the desktop baseline as much as the device) fails the launch.
+const SlowdownTolerance = 0.25
+
+// calibrationRuns is how many times the calibration script is timed at each speed, after one
+// untimed run that lets V8 compile it. The fastest run counts: a run's time is the script's work
+// at the speed given plus whatever else ran meanwhile (the browser's own start-up is still
+// settling when the check runs), and the least disturbed run is the one nearest the work alone.
+const calibrationRuns = 5
+
+// Before calibrating, the check waits until the browser's tree went idle: idleWindows windows
+// of idleWindow in a row in which the tree spent at most one tick of CPU, for at most
+// idleWait. Chromium's start-up work (the GPU and network processes' initialisation) goes on
+// for about a second after it answers, and on the budget's one CPU it slowed the desktop-speed
+// timing by a third (134 ms against 97 ms once idle).
+const (
+	idleWindow  = 100 * time.Millisecond
+	idleWindows = 2
+	idleWait    = 5 * time.Second
+)
+
+// waitIdle waits until the tree of root is idle (see idleWindow) or idleWait passed.
+func waitIdle(root int) {
+	deadline := time.Now().Add(idleWait)
+	prev := device.Tree(root)
+	for quiet := 0; quiet < idleWindows && time.Now().Before(deadline); {
+		time.Sleep(idleWindow)
+		cur := device.Tree(root)
+		if device.Between(prev, cur).Total() <= device.TickMs {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		prev = cur
+	}
+}
+
+// calibrationJS is a fixed single-threaded workload (a linear congruential generator, 2^22
+// steps, about 110 ms on this project's 2-core machines), returning the ms it took by
+// performance.now(). Its result feeds the return value so that V8 cannot drop the loop.
+const calibrationJS = `(() => { const t0 = performance.now(); let x = 1;
+for (let i = 0; i < 4194304; i++) { x = (x * 1103515245 + 12345) % 2147483648; }
+const t1 = performance.now(); return (t1 - t0) + (x < 0 ? 1 : 0); })()`
+
+// deviceRecord is what the records say of the configured device before calibration.
+func (c *config) deviceRecord() *result.Device {
+	d := c.device
+	if d.IsDesktop() {
+		return nil
+	}
+	return &result.Device{Name: d.Name, Spec: d.String(), Slowdown: d.Slowdown, CDPRate: d.CDPRate,
+		Mobile: d.Mobile, Width: d.Width, Height: d.Height, DPR: d.DPR, Source: d.Source,
+		ExpectedSlowdown: d.ExpectedSlowdown(), SlowdownTolerance: SlowdownTolerance}
+}
+
+// userAgent is the device's user agent with the browser's version in it ("" for none).
+func (b *Browser) userAgent() string {
+	ua := b.cfg.device.UserAgent
+	if ua == "" {
+		return ""
+	}
+	_, ver, _ := strings.Cut(b.version, "/")
+	return strings.ReplaceAll(ua, "%s", ver)
+}
+
+// emulate applies the device's CDP settings (throttling, screen, user agent) to one tab.
+func (b *Browser) emulate(ctx context.Context, t *chromedp.Target) error {
+	d := b.cfg.device
+	if d.CDPRate > 1 {
+		if _, err := cdp.Call(ctx, t, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: d.CDPRate}); err != nil {
+			return fmt.Errorf("device %s: CPU throttling: %w", d.Name, err)
+		}
+	}
+	if d.Width > 0 {
+		if _, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: int64(d.Width), Height: int64(d.Height), DeviceScaleFactor: d.DPR, Mobile: d.Mobile}); err != nil {
+			return fmt.Errorf("device %s: screen: %w", d.Name, err)
+		}
+	}
+	if ua := b.userAgent(); ua != "" {
+		if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua}); err != nil {
+			return fmt.Errorf("device %s: user agent: %w", d.Name, err)
+		}
+	}
+	return nil
+}
+
+// calibrate applies the device's slowdown to a launched browser and checks that it holds: the
+// calibration script is timed in the first tab before and after, and every process of the tree
+// must be in the budget's group. It fills b.device. Errors say by how much the slowdown missed.
+func (b *Browser) calibrate(p *process) error {
+	d := b.cfg.device
+	rec := b.cfg.deviceRecord()
+	ctx, cancel := context.WithTimeout(p.ctx, 2*time.Minute)
+	defer cancel()
+	waitIdle(pid(p.cdp))
+	desk, err := timeScript(ctx)
+	if err != nil {
+		return fmt.Errorf("device %s: calibration at desktop speed: %w", d.Name, err)
+	}
+	var mech []string
+	if p.group != nil {
+		period, quota, err := setBudget(p.group, d.CPUs())
+		if err != nil {
+			return fmt.Errorf("device %s: set the CPU budget: %w", d.Name, err)
+		}
+		rec.CPUs, rec.PeriodUs, rec.QuotaUs = d.CPUs(), period, quota
+		mech = append(mech, p.group.Mechanism())
+	}
+	if d.CDPRate > 1 {
+		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: d.CDPRate})
+			return err
+		}))
+		if err != nil {
+			return fmt.Errorf("device %s: CPU throttling: %w", d.Name, err)
+		}
+		mech = append(mech, "cdp Emulation.setCPUThrottlingRate")
+	}
+	rec.Mechanism = strings.Join(mech, " + ")
+	slow, err := timeScript(ctx)
+	if err != nil {
+		return fmt.Errorf("device %s: calibration at device speed: %w", d.Name, err)
+	}
+	rec.CalibrationDesktopMs, rec.CalibrationDeviceMs = round2(desk), round2(slow)
+	rec.MeasuredSlowdown = round2(slow / desk)
+	rec.UserAgent = b.userAgent()
+	if p.group != nil {
+		tree := device.Tree(pid(p.cdp))
+		for _, pr := range tree {
+			if !pr.Zombie() && !p.group.Has(pr.PID) {
+				return fmt.Errorf("device %s: the budget does not hold: Chromium's %s process %d is outside cgroup %s", d.Name, pr.Type, pr.PID, p.group.Dir)
+			}
+			if pr.Type == device.TypeNetwork {
+				rec.NetworkServiceInBudget = true
+			}
+		}
+	}
+	if err := checkSlowdown(rec.MeasuredSlowdown, rec.ExpectedSlowdown); err != nil {
+		return fmt.Errorf("device %s: the slowdown did not hold: %w (calibration script %.1f ms at desktop speed, %.1f ms on the device)", d.Name, err, desk, slow)
+	}
+	b.device = rec
+	b.cfg.logger.Info("device emulated", "device", rec.Spec, "mechanism", rec.Mechanism, "cpus", rec.CPUs,
+		"expected_slowdown", rec.ExpectedSlowdown, "measured_slowdown", rec.MeasuredSlowdown, "network_service_in_budget", rec.NetworkServiceInBudget)
+	return nil
+}
+
+// setBudget sets a group's budget (device.Group.SetBudget); a seam for the test of a budget that
+// does not hold.
+var setBudget = (*device.Group).SetBudget
+
+// checkSlowdown fails when measured is outside expected x (1 +- SlowdownTolerance).
+func checkSlowdown(measured, expected float64) error {
+	if math.IsNaN(measured) || math.Abs(measured/expected-1) > SlowdownTolerance {
+		return fmt.Errorf("a calibration script ran %.2fx slower, %.3gx expected (accepted %.3gx to %.3gx)",
+			measured, expected, expected*(1-SlowdownTolerance), expected*(1+SlowdownTolerance))
+	}
+	return nil
+}
+
+// timeScript runs calibrationJS once untimed, then calibrationRuns times, and returns the fastest
+// run's ms.
+func timeScript(ctx context.Context) (float64, error) {
+	best := math.Inf(1)
+	for i := range calibrationRuns + 1 {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[float64](calibrationJS))
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			best = min(best, v)
+		}
+	}
+	if best <= 0 {
+		return 0, errors.New("the script took no measurable time")
+	}
+	return best, nil
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// cpuWatch samples the browser's CPU time around a measured load.
+type cpuWatch struct {
+	root   int
+	group  *device.Group
+	tree   map[int]device.Proc
+	group0 float64
+	thr0   device.Throttling
+	self0  float64
+	t0     time.Time
+}
+
+// watchCPU takes the first sample of a load (the browser tree, its group, the harness).
+func (b *Browser) watchCPU() *cpuWatch {
+	w := &cpuWatch{root: pid(b.proc.cdp), group: b.proc.group}
+	w.tree = device.Tree(w.root)
+	w.self0 = device.Self()
+	if w.group != nil {
+		w.thr0, _ = w.group.Throttling()
+		w.group0, _ = w.group.UsageMs()
+	}
+	w.t0 = time.Now() // right after the group's usage: the budget's window holds the usage's
+	return w
+}
+
+// budgetSlackPeriods is how many CFS periods' quota a load's group may spend above
+// CPUs x its wall time: the period in progress when the load began and the one when it ended.
+const budgetSlackPeriods = 2
+
+// finish takes the second sample, fills rec.CPU and, with a budget, makes rec invalid when the
+// group spent more than the budget allows or a process of the tree ran outside the group.
+func (w *cpuWatch) finish(rec *result.Record, dev *result.Device) {
+	var g1 float64
+	var gerr error
+	if w.group != nil {
+		g1, gerr = w.group.UsageMs()
+	}
+	wall := time.Since(w.t0) // right after the group's usage (see watchCPU)
+	after := device.Tree(w.root)
+	self := device.Self()
+	u := device.Between(w.tree, after)
+	c := &result.CPU{BrowserMs: u.Browser, RendererMs: u.Renderer, NetworkMs: u.Network, GPUMs: u.GPU, OtherMs: u.Other,
+		TreeMs: u.Total(), HarnessMs: round2(self - w.self0), Exited: u.Exited}
+	rec.CPU = c
+	if w.group == nil || dev == nil || dev.QuotaUs <= 0 {
+		return
+	}
+	thr1, _ := w.group.Throttling()
+	c.GroupMs = round2(g1 - w.group0)
+	c.ThrottledMs = round2(thr1.ThrottledMs - w.thr0.ThrottledMs)
+	c.BudgetMs = round2(dev.CPUs*float64(wall)/float64(time.Millisecond) + budgetSlackPeriods*float64(dev.QuotaUs)/1000)
+	var why string
+	switch {
+	case gerr != nil:
+		why = fmt.Sprintf("device budget not measured: %v", gerr)
+	case c.GroupMs > c.BudgetMs:
+		why = fmt.Sprintf("device budget exceeded: the browser's group spent %.1f ms of CPU, the budget allows %.1f ms", c.GroupMs, c.BudgetMs)
+	default:
+		for _, p := range after {
+			if !p.Zombie() && !w.group.Has(p.PID) {
+				if alivePID(p.PID) {
+					why = fmt.Sprintf("device budget escaped: Chromium's %s process %d ran outside the group", p.Type, p.PID)
+					break
+				}
+			}
+		}
+	}
+	if why != "" {
+		rec.Valid = false
+		if rec.InvalidReason != "" {
+			why += "; " + rec.InvalidReason
+		}
+		rec.InvalidReason = why
+	}
+}
+
+// alivePID reports whether the process still exists (a process that exited has no cgroup to show).
+func alivePID(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
+}
+
+// deviceCopy is a copy of the calibrated device for one record (nil for the desktop).
+func (b *Browser) deviceCopy() *result.Device {
+	if b.device == nil {
+		return nil
+	}
+	d := *b.device
+	return &d
+}
