@@ -204,15 +204,21 @@ func TestConfigHash(t *testing.T) {
 		t.Fatal("the hash depends on the shard, name, browser or link check")
 	}
 	explicit := c
-	explicit.Timeout, explicit.TCPCC, explicit.TLS = DefaultTimeout, DefaultTCPCC, "1.3"
+	explicit.Timeout, explicit.TCPCC, explicit.TLS, explicit.Device = DefaultTimeout, DefaultTCPCC, "1.3", "desktop"
 	if ConfigHash(explicit) != h {
 		t.Fatal("defaults written out change the hash")
 	}
+	d1, d2 := kakhkiLike(), kakhkiLike()
+	d1.Device, d2.Device = "motog2013", "motog2013:cgroup" // the same device, its mechanism written out
+	if ConfigHash(d1) != ConfigHash(d2) || ConfigHash(d1) == h {
+		t.Error("one device spelled two ways hashes differently, or a device hashes as the desktop")
+	}
 	for name, change := range map[string]func(*Config){
-		"runs":  func(c *Config) { c.Runs++ },
-		"seed":  func(c *Config) { c.Seed++ },
-		"links": func(c *Config) { c.Links = c.Links[1:] },
-		"tls":   func(c *Config) { c.TLS = "1.2" },
+		"runs":   func(c *Config) { c.Runs++ },
+		"seed":   func(c *Config) { c.Seed++ },
+		"links":  func(c *Config) { c.Links = c.Links[1:] },
+		"tls":    func(c *Config) { c.TLS = "1.2" },
+		"device": func(c *Config) { c.Device = "motog2013" },
 	} {
 		d := kakhkiLike()
 		change(&d)

@@ -153,7 +153,7 @@ func kakhkiSections(e *Support) []Section {
 	}
 	if mc := e.cells(mobileParts(e.Plan)...); len(mc) > 0 {
 		out = append(out, Section{ID: "mobile", Title: "Mobile devices (emulated)", Text: []string{mobileCaveat(e)},
-			Tables: []Table{cellTable(mc)}})
+			Tables: []Table{cellTable(mc), cpuTable(e, mc)}})
 	}
 	return out
 }
@@ -424,4 +424,46 @@ func meanPctInterval(cells []Cell, i int, alpha float64) (est, lo, hi float64) {
 	est = m / n
 	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(v) / n
 	return est, est - h, est + h
+}
+
+// cpuTable shows where each arm's CPU time went on the phone and on the desktop, cell by cell:
+// the medians over the valid measured loads of the browser tree's CPU time by process type
+// (result.CPU) and of the budget group's, so that a reader sees how much of QUIC's cost is the
+// network service's.
+func cpuTable(e *Support, mobile []Cell) Table {
+	t := Table{Caption: "Median CPU time per load (ms) by Chromium process type, valid measured loads; the network service is where QUIC (and Chromium's TLS for TCP) runs, the kernel's TCP processing is in none of them.",
+		Header: []string{"part", "page", "link", "arm", "PLT median", "browser", "renderer", "network", "GPU", "tree", "budget group", "n"}}
+	twins := map[string]string{}
+	for _, c := range e.cells(kakhkiGridParts...) {
+		twins[c.Page+"\x00"+c.Link] = c.Part
+	}
+	for _, c := range mobile {
+		for _, part := range []string{c.Part, twins[c.Page+"\x00"+c.Link]} {
+			pr := e.Part(part)
+			if pr == nil {
+				continue
+			}
+			for _, a := range kakhkiArms {
+				var plt, br, re, nw, gpu, tree, grp []float64
+				for _, r := range pr.Records {
+					if !r.IsLoad() || r.Warmup || !r.Valid || r.CPU == nil || r.Page.Spec != c.Page || r.Link.Spec != c.Link || r.Protocol != a.Protocol || r.Mode != a.Mode {
+						continue
+					}
+					plt, br, re, nw = append(plt, r.PLTMs), append(br, r.CPU.BrowserMs), append(re, r.CPU.RendererMs), append(nw, r.CPU.NetworkMs)
+					gpu, tree, grp = append(gpu, r.CPU.GPUMs), append(tree, r.CPU.TreeMs), append(grp, r.CPU.GroupMs)
+				}
+				if len(plt) == 0 {
+					continue
+				}
+				med := func(xs []float64) string { return fmt.Sprintf("%.0f", analysis.Quantile(xs, 0.5)) }
+				group := "-"
+				if analysis.Quantile(grp, 0.5) > 0 {
+					group = med(grp)
+				}
+				t.Rows = append(t.Rows, []string{part, c.Page, c.Link, a.Protocol + " " + string(a.Mode), fmtMs(analysis.Quantile(plt, 0.5)),
+					med(br), med(re), med(nw), med(gpu), med(tree), group, fmt.Sprint(len(plt))})
+			}
+		}
+	}
+	return t
 }

@@ -291,6 +291,18 @@ func (p Plan) CheckTCPCC() error {
 	return nil
 }
 
+// CheckDevices tries the CPU budget of every part that emulates a device (experiment.CheckDevice),
+// so that a machine where the kernel refuses one is told before anything is set up, in one line
+// naming the part.
+func (p Plan) CheckDevices() error {
+	for i, c := range p.Configs(RunOptions{}) {
+		if err := experiment.CheckDevice(c); err != nil {
+			return fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
+		}
+	}
+	return nil
+}
+
 // Run runs the plan's parts one after another, then its flow parts when a FlowRunner is
 // available, writing every record to w: RunPrepared of p.Prepare(o).
 func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experiment.Summary, error) {

@@ -291,6 +291,9 @@ func (f *reproduceFlags) job(cmd *cobra.Command, st *studies.Study, plan studies
 	if err := plan.CheckTCPCC(); err != nil {
 		return nil, asUsage(err) // tried where the server will run, before anything is written
 	}
+	if err := plan.CheckDevices(); err != nil {
+		return nil, asUsage(err) // a part's CPU budget the kernel refuses here (rootless)
+	}
 	job := &reproduceJob{plan: plan, dir: dir, appendTo: m == modeResume,
 		configure: func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }}
 	switch m {

@@ -51,6 +51,8 @@ func TestRunAndReproduceUsageErrors(t *testing.T) {
 		{"bad tcp-cc", []string{"run", "--page", "1x1KB", "--link", "none", "--tcp-cc", "vegas"}, `bad tcp-cc "vegas"`},
 		{"bad tls", []string{"run", "--page", "1x1KB", "--link", "none", "--tls", "1.1"}, `bad tls "1.1"`},
 		{"bad timeout", []string{"run", "--page", "1x1KB", "--link", "none", "--timeout", "10ms"}, "bad --timeout 10ms"},
+		{"bad device", []string{"run", "--page", "1x1KB", "--link", "none", "--device", "iphone"}, `bad device "iphone": accepted desktop, motog2013, motog4, nexus6, or cpu=X`},
+		{"bad device slowdown", []string{"run", "--page", "1x1KB", "--link", "none", "--device", "cpu=0.5"}, `bad device "cpu=0.5": cpu=X needs a slowdown X above 1`},
 		{"zero timeout", []string{"run", "--page", "1x1KB", "--link", "none", "--timeout", "0"}, "bad --timeout 0s"},
 		{"out in missing dir", []string{"run", "--page", "1x1KB", "--link", "none", "--out", filepath.Join(dir, "no", "x.jsonl")}, "does not exist"},
 		{"out is a dir", []string{"run", "--page", "1x1KB", "--link", "none", "--out", dir, "--force"}, "a directory"},

@@ -19,7 +19,8 @@ const module = "github.com/pltlab/pltlab/"
 // link runtime (shaping) those two and its backends, and the self-check (shaping/selfcheck) sits
 // above the runtime; plan (shard names, the cut, recorded membership, the merge of shard files)
 // imports only result and sits below flows, experiment, studies, cluster, analysis, view and cmd;
-// internal/fileout (create-write-close) is a leaf
+// device (slow client devices: presets, the cgroup budget, CPU by process) is a leaf that
+// browser, experiment and cmd/pltlab use; internal/fileout (create-write-close) is a leaf
 // that analysis, studies and cmd/pltlab use; view (the results dashboard) reads results
 // through analysis and result only and imports nothing that measures. A package missing here
 // fails the test, so a new
@@ -48,17 +49,18 @@ var allowed = map[string][]string{
 	"analysis":                         {"plan", "result", "protocol", "analysis/internal/synth", "internal/fileout"},
 	"analysis/internal/synth":          {"result", "protocol"},
 	"analysis/internal/synth/gensynth": {"analysis/internal/synth", "result"},
-	"browser":                          {"pages", "result", "protocol"},
+	"device":                           nil,
+	"browser":                          {"device", "pages", "result", "protocol"},
 	"server":                           {"pages", "result", "protocol"},
 	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait"},
 	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},
 	"flows":                            {"internal/hostenv", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
-	"experiment":                       {"internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
+	"experiment":                       {"device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
 	"studies":                          {"internal/hostenv", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
 	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
 	"view":                             {"plan", "analysis", "result", "protocol"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
-	"cmd/pltlab":                       {"plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
+	"cmd/pltlab":                       {"device", "plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
 }
 
 // fenced lists third-party import paths (prefixes) and the only packages of ours that may
