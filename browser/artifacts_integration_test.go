@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"log/slog"
 	"math"
 	"net/url"
 	"os"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/server"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -32,17 +30,7 @@ func TestIntegrationArtifacts(t *testing.T) {
 	chrome := needChromium(t)
 	dir, m := genPage(t, "8x20KB")
 	ctx := context.Background()
-	srv, err := server.New(dir, server.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := isolatedNet(t)
-	inNetNS(t, ns, func() {
-		if err := srv.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-	})
-	defer srv.Close()
+	srv, ns := startServer(t, dir)
 	info := srv.Info()
 	for _, p := range protocol.Table {
 		t.Run(p.Name, func(t *testing.T) {

@@ -4,7 +4,6 @@ package browser
 
 import (
 	"context"
-	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/device"
-	"github.com/pltlab/pltlab/server"
 )
 
 // TestIntegrationDevice loads a page from the real server on an emulated phone: a CPU budget
@@ -25,17 +23,7 @@ func TestIntegrationDevice(t *testing.T) {
 	chrome := needChromium(t)
 	dir, m := genPage(t, "6x30KB")
 	ctx := context.Background()
-	srv, err := server.New(dir, server.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := isolatedNet(t)
-	inNetNS(t, ns, func() {
-		if err := srv.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-	})
-	defer srv.Close()
+	srv, ns := startServer(t, dir)
 	info := srv.Info()
 	pageURL := info.URL("h2")
 	u, _ := url.Parse(pageURL)

@@ -5,6 +5,7 @@ package browser
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/pltlab/pltlab/server"
 )
 
 // TestIntegrationNetNS launches Chromium inside a network namespace that has only its loopback
@@ -117,4 +120,22 @@ func nsInode(t *testing.T, path string) uint64 {
 		t.Fatalf("stat %s: %v", path, err)
 	}
 	return st.Ino
+}
+
+// startServer starts the real server on the page in dir inside an isolated network namespace
+// of its own (the server's sockets and, launched WithNetNS(ns), Chromium), closed when t ends.
+func startServer(t *testing.T, dir string) (*server.Server, string) {
+	t.Helper()
+	srv, err := server.New(dir, server.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := isolatedNet(t)
+	inNetNS(t, ns, func() {
+		if err := srv.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Cleanup(func() { srv.Close() })
+	return srv, ns
 }

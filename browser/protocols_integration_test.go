@@ -4,7 +4,6 @@ package browser
 
 import (
 	"context"
-	"log/slog"
 	"net/url"
 	"slices"
 	"strconv"
@@ -23,17 +22,7 @@ func TestIntegrationProtocols(t *testing.T) {
 	chrome := needChromium(t)
 	dir, m := genPage(t, "6x30KB")
 	ctx := context.Background()
-	srv, err := server.New(dir, server.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := isolatedNet(t) // as root: the server's sockets and Chromium in a namespace of their own
-	inNetNS(t, ns, func() {
-		if err := srv.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-	})
-	defer srv.Close()
+	srv, ns := startServer(t, dir)
 	info := srv.Info()
 	for _, p := range []string{"h1", "h2", "h3"} {
 		t.Run(p, func(t *testing.T) {

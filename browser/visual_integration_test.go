@@ -4,13 +4,10 @@ package browser
 
 import (
 	"context"
-	"log/slog"
 	"net/url"
 	"strconv"
 	"testing"
 	"time"
-
-	"github.com/pltlab/pltlab/server"
 )
 
 // TestIntegrationVisual loads a page with Target.Visual and checks the visual metrics: frames
@@ -20,17 +17,7 @@ func TestIntegrationVisual(t *testing.T) {
 	chrome := needChromium(t)
 	dir, m := genPage(t, "6x30KB")
 	ctx := context.Background()
-	srv, err := server.New(dir, server.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := isolatedNet(t)
-	inNetNS(t, ns, func() {
-		if err := srv.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-	})
-	defer srv.Close()
+	srv, ns := startServer(t, dir)
 	info := srv.Info()
 	pageURL := info.URL("h2")
 	u, _ := url.Parse(pageURL)
