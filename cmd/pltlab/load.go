@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/pltlab/pltlab/device"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -28,6 +29,7 @@ type loadFlags struct {
 	chrome   string
 	timeout  time.Duration
 	mode     string
+	device   string
 	art      artifactFlags
 }
 
@@ -36,7 +38,8 @@ type loadTarget struct {
 	url      string // the URL as Chromium loads it (host = the mapped hostname)
 	host, ip string // --host-resolver-rules MAP host ip
 	port     int
-	addr     string // ip:port, for the pin and the manifest
+	addr     string        // ip:port, for the pin and the manifest
+	dev      device.Device // --device
 }
 
 // newLoadCmd builds 'pltlab load'.
@@ -78,6 +81,7 @@ keeps them only for an invalid or timed-out load. A file not written whole is li
 	fl.StringVar(&f.resolve, "resolve", "", "map HOST to IP inside Chromium, as HOST:IP (default: the URL's host to 127.0.0.1)")
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium executable (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.DurationVar(&f.timeout, "timeout", f.timeout, "deadline of the load; a load that hits it is recorded as timed out")
+	fl.StringVar(&f.device, "device", "desktop", "emulated client device, as 'pltlab run --device' (a budget needs root)")
 	fl.StringVar(&f.mode, "mode", f.mode, "cold (fresh browser context); warm needs the server in-process: use 'pltlab run --mode warm'")
 	f.art.add(fl, "har,netlog")
 	return cmd
@@ -92,6 +96,9 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	ac, err := f.art.config(artifacts.HAR, artifacts.NetLog)
 	if err != nil {
 		return err
+	}
+	if err := experiment.CheckDevice(experiment.Config{Device: f.device}); err != nil {
+		return usagef("%v", err)
 	}
 	ctx := cmd.Context()
 	pin := f.spki
@@ -116,7 +123,7 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 	}
 	opts := append([]browser.Option{browser.WithChrome(f.chrome), browser.WithProtocol(f.protocol),
 		browser.WithSPKI(pin), browser.WithResolve(plan.host, plan.ip), browser.WithPort(plan.port),
-		browser.WithLogger(slog.Default()), browser.WithCreator(pltlabVersion())}, ev.BrowserOptions(pltlabVersion())...)
+		browser.WithLogger(slog.Default()), browser.WithCreator(pltlabVersion()), browser.WithDevice(plan.dev)}, ev.BrowserOptions(pltlabVersion())...)
 	target := browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m, Mode: result.Cold, Timeout: f.timeout,
 		Visual: f.art.visual}
 	if err := ev.Begin(0, nil, &target); err != nil {
@@ -189,7 +196,11 @@ func planLoad(rawURL string, f loadFlags) (loadTarget, error) {
 		return loadTarget{}, err
 	}
 	u.Host = net.JoinHostPort(host, strconv.Itoa(port))
-	return loadTarget{url: u.String(), host: host, ip: ip, port: port, addr: net.JoinHostPort(ip, strconv.Itoa(port))}, nil
+	dev, err := device.Parse(f.device)
+	if err != nil {
+		return loadTarget{}, usagef("%v", err)
+	}
+	return loadTarget{url: u.String(), host: host, ip: ip, port: port, addr: net.JoinHostPort(ip, strconv.Itoa(port)), dev: dev}, nil
 }
 
 // resolveFor returns the hostname Chromium uses and the IP it maps to, from the URL's host and

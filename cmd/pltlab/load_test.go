@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 )
 
 func TestPlanLoad(t *testing.T) {
-	ok := loadFlags{protocol: "h2", timeout: time.Minute, mode: "cold"}
+	ok := loadFlags{protocol: "h2", timeout: time.Minute, mode: "cold", device: "desktop"}
 	tests := []struct {
 		name    string
 		url     string
@@ -39,6 +40,7 @@ func TestPlanLoad(t *testing.T) {
 		{name: "bad mode", url: "https://plt.test/", change: func(f *loadFlags) { f.mode = "hot" }, wantErr: `bad --mode "hot"`},
 		{name: "warm", url: "https://plt.test/", change: func(f *loadFlags) { f.mode = "warm" }, wantErr: "pltlab run --mode warm"},
 		{name: "bad timeout", url: "https://plt.test/", change: func(f *loadFlags) { f.timeout = 0 }, wantErr: "bad --timeout"},
+		{name: "bad device", url: "https://plt.test/", change: func(f *loadFlags) { f.device = "pixel" }, wantErr: `bad device "pixel": accepted desktop`},
 		{name: "bad resolve", url: "https://plt.test/", change: func(f *loadFlags) { f.resolve = "plt.test" }, wantErr: "bad --resolve"},
 		{name: "resolve to a name", url: "https://plt.test/", change: func(f *loadFlags) { f.resolve = "plt.test:localhost" }, wantErr: "bad --resolve"},
 		{name: "resolve other host", url: "https://plt.test/", change: func(f *loadFlags) { f.resolve = "other.test:127.0.0.1" }, wantErr: "the URL's host is plt.test"},
@@ -58,8 +60,12 @@ func TestPlanLoad(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
-				t.Fatalf("planLoad = %+v, %v; want %+v", got, err, tc.want)
+			want := tc.want
+			if want.dev.Name == "" {
+				want.dev = device.Desktop
+			}
+			if err != nil || got != want {
+				t.Fatalf("planLoad = %+v, %v; want %+v", got, err, want)
 			}
 		})
 	}
