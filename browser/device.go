@@ -121,34 +121,19 @@ func (b *Browser) calibrate(p *process) error {
 	rec := b.cfg.deviceRecord()
 	ctx, cancel := context.WithTimeout(p.ctx, 2*time.Minute)
 	defer cancel()
-	waitIdle(pid(p.cdp))
-	desk, err := timeScript(ctx)
-	if err != nil {
-		return fmt.Errorf("device %s: calibration at desktop speed: %w", d.Name, err)
-	}
-	var mech []string
-	if p.group != nil {
-		period, quota, err := setBudget(p.group, d.CPUs())
-		if err != nil {
-			return fmt.Errorf("device %s: set the CPU budget: %w", d.Name, err)
-		}
-		rec.CPUs, rec.PeriodUs, rec.QuotaUs = d.CPUs(), period, quota
-		mech = append(mech, p.group.Mechanism())
-	}
-	if d.CDPRate > 1 {
-		err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-			_, err := cdp.Call(ctx, t, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: d.CDPRate})
+	var desk, slow float64
+	var err error
+	for attempt := 1; ; attempt++ {
+		if desk, slow, err = b.timeSlowdown(ctx, p, rec); err != nil {
 			return err
-		}))
-		if err != nil {
-			return fmt.Errorf("device %s: CPU throttling: %w", d.Name, err)
 		}
-		mech = append(mech, "cdp Emulation.setCPUThrottlingRate")
-	}
-	rec.Mechanism = strings.Join(mech, " + ")
-	slow, err := timeScript(ctx)
-	if err != nil {
-		return fmt.Errorf("device %s: calibration at device speed: %w", d.Name, err)
+		rec.CalibrationAttempt = attempt
+		cerr := checkSlowdown(round2(slow/desk), rec.ExpectedSlowdown)
+		if cerr == nil || attempt >= CalibrationAttempts {
+			break
+		}
+		b.cfg.logger.Warn("device calibration missed: checking once more", "device", d.Name, "err", cerr,
+			"desktop_ms", round2(desk), "device_ms", round2(slow))
 	}
 	rec.CalibrationDesktopMs, rec.CalibrationDeviceMs = round2(desk), round2(slow)
 	rec.MeasuredSlowdown = round2(slow / desk)
@@ -165,7 +150,7 @@ func (b *Browser) calibrate(p *process) error {
 		}
 	}
 	if err := checkSlowdown(rec.MeasuredSlowdown, rec.ExpectedSlowdown); err != nil {
-		return fmt.Errorf("device %s: the slowdown did not hold: %w (calibration script %.1f ms at desktop speed, %.1f ms on the device)", d.Name, err, desk, slow)
+		return fmt.Errorf("device %s: the slowdown did not hold on %d checks: %w (last check: calibration script %.1f ms at desktop speed, %.1f ms on the device)", d.Name, rec.CalibrationAttempt, err, desk, slow)
 	}
 	b.device = rec
 	b.cfg.logger.Info("device emulated", "device", rec.Spec, "mechanism", rec.Mechanism, "cpus", rec.CPUs,
@@ -176,6 +161,61 @@ func (b *Browser) calibrate(p *process) error {
 // setBudget sets a group's budget (device.Group.SetBudget); a seam for the test of a budget that
 // does not hold.
 var setBudget = (*device.Group).SetBudget
+
+// CalibrationAttempts is how many times the launch-time check is made before the launch fails:
+// the one retry rule of the link checks (selfcheck.Attempts), so that one disturbed timing (a
+// burst of other work on the machine) is not taken for a budget that does not hold.
+const CalibrationAttempts = 2
+
+// timeSlowdown times the calibration script at desktop speed (the budget lifted, no CDP
+// throttling) and then with the device's slowdown applied, filling rec's budget and mechanism.
+func (b *Browser) timeSlowdown(ctx context.Context, p *process, rec *result.Device) (desk, slow float64, err error) {
+	d := b.cfg.device
+	if p.group != nil {
+		if _, _, err := p.group.SetBudget(0); err != nil {
+			return 0, 0, fmt.Errorf("device %s: lift the CPU budget: %w", d.Name, err)
+		}
+	}
+	if err := setCDPRate(ctx, d.CDPRate, 1); err != nil {
+		return 0, 0, fmt.Errorf("device %s: CPU throttling: %w", d.Name, err)
+	}
+	waitIdle(pid(p.cdp))
+	if desk, err = timeScript(ctx); err != nil {
+		return 0, 0, fmt.Errorf("device %s: calibration at desktop speed: %w", d.Name, err)
+	}
+	var mech []string
+	if p.group != nil {
+		period, quota, err := setBudget(p.group, d.CPUs())
+		if err != nil {
+			return 0, 0, fmt.Errorf("device %s: set the CPU budget: %w", d.Name, err)
+		}
+		rec.CPUs, rec.PeriodUs, rec.QuotaUs = d.CPUs(), period, quota
+		mech = append(mech, p.group.Mechanism())
+	}
+	if d.CDPRate > 1 {
+		if err := setCDPRate(ctx, d.CDPRate, d.CDPRate); err != nil {
+			return 0, 0, fmt.Errorf("device %s: CPU throttling: %w", d.Name, err)
+		}
+		mech = append(mech, "cdp Emulation.setCPUThrottlingRate")
+	}
+	rec.Mechanism = strings.Join(mech, " + ")
+	if slow, err = timeScript(ctx); err != nil {
+		return 0, 0, fmt.Errorf("device %s: calibration at device speed: %w", d.Name, err)
+	}
+	return desk, slow, nil
+}
+
+// setCDPRate sets the first tab's CDP throttling to rate when the device uses CDP throttling
+// (devRate > 1); it does nothing otherwise.
+func setCDPRate(ctx context.Context, devRate, rate float64) error {
+	if devRate <= 1 {
+		return nil
+	}
+	return chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: rate})
+		return err
+	}))
+}
 
 // checkSlowdown fails when measured is outside expected x (1 +- SlowdownTolerance).
 func checkSlowdown(measured, expected float64) error {

@@ -89,7 +89,7 @@ func TestIntegrationDevice(t *testing.T) {
 			b.Close()
 			t.Fatal("a budget that was never applied passed the launch check")
 		}
-		if !strings.Contains(err.Error(), "the slowdown did not hold") {
+		if !strings.Contains(err.Error(), "the slowdown did not hold on 2 checks") {
 			t.Errorf("error %q: want the slowdown that did not hold", err)
 		}
 		t.Log(err)

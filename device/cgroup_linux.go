@@ -429,8 +429,13 @@ func cleanStaleIn(parent string) []string {
 	return removed
 }
 
-// alive reports whether a process pid exists (signal 0; EPERM means it exists).
+// alive reports whether a process pid exists and has not exited (signal 0, EPERM meaning it
+// exists; a zombie, killed but not yet reaped, counts as gone).
 func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	p, err := readProc(pid)
+	return err != nil || !p.Zombie()
 }

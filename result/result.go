@@ -799,6 +799,9 @@ type Device struct {
 	MeasuredSlowdown     float64 `json:"measured_slowdown"`
 	ExpectedSlowdown     float64 `json:"expected_slowdown"`
 	SlowdownTolerance    float64 `json:"slowdown_tolerance"`
+	// CalibrationAttempt is the check these figures are from: 1, or 2 when the first missed
+	// the tolerance and was made once more (browser.CalibrationAttempts).
+	CalibrationAttempt int `json:"calibration_attempt,omitempty"`
 	// NetworkServiceInBudget is true when the check found Chromium's network service process
 	// (where QUIC runs) inside the budget's group; always false for CDP throttling alone.
 	NetworkServiceInBudget bool `json:"network_service_in_budget"`
