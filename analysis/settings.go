@@ -104,7 +104,9 @@ func tcpLabel(cc, tls string) string {
 
 // of returns the settings label of r: the experiment's requested TCP congestion control and
 // TLS version (from r.Settings, or as observed on the experiment's TCP loads for older files),
-// the browser version, the pltlab version, the cross traffic (Record.Cross) and the emulated device (Settings.Device). The same label means the same method; the
+// the browser version, the pltlab version, the cross traffic (Record.Cross), the emulated device (Settings.Device) and the HTTP/3 stack
+// with its congestion controller (Settings.H3Stack, QUICCC; absent for quic-go). The same label
+// means the same method; the
 // protocols of one experiment share it, so they are compared.
 func (ix *settingsIndex) of(r *result.Record) string {
 	var parts []string
@@ -128,6 +130,9 @@ func (ix *settingsIndex) of(r *result.Record) string {
 	}
 	if d := recordDevice(r); d != "" { // a phone's loads are never pooled with the desktop's
 		parts = append(parts, "device "+d)
+	}
+	if r.Settings != nil && r.Settings.H3Stack != "" { // nor another h3 stack's with quic-go's
+		parts = append(parts, "h3 stack "+r.Settings.H3Stack+"/"+r.Settings.QUICCC)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -322,13 +322,13 @@ func (b *Browser) checkURL(u string) error {
 	if !slices.Contains(b.cfg.allHosts(), pu.Hostname()) {
 		return fmt.Errorf("browser: target URL %q: host must be one of %s (the hosts the browser maps to %s)", u, strings.Join(b.cfg.allHosts(), ", "), b.cfg.ip)
 	}
-	if b.cfg.port != 0 {
+	if want := b.cfg.portOf(pu.Hostname()); want != 0 {
 		port := pu.Port()
 		if port == "" {
 			port = "443"
 		}
-		if port != strconv.Itoa(b.cfg.port) {
-			return fmt.Errorf("browser: target URL %q: port must be %d (the port the browser was launched for)", u, b.cfg.port)
+		if port != strconv.Itoa(want) {
+			return fmt.Errorf("browser: target URL %q: port must be %d (the port the browser was launched for)", u, want)
 		}
 	}
 	return nil

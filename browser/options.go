@@ -3,9 +3,11 @@ package browser
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pltlab/pltlab/device"
@@ -61,17 +63,18 @@ var DefaultFlags = []string{
 type Option func(*config)
 
 type config struct {
-	chrome   string
-	netns    string
-	protocol string
-	spki     string
-	host     string
-	hosts    []string // the server's other site hosts (WithSiteHosts), resolved to ip too
-	ip       string
-	port     int
-	flags    []string
-	logger   *slog.Logger
-	tempDir  string
+	chrome    string
+	netns     string
+	protocol  string
+	spki      string
+	host      string
+	hosts     []string       // the server's other site hosts (WithSiteHosts), resolved to ip too
+	sitePorts map[string]int // ports of site hosts whose server has a port of its own (WithSitePorts)
+	ip        string
+	port      int
+	flags     []string
+	logger    *slog.Logger
+	tempDir   string
 	// NetLog and HAR (netlog.go)
 	netlogDir, netlogMode string
 	creator               string
@@ -109,6 +112,26 @@ func WithResolve(host, ip string) Option { return func(c *config) { c.host, c.ip
 // (Target.URL). One browser per protocol then serves every page of a link.
 func WithSiteHosts(hosts ...string) Option {
 	return func(c *config) { c.hosts = append(c.hosts, hosts...) }
+}
+
+// WithSitePorts sets the port of each site host (WithSiteHosts) whose server listens on a port
+// of its own rather than WithPort's (server.Info.SitePorts: the ngtcp2 stack runs one h3 server
+// per site): QUIC is forced on HOST:ITS-PORT, and Load accepts that port for that host.
+func WithSitePorts(ports map[string]int) Option {
+	return func(c *config) {
+		if c.sitePorts == nil {
+			c.sitePorts = map[string]int{}
+		}
+		maps.Copy(c.sitePorts, ports)
+	}
+}
+
+// portOf is the port of host: its own (WithSitePorts) or the browser's.
+func (c *config) portOf(host string) int {
+	if p, ok := c.sitePorts[host]; ok {
+		return p
+	}
+	return c.port
 }
 
 // allHosts is the browser's host followed by its site hosts, each once.
@@ -171,6 +194,11 @@ func (c *config) validate() error {
 	if c.port < 0 || c.port > 65535 {
 		return fmt.Errorf("browser: bad port %d: accepted 1-65535", c.port)
 	}
+	for h, port := range c.sitePorts {
+		if port < 1 || port > 65535 || !slices.Contains(c.allHosts(), h) {
+			return fmt.Errorf("browser: bad site port %s:%d: accepted a site host (WithSiteHosts) and 1-65535", h, port)
+		}
+	}
 	if p.QUICOrigin() && c.port == 0 {
 		return fmt.Errorf("browser: %s needs the server's port (WithPort) to force QUIC on %s:PORT", p.Name, c.host)
 	}
@@ -215,7 +243,17 @@ func (c *config) args() []string {
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox")
 	}
-	args = append(args, SitesFlags(c.protocol, c.allHosts(), c.port, c.ip, c.spki)...)
+	flags := SitesFlags(c.protocol, c.allHosts(), c.port, c.ip, c.spki)
+	if len(c.sitePorts) > 0 {
+		if row, err := protocol.Lookup(c.protocol); err == nil {
+			var origins []string
+			for _, h := range c.allHosts() {
+				origins = append(origins, h+":"+strconv.Itoa(c.portOf(h)))
+			}
+			flags = append(flags[:2], row.ChromiumFlagsForOrigins(origins)...)
+		}
+	}
+	args = append(args, flags...)
 	return append(args, c.flags...)
 }
 

@@ -65,7 +65,7 @@ func TestIntegrationProtocols(t *testing.T) {
 // (one not in old) and returns its ID.
 func checkConn(t *testing.T, srv *server.Server, since time.Time, p string, old []uint64) uint64 {
 	t.Helper()
-	c, ok := srv.PageConn(since)
+	c, ok, _ := srv.PageConn(since)
 	if !ok {
 		t.Fatalf("the server saw no page load since %v", since)
 	}

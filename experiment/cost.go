@@ -2,16 +2,17 @@ package experiment
 
 import (
 	"fmt"
-	"github.com/pltlab/pltlab/device"
 	"math"
 	"slices"
 	"sort"
 	"time"
 
+	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
@@ -299,10 +300,26 @@ func newCost(c Config) (*cost, error) {
 // load returns the estimated time of one load of page p over link l with arm a.
 func (m *cost) load(p, l int, a Arm) time.Duration {
 	plt := EstimatePLT(m.pages[p], m.links[l], a, m.c.TLS, m.c.Timeout)
-	if m.dev.IsDesktop() {
-		return EstimateLoad(plt, a.Mode)
+	wait := time.Duration(0)
+	if h3Stack(m.c) == server.StackNgtcp2 && isQUIC(a.Protocol) {
+		wait = Ngtcp2Wait(a.Mode)
 	}
-	return EstimateDeviceLoad(plt, m.pages[p].Objects(), a.Mode, m.dev)
+	if m.dev.IsDesktop() {
+		return EstimateLoad(plt, a.Mode) + wait
+	}
+	return EstimateDeviceLoad(plt, m.pages[p].Objects(), a.Mode, m.dev) + wait
+}
+
+// Ngtcp2Wait is what an h3 load served by the ngtcp2 stack adds to its wall time: the wait for
+// the page's connection to idle out (server.Ngtcp2IdleTimeout, plus the poll and the qlog read,
+// about 0.1 s), once for a cold load and twice for a warm one (the priming load's connection
+// too). The PLT is not affected: the waits are outside the measured navigation.
+func Ngtcp2Wait(mode result.Mode) time.Duration {
+	once := server.Ngtcp2IdleTimeout + 100*time.Millisecond
+	if mode == result.Warm {
+		return 2 * once
+	}
+	return once
 }
 
 // Device costs (fit to a 10x50KB page over rate=10mbit,rtt=40ms on motog2013, slowdown 10, a

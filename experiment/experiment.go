@@ -82,6 +82,12 @@ type Config struct {
 	// "motog2013", or "cpu=X", optionally ":cgroup", ":cdp" or ":cgroup+cdp"); "" is the desktop.
 	// It is hashed (a device changes every measurement) and every record carries it.
 	Device string
+	// H3Stack is the HTTP/3 stack that serves h3: "quic-go" (the default, also "") or "ngtcp2"
+	// (server.H3Stacks). It is hashed when not the default.
+	H3Stack string
+	// QUICCC is the h3 stack's congestion controller: "" for its default (quic-go: newreno, its
+	// only one; ngtcp2: cubic), or one of server.Ngtcp2CCs for ngtcp2. Hashed with H3Stack.
+	QUICCC string
 	// Chrome is the Chromium binary ("" = search as browser.FindChromium does).
 	Chrome string
 	// TempDir is where the run's temporary files go (generated pages, Chromium's profiles and
@@ -143,7 +149,7 @@ type LaunchFunc func(ctx context.Context, opts ...browser.Option) (*browser.Brow
 func (c Config) Settings() *result.Settings {
 	c = c.withDefaults()
 	return &result.Settings{TCPCC: c.TCPCC, TLS: c.TLS, TimeoutMs: float64(c.Timeout) / float64(time.Millisecond),
-		Device: deviceSpec(c.Device), Overrides: c.Overrides}
+		Device: deviceSpec(c.Device), H3Stack: h3Stack(c), QUICCC: quicCC(c), Overrides: c.Overrides}
 }
 
 // Progress is what an Observer sees after each record.
@@ -266,6 +272,11 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("bad tls %q: accepted 1.2, 1.3", c.TLS))
 	}
+	if err := server.CheckH3Stack(c.H3Stack, c.QUICCC); err != nil {
+		errs = append(errs, err)
+	} else if h3Stack(c) == server.StackNgtcp2 && c.Artifacts.Has(artifacts.Qlog) {
+		errs = append(errs, errors.New("qlog artifacts are kept for quic-go only: the ngtcp2 server's qlogs are read for the records and removed; accepted: --artifacts without qlog with --h3-stack ngtcp2"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -323,6 +334,15 @@ func CheckTCPCC(c Config) error {
 	return nil
 }
 
+// CheckH3Stack refuses, in one line, an HTTP/3 stack this machine cannot run: the ngtcp2 stack
+// without gtlsserver on PATH (server.CheckNgtcp2), when some arm is h3.
+func CheckH3Stack(c Config) error {
+	if h3Stack(c) != server.StackNgtcp2 || !slices.ContainsFunc(c.Arms, func(a Arm) bool { return isQUIC(a.Protocol) }) {
+		return nil
+	}
+	return server.CheckNgtcp2()
+}
+
 // CheckSpecs parses every page and link spec of c and returns the first error (one line naming
 // the bad spec and what is accepted), so that bad input is refused before anything is set up.
 func CheckSpecs(c Config) error {
@@ -353,4 +373,24 @@ func CheckDevice(c Config) error {
 		return fmt.Errorf("device %s needs a CPU budget: %w", d, err)
 	}
 	return g.Close()
+}
+
+// h3Stack is c's HTTP/3 stack as records and hashes carry it: "" for quic-go, the default.
+func h3Stack(c Config) string {
+	if c.H3Stack == server.StackQUICGo {
+		return ""
+	}
+	return c.H3Stack
+}
+
+// quicCC is c's QUIC congestion controller as records and hashes carry it: "" for quic-go
+// (NewReno, its only one), else the controller, its default filled in.
+func quicCC(c Config) string {
+	if h3Stack(c) == "" {
+		return ""
+	}
+	if c.QUICCC == "" {
+		return server.DefaultNgtcp2CC
+	}
+	return c.QUICCC
 }

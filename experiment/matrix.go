@@ -32,6 +32,8 @@ import (
 //	tcp_cc: cubic               # cubic | bbr | reno, default cubic
 //	tls: "1.3"                  # TCP listeners' TLS version: "1.2" | "1.3", default "1.3"
 //	device: motog2013           # emulated client device (pltlab run --device), default desktop
+//	h3_stack: ngtcp2            # HTTP/3 stack: quic-go | ngtcp2, default quic-go
+//	quic_cc: bbr                # its congestion controller (ngtcp2: cubic | reno | bbr | bbr2)
 type Matrix struct {
 	Name      string   `yaml:"name"`
 	Pages     []string `yaml:"pages"`
@@ -45,6 +47,8 @@ type Matrix struct {
 	TCPCC     string   `yaml:"tcp_cc"`
 	TLS       string   `yaml:"tls"`
 	Device    string   `yaml:"device"`
+	H3Stack   string   `yaml:"h3_stack"`
+	QUICCC    string   `yaml:"quic_cc"`
 }
 
 // ReadMatrix decodes a Matrix from r and turns it into a Config; name is the file's path, from
@@ -132,7 +136,8 @@ func (n *Count) UnmarshalYAML(v *yaml.Node) error {
 // Config turns m into a Config, applying the documented defaults for protocols and modes.
 func (m Matrix) Config() (Config, error) {
 	c := Config{Name: m.Name, Pages: m.Pages, Links: m.Links, Warmup: DefaultWarmup,
-		Seed: m.Seed, TCPCC: m.TCPCC, TLS: m.TLS, Device: m.Device}
+		Seed: m.Seed, TCPCC: m.TCPCC, TLS: m.TLS, Device: m.Device,
+		H3Stack: m.H3Stack, QUICCC: m.QUICCC}
 	if m.Warmup != nil {
 		c.Warmup = int(*m.Warmup)
 	}
@@ -169,7 +174,7 @@ func (m Matrix) Config() (Config, error) {
 }
 
 // MatrixKeys are the keys a matrix file accepts.
-var MatrixKeys = []string{"name", "pages", "links", "protocols", "modes", "runs", "warmup", "timeout", "seed", "tcp_cc", "tls"}
+var MatrixKeys = []string{"name", "pages", "links", "protocols", "modes", "runs", "warmup", "timeout", "seed", "tcp_cc", "tls", "device", "h3_stack", "quic_cc"}
 
 var unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
 var yamlTypeRE = regexp.MustCompile(`into (\*?(?:\[\])?\*?[a-z]+(?:\.[A-Za-z0-9]+)?)`)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pltlab/pltlab/device"
 	"net"
 	"net/netip"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/internal/hostload"
@@ -486,7 +486,7 @@ func (r *runner) startServer(ctx context.Context, host netip.Addr, extra ...serv
 	srv, err := server.NewSites(sites, append([]server.Option{
 		server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
 		server.WithTCPCC(r.c.TCPCC), server.WithTLSVersion(r.c.TLS), server.With0RTT(true),
-		server.WithLogger(r.c.Logger)}, extra...)...)
+		server.WithH3Stack(r.c.H3Stack, r.c.QUICCC), server.WithLogger(r.c.Logger)}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("server for the pages: %w", err)
 	}
@@ -495,6 +495,9 @@ func (r *runner) startServer(ctx context.Context, host netip.Addr, extra ...serv
 	}
 	info := srv.Info()
 	r.env.UDPRcvBuf, r.env.UDPSndBuf = info.UDPRcvBuf, info.UDPSndBuf
+	if info.H3Stack != server.StackQUICGo && slices.ContainsFunc(r.c.Arms, func(a Arm) bool { return isQUIC(a.Protocol) }) {
+		r.env.QUIC = info.QUICStack // read from the running server
+	}
 	return srv, nil
 }
 
@@ -535,7 +538,8 @@ func (r *runner) browserFor(ctx context.Context, ls *linkSetup, proto string) (*
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
 		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithSiteHosts(hosts[1:]...), browser.WithLogger(r.c.Logger),
-		browser.WithTempDir(r.c.TempDir), browser.WithDevice(r.dev)}, ls.ev.BrowserOptions(r.c.Version)...)...)
+		browser.WithTempDir(r.c.TempDir), browser.WithDevice(r.dev), browser.WithSitePorts(info.SitePorts(proto))},
+		ls.ev.BrowserOptions(r.c.Version)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("launch browser for %s: %w", proto, err)
 	}
@@ -655,24 +659,56 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	if ls.cross != nil {
 		rec.Cross = ls.cross.Spec().String()
 	}
-	r.serverFacts(rec, srv, since)
+	if err := serverFacts(rec, srv, since); err != nil {
+		return nil, err
+	}
 	return rec, nil
 }
 
-// serverFacts copies what the server saw of the page's connection into rec.
-func (r *runner) serverFacts(rec *result.Record, srv *server.Server, since time.Time) {
+// serverFacts copies what the server saw of the page's connection into rec. With the ngtcp2
+// stack an h3 load is also checked against its server's own record (checkNgtcp2). The error is
+// a harness failure: the ngtcp2 server exited, or a connection of it did not end.
+func serverFacts(rec *result.Record, srv *server.Server, since time.Time) error {
 	info := srv.Info()
+	quic := isQUIC(rec.Protocol)
 	rec.CC = info.TCPCC
-	if p, err := protocol.Lookup(rec.Protocol); err == nil && p.Transport == protocol.QUIC {
+	if quic {
 		rec.CC = info.QUICCC
 	}
-	if conn, ok := srv.PageConn(since); ok {
+	conn, ok, err := srv.PageConn(since)
+	if err != nil {
+		return err
+	}
+	if ok {
 		rec.TLSVersion, rec.Resumed, rec.Used0RTT = conn.TLSVersion, conn.Resumed, conn.Used0RTT
 		if conn.TCPCC != "" {
 			rec.CC = conn.TCPCC
 		}
 	}
 	rec.TCPCC = rec.CC // the v1 field, kept for readers of older records
+	if quic && info.H3Stack == server.StackNgtcp2 {
+		checkNgtcp2(rec, conn, ok)
+	}
+	return nil
+}
+
+// checkNgtcp2 makes an h3 load served by the ngtcp2 stack invalid unless that server's qlog
+// shows the page's connection (ok) and that it sent at least the page's bytes on request
+// streams (ConnInfo.BodyBytes: response bodies plus HTTP/3 framing). A valid load then proves
+// that the page came from ngtcp2, not from some other h3 server on the path.
+func checkNgtcp2(rec *result.Record, conn server.ConnInfo, ok bool) {
+	why := ""
+	switch {
+	case !ok:
+		why = "no connection of the ngtcp2 server opened during the load (its qlogs show none)"
+	case conn.BodyBytes < rec.Page.TotalBytes:
+		why = fmt.Sprintf("the ngtcp2 server's page connection sent %d bytes on request streams, the page's objects are %d bytes (qlog %s)",
+			conn.BodyBytes, rec.Page.TotalBytes, conn.Qlog)
+	}
+	if why == "" || !rec.Valid {
+		return
+	}
+	rec.Valid, rec.InvalidReason = false, why
 }
 
 // write writes the load record of job index i and counts it.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/pltlab/pltlab/internal/testenv"
 	"io"
 	"log/slog"
 	"reflect"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"github.com/pltlab/pltlab/result"
 )
 

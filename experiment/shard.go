@@ -3,12 +3,12 @@ package experiment
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/pltlab/pltlab/device"
 	"io"
 	"os"
 	"slices"
 	"time"
 
+	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -127,6 +127,7 @@ func configHash(c Config) string { return plan.LineHash(planLine(c, 0)) }
 func planLine(c Config, loads int) *result.PlanLine {
 	p := &result.PlanLine{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
 		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Device: deviceSpec(c.Device), Loads: loads,
+		H3Stack: h3Stack(c), QUICCC: quicCC(c),
 		Inputs: InputFiles(c), Study: c.Study, Units: c.Units}
 	for _, a := range c.Arms {
 		p.Arms = append(p.Arms, result.PlanLineArm{Protocol: a.Protocol, Mode: a.Mode})
@@ -148,7 +149,7 @@ func PlanRecord(c Config, loads int) *result.Record {
 func FromPlan(p *result.PlanLine) Config {
 	c := Config{Pages: p.Pages, Links: p.Links, Runs: p.Runs, Warmup: p.Warmup,
 		Timeout: time.Duration(p.TimeoutMs * float64(time.Millisecond)), Seed: p.Seed, TCPCC: p.TCPCC, TLS: p.TLS, Cross: p.Cross,
-		Device: p.Device, inputs: p.Inputs}
+		Device: p.Device, H3Stack: p.H3Stack, QUICCC: p.QUICCC, inputs: p.Inputs}
 	if c.inputs == nil {
 		c.inputs = []result.InputFile{} // the plan's, not the files as they are now
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
 )
 
 // kakhkiLike is a heterogeneous sweep: pages and links whose loads differ in cost by orders of
@@ -205,6 +206,7 @@ func TestConfigHash(t *testing.T) {
 	}
 	explicit := c
 	explicit.Timeout, explicit.TCPCC, explicit.TLS, explicit.Device = DefaultTimeout, DefaultTCPCC, "1.3", "desktop"
+	explicit.H3Stack, explicit.QUICCC = server.StackQUICGo, ""
 	if ConfigHash(explicit) != h {
 		t.Fatal("defaults written out change the hash")
 	}
@@ -219,12 +221,26 @@ func TestConfigHash(t *testing.T) {
 		"links":  func(c *Config) { c.Links = c.Links[1:] },
 		"tls":    func(c *Config) { c.TLS = "1.2" },
 		"device": func(c *Config) { c.Device = "motog2013" },
+		"h3":     func(c *Config) { c.H3Stack = server.StackNgtcp2 },
 	} {
 		d := kakhkiLike()
 		change(&d)
 		if ConfigHash(d) == h {
 			t.Errorf("changing %s keeps the hash", name)
 		}
+	}
+	// The ngtcp2 stack: its default controller written out hashes alike, another one apart, and
+	// the plan line carries both so that a merge rebuilds the same hash.
+	n1, n2, n3 := kakhkiLike(), kakhkiLike(), kakhkiLike()
+	n1.H3Stack, n2.H3Stack, n2.QUICCC, n3.H3Stack, n3.QUICCC = server.StackNgtcp2, server.StackNgtcp2, server.DefaultNgtcp2CC, server.StackNgtcp2, "bbr"
+	if ConfigHash(n1) != ConfigHash(n2) || ConfigHash(n1) == ConfigHash(n3) {
+		t.Error("ngtcp2's default controller written out changes the hash, or bbr hashes as cubic")
+	}
+	if p := PlanRecord(n3, 1).Plan; p.H3Stack != server.StackNgtcp2 || p.QUICCC != "bbr" || ConfigHash(FromPlan(p)) != ConfigHash(n3) {
+		t.Errorf("plan line of an ngtcp2 run: %q %q", p.H3Stack, p.QUICCC)
+	}
+	if st := n3.Settings(); st.H3Stack != server.StackNgtcp2 || st.QUICCC != "bbr" || c.Settings().H3Stack != "" {
+		t.Errorf("settings: %+v", st)
 	}
 	// Every shard of a sweep is named alike without a name given.
 	a, b := c, c

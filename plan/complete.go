@@ -67,7 +67,8 @@ func LineSchedule(p *result.PlanLine) []Job {
 
 // LineHash returns the config hash of the experiment a plan line describes: the first 16 hex
 // digits of the SHA-256 of its pages, links, arms, runs, warm-ups, timeout, seed, TCP congestion
-// control, TLS version, cross traffic and input files as JSON, the same bytes as
+// control, TLS version, cross traffic, input files, device and HTTP/3 stack as JSON (the last
+// three left out when they are the defaults, so older hashes stand), the same bytes as
 // experiment.ConfigHash of the configuration (experiment TestLineHashIsConfigHash).
 func LineHash(p *result.PlanLine) string {
 	type arm struct {
@@ -91,7 +92,10 @@ func LineHash(p *result.PlanLine) string {
 		Cross   string             `json:"cross,omitempty"`
 		Inputs  []result.InputFile `json:"inputs,omitempty"`
 		Device  string             `json:"device,omitempty"`
-	}{p.Pages, p.Links, arms, p.Runs, p.Warmup, time.Duration(p.TimeoutMs * float64(time.Millisecond)).String(), p.Seed, p.TCPCC, p.TLS, p.Cross, p.Inputs, p.Device})
+		H3Stack string             `json:"h3_stack,omitempty"`
+		QUICCC  string             `json:"quic_cc,omitempty"`
+	}{p.Pages, p.Links, arms, p.Runs, p.Warmup, time.Duration(p.TimeoutMs * float64(time.Millisecond)).String(), p.Seed, p.TCPCC, p.TLS, p.Cross, p.Inputs, p.Device,
+		p.H3Stack, p.QUICCC})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }

@@ -91,6 +91,13 @@ func (p Protocol) ChromiumFlagsFor(hosts []string, port int) []string {
 	for i, h := range hosts {
 		origins[i] = h + ":" + strconv.Itoa(port)
 	}
+	return p.ChromiumFlagsForOrigins(origins)
+}
+
+// ChromiumFlagsForOrigins is ChromiumFlagsFor with each origin's "host:port" given, for sites
+// whose servers listen on ports of their own: OriginPlaceholder becomes the origins joined by
+// commas.
+func (p Protocol) ChromiumFlagsForOrigins(origins []string) []string {
 	origin := strings.Join(origins, ",")
 	out := make([]string, len(p.Chromium))
 	for i, f := range p.Chromium {

@@ -215,6 +215,10 @@ type PlanLine struct {
 	Cross string `json:"cross,omitempty"`
 	// Device is the emulated client device's spec ("motog2013:cgroup"); "" for the desktop.
 	Device string `json:"device,omitempty"`
+	// H3Stack and QUICCC are the HTTP/3 stack ("ngtcp2") and its congestion controller
+	// ("cubic"); both "" for quic-go, the default (whose only controller is NewReno).
+	H3Stack string `json:"h3_stack,omitempty"`
+	QUICCC  string `json:"quic_cc,omitempty"`
 	// Loads is the number of loads (warm-ups included) of this shard.
 	Loads int `json:"loads"`
 	// Inputs are the files the links read (trace:FILE) with their content digests, which the
@@ -663,6 +667,11 @@ type Settings struct {
 	// was applied and measured); "" for the desktop. Every line of the experiment carries it,
 	// harness_error lines too, so that its loads are grouped apart from the desktop's.
 	Device string `json:"device,omitempty"`
+	// H3Stack and QUICCC are the requested HTTP/3 stack ("ngtcp2") and its congestion
+	// controller ("bbr"); both "" for quic-go, the default (NewReno only). Record.CC has what
+	// the server ran, read back.
+	H3Stack string `json:"h3_stack,omitempty"`
+	QUICCC  string `json:"quic_cc,omitempty"`
 	// Overrides lists the command-line flags that replaced a matrix file's values, as
 	// "runs=3 (matrix: 20)"; empty when nothing was overridden.
 	Overrides []string `json:"overrides,omitempty"`

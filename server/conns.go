@@ -36,6 +36,12 @@ type ConnInfo struct {
 	Used0RTT bool `json:"used_0rtt"`
 	// TCPCC is the congestion control read back from the accepted TCP socket; "" for h3.
 	TCPCC string `json:"tcp_cc,omitempty"`
+	// QUICCC is the congestion controller of an ngtcp2 connection (Ngtcp2CCs), read from its
+	// server's command line; "" for quic-go's (Info.QUICCC) and TCP.
+	QUICCC string `json:"quic_cc,omitempty"`
+	// Qlog is the file name of an ngtcp2 connection's qlog, whose facts these are (named by the
+	// server's connection ID); "" otherwise.
+	Qlog string `json:"qlog,omitempty"`
 	// Remote is the client's "ip:port".
 	Remote string `json:"remote"`
 	// Requests is the number of HTTP requests served on the connection.

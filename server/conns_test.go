@@ -141,11 +141,11 @@ func TestConnFacts(t *testing.T) {
 				c := newClient(t, s, p)
 				c.get(t, http.MethodGet, "/index.html")
 				c.get(t, http.MethodGet, m.Objects[0].Path)
-				ci, ok := s.PageConn(since)
+				ci, ok, _ := s.PageConn(since)
 				// The last TCP write is counted just after it returns: the client may be faster.
 				for deadline := time.Now().Add(2 * time.Second); ok && ci.BytesSent <= ci.BodyBytes && time.Now().Before(deadline); {
 					time.Sleep(time.Millisecond)
-					ci, ok = s.PageConn(since)
+					ci, ok, _ = s.PageConn(since)
 				}
 				wantTLS := map[bool]string{true: "1.3", false: tlsv}[p == "h3"]
 				wantALPN := map[string]string{"h1": "http/1.1", "h2": "h2", "h3": "h3"}[p]
@@ -161,7 +161,7 @@ func TestConnFacts(t *testing.T) {
 				}
 			})
 		}
-		if _, ok := s.PageConn(time.Now()); ok {
+		if _, ok, _ := s.PageConn(time.Now()); ok {
 			t.Error("PageConn(now) found a connection")
 		}
 	}
@@ -226,7 +226,7 @@ func TestCloseConnections(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s after close: %v", p, err)
 		}
-		if ci, ok := s.PageConn(since); !ok || ci.Protocol != p || ci.Requests != 1 {
+		if ci, ok, _ := s.PageConn(since); !ok || ci.Protocol != p || ci.Requests != 1 {
 			t.Errorf("%s: page served by %+v, want a new connection", p, ci)
 		}
 	}

@@ -46,6 +46,7 @@ type content struct {
 	manifestJSON []byte
 	index        []byte
 	objects      map[string]object // URL path -> the object
+	dir          string            // the page directory ("" for the empty page)
 }
 
 // object is one page object: held in memory when small (mem), else read from its file at each
@@ -83,7 +84,7 @@ func loadContent(dir string, held *int64) (*content, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &content{manifest: m, objects: map[string]object{}}
+	c := &content{manifest: m, objects: map[string]object{}, dir: dir}
 	if c.manifestJSON, err = os.ReadFile(filepath.Join(dir, pages.ManifestFile)); err != nil {
 		return nil, fmt.Errorf("read page manifest: %w", err)
 	}

@@ -56,6 +56,8 @@ type config struct {
 	logger      *slog.Logger
 	keyLog      io.Writer
 	qlogDir     func() string
+	h3Stack     string // WithH3Stack: StackQUICGo (after validate) or StackNgtcp2
+	quicCC      string // its congestion controller (after validate, never "")
 }
 
 func defaultConfig() config {
@@ -137,6 +139,9 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: host %q: accepted: a DNS name such as %s", ErrBadOption, c.host, DefaultHost)
 	}
 	if err := c.validateProtocols(); err != nil {
+		return err
+	}
+	if err := c.validateH3Stack(); err != nil {
 		return err
 	}
 	if len(c.tcpCC) == 0 || len(c.tcpCC) >= 16 || strings.ContainsAny(c.tcpCC, " \t\n/") {

@@ -146,6 +146,11 @@ func (s *Server) shutdownQUIC(ctx context.Context) error {
 // with a multiplicative decrease of 0.7, renoBeta), slow start with HyStart, pacing, and an
 // initial window of 32 packets of 1280 bytes (40960 B; Linux TCP starts with 10 segments).
 func QUICCongestionControl() string {
+	return quicGoStack() + " NewReno (cubicSender reno=true, beta 0.7, HyStart, paced, initial cwnd 32x1280 B)"
+}
+
+// quicGoStack is "quic-go VERSION" of the linked quic-go, from the build information.
+func quicGoStack() string {
 	v := "(version unknown: no build information)"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
@@ -154,5 +159,5 @@ func QUICCongestionControl() string {
 			}
 		}
 	}
-	return "quic-go " + v + " NewReno (cubicSender reno=true, beta 0.7, HyStart, paced, initial cwnd 32x1280 B)"
+	return "quic-go " + v
 }

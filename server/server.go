@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,7 @@ type Server struct {
 	udp   *net.UDPConn
 	qln   *quicListener
 	h3    *http3.Server
+	ng    *ngtcp2Stack // the ngtcp2 processes serving h3 (WithH3Stack StackNgtcp2), else nil
 	wg    sync.WaitGroup
 
 	closeOnce sync.Once
@@ -69,8 +71,16 @@ type Info struct {
 	TCPCC string `json:"tcp_cc"`
 	// TLSVersion is the TCP listeners' highest TLS version, "1.2" or "1.3".
 	TLSVersion string `json:"tls_version"`
-	// QUICCC describes quic-go's congestion controller (QUICCongestionControl).
+	// QUICCC describes the h3 stack's congestion controller: quic-go's
+	// (QUICCongestionControl), or "ngtcp2 VERSION CC" with CC read back from the running
+	// gtlsserver (Ngtcp2CCs).
 	QUICCC string `json:"quic_cc"`
+	// H3Stack is the stack that answers h3: StackQUICGo or StackNgtcp2.
+	H3Stack string `json:"h3_stack"`
+	// QUICStack names the h3 stack and its version as read from what runs: "quic-go v0.65.0"
+	// (the build information) or "ngtcp2 0.12.1+dfsg-1+deb12u1 (libngtcp2.so.9.0.1, ...)" (the
+	// libraries the running gtlsserver mapped, and the Debian package that installed them).
+	QUICStack string `json:"quic_stack"`
 	// UDPRcvBuf and UDPSndBuf are the QUIC socket's buffer sizes in bytes as getsockopt reports them
 	// (Linux reports twice the size asked for); 0 without h3.
 	UDPRcvBuf int `json:"udp_rcvbuf"`
@@ -90,6 +100,10 @@ type SiteInfo struct {
 	Host string `json:"host"`
 	// Manifest is its page's manifest.
 	Manifest *pages.Manifest `json:"-"`
+	// Addrs maps a protocol name to the "ip:port" serving it for this site when that is not the
+	// server's (Info.Addrs): with the ngtcp2 stack every site but the first has an h3 server of
+	// its own. Nil when every protocol is on the server's address.
+	Addrs map[string]string `json:"addrs,omitempty"`
 }
 
 // SiteURL returns "https://HOST:PORT/index.html" of site host on the port serving the named
@@ -99,6 +113,9 @@ func (i Info) SiteURL(host, name string) string {
 		if st.Host == host {
 			j := i
 			j.Host, j.Manifest = host, st.Manifest
+			if a, ok := st.Addrs[name]; ok {
+				j.Addrs = map[string]string{name: a}
+			}
 			return j.URL(name)
 		}
 	}
@@ -107,6 +124,27 @@ func (i Info) SiteURL(host, name string) string {
 
 // Addr returns the "ip:port" serving the named protocol, "" when it is off or unknown.
 func (i Info) Addr(name string) string { return i.Addrs[name] }
+
+// SitePorts returns the port serving the named protocol for every site whose port differs from
+// the server's (SiteInfo.Addrs), by host; nil when none does.
+func (i Info) SitePorts(name string) map[string]int {
+	var out map[string]int
+	for _, st := range i.Sites {
+		a, ok := st.Addrs[name]
+		if !ok {
+			continue
+		}
+		ap, err := netip.ParseAddrPort(a)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]int{}
+		}
+		out[st.Host] = int(ap.Port())
+	}
+	return out
+}
 
 // URL returns "https://HOST:PORT/index.html" on the port serving the named protocol (a
 // protocol.Table name such as "h1"), or "" when that protocol is off or unknown.
@@ -189,7 +227,8 @@ func newServer(sites []Site, multi bool, opts []Option) (*Server, error) {
 	s.cert = cert
 	s.info = Info{
 		Host: hosts[0], SPKI: cert.spki, TCPCC: cfg.tcpCC, TLSVersion: cfg.tlsVersion,
-		QUICCC: QUICCongestionControl(), ZeroRTT: cfg.zeroRTT, Manifest: s.def.manifest, Sites: infos,
+		QUICCC: QUICCongestionControl(), H3Stack: StackQUICGo, QUICStack: quicGoStack(), ZeroRTT: cfg.zeroRTT,
+		Manifest: s.def.manifest, Sites: infos,
 	}
 	s.handler = s.newHandler()
 	return s, nil
@@ -228,7 +267,11 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 	}
 	if err == nil && s.udp != nil {
-		err = s.startQUIC(s.udp)
+		if s.cfg.h3Stack == StackNgtcp2 {
+			err = s.startNgtcp2()
+		} else {
+			err = s.startQUIC(s.udp)
+		}
 	}
 	if err != nil {
 		s.closeListeners()
@@ -256,21 +299,39 @@ func (s *Server) Info() Info {
 
 // CloseConnections closes every open h1, h2 and h3 connection (TCP: the socket is closed; QUIC:
 // CONNECTION_CLOSE with H3_NO_ERROR) and returns once they are closed, so that the next page
-// load has to open new connections. Listeners stay open.
+// load has to open new connections. Listeners stay open. With the ngtcp2 stack, which cannot
+// close a connection on request, it waits until its connections have idled out
+// (Ngtcp2IdleTimeout after their last packet), and fails when one has not after
+// Ngtcp2IdleTimeout + 5 s.
 func (s *Server) CloseConnections() error {
-	return s.reg.closeAll()
+	err := s.reg.closeAll()
+	if s.ng != nil {
+		err = errors.Join(err, s.ng.closeConnections())
+	}
+	return err
 }
 
 // PageConn returns the connection that started serving the page (IndexPath, or "/") most
-// recently after since; false if none did.
-func (s *Server) PageConn(since time.Time) (ConnInfo, bool) {
-	return s.reg.pageConn(since)
+// recently after since; false if none did. With the ngtcp2 stack, when no TCP connection
+// served the page, it waits until the h3 connections opened since the last CloseConnections
+// have idled out, reads their qlogs and returns the one opened last (its facts are the qlog's:
+// see ConnInfo); an error only when the server exited or a connection did not end.
+func (s *Server) PageConn(since time.Time) (ConnInfo, bool, error) {
+	if ci, ok := s.reg.pageConn(since); ok || s.ng == nil {
+		return ci, ok, nil
+	}
+	return s.ng.pageConn(since)
 }
 
 // Conns returns every connection accepted so far, open or closed, in the order accepted (the
-// oldest closed ones are forgotten beyond 10000).
+// oldest closed ones are forgotten beyond 10000); with the ngtcp2 stack its h3 connections
+// follow, those PageConn has read (closed ones only).
 func (s *Server) Conns() []ConnInfo {
-	return s.reg.conns()
+	out := s.reg.conns()
+	if s.ng != nil {
+		out = append(out, s.ng.allConns()...)
+	}
+	return out
 }
 
 // Stats returns the server's totals, as served at StatsPath.
@@ -309,6 +370,9 @@ func (s *Server) shutdown() error {
 	}
 	wg.Go(func() { errs[len(tcp)] = s.shutdownQUIC(ctx) })
 	wg.Wait()
+	if s.ng != nil {
+		errs = append(errs, s.ng.close())
+	}
 	s.wg.Wait()
 	// net/http does not always close a connection handed to x/net/http2 when Shutdown times
 	// out; close whatever is still open so that Close leaves no connection behind.

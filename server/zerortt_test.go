@@ -33,7 +33,7 @@ func TestIntegration0RTT(t *testing.T) {
 		}
 		resp.Body.Close()
 		cache.wait(t) // the session ticket arrives after the handshake
-		ci, ok := s.PageConn(since)
+		ci, ok, _ := s.PageConn(since)
 		if !ok {
 			t.Fatal("no page connection")
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/pltlab/pltlab/device"
 	"io"
 	"log/slog"
 	"os"
@@ -15,8 +14,10 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
@@ -32,6 +33,7 @@ type runFlags struct {
 	out              string
 	name             string
 	tcpCC, tls       string
+	h3Stack, quicCC  string
 	chrome           string
 	device           string
 	noCheck, force   bool
@@ -94,6 +96,8 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 	fl.StringVar(&f.name, "name", "", "experiment name in every record (default run-<UTC time>)")
 	fl.StringVar(&f.tcpCC, "tcp-cc", experiment.DefaultTCPCC, "server TCP congestion control: cubic, bbr, reno")
 	fl.StringVar(&f.tls, "tls", "1.3", "TLS version of the TCP listeners: 1.2 or 1.3 (QUIC is always 1.3)")
+	fl.StringVar(&f.h3Stack, "h3-stack", server.StackQUICGo, "HTTP/3 stack serving h3: "+strings.Join(server.H3Stacks, ", ")+" (ngtcp2: Debian's gtlsserver, one process per page)")
+	fl.StringVar(&f.quicCC, "quic-cc", "", "the h3 stack's congestion controller: quic-go has "+server.QUICGoCC+" only; ngtcp2 "+strings.Join(server.Ngtcp2CCs, ", ")+" (default "+server.DefaultNgtcp2CC+")")
 	fl.StringVar(&f.device, "device", "desktop", "emulated client device: "+strings.Join(device.Names(), ", ")+" or cpu=X (a slowdown), optionally :cgroup (a CPU budget for the whole browser, the default), :cdp (DevTools throttling of the renderer only) or :cgroup+cdp")
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the link self-check before measuring")
@@ -143,7 +147,8 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 			return c, err
 		}
 		c = experiment.Config{Pages: f.pages, Links: f.links, Arms: experiment.CrossArms(protocols, modes),
-			Runs: f.runs, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, TCPCC: f.tcpCC, TLS: f.tls, Device: f.device}
+			Runs: f.runs, Warmup: f.warmup, Timeout: f.timeout, Seed: f.seed, TCPCC: f.tcpCC, TLS: f.tls, Device: f.device,
+			H3Stack: f.h3Stack, QUICCC: f.quicCC}
 		if len(f.pages) == 0 {
 			return c, usagef("missing --page: give a page SPEC such as carlucci2015 or 10x30KB")
 		}
@@ -211,6 +216,9 @@ func (f *runFlags) check(c experiment.Config) error {
 	}
 	if err := experiment.CheckDevice(c); err != nil {
 		return asUsage(err) // a CPU budget the kernel refuses here (rootless, a read-only cgroupfs)
+	}
+	if err := experiment.CheckH3Stack(c); err != nil {
+		return asUsage(err) // gtlsserver missing
 	}
 	if f.out != "-" {
 		if _, err := checkOutPath("--out", f.out, f.outMode()); err != nil {
@@ -283,6 +291,14 @@ func (f *runFlags) override(cmd *cobra.Command, c experiment.Config) (experiment
 	if fl.Changed("device") {
 		note("device", f.device, c.Device)
 		c.Device = f.device
+	}
+	if fl.Changed("h3-stack") {
+		note("h3_stack", f.h3Stack, c.H3Stack)
+		c.H3Stack = f.h3Stack
+	}
+	if fl.Changed("quic-cc") {
+		note("quic_cc", f.quicCC, c.QUICCC)
+		c.QUICCC = f.quicCC
 	}
 	if fl.Changed("name") {
 		note("name", f.name, c.Name)

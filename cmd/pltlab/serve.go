@@ -22,6 +22,7 @@ import (
 // serveFlags are the command line of 'pltlab serve'.
 type serveFlags struct {
 	pagesDir, spec, addr, h1Addr, protocols, tcpCC, tlsVersion, host, certOut string
+	h3Stack, quicCC                                                           string
 	seed                                                                      int64
 	zeroRTT, json                                                             bool
 }
@@ -41,6 +42,7 @@ generates the page into a temporary directory that is removed on exit.
 Paths: /index.html (also /), the page's objects, /healthz, /manifest.json, /_pltlab/stats.`,
 		Example: `  ./bin/pltlab serve --spec 10x30KB --addr 127.0.0.1:0
   ./bin/pltlab serve --spec carlucci2015 --tls 1.2 --tcp-cc reno --0rtt --json
+  ./bin/pltlab serve --spec 10x30KB --addr 127.0.0.1:0 --h3-stack ngtcp2 --quic-cc bbr
   ./bin/pltlab pages --spec 10x30KB --out /tmp/page10 --force && ./bin/pltlab serve --pages /tmp/page10 --protocols h2,h3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd, f) },
@@ -54,7 +56,9 @@ Paths: /index.html (also /), the page's objects, /healthz, /manifest.json, /_plt
 	fl.StringVar(&f.protocols, "protocols", strings.Join(server.DefaultProtocols, ","), "protocols to serve: comma-separated h1, h2, h3")
 	fl.StringVar(&f.tcpCC, "tcp-cc", server.DefaultTCPCC, "TCP congestion control: "+strings.Join(server.KnownTCPCCs, "|"))
 	fl.StringVar(&f.tlsVersion, "tls", server.DefaultTLSVersion, "highest TLS version on TCP: 1.2|1.3 (QUIC is always 1.3)")
-	fl.BoolVar(&f.zeroRTT, "0rtt", false, "accept QUIC 0-RTT on resumed connections")
+	fl.BoolVar(&f.zeroRTT, "0rtt", false, "accept QUIC 0-RTT on resumed connections (quic-go; ngtcp2 always accepts it)")
+	fl.StringVar(&f.h3Stack, "h3-stack", server.StackQUICGo, "HTTP/3 stack serving h3: "+strings.Join(server.H3Stacks, ", ")+" (ngtcp2: Debian's gtlsserver, static files only)")
+	fl.StringVar(&f.quicCC, "quic-cc", "", "the h3 stack's congestion controller: quic-go has "+server.QUICGoCC+" only; ngtcp2 "+strings.Join(server.Ngtcp2CCs, ", ")+" (default "+server.DefaultNgtcp2CC+")")
 	fl.StringVar(&f.host, "host", server.DefaultHost, "TLS/SNI hostname of the certificate")
 	fl.StringVar(&f.certOut, "cert-out", "", "also write cert.pem and key.pem into this directory")
 	fl.BoolVar(&f.json, "json", false, "print the start-up facts as one JSON object")
@@ -128,8 +132,17 @@ func (f serveFlags) options() ([]server.Option, error) {
 			return nil, usagef("bad %s %q: accepted: HOST:PORT such as 127.0.0.1:8443 (port 0 picks a free one)", name, a)
 		}
 	}
+	if err := server.CheckH3Stack(f.h3Stack, f.quicCC); err != nil {
+		return nil, usagef("bad --h3-stack/--quic-cc: %v", err)
+	}
+	if f.h3Stack == server.StackNgtcp2 && slices.Contains(protos, "h3") {
+		if err := server.CheckNgtcp2(); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
 	opts := []server.Option{server.WithAddr(f.addr), server.WithProtocols(protos...), server.WithTCPCC(f.tcpCC),
-		server.WithTLSVersion(f.tlsVersion), server.With0RTT(f.zeroRTT), server.WithHost(f.host)}
+		server.WithTLSVersion(f.tlsVersion), server.With0RTT(f.zeroRTT), server.WithHost(f.host),
+		server.WithH3Stack(f.h3Stack, f.quicCC)}
 	if f.h1Addr != "" {
 		opts = append(opts, server.WithH1Addr(f.h1Addr))
 	}
@@ -210,7 +223,7 @@ func (f serveFacts) print(w io.Writer) error {
 	zero := map[bool]string{true: "on", false: "off"}[f.ZeroRTT]
 	fmt.Fprintf(&b, "TCP: congestion control %s, TLS up to %s; QUIC: TLS 1.3, 0-RTT %s, UDP buffers rcv %d snd %d B\n",
 		f.TCPCC, f.TLSVersion, zero, f.UDPRcvBuf, f.UDPSndBuf)
-	fmt.Fprintf(&b, "QUIC congestion control: %s\n", f.QUICCC)
+	fmt.Fprintf(&b, "HTTP/3 stack: %s; QUIC congestion control: %s\n", f.QUICStack, f.QUICCC)
 	curlFlag := map[protocol.Version]string{protocol.HTTP1: "--http1.1", protocol.HTTP2: "--http2"}
 	for _, p := range protocol.Table {
 		a := f.Addrs[p.Name]
