@@ -69,6 +69,23 @@ func TestBusyHostNote(t *testing.T) {
 	}
 }
 
+// TestHostFreezeNote: loads whose lateness a host freeze explained are counted in one warning
+// with the most taken off; none, no warning.
+func TestHostFreezeNote(t *testing.T) {
+	mk := func(freeze float64) *result.Record {
+		r := &result.Record{Experiment: "e", Protocol: "h2", Valid: true, PLTMs: 100, Emulator: &result.Emulator{}}
+		r.Emulator.Up.HostFreezeMs = freeze
+		return r
+	}
+	recs := []*result.Record{mk(0), mk(7.9), mk(0), mk(12.34)}
+	if w := hostFreezeNote(recs); !strings.HasPrefix(w, "HOST FROZE: in 2 of 4 loads") || !strings.Contains(w, "up to 12.3 ms") {
+		t.Errorf("note %q", w)
+	}
+	if w := hostFreezeNote(recs[:1]); w != "" {
+		t.Errorf("no freeze, yet %q", w)
+	}
+}
+
 // TestEmulatorLateGroup: a load the emulator was late in is its own outcome (not valid, not
 // in the PLT statistics), a load made again counts once, by its last attempt, and is counted
 // as redone; the lateness column holds every attempt's largest lateness.

@@ -242,6 +242,9 @@ func (r *Report) warnings(recs []*result.Record) []string {
 	if w := busyHostNote(recs); w != "" {
 		out = append(out, w)
 	}
+	if w := hostFreezeNote(recs); w != "" {
+		out = append(out, w)
+	}
 	return append(out, partialExperiments(recs)...)
 }
 
@@ -313,6 +316,30 @@ func busyHostNote(recs []*result.Record) string {
 	}
 	return fmt.Sprintf("BUSY HOST: %d of %d loads were made while the machine was more than %.0f %% busy or the hypervisor took more than %.0f %% of its CPU time (%s; the records' host_busy_pct, host_steal_pct): their PLTs may include the machine's own delays",
 		n, total, HostBusyBoundPct, HostStealBoundPct, strings.Join(parts, ", "))
+}
+
+// hostFreezeNote says how many measured loads had release lateness taken off because a freeze
+// of the host explained it (result.Direction.HostFreezeMs), and the most taken off one
+// release: those loads count as valid, and their PLTs include the freeze, as every process of
+// the machine stood still ("" when none).
+func hostFreezeNote(recs []*result.Record) string {
+	n, total, most := 0, 0, 0.0
+	for _, r := range recs {
+		if r == nil || !r.IsLoad() || r.Warmup {
+			continue
+		}
+		total++
+		if r.Emulator == nil || r.Emulator.HostFreezeMs() == 0 {
+			continue
+		}
+		n++
+		most = max(most, r.Emulator.HostFreezeMs())
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("HOST FROZE: in %d of %d loads the hypervisor held a CPU while a packet waited, and up to %.1f ms of a release's lateness (at most %.0f ms) was taken off as the host's, not the emulator's (the records' host_freeze_ms, timing_err_own_max_ms): their PLTs include those freezes",
+		n, total, most, result.HostFreezeAllowanceMs)
 }
 
 // pooledNote says which groups pool the loads of several experiments ("" when none does):

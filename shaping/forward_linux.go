@@ -267,6 +267,21 @@ func (f *forwarder) release() {
 		f.tapped(now, pkt, capture.TapExit)
 		f.pipe.Recycle(pkt)
 	}
+	f.tagLate()
+}
+
+// tagLate names the CPU this round of releases ran on for the late ones among them (the
+// pipe lists those; package idlepoll then knows whether the host held that CPU meanwhile).
+// getcpu(2) runs only after a late release, so a steady link never calls it.
+func (f *forwarder) tagLate() {
+	if !f.pipe.UntaggedLate() {
+		return
+	}
+	var cpu uint32
+	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0); e != 0 {
+		return
+	}
+	f.pipe.TagLate(int(cpu))
 }
 
 // releaseBatch (fast path) groups every due packet per flow (coalescer) and writes each group
@@ -285,6 +300,7 @@ func (f *forwarder) releaseBatch() {
 	if len(f.due) > 0 {
 		f.flush()
 	}
+	f.tagLate()
 }
 
 // flush writes the batch's groups, each a [virtio-net header][first packet][payloads of the
@@ -429,7 +445,7 @@ func (f *forwarder) take() result.Direction {
 		}
 		time.Sleep(takePoll)
 	}
-	return direction(f.snap)
+	return direction(f.snap, f.base)
 }
 
 // takePoll is how often take looks for the forwarder's answer.

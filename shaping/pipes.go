@@ -3,12 +3,14 @@ package shaping
 import (
 	"time"
 
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/emu"
 )
 
-// direction converts one direction's emulator counters to the record's form.
-func direction(c emu.Counters) result.Direction {
+// direction converts one direction's emulator counters to the record's form; base is the
+// instant the pipe's clock counts from (the late releases' times are offsets from it).
+func direction(c emu.Counters, base time.Time) result.Direction {
 	d := result.Direction{
 		PacketsIn:        c.PacketsIn,
 		BytesIn:          c.BytesIn,
@@ -31,6 +33,7 @@ func direction(c emu.Counters) result.Direction {
 		TimingErrP99Ms:   ms(c.TimingErrP99),
 		TimingErrMaxMs:   ms(c.TimingErrMax),
 	}
+	hostFreezes(&d, c, base)
 	if c.LossBursts > 0 {
 		d.LossBurstMean = float64(c.DropsLoss) / float64(c.LossBursts)
 	}
@@ -41,6 +44,38 @@ func direction(c emu.Counters) result.Direction {
 		d.ReorderExtentMean = float64(c.ReorderExtentSum) / float64(c.Reordered)
 	}
 	return d
+}
+
+// hostFreezes takes off each late release's lateness what a freeze of the host explains: the
+// time the hypervisor held the CPU the release was made on while the packet waited, from its
+// scheduled time to its release (idlepoll.Stolen), at most result.HostFreezeAllowanceMs per
+// release. It fills d's HostFreezeMs, HostFreezeReleases and TimingErrOwnMaxMs when it took
+// anything off. Nothing is taken off when the late releases were too many to list (the
+// lateness then counts whole), and releases not listed were at most emu.LateRecordThreshold
+// late.
+func hostFreezes(d *result.Direction, c emu.Counters, base time.Time) {
+	if len(c.Late) == 0 || c.LateOverflow {
+		return
+	}
+	allow := time.Duration(result.HostFreezeAllowanceMs * float64(time.Millisecond))
+	own := min(c.TimingErrMax, emu.LateRecordThreshold)
+	var most time.Duration
+	var n int64
+	for _, l := range c.Late {
+		var ex time.Duration
+		if l.CPU >= 0 {
+			ex = min(idlepoll.Stolen(l.CPU, base.Add(l.Due), base.Add(l.Due+l.Late)), l.Late, allow)
+		}
+		if ex > 0 {
+			n++
+			most = max(most, ex)
+		}
+		own = max(own, l.Late-ex)
+	}
+	if n == 0 {
+		return
+	}
+	d.HostFreezeMs, d.HostFreezeReleases, d.TimingErrOwnMaxMs = ms(most), n, ms(own)
 }
 
 // ms is d in milliseconds, as the record's *_ms fields hold it.

@@ -10,15 +10,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
-
-// spinScript is what each spinner runs: a shell loop that ends when its parent (pltlab) is gone,
-// besides the SIGKILL it gets when the parent's thread dies (Pdeathsig), so no spinner outlives
-// a killed pltlab.
-const spinScript = `while kill -0 "$1" 2>/dev/null; do :; done`
 
 // Keeper holds the spinners of one Start.
 type Keeper struct {
@@ -27,9 +21,12 @@ type Keeper struct {
 	CPUs []int
 }
 
-// Start starts one spinner (/bin/sh running spinScript) per CPU this process may run on, pins
-// it there (sched_setaffinity) and gives it SCHED_IDLE, the lowest priority. Errors: /bin/sh
-// cannot be started or a spinner's affinity or policy cannot be set; then no spinner is left.
+// Start starts one spinner per CPU this process may run on: this program's own executable run
+// as a spinner (spinnerEnv), pinned there (sched_setaffinity) at SCHED_IDLE, the lowest
+// priority, reporting the freezes it sees (Stolen, Freezes). A spinner ends with Stop, with
+// this process's death (Pdeathsig) and, should that signal be missed, by itself once its parent
+// is gone. Errors: the executable cannot be started, a spinner's affinity or policy cannot be
+// set, or it does not report ready within 10 s; then no spinner is left.
 func Start() (*Keeper, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
@@ -83,11 +80,24 @@ func Ticks() uint64 {
 	return n
 }
 
-// spin starts the spinner of cpu.
+// spin starts the spinner of cpu and waits until it is set up.
 func (k *Keeper) spin(cpu int) error {
-	cmd := exec.Command("/bin/sh", "-c", spinScript, "pltlab-idle-poll", strconv.Itoa(os.Getpid()))
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("idle poll: find this program to run as a spinner: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("idle poll: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d", spinnerEnv, cpu, os.Getpid()))
+	cmd.Stdout = w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		r.Close()
 		return fmt.Errorf("idle poll: start a spinner: %w", err)
 	}
 	k.cmds = append(k.cmds, cmd)
@@ -95,11 +105,16 @@ func (k *Keeper) spin(cpu int) error {
 	var one unix.CPUSet
 	one.Set(cpu)
 	if err := unix.SchedSetaffinity(pid, &one); err != nil {
+		r.Close()
 		return fmt.Errorf("idle poll: pin a spinner to CPU %d: %w", cpu, err)
 	}
-	param := struct{ priority int32 }{0}
-	if _, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), uintptr(unix.SCHED_IDLE), uintptr(unsafe.Pointer(&param))); e != 0 {
-		return fmt.Errorf("idle poll: give a spinner SCHED_IDLE: %w", e)
+	if err := setIdle(pid); err != nil {
+		r.Close()
+		return fmt.Errorf("idle poll: spinner: %w", err)
+	}
+	if err := readSpinner(cpu, r); err != nil {
+		r.Close()
+		return err
 	}
 	k.CPUs = append(k.CPUs, cpu)
 	return nil

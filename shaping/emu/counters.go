@@ -41,16 +41,56 @@ type Counters struct {
 	// TimingErrP50, TimingErrP99 and TimingErrMax summarise the caller's lateness: actual minus
 	// scheduled delivery time.
 	TimingErrP50, TimingErrP99, TimingErrMax time.Duration
+	// Late lists the releases later than LateRecordThreshold, in release order: the first
+	// MaxLateReleases of the interval (LateOverflow is then true and the rest are not listed).
+	Late []LateRelease
+	// LateOverflow is true when more releases were late than Late lists.
+	LateOverflow bool
 }
+
+// LateRelease is one packet released more than LateRecordThreshold after its scheduled time.
+type LateRelease struct {
+	// Due is the scheduled delivery time and Late the lateness (actual minus scheduled), on the
+	// caller's clock (Pop's now).
+	Due, Late time.Duration
+	// CPU is the CPU the caller released it on (TagLate), -1 when not told.
+	CPU int
+}
+
+// LateRecordThreshold is the lateness above which a release is listed (Counters.Late): the
+// releases whose lateness may have to be explained, far above the fast path's batching lag
+// (microseconds), so listing them costs nothing on a steady machine.
+const LateRecordThreshold = time.Millisecond
+
+// MaxLateReleases is how many late releases one interval lists (Counters.Late).
+const MaxLateReleases = 256
 
 // counters accumulate one direction's statistics between two Take calls.
 type counters struct {
 	Counters
 	queueDelay, timingErr hist
+	late                  []LateRelease // the interval's late releases (capacity MaxLateReleases, reused)
+	untagged              int           // index in late of the first release without a CPU
+}
+
+// recordLate lists a release late beyond LateRecordThreshold.
+func (c *counters) recordLate(due, late time.Duration) {
+	if late <= LateRecordThreshold {
+		return
+	}
+	if len(c.late) == MaxLateReleases {
+		c.LateOverflow = true
+		return
+	}
+	if c.late == nil {
+		c.late = make([]LateRelease, 0, MaxLateReleases)
+	}
+	c.late = append(c.late, LateRelease{Due: due, Late: late, CPU: -1})
 }
 
 func (c *counters) reset() {
 	c.Counters = Counters{}
+	c.late, c.untagged = c.late[:0], 0
 	c.queueDelay.reset()
 	c.timingErr.reset()
 }
@@ -64,5 +104,8 @@ func (c *counters) snapshot() Counters {
 	s.TimingErrP50 = time.Duration(c.timingErr.quantile(0.50))
 	s.TimingErrP99 = time.Duration(c.timingErr.quantile(0.99))
 	s.TimingErrMax = time.Duration(c.timingErr.max)
+	if len(c.late) > 0 {
+		s.Late = append([]LateRelease(nil), c.late...)
+	}
 	return s
 }

@@ -348,12 +348,26 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 	p.c.PacketsOut++
 	p.c.BytesOut += int64(len(pd.buf))
 	p.c.timingErr.record(int64(now) - pd.deliver)
+	p.c.recordLate(time.Duration(pd.deliver), now-time.Duration(pd.deliver))
 	if re, ext := p.rt.deliver(pd.seq); re {
 		p.c.Reordered++
 		p.c.ReorderExtentSum += ext
 		p.c.ReorderExtentMax = max(p.c.ReorderExtentMax, ext)
 	}
 	return pd.buf, true
+}
+
+// UntaggedLate reports whether a release later than LateRecordThreshold has no CPU yet (TagLate).
+func (p *Pipe) UntaggedLate() bool { return p.c.untagged < len(p.c.late) }
+
+// TagLate records cpu as the CPU of every late release not tagged yet: the caller, after a round
+// of Pop calls, names the CPU it released them on (so their lateness can be set against what
+// happened to that CPU).
+func (p *Pipe) TagLate(cpu int) {
+	for i := p.c.untagged; i < len(p.c.late); i++ {
+		p.c.late[i].CPU = cpu
+	}
+	p.c.untagged = len(p.c.late)
 }
 
 // Len is the number of packets in the pipe (queued or on the delay line).

@@ -1,6 +1,7 @@
 package selfcheck
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,25 @@ func TestLatenessLine(t *testing.T) {
 		c.latenessLine()
 		if l := c.res.Lines[0]; l.Pass != tc.pass || !strings.Contains(l.Tolerance, "<= 5.00 ms") {
 			t.Errorf("lateness %.2f ms: %+v, want pass %v against <= 5.00 ms", tc.lateMs, l, tc.pass)
+		}
+	}
+}
+
+// TestLatenessLineHostFreeze: lateness a host freeze explained is taken off before the bound
+// (8.1 ms of which 7.9 ms frozen passes at 0.2 ms), the line says so with the lateness before,
+// and what is left beyond the bound still fails (a 30 ms freeze, 20 ms taken off, 10 ms left).
+func TestLatenessLineHostFreeze(t *testing.T) {
+	for _, tc := range []struct {
+		own, raw, freeze float64
+		pass             bool
+	}{{0.2, 8.1, 7.9, true}, {10, 30, 20, false}} {
+		c := testChecker("rate=10mbit,rtt=36ms,queue=2bdp", true)
+		c.acc.lateMax, c.acc.rawMax, c.acc.freezeMax, c.acc.freezeReleases = tc.own, tc.raw, tc.freeze, 1
+		c.latenessLine()
+		l := c.res.Lines[0]
+		want := fmt.Sprintf("%.2f ms beyond the host's freezes (%.2f ms before; up to %.2f ms taken off 1 late releases)", tc.own, tc.raw, tc.freeze)
+		if l.Pass != tc.pass || l.Measured != want || !strings.Contains(l.Tolerance, "at most 20 ms per release that a host freeze explains") {
+			t.Errorf("%+v, want pass %v, measured %q", l, tc.pass, want)
 		}
 	}
 }

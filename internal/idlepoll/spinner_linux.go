@@ -1,0 +1,211 @@
+package idlepoll
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// spinnerEnv, when set ("CPU PARENT-PID"), makes the program a spinner (init below): Start runs
+// its own executable once per CPU with it, so pltlab and every test binary that starts spinners
+// can be one.
+const spinnerEnv = "PLTLAB_IDLE_POLL_SPINNER"
+
+func init() {
+	if v, ok := os.LookupEnv(spinnerEnv); ok {
+		os.Exit(spinner(v, os.Stdout))
+	}
+}
+
+// spinner is the spinner process: pinned to its CPU at SCHED_IDLE (every thread of it), it
+// reads the clock in a loop and reports each freeze it sees on out, until its parent is gone.
+// A gap between two consecutive readings longer than FreezeMin is a freeze when the spinner
+// was not switched out in it (schedstat's timeslice count unchanged) and the gap exceeds the
+// spinner's own CPU time (CLOCK_THREAD_CPUTIME_ID, which leaves out stolen time with
+// CONFIG_PARAVIRT_TIME_ACCOUNTING and counts interrupts, so the guest's own interrupt work is
+// never taken for a freeze) plus its run-queue wait by more than FreezeMin. Protocol on out:
+// "ok" once set up, or "error TEXT"; then "freeze START END STOLEN" (CLOCK_MONOTONIC ns).
+func spinner(arg string, out *os.File) int {
+	var cpu, parent int
+	if _, err := fmt.Sscanf(arg, "%d %d", &cpu, &parent); err != nil {
+		fmt.Fprintf(out, "error bad %s %q: want CPU and parent PID\n", spinnerEnv, arg)
+		return 2
+	}
+	runtime.GOMAXPROCS(1)
+	debug.SetGCPercent(-1)
+	runtime.LockOSThread()
+	if err := pinAll(cpu); err != nil {
+		fmt.Fprintf(out, "error %v\n", err)
+		return 1
+	}
+	fd, err := unix.Open("/proc/thread-self/schedstat", unix.O_RDONLY, 0)
+	if err != nil {
+		fmt.Fprintf(out, "error open schedstat: %v\n", err)
+		return 1
+	}
+	var buf [128]byte
+	if _, _, ok := schedstat(fd, &buf); !ok {
+		fmt.Fprintln(out, "error /proc/thread-self/schedstat unreadable (CONFIG_SCHED_INFO)")
+		return 1
+	}
+	w := bufio.NewWriter(out)
+	fmt.Fprintln(w, "ok")
+	w.Flush()
+	// The readings of one turn are not taken at one instant: a pause may fall between a turn's
+	// clock reading and its schedstat one, which then already holds the pause's wait. So a gap
+	// between the clock readings of turns k and k+1 is judged against the CPU time, wait and
+	// timeslices from turn k-1 to turn k+1 (the extra turn only makes a freeze look shorter).
+	t1 := clock(unix.CLOCK_MONOTONIC)
+	c0 := clock(unix.CLOCK_THREAD_CPUTIME_ID)
+	w0, s0, _ := schedstat(fd, &buf)
+	c1, w1, s1 := c0, w0, s0
+	for i := 0; ; i++ {
+		t, c := clock(unix.CLOCK_MONOTONIC), clock(unix.CLOCK_THREAD_CPUTIME_ID)
+		wait, slices, _ := schedstat(fd, &buf)
+		if gap := t - t1; gap > int64(FreezeMin) && slices == s0 {
+			if stolen := gap - (c - c0) - (wait - w0); stolen > int64(FreezeMin) {
+				fmt.Fprintf(w, "freeze %d %d %d\n", t1, t, min(stolen, gap))
+				if w.Flush() != nil {
+					return 0 // the parent closed the pipe
+				}
+			}
+		}
+		t1, c0, w0, s0, c1, w1, s1 = t, c1, w1, s1, c, wait, slices
+		if i&0x3ff == 0 && os.Getppid() != parent {
+			return 0
+		}
+	}
+}
+
+// pinAll pins every thread of this process to cpu and gives it SCHED_IDLE (threads made later
+// inherit both from the thread that makes them).
+func pinAll(cpu int) error {
+	var one unix.CPUSet
+	one.Set(cpu)
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := unix.SchedSetaffinity(tid, &one); err != nil {
+			return fmt.Errorf("pin thread %d to CPU %d: %w", tid, cpu, err)
+		}
+		if err := setIdle(tid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setIdle gives thread or process id the SCHED_IDLE policy.
+func setIdle(id int) error {
+	param := struct{ priority int32 }{0}
+	if _, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(id), uintptr(unix.SCHED_IDLE), uintptr(unsafe.Pointer(&param))); e != 0 {
+		return fmt.Errorf("give %d SCHED_IDLE: %w", id, e)
+	}
+	return nil
+}
+
+// clock reads clock id in ns with a raw system call (the goroutine never enters the syscall
+// state, so the runtime's monitor has no reason to touch it).
+func clock(id int) int64 {
+	var ts unix.Timespec
+	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(id), uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
+}
+
+// schedstat reads /proc/thread-self/schedstat (open as fd): the run-queue wait in ns and the
+// number of timeslices run (Documentation/scheduler/sched-stats.rst, fields 2 and 3).
+func schedstat(fd int, buf *[128]byte) (wait, slices int64, ok bool) {
+	n, _, e := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)), 0, 0, 0)
+	if e != 0 || n == 0 {
+		return 0, 0, false
+	}
+	var f [3]int64
+	k := 0
+	for _, b := range buf[:n] {
+		switch {
+		case b >= '0' && b <= '9':
+			f[k] = f[k]*10 + int64(b-'0')
+		case b == ' ' && k < 2:
+			k++
+		}
+	}
+	return f[1], f[2], k == 2
+}
+
+// monoBase ties this process's clock to CLOCK_MONOTONIC, in which spinners report: a freeze at
+// CLOCK_MONOTONIC m happened at monoBase.t + (m - monoBase.ns).
+var monoBase = func() (b struct {
+	t  time.Time
+	ns int64
+}) {
+	b.t, b.ns = time.Now(), clock(unix.CLOCK_MONOTONIC)
+	return b
+}()
+
+// monoTime converts a CLOCK_MONOTONIC reading in ns to a time.Time (with this process's
+// monotonic reading, so it compares exactly with time.Now's).
+func monoTime(ns int64) time.Time { return monoBase.t.Add(time.Duration(ns - monoBase.ns)) }
+
+// readSpinner reads spinner cpu's first line from r ("ok", or an error), then, in a goroutine,
+// records every freeze it reports until r ends.
+func readSpinner(cpu int, r *os.File) error {
+	br := bufio.NewReader(r)
+	type line struct {
+		s   string
+		err error
+	}
+	first := make(chan line, 1)
+	go func() {
+		s, err := br.ReadString('\n')
+		first <- line{s, err}
+	}()
+	var l line
+	select {
+	case l = <-first:
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("idle poll: the spinner of CPU %d said nothing in 10 s", cpu)
+	}
+	if l.err != nil {
+		return fmt.Errorf("idle poll: the spinner of CPU %d: %w", cpu, l.err)
+	}
+	if s := strings.TrimSpace(l.s); s != "ok" {
+		return errors.New("idle poll: the spinner of CPU " + strconv.Itoa(cpu) + ": " + strings.TrimPrefix(s, "error "))
+	}
+	go func() {
+		defer r.Close()
+		for {
+			s, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if f, ok := parseFreeze(cpu, s); ok {
+				AddFreeze(f)
+			}
+		}
+	}()
+	return nil
+}
+
+// parseFreeze parses a spinner's "freeze START END STOLEN" line.
+func parseFreeze(cpu int, s string) (Freeze, bool) {
+	var start, end, stolen int64
+	if _, err := fmt.Sscanf(s, "freeze %d %d %d", &start, &end, &stolen); err != nil || end < start || stolen < 0 {
+		return Freeze{}, false
+	}
+	return Freeze{CPU: cpu, Start: monoTime(start), End: monoTime(end), Stolen: time.Duration(min(stolen, end-start))}, true
+}
