@@ -52,7 +52,7 @@ var allowed = map[string][]string{
 	"device":                           nil,
 	"browser":                          {"device", "pages", "result", "protocol"},
 	"server":                           {"pages", "result", "protocol"},
-	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait"},
+	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait", "internal/idlepoll"},
 	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},
 	"flows":                            {"internal/hostenv", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
 	"experiment":                       {"device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
