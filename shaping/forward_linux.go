@@ -53,11 +53,13 @@ const (
 // stalls", for the 36-62 ms stalls this removes.
 type forwarder struct {
 	pipe *emu.Pipe
-	src  *tunDev       // device packets come from
-	dst  *tunDev       // device due packets go to
-	wake int           // eventfd that interrupts the wait (stop)
-	fast bool          // both devices on the fast path
-	lag  time.Duration // fast path: how late a packet with others behind it may leave (releaseLag)
+	src  *tunDev // device packets come from
+	dst  *tunDev // device due packets go to
+	wake int     // eventfd that interrupts the wait (stop)
+	// waitCPU is the CPU the forwarder last went to sleep on (wait), -1 before its first wait.
+	waitCPU int
+	fast    bool          // both devices on the fast path
+	lag     time.Duration // fast path: how late a packet with others behind it may leave (releaseLag)
 
 	rbufs  [][]byte // fast path: pipe buffers a read splits into (tunBatch)
 	rsizes []int
@@ -97,7 +99,7 @@ func newForwarder(cfg emu.Config, src, dst *tunDev, mtu int, base time.Time, sto
 		return nil, err
 	}
 	cfg.BufSize = mtu + 1
-	f := &forwarder{pipe: emu.NewPipe(cfg), src: src, dst: dst, wake: wake, mtu: mtu, base: base, stop: stop, rt: rt}
+	f := &forwarder{pipe: emu.NewPipe(cfg), src: src, dst: dst, wake: wake, mtu: mtu, base: base, stop: stop, rt: rt, waitCPU: -1}
 	f.fast = src.offload() && dst.offload()
 	f.lag = releaseLag(cfg.Rate, mtu)
 	if f.fast {
@@ -175,6 +177,7 @@ func (f *forwarder) wait(fds []unix.PollFd, wait time.Duration, ok bool, gov *go
 			wait = maxPoll
 		}
 		ts := unix.NsecToTimespec(int64(min(wait, maxPoll)))
+		f.waitCPU = thisCPU()
 		if rtwait.Ppoll(fds, &ts, f.raw) > 0 {
 			ready = fds[0].Revents&unix.POLLIN != 0
 			if fds[1].Revents&unix.POLLIN != 0 {
@@ -270,18 +273,26 @@ func (f *forwarder) release() {
 	f.tagLate()
 }
 
-// tagLate names the CPU this round of releases ran on for the late ones among them (the
-// pipe lists those; package idlepoll then knows whether the host held that CPU meanwhile).
-// getcpu(2) runs only after a late release, so a steady link never calls it.
+// tagLate names the CPU this round of releases ran on, and the one the forwarder slept on
+// before it (waitCPU), for the late ones among them (the pipe lists those; package idlepoll
+// then knows whether the host held either CPU meanwhile). getcpu(2) runs here only after a
+// late release.
 func (f *forwarder) tagLate() {
 	if !f.pipe.UntaggedLate() {
 		return
 	}
+	if cpu := thisCPU(); cpu >= 0 {
+		f.pipe.TagLate(cpu, f.waitCPU)
+	}
+}
+
+// thisCPU is the CPU the calling thread runs on (getcpu(2), a raw system call), -1 when unknown.
+func thisCPU() int {
 	var cpu uint32
 	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0); e != 0 {
-		return
+		return -1
 	}
-	f.pipe.TagLate(int(cpu))
+	return int(cpu)
 }
 
 // releaseBatch (fast path) groups every due packet per flow (coalescer) and writes each group

@@ -47,9 +47,9 @@ func direction(c emu.Counters, base time.Time) result.Direction {
 }
 
 // hostFreezes takes off each late release's lateness what a freeze of the host explains: the
-// time the hypervisor held the CPU the release was made on while the packet waited, from its
-// scheduled time to its release (idlepoll.Stolen), at most result.HostFreezeAllowanceMs per
-// release. It fills d's HostFreezeMs, HostFreezeReleases and TimingErrOwnMaxMs when it took
+// time the hypervisor held the CPU the release was made on, or the CPU the forwarder slept on
+// before it (the larger), while the packet waited, from its scheduled time to its release
+// (idlepoll.Stolen), at most result.HostFreezeAllowanceMs per release. It fills d's HostFreezeMs, HostFreezeReleases and TimingErrOwnMaxMs when it took
 // anything off. Nothing is taken off when the late releases were too many to list (the
 // lateness then counts whole), and releases not listed were at most emu.LateRecordThreshold
 // late.
@@ -63,8 +63,10 @@ func hostFreezes(d *result.Direction, c emu.Counters, base time.Time) {
 	var n int64
 	for _, l := range c.Late {
 		var ex time.Duration
-		if l.CPU >= 0 {
-			ex = min(idlepoll.Stolen(l.CPU, base.Add(l.Due), base.Add(l.Due+l.Late)), l.Late, allow)
+		for _, cpu := range []int{l.CPU, l.WaitCPU} {
+			if cpu >= 0 {
+				ex = max(ex, min(idlepoll.Stolen(cpu, base.Add(l.Due), base.Add(l.Due+l.Late)), l.Late, allow))
+			}
 		}
 		if ex > 0 {
 			n++

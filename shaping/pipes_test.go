@@ -17,8 +17,8 @@ func TestDirectionCounters(t *testing.T) {
 	}
 }
 
-// TestHostFreezes: a late release is relieved of what a host freeze of its CPU explains while
-// it waited, at most result.HostFreezeAllowanceMs; a freeze of another CPU, one outside the
+// TestHostFreezes: a late release is relieved of what a host freeze of its CPU, or of the CPU
+// its forwarder slept on, explains while it waited, at most result.HostFreezeAllowanceMs; a freeze of another CPU, one outside the
 // wait, an untagged release and an overflowing list explain nothing.
 func TestHostFreezes(t *testing.T) {
 	idlepoll.ResetFreezes()
@@ -36,14 +36,15 @@ func TestHostFreezes(t *testing.T) {
 		releases    int64
 	}{
 		{"no late release", nil, false, 0, 0, 0},
-		{"freeze of its CPU", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: 1}}, false, 7.9, 1.2, 1},
-		{"lateness 0 beyond the freeze", []emu.LateRelease{{Due: msd(100.5), Late: msd(7.4), CPU: 1}}, false, 7.4, 1, 1},
-		{"another CPU's freeze", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: 0}}, false, 0, 0, 0},
-		{"outside the wait", []emu.LateRelease{{Due: msd(120), Late: msd(6), CPU: 1}}, false, 0, 0, 0},
-		{"untagged", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: -1}}, false, 0, 0, 0},
-		{"beyond the allowance", []emu.LateRelease{{Due: msd(200), Late: msd(30.5), CPU: 0}}, false, 20, 10.5, 1},
-		{"one explained, one not", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: 1}, {Due: msd(150), Late: msd(6), CPU: 1}}, false, 7.9, 6, 1},
-		{"list overflowed", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: 1}}, true, 0, 0, 0},
+		{"freeze of its CPU", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: 1, WaitCPU: -1}}, false, 7.9, 1.2, 1},
+		{"lateness 0 beyond the freeze", []emu.LateRelease{{Due: msd(100.5), Late: msd(7.4), CPU: 1, WaitCPU: -1}}, false, 7.4, 1, 1},
+		{"freeze of the CPU it slept on", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: 0, WaitCPU: 1}}, false, 7.9, 1.2, 1},
+		{"another CPU's freeze", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: 0, WaitCPU: -1}}, false, 0, 0, 0},
+		{"outside the wait", []emu.LateRelease{{Due: msd(120), Late: msd(6), CPU: 1, WaitCPU: -1}}, false, 0, 0, 0},
+		{"untagged", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: -1, WaitCPU: -1}}, false, 0, 0, 0},
+		{"beyond the allowance", []emu.LateRelease{{Due: msd(200), Late: msd(30.5), CPU: 0, WaitCPU: -1}}, false, 20, 10.5, 1},
+		{"one explained, one not", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: 1, WaitCPU: -1}, {Due: msd(150), Late: msd(6), CPU: 1, WaitCPU: -1}}, false, 7.9, 6, 1},
+		{"list overflowed", []emu.LateRelease{{Due: msd(99), Late: msd(9.1), CPU: 1, WaitCPU: -1}}, true, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			raw := time.Duration(0)

@@ -17,7 +17,7 @@ var (
 	idleKeeper *idlepoll.Keeper
 )
 
-// startIdlePoll starts the spinners of package idlepoll for a command that measures (one that
+// startIdlePoll starts the spinners and watchers of package idlepoll for a command that measures (one that
 // opens emulated links, unless it only lists or plans), as mode asks: auto starts them under a
 // hypervisor, where an idle virtual CPU takes the hypervisor 1-8 ms to wake (docs/design.md,
 // "The emulator's stalls"). A failure to start them is an error with --idle-poll on and a
@@ -62,4 +62,4 @@ func onlyPlans(cmd *cobra.Command) bool {
 }
 
 // idlePollFlag is the --idle-poll flag's help.
-var idlePollFlag = fmt.Sprintf("keep the machine's CPUs from halting while measuring, with one idle-priority spinner per CPU: %s (under a hypervisor, where waking an idle CPU takes it 1-8 ms), %s or %s", idlepoll.Auto, idlepoll.On, idlepoll.Off)
+var idlePollFlag = fmt.Sprintf("keep the machine's CPUs from halting while measuring, with one idle-priority spinner per CPU (and a real-time watcher beside it that sees the host freeze a CPU): %s (under a hypervisor, where waking an idle CPU takes it 1-8 ms), %s or %s", idlepoll.Auto, idlepoll.On, idlepoll.Off)

@@ -15,6 +15,7 @@ func TestStolen(t *testing.T) {
 	AddFreeze(Freeze{CPU: 1, Start: at(10), End: at(18), Stolen: 7900 * time.Microsecond}) // an 8 ms gap, 7.9 ms stolen
 	AddFreeze(Freeze{CPU: 0, Start: at(10), End: at(30), Stolen: 20 * time.Millisecond})
 	AddFreeze(Freeze{CPU: 1, Start: at(40), End: at(41), Stolen: time.Millisecond})
+	AddFreeze(Freeze{CPU: 0, Start: at(12), End: at(20), Stolen: 8 * time.Millisecond}) // the same freeze, seen by CPU 0's watcher
 	for _, tc := range []struct {
 		cpu      int
 		from, to float64
@@ -25,7 +26,8 @@ func TestStolen(t *testing.T) {
 		{1, 17.95, 30, 50 * time.Microsecond}, // its last 0.05 ms
 		{1, 9, 42, 8900 * time.Microsecond},   // two freezes
 		{1, 19, 39, 0},                        // between them
-		{0, 12, 14, 2 * time.Millisecond},     // CPU 0's own
+		{0, 12, 14, 2 * time.Millisecond},     // CPU 0's own, seen twice, counted once
+		{0, 5, 35, 20 * time.Millisecond},     // all of it, seen twice, counted once
 		{2, 0, 100, 0},                        // a CPU no spinner watched
 		{1, 15, 15, 0},                        // an empty interval
 	} {
@@ -33,8 +35,8 @@ func TestStolen(t *testing.T) {
 			t.Errorf("Stolen(CPU %d, %v..%v ms) = %v, want %v", tc.cpu, tc.from, tc.to, got, tc.want)
 		}
 	}
-	if n := len(Freezes(at(15), at(20))); n != 2 {
-		t.Errorf("%d freezes overlap 15..20 ms, want 2", n)
+	if n := len(Freezes(at(15), at(20))); n != 3 {
+		t.Errorf("%d freezes overlap 15..20 ms, want 3", n)
 	}
 }
 
@@ -51,6 +53,27 @@ func TestParseFreeze(t *testing.T) {
 	for _, bad := range []string{"freeze 20 10 1", "freeze 1 2", "ok", "freeze 1 2 -3"} {
 		if _, ok := parseFreeze(0, bad); ok {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestStolenIn: a spinner's gap is the hypervisor's except for the spinner's run-queue wait
+// and at most GuestIRQMax of CPU time charged to it; what is left must exceed FreezeMin.
+func TestStolenIn(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	for _, tc := range []struct {
+		gap, cpu, wait, want float64
+	}{
+		{8.66, 8.27, 0.11, 6.55}, // charged as CPU time: all but GuestIRQMax and the wait
+		{8.62, 0.65, 0.13, 7.84}, // reported as steal: the spinner's CPU clock left it out
+		{8.0, 0.1, 7.9, 0},       // another thread ran: the spinner waited the whole gap
+		{2.2, 2.0, 0, 0},         // guest softirqs for 2 ms: the guest's own
+		{2.4, 2.0, 0, 0.4},       // beyond them
+		{0.3, 0, 0, 0},           // FreezeMin is not a freeze
+		{5, -1, -1, 5},           // clock readings out of order count nothing
+	} {
+		if got := stolenIn(ms(tc.gap), ms(tc.cpu), ms(tc.wait)); (got - ms(tc.want)).Abs() > time.Microsecond {
+			t.Errorf("stolenIn(gap %v, cpu %v, wait %v ms) = %v, want %v ms", tc.gap, tc.cpu, tc.wait, got, tc.want)
 		}
 	}
 }

@@ -11,6 +11,11 @@
 // equivalent of idle=poll or a cpu_dma_latency of 0, which a process cannot set where the kernel
 // has no cpuidle driver. The cost is power: the machine's CPUs are busy from the host's view
 // for as long as the spinners run.
+//
+// The spinners also see the host take a virtual CPU away (a freeze, Freeze), while their CPU is
+// idle; a real-time watcher per CPU (watcher_linux.go), which sleeps to a deadline every
+// WatchPeriod, sees it while the CPU is busy. Stolen tells a caller how much of an interval the
+// host held a CPU.
 package idlepoll
 
 import "sync/atomic"

@@ -10,23 +10,27 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// Keeper holds the spinners of one Start.
+// Keeper holds the spinners and watchers of one Start.
 type Keeper struct {
-	cmds []*exec.Cmd
+	cmds     []*exec.Cmd // the spinners, by CPU
+	watchers []*exec.Cmd // the watchers, by CPU
 	// CPUs are the CPUs kept awake.
 	CPUs []int
 }
 
 // Start starts one spinner per CPU this process may run on: this program's own executable run
 // as a spinner (spinnerEnv), pinned there (sched_setaffinity) at SCHED_IDLE, the lowest
-// priority, reporting the freezes it sees (Stolen, Freezes). A spinner ends with Stop, with
-// this process's death (Pdeathsig) and, should that signal be missed, by itself once its parent
-// is gone. Errors: the executable cannot be started, a spinner's affinity or policy cannot be
-// set, or it does not report ready within 10 s; then no spinner is left.
+// priority, reporting the freezes it sees (Stolen, Freezes); and beside it a watcher (watcher,
+// watcherEnv), pinned there at SCHED_FIFO WatcherPriority, which reports the freezes of the CPU
+// while it is busy (none for a user who may not use SCHED_FIFO). Both end with Stop, with this process's death (Pdeathsig) and, should that
+// signal be missed, by themselves once their parent is gone. Errors: the executable cannot be
+// started, a child's affinity or policy cannot be set, or it does not report ready within 10 s;
+// then no spinner or watcher is left.
 func Start() (*Keeper, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
@@ -40,25 +44,27 @@ func Start() (*Keeper, error) {
 		if err := k.spin(cpu); err != nil {
 			return nil, errors.Join(err, k.Stop())
 		}
+		if err := k.watch(cpu); err != nil {
+			return nil, errors.Join(err, k.Stop())
+		}
 	}
-	active.Add(int32(len(k.CPUs)))
 	spinMu.Lock()
-	for _, c := range k.cmds {
+	for _, c := range slices.Concat(k.cmds, k.watchers) {
 		spinPIDs = append(spinPIDs, c.Process.Pid)
 	}
 	spinMu.Unlock()
 	return k, nil
 }
 
-// spinPIDs are the spinners running now, for Ticks.
+// spinPIDs are the spinners and watchers running now, for Ticks.
 var (
 	spinMu   sync.Mutex
 	spinPIDs []int
 )
 
 // Ticks is the CPU time, in clock ticks (user plus system, /proc/PID/stat fields 14 and 15),
-// that the spinners running now have used since they started: what a reading of the
-// machine's busy time (package hostload) leaves out, so that the spinners do not count as load.
+// that the spinners and watchers running now have used since they started: what a reading of the
+// machine's busy time (package hostload) leaves out, so that they do not count as load.
 func Ticks() uint64 {
 	spinMu.Lock()
 	defer spinMu.Unlock()
@@ -82,42 +88,79 @@ func Ticks() uint64 {
 
 // spin starts the spinner of cpu and waits until it is set up.
 func (k *Keeper) spin(cpu int) error {
+	cmd, err := k.child(cpu, "spinner", spinnerEnv, setIdle)
+	if cmd != nil {
+		k.cmds = append(k.cmds, cmd)
+	}
+	if err != nil {
+		return err
+	}
+	k.CPUs = append(k.CPUs, cpu)
+	active.Add(1)
+	return nil
+}
+
+// watch starts the watcher of cpu (watcher) and waits until it is set up. A user who may not
+// use SCHED_FIFO gets none, and no error.
+func (k *Keeper) watch(cpu int) error {
+	cmd, err := k.child(cpu, "watcher", watcherEnv, func(pid int) error {
+		param := struct{ priority int32 }{WatcherPriority}
+		if _, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), uintptr(unix.SCHED_FIFO), uintptr(unsafe.Pointer(&param))); e != 0 {
+			return fmt.Errorf("give %d SCHED_FIFO %d: %w", pid, WatcherPriority, e)
+		}
+		return nil
+	})
+	if errors.Is(err, unix.EPERM) && cmd != nil {
+		// No real-time priority for this user (no CAP_SYS_NICE, RLIMIT_RTPRIO 0): the CPU goes
+		// unwatched while busy, as before the watchers; the spinner still keeps it awake.
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil
+	}
+	if cmd != nil {
+		k.watchers = append(k.watchers, cmd)
+	}
+	return err
+}
+
+// child starts this program's executable as the spinner or watcher (role, selected by env) of
+// cpu, pins it there with policy set by setPolicy, and waits for its "ok"; its freezes then go
+// to AddFreeze. cmd is non-nil once the process started (Stop ends it), even with an error.
+func (k *Keeper) child(cpu int, role, env string, setPolicy func(pid int) error) (cmd *exec.Cmd, err error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("idle poll: find this program to run as a spinner: %w", err)
+		return nil, fmt.Errorf("idle poll: find this program to run as a %s: %w", role, err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("idle poll: %w", err)
+		return nil, fmt.Errorf("idle poll: %w", err)
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d", spinnerEnv, cpu, os.Getpid()))
+	cmd = exec.Command(exe)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d", env, cpu, os.Getpid()))
 	cmd.Stdout = w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
 		r.Close()
-		return fmt.Errorf("idle poll: start a spinner: %w", err)
+		return nil, fmt.Errorf("idle poll: start a %s: %w", role, err)
 	}
-	k.cmds = append(k.cmds, cmd)
 	pid := cmd.Process.Pid
 	var one unix.CPUSet
 	one.Set(cpu)
 	if err := unix.SchedSetaffinity(pid, &one); err != nil {
 		r.Close()
-		return fmt.Errorf("idle poll: pin a spinner to CPU %d: %w", cpu, err)
+		return cmd, fmt.Errorf("idle poll: pin a %s to CPU %d: %w", role, cpu, err)
 	}
-	if err := setIdle(pid); err != nil {
+	if err := setPolicy(pid); err != nil {
 		r.Close()
-		return fmt.Errorf("idle poll: spinner: %w", err)
+		return cmd, fmt.Errorf("idle poll: %s: %w", role, err)
 	}
-	if err := readSpinner(cpu, r); err != nil {
+	if err := readSpinner(cpu, role, r); err != nil {
 		r.Close()
-		return err
+		return cmd, err
 	}
-	k.CPUs = append(k.CPUs, cpu)
-	return nil
+	return cmd, nil
 }
 
 // Stop ends the spinners and waits for them; it may be called more than once.
@@ -125,17 +168,18 @@ func (k *Keeper) Stop() error {
 	if k == nil {
 		return nil
 	}
+	all := slices.Concat(k.cmds, k.watchers)
 	spinMu.Lock()
-	for _, c := range k.cmds {
+	for _, c := range all {
 		spinPIDs = slices.DeleteFunc(spinPIDs, func(p int) bool { return p == c.Process.Pid })
 	}
 	spinMu.Unlock()
-	for _, c := range k.cmds {
+	for _, c := range all {
 		c.Process.Kill()
 		c.Wait()
 	}
 	active.Add(-int32(len(k.CPUs)))
-	k.cmds, k.CPUs = nil, nil
+	k.cmds, k.watchers, k.CPUs = nil, nil, nil
 	return nil
 }
 

@@ -5,16 +5,19 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // TestStartStop: Start leaves one spinner per allowed CPU, pinned to it and at SCHED_IDLE,
-// counted by Active; Stop ends them all and Active is 0 again.
+// counted by Active, and one watcher pinned beside it at SCHED_FIFO WatcherPriority; Stop ends
+// them all and Active is 0 again.
 func TestStartStop(t *testing.T) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
@@ -39,9 +42,25 @@ func TestStartStop(t *testing.T) {
 			t.Errorf("spinner %d: affinity %v (%v), want CPU %d alone", pid, got, err, k.CPUs[i])
 		}
 	}
-	pids := make([]int, len(k.cmds))
-	for i, c := range k.cmds {
-		pids[i] = c.Process.Pid
+	if len(k.watchers) != len(k.CPUs) {
+		t.Fatalf("%d watchers for %d CPUs", len(k.watchers), len(k.CPUs))
+	}
+	for i, c := range k.watchers {
+		pid := c.Process.Pid
+		policy, _, e := unix.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, uintptr(pid), 0, 0)
+		var param struct{ priority int32 }
+		unix.RawSyscall(unix.SYS_SCHED_GETPARAM, uintptr(pid), uintptr(unsafe.Pointer(&param)), 0)
+		if e != 0 || int(policy) != unix.SCHED_FIFO || param.priority != WatcherPriority {
+			t.Errorf("watcher %d: policy %d priority %d (%v), want SCHED_FIFO (%d) %d", pid, policy, param.priority, e, unix.SCHED_FIFO, WatcherPriority)
+		}
+		var got unix.CPUSet
+		if err := unix.SchedGetaffinity(pid, &got); err != nil || got.Count() != 1 || !got.IsSet(k.CPUs[i]) {
+			t.Errorf("watcher %d: affinity %v (%v), want CPU %d alone", pid, got, err, k.CPUs[i])
+		}
+	}
+	var pids []int
+	for _, c := range slices.Concat(k.cmds, k.watchers) {
+		pids = append(pids, c.Process.Pid)
 	}
 	k.Stop()
 	if Active() != 0 {
@@ -162,5 +181,78 @@ func TestParseMode(t *testing.T) {
 	}
 	if Off.Wanted() || !On.Wanted() {
 		t.Error("off wanted or on not wanted")
+	}
+}
+
+// TestWatchJudge: a watcher's late wake-up is a freeze only for the part its run-queue wait does
+// not cover (a forwarder, or a thread in the kernel, kept the CPU), and only beyond FreezeMin.
+func TestWatchJudge(t *testing.T) {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	for _, tc := range []struct {
+		late, wait, want time.Duration
+	}{
+		{ms(5.4), ms(0.03), ms(5.37)}, // the traced freeze: the interrupt came 5.4 ms late
+		{ms(5.4), ms(5.35), 0},        // woken in time, then waited behind another thread
+		{ms(0.3), 0, 0},               // FreezeMin: not reported
+		{ms(0.31), 0, ms(0.31)},       // just over it
+		{ms(2), ms(-1), ms(2)},        // a wait that went backwards counts as none
+		{ms(1), ms(3), 0},             // a wait longer than the lateness leaves nothing
+	} {
+		if got := watchJudge(tc.late, tc.wait); got != tc.want {
+			t.Errorf("watchJudge(late %v, wait %v) = %v, want %v", tc.late, tc.wait, got, tc.want)
+		}
+	}
+}
+
+// TestWatcherIgnoresGuestPauses: a watcher stopped for 60 ms (SIGSTOP), or kept waiting 60 ms by
+// a real-time thread above it on its CPU, reports neither as a freeze: the first is a block of
+// its own, the second its run-queue wait.
+func TestWatcherIgnoresGuestPauses(t *testing.T) {
+	ResetFreezes()
+	k, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Stop()
+	cpu := k.CPUs[0]
+	from := time.Now()
+	pid := k.watchers[0].Process.Pid
+	stopAt := time.Now()
+	unix.Kill(pid, unix.SIGSTOP)
+	time.Sleep(60 * time.Millisecond)
+	unix.Kill(pid, unix.SIGCONT)
+	stopEnd := time.Now()
+	hogAt := time.Now()
+	hogDone := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine, FIFO and all
+		defer close(hogDone)
+		var one unix.CPUSet
+		one.Set(cpu)
+		if err := unix.SchedSetaffinity(0, &one); err != nil {
+			t.Error(err)
+			return
+		}
+		param := struct{ priority int32 }{WatcherPriority + 1}
+		if _, _, e := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, uintptr(unix.SCHED_FIFO), uintptr(unsafe.Pointer(&param))); e != 0 {
+			t.Error(e)
+			return
+		}
+		for end := time.Now().Add(60 * time.Millisecond); time.Now().Before(end); {
+		}
+	}()
+	<-hogDone
+	hogEnd := time.Now()
+	time.Sleep(50 * time.Millisecond) // the watcher's report of anything up to now
+	for _, f := range Freezes(from, time.Now()) {
+		t.Logf("freeze on CPU %d: %v stolen in a %v gap", f.CPU, f.Stolen, f.End.Sub(f.Start))
+		if f.CPU != cpu {
+			continue
+		}
+		for _, p := range [][2]time.Time{{stopAt, stopEnd}, {hogAt, hogEnd}} {
+			if f.End.After(p[0]) && f.Start.Before(p[1]) && f.Stolen > 40*time.Millisecond {
+				t.Errorf("a guest pause of 60 ms reported as a freeze: %v stolen (gap %v)", f.Stolen, f.End.Sub(f.Start))
+			}
+		}
 	}
 }

@@ -28,11 +28,11 @@ func init() {
 
 // spinner is the spinner process: pinned to its CPU at SCHED_IDLE (every thread of it), it
 // reads the clock in a loop and reports each freeze it sees on out, until its parent is gone.
-// A gap between two consecutive readings longer than FreezeMin is a freeze when the spinner
-// was not switched out in it (schedstat's timeslice count unchanged) and the gap exceeds the
-// spinner's own CPU time (CLOCK_THREAD_CPUTIME_ID, which leaves out stolen time with
-// CONFIG_PARAVIRT_TIME_ACCOUNTING and counts interrupts, so the guest's own interrupt work is
-// never taken for a freeze) plus its run-queue wait by more than FreezeMin. Protocol on out:
+// A gap between two consecutive readings in which the spinner never blocked or stopped (no
+// voluntary context switch) is judged by stolenIn from the spinner's run-queue wait and its
+// own CPU time in it (schedstat and CLOCK_THREAD_CPUTIME_ID). A preemption, such as a
+// real-time thread's wake-up at the end of a freeze, is involuntary and leaves it judged.
+// Protocol on out:
 // "ok" once set up, or "error TEXT"; then "freeze START END STOLEN" (CLOCK_MONOTONIC ns).
 func spinner(arg string, out *os.File) int {
 	var cpu, parent int
@@ -62,35 +62,57 @@ func spinner(arg string, out *os.File) int {
 	w.Flush()
 	// The readings of one turn are not taken at one instant: a pause may fall between a turn's
 	// clock reading and its schedstat one, which then already holds the pause's wait. So a gap
-	// between the clock readings of turns k and k+1 is judged against the CPU time, wait and
-	// timeslices from turn k-1 to turn k+1 (the extra turn only makes a freeze look shorter).
+	// between the clock readings of turns k and k+1 is judged against the CPU time and wait
+	// from turn k-1 to turn k+1 (the extra turn only makes a freeze look shorter).
 	t1 := clock(unix.CLOCK_MONOTONIC)
 	c0 := clock(unix.CLOCK_THREAD_CPUTIME_ID)
-	w0, s0, _ := schedstat(fd, &buf)
-	c1, w1, s1 := c0, w0, s0
+	w0, _, _ := schedstat(fd, &buf)
+	v0 := voluntarySwitches()
+	c1, w1, v1 := c0, w0, v0
 	for i := 0; ; i++ {
 		t, c := clock(unix.CLOCK_MONOTONIC), clock(unix.CLOCK_THREAD_CPUTIME_ID)
-		wait, slices, _ := schedstat(fd, &buf)
-		if gap := t - t1; gap > int64(FreezeMin) && slices == s0 {
-			if stolen := gap - (c - c0) - (wait - w0); stolen > int64(FreezeMin) {
-				fmt.Fprintf(w, "freeze %d %d %d\n", t1, t, min(stolen, gap))
+		wait, _, _ := schedstat(fd, &buf)
+		v := voluntarySwitches()
+		if gap := t - t1; gap > int64(FreezeMin) && v == v0 {
+			if stolen := stolenIn(time.Duration(gap), time.Duration(c-c0), time.Duration(wait-w0)); stolen > 0 {
+				fmt.Fprintf(w, "freeze %d %d %d\n", t1, t, int64(stolen))
 				if w.Flush() != nil {
 					return 0 // the parent closed the pipe
 				}
 			}
 		}
-		t1, c0, w0, s0, c1, w1, s1 = t, c1, w1, s1, c, wait, slices
+		t1, c0, w0, v0, c1, w1, v1 = t, c1, w1, v1, c, wait, v
 		if i&0x3ff == 0 && os.Getppid() != parent {
 			return 0
 		}
 	}
 }
 
+// voluntarySwitches is the calling thread's count of voluntary context switches (getrusage(2)
+// RUSAGE_THREAD, ru_nvcsw): the times it blocked or was stopped. The spinner never blocks, so
+// a change means the guest itself took it off the CPU (a stop signal, a page fault's I/O).
+func voluntarySwitches() int64 {
+	var ru unix.Rusage
+	unix.RawSyscall(unix.SYS_GETRUSAGE, uintptr(unix.RUSAGE_THREAD), uintptr(unsafe.Pointer(&ru)), 0)
+	return ru.Nvcsw
+}
+
 // pinAll pins every thread of this process to cpu and gives it SCHED_IDLE (threads made later
 // inherit both from the thread that makes them).
 func pinAll(cpu int) error {
-	var one unix.CPUSet
-	one.Set(cpu)
+	return eachThread(func(tid int) error {
+		var one unix.CPUSet
+		one.Set(cpu)
+		if err := unix.SchedSetaffinity(tid, &one); err != nil {
+			return fmt.Errorf("pin thread %d to CPU %d: %w", tid, cpu, err)
+		}
+		return setIdle(tid)
+	})
+}
+
+// eachThread calls fn with the id of every thread of this process (/proc/self/task), stopping
+// at the first error.
+func eachThread(fn func(tid int) error) error {
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return err
@@ -100,10 +122,7 @@ func pinAll(cpu int) error {
 		if err != nil {
 			continue
 		}
-		if err := unix.SchedSetaffinity(tid, &one); err != nil {
-			return fmt.Errorf("pin thread %d to CPU %d: %w", tid, cpu, err)
-		}
-		if err := setIdle(tid); err != nil {
+		if err := fn(tid); err != nil {
 			return err
 		}
 	}
@@ -163,7 +182,7 @@ func monoTime(ns int64) time.Time { return monoBase.t.Add(time.Duration(ns - mon
 
 // readSpinner reads spinner cpu's first line from r ("ok", or an error), then, in a goroutine,
 // records every freeze it reports until r ends.
-func readSpinner(cpu int, r *os.File) error {
+func readSpinner(cpu int, role string, r *os.File) error {
 	br := bufio.NewReader(r)
 	type line struct {
 		s   string
@@ -178,13 +197,13 @@ func readSpinner(cpu int, r *os.File) error {
 	select {
 	case l = <-first:
 	case <-time.After(10 * time.Second):
-		return fmt.Errorf("idle poll: the spinner of CPU %d said nothing in 10 s", cpu)
+		return fmt.Errorf("idle poll: the %s of CPU %d said nothing in 10 s", role, cpu)
 	}
 	if l.err != nil {
-		return fmt.Errorf("idle poll: the spinner of CPU %d: %w", cpu, l.err)
+		return fmt.Errorf("idle poll: the %s of CPU %d: %w", role, cpu, l.err)
 	}
 	if s := strings.TrimSpace(l.s); s != "ok" {
-		return errors.New("idle poll: the spinner of CPU " + strconv.Itoa(cpu) + ": " + strings.TrimPrefix(s, "error "))
+		return errors.New("idle poll: the " + role + " of CPU " + strconv.Itoa(cpu) + ": " + strings.TrimPrefix(s, "error "))
 	}
 	go func() {
 		defer r.Close()

@@ -55,6 +55,10 @@ type LateRelease struct {
 	Due, Late time.Duration
 	// CPU is the CPU the caller released it on (TagLate), -1 when not told.
 	CPU int
+	// WaitCPU is the CPU the caller last went to sleep on before that release, where its timer
+	// fired (TagLate), -1 when not told: the scheduler may wake it on another CPU when its own
+	// was held.
+	WaitCPU int
 }
 
 // LateRecordThreshold is the lateness above which a release is listed (Counters.Late): the
@@ -85,7 +89,7 @@ func (c *counters) recordLate(due, late time.Duration) {
 	if c.late == nil {
 		c.late = make([]LateRelease, 0, MaxLateReleases)
 	}
-	c.late = append(c.late, LateRelease{Due: due, Late: late, CPU: -1})
+	c.late = append(c.late, LateRelease{Due: due, Late: late, CPU: -1, WaitCPU: -1})
 }
 
 func (c *counters) reset() {

@@ -360,12 +360,12 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 // UntaggedLate reports whether a release later than LateRecordThreshold has no CPU yet (TagLate).
 func (p *Pipe) UntaggedLate() bool { return p.c.untagged < len(p.c.late) }
 
-// TagLate records cpu as the CPU of every late release not tagged yet: the caller, after a round
-// of Pop calls, names the CPU it released them on (so their lateness can be set against what
-// happened to that CPU).
-func (p *Pipe) TagLate(cpu int) {
+// TagLate records cpu and waitCPU as the CPUs of every late release not tagged yet: the caller,
+// after a round of Pop calls, names the CPU it released them on and the one it slept on before
+// (so their lateness can be set against what happened to those CPUs).
+func (p *Pipe) TagLate(cpu, waitCPU int) {
 	for i := p.c.untagged; i < len(p.c.late); i++ {
-		p.c.late[i].CPU = cpu
+		p.c.late[i].CPU, p.c.late[i].WaitCPU = cpu, waitCPU
 	}
 	p.c.untagged = len(p.c.late)
 }
