@@ -109,7 +109,7 @@ func (k *Keeper) watch(cpu int) error {
 			return fmt.Errorf("give %d SCHED_FIFO %d: %w", pid, WatcherPriority, e)
 		}
 		return nil
-	})
+	}, watcherGODEBUG())
 	if errors.Is(err, unix.EPERM) && cmd != nil {
 		// No real-time priority for this user (no CAP_SYS_NICE, RLIMIT_RTPRIO 0): the CPU goes
 		// unwatched while busy, as before the watchers; the spinner still keeps it awake.
@@ -126,7 +126,7 @@ func (k *Keeper) watch(cpu int) error {
 // child starts this program's executable as the spinner or watcher (role, selected by env) of
 // cpu, pins it there with policy set by setPolicy, and waits for its "ok"; its freezes then go
 // to AddFreeze. cmd is non-nil once the process started (Stop ends it), even with an error.
-func (k *Keeper) child(cpu int, role, env string, setPolicy func(pid int) error) (cmd *exec.Cmd, err error) {
+func (k *Keeper) child(cpu int, role, env string, setPolicy func(pid int) error, extraEnv ...string) (cmd *exec.Cmd, err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("idle poll: find this program to run as a %s: %w", role, err)
@@ -136,7 +136,7 @@ func (k *Keeper) child(cpu int, role, env string, setPolicy func(pid int) error)
 		return nil, fmt.Errorf("idle poll: %w", err)
 	}
 	cmd = exec.Command(exe)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %d", env, cpu, os.Getpid()))
+	cmd.Env = append(append(os.Environ(), extraEnv...), fmt.Sprintf("%s=%d %d", env, cpu, os.Getpid()))
 	cmd.Stdout = w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	err = cmd.Start()
@@ -161,6 +161,18 @@ func (k *Keeper) child(cpu int, role, env string, setPolicy func(pid int) error)
 		return cmd, err
 	}
 	return cmd, nil
+}
+
+// watcherGODEBUG is the watcher's GODEBUG: this process's, with asynchronous preemption off.
+// The runtime's monitor otherwise signals (SIGURG) the watcher's thread every 10 ms, its goroutine
+// never blocking in Go's view; a signal that lands in the watcher's sleep restarts it, a second
+// voluntary switch in one turn, which the watcher must not take for a stop of its own.
+// Cooperative preemption stays, and resumes the goroutine on its thread at once (watcher).
+func watcherGODEBUG() string {
+	if v := os.Getenv("GODEBUG"); v != "" {
+		return "GODEBUG=" + v + ",asyncpreemptoff=1"
+	}
+	return "GODEBUG=asyncpreemptoff=1"
 }
 
 // Stop ends the spinners and waits for them; it may be called more than once.
