@@ -55,7 +55,7 @@ func TestLinkRecheck(t *testing.T) {
 				return c, nil
 			}
 			defer func() { selfCheck = old }()
-			settleBusy = func(context.Context, time.Duration) float64 { return 0 } // a quiet machine
+			settleBusy = func(context.Context, time.Duration) (float64, float64) { return 0, 0 } // a quiet machine
 			defer func() { settleBusy = nil }()
 			var out bytes.Buffer
 			c := Config{Name: "e", Links: []string{"carlucci2015"}, Logger: slog.New(slog.DiscardHandler)}

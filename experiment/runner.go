@@ -428,7 +428,7 @@ var selfCheck = selfcheck.Run
 
 // settleBusy is how the repeat of a failed check measures the machine's busy share while it
 // waits for a quiet one (nil: selfcheck's own, from /proc/stat); a seam for the tests.
-var settleBusy func(ctx context.Context, window time.Duration) float64
+var settleBusy func(ctx context.Context, window time.Duration) (busyPct, stealPct float64)
 
 // checkLink self-checks link li by the one retry rule (selfcheck.Retry: up to
 // LinkCheckAttempts checks), writes each check as a link_check line carrying its attempt

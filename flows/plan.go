@@ -279,7 +279,7 @@ var selfCheck = selfcheck.Run
 
 // settleBusy is how the repeat of a failed check measures the machine's busy share while it
 // waits for a quiet one (nil: selfcheck's own, from /proc/stat); a seam for the tests.
-var settleBusy func(ctx context.Context, window time.Duration) float64
+var settleBusy func(ctx context.Context, window time.Duration) (busyPct, stealPct float64)
 
 // checkLink self-checks a shaped link by the one retry rule (CheckLink).
 func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {

@@ -44,7 +44,7 @@ func TestFlowsLinkRecheck(t *testing.T) {
 				return tc.checks[calls-1], nil
 			}
 			defer func() { selfCheck = old }()
-			settleBusy = func(context.Context, time.Duration) float64 { return 0 } // a quiet machine
+			settleBusy = func(context.Context, time.Duration) (float64, float64) { return 0, 0 } // a quiet machine
 			defer func() { settleBusy = nil }()
 			var lines []*result.Record
 			p := Plan{Link: "carlucci2015", Experiment: "f", Logger: slog.New(slog.DiscardHandler)}

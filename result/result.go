@@ -666,12 +666,14 @@ type LinkCheck struct {
 	// ended, so its start is time minus DurationMs (experiment.Took counts a run from there).
 	DurationMs float64 `json:"duration_ms,omitempty"`
 	// SettledMs is how long the repeat of a failed check waited, before it started, for the
-	// machine to be quiet (selfcheck.Settle: the machine's busy share under its bound for one
-	// window, or the wait's cap), in ms; absent on first checks and in older records. The
+	// machine to be quiet (selfcheck.Settle: the machine's busy and stolen shares under their
+	// bounds for one window, or the wait's cap), in ms; absent on first checks and in older records. The
 	// check's bounds are the same either way.
 	SettledMs float64 `json:"settled_ms,omitempty"`
 	// SettledBusyPct is the machine's busy share over the last window of that wait, in percent.
 	SettledBusyPct float64 `json:"settled_busy_pct,omitempty"`
+	// SettledStealPct is the share of that window the hypervisor took, in percent.
+	SettledStealPct float64 `json:"settled_steal_pct,omitempty"`
 }
 
 // CheckLine is one configured-vs-measured line of a link check.

@@ -79,7 +79,7 @@ func TestRetryRecordsDuration(t *testing.T) {
 			return result.LinkCheck{Pass: true, Lines: []result.CheckLine{{Name: "idle RTT median", Pass: true}}}, nil
 		},
 		Record: func(c result.LinkCheck) error { got = append(got, c.DurationMs); return nil },
-		Busy:   func(context.Context, time.Duration) float64 { return 0 },
+		Busy:   func(context.Context, time.Duration) (float64, float64) { return 0, 0 },
 	})
 	if err != nil {
 		t.Fatalf("retry: %v", err)
@@ -90,7 +90,7 @@ func TestRetryRecordsDuration(t *testing.T) {
 }
 
 // TestRetrySettles: the repeat of a failed check waits for one quiet window (busy at most
-// SettleBusyPct) and records the wait; on a machine that stays busy it waits SettleMax and
+// SettleBusyPct, stolen at most SettleStealPct) and records the wait; on a machine that stays busy it waits SettleMax and
 // checks anyway; the first check never waits; the bounds of the repeat are the same (the same
 // check function runs).
 func TestRetrySettles(t *testing.T) {
@@ -98,13 +98,15 @@ func TestRetrySettles(t *testing.T) {
 	good := result.LinkCheck{Pass: true, Lines: []result.CheckLine{{Name: "emulator release lateness (max)", Pass: true}}}
 	for _, tc := range []struct {
 		name     string
-		busy     []float64 // successive windows
+		busy     [][2]float64 // successive windows: busy, stolen
 		wantMs   float64
 		wantBusy float64
 	}{
-		{"quiet at once", []float64{10}, 500, 10},
-		{"quiet after 3 busy windows", []float64{95, 80, 31, 30}, 2000, 30},
-		{"never quiet", []float64{99}, float64(SettleMax / time.Millisecond), 99},
+		{"quiet at once", [][2]float64{{10, 0}}, 500, 10},
+		{"quiet after 3 busy windows", [][2]float64{{95, 0}, {80, 0}, {31, 0}, {30, 0}}, 2000, 30},
+		{"quiet guest, stealing host, then calm", [][2]float64{{20, 12}, {25, 5.1}, {25, 5}}, 1500, 25},
+		{"never quiet", [][2]float64{{99, 0}}, float64(SettleMax / time.Millisecond), 99},
+		{"host never calm", [][2]float64{{10, 30}}, float64(SettleMax / time.Millisecond), 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			windows, attempt := 0, 0
@@ -120,13 +122,13 @@ func TestRetrySettles(t *testing.T) {
 					}
 					return good, nil
 				},
-				Busy: func(_ context.Context, w time.Duration) float64 {
+				Busy: func(_ context.Context, w time.Duration) (float64, float64) {
 					if w != SettleWindow {
 						t.Errorf("window %v", w)
 					}
 					b := tc.busy[min(windows, len(tc.busy)-1)]
 					windows++
-					return b
+					return b[0], b[1]
 				},
 				Record: func(c result.LinkCheck) error { recs = append(recs, c); return nil },
 			})
