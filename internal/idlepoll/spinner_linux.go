@@ -47,14 +47,10 @@ func spinner(arg string, out *os.File) int {
 		fmt.Fprintf(out, "error %v\n", err)
 		return 1
 	}
-	fd, err := unix.Open("/proc/thread-self/schedstat", unix.O_RDONLY, 0)
-	if err != nil {
-		fmt.Fprintf(out, "error open schedstat: %v\n", err)
-		return 1
-	}
 	var buf [128]byte
-	if _, _, ok := schedstat(fd, &buf); !ok {
-		fmt.Fprintln(out, "error /proc/thread-self/schedstat unreadable (CONFIG_SCHED_INFO)")
+	fd, err := openSchedstat(&buf)
+	if err != nil {
+		fmt.Fprintf(out, "error %v\n", err)
 		return 1
 	}
 	w := bufio.NewWriter(out)
@@ -144,6 +140,20 @@ func clock(id int) int64 {
 	var ts unix.Timespec
 	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(id), uintptr(unsafe.Pointer(&ts)), 0)
 	return ts.Nano()
+}
+
+// openSchedstat opens the calling thread's /proc/thread-self/schedstat and reads it once into
+// buf; an error when it cannot be opened or read (a kernel without CONFIG_SCHED_INFO).
+func openSchedstat(buf *[128]byte) (int, error) {
+	fd, err := unix.Open("/proc/thread-self/schedstat", unix.O_RDONLY, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open schedstat: %w", err)
+	}
+	if _, _, ok := schedstat(fd, buf); !ok {
+		unix.Close(fd)
+		return -1, errors.New("/proc/thread-self/schedstat unreadable (CONFIG_SCHED_INFO)")
+	}
+	return fd, nil
 }
 
 // schedstat reads /proc/thread-self/schedstat (open as fd): the run-queue wait in ns and the

@@ -75,14 +75,10 @@ func watcher(arg string, out *os.File) int {
 	}
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	tid := unix.Gettid()
-	fd, err := unix.Open("/proc/thread-self/schedstat", unix.O_RDONLY, 0)
-	if err != nil {
-		fmt.Fprintf(out, "error open schedstat: %v\n", err)
-		return 1
-	}
 	var buf [128]byte
-	if _, _, ok := schedstat(fd, &buf); !ok {
-		fmt.Fprintln(out, "error /proc/thread-self/schedstat unreadable (CONFIG_SCHED_INFO)")
+	fd, err := openSchedstat(&buf)
+	if err != nil {
+		fmt.Fprintf(out, "error %v\n", err)
 		return 1
 	}
 	fmt.Fprintln(out, "ok")
