@@ -263,7 +263,10 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("bad tcp-cc %q: accepted cubic, bbr, reno", c.TCPCC))
 	}
 	if c.Cross != "" {
-		if _, err := flows.ParseSpec(c.Cross); err != nil {
+		if fs, err := flows.ParseSpec(c.Cross); err != nil {
+			errs = append(errs, fmt.Errorf("bad cross traffic: %w", err))
+		} else if _, err := flows.ResolveQUIC([]flows.Spec{fs}, server.StackQUICGo, ""); err != nil {
+			// the cross traffic's own server is quic-go's, whatever the page server's h3 stack
 			errs = append(errs, fmt.Errorf("bad cross traffic: %w", err))
 		}
 	}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +21,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+	"github.com/quic-go/quic-go/qlogwriter"
 
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/server"
@@ -52,9 +56,36 @@ type transfer struct {
 	quicVersion string
 	tlsVersion  string // "1.2" or "1.3", as the client negotiated it
 	connID      uint64
+	odcid       string // an ngtcp2 flow's original destination connection ID (hex): its qlog's name for it
 	cc          string
 	key         capture.FlowKey
 	validErr    error // set when the negotiated protocol is not the requested one
+}
+
+// ngtcp2 reports whether the target's h3 is the ngtcp2 stack.
+func (t target) ngtcp2() bool { return t.info.H3Stack == server.StackNgtcp2 }
+
+// isQUICSpec reports whether flow s runs over QUIC.
+func isQUICSpec(s Spec) bool {
+	p, err := protocol.Lookup(s.Protocol)
+	return err == nil && p.Transport == protocol.QUIC
+}
+
+// portFor returns the port flow s connects to: the server's port of its protocol, or for a QUIC
+// flow on the ngtcp2 stack the port of the gtlsserver running its controller.
+func (t target) portFor(s Spec) (int, error) {
+	if t.ngtcp2() && isQUICSpec(s) {
+		a, ok := t.info.BulkH3[s.CC]
+		if !ok {
+			return 0, fmt.Errorf("no ngtcp2 server runs congestion control %q (the server runs %v)", s.CC, slices.Sorted(maps.Keys(t.info.BulkH3)))
+		}
+		ap, err := netip.ParseAddrPort(a)
+		if err != nil {
+			return 0, err
+		}
+		return int(ap.Port()), nil
+	}
+	return t.port(s.Protocol)
 }
 
 // port returns the server's port for protocol name (from Info.URL).
@@ -72,10 +103,15 @@ func (t target) port(name string) (int, error) {
 // bursty; a Content-Length body is returned as it arrives.
 const endless = 1 << 50
 
-// request builds the bulk GET for a flow of spec s on port.
-func request(ctx context.Context, s Spec, port int) (*http.Request, error) {
+// request builds the bulk GET for a flow of spec s on port: pltlab's BulkPath, or for the ngtcp2
+// stack gtlsserver's generated body of server.Ngtcp2MaxBulk bytes (it sets no controller per
+// request: each of its processes runs one).
+func (t target) request(ctx context.Context, s Spec, port int) (*http.Request, error) {
 	u := "https://" + net.JoinHostPort(Host, strconv.Itoa(port)) + server.BulkPath +
 		"?bytes=" + strconv.FormatInt(endless, 10) + "&cc=" + url.QueryEscape(s.CC)
+	if t.ngtcp2() && isQUICSpec(s) {
+		u = "https://" + net.JoinHostPort(Host, strconv.Itoa(port)) + server.Ngtcp2BulkPath(server.Ngtcp2MaxBulk)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("bulk request: %w", err)
@@ -94,9 +130,9 @@ func (t target) dial(ctx context.Context, s Spec) (*transfer, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := t.port(p.Name)
+	port, err := t.portFor(s)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("flow %s: %w", s, err)
 	}
 	var tr *transfer
 	if p.Transport == protocol.QUIC {
@@ -128,7 +164,7 @@ func (t target) dialTCP(ctx context.Context, p protocol.Protocol, s Spec, port i
 	}
 	ht.Protocols.SetHTTP1(p.Version == protocol.HTTP1)
 	ht.Protocols.SetHTTP2(p.Version == protocol.HTTP2)
-	req, err := request(ctx, s, port)
+	req, err := t.request(ctx, s, port)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +226,15 @@ func (t target) dialQUIC(ctx context.Context, p protocol.Protocol, s Spec, port 
 	closeAll := func() error { return errors.Join(qt.Close(), udp.Close()) }
 	hctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	qc, err := qt.Dial(hctx, net.UDPAddrFromAddrPort(addr), t.tlsConfig(p.ALPN), &quic.Config{MaxIdleTimeout: server.IdleTimeout})
+	var odcid string
+	qconf := &quic.Config{MaxIdleTimeout: server.IdleTimeout,
+		// quic-go calls Tracer with the connection ID it chose for its first Initial (the original
+		// destination connection ID), which ngtcp2 writes into the qlog as the trace's group_id.
+		Tracer: func(_ context.Context, _ bool, id quic.ConnectionID) qlogwriter.Trace {
+			odcid = hex.EncodeToString(id.Bytes())
+			return nil
+		}}
+	qc, err := qt.Dial(hctx, net.UDPAddrFromAddrPort(addr), t.tlsConfig(p.ALPN), qconf)
 	if err != nil {
 		closeAll()
 		return nil, fmt.Errorf("QUIC handshake with %s: %w", addr, err)
@@ -205,7 +249,7 @@ func (t target) dialQUIC(ctx context.Context, p protocol.Protocol, s Spec, port 
 	tr.close = func() error {
 		return errors.Join(qc.CloseWithError(0, "flow ended"), closeAll())
 	}
-	req, err := request(ctx, s, port)
+	req, err := t.request(ctx, s, port)
 	if err != nil {
 		tr.close()
 		return nil, err
@@ -215,7 +259,21 @@ func (t target) dialQUIC(ctx context.Context, p protocol.Protocol, s Spec, port 
 		tr.close()
 		return nil, fmt.Errorf("HTTP/3 request: %w", err)
 	}
-	return tr, tr.fromResponse(resp)
+	if err := tr.fromResponse(resp); err != nil {
+		return nil, err
+	}
+	if t.ngtcp2() {
+		// gtlsserver names neither the controller nor the connection in its response: the
+		// process this flow reached runs the controller it was started with, read back from its
+		// command line (server.Info.BulkH3), and its qlog is found by odcid (server.FlowStats).
+		tr.odcid = odcid
+		for cc, a := range t.info.BulkH3 {
+			if a == addr.String() {
+				tr.cc = cc
+			}
+		}
+	}
+	return tr, nil
 }
 
 // once makes f run at most once; later calls return its first error.

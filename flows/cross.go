@@ -40,6 +40,12 @@ func StartCross(ctx context.Context, l shaping.Link, s Spec, log *slog.Logger) (
 		cancel()
 		return nil, err
 	}
+	resolved, err := ResolveQUIC([]Spec{s}, srv.Info().H3Stack, "")
+	if err != nil {
+		cancel()
+		return nil, errors.Join(err, srv.Close())
+	}
+	s = resolved[0]
 	c := &Cross{spec: s, srv: srv, cancel: cancel}
 	t := newTarget(l, srv)
 	tr, err := t.dial(ctx, s)

@@ -18,6 +18,7 @@
 package flows
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -45,7 +46,8 @@ type Spec struct {
 	// Protocol is a protocol.Table name ("h1", "h2", "h3").
 	Protocol string
 	// CC is the congestion control: a kernel TCP algorithm for TCP protocols (default
-	// DefaultTCPCC), server.QUICCCName for QUIC (the only one quic-go has).
+	// DefaultTCPCC); for QUIC the h3 stack's (server.QUICCCName, the only one quic-go has, or
+	// one of server.Ngtcp2CCs), "" meaning the stack's own until ResolveQUIC fills it in.
 	CC string
 	// Start is when the flow starts after the run's start.
 	Start time.Duration
@@ -63,13 +65,23 @@ func CheckCC(s Spec) error {
 	return server.ProbeTCPCC(s.CC)
 }
 
-// String returns "PROTO:CC".
-func (s Spec) String() string { return s.Protocol + ":" + s.CC }
+// String returns "PROTO:CC", or "PROTO" for a QUIC flow whose controller is still the stack's.
+func (s Spec) String() string {
+	if s.CC == "" {
+		return s.Protocol
+	}
+	return s.Protocol + ":" + s.CC
+}
 
-// ParseSpec parses "PROTO[:CC]" (e.g. "h1:cubic", "h2:bbr", "h3"). A TCP protocol's CC
-// defaults to DefaultTCPCC; h3's is server.QUICCCName and nothing else is accepted, because
-// quic-go v0.65 has no other congestion controller (quic-go issue 776). Errors are one line
-// naming the bad value and what is accepted.
+// QUICCCs are the QUIC congestion controllers a flow may name: quic-go's only one
+// (server.QUICCCName) and ngtcp2's (server.Ngtcp2CCs).
+var QUICCCs = append([]string{server.QUICCCName}, server.Ngtcp2CCs...)
+
+// ParseSpec parses "PROTO[:CC]" (e.g. "h1:cubic", "h2:bbr", "h3", "h3:bbr"). A TCP protocol's
+// CC defaults to DefaultTCPCC. A QUIC flow's CC is one of QUICCCs, or "" when not given: the h3
+// stack's controller, filled in by ResolveQUIC (which also refuses a controller the stack lacks:
+// quic-go runs newreno only, quic-go issue 776). Errors are one line naming the bad value and
+// what is accepted.
 func ParseSpec(s string) (Spec, error) {
 	name, cc, _ := strings.Cut(strings.TrimSpace(s), ":")
 	p, err := protocol.Lookup(name)
@@ -77,11 +89,11 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, fmt.Errorf("bad flow %q: %w", s, err)
 	}
 	if p.Transport == protocol.QUIC {
-		if cc != "" && cc != server.QUICCCName {
-			return Spec{}, fmt.Errorf("bad flow %q: %s runs over quic-go, whose only congestion control is %s (quic-go issue 776): accepted %s or %s:%s",
-				s, name, server.QUICCCName, name, name, server.QUICCCName)
+		if cc != "" && !slices.Contains(QUICCCs, cc) {
+			return Spec{}, fmt.Errorf("bad flow %q: QUIC congestion control %q: accepted %s (quic-go), %s (ngtcp2, --h3-stack ngtcp2), or none for the stack's own",
+				s, cc, server.QUICCCName, strings.Join(server.Ngtcp2CCs, ", "))
 		}
-		return Spec{Protocol: name, CC: server.QUICCCName}, nil
+		return Spec{Protocol: name, CC: cc}, nil
 	}
 	if cc == "" {
 		cc = DefaultTCPCC
@@ -93,6 +105,49 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, fmt.Errorf("bad flow %q: congestion control %q: accepted a kernel algorithm name such as cubic, bbr, reno", s, cc)
 	}
 	return Spec{Protocol: name, CC: cc}, nil
+}
+
+// ResolveQUIC returns mix with every QUIC flow's controller checked against the h3 stack
+// (server.StackQUICGo, also "", or server.StackNgtcp2) and a QUIC flow given without one set to
+// def, or to the stack's default when def is "" (quic-go: server.QUICCCName; ngtcp2:
+// server.DefaultNgtcp2CC). quic-go accepts only server.QUICCCName; ngtcp2 one of
+// server.Ngtcp2CCs (its "reno" is RFC 9002's NewReno). TCP flows are returned as given. The
+// error is one line naming the flow, the stack and what is accepted.
+func ResolveQUIC(mix []Spec, stack, def string) ([]Spec, error) {
+	out := slices.Clone(mix)
+	for i, s := range out {
+		if p, err := protocol.Lookup(s.Protocol); err != nil || p.Transport != protocol.QUIC {
+			continue
+		}
+		cc := cmp.Or(s.CC, def)
+		if err := server.CheckH3Stack(stack, cc); err != nil {
+			return nil, fmt.Errorf("flow %s: %w", s, err)
+		}
+		if cc == "" {
+			if stack == server.StackNgtcp2 {
+				cc = server.DefaultNgtcp2CC
+			} else {
+				cc = server.QUICCCName
+			}
+		}
+		out[i].CC = cc
+	}
+	return out, nil
+}
+
+// QUICCCsOf returns the distinct controllers of the QUIC flows of mixes, sorted (after
+// ResolveQUIC): the ones a page-less ngtcp2 server must run (server.WithNgtcp2BulkCCs).
+func QUICCCsOf(mixes ...[]Spec) []string {
+	var ccs []string
+	for _, mix := range mixes {
+		for _, s := range mix {
+			if p, err := protocol.Lookup(s.Protocol); err == nil && p.Transport == protocol.QUIC && s.CC != "" {
+				ccs = append(ccs, s.CC)
+			}
+		}
+	}
+	slices.Sort(ccs)
+	return slices.Compact(ccs)
 }
 
 // AvailableTCPCC returns the kernel's TCP congestion control algorithms

@@ -142,9 +142,10 @@ func TestParseSpec(t *testing.T) {
 	}{
 		{in: "h1", want: "h1:cubic"},
 		{in: "h2:reno", want: "h2:reno"},
-		{in: "h3", want: "h3:newreno"},
+		{in: "h3", want: "h3"},
 		{in: "h3:newreno", want: "h3:newreno"},
-		{in: "h3:cubic", bad: true},
+		{in: "h3:bbr", want: "h3:bbr"},
+		{in: "h3:vegas", bad: true},
 		{in: "h4", bad: true},
 		{in: "h1:no such cc", bad: true},
 		{in: "", bad: true},
@@ -211,7 +212,7 @@ func TestSchedule(t *testing.T) {
 	if again := Schedule(3, 4, 7); again[5] != jobs[5] {
 		t.Fatal("schedule not reproducible from its seed")
 	}
-	if m, err := ParseMix("h3, h1:reno"); err != nil || Mix(m) != "h3:newreno+h1:reno" {
+	if m, err := ParseMix("h3, h1:reno"); err != nil || Mix(m) != "h3+h1:reno" {
 		t.Fatalf("ParseMix = %v, %v", m, err)
 	}
 	if _, err := ParseMix("h3,h7"); err == nil {

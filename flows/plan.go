@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"github.com/pltlab/pltlab/internal/idlepoll"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/pltlab/pltlab/shaping/selfcheck"
@@ -27,6 +29,12 @@ type Plan struct {
 	// Mixes are the flow mixes; each Spec's Start and Duration apply (Duration defaults to
 	// Plan.Duration).
 	Mixes [][]Spec
+	// H3Stack is the HTTP/3 stack serving the QUIC flows: server.StackQUICGo (also "") or
+	// server.StackNgtcp2, which runs one gtlsserver per controller the mixes name.
+	H3Stack string
+	// QUICCC is the controller of a QUIC flow given without one ("" for the stack's default,
+	// ResolveQUIC).
+	QUICCC string
 	// Runs is the number of repetitions of every mix (at least 1).
 	Runs int
 	// Duration is the length of every flow that gives none (DefaultDuration when 0).
@@ -76,6 +84,15 @@ func (p Plan) withDefaults() Plan {
 	if p.Logger == nil {
 		p.Logger = slog.Default()
 	}
+	mixes := make([][]Spec, len(p.Mixes))
+	for i, m := range p.Mixes {
+		if r, err := ResolveQUIC(m, p.H3Stack, p.QUICCC); err == nil {
+			mixes[i] = r
+		} else {
+			mixes[i] = m // Check refuses it
+		}
+	}
+	p.Mixes = mixes
 	return p
 }
 
@@ -113,10 +130,18 @@ func (p Plan) Check() error {
 	if p.Bin < time.Millisecond || p.Bin > p.Duration {
 		return fmt.Errorf("bad bin %v: accepted 1ms up to the duration %v", p.Bin, p.Duration)
 	}
+	if err := server.CheckH3Stack(p.H3Stack, p.QUICCC); err != nil {
+		return err
+	}
+	quic := false
 	for _, mix := range p.Mixes {
 		if len(mix) == 0 {
 			return errors.New("empty flow mix: accepted at least one flow per mix")
 		}
+		if _, err := ResolveQUIC(mix, p.H3Stack, p.QUICCC); err != nil {
+			return err
+		}
+		quic = quic || slices.ContainsFunc(mix, isQUICSpec)
 		for _, f := range mix {
 			if f.Start < 0 || f.Duration < 0 || f.Start > maxFlowsStart {
 				return fmt.Errorf("flow %s: bad start %v or duration %v: accepted a start of 0 up to %v and a duration >= 0", f, f.Start, f.Duration, maxFlowsStart)
@@ -126,11 +151,19 @@ func (p Plan) Check() error {
 			return err
 		}
 	}
+	if quic && p.H3Stack == server.StackNgtcp2 {
+		if err := server.CheckNgtcp2(); err != nil {
+			return err
+		}
+	}
 	if p.Artifacts.Enabled() {
 		for _, k := range p.Artifacts.Kinds {
 			if k != artifacts.Pcap && k != artifacts.Qlog {
 				return fmt.Errorf("bad artifact kind %s for flows: accepted pcap, qlog", k)
 			}
+		}
+		if quic && p.H3Stack == server.StackNgtcp2 && slices.Contains(p.Artifacts.Kinds, artifacts.Qlog) {
+			return errors.New("bad artifact kind qlog with --h3-stack ngtcp2: gtlsserver's qlogs are read for the flows' sender counters and removed; accepted --artifacts-kinds pcap")
 		}
 		if p.Artifacts.For == artifacts.KeepSlowest {
 			return errors.New("bad artifacts filter slowest: flows have no PLT; accepted invalid, all")
@@ -214,13 +247,16 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 	if err := p.checkLink(ctx, l, env, emit); err != nil {
 		return sum, err
 	}
-	srv, err := NewServer(ctx, l, p.Logger, rec.ServerOptions()...)
+	srv, err := NewServer(ctx, l, p.Logger, append(rec.ServerOptions(), p.stackOptions()...)...)
 	if err != nil {
 		return sum, err
 	}
 	defer srv.Close()
 	info := srv.Info()
 	env.UDPRcvBuf, env.UDPSndBuf = info.UDPRcvBuf, info.UDPSndBuf
+	if info.H3Stack == server.StackNgtcp2 {
+		env.QUIC = info.QUICStack // read from the running server
+	}
 	jobs := p.Jobs()
 	for i, j := range jobs {
 		if p.done(j) {
@@ -272,6 +308,19 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 		}
 	}
 	return sum, ctx.Err()
+}
+
+// stackOptions are the server options of the plan's h3 stack: for ngtcp2 one process per
+// controller the mixes name (server.WithNgtcp2BulkCCs).
+func (p Plan) stackOptions() []server.Option {
+	if p.H3Stack != server.StackNgtcp2 {
+		return nil
+	}
+	opts := []server.Option{server.WithH3Stack(p.H3Stack, p.QUICCC)}
+	if ccs := QUICCCsOf(p.Mixes...); len(ccs) > 0 {
+		opts = append(opts, server.WithNgtcp2BulkCCs(ccs...))
+	}
+	return opts
 }
 
 // selfCheck is the link self-check the flows runner uses (a seam for the tests of the retry rule).

@@ -86,6 +86,8 @@ func (fr *flowRun) fill(rec *result.Record) {
 		rec.Valid, rec.InvalidReason = false, "congestion control "+fr.tr.cc+", requested "+fr.spec.CC
 	case fr.endEarly:
 		rec.Valid, rec.InvalidReason = false, errString(fr.err)
+	case fr.statsErr != nil:
+		rec.Valid, rec.InvalidReason = false, "sender counters unread: "+fr.statsErr.Error()
 	case fr.bytes == 0:
 		rec.ObservedProtocol = "" // the protocol never carried a byte of the body
 		f.Starved = true

@@ -84,6 +84,7 @@ type flowRun struct {
 	counts   capture.FlowCounts
 	counted  bool
 	err      error // set-up failure or early end
+	statsErr error // an ngtcp2 flow's qlog could not give its sender counters
 	endEarly bool
 }
 
@@ -109,6 +110,10 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 		total = max(total, f.Start+f.Duration)
 	}
 	if err := CheckSize(len(c.Flows), total, c.Bin); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.Flows, err = ResolveQUIC(c.Flows, srv.Info().H3Stack, ""); err != nil {
 		return nil, err
 	}
 	nbins := int((total + c.Bin - 1) / c.Bin)
@@ -147,6 +152,13 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 	ls := <-series
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	for _, fr := range frs {
+		if fr.tr == nil || fr.tr.odcid == "" {
+			continue
+		}
+		// An ngtcp2 connection's counters are in its qlog, complete once it has closed.
+		fr.stats, fr.statsErr = srv.FlowStats(fr.tr.odcid)
 	}
 	return c.records(l, epoch, frs, ls), nil
 }
@@ -230,7 +242,9 @@ func (fr *flowRun) transfer(ctx context.Context, srv *server.Server, counter *ca
 	case <-done:
 	case <-time.After(time.Until(end)):
 	}
-	fr.stats, _ = srv.ConnStats(fr.tr.connID)
+	if fr.tr.odcid == "" {
+		fr.stats, _ = srv.ConnStats(fr.tr.connID)
+	}
 	if counter != nil {
 		fr.counts, _ = counter.Counts(fr.tr.key)
 		fr.counted = true

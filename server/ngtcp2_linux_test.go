@@ -39,7 +39,7 @@ func TestNgtcp2Qlog(t *testing.T) {
 		return p
 	}
 	st := &ngtcp2Stack{cc: "bbr2", certLen: 400, next: ngtcp2IDBase}
-	full, err := st.parse(write("full.sqlog", 700, false))
+	full, err := st.parse(write("full.sqlog", 700, false), "bbr2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +49,14 @@ func TestNgtcp2Qlog(t *testing.T) {
 	if full != want {
 		t.Errorf("full handshake:\n got %+v\nwant %+v", full, want)
 	}
-	res, err := st.parse(write("resumed.sqlog", 120, true))
+	res, err := st.parse(write("resumed.sqlog", 120, true), "bbr2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Resumed || !res.Used0RTT || res.ID != ngtcp2IDBase+1 || res.Opened.IsZero() || res.Closed.Before(res.Opened) {
 		t.Errorf("resumed with 0-RTT: %+v", res)
 	}
-	if _, err := st.parse(filepath.Join(dir, "none")); err == nil {
+	if _, err := st.parse(filepath.Join(dir, "none"), "bbr2"); err == nil {
 		t.Error("a missing qlog parsed")
 	}
 }

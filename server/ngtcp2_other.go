@@ -21,4 +21,8 @@ func (st *ngtcp2Stack) pageConn(since time.Time) (ConnInfo, bool, error) {
 
 func (st *ngtcp2Stack) allConns() []ConnInfo { return nil }
 
+func (st *ngtcp2Stack) flowStats(string) (ConnStats, error) {
+	return ConnStats{}, errors.ErrUnsupported
+}
+
 func (st *ngtcp2Stack) close() error { return nil }

@@ -56,8 +56,9 @@ type config struct {
 	logger      *slog.Logger
 	keyLog      io.Writer
 	qlogDir     func() string
-	h3Stack     string // WithH3Stack: StackQUICGo (after validate) or StackNgtcp2
-	quicCC      string // its congestion controller (after validate, never "")
+	h3Stack     string   // WithH3Stack: StackQUICGo (after validate) or StackNgtcp2
+	quicCC      string   // its congestion controller (after validate, never "")
+	bulkCCs     []string // WithNgtcp2BulkCCs: a page-less ngtcp2 server's controllers, sorted
 }
 
 func defaultConfig() config {

@@ -89,6 +89,10 @@ type Info struct {
 	ZeroRTT bool `json:"zero_rtt"`
 	// Manifest is the served page's manifest (the first site's, NewSites).
 	Manifest *pages.Manifest `json:"-"`
+	// BulkH3 maps a congestion controller to the "ip:port" of the gtlsserver running it, on a
+	// page-less server of the ngtcp2 stack (WithNgtcp2BulkCCs; the first also in Addrs["h3"]).
+	// The controllers are read back from the running processes. Nil otherwise.
+	BulkH3 map[string]string `json:"bulk_h3,omitempty"`
 	// Sites are the sites served, in the order given (one for New), each with its host and
 	// manifest.
 	Sites []SiteInfo `json:"sites,omitempty"`

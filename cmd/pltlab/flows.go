@@ -18,6 +18,7 @@ import (
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/selfcheck"
 )
@@ -37,6 +38,8 @@ type flowsFlags struct {
 	force    bool
 	dryRun   bool
 	noCheck  bool
+	h3Stack  string
+	quicCC   string
 	art      artifactFlags
 }
 
@@ -47,7 +50,9 @@ func newFlowsCmd() *cobra.Command {
 		Short: "Run bulk flows through an emulated link: goodput, utilization, loss ratio, fairness",
 		Long: `flows runs bulk downloads from pltlab's server through the emulated link, all at once or
 staggered by --start, each over its protocol (h1, h2, h3) with its congestion control (TCP: any
-kernel algorithm, default cubic; h3: quic-go's NewReno, the only one it has). The client is Go,
+kernel algorithm, default cubic; h3: the --h3-stack's controller, --quic-cc or h3:CC: quic-go
+runs NewReno only, ngtcp2 runs cubic, reno, bbr or bbr2, one gtlsserver per controller the
+mixes name, so h3:bbr and h3:cubic can share a link). The client is Go,
 inside the link's client namespace; every flow's ALPN (and QUIC version) is checked. --flow
 flags form one mix; each --mix adds another (flows comma-separated); every repetition (--runs)
 runs each mix once, the mixes in an order shuffled from --seed.
@@ -72,6 +77,7 @@ schedule and the estimated time and sets nothing up.`,
 		Example: `  sudo ./bin/pltlab flows --link carlucci2015 --flow h3 --flow h1:cubic --duration 20s --out /tmp/flows.jsonl --force
   sudo ./bin/pltlab flows --link rate=10mbit,rtt=50ms --flow h1:cubic --flow h1:cubic --start 0s,5s --duration 20s --runs 3 --out - > /tmp/fair.jsonl
   sudo ./bin/pltlab flows --link carlucci2015 --mix h3,h1:cubic --mix h1:cubic,h1:cubic --duration 10s --runs 2 --out /tmp/mixes.jsonl --force
+  sudo ./bin/pltlab flows --link rate=10mbit,rtt=36ms --h3-stack ngtcp2 --mix h3:bbr,h3:cubic --duration 20s --out /tmp/bbr-cubic.jsonl --force
   ./bin/pltlab report /tmp/flows.jsonl --plot /tmp/goodput.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -111,6 +117,8 @@ schedule and the estimated time and sets nothing up.`,
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print the schedule of runs and the estimated time and exit (nothing is set up)")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "do not self-check the link before the flows (the check is recorded otherwise)")
+	fl.StringVar(&f.h3Stack, "h3-stack", "quic-go", "HTTP/3 stack serving the h3 flows: quic-go or ngtcp2 (gtlsserver)")
+	fl.StringVar(&f.quicCC, "quic-cc", "", "congestion control of h3 flows given without one: newreno for quic-go (its only one); cubic (default), reno, bbr, bbr2 for ngtcp2")
 	f.art.addArtifacts(fl, "pcap,qlog")
 	return cmd
 }
@@ -155,7 +163,14 @@ func (f *flowsFlags) specs() ([][]flows.Spec, error) {
 		}
 		mixes = append(mixes, mix)
 	}
+	if err := server.CheckH3Stack(f.h3Stack, f.quicCC); err != nil {
+		return nil, usagef("bad --h3-stack/--quic-cc: %v", err)
+	}
 	for i, mix := range mixes {
+		if mix, err = flows.ResolveQUIC(mix, f.h3Stack, f.quicCC); err != nil {
+			return nil, usagef("%v", err)
+		}
+		mixes[i] = mix
 		if slices.ContainsFunc(mixes[:i], func(m []flows.Spec) bool { return flows.Mix(m) == flows.Mix(mix) }) {
 			return nil, usagef("mix %s given twice: accepted each mix once", flows.Mix(mix))
 		}
@@ -185,7 +200,8 @@ func (f *flowsFlags) plan() (flows.Plan, error) {
 		name = "flows-" + time.Now().UTC().Format("20060102T150405Z")
 	}
 	p := flows.Plan{Link: f.link, Mixes: mixes, Runs: f.runs, Duration: f.duration, Bin: f.bin, Seed: f.seed,
-		Experiment: name, Version: pltlabVersion(), SkipLinkCheck: f.noCheck, Logger: slog.Default()}
+		Experiment: name, Version: pltlabVersion(), SkipLinkCheck: f.noCheck, Logger: slog.Default(),
+		H3Stack: f.h3Stack, QUICCC: f.quicCC}
 	if err := p.Check(); errors.Is(err, flows.ErrTooLarge) {
 		return flows.Plan{}, usagef("bad --duration %v with --bin %v: %v", f.duration, f.bin, err)
 	} else if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pltlab/pltlab/flows"
 )
 
 // TestFlowsUsageErrors checks that bad flows command lines exit 2 with one line naming the bad
@@ -20,7 +22,10 @@ func TestFlowsUsageErrors(t *testing.T) {
 		{"bad link", []string{"--link", "rate=fast", "--flow", "h1"}, "rate"},
 		{"no flow", []string{"--link", "none"}, "missing --flow"},
 		{"bad protocol", []string{"--link", "none", "--flow", "h4"}, `unknown protocol "h4"`},
-		{"cubic on quic", []string{"--link", "none", "--flow", "h3:cubic"}, "only congestion control is newreno"},
+		{"cubic on quic", []string{"--link", "none", "--flow", "h3:cubic"}, "quic-go runs newreno only"},
+		{"bad quic cc", []string{"--link", "none", "--flow", "h3:vegas"}, `QUIC congestion control "vegas"`},
+		{"newreno on ngtcp2", []string{"--link", "none", "--h3-stack", "ngtcp2", "--flow", "h3:newreno"}, "accepted: cubic, reno, bbr, bbr2"},
+		{"bad stack", []string{"--link", "none", "--h3-stack", "msquic", "--flow", "h3"}, `HTTP/3 stack "msquic"`},
 		{"bad cc", []string{"--link", "none", "--flow", "h1:warp"}, `congestion control "warp"`},
 		{"too many starts", []string{"--link", "none", "--flow", "h1", "--start", "0s,1s"}, "accepted at most one per flow"},
 		{"bad start", []string{"--link", "none", "--flow", "h1", "--start", "soon"}, `bad --start offset "soon"`},
@@ -74,8 +79,13 @@ func TestFlowsMixes(t *testing.T) {
 		t.Fatalf("a repeated mix: %v", err)
 	}
 	f.mixes = []string{"h1,h3:bbr"}
-	if _, err := f.specs(); err == nil || !strings.Contains(err.Error(), "bad --mix") {
+	if _, err := f.specs(); err == nil || !strings.Contains(err.Error(), "quic-go runs newreno only") {
 		t.Fatalf("a bad mix: %v", err)
+	}
+	f.h3Stack, f.quicCC, f.mixes, f.flows = "ngtcp2", "bbr2", []string{"h1,h3:bbr", "h3,h3:cubic"}, nil
+	mixes, err = f.specs()
+	if err != nil || flows.Mix(mixes[0]) != "h1:cubic+h3:bbr" || flows.Mix(mixes[1]) != "h3:bbr2+h3:cubic" {
+		t.Fatalf("ngtcp2 mixes %v, %v: want h1:cubic+h3:bbr and h3:bbr2+h3:cubic", mixes, err)
 	}
 }
 
