@@ -310,6 +310,24 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 	return sum, ctx.Err()
 }
 
+// StackNgtcp2 is the ngtcp2 HTTP/3 stack (server.StackNgtcp2), for the packages above flows.
+const StackNgtcp2 = server.StackNgtcp2
+
+// CheckStack reports whether the HTTP/3 stack can run here: for StackNgtcp2 whether gtlsserver
+// is on PATH (server.CheckNgtcp2, naming the package), nil for quic-go ("").
+func CheckStack(stack string) error {
+	if stack == StackNgtcp2 {
+		return server.CheckNgtcp2()
+	}
+	return nil
+}
+
+// NewStackServer is NewServer with h3 served by stack ("" for quic-go): for StackNgtcp2, one
+// gtlsserver per QUIC controller the mixes name (their specs resolved, ResolveQUIC).
+func NewStackServer(ctx context.Context, l shaping.Link, log *slog.Logger, stack string, mixes ...[]Spec) (*server.Server, error) {
+	return NewServer(ctx, l, log, Plan{H3Stack: stack, Mixes: mixes}.stackOptions()...)
+}
+
 // stackOptions are the server options of the plan's h3 stack: for ngtcp2 one process per
 // controller the mixes name (server.WithNgtcp2BulkCCs).
 func (p Plan) stackOptions() []server.Option {

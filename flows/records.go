@@ -66,6 +66,7 @@ func (fr *flowRun) fill(rec *result.Record) {
 	rec.TCPCC = rec.CC // TCPCC holds the same value as CC (result.Record)
 	f.Retransmits, f.SegmentsOut = fr.stats.Retransmits, fr.stats.SegmentsOut
 	f.SRTTMs = float64(fr.stats.SRTT) / float64(time.Millisecond)
+	f.CountersCPUS = fr.countersCPU.Seconds()
 	f.SenderBusyS, f.RwndLimitedS = fr.stats.Busy.Seconds(), fr.stats.RwndLimited.Seconds()
 	f.SndbufLimitedS = fr.stats.SndbufLimited.Seconds()
 	f.Packets, f.Drops = fr.counts.Packets, fr.counts.Drops

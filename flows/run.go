@@ -85,7 +85,9 @@ type flowRun struct {
 	counted  bool
 	err      error // set-up failure or early end
 	statsErr error // an ngtcp2 flow's qlog could not give its sender counters
-	endEarly bool
+	// countersCPU is this process's CPU time spent reading an ngtcp2 flow's qlog.
+	countersCPU time.Duration
+	endEarly    bool
 }
 
 // linkSeries are the link's per-bin counters, sampled from the emulator, and their totals.
@@ -158,7 +160,9 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 			continue
 		}
 		// An ngtcp2 connection's counters are in its qlog, complete once it has closed.
+		cpu0 := processCPU()
 		fr.stats, fr.statsErr = srv.FlowStats(fr.tr.odcid)
+		fr.countersCPU = processCPU() - cpu0
 	}
 	return c.records(l, epoch, frs, ls), nil
 }

@@ -51,11 +51,17 @@ type Flow struct {
 	Packets int64 `json:"packets"`
 	Drops   int64 `json:"drops"`
 	// Retransmits is the server's count of retransmitted TCP segments (tcpi_total_retrans) or
-	// of QUIC packets declared lost; SegmentsOut the segments/packets it sent.
+	// of QUIC packets declared lost; SegmentsOut the segments/packets it sent. For the ngtcp2
+	// stack both come from the connection's qlog (recovery:packet_lost, transport:packet_sent).
 	Retransmits int64 `json:"retransmits"`
 	SegmentsOut int64 `json:"segments_out"`
 	// SRTTMs is the server's smoothed RTT of the connection at the flow's end, in ms.
 	SRTTMs float64 `json:"srtt_ms"`
+	// CountersCPUS is the CPU time, in seconds, this process spent after the flow reading the
+	// sender's counters from an ngtcp2 qlog (about 315 MB of JSON per GB sent), so that a CPU
+	// budget of the transfer can leave it out; 0 for quic-go and TCP, whose counters are read
+	// from the connection.
+	CountersCPUS float64 `json:"counters_cpu_s,omitempty"`
 	// SenderBusyS is how long the server's TCP sender had data to send (tcpi_busy_time), and
 	// RwndLimitedS and SndbufLimitedS the parts limited by the client's receive window and by
 	// the server's send buffer, in seconds; a flow whose busy time falls short of its duration

@@ -95,6 +95,19 @@ func (s *Server) FlowStats(odcid string) (ConnStats, error) {
 	return ng.flowStats(odcid)
 }
 
+// StackCPU returns the CPU time (user + system) the ngtcp2 processes serving h3 have used so far,
+// 0 on a server without them (quic-go runs in this process: getrusage counts it). From
+// /proc/PID/stat (utime, stime; proc(5)) at the kernel's USER_HZ of 100, so 10 ms steps.
+func (s *Server) StackCPU() time.Duration {
+	s.mu.Lock()
+	ng := s.ng
+	s.mu.Unlock()
+	if ng == nil {
+		return 0
+	}
+	return ng.cpu()
+}
+
 // validateH3Stack checks WithH3Stack's values and fills in the defaults; errors wrap
 // ErrBadOption and name what is accepted.
 func (c *config) validateH3Stack() error {

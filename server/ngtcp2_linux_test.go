@@ -60,3 +60,41 @@ func TestNgtcp2Qlog(t *testing.T) {
 		t.Error("a missing qlog parsed")
 	}
 }
+
+// TestNgtcp2QlogCounters: the bulk reader (parseQlogCounters, no JSON decoding) gives the same
+// sender counters as the full reader on ngtcp2 0.12's event lines: packets sent and their raw
+// bytes, packets declared lost, the last smoothed RTT, 0-RTT received and the trace's group_id.
+func TestNgtcp2QlogCounters(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("\x1e" + `{"qlog_format":"JSON-SEQ","qlog_version":"0.3","trace":{"vantage_point":{"name":"ngtcp2","type":"server"},"common_fields":{"protocol_type":["QUIC"],"time_format":"relative","reference_time":0,"group_id":"f4eedfaef386cd28"}}}` + "\n")
+	b.WriteString("\x1e" + `{"time":0,"name":"transport:parameters_set","data":{"owner":"remote","max_idle_timeout":30000}}` + "\n")
+	b.WriteString("\x1e" + `{"time":1,"name":"transport:packet_received","data":{"header":{"packet_type":"0RTT","packet_number":0},"frames":[{"frame_type":"stream","stream_id":0,"offset":0,"length":40}],"raw":{"length":80}}}` + "\n")
+	for i := range 50 {
+		fmt.Fprintf(&b, "\x1e"+`{"time":%d,"name":"transport:packet_sent","data":{"header":{"packet_type":"1RTT","packet_number":%d},"frames":[{"frame_type":"stream","stream_id":0,"offset":%d,"length":1400}],"raw":{"length":1452}}}`+"\n", 2+i, i, i*1400)
+		if i%10 == 3 {
+			fmt.Fprintf(&b, "\x1e"+`{"time":%d,"name":"recovery:packet_lost","data":{"header":{"packet_type":"1RTT","packet_number":%d}}}`+"\n", 3+i, i)
+		}
+		fmt.Fprintf(&b, "\x1e"+`{"time":%d,"name":"recovery:metrics_updated","data":{"min_rtt":36,"smoothed_rtt":%d.5,"latest_rtt":40,"rtt_variance":3,"pto_count":0,"congestion_window":40000,"bytes_in_flight":8649}}`+"\n", 3+i, 40+i)
+	}
+	b.WriteString("\x1e{\"time\":60,\"name\":\"transport:pack")
+	path := filepath.Join(t.TempDir(), "a.sqlog")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, err := parseQlog(path, "bbr", 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, err := parseQlogCounters(path, "bbr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fast.PacketsSent != 50 || fast.PacketsLost != 5 || fast.BytesSent != 50*1452 || fast.SRTT != 89500*time.Microsecond ||
+		!fast.Used0RTT || fast.ODCID != "f4eedfaef386cd28" || fast.QUICCC != "bbr" {
+		t.Errorf("fast reader: %+v", fast)
+	}
+	if full.PacketsSent != fast.PacketsSent || full.PacketsLost != fast.PacketsLost || full.BytesSent != fast.BytesSent ||
+		full.SRTT != fast.SRTT || full.Used0RTT != fast.Used0RTT || full.ODCID != fast.ODCID {
+		t.Errorf("readers differ:\nfull %+v\nfast %+v", full, fast)
+	}
+}

@@ -26,3 +26,5 @@ func (st *ngtcp2Stack) flowStats(string) (ConnStats, error) {
 }
 
 func (st *ngtcp2Stack) close() error { return nil }
+
+func (st *ngtcp2Stack) cpu() time.Duration { return 0 }

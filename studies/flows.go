@@ -37,8 +37,19 @@ func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOption
 			mixes[i] = append(mixes[i], fs)
 		}
 	}
-	p := flows.Plan{Link: f.Link, Mixes: mixes, Runs: f.Runs, Duration: f.Duration, Seed: o.Seed,
-		Experiment: experiment, Version: o.Version, Artifacts: flowArtifacts(o),
+	art := flowArtifacts(o)
+	if f.H3Stack == flows.StackNgtcp2 {
+		// gtlsserver's qlogs are read for the sender's counters and removed (flows.Plan.Check)
+		if slices.Contains(art.Kinds, artifacts.Qlog) && o.Logger != nil {
+			o.Logger.Warn("flow part on the ngtcp2 stack: its qlogs are read for the sender's counters, not kept as artifacts", "part", f.Name)
+		}
+		art.Kinds = slices.DeleteFunc(art.Kinds, func(k artifacts.Kind) bool { return k == artifacts.Qlog })
+		if len(art.Kinds) == 0 {
+			art = artifacts.Config{}
+		}
+	}
+	p := flows.Plan{Link: f.Link, Mixes: mixes, Runs: f.Runs, Duration: f.Duration, Seed: o.Seed, H3Stack: f.H3Stack,
+		Experiment: experiment, Version: o.Version, Artifacts: art,
 		SkipLinkCheck: o.SkipLinkCheck,
 		Resume:        o.Resume, Logger: o.Logger}
 	shard := o.Shard.String() // "" unsharded

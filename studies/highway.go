@@ -37,6 +37,7 @@ type highwayArm struct {
 	noGSO     bool   // QUIC_GO_DISABLE_GSO=true in the process
 	noOffload bool   // ethtool -K tso/gso/gro off on both veth ends (veth path only)
 	osBuffers bool   // UDP sockets set back to the OS default buffers
+	stack     string // the h3 stack of the server: "" (quic-go) or flows.StackNgtcp2
 }
 
 // highwayArms are the study's arms, in run order within a repetition.
@@ -48,7 +49,16 @@ var highwayArms = []highwayArm{
 	{name: "quic-no-gso", flow: "h3", noGSO: true},
 	{name: "tcp-cubic-no-offload", flow: "h2:cubic", noOffload: true},
 	{name: "quic-no-offload", flow: "h3", noOffload: true},
+	{name: "ngtcp2-cubic", flow: "h3:cubic", stack: flows.StackNgtcp2},
+	{name: "ngtcp2-bbr", flow: "h3:bbr", stack: flows.StackNgtcp2},
 }
+
+// ngtcp2Missing says why the ngtcp2 arms and parts cannot run here (gtlsserver not on PATH), nil
+// when they can; a seam for tests.
+var ngtcp2Missing = func() error { return flows.CheckStack(flows.StackNgtcp2) }
+
+// haveNgtcp2 reports whether the ngtcp2 arms and parts can run here.
+func haveNgtcp2() bool { return ngtcp2Missing() == nil }
 
 // highwayPath is where the arms run: the veth pair ("veth") or an emulated LINK spec.
 type highwayPath struct {
@@ -80,11 +90,13 @@ var highwayScales = map[Scale]highwayScale{
 // estimates twice the measured time.
 const highwayArmOverhead = time.Second
 
-// armsOn returns the arms that apply to a path: the veth offload switches only on veth.
+// armsOn returns the arms that apply to a path: the veth offload switches only on veth, the
+// ngtcp2 arms only where gtlsserver is installed (the plan says so otherwise).
 func armsOn(p highwayPath) []highwayArm {
 	var out []highwayArm
+	ng := haveNgtcp2()
 	for _, a := range highwayArms {
-		if a.noOffload && p.link != "" {
+		if a.noOffload && p.link != "" || a.stack == flows.StackNgtcp2 && !ng {
 			continue
 		}
 		out = append(out, a)
@@ -114,9 +126,12 @@ func highwayPlan(sc Scale) Plan {
 	}
 	p := Plan{Study: Highway2023, Scale: sc,
 		ScaledDown: []string{
-			"one QUIC stack (quic-go) instead of the paper's implementations",
+			"two QUIC implementations (quic-go, and ngtcp2 with CUBIC and BBR) instead of the paper's client/server pairs",
 		},
 		NotRun: []string{"AES-NI on and off: see the finding \"aesni\""},
+	}
+	if !haveNgtcp2() {
+		p.NotRun = append(p.NotRun, "the ngtcp2 arms: "+ngtcp2Missing().Error())
 	}
 	if sc != Full {
 		p.ScaledDown = append(p.ScaledDown, "no emulated 10 Gbit/s path (full scale only)")
@@ -328,11 +343,16 @@ func runHighwayArm(ctx context.Context, l shaping.Link, veth *shaping.VethLink, 
 	if o.Process != nil {
 		defer o.Process.CaptureLog(qlog)()
 	}
-	srv, err := flows.NewServer(ctx, l, o.Logger)
+	srv, err := flows.NewStackServer(ctx, l, o.Logger, a.stack, []flows.Spec{spec})
 	if err != nil {
 		return nil, err
 	}
 	defer srv.Close()
+	if info := srv.Info(); info.H3Stack == flows.StackNgtcp2 {
+		e := *env
+		e.QUIC = info.QUICStack // read from the running server
+		env = &e
+	}
 	addrs := []netip.Addr{l.HostAddr(), l.ClientAddr()}
 	stop := make(chan struct{})
 	bufs := make(chan [2]int, 1)
@@ -342,10 +362,15 @@ func runHighwayArm(ctx context.Context, l shaping.Link, veth *shaping.VethLink, 
 	if emu != nil {
 		emu0 = emu.EmulatorCPU()
 	}
-	cpu0 := processCPU()
+	cpu0, stack0 := processCPU(), srv.StackCPU()
 	recs, err := flows.Run(ctx, l, srv, flows.Config{Flows: []flows.Spec{spec}, Duration: dur, Seed: o.Seed, Run: run,
 		Experiment: PartExperiment(Highway2023, p.name), Env: env, Logger: o.Logger})
-	cpu := processCPU() - cpu0
+	// Both endpoints: this process (the client, and quic-go's or the TCP server) and the ngtcp2
+	// server's own process, which getrusage does not count.
+	cpu := processCPU() - cpu0 + srv.StackCPU() - stack0
+	if len(recs) == 1 && recs[0].Flow != nil {
+		cpu -= time.Duration(recs[0].CountersCPUS * float64(time.Second)) // reading the ngtcp2 qlog: pltlab's, not the transfer's
+	}
 	close(stop)
 	got := <-bufs
 	if err != nil {
@@ -534,6 +559,72 @@ func gain(e *Support, on, off string) (g armGain, ok bool) {
 	return g, len(a) >= HighwayMinRuns && len(b) >= HighwayMinRuns
 }
 
+// implFactor is the goodput ratio beyond which two implementations "vary widely": 1.5. The paper's
+// spread is a factor of 54 (90 to 4900 Mbit/s) across its pairs; a factor of 1.5 between two is
+// far below that and well above run-to-run noise (quic-go's goodput on veth varies by 5-10 %
+// between runs here), so a ratio inside it says these two do not vary widely.
+const implFactor = 1.5
+
+const implFactorText = "1.5"
+
+// logRatio returns ln(mean(b) / mean(a)) and its two-sided (1 - alpha) interval by the delta
+// method: var(ln mean) = sd^2 / (n mean^2) for each sample (Casella and Berger, section 5.5.4).
+func logRatio(a, b []float64, alpha float64) (est, lo, hi float64) {
+	ma, sa := analysis.MeanSD(a)
+	mb, sb := analysis.MeanSD(b)
+	est = math.Log(mb / ma)
+	se := math.Sqrt(sa*sa/(float64(len(a))*ma*ma) + sb*sb/(float64(len(b))*mb*mb))
+	h := analysis.NormalQuantile(1-alpha/2) * se
+	return est, est - h, est + h
+}
+
+// judgeImplementations judges "goodput varies widely between implementations" from quic-go's and
+// ngtcp2's goodput on the veth path: the interval of the log ratio of the means against
+// +-ln(implFactor). The emulated path and ngtcp2 with BBR are reported beside it, not judged.
+func judgeImplementations(e *Support) Judgement {
+	q, qcpu := highwayRuns(e, "veth", "quic")
+	n, ncpu := highwayRuns(e, "veth", "ngtcp2-cubic")
+	see, cells := []string{"Goodput per arm"}, []string{"veth: quic vs ngtcp2-cubic"}
+	if len(q) < HighwayMinRuns || len(n) < HighwayMinRuns {
+		if !haveNgtcp2() && len(n) == 0 {
+			return Judgement{Verdict: NotTestable, See: see, Cells: cells,
+				Evidence: "one QUIC stack on this machine (quic-go): " + ngtcp2Missing().Error()}
+		}
+		return notRun(fmt.Sprintf("too few valid runs on the veth path (quic-go %d, ngtcp2 %d; need %d an arm)", len(q), len(n), HighwayMinRuns))
+	}
+	est, lo, hi := logRatio(q, n, Alpha)
+	r, rlo, rhi := math.Exp(est), math.Exp(lo), math.Exp(hi)
+	w := math.Log(implFactor)
+	ev := fmt.Sprintf("veth: quic-go %.0f Mbit/s (%.2f CPU-s per GB, %d runs), ngtcp2 CUBIC %.0f Mbit/s (%.2f CPU-s per GB, %d runs): ratio ngtcp2/quic-go %s (99 %% interval), against a factor of %s either way",
+		highwayMean(q), highwayMean(qcpu), len(q), highwayMean(n), highwayMean(ncpu), len(n), fmtInterval("%.2f", r, rlo, rhi), implFactorText)
+	if b, _ := highwayRuns(e, "veth", "ngtcp2-bbr"); len(b) > 0 {
+		ev += fmt.Sprintf("; ngtcp2 BBR %.0f Mbit/s", highwayMean(b))
+	}
+	for _, p := range highwayPathsOf(e) {
+		if p == "veth" {
+			continue
+		}
+		pq, _ := highwayRuns(e, p, "quic")
+		pn, _ := highwayRuns(e, p, "ngtcp2-cubic")
+		if len(pq) > 0 && len(pn) > 0 {
+			ev += fmt.Sprintf("; %s: quic-go %.0f, ngtcp2 CUBIC %.0f Mbit/s", p, highwayMean(pq), highwayMean(pn))
+		}
+	}
+	ev += "; the paper: 90-4900 Mbit/s across its pairs"
+	j := Judgement{Evidence: ev, See: see, Cells: cells}
+	switch {
+	case lo > w || hi < -w:
+		j.Verdict = Reproduced
+	case lo > -w && hi < w:
+		j.Verdict = Contradicted
+		j.Evidence += ": these two implementations are within that factor of each other"
+	default:
+		j.Verdict = Inconclusive
+		j.Evidence += ": the interval crosses the factor; more runs decide it"
+	}
+	return j
+}
+
 // HighwayMinRuns is the fewest runs per arm for which a highway2023 finding is judged: with
 // fewer, Welch's test on goodputs has too few degrees of freedom to reach p < 0.01 unless the
 // arms differ by many standard deviations.
@@ -542,15 +633,8 @@ const HighwayMinRuns = 3
 var highwayFindings = []Finding{
 	{ID: "implementations", Source: "abstract; section 5 (goodput per client/server pair on 10 Gbit/s links)",
 		Claim:     "QUIC goodput \"varies widely between client and server implementations from 90 Mbit/s to 4900 Mbit/s\"",
-		Criterion: "needs several QUIC implementations; this build has one (quic-go): its goodput on the veth path is placed in the published range",
-		Judge: func(e *Support) Judgement {
-			q, _ := highwayRuns(e, "veth", "quic")
-			if len(q) == 0 {
-				return notRun("no valid quic run on the veth path")
-			}
-			return Judgement{Verdict: NotTestable, See: []string{"Goodput per arm"}, Cells: []string{"veth: quic"},
-				Evidence: fmt.Sprintf("one QUIC stack here (quic-go): %.0f Mbit/s mean on veth (%d runs), inside the published 90-4900 Mbit/s; the spread between implementations cannot be measured with one", highwayMean(q), len(q))}
-		}},
+		Criterion: "two implementations here, quic-go (NewReno) and ngtcp2 (CUBIC), each serving and a quic-go client: on the veth path the ratio of their mean goodputs is judged by its interval (delta method on the log ratio, 99 %): reproduced when it lies beyond a factor of " + implFactorText + " either way (wide variation), contradicted when it lies within that factor, inconclusive otherwise",
+		Judge:     judgeImplementations},
 	{ID: "buffers", Source: "abstract; section 5.2 (UDP socket buffer sizes)",
 		Claim:     "\"the OS generally sets the default buffer size too small, which should be increased by at least an order of magnitude\"",
 		Criterion: "quic-go's goodput on veth with its raised UDP buffers (7 MiB asked) is significantly higher (Welch, p < 0.01) than with the OS default buffers (rmem_default)",
@@ -675,10 +759,12 @@ func highwaySections(e *Support) []Section {
 	paper := Table{Caption: "The paper's figures (abstract) beside ours on the veth path",
 		Header: []string{"quantity", "paper (10 Gbit/s NICs, two hosts)", "here (veth, one host)"}}
 	q, _ := highwayRuns(e, "veth", "quic")
+	ng, _ := highwayRuns(e, "veth", "ngtcp2-cubic")
+	ngb, _ := highwayRuns(e, "veth", "ngtcp2-bbr")
 	tc, _ := highwayRuns(e, "veth", "tcp-cubic")
 	tn, _ := highwayRuns(e, "veth", "tcp-cubic-no-offload")
 	paper.Rows = [][]string{
-		{"QUIC goodput", "90-4900 Mbit/s across implementations", fmtMbps(q) + " (quic-go only)"},
+		{"QUIC goodput", "90-4900 Mbit/s across implementations", fmtMbps(q) + " (quic-go), " + fmtMbps(ng) + " (ngtcp2 CUBIC), " + fmtMbps(ngb) + " (ngtcp2 BBR)"},
 		{"TCP goodput with offloads (and AES-NI)", "about 8000 Mbit/s", fmtMbps(tc) + " (TLS 1.3 over TCP, HTTP/2)"},
 		{"TCP goodput without offloads", "lower (figure in section 5.3)", fmtMbps(tn)},
 	}
@@ -689,7 +775,9 @@ func highwaySections(e *Support) []Section {
 		{ID: "goodput", Title: "Goodput per arm", Text: []string{
 			"Each arm is one bulk download (pltlab's server, HTTP/2 over TLS 1.3 over TCP or HTTP/3 over QUIC) from the host namespace into a client namespace; " +
 				"\"os-buffers\" sets every UDP socket of the run back to net.core.rmem_default/wmem_default after quic-go raised them, " +
-				"\"no-gso\" runs with QUIC_GO_DISABLE_GSO=true, \"no-offload\" turns TSO, GSO and GRO off on both veth ends (ethtool -K)."},
+				"\"no-gso\" runs with QUIC_GO_DISABLE_GSO=true, \"no-offload\" turns TSO, GSO and GRO off on both veth ends (ethtool -K); " +
+				"\"ngtcp2-cubic\" and \"ngtcp2-bbr\" are served by ngtcp2's gtlsserver (Debian's ngtcp2 0.12, single-threaded, its qlog on) with that controller, to the same quic-go client; " +
+				"their CPU time adds the gtlsserver process's (/proc/PID/stat) and leaves out pltlab's reading of its qlog (counters_cpu_s)."},
 			Tables: []Table{t, paper}},
 	}
 }
@@ -713,9 +801,9 @@ func highwayDifferences(e *Support) []string {
 	return []string{
 		fmt.Sprintf("one host with %d cores (recorded) runs both endpoints, instead of two dedicated servers: sender and receiver compete for the same cores", cpus),
 		"a veth pair between two namespaces instead of 10 Gbit/s NICs: no wire rate limit, offloads are the kernel's software TSO/GSO/GRO, not the NIC's",
-		"one QUIC stack (quic-go, NewReno only) and one TCP stack (Linux) instead of the paper's implementation pairs",
+		"two QUIC stacks (quic-go with NewReno; ngtcp2 0.12's example server with CUBIC or BBR, to the quic-go client) and one TCP stack (Linux) instead of the paper's implementation pairs",
 		"HTTP/2 and HTTP/3 bulk downloads from pltlab's server instead of the QUIC Interop Runner's file transfers",
-		"CPU time is the whole process's (both endpoints in one process), not per side; the emulator's threads are reported apart",
+		"CPU time is the whole process's (both endpoints in one process; for the ngtcp2 arms plus the gtlsserver process), not per side; the emulator's threads are reported apart",
 		"AES-NI stays on (see the finding \"aesni\")",
 	}
 }

@@ -1,6 +1,8 @@
 package studies
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,7 +44,7 @@ func TestHighwayJudgements(t *testing.T) {
 	recs = append(recs, highwayRecs("quic-no-offload", 900, 910, 890)...)
 	recs = append(recs, highwayRecs("quic-no-gso", 800, 810, 790)...)
 	js := judge(recs)
-	for id, want := range map[string]Verdict{"implementations": NotTestable, "buffers": Reproduced, "offload": Reproduced, "aesni": NotTestable} {
+	for id, want := range map[string]Verdict{"implementations": NotRun, "buffers": Reproduced, "offload": Reproduced, "aesni": NotTestable} {
 		if js[id].Verdict != want {
 			t.Errorf("%s: %s (%s), want %s", id, js[id].Verdict, js[id].Evidence, want)
 		}
@@ -74,6 +76,47 @@ func TestHighwayJudgements(t *testing.T) {
 	}
 	if j := judge(nil)["implementations"]; j.Verdict != NotRun {
 		t.Errorf("no records: %s, want not run", j.Verdict)
+	}
+}
+
+// TestHighwayImplementations: the implementations finding by the interval of the ngtcp2/quic-go
+// goodput ratio against a factor of 1.5: reproduced beyond it either way, contradicted within it,
+// inconclusive across it; not testable without gtlsserver.
+func TestHighwayImplementations(t *testing.T) {
+	st, err := Lookup(Highway2023)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := func(recs []*result.Record) Judgement {
+		for i, j := range Evaluate(st, st.Plan(Quick), recs).Judge() {
+			if st.Findings[i].ID == "implementations" {
+				return j
+			}
+		}
+		t.Fatal("no implementations finding")
+		return Judgement{}
+	}
+	quic := highwayRecs("quic", 1000, 1020, 980)
+	for _, c := range []struct {
+		name string
+		ng   []float64
+		want Verdict
+		text string
+	}{
+		{"ngtcp2 at a third", []float64{330, 335, 325}, Reproduced, "ratio ngtcp2/quic-go 0.33"},
+		{"ngtcp2 at twice", []float64{2000, 2040, 1960}, Reproduced, "ratio ngtcp2/quic-go 2.00"},
+		{"ngtcp2 alike", []float64{1100, 1120, 1080}, Contradicted, "within that factor"},
+		{"ngtcp2 on the factor", []float64{1500, 2500, 700}, Inconclusive, "more runs decide it"},
+	} {
+		j := judge(append(slices.Clone(quic), highwayRecs("ngtcp2-cubic", c.ng...)...))
+		if j.Verdict != c.want || !strings.Contains(j.Evidence, c.text) {
+			t.Errorf("%s: %s (%s), want %s with %q", c.name, j.Verdict, j.Evidence, c.want, c.text)
+		}
+	}
+	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
+	ngtcp2Missing = func() error { return errors.New("the ngtcp2 HTTP/3 stack needs gtlsserver") }
+	if j := judge(quic); j.Verdict != NotTestable || !strings.Contains(j.Evidence, "gtlsserver") {
+		t.Errorf("without gtlsserver: %s (%s), want not testable naming it", j.Verdict, j.Evidence)
 	}
 }
 

@@ -1,8 +1,11 @@
 package studies
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/pltlab/pltlab/result"
 )
 
 // TestLowRateLossIntervals: "largest at low rate and with loss" is reproduced only when both
@@ -67,5 +70,51 @@ func TestRatioMargin(t *testing.T) {
 		if got.Verdict != tc.want {
 			t.Errorf("%s: %s (%s), want %s", tc.name, got.Verdict, got.Evidence, tc.want)
 		}
+	}
+}
+
+// TestBBRInQUIC judges muthuraj2024's bbr-in-quic from synthetic QUICv1 loads of the two
+// ngtcp2 parts on the quick plan's 112J50 link: BBR faster on both large objects reproduces,
+// slower on one contradicts, alike is inconclusive with what would decide it, and a machine
+// without gtlsserver makes it not testable.
+func TestBBRInQUIC(t *testing.T) {
+	st, err := Lookup(Muthuraj2024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, _ := muthurajQUICCCLinks(Quick)
+	if len(links) != 1 || !haveNgtcp2() {
+		t.Fatalf("quick 112J50 links %v, gtlsserver %v: the test needs both", links, ngtcp2Missing())
+	}
+	mk := func(cubic, bbr [2]float64) []*result.Record {
+		var recs []*result.Record
+		for i, pg := range muthurajQUICCCPages {
+			recs = append(recs, synth(Muthuraj2024, "quic-cubic", pg, links[0], "h3", result.Cold, cubic[i], 6, uint64(10+i))...)
+			recs = append(recs, synth(Muthuraj2024, "quic-bbr", pg, links[0], "h3", result.Cold, bbr[i], 6, uint64(20+i))...)
+		}
+		return recs
+	}
+	for _, c := range []struct {
+		name        string
+		cubic, bbr  [2]float64
+		want        Verdict
+		evidenceHas string
+	}{
+		{"BBR faster on both", [2]float64{3000, 20000}, [2]float64{2000, 12000}, Reproduced, "PLT reduction with BBR +33.1 %"},
+		{"BBR slower on 10 MB", [2]float64{3000, 12000}, [2]float64{2000, 20000}, Contradicted, "1x10MB"},
+		{"alike", [2]float64{3000, 12000}, [2]float64{3010, 11990}, Inconclusive, "decided by"},
+	} {
+		j := verdicts(st, Quick, mk(c.cubic, c.bbr))["bbr-in-quic"]
+		if j.Verdict != c.want || !strings.Contains(j.Evidence, c.evidenceHas) || !strings.Contains(j.Evidence, "gQUIC half is not testable") {
+			t.Errorf("%s: %s (%s), want %s with %q", c.name, j.Verdict, j.Evidence, c.want, c.evidenceHas)
+		}
+	}
+	if j := verdicts(st, Quick, nil)["bbr-in-quic"]; j.Verdict != NotRun {
+		t.Errorf("no loads: %s, want not run", j.Verdict)
+	}
+	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
+	ngtcp2Missing = func() error { return errors.New("the ngtcp2 HTTP/3 stack needs gtlsserver") }
+	if j := verdicts(st, Quick, nil)["bbr-in-quic"]; j.Verdict != NotTestable {
+		t.Errorf("without gtlsserver: %s, want not testable", j.Verdict)
 	}
 }

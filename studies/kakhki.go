@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -87,6 +88,7 @@ func kakhkiPlan(sc Scale) Plan {
 				GridLink(5, 0, 1), GridLink(50, 0, 1)}, 5, 1, 60*time.Second)
 		p.Parts = []Part{{Name: "objects", Title: "Objects grid at 10 Mbit/s, 36 ms", Config: objects},
 			{Name: "links", Title: "Link grid for 10 x 100 KB", Config: links}}
+		p.Parts, p.NotRun = append(p.Parts, kakhkiCUBICPart(links)...), append(p.NotRun, kakhkiCUBICLeft()...)
 		if len(reorder) > 0 {
 			p.Parts = append(p.Parts, Part{Name: "reorder", Title: "Reordering (delay variation)",
 				Config: kakhkiConfig([]string{GridPage(10, 100_000)}, reorder, 5, 1, 60*time.Second)})
@@ -111,6 +113,8 @@ func kakhkiPlan(sc Scale) Plan {
 		pgs, more := GridPages(KakhkiCounts, KakhkiSizes)
 		left = append(left, more...)
 		p.Parts = []Part{{Name: "grid", Title: "Full grid (Table 2)", Config: kakhkiConfig(pgs, links, 10, 1, 120*time.Second)}}
+		p.Parts, p.NotRun = append(p.Parts, kakhkiCUBICPart(kakhkiConfig([]string{GridPage(10, 100_000)}, links, 10, 1, 120*time.Second))...),
+			append(p.NotRun, kakhkiCUBICLeft()...)
 		if len(reorder) > 0 {
 			p.Parts = append(p.Parts, Part{Name: "reorder", Title: "Reordering (delay variation)",
 				Config: kakhkiConfig(pgs, reorder, 10, 1, 120*time.Second)})
@@ -121,8 +125,29 @@ func kakhkiPlan(sc Scale) Plan {
 		}
 		p.ScaledDown = []string{"loads that take longer than 120 s are recorded as censored at 120 s (large pages at low rates)"}
 	}
-	p.NotRun = left
+	p.NotRun = append(left, p.NotRun...)
 	return p
+}
+
+// KakhkiCUBICPart names the part whose QUIC is ngtcp2 with CUBIC, the paper's gQUIC controller.
+const KakhkiCUBICPart = "links-cubic"
+
+// kakhkiCUBICPart is the link grid c again with h3 served by ngtcp2 with CUBIC (quick and full),
+// so that the grid can be read with the paper's controller; none without gtlsserver.
+func kakhkiCUBICPart(c experiment.Config) []Part {
+	if !haveNgtcp2() {
+		return nil
+	}
+	c.H3Stack, c.QUICCC = flows.StackNgtcp2, "cubic"
+	return []Part{{Name: KakhkiCUBICPart, Title: "Link grid for 10 x 100 KB, QUIC with CUBIC (ngtcp2)", Config: c}}
+}
+
+// kakhkiCUBICLeft says why the QUIC-CUBIC part is not in the plan.
+func kakhkiCUBICLeft() []string {
+	if err := ngtcp2Missing(); err != nil {
+		return []string{"the QUIC-CUBIC link grid (ngtcp2): " + err.Error()}
+	}
+	return nil
 }
 
 // kakhkiGridParts are the parts whose cells form the heatmaps.
@@ -148,6 +173,11 @@ func kakhkiSections(e *Support) []Section {
 	if len(cells) > 0 {
 		out = append(out, Section{ID: "cells", Title: "Every cell", Tables: []Table{cellTable(cells)}})
 	}
+	if cc := e.cells(KakhkiCUBICPart); len(cc) > 0 {
+		out = append(out, Section{ID: KakhkiCUBICPart, Title: "Link grid with QUIC CUBIC (ngtcp2)",
+			Text:   []string{"The link grid again with HTTP/3 served by ngtcp2 with CUBIC, the congestion controller of the paper's gQUIC, against the same HTTP/2 over TCP CUBIC; the findings are judged on the quic-go (NewReno) parts above, this table reads the grid with the paper's controller."},
+			Tables: []Table{cellTable(cc)}})
+	}
 	if rc := e.cells("reorder"); len(rc) > 0 {
 		out = append(out, Section{ID: "reorder", Title: "Reordering (delay variation)", Tables: []Table{cellTable(rc)}})
 	}
@@ -162,7 +192,8 @@ func kakhkiSections(e *Support) []Section {
 func gridDifferences(e *Support) []string {
 	f := RecordedFacts(e.Loads())
 	return []string{
-		"QUIC congestion control (recorded): " + f.QUICCC + "; 2017 used Google QUIC (versions 25-37) in Chromium with CUBIC and its own crypto handshake; 2024 compared QUICv1 (IETF) implementations.",
+		"QUIC congestion control (recorded): " + f.QUICCC + "; 2017 used Google QUIC (versions 25-37) in Chromium with CUBIC and its own crypto handshake; 2024 compared QUICv1 (IETF) implementations. " +
+			"Which arm is which: h3 in the parts " + KakhkiCUBICPart + ", quic-cubic and quic-bbr is served by ngtcp2 with the controller its name gives; in every other part by quic-go with NewReno.",
 		"TCP congestion control (recorded): " + f.TCPCC + ", TLS " + f.TLS + "; HTTP/2 stands for the papers' TCP page loads (HTTP/2 over TLS).",
 		"Browser (recorded): " + f.Browser + ".",
 		"Machine (recorded): " + f.Machine + "; the papers used separate client and server hosts (and, in 2017, a real path with an implicit 36 ms RTT, which we emulate as part of the RTT).",

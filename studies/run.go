@@ -279,12 +279,22 @@ func (p Plan) CheckTCPCC() error {
 	}
 	for _, fp := range p.Flows {
 		for _, mix := range fp.Mixes {
+			var specs []flows.Spec
 			for _, s := range mix {
 				if fs, err := flows.ParseSpec(s); err == nil {
 					if err := flows.CheckCC(fs); err != nil {
 						return fmt.Errorf("part %s: flow %s: %w", fp.Name, s, err)
 					}
+					specs = append(specs, fs)
 				}
+			}
+			if _, err := flows.ResolveQUIC(specs, fp.H3Stack, ""); err != nil {
+				return fmt.Errorf("part %s: %w", fp.Name, err)
+			}
+		}
+		if fp.H3Stack != "" {
+			if err := flows.CheckStack(fp.H3Stack); err != nil {
+				return fmt.Errorf("part %s: %w", fp.Name, err)
 			}
 		}
 	}

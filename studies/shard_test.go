@@ -266,7 +266,9 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 		}
 		plan := st.Plan(Scale(f[2]))
 		if len(f) > 6 && f[6] != "" {
-			plan = withoutLink(t, plan, f[6])
+			for _, nm := range strings.Split(f[6], "; ") {
+				plan = withoutLink(t, plan, nm)
+			}
 		}
 		est, err := plan.Estimate()
 		if err != nil {

@@ -106,6 +106,9 @@ type FlowPart struct {
 	Duration time.Duration
 	// Runs is the number of runs of each mix.
 	Runs int
+	// H3Stack is the HTTP/3 stack serving the part's QUIC flows: "" (quic-go) or
+	// server.StackNgtcp2, which takes each flow's controller from its spec ("h3:bbr").
+	H3Stack string
 }
 
 // Plan is what a study runs at one scale.
@@ -246,7 +249,7 @@ type Judgement struct {
 func notRun(why string) Judgement { return Judgement{Verdict: NotRun, Evidence: why} }
 
 // registry lists every study in --list order.
-var registry = []*Study{carlucci(), kakhki(), muthuraj(), highway()}
+var registry = []*Study{carlucci(), kakhki(), muthuraj(), highway(), modquic()}
 
 // All returns every study in listing order.
 func All() []*Study { return slices.Clone(registry) }

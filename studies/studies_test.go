@@ -12,6 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
@@ -30,7 +31,7 @@ func TestPlansValidAndWithinBudget(t *testing.T) {
 				if err := p.Validate(); err != nil {
 					t.Fatalf("invalid plan: %v", err)
 				}
-				if (len(p.Parts) == 0 || p.Loads() == 0) && (p.Custom == nil || p.Custom.Runs() == 0) {
+				if (len(p.Parts) == 0 || p.Loads() == 0) && (p.Custom == nil || p.Custom.Runs() == 0) && len(p.Flows) == 0 {
 					t.Fatal("plan has no loads and no runs of its own")
 				}
 				est, err := p.Estimate()
@@ -438,12 +439,12 @@ func TestMuthurajJudgement(t *testing.T) {
 	// of the 10 MB pages, which the authors found equal (+0.1 % and +1.4 %), are not shown equal
 	// within 5 % (intervals -7.3..+2.5 and -5.6..+4.8 %): inconclusive, not reproduced on the
 	// absence of a difference.
-	for id, want := range map[string]Verdict{"reference-direction": Inconclusive, "small-objects": Reproduced, "bbr-in-quic": NotTestable} {
+	for id, want := range map[string]Verdict{"reference-direction": Inconclusive, "small-objects": Reproduced, "bbr-in-quic": NotRun} {
 		if got[id].Verdict != want {
 			t.Errorf("%s: %s (%s), want %s", id, got[id].Verdict, got[id].Evidence, want)
 		}
 	}
-	if len(plan.Parts) != 2 || plan.Parts[1].Config.TCPCC != "bbr" {
+	if len(plan.Parts) != 4 || plan.Parts[1].Config.TCPCC != "bbr" || plan.Parts[3].Config.QUICCC != "bbr" || plan.Parts[3].Config.H3Stack != server.StackNgtcp2 {
 		t.Fatalf("parts %+v", plan.Parts)
 	}
 	// QUIC twice as slow everywhere: the tests exclude the claims.

@@ -185,6 +185,46 @@ func TestIntegrationStudyMuthurajSmoke(t *testing.T) {
 	}
 }
 
+// TestIntegrationStudyModQUICSmoke runs modquic at smoke scale (two paths, every mix once for
+// 3 s, about a minute): a checked link per path, one valid flow line per flow of every mix, the
+// QUIC flows served by ngtcp2 with the controller of their spec (read back) and their sender
+// counters from its qlog, the TCP flows by pltlab's server.
+func TestIntegrationStudyModQUICSmoke(t *testing.T) {
+	_, _, recs := smokeStudy(t, "modquic")
+	plan, _ := studies.Lookup("modquic")
+	p := plan.Plan(studies.Smoke)
+	for _, fp := range p.Flows {
+		name := studies.PartExperiment("modquic", fp.Name)
+		got, checked := map[string]int{}, false
+		for _, r := range recs {
+			if r.Experiment != name {
+				continue
+			}
+			if r.Kind == result.KindLinkCheck && r.Check != nil && r.Check.Pass {
+				checked = true
+			}
+			if !r.IsFlow() {
+				continue
+			}
+			got[r.Mix]++
+			if !r.Valid {
+				t.Errorf("%s %s flow %d: invalid: %s", fp.Name, r.Mix, r.FlowIndex, r.InvalidReason)
+			}
+			if r.Protocol == "h3" && (r.Env == nil || !strings.HasPrefix(r.Env.QUIC, "ngtcp2 ") || r.SegmentsOut <= 0 || r.SRTTMs <= 0) {
+				t.Errorf("%s %s flow %d (%s): ngtcp2 not recorded or no sender counters: env %+v, packets %d, srtt %.1f", fp.Name, r.Mix, r.FlowIndex, r.CC, r.Env, r.SegmentsOut, r.SRTTMs)
+			}
+		}
+		if !checked {
+			t.Errorf("%s: no passing link check", fp.Name)
+		}
+		for _, mix := range fp.Mixes {
+			if n := got[strings.Join(mix, "+")]; n != len(mix) {
+				t.Errorf("%s mix %v: %d flow lines, want %d", fp.Name, mix, n, len(mix))
+			}
+		}
+	}
+}
+
 // scheduleOf is experiment.Schedule, here so the test reads as the plan does.
 var scheduleOf = experiment.Schedule
 
@@ -199,9 +239,14 @@ func TestIntegrationStudyHighwaySmoke(t *testing.T) {
 			arms[r.Stack.Arm] = r
 		}
 	}
-	want := []string{"tcp-cubic", "tcp-bbr", "quic", "quic-os-buffers", "quic-no-gso", "tcp-cubic-no-offload", "quic-no-offload"}
+	want := []string{"tcp-cubic", "tcp-bbr", "quic", "quic-os-buffers", "quic-no-gso", "tcp-cubic-no-offload", "quic-no-offload", "ngtcp2-cubic", "ngtcp2-bbr"}
 	if len(arms) != len(want) {
 		t.Fatalf("arms %v, want %v", arms, want)
+	}
+	for _, a := range []string{"ngtcp2-cubic", "ngtcp2-bbr"} {
+		if r := arms[a]; r == nil || r.CC != strings.TrimPrefix(a, "ngtcp2-") || r.Env == nil || !strings.HasPrefix(r.Env.QUIC, "ngtcp2 ") || r.SegmentsOut <= 0 {
+			t.Errorf("arm %s: the ngtcp2 server's controller, version and counters not recorded: %+v", a, r)
+		}
 	}
 	rdef := 0
 	if b, err := os.ReadFile("/proc/sys/net/core/rmem_default"); err == nil {

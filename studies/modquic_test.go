@@ -1,0 +1,107 @@
+package studies
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// modquicRecs makes runs of one stack alone on a path of the modquic study: goodputs in Mbit/s
+// and a constant queueing delay in ms over a 10 s flow (steady from 2 s).
+func modquicRecs(path, spec string, queueMs float64, mbps ...float64) []*result.Record {
+	var out []*result.Record
+	for i, m := range mbps {
+		q := make([]float64, 100)
+		for k := range q {
+			q[k] = queueMs + float64(i) // the runs differ by 1 ms
+		}
+		out = append(out, &result.Record{Kind: result.KindFlow, Experiment: PartExperiment(ModQUIC, path), Run: i, Valid: true,
+			Protocol: spec[:2], Link: result.Link{RTTMs: 36},
+			Flow: &result.Flow{Mix: spec, Flows: 1, GoodputBps: m * 1e6, BinMs: 100, SteadyFromS: 2, SteadyToS: 10, QueueDelayMs: q}})
+	}
+	return out
+}
+
+// TestModQUICImplied: the baselines' relations from the thesis' figures (the study file's
+// derivation): QUIC/BBR 7.4 % above QUIC/CUBIC, 8.4 % lower delay, QUIC 12.0 % above TCP.
+func TestModQUICImplied(t *testing.T) {
+	for _, c := range []struct {
+		got, want float64
+	}{
+		{impliedPct(ModQUICOverQUICBBRPct, ModQUICOverQUICCUBICPct), 7.42},
+		{((1+ModQUICDelayVsCUBICPct/100)/(1+ModQUICDelayVsBBRPct/100) - 1) * 100, -8.37},
+		{impliedPct(ModQUICOverQUICPct, ModQUICOverTCPPct), 11.99},
+	} {
+		if math.Abs(c.got-c.want) > 0.01 {
+			t.Errorf("implied %.3f %%, want %.2f", c.got, c.want)
+		}
+	}
+}
+
+// TestModQUICJudges: each relation is reproduced when every path goes the claimed way
+// significantly, contradicted when one goes the other way, inconclusive when the paths overlap
+// (with the runs that would decide them), not run without runs, and not testable without
+// gtlsserver.
+func TestModQUICJudges(t *testing.T) {
+	st, err := Lookup(ModQUIC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ngtcp2Missing(); err != nil {
+		t.Fatalf("the quick plan needs gtlsserver: %v", err)
+	}
+	all := func(bbr, cubic, tcp []float64, bbrQ, cubicQ float64, lossyBBR []float64) []*result.Record {
+		var recs []*result.Record
+		for _, p := range []string{"limited", "sufficient", "lossy"} {
+			b := bbr
+			if p == "lossy" && lossyBBR != nil {
+				b = lossyBBR
+			}
+			recs = append(recs, modquicRecs(p, "h3:bbr", bbrQ, b...)...)
+			recs = append(recs, modquicRecs(p, "h3:cubic", cubicQ, cubic...)...)
+			recs = append(recs, modquicRecs(p, "h1:cubic", 40, tcp...)...)
+		}
+		return recs
+	}
+	clear := all([]float64{9.6, 9.65, 9.55}, []float64{8.0, 8.1, 7.9}, []float64{7.0, 7.05, 6.95}, 10, 40, nil)
+	js := verdicts(st, Quick, clear)
+	for id, want := range map[string]Verdict{"bbr-throughput": Reproduced, "bbr-delay": Reproduced, "quic-tcp": Reproduced, "modquic": NotTestable} {
+		if js[id].Verdict != want {
+			t.Errorf("clear: %s: %s (%s), want %s", id, js[id].Verdict, js[id].Evidence, want)
+		}
+	}
+	if e := js["bbr-throughput"].Evidence; !strings.Contains(e, "implied by the thesis: +7.4 %") || !strings.Contains(e, "limited: QUIC/BBR 9.60 Mbit/s, QUIC/CUBIC 8.00 Mbit/s, +20.0 %") {
+		t.Errorf("evidence %q", e)
+	}
+	if e := js["bbr-delay"].Evidence; !strings.Contains(e, "QUIC/BBR 47.00 ms, QUIC/CUBIC 77.00 ms") {
+		t.Errorf("delay evidence %q", e)
+	}
+	if len(js["quic-tcp"].Cells) != 3 {
+		t.Errorf("cells %v, want one per path", js["quic-tcp"].Cells)
+	}
+	// BBR below CUBIC on the lossy path, and BBR's delay above CUBIC's everywhere.
+	other := all([]float64{9.6, 9.65, 9.55}, []float64{8.0, 8.1, 7.9}, []float64{7.0, 7.05, 6.95}, 60, 40, []float64{5.0, 5.1, 4.9})
+	js = verdicts(st, Quick, other)
+	if js["bbr-throughput"].Verdict != Contradicted || js["bbr-delay"].Verdict != Contradicted {
+		t.Errorf("the other way: %s (%s), %s", js["bbr-throughput"].Verdict, js["bbr-throughput"].Evidence, js["bbr-delay"].Verdict)
+	}
+	// Overlapping runs: inconclusive, saying what would decide.
+	flat := all([]float64{8.0, 9.0, 7.0}, []float64{8.1, 7.0, 9.1}, []float64{7.0, 8.0, 6.0}, 40, 40, nil)
+	if j := verdicts(st, Quick, flat)["bbr-throughput"]; j.Verdict != Inconclusive || !strings.Contains(j.Evidence, "decided by") {
+		t.Errorf("overlapping: %s (%s), want inconclusive with the runs needed", j.Verdict, j.Evidence)
+	}
+	if j := verdicts(st, Quick, nil)["quic-tcp"]; j.Verdict != NotRun {
+		t.Errorf("no runs: %s, want not run", j.Verdict)
+	}
+	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
+	ngtcp2Missing = func() error { return errors.New("the ngtcp2 HTTP/3 stack needs gtlsserver") }
+	if j := verdicts(st, Quick, clear)["bbr-throughput"]; j.Verdict != NotTestable {
+		t.Errorf("without gtlsserver: %s, want not testable", j.Verdict)
+	}
+	if p := st.Plan(Quick); len(p.Flows) != 0 || len(p.NotRun) != 1 {
+		t.Errorf("plan without gtlsserver: %d flow parts, not run %v", len(p.Flows), p.NotRun)
+	}
+}
