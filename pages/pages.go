@@ -1,4 +1,5 @@
-// Package pages parses page specs and generates deterministic image-only test pages of exact byte sizes.
+// Package pages parses page specs and generates deterministic test pages of typed objects (images,
+// stylesheets, scripts, fonts, fetches, iframes) of exact byte sizes on one or several origins.
 package pages
 
 import (
@@ -95,11 +96,17 @@ func validate(spec Spec) error {
 		return fmt.Errorf("empty page spec; %s", acceptedSpec)
 	}
 	for _, it := range spec.Items {
+		if _, ok := parseType(string(it.Type)); !ok && it.Type != "" {
+			return fmt.Errorf("unknown object type %q in page spec %q; accepted: %s", it.Type, spec.String(), typeNames())
+		}
+		if it.Origin != "" && !validOrigin(it.Origin) {
+			return fmt.Errorf("bad origin %q in page spec %q; accepted: a label such as o1", it.Origin, spec.String())
+		}
 		if it.Count < 1 || it.Count > MaxObjects {
 			return fmt.Errorf("bad count %d in page spec %q; accepted: 1 to %d", it.Count, spec.String(), MaxObjects)
 		}
-		if it.Size < MinObjectSize || it.Size > MaxObjectSize {
-			return fmt.Errorf("bad size %d B in page spec %q; accepted: %d B to 50MB", it.Size, spec.String(), MinObjectSize)
+		if it.Size < it.Type.MinSize() || it.Size > MaxObjectSize {
+			return fmt.Errorf("bad size %d B in page spec %q; accepted: %d B to 50MB", it.Size, spec.String(), it.Type.MinSize())
 		}
 	}
 	return checkLimits(spec)

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,15 +17,21 @@ const (
 	MaxObjectSize int64 = 50_000_000
 )
 
-// Item is one COUNTxSIZE element of a page spec: Count objects of Size bytes each.
+// Item is one [COUNTx]SIZE[:TYPE][@ORIGIN] element of a page spec: Count objects of Size bytes
+// each, of one type, on one origin.
 type Item struct {
-	// Count is the number of objects, 1..MaxObjects.
+	// Count is the number of objects, 1..MaxObjects (for TypeFetchChain: the chain's depth).
 	Count int
-	// Size is each object's exact size in bytes, MinObjectSize..MaxObjectSize.
+	// Size is each object's exact size in bytes, Type.MinSize()..MaxObjectSize.
 	Size int64
+	// Type is the objects' type; "" is an image (ParseSpec gives "" for "img" too).
+	Type ObjectType
+	// Origin is the ORIGIN label of the host that serves the objects (OriginHost), such as
+	// "o1"; "" is the page's own origin.
+	Origin string
 }
 
-// Spec is a parsed page spec: the page's objects, in document order, as COUNTxSIZE items.
+// Spec is a parsed page spec: the page's objects, in document order, as items.
 type Spec struct {
 	// Name is the preset the spec was parsed from, or "" when it was given as items.
 	Name string
@@ -32,15 +39,40 @@ type Spec struct {
 	Items []Item
 }
 
-// String returns the canonical COUNTxSIZE form of the spec's items (also for a preset), such as
-// "10x30KB,1x1MB": each size in the largest unit of MB, MiB, KB, KiB, B that divides it exactly.
-// ParseSpec(s.String()) gives back the same items.
+// String returns the canonical form of the spec's items (also for a preset), such as
+// "10x30KB,1x1MB" or "1x20KB:css,2x5KB:fetch-chain@o1": COUNTxSIZE with each size in the largest
+// unit of MB, MiB, KB, KiB, B that divides it exactly, then ":TYPE" unless the type is an image
+// and "@ORIGIN" when the origin is not the page's. ParseSpec(s.String()) gives back the same items.
 func (s Spec) String() string {
 	parts := make([]string, len(s.Items))
 	for i, it := range s.Items {
-		parts[i] = strconv.Itoa(it.Count) + "x" + FormatSize(it.Size)
+		parts[i] = it.String()
 	}
 	return strings.Join(parts, ",")
+}
+
+// String returns the item's canonical form, such as "10x30KB" or "1x8KB:iframe@o1".
+func (it Item) String() string {
+	out := strconv.Itoa(it.Count) + "x" + FormatSize(it.Size)
+	if it.Type != "" && it.Type != TypeImage {
+		out += ":" + string(it.Type)
+	}
+	if it.Origin != "" {
+		out += "@" + it.Origin
+	}
+	return out
+}
+
+// Origins returns the spec's ORIGIN labels other than the page's own, each once, in order of
+// first use.
+func (s Spec) Origins() []string {
+	var out []string
+	for _, it := range s.Items {
+		if it.Origin != "" && !slices.Contains(out, it.Origin) {
+			out = append(out, it.Origin)
+		}
+	}
+	return out
 }
 
 // Label returns the preset name when the spec came from a preset, else String().
@@ -80,6 +112,23 @@ func (s Spec) sizes() []int64 {
 	return out
 }
 
+// planned is one object of a spec before it is written: its item and its place in the item.
+type planned struct {
+	Item
+	index int // 0-based index in the item (for a fetch chain: its depth - 1)
+}
+
+// objects lists every object of the spec in document order.
+func (s Spec) objects() []planned {
+	out := make([]planned, 0, s.Objects())
+	for _, it := range s.Items {
+		for j := range it.Count {
+			out = append(out, planned{Item: it, index: j})
+		}
+	}
+	return out
+}
+
 // unit is one accepted size unit.
 type unit struct {
 	name  string
@@ -91,7 +140,7 @@ type unit struct {
 var units = []unit{{"MB", 1_000_000}, {"MiB", 1 << 20}, {"KB", 1000}, {"KiB", 1024}, {"B", 1}}
 
 const (
-	acceptedSpec  = "accepted: a preset name (see 'pltlab pages --list') or comma-separated COUNTxSIZE items like 10x30KB,2x200KB"
+	acceptedSpec  = "accepted: a preset name (see 'pltlab pages --list') or comma-separated [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB,2x200KB,1x20KB:css,1x8KB:iframe@o1"
 	acceptedUnits = "B, KB or kB (1000 B), KiB (1024 B), MB (10^6 B), MiB (2^20 B)"
 )
 
@@ -106,12 +155,17 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-// ParseSpec parses a page spec: a preset name (see Presets) or comma-separated COUNTxSIZE items
-// such as "10x30KB,2x200KB,1x1MiB". COUNT is a whole number 1..MaxObjects; the separator is 'x'
-// (or 'X'); SIZE is a whole number followed by a unit: B, KB or kB (1000), KiB (1024), MB (10^6)
-// or MiB (2^20); units are case-sensitive (no "kb": it reads as kilobit). Spaces around items are
-// ignored. Each size must be MinObjectSize..MaxObjectSize bytes, the page at most MaxObjects objects
-// and MaxTotalBytes in total. Errors are one line that names the bad part and what is accepted.
+// ParseSpec parses a page spec: a preset name (see Presets) or comma-separated items
+// [COUNTx]SIZE[:TYPE][@ORIGIN] such as "10x30KB,2x200KB,1x1MiB" or
+// "1x20KB:css,2x50KB:js,40KB:font,10x30KB,3x5KB:fetch-chain@o1,1x8KB:iframe@o2". COUNT is a whole
+// number 1..MaxObjects (1 when "COUNTx" is left out); the separator is 'x' (or 'X'); SIZE is a
+// whole number followed by a unit: B, KB or kB (1000), KiB (1024), MB (10^6) or MiB (2^20); units
+// are case-sensitive (no "kb": it reads as kilobit). TYPE is one of ObjectTypes (default img: an
+// item without a type means what it always meant); ORIGIN is a label (validOrigin: such as o1 or
+// cdn) of the host that serves the item's objects, OriginHost (default: the page's origin).
+// Spaces around items are ignored. Each size must be TYPE.MinSize()..MaxObjectSize bytes, the
+// page at most MaxObjects objects and MaxTotalBytes in total. Errors are one line that names the
+// bad part and what is accepted.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -156,24 +210,39 @@ func startsWithLetter(s string) bool {
 	return s != "" && (s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z')
 }
 
-// parseItem parses one COUNTxSIZE item.
+// parseItem parses one [COUNTx]SIZE[:TYPE][@ORIGIN] item.
 func parseItem(item string) (Item, error) {
 	if item == "" {
 		return Item{}, fmt.Errorf("empty item in page spec (two commas or a trailing comma); %s", acceptedSpec)
 	}
-	i := strings.IndexAny(item, "xX")
-	if i < 0 {
-		return Item{}, fmt.Errorf("bad page spec item %q: want COUNTxSIZE like 10x30KB (presets cannot be combined with items)", item)
+	if startsWithLetter(item) {
+		return Item{}, fmt.Errorf("bad page spec item %q: want [COUNTx]SIZE[:TYPE][@ORIGIN] like 10x30KB or 1x20KB:css (presets cannot be combined with items)", item)
 	}
-	count, err := parseCount(item[:i], item)
+	rest, origin, hasOrigin := strings.Cut(item, "@")
+	if hasOrigin && !validOrigin(origin) {
+		return Item{}, fmt.Errorf("bad origin %q in page spec item %q; accepted: a label of 1 to %d lower-case letters, digits or '-' that starts with a letter, such as o1 or cdn", origin, item, MaxOriginLabel)
+	}
+	rest, typ, hasType := strings.Cut(rest, ":")
+	t := ObjectType("")
+	if hasType {
+		var ok bool
+		if t, ok = parseType(typ); !ok {
+			return Item{}, fmt.Errorf("unknown object type %q in page spec item %q; accepted: %s", typ, item, typeNames())
+		}
+	}
+	count, sz := 1, rest
+	if i := strings.IndexAny(rest, "xX"); i >= 0 {
+		var err error
+		if count, err = parseCount(rest[:i], item); err != nil {
+			return Item{}, err
+		}
+		sz = rest[i+1:]
+	}
+	size, err := parseSize(sz, item, t)
 	if err != nil {
 		return Item{}, err
 	}
-	size, err := parseSize(item[i+1:], item)
-	if err != nil {
-		return Item{}, err
-	}
-	return Item{Count: count, Size: size}, nil
+	return Item{Count: count, Size: size, Type: t, Origin: origin}, nil
 }
 
 // parseCount parses COUNT of item: 1..MaxObjects, digits only.
@@ -185,8 +254,8 @@ func parseCount(c, item string) (int, error) {
 	return n, nil
 }
 
-// parseSize parses SIZE of item: digits and a unit, within MinObjectSize..MaxObjectSize bytes.
-func parseSize(sz, item string) (int64, error) {
+// parseSize parses SIZE of item: digits and a unit, within t.MinSize()..MaxObjectSize bytes.
+func parseSize(sz, item string, t ObjectType) (int64, error) {
 	j := 0
 	for j < len(sz) && sz[j] >= '0' && sz[j] <= '9' {
 		j++
@@ -201,10 +270,14 @@ func parseSize(sz, item string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n > MaxObjectSize/mult || n*mult > MaxObjectSize {
-		return 0, fmt.Errorf("size %s in page spec item %q is too large; accepted: %dB to 50MB per object", sz, item, MinObjectSize)
+		return 0, fmt.Errorf("size %s in page spec item %q is too large; accepted: %dB to 50MB per object", sz, item, t.MinSize())
 	}
-	if n*mult < MinObjectSize {
-		return 0, fmt.Errorf("size %s in page spec item %q is below the smallest JPEG the generator makes; accepted: %dB to 50MB per object", sz, item, MinObjectSize)
+	if n*mult < t.MinSize() {
+		what := "JPEG"
+		if t != "" {
+			what = string(t) + " object"
+		}
+		return 0, fmt.Errorf("size %s in page spec item %q is below the smallest %s the generator makes; accepted: %dB to 50MB per object", sz, item, what, t.MinSize())
 	}
 	return n * mult, nil
 }
