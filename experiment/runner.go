@@ -519,7 +519,8 @@ func (ls *linkSetup) close() error {
 }
 
 // browserFor returns the browser of protocol proto on this link, launching it on first use: it
-// reaches every page's host (PageHost) over proto.
+// reaches every page's host (PageHost) and every page's other origins (server.SiteInfo.Origins)
+// over proto.
 func (r *runner) browserFor(ctx context.Context, ls *linkSetup, proto string) (*browser.Browser, error) {
 	key := protocol.Index(proto)
 	if b := ls.browsers[key]; b != nil {
@@ -530,11 +531,14 @@ func (r *runner) browserFor(ctx context.Context, ls *linkSetup, proto string) (*
 	if err != nil {
 		return nil, fmt.Errorf("server address for %s: %w", proto, err)
 	}
-	var hosts []string
+	var hosts, origins []string
 	for i := range r.pages {
 		hosts = append(hosts, PageHost(i))
 	}
-	b, err := r.c.Launch(ctx, append([]browser.Option{browser.WithPort(port),
+	for _, st := range info.Sites {
+		origins = append(origins, st.Origins...)
+	}
+	b, err := r.c.Launch(ctx, append([]browser.Option{browser.WithPort(port), browser.WithOriginHosts(origins...),
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
 		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithSiteHosts(hosts[1:]...), browser.WithLogger(r.c.Logger),

@@ -9,7 +9,7 @@ import (
 type Preset struct {
 	// Name is what ParseSpec accepts in place of items, such as "carlucci2015".
 	Name string
-	// Spec is the preset's COUNTxSIZE items, such as "30x10KB".
+	// Spec is the preset's items, such as "30x10KB".
 	Spec string
 	// Doc says where the composition comes from, in one or more sentences.
 	Doc string

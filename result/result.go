@@ -284,7 +284,7 @@ type Resource struct {
 
 // Page describes the loaded page.
 type Page struct {
-	// Spec is the page SPEC as given (a preset name or COUNTxSIZE items).
+	// Spec is the page SPEC as given (a preset name or [COUNTx]SIZE[:TYPE][@ORIGIN] items).
 	Spec string `json:"spec"`
 	// TotalBytes is the sum of the objects' sizes in bytes (the HTML excluded).
 	TotalBytes int64 `json:"total_bytes"`

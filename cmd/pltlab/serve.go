@@ -49,7 +49,7 @@ Paths: /index.html (also /), the page's objects, /healthz, /manifest.json, /_plt
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.pagesDir, "pages", "", "page directory written by 'pltlab pages'")
-	fl.StringVar(&f.spec, "spec", "", "generate this page spec (preset or COUNTxSIZE items) into a temporary directory")
+	fl.StringVar(&f.spec, "spec", "", "generate this page spec (preset or [COUNTx]SIZE[:TYPE][@ORIGIN] items) into a temporary directory")
 	fl.Int64Var(&f.seed, "seed", pages.DefaultSeed, "generator seed for --spec")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8443", "HOST:PORT for HTTP/2 (TCP) and HTTP/3 (UDP); port 0 picks a free one")
 	fl.StringVar(&f.h1Addr, "h1-addr", "", "HOST:PORT for HTTP/1.1 (default: the port after --addr's)")
@@ -112,7 +112,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 // options turns the flags into server options; bad values are usage errors.
 func (f serveFlags) options() ([]server.Option, error) {
 	if (f.pagesDir == "") == (f.spec == "") {
-		return nil, usagef("give exactly one of --pages DIR or --spec SPEC (a preset name or COUNTxSIZE items like 10x30KB)")
+		return nil, usagef("give exactly one of --pages DIR or --spec SPEC (a preset name or [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB)")
 	}
 	protos, err := protocol.ParseList(f.protocols)
 	if err != nil {
