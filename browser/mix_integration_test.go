@@ -59,7 +59,7 @@ func TestIntegrationObjectMix(t *testing.T) {
 					t.Errorf("object %s not found on its origin %q", o.Path, o.Origin)
 				}
 			}
-			logConns(t, srv.Conns(), since)
+			checkHostConns(t, srv.HostConns(since), p, append([]string{info.Host}, info.Sites[0].Origins...))
 			if p == "h2" {
 				checkPageSaw(t, b, pageURL, m)
 			}
@@ -130,14 +130,18 @@ func checkPageSaw(t *testing.T, b *Browser, pageURL string, m *pages.Manifest) {
 	}
 }
 
-// logConns logs the server's connections opened since then, by protocol.
-func logConns(t *testing.T, conns []server.ConnInfo, since time.Time) {
+// checkHostConns checks that every host of the page was served on connections opened for the
+// load, never shared over h1, and logs how h2 and h3 pooled them (coalescing is Chromium's choice).
+func checkHostConns(t *testing.T, hc []server.HostConns, p string, hosts []string) {
 	t.Helper()
-	n := map[string]int{}
-	for _, c := range conns {
-		if !c.Opened.Before(since) {
-			n[c.Protocol]++
+	t.Logf("%s connections per host: %+v", p, hc)
+	for _, h := range hosts {
+		i := slices.IndexFunc(hc, func(c server.HostConns) bool { return c.Host == h })
+		switch {
+		case i < 0:
+			t.Errorf("no connection served %s", h)
+		case p == "h1" && hc[i].Shared > 0:
+			t.Errorf("h1 connection shared by hosts: %+v", hc[i])
 		}
 	}
-	t.Logf("server connections opened for the load: %v", n)
 }

@@ -667,16 +667,20 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	if ls.cross != nil {
 		rec.Cross = ls.cross.Spec().String()
 	}
-	if err := serverFacts(rec, srv, since); err != nil {
+	if err := serverFacts(rec, srv, since, len(p.manifest.OriginHosts()) > 0); err != nil {
 		return nil, err
 	}
 	return rec, nil
 }
 
-// serverFacts copies what the server saw of the page's connection into rec. With the ngtcp2
-// stack an h3 load is also checked against its server's own record (checkNgtcp2). The error is
-// a harness failure: the ngtcp2 server exited, or a connection of it did not end.
-func serverFacts(rec *result.Record, srv *server.Server, since time.Time) error {
+// serverFacts copies what the server saw of the page's connection into rec and, for a page with
+// objects on other origins, its connections per host (originConns). With the ngtcp2 stack an h3
+// load is also checked against its server's own record (checkNgtcp2). The error is a harness
+// failure: the ngtcp2 server exited, or a connection of it did not end.
+func serverFacts(rec *result.Record, srv *server.Server, since time.Time, origins bool) error {
+	if origins {
+		originConns(rec, srv.HostConns(since))
+	}
 	info := srv.Info()
 	quic := isQUIC(rec.Protocol)
 	rec.CC = info.TCPCC
@@ -698,6 +702,15 @@ func serverFacts(rec *result.Record, srv *server.Server, since time.Time) error 
 		checkNgtcp2(rec, conn, ok)
 	}
 	return nil
+}
+
+// originConns records the load's connections per host (server.HostConns) in rec.Origins, and
+// Coalesced when one connection served several hosts.
+func originConns(rec *result.Record, hc []server.HostConns) {
+	for _, h := range hc {
+		rec.Origins = append(rec.Origins, result.OriginConns{Host: h.Host, Conns: h.Conns, Shared: h.Shared})
+		rec.Coalesced = rec.Coalesced || h.Shared > 0
+	}
 }
 
 // checkNgtcp2 makes an h3 load served by the ngtcp2 stack invalid unless that server's qlog

@@ -1,5 +1,4 @@
-// Package pages parses page specs and generates deterministic test pages of typed objects (images,
-// stylesheets, scripts, fonts, fetches, iframes) of exact byte sizes on one or several origins.
+// Package pages parses page specs and generates deterministic test pages of exact-size typed objects.
 package pages
 
 import (

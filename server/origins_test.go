@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/pages"
 )
@@ -88,5 +90,40 @@ func TestOriginsRefused(t *testing.T) {
 	}
 	if _, err := New(dir, WithH3Stack(StackNgtcp2, "")); !errors.Is(err, ErrBadOption) {
 		t.Errorf("origins on ngtcp2: %v", err)
+	}
+}
+
+// TestHostConns: a connection records every host its requests were for, and HostConns counts
+// connections per host, those that served several as shared (coalesced).
+func TestHostConns(t *testing.T) {
+	dir, m := genPage(t, "1x1KB,1x1KB@o1", 1)
+	s := startServer(t, dir)
+	since := time.Now()
+	c := newClient(t, s, "h2")
+	c.get(t, http.MethodGet, "/img/0001.jpg")
+	origin := m.OriginHosts()[0]
+	req, err := http.NewRequest(http.MethodGet, c.base+"/img/0002.jpg", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = strings.ToUpper(origin) + ":443"
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(body) != 1000 || resp.Header.Get("Timing-Allow-Origin") != "*" {
+		t.Fatalf("origin object: %d, %d bytes, %v", resp.StatusCode, len(body), resp.Header)
+	}
+	want := []HostConns{{Host: "plt.test", Conns: 1, Shared: 1}, {Host: origin, Conns: 1, Shared: 1}}
+	if got := s.HostConns(since); !slices.Equal(got, want) {
+		t.Errorf("HostConns = %+v, want %+v", got, want)
+	}
+	if got := s.HostConns(time.Now()); len(got) != 0 {
+		t.Errorf("HostConns after the connection opened = %+v", got)
+	}
+	if conns := s.Conns(); len(conns) != 1 || !slices.Equal(conns[0].Hosts, []string{"plt.test", origin}) {
+		t.Errorf("conns %+v", conns)
 	}
 }
