@@ -168,7 +168,7 @@ func TestHumanBytes(t *testing.T) {
 func FuzzParseSpec(f *testing.F) {
 	for _, s := range []string{"10x30KB,2x200KB,1x1MiB", "carlucci2015", "0x10KB", "3xKB", "10x-5KB", "1x1GB",
 		"", "kakhki-200x5KB", "1x398B", " 2X1KB , 1x1MB ", "10000x100KB", "1x99999999999999999999B",
-		"1x20KB:css,2x50KB:js,1x40KB:font,3x5KB:fetch-chain@o1", "20KB:iframe@cdn", "1x1KB:@", "1x1KB@o1:css"} {
+		"1x20KB:css,2x50KB:js,1x40KB:font,3x5KB:fetch-chain@o1", "20KB:iframe@cdn", "1x1KB:@", "1x1KB@o1:css", "128B:css"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -182,11 +182,16 @@ func FuzzParseSpec(f *testing.F) {
 		if n := s.Objects(); n < 1 || n > MaxObjects {
 			t.Fatalf("%q: %d objects", in, n)
 		}
-		if tb := s.TotalBytes(); tb < MinObjectSize || tb > MaxTotalBytes {
+		if tb := s.TotalBytes(); tb < minTextSize || tb > MaxTotalBytes {
 			t.Fatalf("%q: total %d bytes", in, tb)
 		}
 		if err := validate(s); err != nil {
 			t.Fatalf("%q parsed but does not validate: %v", in, err)
+		}
+		for _, it := range s.Items {
+			if it.Size < it.Type.MinSize() || it.Type == TypeImage || (it.Origin != "" && !validOrigin(it.Origin)) {
+				t.Fatalf("%q: item %+v", in, it)
+			}
 		}
 		again, err := ParseSpec(s.String())
 		if err != nil || !slices.Equal(again.Items, s.Items) {
