@@ -220,6 +220,10 @@ func (f serveFacts) print(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "SPKI pin: %s\n", f.SPKI)
+	if len(f.Sites) > 0 && len(f.Sites[0].Origins) > 0 {
+		fmt.Fprintf(&b, "other origins of the page: %s (named without a port: map each to the protocol's IP:PORT, --host-resolver-rules=\"MAP HOST IP:PORT\", as 'pltlab load' does)\n",
+			strings.Join(f.Sites[0].Origins, ", "))
+	}
 	zero := map[bool]string{true: "on", false: "off"}[f.ZeroRTT]
 	fmt.Fprintf(&b, "TCP: congestion control %s, TLS up to %s; QUIC: TLS 1.3, 0-RTT %s, UDP buffers rcv %d snd %d B\n",
 		f.TCPCC, f.TLSVersion, zero, f.UDPRcvBuf, f.UDPSndBuf)
