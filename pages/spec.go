@@ -2,7 +2,6 @@ package pages
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -59,18 +58,6 @@ func (it Item) String() string {
 	}
 	if it.Origin != "" {
 		out += "@" + it.Origin
-	}
-	return out
-}
-
-// Origins returns the spec's ORIGIN labels other than the page's own, each once, in order of
-// first use.
-func (s Spec) Origins() []string {
-	var out []string
-	for _, it := range s.Items {
-		if it.Origin != "" && !slices.Contains(out, it.Origin) {
-			out = append(out, it.Origin)
-		}
 	}
 	return out
 }

@@ -86,14 +86,6 @@ func (t ObjectType) info() typeInfo {
 	return typeInfos[t]
 }
 
-// Canonical returns t with "" read as TypeImage.
-func (t ObjectType) Canonical() ObjectType {
-	if t == "" {
-		return TypeImage
-	}
-	return t
-}
-
 // ContentType returns the Content-Type an object of type t is served with, such as
 // "text/css; charset=utf-8" or "image/jpeg"; "" for an unknown type.
 func (t ObjectType) ContentType() string { return t.info().contentType }
