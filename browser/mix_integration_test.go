@@ -18,16 +18,18 @@ import (
 )
 
 // mixSpec is a page of every object type on the page's origin and two others: fonts of sizes
-// that are not multiples of 4, fetch chains of depth 3 and 2, iframes on both kinds of origin.
+// that are not multiples of 4, fetch chains of depth 3 and 2, iframes on both kinds of origin,
+// empty and holding objects of their own.
 const mixSpec = "1x20KB:css,1x3KB:css@o1,1x10KB:js,1x5KB:js-body@o1,1x4KB:js-async@o2,1x4KB:js-defer," +
 	"1x30KB:font,1x20001B:font@o1,6x10KB,2x10KB@o2,2x2KB:fetch@o2,3x1KB:fetch-chain@o1,2x1KB:fetch-chain," +
-	"1x8KB:iframe@o1,1x3KB:iframe"
+	"1x8KB:iframe@o1,1x3KB:iframe,2x3KB:iframe@o2(2x5KB,1x1KB:css,1x1KB:js-defer),1x2KB:iframe(1x10KB)"
 
 // TestIntegrationObjectMix loads a mixed-type page on three origins from the real server (one
 // certificate naming every host) with one browser per protocol, the origins reached through the
 // host resolver rules (WithOriginHosts): each load is valid (the page and every object on the
-// requested protocol, on its own origin, with every byte) and, over h2, the page shows that the
-// objects are what their types say: every script ran, every stylesheet applied, every font was
+// requested protocol, on its own origin, with every byte, those iframes hold too, their times on
+// the page's timeline, within its PLT) and, over h2, the page shows that its own objects are what
+// their types say: every script ran, every stylesheet applied, every font was
 // accepted by Chromium's font sanitizer (FontFace status "loaded").
 func TestIntegrationObjectMix(t *testing.T) {
 	chrome := needChromium(t)
@@ -54,10 +56,21 @@ func TestIntegrationObjectMix(t *testing.T) {
 			since := time.Now()
 			rec := mustLoad(t, b, Target{URL: pageURL, Manifest: m, Timeout: 30 * time.Second})
 			checkValid(t, rec, p, m.Objects)
+			framed := 0
 			for _, o := range m.Objects {
-				if i := findObject(rec.Resources, o); i < 0 {
+				i := findObject(rec.Resources, o)
+				if i < 0 {
 					t.Errorf("object %s not found on its origin %q", o.Path, o.Origin)
 				}
+				if o.Frame != "" && i >= 0 {
+					framed++
+					if r := rec.Resources[i]; r.StartMs <= 0 || r.EndMs < r.StartMs || r.EndMs > rec.PLTMs {
+						t.Errorf("object %s of iframe %s: %.1f-%.1f ms, PLT %.1f ms", o.Path, o.Frame, r.StartMs, r.EndMs, rec.PLTMs)
+					}
+				}
+			}
+			if framed != 2*4+1 {
+				t.Errorf("%d objects held by iframes in the record, want 9", framed)
 			}
 			checkHostConns(t, srv.HostConns(since), p, append([]string{info.Host}, info.Sites[0].Origins...))
 			if p == "h2" {
@@ -84,7 +97,7 @@ func checkPageSaw(t *testing.T, b *Browser, pageURL string, m *pages.Manifest) {
 	defer cancelT()
 	var props []string
 	for _, o := range m.Objects {
-		if o.Type == pages.TypeCSS {
+		if o.Type == pages.TypeCSS && o.Frame == "" {
 			props = append(props, strconv.Quote("--pltlab-"+strings.TrimSuffix(o.Path[len("/css/"):], ".css")))
 		}
 	}
@@ -111,6 +124,9 @@ func checkPageSaw(t *testing.T, b *Browser, pageURL string, m *pages.Manifest) {
 	}
 	t.Logf("the page saw %+v", saw)
 	for _, o := range m.Objects {
+		if o.Frame != "" {
+			continue // runs in its iframe; the load check saw it arrive whole there
+		}
 		switch o.Type {
 		case pages.TypeJS, pages.TypeJSBody, pages.TypeJSAsync, pages.TypeJSDefer:
 			if !slices.Contains(saw.Ran, o.Path) {

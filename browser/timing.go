@@ -70,7 +70,9 @@ const fcpGrace = 250 * time.Millisecond
 // polls every 5 ms until loadEventEnd > 0 (it stays 0 until the load handlers have returned) and
 // the page's fetch loader has no fetch in flight (self[pages.PendingVar] is not above 0: fetch()
 // does not delay the load event, yet every fetched object is part of the page), then up to
-// fcpGrace for the first-contentful-paint entry. The PLT stays loadEventEnd.
+// fcpGrace for the first-contentful-paint entry. The PLT stays loadEventEnd. The resources are
+// the page's Resource Timing entries followed by those its iframes posted to it (the objects an
+// iframe holds, self[pages.FrameResourcesVar], already on the page's time origin).
 func collectJS(wait bool) string {
 	return fmt.Sprintf(`new Promise(resolve => {
   const snap = () => {
@@ -82,7 +84,7 @@ func collectJS(wait bool) string {
         encodedBodySize: r.encodedBodySize, startTime: r.startTime, connectStart: r.connectStart,
         connectEnd: r.connectEnd, secureConnectionStart: r.secureConnectionStart,
         requestStart: r.requestStart, responseStart: r.responseStart, responseEnd: r.responseEnd,
-        responseStatus: r.responseStatus || 0})),
+        responseStatus: r.responseStatus || 0})).concat(self.%s || []),
       paint: performance.getEntriesByType('paint').map(p => ({name: p.name, startTime: p.startTime})),
       timeOrigin: performance.timeOrigin,
     };
@@ -97,7 +99,7 @@ func collectJS(wait bool) string {
     resolve(snap());
   };
   poll();
-})`, wait, pages.PendingVar, wait, fcpGrace.Milliseconds())
+})`, pages.FrameResourcesVar, wait, pages.PendingVar, wait, fcpGrace.Milliseconds())
 }
 
 // resourceBufferJS raises the Resource Timing buffer (default 250 entries) before any page

@@ -52,6 +52,9 @@ type Object struct {
 	// Depth is a fetched object's dependency depth: 1 for TypeFetch and a chain's first object,
 	// K for a chain's K-th; absent (0) for other types.
 	Depth int `json:"depth,omitempty"`
+	// Frame is the path of the iframe that holds the object (referenced by the iframe's
+	// document, on its origin: Origin is the iframe's); absent for the page's own objects.
+	Frame string `json:"frame,omitempty"`
 }
 
 // URL returns the object's URL as the page references it: its Path on the page's own origin,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -94,7 +95,26 @@ func validate(spec Spec) error {
 	if len(spec.Items) == 0 {
 		return fmt.Errorf("empty page spec; %s", acceptedSpec)
 	}
-	for _, it := range spec.Items {
+	if err := validateItems(spec, spec.Items, nil); err != nil {
+		return err
+	}
+	return checkLimits(spec)
+}
+
+// validateItems checks items of spec; in is the iframe item that holds them (nil at the top).
+func validateItems(spec Spec, items []Item, in *Item) error {
+	for _, it := range items {
+		if in != nil && (it.Origin != "" || len(it.Frame) > 0 || !slices.Contains(FrameTypes, it.Type.canonical())) {
+			return fmt.Errorf("bad item %s in iframe item %s of page spec %q; accepted in an iframe: items of type %s without origins", it, *in, spec.String(), frameTypeNames())
+		}
+		if len(it.Frame) > 0 {
+			if it.Type != TypeIframe || it.Size < frameMinSize(it.Frame) {
+				return fmt.Errorf("bad item %s of page spec %q: only iframes of at least %d B hold these objects", it, spec.String(), frameMinSize(it.Frame))
+			}
+			if err := validateItems(spec, it.Frame, &it); err != nil {
+				return err
+			}
+		}
 		if _, ok := parseType(string(it.Type)); !ok && it.Type != "" {
 			return fmt.Errorf("unknown object type %q in page spec %q; accepted: %s", it.Type, spec.String(), typeNames())
 		}
@@ -108,7 +128,7 @@ func validate(spec Spec) error {
 			return fmt.Errorf("bad size %d B in page spec %q; accepted: %d B to 50MB", it.Size, spec.String(), it.Type.MinSize())
 		}
 	}
-	return checkLimits(spec)
+	return nil
 }
 
 // checkOutDir decides whether dir may receive the page, before anything is written.

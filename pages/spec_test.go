@@ -1,7 +1,7 @@
 package pages
 
 import (
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -41,6 +41,12 @@ func TestParseSpec(t *testing.T) {
 			"1x1KB:js-body,1x1KB:js-defer,1x1KB:fetch,1x1KB:iframe,1x1KB:font@a-1"},
 		{"minimum sizes", "128B:css,256B:fetch", []Item{{Count: 1, Size: 128, Type: TypeCSS}, {Count: 1, Size: 256, Type: TypeFetch}}, "1x128B:css,1x256B:fetch"},
 		{"origin x in label", "1x1KB@xx", []Item{{Count: 1, Size: 1000, Origin: "xx"}}, "1x1KB@xx"},
+		{"iframe holding objects", "1x2KB:css, 2x2KB:iframe@o1( 3x5KB , 1x200B:css,1x1KB:js-async),1x1KB",
+			[]Item{{Count: 1, Size: 2000, Type: TypeCSS}, {Count: 2, Size: 2000, Type: TypeIframe, Origin: "o1",
+				Frame: []Item{{Count: 3, Size: 5000}, {Count: 1, Size: 200, Type: TypeCSS}, {Count: 1, Size: 1000, Type: TypeJSAsync}}},
+				{Count: 1, Size: 1000}},
+			"1x2KB:css,2x2KB:iframe@o1(3x5KB,1x200B:css,1x1KB:js-async),1x1KB"},
+		{"smallest iframe of one object", "992B:iframe(1KB)", []Item{{Count: 1, Size: 992, Type: TypeIframe, Frame: []Item{{Count: 1, Size: 1000}}}}, "1x992B:iframe(1x1KB)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +54,7 @@ func TestParseSpec(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseSpec(%q): %v", tt.in, err)
 			}
-			if !slices.Equal(s.Items, tt.want) {
+			if !reflect.DeepEqual(s.Items, tt.want) {
 				t.Errorf("items = %v, want %v", s.Items, tt.want)
 			}
 			if got := s.String(); got != tt.canon {
@@ -95,6 +101,15 @@ func TestParseSpecErrors(t *testing.T) {
 		{"font below minimum", "1x500B:font", `is below the smallest font object`},
 		{"image below minimum typed", "1x397B:img", `is below the smallest JPEG`},
 		{"typed size without number", "1xKB:css", `bad size "KB" in page spec item "1xKB:css"`},
+		{"frame on an image", "1x2KB(1x1KB)", `=bad page spec item "1x2KB(1x1KB)": only iframe items hold objects (ITEMS); accepted: such as 1x20KB:iframe@o1(3x5KB)`},
+		{"nested iframes", "2KB:iframe(2KB:iframe(1KB))", `bad page spec item "2KB:iframe(2KB:iframe(1KB))": accepted: an iframe item with the objects it holds in one pair of parentheses`},
+		{"origin in a frame", "2KB:iframe(1KB@o1)", `=bad item "1KB@o1" in iframe item "2KB:iframe(1KB@o1)"; accepted in an iframe: items of type img, css, js, js-body, js-async, js-defer without @ORIGIN (they are on the iframe's origin)`},
+		{"font in a frame", "2KB:iframe(1KB:font)", `bad item "1KB:font" in iframe item`},
+		{"empty frame", "2KB:iframe()", `accepted: an iframe item with the objects it holds in one pair of parentheses`},
+		{"unclosed frame", "2KB:iframe(1KB,1KB", `accepted: an iframe item with the objects it holds in one pair of parentheses`},
+		{"stray parenthesis", "2KB:iframe),1KB", `accepted: an iframe item with the objects it holds in one pair of parentheses`},
+		{"iframe too small for its objects", "991B:iframe(1KB)", `=size 991B in page spec item "991B:iframe(1KB)" is below the smallest iframe that holds its 1 objects; accepted: 992B to 50MB per object`},
+		{"frame objects count", "1x1MB:iframe(10000x1KB)", `has 10001 objects`},
 		{"trailing comma", "10x30KB,", "empty item in page spec"},
 		{"preset in list", "carlucci2015,1x1KB", `bad page spec item "carlucci2015"`},
 		{"decimal", "1x1.5MB", `unknown unit ".5MB"`},
@@ -168,7 +183,7 @@ func TestHumanBytes(t *testing.T) {
 func FuzzParseSpec(f *testing.F) {
 	for _, s := range []string{"10x30KB,2x200KB,1x1MiB", "carlucci2015", "0x10KB", "3xKB", "10x-5KB", "1x1GB",
 		"", "kakhki-200x5KB", "1x398B", " 2X1KB , 1x1MB ", "10000x100KB", "1x99999999999999999999B",
-		"1x20KB:css,2x50KB:js,1x40KB:font,3x5KB:fetch-chain@o1", "20KB:iframe@cdn", "1x1KB:@", "1x1KB@o1:css", "128B:css"} {
+		"1x20KB:css,2x50KB:js,1x40KB:font,3x5KB:fetch-chain@o1", "20KB:iframe@cdn", "1x1KB:@", "1x1KB@o1:css", "128B:css", "2x2KB:iframe@o1(3x5KB,1x200B:css)", "2KB:iframe((1KB))"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -194,7 +209,7 @@ func FuzzParseSpec(f *testing.F) {
 			}
 		}
 		again, err := ParseSpec(s.String())
-		if err != nil || !slices.Equal(again.Items, s.Items) {
+		if err != nil || !reflect.DeepEqual(again.Items, s.Items) {
 			t.Fatalf("%q: canonical %q parses to %v, %v", in, s.String(), again.Items, err)
 		}
 	})

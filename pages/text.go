@@ -21,18 +21,25 @@ const PendingVar = "pltlabPending"
 // padAlphabet is what text padding is drawn from.
 const padAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-// textParts returns the prefix and suffix of text object o (next: the URL of the chain's next
-// object, "" when none); the padding goes between them.
-func textParts(o Object, next string) (prefix, suffix string) {
+// FrameResourcesVar is the global (on self) where the page collects the Resource Timing entries
+// its iframes post (the objects they hold), in the shape and on the time origin of the page's
+// own; a browser that reads a load's timings adds them to the page's.
+const FrameResourcesVar = "pltlabFrameResources"
+
+// textParts returns the prefix and suffix of text object o; the padding goes between them. aux
+// is, for a fetch chain's link, the URL of the next object ("" when none), for an iframe that
+// holds objects their markup (frameMarkup: head part, NUL, body part and script).
+func textParts(o Object, aux string) (prefix, suffix string) {
 	switch o.Type {
 	case TypeCSS:
 		return fmt.Sprintf("/* pltlab stylesheet %s */\n:root{--pltlab-%s:1}\n/*", o.Path, objectNumber(o.Path)), "*/\n"
 	case TypeJS, TypeJSBody, TypeJSAsync, TypeJSDefer:
 		return fmt.Sprintf("/* pltlab script %s */\n(self.pltlabRan = self.pltlabRan || []).push(%q);\n/*", o.Path, o.Path), "*/\n"
 	case TypeIframe:
-		return fmt.Sprintf("<!DOCTYPE html>\n<html lang=\"en\">\n<meta charset=\"utf-8\">\n<title>pltlab iframe</title>\n<p>pltlab iframe %s</p>\n<!--", o.Path), "-->\n"
+		head, body, _ := strings.Cut(aux, "\x00")
+		return fmt.Sprintf("<!DOCTYPE html>\n<html lang=\"en\">\n<meta charset=\"utf-8\">\n<title>pltlab iframe</title>\n%s<p>pltlab iframe %s</p>\n%s<!--", head, o.Path, body), "-->\n"
 	case TypeFetch, TypeFetchChain:
-		return fmt.Sprintf("{\"path\":%q,\"next\":%q,\"pad\":\"", o.Path, next), "\"}\n"
+		return fmt.Sprintf("{\"path\":%q,\"next\":%q,\"pad\":\"", o.Path, aux), "\"}\n"
 	}
 	return "", ""
 }
@@ -43,10 +50,10 @@ func objectNumber(path string) string {
 	return name[:strings.IndexByte(name, '.')]
 }
 
-// writeText writes text object o of exactly o.Size bytes to w, its padding from rng; buf is
-// reused for the padding.
-func writeText(w io.Writer, o Object, next string, rng cipher.Stream, buf []byte) error {
-	prefix, suffix := textParts(o, next)
+// writeText writes text object o of exactly o.Size bytes to w (aux: as textParts takes it), its
+// padding from rng; buf is reused for the padding.
+func writeText(w io.Writer, o Object, aux string, rng cipher.Stream, buf []byte) error {
+	prefix, suffix := textParts(o, aux)
 	pad := o.Size - int64(len(prefix)+len(suffix))
 	if pad < 0 {
 		return fmt.Errorf("%s object %s: %d bytes is too small for its %d fixed bytes", o.Type, o.Path, o.Size, len(prefix)+len(suffix))

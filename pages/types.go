@@ -36,14 +36,48 @@ const (
 	// object, and each object names the next ("next"), which is fetched when it has arrived, so an
 	// item of COUNT objects is a dependency chain of depth COUNT.
 	TypeFetchChain ObjectType = "fetch-chain"
-	// TypeIframe is an HTML document in an <iframe> of the body. It has no subresources of its
-	// own (what an iframe loads is not in the page's Resource Timing), so it is itself the object.
+	// TypeIframe is an HTML document in an <iframe> of the body. It may hold objects of its own
+	// (Item.Frame, FrameTypes), on its origin; what an iframe loads is in its own Resource
+	// Timing, not the page's, so its script posts those entries to the page (FrameResourcesVar).
 	TypeIframe ObjectType = "iframe"
 )
 
 // ObjectTypes lists every object type in the order the grammar documents them.
 var ObjectTypes = []ObjectType{TypeImage, TypeCSS, TypeJS, TypeJSBody, TypeJSAsync, TypeJSDefer,
 	TypeFont, TypeFetch, TypeFetchChain, TypeIframe}
+
+// FrameTypes are the types of the objects an iframe may hold: what its document references
+// directly, so that its own Resource Timing (which its script posts to the page) sees them all.
+var FrameTypes = []ObjectType{TypeImage, TypeCSS, TypeJS, TypeJSBody, TypeJSAsync, TypeJSDefer}
+
+// canonical returns t with "" read as TypeImage.
+func (t ObjectType) canonical() ObjectType {
+	if t == "" {
+		return TypeImage
+	}
+	return t
+}
+
+// frameTypeNames lists FrameTypes for errors: "img, css, js, ...".
+func frameTypeNames() string {
+	names := make([]string, len(FrameTypes))
+	for i, t := range FrameTypes {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Room an iframe needs for the objects it holds, in bytes: its script that posts its Resource
+// Timing to the page, and the markup of each object (the longest element on the longest path).
+const (
+	frameScriptSize = 640
+	frameObjectSize = 96
+)
+
+// frameMinSize is the smallest iframe that holds the objects of items, in bytes.
+func frameMinSize(items []Item) int64 {
+	return minDocSize + frameScriptSize + frameObjectSize*int64(Spec{Items: items}.Objects())
+}
 
 // typeInfo is what the generator and server need to know about one object type.
 type typeInfo struct {
@@ -55,7 +89,8 @@ type typeInfo struct {
 // Smallest objects per type, in bytes: each holds its fixed text (naming its own path and, for a
 // fetch chain, the absolute URL of the next object on the longest origin host) with room to spare.
 const (
-	minTextSize  = 128 // css, scripts, iframe documents
+	minTextSize  = 128 // css, scripts
+	minDocSize   = 256 // iframe documents
 	minFetchSize = 256 // JSON with a "next" URL
 )
 
@@ -69,7 +104,7 @@ var typeInfos = map[ObjectType]typeInfo{
 	TypeFont:       {"font", "ttf", "font/ttf", 0}, // minSize: MinFontSize (set in init)
 	TypeFetch:      {"fetch", "json", "application/json", minFetchSize},
 	TypeFetchChain: {"fetch", "json", "application/json", minFetchSize},
-	TypeIframe:     {"iframe", "html", "text/html; charset=utf-8", minTextSize},
+	TypeIframe:     {"iframe", "html", "text/html; charset=utf-8", minDocSize},
 }
 
 func init() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,8 @@ import (
 // mixedSpec has every object type, sizes at and just above each type's minimum, sizes that are
 // not multiples of 4 (fonts), and objects on two other origins.
 const mixedSpec = "1x20KB:css,1x128B:css@o1,2x50KB:js,1x129B:js-body,1x30KB:js-async,1x4KB:js-defer@cdn," +
-	"1x40KB:font,1x580B:font,1x40001B:font@o1,2x30KB,1x398B@cdn,2x5KB:fetch,3x256B:fetch-chain@o1,2x1KB:fetch-chain,1x8KB:iframe@o1,1x255B:iframe"
+	"1x40KB:font,1x580B:font,1x40001B:font@o1,2x30KB,1x398B@cdn,2x5KB:fetch,3x256B:fetch-chain@o1,2x1KB:fetch-chain,1x8KB:iframe@o1,1x256B:iframe," +
+	"2x2KB:iframe@cdn(2x1KB,1x200B:css,1x200B:js-async),1x1500B:iframe(1x500B,1x150B:js-body)"
 
 func TestGenerateTyped(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "p")
@@ -47,17 +49,81 @@ func TestGenerateTyped(t *testing.T) {
 		if o.Type != p.Type || o.Path != objectPathFor(p.Type, i, len(plan)) {
 			t.Errorf("object %d: type %q path %s, want %q", i, o.Type, o.Path, p.Type)
 		}
-		if wantOrigin := map[string]string{"": "", "o1": wantHosts[0], "cdn": wantHosts[1]}[p.Origin]; o.Origin != wantOrigin {
+		wantOrigin := map[string]string{"": "", "o1": wantHosts[0], "cdn": wantHosts[1]}[p.Origin]
+		if p.frame >= 0 {
+			wantOrigin = m.Objects[p.frame].Origin
+			if o.Frame != m.Objects[p.frame].Path || m.Objects[p.frame].Type != TypeIframe {
+				t.Errorf("object %s: frame %q, want %s", o.Path, o.Frame, m.Objects[p.frame].Path)
+			}
+		}
+		if o.Origin != wantOrigin {
 			t.Errorf("object %s: origin %q, want %q", o.Path, o.Origin, wantOrigin)
 		}
-		checkTyped(t, o, b)
+		checkTyped(t, m, o, b)
 	}
 	checkChains(t, m, files)
 	checkTypedHTML(t, dir, m)
+	checkFrames(t, m, files)
 }
 
-// checkTyped checks that b is a valid object of o's type.
-func checkTyped(t *testing.T, o Object, b []byte) {
+// checkFrames checks that each iframe that holds objects references exactly them (by path, on
+// its own origin) and posts its Resource Timing to the page.
+func checkFrames(t *testing.T, m *Manifest, files map[string][]byte) {
+	t.Helper()
+	held := 0
+	for _, f := range m.Objects {
+		if f.Type != TypeIframe {
+			continue
+		}
+		doc := string(files[f.URL()])
+		n := 0
+		for _, o := range m.Objects {
+			if o.Frame != f.Path {
+				continue
+			}
+			n++
+			if !strings.Contains(doc, `src="`+o.Path+`"`) && !strings.Contains(doc, `href="`+o.Path+`"`) || o.Origin != f.Origin {
+				t.Errorf("iframe %s does not hold %s on its origin (%q, frame's %q)", f.Path, o.Path, o.Origin, f.Origin)
+			}
+		}
+		held += n
+		if posts := strings.Contains(doc, "parent.postMessage({pltlabFrame"); posts != (n > 0) {
+			t.Errorf("iframe %s holds %d objects, posts its timing: %v", f.Path, n, posts)
+		}
+		if n > 0 && int64(len(doc)) < frameMinSize(nil)+int64(n)*frameObjectSize/2 {
+			t.Errorf("iframe %s: %d B", f.Path, len(doc))
+		}
+	}
+	if held != 2*4+2 {
+		t.Errorf("iframes hold %d objects, want 10", held)
+	}
+}
+
+// TestFrameRoom: the room an iframe keeps for what it holds covers its script and the longest
+// markup of each type on the longest path.
+func TestFrameRoom(t *testing.T) {
+	if len(frameScript) > frameScriptSize {
+		t.Errorf("frame script %d B, room %d", len(frameScript), frameScriptSize)
+	}
+	var objs []Object
+	for _, ty := range FrameTypes {
+		if ty == TypeImage {
+			ty = ""
+		}
+		objs = append(objs, Object{Path: objectPathFor(ty, 9999, 10000), Size: MaxObjectSize, Type: ty, Frame: "/iframe/10000.html"})
+	}
+	markup := frameMarkup("/iframe/10000.html", objs)
+	prefix, suffix := textParts(Object{Path: "/iframe/10000.html", Type: TypeIframe}, markup)
+	if need := int64(len(prefix) + len(suffix)); need > frameMinSize([]Item{{Count: len(objs), Size: 1}}) {
+		t.Errorf("iframe of %d objects needs %d B, room %d", len(objs), need, frameMinSize([]Item{{Count: len(objs), Size: 1}}))
+	}
+	if empty, suf := textParts(Object{Path: "/iframe/10000.html", Type: TypeIframe}, ""); int64(len(empty)+len(suf)) > minDocSize {
+		t.Errorf("empty iframe needs %d B", len(empty)+len(suf))
+	}
+}
+
+// checkTyped checks that b is a valid object of o's type (of the page of m).
+func checkTyped(t *testing.T, m *Manifest, o Object, b []byte) {
 	t.Helper()
 	s := string(b)
 	switch o.Type {
@@ -70,7 +136,11 @@ func checkTyped(t *testing.T, o Object, b []byte) {
 		want := "/* pltlab script " + o.Path + " */\n(self.pltlabRan = self.pltlabRan || []).push(\"" + o.Path + "\");\n/*"
 		checkComment(t, o, s, want, "*/\n", "*/")
 	case TypeIframe:
-		prefix, _ := textParts(o, "")
+		aux := ""
+		if slices.ContainsFunc(m.Objects, func(x Object) bool { return x.Frame == o.Path }) {
+			aux = frameMarkup(o.Path, m.Objects)
+		}
+		prefix, _ := textParts(o, aux)
 		if !strings.HasPrefix(prefix, "<!DOCTYPE html>\n") || !strings.HasSuffix(prefix, "<!--") {
 			t.Errorf("iframe prefix %q", prefix)
 		}
@@ -185,6 +255,12 @@ func checkTypedHTML(t *testing.T, dir string, m *Manifest) {
 	}
 	for _, o := range m.Objects {
 		u := o.URL()
+		if o.Frame != "" {
+			if strings.Contains(page, `"`+u+`"`) || strings.Contains(page, `"`+o.Path+`"`) {
+				t.Errorf("object %s of iframe %s is named by the page", o.Path, o.Frame)
+			}
+			continue
+		}
 		var want, where string
 		switch o.Type {
 		case "":
@@ -224,6 +300,9 @@ func checkTypedHTML(t *testing.T, dir string, m *Manifest) {
 	}
 	if !strings.Contains(body, "self."+PendingVar+"++") {
 		t.Error("no fetch loader")
+	}
+	if !strings.Contains(head, "self."+PendingVar+" = (self."+PendingVar+" || 0) + 3;") || !strings.Contains(head, "self."+FrameResourcesVar+".push(r)") {
+		t.Error("no frame listener for the 3 iframes that hold objects")
 	}
 }
 

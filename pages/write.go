@@ -19,7 +19,7 @@ import (
 
 // writePage writes index.html, manifest.json and every object into the existing empty dir.
 func writePage(ctx context.Context, dir string, spec Spec, seed int64) (*Manifest, error) {
-	objs, nexts := layout(spec, seed)
+	objs, aux := layout(spec, seed)
 	made := map[string]bool{}
 	for _, o := range objs {
 		d := o.Path[1:strings.LastIndexByte(o.Path, '/')]
@@ -31,7 +31,7 @@ func writePage(ctx context.Context, dir string, spec Spec, seed int64) (*Manifes
 		}
 		made[d] = true
 	}
-	objs, err := writeObjects(ctx, dir, objs, nexts, seed)
+	objs, err := writeObjects(ctx, dir, objs, aux, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -51,13 +51,13 @@ func writePage(ctx context.Context, dir string, spec Spec, seed int64) (*Manifes
 }
 
 // layout places every object of spec: its path (numbered across all objects in spec order),
-// type, origin host and depth, and for a fetch chain's links the URL of the next object (nexts,
-// "" for none).
-func layout(spec Spec, seed int64) (objs []Object, nexts []string) {
+// type, origin host, depth and holding iframe, and aux: for a fetch chain's links the URL of the
+// next object, for an iframe that holds objects their markup ("" for none).
+func layout(spec Spec, seed int64) (objs []Object, aux []string) {
 	plan := spec.objects()
 	id := PageID(spec.String(), seed)
 	objs = make([]Object, len(plan))
-	nexts = make([]string, len(plan))
+	aux = make([]string, len(plan))
 	for i, p := range plan {
 		t := p.Type
 		if t == TypeImage {
@@ -66,6 +66,9 @@ func layout(spec Spec, seed int64) (objs []Object, nexts []string) {
 		o := Object{Path: objectPathFor(t, i, len(plan)), Size: p.Size, Type: t}
 		if p.Origin != "" {
 			o.Origin = OriginHost(p.Origin, id)
+		}
+		if p.frame >= 0 {
+			o.Origin, o.Frame = objs[p.frame].Origin, objs[p.frame].Path
 		}
 		switch t {
 		case TypeFetch:
@@ -76,11 +79,14 @@ func layout(spec Spec, seed int64) (objs []Object, nexts []string) {
 		objs[i] = o
 	}
 	for i, p := range plan {
-		if p.Type == TypeFetchChain && p.index+1 < p.Count {
-			nexts[i] = objs[i+1].URL()
+		switch {
+		case p.Type == TypeFetchChain && p.index+1 < p.Count:
+			aux[i] = objs[i+1].URL()
+		case p.Type == TypeIframe && len(p.Frame) > 0:
+			aux[i] = frameMarkup(objs[i].Path, objs)
 		}
 	}
-	return objs, nexts
+	return objs, aux
 }
 
 // objectPath returns the URL path of image i (0-based) of n objects: "/img/0001.jpg", numbered
@@ -96,9 +102,10 @@ func objectPathFor(t ObjectType, i, n int) string {
 	return fmt.Sprintf("/%s/%0*d.%s", ti.dir, width, i+1, ti.ext)
 }
 
-// writeObjects writes the objects under dir, in parallel on GOMAXPROCS workers, and returns them
-// in spec order with their digests (and an image's dimensions). The first error stops the others.
-func writeObjects(ctx context.Context, dir string, objs []Object, nexts []string, seed int64) ([]Object, error) {
+// writeObjects writes the objects under dir (aux: as layout gives it), in parallel on GOMAXPROCS
+// workers, and returns them in spec order with their digests (and an image's dimensions). The
+// first error stops the others.
+func writeObjects(ctx context.Context, dir string, objs []Object, aux []string, seed int64) ([]Object, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	out := make([]Object, len(objs))
@@ -108,7 +115,7 @@ func writeObjects(ctx context.Context, dir string, objs []Object, nexts []string
 		wg.Go(func() {
 			ow, h := newObjectWriter(), sha256.New()
 			for i := range jobs {
-				o, err := writeObjectFile(ctx, dir, objs[i], nexts[i], objectKey(seed, i), ow, h)
+				o, err := writeObjectFile(ctx, dir, objs[i], aux[i], objectKey(seed, i), ow, h)
 				if err != nil {
 					cancel(err)
 					continue
@@ -133,8 +140,9 @@ feed:
 	return out, nil
 }
 
-// writeObjectFile writes object o to dir+o.Path and returns its manifest entry.
-func writeObjectFile(ctx context.Context, dir string, o Object, next string, key [32]byte, ow *objectWriter, h hash.Hash) (Object, error) {
+// writeObjectFile writes object o to dir+o.Path (aux: as layout gives it) and returns its
+// manifest entry.
+func writeObjectFile(ctx context.Context, dir string, o Object, aux string, key [32]byte, ow *objectWriter, h hash.Hash) (Object, error) {
 	if err := ctx.Err(); err != nil {
 		return Object{}, err
 	}
@@ -154,7 +162,7 @@ func writeObjectFile(ctx context.Context, dir string, o Object, next string, key
 		rng := padStream(key)
 		err = writeFont(w, o.Size, func(b []byte) { rng.XORKeyStream(b, b) })
 	default:
-		err = writeText(w, o, next, padStream(key), ow.buf)
+		err = writeText(w, o, aux, padStream(key), ow.buf)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -190,8 +198,12 @@ func indexHTML(m *Manifest) []byte {
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	fmt.Fprintf(&b, "<title>pltlab page %s</title>\n", html.EscapeString(m.Spec))
 	b.WriteString("<link rel=\"icon\" href=\"data:,\">\n")
+	frameListener(&b, m.Objects)
 	fontStyle(&b, m.Objects)
 	for _, o := range m.Objects {
+		if o.Frame != "" {
+			continue
+		}
 		u := html.EscapeString(o.URL())
 		switch o.Type {
 		case TypeCSS:
@@ -206,6 +218,9 @@ func indexHTML(m *Manifest) []byte {
 	}
 	b.WriteString("</head>\n<body>\n")
 	for _, o := range m.Objects {
+		if o.Frame != "" {
+			continue
+		}
 		u := html.EscapeString(o.URL())
 		switch o.Type {
 		case "":
@@ -238,6 +253,76 @@ func fontStyle(b *strings.Builder, objs []Object) {
 	}
 }
 
+// frameListener writes, for a page whose iframes hold objects, the inline script that counts
+// those iframes in self[PendingVar] and collects the Resource Timing entries each posts when it
+// has loaded into self[FrameResourcesVar], its times moved onto the page's time origin.
+func frameListener(b *strings.Builder, objs []Object) {
+	n := 0
+	for i, o := range objs {
+		if o.Type == TypeIframe && i+1 < len(objs) && objs[i+1].Frame == o.Path {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, `<script>
+self.%[1]s = (self.%[1]s || 0) + %[3]d;
+self.%[2]s = [];
+addEventListener('message', e => {
+  const d = e.data;
+  if (!d || !d.pltlabFrame) return;
+  const shift = d.timeOrigin - performance.timeOrigin;
+  for (const r of d.resources) {
+    for (const k of ['startTime', 'connectStart', 'connectEnd', 'secureConnectionStart', 'requestStart', 'responseStart', 'responseEnd']) {
+      if (r[k] > 0) r[k] += shift;
+    }
+    self.%[2]s.push(r);
+  }
+  self.%[1]s--;
+});
+</script>
+`, PendingVar, FrameResourcesVar, n)
+}
+
+// frameMarkup returns the markup of the objects the iframe at path holds (Object.Frame), as
+// its document places them: stylesheets and head scripts, its line of text, images and body
+// scripts, then the script that posts its Resource Timing entries to the page once it has loaded.
+func frameMarkup(path string, objs []Object) string {
+	var head, body strings.Builder
+	for _, o := range objs {
+		if o.Frame != path {
+			continue
+		}
+		switch o.Type {
+		case "":
+			fmt.Fprintf(&body, "<img src=\"%s\" width=\"%d\" height=\"%d\" alt=\"\">\n", o.Path, coreFor(o.Size).side, coreFor(o.Size).side)
+		case TypeCSS:
+			fmt.Fprintf(&head, "<link rel=\"stylesheet\" href=\"%s\">\n", o.Path)
+		case TypeJS:
+			fmt.Fprintf(&head, "<script src=\"%s\"></script>\n", o.Path)
+		case TypeJSAsync:
+			fmt.Fprintf(&head, "<script async src=\"%s\"></script>\n", o.Path)
+		case TypeJSDefer:
+			fmt.Fprintf(&head, "<script defer src=\"%s\"></script>\n", o.Path)
+		case TypeJSBody:
+			fmt.Fprintf(&body, "<script src=\"%s\"></script>\n", o.Path)
+		}
+	}
+	return head.String() + "\x00" + body.String() + frameScript
+}
+
+// frameScript posts the iframe's Resource Timing entries to the page once it has loaded.
+const frameScript = `<script>
+addEventListener('load', () => parent.postMessage({pltlabFrame: location.pathname, timeOrigin: performance.timeOrigin,
+  resources: performance.getEntriesByType('resource').map(r => ({name: r.name, nextHopProtocol: r.nextHopProtocol,
+    transferSize: r.transferSize, encodedBodySize: r.encodedBodySize, startTime: r.startTime,
+    connectStart: r.connectStart, connectEnd: r.connectEnd, secureConnectionStart: r.secureConnectionStart,
+    requestStart: r.requestStart, responseStart: r.responseStart, responseEnd: r.responseEnd,
+    responseStatus: r.responseStatus || 0}))}, '*'));
+</script>
+`
+
 // fetchLoader writes the inline script that fetches every TypeFetch object and the first object
 // of every chain, following each chain's "next" as its objects arrive, and counts the fetches in
 // flight in self[PendingVar].
@@ -252,7 +337,7 @@ func fetchLoader(b *strings.Builder, objs []Object) {
 		return
 	}
 	fmt.Fprintf(b, `<script>
-self.%[1]s = 0;
+self.%[1]s = self.%[1]s || 0;
 const pltlabFetch = u => {
   self.%[1]s++;
   fetch(u).then(r => r.json()).then(j => { if (j.next) pltlabFetch(j.next); })

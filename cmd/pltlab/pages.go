@@ -33,8 +33,9 @@ COUNT defaults to 1. Units: B, KB or kB (1000), KiB (1024), MB (10^6), MiB (2^20
 (stylesheet in the head), js (parser-blocking script in the head), js-body (at the end of the
 body), js-async, js-defer, font (TrueType font of an @font-face used by visible text), fetch (JSON
 fetched by the page's script), fetch-chain (COUNT JSON documents, each fetched when the one before
-has arrived: depth COUNT), iframe (an HTML document in an iframe). ORIGIN (default: the page's) is
-a label such as o1: the objects are served from o1.PAGEID.plt.test by the same server.
+has arrived: depth COUNT), iframe (an HTML document in an iframe; "2x3KB:iframe@o1(2x5KB,1x1KB:css)"
+gives iframes that each hold their own images, stylesheets or scripts). ORIGIN (default: the
+page's) is a label such as o1: the objects are served from o1.PAGEID.plt.test by the same server.
 
 DIR must be absent, empty, or hold the page of the same spec and seed; --force replaces another
 page (a directory with a manifest.json) but never a directory of other files. The page is written
