@@ -15,7 +15,7 @@ import (
 // shared over h1) and the image page's records carry none.
 func TestIntegrationRunObjectMix(t *testing.T) {
 	needRootAndChromium(t)
-	const mix = "1x10KB:css,1x5KB:js@o1,1x2KB:js-defer,1x20001B:font@o2,4x10KB,2x10KB@o2,2x1KB:fetch-chain@o1,1x3KB:iframe@o1"
+	const mix = "1x10KB:css,1x5KB:js@o1,1x2KB:js-defer,1x20001B:font@o2,4x10KB,2x10KB@o2,2x1KB:fetch-chain@o1,1x3KB:iframe@o1,1x2KB:iframe@o2(2x3KB,1x1KB:js)"
 	sp, err := pages.ParseSpec(mix)
 	if err != nil {
 		t.Fatal(err)
