@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/netip"
 	"os"
 	"slices"
@@ -70,6 +71,7 @@ type config struct {
 	host      string
 	hosts     []string       // the server's other site hosts (WithSiteHosts), resolved to ip too
 	sitePorts map[string]int // ports of site hosts whose server has a port of its own (WithSitePorts)
+	origins   []string       // the pages' other origins (WithOriginHosts), reached on port 443 of their URLs
 	ip        string
 	port      int
 	flags     []string
@@ -123,6 +125,22 @@ func WithSitePorts(ports map[string]int) Option {
 			c.sitePorts = map[string]int{}
 		}
 		maps.Copy(c.sitePorts, ports)
+	}
+}
+
+// WithOriginHosts adds the hostnames of the pages' other origins (pages.Manifest.OriginHosts,
+// server.SiteInfo.Origins). A page names them in URLs without a port (https://HOST/PATH, port
+// 443), because its files are written before the server's ports are known: each host maps to
+// WithResolve's ip AND the browser's port (--host-resolver-rules "MAP HOST IP:PORT", the
+// replacement port rule Chromium's host mapping takes), and for h3 QUIC is forced on HOST:443.
+// It needs WithPort.
+func WithOriginHosts(hosts ...string) Option {
+	return func(c *config) {
+		for _, h := range hosts {
+			if !slices.Contains(c.origins, h) {
+				c.origins = append(c.origins, h)
+			}
+		}
 	}
 }
 
@@ -199,6 +217,17 @@ func (c *config) validate() error {
 			return fmt.Errorf("browser: bad site port %s:%d: accepted a site host (WithSiteHosts) and 1-65535", h, port)
 		}
 	}
+	for _, h := range c.origins {
+		if h == "" || strings.ContainsAny(h, " ,:/") || slices.Contains(c.allHosts(), h) {
+			return fmt.Errorf("browser: bad origin host %q: accepted a hostname that is not a site host", h)
+		}
+		if _, err := netip.ParseAddr(h); err == nil {
+			return fmt.Errorf("browser: origin host %q is an IP address: TLS needs a hostname (SNI)", h)
+		}
+	}
+	if len(c.origins) > 0 && c.port == 0 {
+		return fmt.Errorf("browser: origin hosts (WithOriginHosts) need the server's port (WithPort): they are mapped to %s:PORT", c.ip)
+	}
 	if p.QUICOrigin() && c.port == 0 {
 		return fmt.Errorf("browser: %s needs the server's port (WithPort) to force QUIC on %s:PORT", p.Name, c.host)
 	}
@@ -244,17 +273,34 @@ func (c *config) args() []string {
 		args = append(args, "--no-sandbox")
 	}
 	flags := SitesFlags(c.protocol, c.allHosts(), c.port, c.ip, c.spki)
-	if len(c.sitePorts) > 0 {
+	if len(c.sitePorts) > 0 || len(c.origins) > 0 {
 		if row, err := protocol.Lookup(c.protocol); err == nil {
 			var origins []string
 			for _, h := range c.allHosts() {
 				origins = append(origins, h+":"+strconv.Itoa(c.portOf(h)))
 			}
+			for _, h := range c.origins {
+				origins = append(origins, h+":443")
+			}
 			flags = append(flags[:2], row.ChromiumFlagsForOrigins(origins)...)
 		}
 	}
+	if len(c.origins) > 0 {
+		flags[0] = originRules(flags[0], c.origins, net.JoinHostPort(c.ip, strconv.Itoa(c.port)))
+	}
 	args = append(args, flags...)
 	return append(args, c.flags...)
+}
+
+// originRules adds "MAP HOST IP:PORT" for every origin host to the --host-resolver-rules switch
+// rules, before its final "MAP * ~NOTFOUND" (the first rule that matches a host applies).
+func originRules(rules string, origins []string, ipPort string) string {
+	const last = ", MAP * ~NOTFOUND"
+	var add []string
+	for _, h := range origins {
+		add = append(add, "MAP "+h+" "+ipPort)
+	}
+	return strings.TrimSuffix(rules, last) + ", " + strings.Join(add, ", ") + last
 }
 
 // splitFlag splits "--name=value" into ("name", "value", true) and "--name" into ("name", "", false).

@@ -67,8 +67,12 @@ type pageTimings struct {
 const fcpGrace = 250 * time.Millisecond
 
 // collectJS returns a script whose promise resolves with the page's timings; with wait it first
-// polls every 5 ms until loadEventEnd > 0 (it stays 0 until the load handlers have returned),
-// then up to fcpGrace for the first-contentful-paint entry.
+// polls every 5 ms until loadEventEnd > 0 (it stays 0 until the load handlers have returned) and
+// the page's fetch loader has no fetch in flight (self[pages.PendingVar] is not above 0: fetch()
+// does not delay the load event, yet every fetched object is part of the page), then up to
+// fcpGrace for the first-contentful-paint entry. The PLT stays loadEventEnd. The resources are
+// the page's Resource Timing entries followed by those its iframes posted to it (the objects an
+// iframe holds, self[pages.FrameResourcesVar], already on the page's time origin).
 func collectJS(wait bool) string {
 	return fmt.Sprintf(`new Promise(resolve => {
   const snap = () => {
@@ -80,7 +84,7 @@ func collectJS(wait bool) string {
         encodedBodySize: r.encodedBodySize, startTime: r.startTime, connectStart: r.connectStart,
         connectEnd: r.connectEnd, secureConnectionStart: r.secureConnectionStart,
         requestStart: r.requestStart, responseStart: r.responseStart, responseEnd: r.responseEnd,
-        responseStatus: r.responseStatus || 0})),
+        responseStatus: r.responseStatus || 0})).concat(self.%s || []),
       paint: performance.getEntriesByType('paint').map(p => ({name: p.name, startTime: p.startTime})),
       timeOrigin: performance.timeOrigin,
     };
@@ -89,13 +93,13 @@ func collectJS(wait bool) string {
   let loadedAt = 0;
   const poll = () => {
     const n = performance.getEntriesByType('navigation')[0];
-    if (%t && !(n && n.loadEventEnd > 0)) { setTimeout(poll, 5); return; }
+    if (%t && !(n && n.loadEventEnd > 0 && !(self.%s > 0))) { setTimeout(poll, 5); return; }
     if (!loadedAt) loadedAt = performance.now();
     if (%t && !fcp() && performance.now() - loadedAt < %d) { setTimeout(poll, 5); return; }
     resolve(snap());
   };
   poll();
-})`, wait, wait, fcpGrace.Milliseconds())
+})`, pages.FrameResourcesVar, wait, pages.PendingVar, wait, fcpGrace.Milliseconds())
 }
 
 // resourceBufferJS raises the Resource Timing buffer (default 250 entries) before any page
@@ -145,7 +149,8 @@ const maxProblems = 3
 
 // verify checks a load against the manifest and the requested protocol and returns every
 // problem found (none = valid): the navigation's status and protocol, then for each object in
-// manifest order whether it is present, its status (200 when reported), its size
+// manifest order whether it is present on its origin (pages.Object.Origin: the resource's host;
+// the page's objects are matched by path), its status (200 when reported), its size
 // (encodedBodySize == Size) and its protocol, then the protocol of any other resource.
 //
 // failed maps URL paths to the network error of requests that failed (may be nil); a missing
@@ -166,8 +171,12 @@ func verify(requested string, nav *navTiming, res []result.Resource, m *pages.Ma
 	seen := make(map[int]bool)
 	if m != nil {
 		for _, o := range m.Objects {
-			i := findResource(res, o.Path)
+			i := findObject(res, o)
 			if i < 0 {
+				if j := findResource(res, o.Path); o.Origin != "" && j >= 0 {
+					probs = append(probs, fmt.Sprintf("object %s: fetched from %s, not its origin %s", o.Path, res[j].URL, o.Origin))
+					continue
+				}
 				if e, ok := failed[o.Path]; ok {
 					probs = append(probs, "object "+o.Path+": failed: "+e)
 				} else {
@@ -223,6 +232,20 @@ func protocolProblem(got, requested string) string {
 	default:
 		return fmt.Sprintf("protocol %q, requested %s", got, requested)
 	}
+}
+
+// findObject returns the index of the first resource that is object o: its URL path is o.Path
+// and, for an object on another origin (o.Origin), its host is that origin; or -1.
+func findObject(res []result.Resource, o pages.Object) int {
+	if o.Origin == "" {
+		return findResource(res, o.Path)
+	}
+	for i, r := range res {
+		if u, err := url.Parse(r.URL); err == nil && u.Path == o.Path && u.Hostname() == o.Origin {
+			return i
+		}
+	}
+	return -1
 }
 
 // findResource returns the index of the first resource whose URL path is path, or -1.

@@ -519,7 +519,8 @@ func (ls *linkSetup) close() error {
 }
 
 // browserFor returns the browser of protocol proto on this link, launching it on first use: it
-// reaches every page's host (PageHost) over proto.
+// reaches every page's host (PageHost) and every page's other origins (server.SiteInfo.Origins)
+// over proto.
 func (r *runner) browserFor(ctx context.Context, ls *linkSetup, proto string) (*browser.Browser, error) {
 	key := protocol.Index(proto)
 	if b := ls.browsers[key]; b != nil {
@@ -530,11 +531,14 @@ func (r *runner) browserFor(ctx context.Context, ls *linkSetup, proto string) (*
 	if err != nil {
 		return nil, fmt.Errorf("server address for %s: %w", proto, err)
 	}
-	var hosts []string
+	var hosts, origins []string
 	for i := range r.pages {
 		hosts = append(hosts, PageHost(i))
 	}
-	b, err := r.c.Launch(ctx, append([]browser.Option{browser.WithPort(port),
+	for _, st := range info.Sites {
+		origins = append(origins, st.Origins...)
+	}
+	b, err := r.c.Launch(ctx, append([]browser.Option{browser.WithPort(port), browser.WithOriginHosts(origins...),
 		browser.WithChrome(r.c.Chrome), browser.WithNetNS(ls.link.Namespace()),
 		browser.WithProtocol(proto), browser.WithSPKI(info.SPKI),
 		browser.WithResolve(Host, ls.link.HostAddr().String()), browser.WithSiteHosts(hosts[1:]...), browser.WithLogger(r.c.Logger),
@@ -663,16 +667,20 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	if ls.cross != nil {
 		rec.Cross = ls.cross.Spec().String()
 	}
-	if err := serverFacts(rec, srv, since); err != nil {
+	if err := serverFacts(rec, srv, since, len(p.manifest.OriginHosts()) > 0); err != nil {
 		return nil, err
 	}
 	return rec, nil
 }
 
-// serverFacts copies what the server saw of the page's connection into rec. With the ngtcp2
-// stack an h3 load is also checked against its server's own record (checkNgtcp2). The error is
-// a harness failure: the ngtcp2 server exited, or a connection of it did not end.
-func serverFacts(rec *result.Record, srv *server.Server, since time.Time) error {
+// serverFacts copies what the server saw of the page's connection into rec and, for a page with
+// objects on other origins, its connections per host (originConns). With the ngtcp2 stack an h3
+// load is also checked against its server's own record (checkNgtcp2). The error is a harness
+// failure: the ngtcp2 server exited, or a connection of it did not end.
+func serverFacts(rec *result.Record, srv *server.Server, since time.Time, origins bool) error {
+	if origins {
+		originConns(rec, srv.HostConns(since))
+	}
 	info := srv.Info()
 	quic := isQUIC(rec.Protocol)
 	rec.CC = info.TCPCC
@@ -694,6 +702,15 @@ func serverFacts(rec *result.Record, srv *server.Server, since time.Time) error 
 		checkNgtcp2(rec, conn, ok)
 	}
 	return nil
+}
+
+// originConns records the load's connections per host (server.HostConns) in rec.Origins, and
+// Coalesced when one connection served several hosts.
+func originConns(rec *result.Record, hc []server.HostConns) {
+	for _, h := range hc {
+		rec.Origins = append(rec.Origins, result.OriginConns{Host: h.Host, Conns: h.Conns, Shared: h.Shared})
+		rec.Coalesced = rec.Coalesced || h.Shared > 0
+	}
 }
 
 // checkNgtcp2 makes an h3 load served by the ngtcp2 stack invalid unless that server's qlog

@@ -252,7 +252,7 @@ func TestGenerateCancelled(t *testing.T) {
 }
 
 func TestGenerateInvalidSpec(t *testing.T) {
-	for _, spec := range []Spec{{}, {Items: []Item{{1, 100}}}, {Items: []Item{{0, 1000}}}, {Items: []Item{{10001, 1000}}}, {Items: []Item{{30, MaxObjectSize}}}} {
+	for _, spec := range []Spec{{}, {Items: []Item{{Count: 1, Size: 100}}}, {Items: []Item{{Count: 0, Size: 1000}}}, {Items: []Item{{Count: 10001, Size: 1000}}}, {Items: []Item{{Count: 30, Size: MaxObjectSize}}}, {Items: []Item{{Count: 1, Size: 1000, Type: "gif"}}}, {Items: []Item{{Count: 1, Size: 100, Type: TypeCSS}}}, {Items: []Item{{Count: 1, Size: 1000, Origin: "O1"}}}} {
 		parent := t.TempDir()
 		if _, err := Generate(filepath.Join(parent, "p"), spec, 1); err == nil {
 			t.Errorf("Generate(%+v) succeeded", spec)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // ManifestFile is the name of the manifest written beside index.html in a page directory.
@@ -16,9 +17,9 @@ const IndexPath = "/index.html"
 // Manifest describes a generated page directory: what was asked for and every object's size and
 // digest, so that a server can serve it and a browser run can verify what arrived.
 type Manifest struct {
-	// Spec is the page SPEC the directory was generated from (a preset name or COUNTxSIZE items).
+	// Spec is the page SPEC the directory was generated from (a preset name or items).
 	Spec string `json:"spec"`
-	// Items is the canonical COUNTxSIZE form of the spec (Spec.String()), such as "30x10KB".
+	// Items is the canonical form of the spec (Spec.String()), such as "30x10KB".
 	Items string `json:"items"`
 	// Seed is the generator seed; the same Spec and Seed give byte-identical files.
 	Seed int64 `json:"seed"`
@@ -26,11 +27,11 @@ type Manifest struct {
 	Index string `json:"index"`
 	// TotalBytes is the sum of the objects' sizes in bytes (the HTML excluded).
 	TotalBytes int64 `json:"total_bytes"`
-	// Objects lists the page's objects in document order.
+	// Objects lists the page's objects in spec order (the order of the items).
 	Objects []Object `json:"objects"`
 }
 
-// Object is one generated image of a page.
+// Object is one generated object of a page.
 type Object struct {
 	// Path is the object's URL path, starting with "/"; the file is Path below the page directory.
 	Path string `json:"path"`
@@ -38,9 +39,43 @@ type Object struct {
 	Size int64 `json:"size"`
 	// SHA256 is the lowercase hex SHA-256 of the object's bytes.
 	SHA256 string `json:"sha256"`
-	// Width and Height are the JPEG's pixel dimensions, also written on the <img> element.
-	Width  int `json:"width"`
-	Height int `json:"height"`
+	// Width and Height are an image's pixel dimensions, also written on the <img> element;
+	// absent (0) for other types.
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
+	// Type is the object's type (ObjectType); absent ("") for an image, so that image-only
+	// manifests read as they always did.
+	Type ObjectType `json:"type,omitempty"`
+	// Origin is the hostname of the origin that serves the object (OriginHost, such as
+	// "o1.p1a2b3c4d.plt.test"), at https://ORIGIN/PATH; absent ("") for the page's own origin.
+	Origin string `json:"origin,omitempty"`
+	// Depth is a fetched object's dependency depth: 1 for TypeFetch and a chain's first object,
+	// K for a chain's K-th; absent (0) for other types.
+	Depth int `json:"depth,omitempty"`
+	// Frame is the path of the iframe that holds the object (referenced by the iframe's
+	// document, on its origin: Origin is the iframe's); absent for the page's own objects.
+	Frame string `json:"frame,omitempty"`
+}
+
+// URL returns the object's URL as the page references it: its Path on the page's own origin,
+// else "https://ORIGIN" + Path.
+func (o Object) URL() string {
+	if o.Origin == "" {
+		return o.Path
+	}
+	return "https://" + o.Origin + o.Path
+}
+
+// OriginHosts returns the hostnames of the page's other origins (Object.Origin), each once, in
+// order of first use; nil when every object is on the page's origin.
+func (m *Manifest) OriginHosts() []string {
+	var out []string
+	for _, o := range m.Objects {
+		if o.Origin != "" && !slices.Contains(out, o.Origin) {
+			out = append(out, o.Origin)
+		}
+	}
+	return out
 }
 
 // ReadManifest reads DIR/manifest.json. It returns an error naming the file when it is missing or

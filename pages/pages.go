@@ -1,4 +1,4 @@
-// Package pages parses page specs and generates deterministic image-only test pages of exact byte sizes.
+// Package pages parses page specs and generates deterministic test pages of exact-size typed objects.
 package pages
 
 import (
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -94,15 +95,40 @@ func validate(spec Spec) error {
 	if len(spec.Items) == 0 {
 		return fmt.Errorf("empty page spec; %s", acceptedSpec)
 	}
-	for _, it := range spec.Items {
+	if err := validateItems(spec, spec.Items, nil); err != nil {
+		return err
+	}
+	return checkLimits(spec)
+}
+
+// validateItems checks items of spec; in is the iframe item that holds them (nil at the top).
+func validateItems(spec Spec, items []Item, in *Item) error {
+	for _, it := range items {
+		if in != nil && (it.Origin != "" || len(it.Frame) > 0 || !slices.Contains(FrameTypes, it.Type.canonical())) {
+			return fmt.Errorf("bad item %s in iframe item %s of page spec %q; accepted in an iframe: items of type %s without origins", it, *in, spec.String(), frameTypeNames())
+		}
+		if len(it.Frame) > 0 {
+			if it.Type != TypeIframe || it.Size < frameMinSize(it.Frame) {
+				return fmt.Errorf("bad item %s of page spec %q: only iframes of at least %d B hold these objects", it, spec.String(), frameMinSize(it.Frame))
+			}
+			if err := validateItems(spec, it.Frame, &it); err != nil {
+				return err
+			}
+		}
+		if _, ok := parseType(string(it.Type)); !ok && it.Type != "" {
+			return fmt.Errorf("unknown object type %q in page spec %q; accepted: %s", it.Type, spec.String(), typeNames())
+		}
+		if it.Origin != "" && !validOrigin(it.Origin) {
+			return fmt.Errorf("bad origin %q in page spec %q; accepted: a label such as o1", it.Origin, spec.String())
+		}
 		if it.Count < 1 || it.Count > MaxObjects {
 			return fmt.Errorf("bad count %d in page spec %q; accepted: 1 to %d", it.Count, spec.String(), MaxObjects)
 		}
-		if it.Size < MinObjectSize || it.Size > MaxObjectSize {
-			return fmt.Errorf("bad size %d B in page spec %q; accepted: %d B to 50MB", it.Size, spec.String(), MinObjectSize)
+		if it.Size < it.Type.MinSize() || it.Size > MaxObjectSize {
+			return fmt.Errorf("bad size %d B in page spec %q; accepted: %d B to 50MB", it.Size, spec.String(), it.Type.MinSize())
 		}
 	}
-	return checkLimits(spec)
+	return nil
 }
 
 // checkOutDir decides whether dir may receive the page, before anything is written.

@@ -9,7 +9,7 @@ import (
 type Preset struct {
 	// Name is what ParseSpec accepts in place of items, such as "carlucci2015".
 	Name string
-	// Spec is the preset's COUNTxSIZE items, such as "30x10KB".
+	// Spec is the preset's items, such as "30x10KB".
 	Spec string
 	// Doc says where the composition comes from, in one or more sentences.
 	Doc string
@@ -34,7 +34,7 @@ var (
 	kakhkiSizes  = []int64{5_000, 10_000, 100_000, 200_000, 500_000, 1_000_000, 10_000_000}
 	kakhkiCounts = []int{1, 2, 5, 10, 100, 200}
 	// sameBytesItems is the "same total bytes, more objects" series: 1 MB split ever finer.
-	sameBytesItems = []Item{{1, 1_000_000}, {2, 500_000}, {5, 200_000}, {10, 100_000}, {100, 10_000}, {200, 5_000}}
+	sameBytesItems = []Item{{Count: 1, Size: 1_000_000}, {Count: 2, Size: 500_000}, {Count: 5, Size: 200_000}, {Count: 10, Size: 100_000}, {Count: 100, Size: 10_000}, {Count: 200, Size: 5_000}}
 )
 
 // Presets returns every named page spec: carlucci2015, the Kakhki et al. IMC 2017 grid

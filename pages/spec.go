@@ -2,6 +2,7 @@ package pages
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,15 +17,25 @@ const (
 	MaxObjectSize int64 = 50_000_000
 )
 
-// Item is one COUNTxSIZE element of a page spec: Count objects of Size bytes each.
+// Item is one [COUNTx]SIZE[:TYPE][@ORIGIN] element of a page spec: Count objects of Size bytes
+// each, of one type, on one origin.
 type Item struct {
-	// Count is the number of objects, 1..MaxObjects.
+	// Count is the number of objects, 1..MaxObjects (for TypeFetchChain: the chain's depth).
 	Count int
-	// Size is each object's exact size in bytes, MinObjectSize..MaxObjectSize.
+	// Size is each object's exact size in bytes, Type.MinSize()..MaxObjectSize.
 	Size int64
+	// Type is the objects' type; "" is an image (ParseSpec gives "" for "img" too).
+	Type ObjectType
+	// Origin is the ORIGIN label of the host that serves the objects (OriginHost), such as
+	// "o1"; "" is the page's own origin.
+	Origin string
+	// Frame is what each iframe of a TypeIframe item holds ("(ITEMS)" after the item): items of
+	// FrameTypes without origins, served from the iframe's origin; nil for an empty iframe and
+	// for every other type.
+	Frame []Item
 }
 
-// Spec is a parsed page spec: the page's objects, in document order, as COUNTxSIZE items.
+// Spec is a parsed page spec: the page's objects, in document order, as items.
 type Spec struct {
 	// Name is the preset the spec was parsed from, or "" when it was given as items.
 	Name string
@@ -32,15 +43,50 @@ type Spec struct {
 	Items []Item
 }
 
-// String returns the canonical COUNTxSIZE form of the spec's items (also for a preset), such as
-// "10x30KB,1x1MB": each size in the largest unit of MB, MiB, KB, KiB, B that divides it exactly.
-// ParseSpec(s.String()) gives back the same items.
+// String returns the canonical form of the spec's items (also for a preset), such as
+// "10x30KB,1x1MB" or "1x20KB:css,2x5KB:fetch-chain@o1": COUNTxSIZE with each size in the largest
+// unit of MB, MiB, KB, KiB, B that divides it exactly, then ":TYPE" unless the type is an image
+// and "@ORIGIN" when the origin is not the page's. ParseSpec(s.String()) gives back the same items.
 func (s Spec) String() string {
 	parts := make([]string, len(s.Items))
 	for i, it := range s.Items {
-		parts[i] = strconv.Itoa(it.Count) + "x" + FormatSize(it.Size)
+		parts[i] = it.String()
 	}
 	return strings.Join(parts, ",")
+}
+
+// String returns the item's canonical form, such as "10x30KB" or "1x8KB:iframe@o1".
+func (it Item) String() string {
+	out := strconv.Itoa(it.Count) + "x" + FormatSize(it.Size)
+	if it.Type != "" && it.Type != TypeImage {
+		out += ":" + string(it.Type)
+	}
+	if it.Origin != "" {
+		out += "@" + it.Origin
+	}
+	if len(it.Frame) > 0 {
+		out += "(" + Spec{Items: it.Frame}.String() + ")"
+	}
+	return out
+}
+
+// objects is the number of objects of the item: Count, and for an iframe item Count times
+// the objects each iframe holds.
+func (it Item) objects() int {
+	n := 0
+	for _, f := range it.Frame {
+		n += f.Count
+	}
+	return it.Count * (1 + n)
+}
+
+// bytes is the sum of the item's objects' sizes, those its iframes hold included.
+func (it Item) bytes() int64 {
+	var n int64
+	for _, f := range it.Frame {
+		n += int64(f.Count) * f.Size
+	}
+	return int64(it.Count) * (it.Size + n)
 }
 
 // Label returns the preset name when the spec came from a preset, else String().
@@ -55,7 +101,7 @@ func (s Spec) Label() string {
 func (s Spec) Objects() int {
 	n := 0
 	for _, it := range s.Items {
-		n += it.Count
+		n += it.objects()
 	}
 	return n
 }
@@ -64,17 +110,40 @@ func (s Spec) Objects() int {
 func (s Spec) TotalBytes() int64 {
 	var t int64
 	for _, it := range s.Items {
-		t += int64(it.Count) * it.Size
+		t += it.bytes()
 	}
 	return t
 }
 
-// sizes lists every object's size in document order.
+// sizes lists every object's size in spec order.
 func (s Spec) sizes() []int64 {
-	out := make([]int64, 0, s.Objects())
+	var out []int64
+	for _, p := range s.objects() {
+		out = append(out, p.Size)
+	}
+	return out
+}
+
+// planned is one object of a spec before it is written: its item and its place in the item.
+type planned struct {
+	Item
+	index int // 0-based index in the item (for a fetch chain: its depth - 1)
+	frame int // index (in objects()) of the iframe that holds it; -1 for the page's own objects
+}
+
+// objects lists every object of the spec in spec order: each iframe is followed by the objects
+// it holds.
+func (s Spec) objects() []planned {
+	out := make([]planned, 0, s.Objects())
 	for _, it := range s.Items {
-		for range it.Count {
-			out = append(out, it.Size)
+		for j := range it.Count {
+			frame := len(out)
+			out = append(out, planned{Item: it, index: j, frame: -1})
+			for _, f := range it.Frame {
+				for k := range f.Count {
+					out = append(out, planned{Item: f, index: k, frame: frame})
+				}
+			}
 		}
 	}
 	return out
@@ -91,7 +160,7 @@ type unit struct {
 var units = []unit{{"MB", 1_000_000}, {"MiB", 1 << 20}, {"KB", 1000}, {"KiB", 1024}, {"B", 1}}
 
 const (
-	acceptedSpec  = "accepted: a preset name (see 'pltlab pages --list') or comma-separated COUNTxSIZE items like 10x30KB,2x200KB"
+	acceptedSpec  = "accepted: a preset name (see 'pltlab pages --list') or comma-separated [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB,2x200KB,1x20KB:css,1x8KB:iframe@o1"
 	acceptedUnits = "B, KB or kB (1000 B), KiB (1024 B), MB (10^6 B), MiB (2^20 B)"
 )
 
@@ -106,12 +175,19 @@ func FormatSize(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-// ParseSpec parses a page spec: a preset name (see Presets) or comma-separated COUNTxSIZE items
-// such as "10x30KB,2x200KB,1x1MiB". COUNT is a whole number 1..MaxObjects; the separator is 'x'
-// (or 'X'); SIZE is a whole number followed by a unit: B, KB or kB (1000), KiB (1024), MB (10^6)
-// or MiB (2^20); units are case-sensitive (no "kb": it reads as kilobit). Spaces around items are
-// ignored. Each size must be MinObjectSize..MaxObjectSize bytes, the page at most MaxObjects objects
-// and MaxTotalBytes in total. Errors are one line that names the bad part and what is accepted.
+// ParseSpec parses a page spec: a preset name (see Presets) or comma-separated items
+// [COUNTx]SIZE[:TYPE][@ORIGIN][(ITEMS)] such as "10x30KB,2x200KB,1x1MiB" or
+// "1x20KB:css,2x50KB:js,40KB:font,10x30KB,3x5KB:fetch-chain@o1,1x8KB:iframe@o2". COUNT is a whole
+// number 1..MaxObjects (1 when "COUNTx" is left out); the separator is 'x' (or 'X'); SIZE is a
+// whole number followed by a unit: B, KB or kB (1000), KiB (1024), MB (10^6) or MiB (2^20); units
+// are case-sensitive (no "kb": it reads as kilobit). TYPE is one of ObjectTypes (default img: an
+// item without a type means what it always meant); ORIGIN is a label (validOrigin: such as o1 or
+// cdn) of the host that serves the item's objects, OriginHost (default: the page's origin).
+// An iframe item may hold objects, "(ITEMS)": items of FrameTypes without ORIGIN, in every
+// iframe of the item, on its origin; its SIZE must leave room for their markup (frameMinSize).
+// Spaces around items are ignored. Each size must be TYPE.MinSize()..MaxObjectSize bytes, the
+// page at most MaxObjects objects and MaxTotalBytes in total. Errors are one line that names the
+// bad part and what is accepted.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -129,15 +205,35 @@ func ParseSpec(s string) (Spec, error) {
 		spec.Name = p.Name
 		return spec, nil
 	}
-	var spec Spec
-	for _, raw := range strings.Split(s, ",") {
-		it, err := parseItem(strings.TrimSpace(raw))
-		if err != nil {
-			return Spec{}, err
-		}
-		spec.Items = append(spec.Items, it)
+	items, err := parseItems(s, "")
+	if err != nil {
+		return Spec{}, err
 	}
+	spec := Spec{Items: items}
 	return spec, checkLimits(spec)
+}
+
+// parseItems parses comma-separated items; commas inside parentheses (an iframe's objects) do
+// not separate. in is the iframe item being read, "" at the top level.
+func parseItems(s, in string) ([]Item, error) {
+	var out []Item
+	depth, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		switch {
+		case i < len(s) && s[i] == '(':
+			depth++
+		case i < len(s) && s[i] == ')':
+			depth--
+		case i == len(s) || s[i] == ',' && depth == 0:
+			it, err := parseItem(strings.TrimSpace(s[start:i]), in)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, it)
+			start = i + 1
+		}
+	}
+	return out, nil
 }
 
 // checkLimits enforces MaxObjects and MaxTotalBytes on a spec whose items are each valid.
@@ -156,24 +252,73 @@ func startsWithLetter(s string) bool {
 	return s != "" && (s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z')
 }
 
-// parseItem parses one COUNTxSIZE item.
-func parseItem(item string) (Item, error) {
+// parseItem parses one [COUNTx]SIZE[:TYPE][@ORIGIN][(ITEMS)] item; in is the iframe item it is
+// held by ("" at the top level).
+func parseItem(item, in string) (Item, error) {
 	if item == "" {
 		return Item{}, fmt.Errorf("empty item in page spec (two commas or a trailing comma); %s", acceptedSpec)
 	}
-	i := strings.IndexAny(item, "xX")
-	if i < 0 {
-		return Item{}, fmt.Errorf("bad page spec item %q: want COUNTxSIZE like 10x30KB (presets cannot be combined with items)", item)
+	if open := strings.IndexByte(item, '('); open >= 0 || strings.ContainsRune(item, ')') {
+		return parseFrameItem(item, open, in)
 	}
-	count, err := parseCount(item[:i], item)
+	if startsWithLetter(item) {
+		return Item{}, fmt.Errorf("bad page spec item %q: want [COUNTx]SIZE[:TYPE][@ORIGIN] like 10x30KB or 1x20KB:css (presets cannot be combined with items)", item)
+	}
+	rest, origin, hasOrigin := strings.Cut(item, "@")
+	if hasOrigin && !validOrigin(origin) {
+		return Item{}, fmt.Errorf("bad origin %q in page spec item %q; accepted: a label of 1 to %d lower-case letters, digits or '-' that starts with a letter, such as o1 or cdn", origin, item, MaxOriginLabel)
+	}
+	rest, typ, hasType := strings.Cut(rest, ":")
+	t := ObjectType("")
+	if hasType {
+		var ok bool
+		if t, ok = parseType(typ); !ok {
+			return Item{}, fmt.Errorf("unknown object type %q in page spec item %q; accepted: %s", typ, item, typeNames())
+		}
+	}
+	count, sz := 1, rest
+	if i := strings.IndexAny(rest, "xX"); i >= 0 {
+		var err error
+		if count, err = parseCount(rest[:i], item); err != nil {
+			return Item{}, err
+		}
+		sz = rest[i+1:]
+	}
+	size, err := parseSize(sz, item, t)
 	if err != nil {
 		return Item{}, err
 	}
-	size, err := parseSize(item[i+1:], item)
+	it := Item{Count: count, Size: size, Type: t, Origin: origin}
+	if in != "" && (origin != "" || !slices.Contains(FrameTypes, t.canonical())) {
+		return Item{}, fmt.Errorf("bad item %q in iframe item %q; accepted in an iframe: items of type %s without @ORIGIN (they are on the iframe's origin)", item, in, frameTypeNames())
+	}
+	return it, nil
+}
+
+// parseFrameItem parses an iframe item with the objects it holds, "SIZE:iframe[@ORIGIN](ITEMS)";
+// open is the index of its '('.
+func parseFrameItem(item string, open int, in string) (Item, error) {
+	if in != "" {
+		return Item{}, fmt.Errorf("bad item %q in iframe item %q; accepted: iframes do not nest", item, in)
+	}
+	if open < 0 || !strings.HasSuffix(item, ")") || strings.Count(item, "(") != 1 || strings.Count(item, ")") != 1 || open == len(item)-2 {
+		return Item{}, fmt.Errorf("bad page spec item %q: accepted: an iframe item with the objects it holds in one pair of parentheses, such as 1x20KB:iframe@o1(3x5KB,1x2KB:css)", item)
+	}
+	it, err := parseItem(item[:open], "")
 	if err != nil {
 		return Item{}, err
 	}
-	return Item{Count: count, Size: size}, nil
+	if it.Type != TypeIframe {
+		return Item{}, fmt.Errorf("bad page spec item %q: only iframe items hold objects (ITEMS); accepted: such as 1x20KB:iframe@o1(3x5KB)", item)
+	}
+	if it.Frame, err = parseItems(item[open+1:len(item)-1], item); err != nil {
+		return Item{}, err
+	}
+	if need := frameMinSize(it.Frame); it.Size < need {
+		return Item{}, fmt.Errorf("size %s in page spec item %q is below the smallest iframe that holds its %d objects; accepted: %dB to 50MB per object",
+			FormatSize(it.Size), item, Spec{Items: it.Frame}.Objects(), need)
+	}
+	return it, nil
 }
 
 // parseCount parses COUNT of item: 1..MaxObjects, digits only.
@@ -185,8 +330,8 @@ func parseCount(c, item string) (int, error) {
 	return n, nil
 }
 
-// parseSize parses SIZE of item: digits and a unit, within MinObjectSize..MaxObjectSize bytes.
-func parseSize(sz, item string) (int64, error) {
+// parseSize parses SIZE of item: digits and a unit, within t.MinSize()..MaxObjectSize bytes.
+func parseSize(sz, item string, t ObjectType) (int64, error) {
 	j := 0
 	for j < len(sz) && sz[j] >= '0' && sz[j] <= '9' {
 		j++
@@ -201,10 +346,14 @@ func parseSize(sz, item string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
 	if err != nil || n > MaxObjectSize/mult || n*mult > MaxObjectSize {
-		return 0, fmt.Errorf("size %s in page spec item %q is too large; accepted: %dB to 50MB per object", sz, item, MinObjectSize)
+		return 0, fmt.Errorf("size %s in page spec item %q is too large; accepted: %dB to 50MB per object", sz, item, t.MinSize())
 	}
-	if n*mult < MinObjectSize {
-		return 0, fmt.Errorf("size %s in page spec item %q is below the smallest JPEG the generator makes; accepted: %dB to 50MB per object", sz, item, MinObjectSize)
+	if n*mult < t.MinSize() {
+		what := "JPEG"
+		if t != "" {
+			what = string(t) + " object"
+		}
+		return 0, fmt.Errorf("size %s in page spec item %q is below the smallest %s the generator makes; accepted: %dB to 50MB per object", sz, item, what, t.MinSize())
 	}
 	return n * mult, nil
 }

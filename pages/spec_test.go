@@ -1,7 +1,7 @@
 package pages
 
 import (
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -12,22 +12,41 @@ func TestParseSpec(t *testing.T) {
 		want     []Item
 		canon    string
 	}{
-		{"one item", "10x30KB", []Item{{10, 30_000}}, "10x30KB"},
-		{"several items", "10x30KB,2x200KB,1x1MiB", []Item{{10, 30_000}, {2, 200_000}, {1, 1 << 20}}, "10x30KB,2x200KB,1x1MiB"},
-		{"bytes", "3x1234B", []Item{{3, 1234}}, "3x1234B"},
-		{"bytes canonicalised", "1x2000B", []Item{{1, 2000}}, "1x2KB"},
-		{"KiB", "2x4KiB", []Item{{2, 4096}}, "2x4KiB"},
-		{"SI kB", "1x5kB", []Item{{1, 5000}}, "1x5KB"},
-		{"MB", "1x10MB", []Item{{1, 10_000_000}}, "1x10MB"},
-		{"capital X and spaces", " 2X1KB , 1x1MB ", []Item{{2, 1000}, {1, 1_000_000}}, "2x1KB,1x1MB"},
-		{"leading zeros", "010x01KB", []Item{{10, 1000}}, "10x1KB"},
-		{"minimum size", "1x398B", []Item{{1, MinObjectSize}}, "1x398B"},
-		{"maximum size", "1x50MB", []Item{{1, MaxObjectSize}}, "1x50MB"},
-		{"maximum objects", "10000x1KB", []Item{{10000, 1000}}, "10000x1KB"},
-		{"maximum total", "20x50MB", []Item{{20, 50_000_000}}, "20x50MB"},
-		{"preset", "carlucci2015", []Item{{30, 10_000}}, "30x10KB"},
-		{"kakhki preset", "kakhki-100x10MB", []Item{{100, 10_000_000}}, "100x10MB"},
-		{"same-bytes preset", "same1MB-200x5KB", []Item{{200, 5000}}, "200x5KB"},
+		{"one item", "10x30KB", []Item{{Count: 10, Size: 30_000}}, "10x30KB"},
+		{"several items", "10x30KB,2x200KB,1x1MiB", []Item{{Count: 10, Size: 30_000}, {Count: 2, Size: 200_000}, {Count: 1, Size: 1 << 20}}, "10x30KB,2x200KB,1x1MiB"},
+		{"bytes", "3x1234B", []Item{{Count: 3, Size: 1234}}, "3x1234B"},
+		{"bytes canonicalised", "1x2000B", []Item{{Count: 1, Size: 2000}}, "1x2KB"},
+		{"KiB", "2x4KiB", []Item{{Count: 2, Size: 4096}}, "2x4KiB"},
+		{"SI kB", "1x5kB", []Item{{Count: 1, Size: 5000}}, "1x5KB"},
+		{"MB", "1x10MB", []Item{{Count: 1, Size: 10_000_000}}, "1x10MB"},
+		{"capital X and spaces", " 2X1KB , 1x1MB ", []Item{{Count: 2, Size: 1000}, {Count: 1, Size: 1_000_000}}, "2x1KB,1x1MB"},
+		{"leading zeros", "010x01KB", []Item{{Count: 10, Size: 1000}}, "10x1KB"},
+		{"minimum size", "1x398B", []Item{{Count: 1, Size: MinObjectSize}}, "1x398B"},
+		{"maximum size", "1x50MB", []Item{{Count: 1, Size: MaxObjectSize}}, "1x50MB"},
+		{"maximum objects", "10000x1KB", []Item{{Count: 10000, Size: 1000}}, "10000x1KB"},
+		{"maximum total", "20x50MB", []Item{{Count: 20, Size: 50_000_000}}, "20x50MB"},
+		{"preset", "carlucci2015", []Item{{Count: 30, Size: 10_000}}, "30x10KB"},
+		{"kakhki preset", "kakhki-100x10MB", []Item{{Count: 100, Size: 10_000_000}}, "100x10MB"},
+		{"same-bytes preset", "same1MB-200x5KB", []Item{{Count: 200, Size: 5000}}, "200x5KB"},
+		{"typed", "1x20KB:css,2x50KB:js,1x30KB:js-async,1x40KB:font,10x30KB,3x5KB:fetch-chain,1x8KB:iframe@o1",
+			[]Item{{Count: 1, Size: 20_000, Type: TypeCSS}, {Count: 2, Size: 50_000, Type: TypeJS}, {Count: 1, Size: 30_000, Type: TypeJSAsync},
+				{Count: 1, Size: 40_000, Type: TypeFont}, {Count: 10, Size: 30_000}, {Count: 3, Size: 5000, Type: TypeFetchChain},
+				{Count: 1, Size: 8000, Type: TypeIframe, Origin: "o1"}},
+			"1x20KB:css,2x50KB:js,1x30KB:js-async,1x40KB:font,10x30KB,3x5KB:fetch-chain,1x8KB:iframe@o1"},
+		{"count left out", "20KB:css,5KB", []Item{{Count: 1, Size: 20_000, Type: TypeCSS}, {Count: 1, Size: 5000}}, "1x20KB:css,1x5KB"},
+		{"img is the default", "2x10KB:img,1x10KB:img@cdn", []Item{{Count: 2, Size: 10_000}, {Count: 1, Size: 10_000, Origin: "cdn"}}, "2x10KB,1x10KB@cdn"},
+		{"every type", "1KB:js-body,1KB:js-defer,1KB:fetch,1KB:iframe,1KB:font@a-1",
+			[]Item{{Count: 1, Size: 1000, Type: TypeJSBody}, {Count: 1, Size: 1000, Type: TypeJSDefer}, {Count: 1, Size: 1000, Type: TypeFetch},
+				{Count: 1, Size: 1000, Type: TypeIframe}, {Count: 1, Size: 1000, Type: TypeFont, Origin: "a-1"}},
+			"1x1KB:js-body,1x1KB:js-defer,1x1KB:fetch,1x1KB:iframe,1x1KB:font@a-1"},
+		{"minimum sizes", "128B:css,256B:fetch", []Item{{Count: 1, Size: 128, Type: TypeCSS}, {Count: 1, Size: 256, Type: TypeFetch}}, "1x128B:css,1x256B:fetch"},
+		{"origin x in label", "1x1KB@xx", []Item{{Count: 1, Size: 1000, Origin: "xx"}}, "1x1KB@xx"},
+		{"iframe holding objects", "1x2KB:css, 2x2KB:iframe@o1( 3x5KB , 1x200B:css,1x1KB:js-async),1x1KB",
+			[]Item{{Count: 1, Size: 2000, Type: TypeCSS}, {Count: 2, Size: 2000, Type: TypeIframe, Origin: "o1",
+				Frame: []Item{{Count: 3, Size: 5000}, {Count: 1, Size: 200, Type: TypeCSS}, {Count: 1, Size: 1000, Type: TypeJSAsync}}},
+				{Count: 1, Size: 1000}},
+			"1x2KB:css,2x2KB:iframe@o1(3x5KB,1x200B:css,1x1KB:js-async),1x1KB"},
+		{"smallest iframe of one object", "992B:iframe(1KB)", []Item{{Count: 1, Size: 992, Type: TypeIframe, Frame: []Item{{Count: 1, Size: 1000}}}}, "1x992B:iframe(1x1KB)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,7 +54,7 @@ func TestParseSpec(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseSpec(%q): %v", tt.in, err)
 			}
-			if !slices.Equal(s.Items, tt.want) {
+			if !reflect.DeepEqual(s.Items, tt.want) {
 				t.Errorf("items = %v, want %v", s.Items, tt.want)
 			}
 			if got := s.String(); got != tt.canon {
@@ -50,7 +69,7 @@ func TestParseSpecErrors(t *testing.T) {
 		name, in string
 		want     string // the exact error when it starts with "=", else a substring
 	}{
-		{"empty", "", "=empty page spec; accepted: a preset name (see 'pltlab pages --list') or comma-separated COUNTxSIZE items like 10x30KB,2x200KB"},
+		{"empty", "", "=empty page spec; accepted: a preset name (see 'pltlab pages --list') or comma-separated [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB,2x200KB,1x20KB:css,1x8KB:iframe@o1"},
 		{"blank", "  ", "empty page spec"},
 		{"zero count", "0x10KB", `=bad count "0" in page spec item "0x10KB"; accepted: a whole number from 1 to 10000`},
 		{"missing number", "3xKB", `=bad size "KB" in page spec item "3xKB"; accepted: a whole number and a unit like 30KB; units B, KB or kB (1000 B), KiB (1024 B), MB (10^6 B), MiB (2^20 B)`},
@@ -58,7 +77,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"unknown unit", "1x1GB", `=unknown unit "GB" in page spec item "1x1GB"; accepted units: B, KB or kB (1000 B), KiB (1024 B), MB (10^6 B), MiB (2^20 B)`},
 		{"kilobit", "1x30kb", `unknown unit "kb"`},
 		{"no unit", "1x500", `unknown unit ""`},
-		{"unknown preset", "carlucci", `=unknown page preset "carlucci"; accepted: a preset name (see 'pltlab pages --list') or comma-separated COUNTxSIZE items like 10x30KB,2x200KB`},
+		{"unknown preset", "carlucci", `=unknown page preset "carlucci"; accepted: a preset name (see 'pltlab pages --list') or comma-separated [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB,2x200KB,1x20KB:css,1x8KB:iframe@o1`},
 		{"too many objects", "6000x1KB,4001x1KB", `=page spec "6000x1KB,4001x1KB" has 10001 objects; accepted: at most 10000`},
 		{"count over limit", "10001x1KB", `bad count "10001"`},
 		{"over 1 GB", "21x50MB", `=page spec "21x50MB" totals 1050000000 bytes (1.05 GB); accepted: at most 1000000000 bytes (1 GB)`},
@@ -67,7 +86,30 @@ func TestParseSpecErrors(t *testing.T) {
 		{"overflow", "1x99999999999999999999MB", `is too large`},
 		{"negative count", "-1x1KB", `bad count "-1"`},
 		{"plus count", "+1x1KB", `bad count "+1"`},
-		{"no separator", "10x30KB,5KB", `bad page spec item "5KB": want COUNTxSIZE`},
+		{"letters", "10x30KB,big", `=bad page spec item "big": want [COUNTx]SIZE[:TYPE][@ORIGIN] like 10x30KB or 1x20KB:css (presets cannot be combined with items)`},
+		{"unknown type", "1x10KB:gif", `=unknown object type "gif" in page spec item "1x10KB:gif"; accepted: img, css, js, js-body, js-async, js-defer, font, fetch, fetch-chain, iframe`},
+		{"empty type", "1x10KB:", `unknown object type ""`},
+		{"type case", "1x10KB:CSS", `unknown object type "CSS"`},
+		{"bad origin", "1x10KB@O1", `=bad origin "O1" in page spec item "1x10KB@O1"; accepted: a label of 1 to 16 lower-case letters, digits or '-' that starts with a letter, such as o1 or cdn`},
+		{"empty origin", "1x10KB:css@", `bad origin ""`},
+		{"origin with dot", "1x10KB@a.b", `bad origin "a.b"`},
+		{"origin digit first", "1x10KB@1o", `bad origin "1o"`},
+		{"origin too long", "1x10KB@abcdefghijklmnopq", `bad origin "abcdefghijklmnopq"`},
+		{"origin before type", "1x10KB@o1:css", `bad origin "o1:css"`},
+		{"css below minimum", "1x127B:css", `=size 127B in page spec item "1x127B:css" is below the smallest css object the generator makes; accepted: 128B to 50MB per object`},
+		{"fetch below minimum", "2x255B:fetch-chain", `is below the smallest fetch-chain object`},
+		{"font below minimum", "1x500B:font", `is below the smallest font object`},
+		{"image below minimum typed", "1x397B:img", `is below the smallest JPEG`},
+		{"typed size without number", "1xKB:css", `bad size "KB" in page spec item "1xKB:css"`},
+		{"frame on an image", "1x2KB(1x1KB)", `=bad page spec item "1x2KB(1x1KB)": only iframe items hold objects (ITEMS); accepted: such as 1x20KB:iframe@o1(3x5KB)`},
+		{"nested iframes", "2KB:iframe(2KB:iframe(1KB))", `bad page spec item "2KB:iframe(2KB:iframe(1KB))": accepted: an iframe item with the objects it holds in one pair of parentheses`},
+		{"origin in a frame", "2KB:iframe(1KB@o1)", `=bad item "1KB@o1" in iframe item "2KB:iframe(1KB@o1)"; accepted in an iframe: items of type img, css, js, js-body, js-async, js-defer without @ORIGIN (they are on the iframe's origin)`},
+		{"font in a frame", "2KB:iframe(1KB:font)", `bad item "1KB:font" in iframe item`},
+		{"empty frame", "2KB:iframe()", `accepted: an iframe item with the objects it holds in one pair of parentheses`},
+		{"unclosed frame", "2KB:iframe(1KB,1KB", `accepted: an iframe item with the objects it holds in one pair of parentheses`},
+		{"stray parenthesis", "2KB:iframe),1KB", `accepted: an iframe item with the objects it holds in one pair of parentheses`},
+		{"iframe too small for its objects", "991B:iframe(1KB)", `=size 991B in page spec item "991B:iframe(1KB)" is below the smallest iframe that holds its 1 objects; accepted: 992B to 50MB per object`},
+		{"frame objects count", "1x1MB:iframe(10000x1KB)", `has 10001 objects`},
 		{"trailing comma", "10x30KB,", "empty item in page spec"},
 		{"preset in list", "carlucci2015,1x1KB", `bad page spec item "carlucci2015"`},
 		{"decimal", "1x1.5MB", `unknown unit ".5MB"`},
@@ -140,7 +182,8 @@ func TestHumanBytes(t *testing.T) {
 
 func FuzzParseSpec(f *testing.F) {
 	for _, s := range []string{"10x30KB,2x200KB,1x1MiB", "carlucci2015", "0x10KB", "3xKB", "10x-5KB", "1x1GB",
-		"", "kakhki-200x5KB", "1x398B", " 2X1KB , 1x1MB ", "10000x100KB", "1x99999999999999999999B"} {
+		"", "kakhki-200x5KB", "1x398B", " 2X1KB , 1x1MB ", "10000x100KB", "1x99999999999999999999B",
+		"1x20KB:css,2x50KB:js,1x40KB:font,3x5KB:fetch-chain@o1", "20KB:iframe@cdn", "1x1KB:@", "1x1KB@o1:css", "128B:css", "2x2KB:iframe@o1(3x5KB,1x200B:css)", "2KB:iframe((1KB))"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -154,14 +197,19 @@ func FuzzParseSpec(f *testing.F) {
 		if n := s.Objects(); n < 1 || n > MaxObjects {
 			t.Fatalf("%q: %d objects", in, n)
 		}
-		if tb := s.TotalBytes(); tb < MinObjectSize || tb > MaxTotalBytes {
+		if tb := s.TotalBytes(); tb < minTextSize || tb > MaxTotalBytes {
 			t.Fatalf("%q: total %d bytes", in, tb)
 		}
 		if err := validate(s); err != nil {
 			t.Fatalf("%q parsed but does not validate: %v", in, err)
 		}
+		for _, it := range s.Items {
+			if it.Size < it.Type.MinSize() || it.Type == TypeImage || (it.Origin != "" && !validOrigin(it.Origin)) {
+				t.Fatalf("%q: item %+v", in, it)
+			}
+		}
 		again, err := ParseSpec(s.String())
-		if err != nil || !slices.Equal(again.Items, s.Items) {
+		if err != nil || !reflect.DeepEqual(again.Items, s.Items) {
 			t.Fatalf("%q: canonical %q parses to %v, %v", in, s.String(), again.Items, err)
 		}
 	})

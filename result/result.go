@@ -44,6 +44,16 @@ const (
 	KindMerge Kind = "merge"
 )
 
+// OriginConns counts the connections the server accepted during a load that served one host.
+type OriginConns struct {
+	// Host is the hostname.
+	Host string `json:"host"`
+	// Conns is the number of connections that served it (h1: up to six per host in Chromium).
+	Conns int `json:"conns"`
+	// Shared is how many of them also served another host of the page (coalesced).
+	Shared int `json:"shared,omitempty"`
+}
+
 // Record is one page load, the unit of every result stream (one JSON object per line).
 // Durations are float64 milliseconds measured by the browser's Navigation Timing (W3C Navigation
 // Timing Level 2) relative to the navigation's startTime; sizes are bytes; rates are bit/s.
@@ -146,6 +156,13 @@ type Record struct {
 	Resumed bool `json:"resumed"`
 	// Used0RTT is true when the server accepted 0-RTT data on the page's connection.
 	Used0RTT bool `json:"used_0rtt"`
+	// Origins are, for a page with objects on other origins, the connections the server
+	// accepted during the load per hostname (the page's and each origin's), in the order first
+	// served; absent for a page on one origin. Coalesced is true when one connection served
+	// several of them (h2 and h3 connection pooling: one certificate names every host and they
+	// resolve to one address).
+	Origins   []OriginConns `json:"origins,omitempty"`
+	Coalesced bool          `json:"coalesced,omitempty"`
 	// Emulator holds the emulated link's counters for the duration of this load; nil when unshaped.
 	Emulator *Emulator `json:"emulator,omitempty"`
 	// HostBusyPct is the share of the machine's CPU time, all its CPUs together, that was busy
@@ -284,7 +301,7 @@ type Resource struct {
 
 // Page describes the loaded page.
 type Page struct {
-	// Spec is the page SPEC as given (a preset name or COUNTxSIZE items).
+	// Spec is the page SPEC as given (a preset name or [COUNTx]SIZE[:TYPE][@ORIGIN] items).
 	Spec string `json:"spec"`
 	// TotalBytes is the sum of the objects' sizes in bytes (the HTML excluded).
 	TotalBytes int64 `json:"total_bytes"`

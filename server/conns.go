@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -52,6 +54,10 @@ type ConnInfo struct {
 	BytesSent int64 `json:"bytes_sent"`
 	// BodyBytes is the sum of the response bodies served on the connection, in bytes.
 	BodyBytes int64 `json:"body_bytes"`
+	// Hosts are the hostnames the connection's requests were for (Host, or :authority for h2 and
+	// h3, lower case, without the port), each once in the order first seen: more than one when
+	// the browser coalesced origins onto the connection. Empty for the ngtcp2 stack's.
+	Hosts []string `json:"hosts,omitempty"`
 	// Opened is when the connection was accepted; Closed when it closed (zero while open).
 	Opened time.Time `json:"opened"`
 	Closed time.Time `json:"closed,omitzero"`
@@ -150,6 +156,9 @@ func (r *registry) request(e *connEntry, req *http.Request, body int64, start ti
 	}
 	e.info.Requests++
 	e.info.BodyBytes += body
+	if h := requestHost(req); !slices.Contains(e.info.Hosts, h) {
+		e.info.Hosts = append(e.info.Hosts, h)
+	}
 	if isPage && start.After(e.pageAt) {
 		e.pageAt = start
 	}
@@ -187,7 +196,53 @@ func (r *registry) snapshot(e *connEntry) ConnInfo {
 	}
 	ci := e.info
 	ci.BytesSent = e.sent.Load()
+	ci.Hosts = slices.Clone(e.info.Hosts)
 	return ci
+}
+
+// requestHost is r's host, lower case, without the port.
+func requestHost(r *http.Request) string {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.ToLower(host)
+}
+
+// HostConns counts the connections that served one hostname.
+type HostConns struct {
+	// Host is the hostname (ConnInfo.Hosts).
+	Host string
+	// Conns is the number of connections that served requests for Host; Shared is how many of
+	// them also served another host (coalesced: h2 and h3 connection pooling).
+	Conns, Shared int
+}
+
+// HostConns returns, per hostname in the order first served, the connections opened at or after
+// since that served it: a cold load's connections per origin (h1: up to six per host in
+// Chromium; h2 and h3: one, or one shared by several origins when they were coalesced).
+// Connections of the ngtcp2 stack record no hosts and are left out.
+func (s *Server) HostConns(since time.Time) []HostConns {
+	var out []HostConns
+	idx := map[string]int{}
+	for _, c := range s.reg.conns() {
+		if c.Opened.Before(since) {
+			continue
+		}
+		for _, h := range c.Hosts {
+			i, ok := idx[h]
+			if !ok {
+				i = len(out)
+				idx[h] = i
+				out = append(out, HostConns{Host: h})
+			}
+			out[i].Conns++
+			if len(c.Hosts) > 1 {
+				out[i].Shared++
+			}
+		}
+	}
+	return out
 }
 
 // conns returns every known connection in ID order.

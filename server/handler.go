@@ -53,10 +53,22 @@ type content struct {
 // request (the page cache keeps it, outside the process's memory), so a server of many large
 // pages (kakhki2017's full grid: 3.8 GB on one link) does not hold them all.
 type object struct {
-	file string // the object's file
-	size int64  // its size in bytes (checked against the manifest at load)
-	mem  []byte // its bytes, when held in memory
+	file        string // the object's file
+	size        int64  // its size in bytes (checked against the manifest at load)
+	mem         []byte // its bytes, when held in memory
+	contentType string // its type's Content-Type (pages.ObjectType.ContentType)
+	// crossOrigin is true for an object on another origin than its page's (pages.Object.Origin):
+	// it is served with CORSHeaders, so that fonts and fetches may be read and its Resource
+	// Timing (sizes, protocol) is exposed to the page.
+	crossOrigin bool
 }
+
+// CORSHeaders are the headers an object on another origin than its page's is served with:
+// Access-Control-Allow-Origin (fonts and fetch() are CORS requests, Fetch Standard section 3.2)
+// and Timing-Allow-Origin (without it Resource Timing hides a cross-origin resource's sizes and
+// protocol, W3C Resource Timing section 4.5). Objects on the page's own origin get neither, so
+// image-only pages are served byte for byte as before.
+var CORSHeaders = map[string]string{"Access-Control-Allow-Origin": "*", "Timing-Allow-Origin": "*"}
 
 // MemObjectMax is the largest page object, in bytes, a server holds in memory: objects up to it
 // are held as long as all the server's held objects stay under MemoryBudget bytes; the rest are
@@ -104,7 +116,12 @@ func loadContent(dir string, held *int64) (*content, error) {
 			return nil, fmt.Errorf("page object %s in %s: %d bytes, sha256 %x; manifest says %d bytes, %s",
 				o.Path, dir, len(b), sum, o.Size, o.SHA256)
 		}
-		obj := object{file: filepath.Join(dir, filepath.FromSlash(o.Path[1:])), size: int64(len(b))}
+		ctype := o.Type.ContentType()
+		if ctype == "" {
+			return nil, fmt.Errorf("page object %s in %s: unknown type %q", o.Path, dir, o.Type)
+		}
+		obj := object{file: filepath.Join(dir, filepath.FromSlash(o.Path[1:])), size: int64(len(b)),
+			contentType: ctype, crossOrigin: o.Origin != ""}
 		if obj.size <= MemObjectMax && *held+obj.size <= MemoryBudget {
 			obj.mem = b
 			*held += obj.size
@@ -210,11 +227,16 @@ func (s *Server) serveObject(c *gin.Context) {
 		c.String(http.StatusNotFound, "404 page not found\n")
 		return
 	}
+	if obj.crossOrigin {
+		for k, v := range CORSHeaders {
+			c.Header(k, v)
+		}
+	}
 	if obj.mem != nil {
-		s.write(c, "image/jpeg", obj.mem)
+		s.write(c, obj.contentType, obj.mem)
 		return
 	}
-	s.writeFile(c, "image/jpeg", obj)
+	s.writeFile(c, obj.contentType, obj)
 }
 
 // writeFile sends obj's file whole with an exact Content-Length, as write does; a file that

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestNgtcp2Qlog(t *testing.T) {
 	want := ConnInfo{ID: ngtcp2IDBase, Protocol: "h3", ALPN: "h3", TLSVersion: "1.3", QUICCC: "bbr2", Qlog: "full.sqlog",
 		BytesSent: 166 + 740 + 1100 + 900, BodyBytes: 1000 + 300, Requests: 2}
 	full.Opened, full.Closed = time.Time{}, time.Time{}
-	if full != want {
+	if !reflect.DeepEqual(full, want) {
 		t.Errorf("full handshake:\n got %+v\nwant %+v", full, want)
 	}
 	res, err := st.parse(write("resumed.sqlog", 120, true), "bbr2")

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,6 +105,10 @@ type SiteInfo struct {
 	Host string `json:"host"`
 	// Manifest is its page's manifest.
 	Manifest *pages.Manifest `json:"-"`
+	// Origins are the hostnames of the page's other origins (pages.Manifest.OriginHosts), served
+	// by this server too and named on its certificate; a browser reaches them at the server's
+	// port (browser.WithOriginHosts).
+	Origins []string `json:"origins,omitempty"`
 	// Addrs maps a protocol name to the "ip:port" serving it for this site when that is not the
 	// server's (Info.Addrs): with the ngtcp2 stack every site but the first has an h3 server of
 	// its own. Nil when every protocol is on the server's address.
@@ -222,7 +227,17 @@ func newServer(sites []Site, multi bool, opts []Option) (*Server, error) {
 			s.def = c
 		}
 		hosts = append(hosts, host)
-		infos = append(infos, SiteInfo{Host: host, Manifest: c.manifest})
+		infos = append(infos, SiteInfo{Host: host, Manifest: c.manifest, Origins: c.manifest.OriginHosts()})
+	}
+	for i, st := range infos {
+		var err error
+		if hosts, err = s.addOrigins(st, hosts, len(sites)); err != nil {
+			return nil, err
+		}
+		if len(st.Origins) > 0 && cfg.h3Stack == StackNgtcp2 {
+			return nil, fmt.Errorf("%w: page %d (%s) has objects on other origins (%s): the %s h3 stack serves one host per server; use %s",
+				ErrBadOption, i+1, st.Manifest.Spec, strings.Join(st.Origins, ", "), StackNgtcp2, StackQUICGo)
+		}
 	}
 	cert, err := newCertificate(hosts, time.Now())
 	if err != nil {
@@ -236,6 +251,25 @@ func newServer(sites []Site, multi bool, opts []Option) (*Server, error) {
 	}
 	s.handler = s.newHandler()
 	return s, nil
+}
+
+// addOrigins routes the origin hosts of site st (pages.Manifest.OriginHosts) to its content and
+// returns hosts with them added (for the certificate); the first nSites hosts are the sites'. An
+// origin host that is a site's host, or another page's origin, is an error; two identical pages
+// (same items and seed, so the same origin hosts: pages.PageID) share theirs.
+func (s *Server) addOrigins(st SiteInfo, hosts []string, nSites int) ([]string, error) {
+	c := s.sites[st.Host]
+	for _, h := range st.Origins {
+		other, ok := s.sites[h]
+		if ok && (slices.Contains(hosts[:nSites], h) || other.manifest.Items != c.manifest.Items || other.manifest.Seed != c.manifest.Seed) {
+			return nil, fmt.Errorf("%w: origin host %s of page %s is also another site's host or origin", ErrBadOption, h, st.Manifest.Spec)
+		}
+		if !ok {
+			s.sites[h] = c
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts, nil
 }
 
 // contentFor returns the site a request is for: with several sites the one of its Host (nil for

@@ -28,7 +28,7 @@ func TestSites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.sites["p1.plt.test"].objects["/img/big.jpg"] = object{file: big, size: int64(len(payload))}
+	s.sites["p1.plt.test"].objects["/img/big.jpg"] = object{file: big, size: int64(len(payload)), contentType: "image/jpeg"}
 	if got := s.cert.leaf.DNSNames; len(got) != 2 || got[0] != "plt.test" || got[1] != "p1.plt.test" {
 		t.Errorf("certificate names %v", got)
 	}

@@ -122,7 +122,7 @@ func runLoad(cmd *cobra.Command, rawURL string, f loadFlags) error {
 		return err
 	}
 	opts := append([]browser.Option{browser.WithChrome(f.chrome), browser.WithProtocol(f.protocol),
-		browser.WithSPKI(pin), browser.WithResolve(plan.host, plan.ip), browser.WithPort(plan.port),
+		browser.WithSPKI(pin), browser.WithResolve(plan.host, plan.ip), browser.WithPort(plan.port), browser.WithOriginHosts(m.OriginHosts()...),
 		browser.WithLogger(slog.Default()), browser.WithCreator(pltlabVersion()), browser.WithDevice(plan.dev)}, ev.BrowserOptions(pltlabVersion())...)
 	target := browser.Target{URL: plan.url, Protocol: f.protocol, Manifest: m, Mode: result.Cold, Timeout: f.timeout,
 		Visual: f.art.visual}

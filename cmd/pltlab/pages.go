@@ -19,21 +19,30 @@ func newPagesCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "pages (--spec SPEC --out DIR [--seed N] [--force] | --list) [flags]",
-		Short: "Generate an image-only test page (exact-size JPEGs, index.html, manifest.json)",
+		Short: "Generate a test page (exact-size typed objects, index.html, manifest.json)",
 		Long: `pages writes a test page into DIR: index.html (minimal HTML5 whose only subresources are the
-images), the objects img/0001.jpg ... (decodable baseline JPEGs of exactly the requested sizes,
-padded with seeded pseudo-random comment segments) and manifest.json (spec, seed, and each
-object's path, size, sha256 and dimensions). The same spec and seed give identical bytes.
+objects), the objects (img/0001.jpg ...: decodable baseline JPEGs of exactly the requested sizes,
+padded with seeded pseudo-random comment segments; css/, js/, font/, fetch/, iframe/ for the other
+types) and manifest.json (spec, seed, and each object's path, size, sha256, type, origin host and,
+for images, dimensions). The same spec and seed give identical bytes.
 
-SPEC is a preset name (see --list) or comma-separated COUNTxSIZE items, e.g. 10x30KB,2x200KB,1x1MiB.
-Units: B, KB or kB (1000), KiB (1024), MB (10^6), MiB (2^20); sizes ` + fmt.Sprint(pages.MinObjectSize) + `B to 50MB per object,
-at most 10000 objects and 1 GB per page.
+SPEC is a preset name (see --list) or comma-separated [COUNTx]SIZE[:TYPE][@ORIGIN] items, e.g.
+10x30KB,2x200KB,1x1MiB or 1x20KB:css,2x50KB:js,1x40KB:font,10x30KB,3x5KB:fetch-chain@o1,1x8KB:iframe@o2.
+COUNT defaults to 1. Units: B, KB or kB (1000), KiB (1024), MB (10^6), MiB (2^20); sizes ` + fmt.Sprint(pages.MinObjectSize) + `B
+(images) to 50MB per object, at most 10000 objects and 1 GB per page. TYPE (default img): img, css
+(stylesheet in the head), js (parser-blocking script in the head), js-body (at the end of the
+body), js-async, js-defer, font (TrueType font of an @font-face used by visible text), fetch (JSON
+fetched by the page's script), fetch-chain (COUNT JSON documents, each fetched when the one before
+has arrived: depth COUNT), iframe (an HTML document in an iframe; "2x3KB:iframe@o1(2x5KB,1x1KB:css)"
+gives iframes that each hold their own images, stylesheets or scripts). ORIGIN (default: the
+page's) is a label such as o1: the objects are served from o1.PAGEID.plt.test by the same server.
 
 DIR must be absent, empty, or hold the page of the same spec and seed; --force replaces another
 page (a directory with a manifest.json) but never a directory of other files. The page is written
 beside DIR and renamed into place, so an error or Ctrl-C leaves nothing half-written.`,
 		Example: `  ./bin/pltlab pages --spec 10x30KB,1x1MB --out /tmp/page
   ./bin/pltlab pages --spec carlucci2015 --seed 7 --out /tmp/carlucci --force
+  ./bin/pltlab pages --spec 1x20KB:css,2x50KB:js,1x40KB:font,10x30KB,3x5KB:fetch-chain@o1,1x8KB:iframe@o2 --out /tmp/mix
   ./bin/pltlab pages --list`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,7 +53,7 @@ beside DIR and renamed into place, so an error or Ctrl-C leaves nothing half-wri
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&spec, "spec", "", "page spec: a preset name or COUNTxSIZE items like 10x30KB,2x200KB")
+	f.StringVar(&spec, "spec", "", "page spec: a preset name or [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB,2x200KB,1x20KB:css")
 	f.StringVar(&out, "out", "", "directory to write the page into")
 	f.Int64Var(&seed, "seed", pages.DefaultSeed, "generator seed: the same spec and seed give identical bytes")
 	f.BoolVar(&force, "force", false, "replace an existing page directory")
@@ -55,7 +64,7 @@ beside DIR and renamed into place, so an error or Ctrl-C leaves nothing half-wri
 // generatePage parses the spec and writes the page, mapping bad input to usage errors (exit 2).
 func generatePage(cmd *cobra.Command, specText, out string, seed int64, force bool) error {
 	if specText == "" {
-		return usagef("missing --spec; accepted: a preset name (see 'pltlab pages --list') or COUNTxSIZE items like 10x30KB,2x200KB")
+		return usagef("missing --spec; accepted: a preset name (see 'pltlab pages --list') or [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB,2x200KB,1x20KB:css")
 	}
 	spec, err := pages.ParseSpec(specText)
 	if err != nil {

@@ -83,7 +83,7 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.pages, "page", nil, "page SPEC (preset or COUNTxSIZE items); repeat for a matrix")
+	fl.StringArrayVar(&f.pages, "page", nil, "page SPEC (preset or [COUNTx]SIZE[:TYPE][@ORIGIN] items); repeat for a matrix")
 	fl.StringArrayVar(&f.links, "link", nil, "LINK spec (preset or key=value items); repeat for a matrix")
 	fl.StringVar(&f.protocols, "protocols", "h1,h2,h3", "protocols to compare, comma-separated")
 	fl.StringVar(&f.modes, "mode", "cold", "cold, warm, or cold,warm")

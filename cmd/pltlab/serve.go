@@ -49,7 +49,7 @@ Paths: /index.html (also /), the page's objects, /healthz, /manifest.json, /_plt
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.pagesDir, "pages", "", "page directory written by 'pltlab pages'")
-	fl.StringVar(&f.spec, "spec", "", "generate this page spec (preset or COUNTxSIZE items) into a temporary directory")
+	fl.StringVar(&f.spec, "spec", "", "generate this page spec (preset or [COUNTx]SIZE[:TYPE][@ORIGIN] items) into a temporary directory")
 	fl.Int64Var(&f.seed, "seed", pages.DefaultSeed, "generator seed for --spec")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8443", "HOST:PORT for HTTP/2 (TCP) and HTTP/3 (UDP); port 0 picks a free one")
 	fl.StringVar(&f.h1Addr, "h1-addr", "", "HOST:PORT for HTTP/1.1 (default: the port after --addr's)")
@@ -112,7 +112,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 // options turns the flags into server options; bad values are usage errors.
 func (f serveFlags) options() ([]server.Option, error) {
 	if (f.pagesDir == "") == (f.spec == "") {
-		return nil, usagef("give exactly one of --pages DIR or --spec SPEC (a preset name or COUNTxSIZE items like 10x30KB)")
+		return nil, usagef("give exactly one of --pages DIR or --spec SPEC (a preset name or [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB)")
 	}
 	protos, err := protocol.ParseList(f.protocols)
 	if err != nil {
@@ -220,6 +220,10 @@ func (f serveFacts) print(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "SPKI pin: %s\n", f.SPKI)
+	if len(f.Sites) > 0 && len(f.Sites[0].Origins) > 0 {
+		fmt.Fprintf(&b, "other origins of the page: %s (named without a port: map each to the protocol's IP:PORT, --host-resolver-rules=\"MAP HOST IP:PORT\", as 'pltlab load' does)\n",
+			strings.Join(f.Sites[0].Origins, ", "))
+	}
 	zero := map[bool]string{true: "on", false: "off"}[f.ZeroRTT]
 	fmt.Fprintf(&b, "TCP: congestion control %s, TLS up to %s; QUIC: TLS 1.3, 0-RTT %s, UDP buffers rcv %d snd %d B\n",
 		f.TCPCC, f.TLSVersion, zero, f.UDPRcvBuf, f.UDPSndBuf)
