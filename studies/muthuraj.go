@@ -318,12 +318,13 @@ func judgeBBRInQUIC(e *Support) Judgement {
 		return notRun("no QUICv1 BBR vs CUBIC loads (quick and full scales, on 112J50 links)")
 	}
 	var cells []Cell
-	var parts []string
+	var parts, short []string
 	for _, l := range cu.Part.Config.Links {
 		for _, pg := range cu.Part.Config.Pages {
 			// TCP side: CUBIC, QUIC side: BBR, so Pct > 0 is BBR faster (PctDiff).
 			d := CompareMeans(cu.Sample(pg, l, "h3", result.Cold), bb.Sample(pg, l, "h3", result.Cold))
 			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
+				short = append(short, fmt.Sprintf("%s on %s: %d valid CUBIC and %d BBR loads (%d needed)", pg, l, d.NTCP, d.NQUIC, MinLoads))
 				continue
 			}
 			c := Cell{Part: "quic-bbr", Page: pg, Link: l}
@@ -332,7 +333,7 @@ func judgeBBRInQUIC(e *Support) Judgement {
 		}
 	}
 	if len(cells) == 0 {
-		return notRun(fmt.Sprintf("no 112J50 cell with %d or more loads of each controller", MinLoads))
+		return notRun(fmt.Sprintf("no 112J50 cell with %d or more loads of each controller", MinLoads) + strings.Join(append([]string{""}, short...), "; "))
 	}
 	bbrFaster, cubicFaster, _, sig := tallyHolm(cells, 0)
 	z := analysis.NormalQuantile(1 - Alpha/2)
@@ -360,6 +361,13 @@ func judgeBBRInQUIC(e *Support) Judgement {
 	ev := strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g); published: 60-80 %% over gQUIC, of which this is the controller's part; the gQUIC half is not testable", len(cells), Alpha)
 	if v == Inconclusive && len(mdes) > 0 {
 		ev += "; n.s. cells: " + strings.Join(mdes, ", ")
+	}
+	if len(short) > 0 {
+		// A cell without enough loads cannot reproduce the claim on every cell.
+		ev += "; left out, too few valid loads: " + strings.Join(short, ", ")
+		if v == Reproduced {
+			v = Inconclusive
+		}
 	}
 	j := Judgement{Verdict: v, Evidence: ev, See: []string{"QUICv1 with BBR vs QUICv1 with CUBIC (ngtcp2) under 112J50"}}
 	for _, c := range cells {
