@@ -1,0 +1,305 @@
+package pages
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+)
+
+// A HAR (HTTP Archive 1.2, W3C Web Performance WG draft, 2012) read for its page's shape. Only
+// the fields FromHAR uses are declared: package browser writes HARs (browser.HAR) but sits above
+// pages, so pages reads them with types of its own. The "_"-fields are Chrome DevTools' custom
+// fields (HAR 1.2 allows custom fields that start with "_").
+type harFile struct {
+	Log *struct {
+		Entries []harEntry `json:"entries"`
+	} `json:"log"`
+}
+
+type harEntry struct {
+	Request struct {
+		URL     string         `json:"url"`
+		Cookies []harNameValue `json:"cookies"`
+		Headers []harNameValue `json:"headers"`
+	} `json:"request"`
+	Response struct {
+		Status  int64          `json:"status"`
+		Cookies []harNameValue `json:"cookies"`
+		Headers []harNameValue `json:"headers"`
+		Content struct {
+			Size     int64  `json:"size"`
+			MimeType string `json:"mimeType"`
+		} `json:"content"`
+		BodySize int64 `json:"bodySize"`
+	} `json:"response"`
+	ResourceType string        `json:"_resourceType"`
+	Initiator    *harInitiator `json:"_initiator"`
+	Error        string        `json:"_error"`
+}
+
+type harNameValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// harInitiator is Chrome's "_initiator" (DevTools Network.Initiator): its type ("parser",
+// "script", "other", ...), the URL of the document or script that issued the request, and, for
+// "script", the JavaScript stack whose frames name the script.
+type harInitiator struct {
+	Type  string    `json:"type"`
+	URL   string    `json:"url"`
+	Stack *harStack `json:"stack"`
+}
+
+type harStack struct {
+	CallFrames []struct {
+		URL string `json:"url"`
+	} `json:"callFrames"`
+	Parent *harStack `json:"parent"`
+}
+
+// url returns the initiator's URL: its url, else the first script URL on its stack.
+func (in *harInitiator) url() string {
+	if in == nil {
+		return ""
+	}
+	if in.URL != "" {
+		return in.URL
+	}
+	for s := in.Stack; s != nil; s = s.Parent {
+		for _, f := range s.CallFrames {
+			if f.URL != "" {
+				return f.URL
+			}
+		}
+	}
+	return ""
+}
+
+// ErrNotHAR marks input FromHAR cannot read as a page: not JSON, not a HAR (no "log" with
+// "entries"), no entries, or no document entry with a 2xx status.
+var ErrNotHAR = errors.New("not a HAR of a page load")
+
+// acceptedHAR says what FromHAR accepts, for its errors.
+const acceptedHAR = "accepted: a HAR 1.2 file of one page load (JSON {\"log\":{\"entries\":[...]}} with a document entry of status 2xx), as Chrome DevTools exports or pltlab run --artifacts writes"
+
+// HARShape is the page shape FromHAR derived from a HAR: the spec, what it holds, and what of
+// the HAR it does not reproduce. It is written as JSON beside a page generated from a HAR.
+type HARShape struct {
+	// Spec is the derived page SPEC in canonical form (Spec.String()); ParseSpec reads it back.
+	Spec string `json:"spec"`
+	// Document is the URL of the main document (the first document entry with a 2xx status).
+	Document string `json:"document"`
+	// Entries is the number of entries in the HAR, the main document's included.
+	Entries int `json:"entries"`
+	// Objects is the number of objects of the derived page (Spec's objects).
+	Objects int `json:"objects"`
+	// TotalBytes is the sum of the derived page's object sizes in bytes (after clamping).
+	TotalBytes int64 `json:"total_bytes"`
+	// Types counts the derived page's objects per type (TYPE of the grammar: img, css, js,
+	// font, fetch, fetch-chain, iframe).
+	Types map[string]int `json:"types"`
+	// Origins are the hosts other than the main document's, in order of first appearance, with
+	// their labels (o1, o2, ...) and what of the page they serve.
+	Origins []HAROrigin `json:"origins"`
+	// SizeSource counts the objects whose size was taken from response.bodySize ("bodySize":
+	// the bytes transferred) and from response.content.size ("content.size": when bodySize is
+	// -1 or 0).
+	SizeSource map[string]int `json:"size_source"`
+	// NotReproduced lists what of the HAR the page does not reproduce, each with its count.
+	NotReproduced []HARGap `json:"not_reproduced"`
+
+	spec Spec
+}
+
+// PageSpec returns the derived spec (what Spec names in canonical form).
+func (h *HARShape) PageSpec() Spec { return h.spec }
+
+// HAROrigin is one host of a HAR other than the main document's, as an ORIGIN of the spec.
+type HAROrigin struct {
+	// Label is the ORIGIN label of the spec: o1, o2, ... in order of first appearance.
+	Label string `json:"label"`
+	// Host is the HAR's host (host[:port], lower case, without the scheme's default port).
+	Host string `json:"host"`
+	// Objects is the number of the page's objects on the origin.
+	Objects int `json:"objects"`
+	// Bytes is the sum of their sizes in bytes.
+	Bytes int64 `json:"bytes"`
+}
+
+// HARGap is one kind of thing a page derived from a HAR does not reproduce.
+type HARGap struct {
+	// What names it, such as "redirects" or "async/defer".
+	What string `json:"what"`
+	// Count is how many entries (or objects) it concerns.
+	Count int `json:"count"`
+	// LeftOut is true when those entries are not in the page at all; false when they are, but
+	// not as they were (a size clamped, a depth flattened, a behaviour not copied).
+	LeftOut bool `json:"left_out"`
+	// Reason says what happened to them and why.
+	Reason string `json:"reason"`
+}
+
+// String returns the gap as one line, such as "2 redirects (left out): 3xx entries ...".
+func (g HARGap) String() string {
+	state := "kept, approximated"
+	if g.LeftOut {
+		state = "left out"
+	}
+	return fmt.Sprintf("%d %s (%s): %s", g.Count, g.What, state, g.Reason)
+}
+
+// harObject is one entry kept as an object of the page, before items are formed.
+type harObject struct {
+	entry  int // index in the HAR's entries
+	typ    ObjectType
+	size   int64
+	origin string // label; "" = the page's own
+	depth  int    // the HAR's dependency depth (main document = 0)
+	chain  int    // for fetches: the fetch entries on its initiator path, itself included
+}
+
+// harError is a one-line error about input that is not a HAR FromHAR can read; it matches
+// ErrNotHAR.
+type harError struct{ msg string }
+
+func (e *harError) Error() string        { return e.msg + "; " + acceptedHAR }
+func (e *harError) Is(target error) bool { return target == ErrNotHAR }
+
+func notHAR(format string, args ...any) error {
+	return &harError{msg: fmt.Sprintf(format, args...)}
+}
+
+// readHAR decodes a HAR and checks that it has entries.
+func readHAR(r io.Reader) ([]harEntry, error) {
+	var f harFile
+	if err := json.NewDecoder(r).Decode(&f); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, notHAR("not JSON of a HAR (%v)", err)
+		}
+		return nil, fmt.Errorf("read HAR: %w", err)
+	}
+	if f.Log == nil {
+		return nil, notHAR(`no "log" object: not a HAR`)
+	}
+	if len(f.Log.Entries) == 0 {
+		return nil, notHAR(`no entries in "log.entries"`)
+	}
+	return f.Log.Entries, nil
+}
+
+// harHost returns u's host for origins: lower case, without the scheme's default port; ok is
+// false for a URL that is not http or https (data:, blob:, ...).
+func harHost(raw string) (host string, ok bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", false
+	}
+	host = strings.ToLower(u.Host)
+	if u.Scheme == "https" {
+		host = strings.TrimSuffix(host, ":443")
+	} else {
+		host = strings.TrimSuffix(host, ":80")
+	}
+	return host, true
+}
+
+// mimeBase returns a MIME type without parameters, in lower case: "text/css; charset=utf-8"
+// gives "text/css".
+func mimeBase(m string) string {
+	m, _, _ = strings.Cut(m, ";")
+	return strings.ToLower(strings.TrimSpace(m))
+}
+
+// isDocument reports whether e is an HTML document: Chrome's resource type "document", or,
+// without a resource type, an HTML MIME type.
+func isDocument(e *harEntry) bool {
+	rt := strings.ToLower(e.ResourceType)
+	m := mimeBase(e.Response.Content.MimeType)
+	return rt == "document" || rt == "" && (m == "text/html" || m == "application/xhtml+xml")
+}
+
+// harType maps an entry to an object type: by Chrome's resource type when the entry has one
+// (stylesheet, script, font, image, xhr, fetch, document), else by its MIME type. An entry
+// with no type of the grammar gives "" and the name it is counted under ("media",
+// "websocket", "mime application/octet-stream", ...).
+func harType(e *harEntry) (ObjectType, string) {
+	switch rt := strings.ToLower(e.ResourceType); rt {
+	case "stylesheet":
+		return TypeCSS, ""
+	case "script":
+		return TypeJS, ""
+	case "font":
+		return TypeFont, ""
+	case "image":
+		return TypeImage, ""
+	case "xhr", "fetch":
+		return TypeFetch, ""
+	case "document":
+		return TypeIframe, ""
+	case "":
+	default:
+		return "", rt
+	}
+	m := mimeBase(e.Response.Content.MimeType)
+	switch {
+	case m == "text/css":
+		return TypeCSS, ""
+	case strings.Contains(m, "javascript") || strings.Contains(m, "ecmascript"):
+		return TypeJS, ""
+	case strings.HasPrefix(m, "font/") || strings.HasPrefix(m, "application/font-") ||
+		strings.HasPrefix(m, "application/x-font") || m == "application/vnd.ms-fontobject":
+		return TypeFont, ""
+	case strings.HasPrefix(m, "image/"):
+		return TypeImage, ""
+	case m == "application/json" || strings.HasSuffix(m, "+json"):
+		return TypeFetch, ""
+	case m == "text/html" || m == "application/xhtml+xml":
+		return TypeIframe, ""
+	case m == "":
+		return "", "no type"
+	}
+	return "", "mime " + m
+}
+
+// harSize returns an entry's size in bytes and where it came from: response.bodySize (the
+// body bytes transferred) when positive, else response.content.size (the decoded body).
+func harSize(e *harEntry) (int64, string) {
+	if e.Response.BodySize > 0 {
+		return e.Response.BodySize, "bodySize"
+	}
+	return max(e.Response.Content.Size, 0), "content.size"
+}
+
+// hasCookies reports whether e sent or set a cookie (HAR cookies or Cookie/Set-Cookie headers).
+func hasCookies(e *harEntry) bool {
+	if len(e.Request.Cookies) > 0 || len(e.Response.Cookies) > 0 {
+		return true
+	}
+	for _, h := range e.Request.Headers {
+		if strings.EqualFold(h.Name, "cookie") {
+			return true
+		}
+	}
+	for _, h := range e.Response.Headers {
+		if strings.EqualFold(h.Name, "set-cookie") {
+			return true
+		}
+	}
+	return false
+}
+
+// compressed reports whether e's response had a Content-Encoding other than identity.
+func compressed(e *harEntry) bool {
+	for _, h := range e.Response.Headers {
+		if strings.EqualFold(h.Name, "content-encoding") && !strings.EqualFold(strings.TrimSpace(h.Value), "identity") {
+			return true
+		}
+	}
+	return false
+}
