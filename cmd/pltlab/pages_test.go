@@ -124,6 +124,13 @@ func TestPagesCmdCancelled(t *testing.T) {
 // directory) twice: each must succeed both times as written.
 func TestPagesCmdExamples(t *testing.T) {
 	tmp := t.TempDir() + "/"
+	har, err := os.ReadFile(filepath.Join("..", "..", "browser", "testdata", "har", "h1.har"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tmp+"load.har", har, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, line := range strings.Split(newPagesCmd().Example, "\n") {
 		line = strings.ReplaceAll(strings.TrimSpace(line), "/tmp/", tmp)
 		args, ok := strings.CutPrefix(line, "./bin/pltlab ")
