@@ -115,8 +115,16 @@ type HARShape struct {
 	spec Spec
 }
 
-// PageSpec returns the derived spec (what Spec names in canonical form).
-func (h *HARShape) PageSpec() Spec { return h.spec }
+// PageSpec returns the derived spec (what Spec names in canonical form). A HARShape decoded
+// from JSON has it parsed from Spec; a Spec that does not parse gives an empty Spec, which
+// GenerateContext refuses.
+func (h *HARShape) PageSpec() Spec {
+	if len(h.spec.Items) == 0 && h.Spec != "" {
+		s, _ := ParseSpec(h.Spec)
+		return s
+	}
+	return h.spec
+}
 
 // HAROrigin is one host of a HAR other than the main document's, as an ORIGIN of the spec.
 type HAROrigin struct {
@@ -143,13 +151,13 @@ type HARGap struct {
 	Reason string `json:"reason"`
 }
 
-// String returns the gap as one line, such as "2 redirects (left out): 3xx entries ...".
+// String returns the gap as one line, such as "redirects: 2 (left out): 3xx entries ...".
 func (g HARGap) String() string {
 	state := "kept, approximated"
 	if g.LeftOut {
 		state = "left out"
 	}
-	return fmt.Sprintf("%d %s (%s): %s", g.Count, g.What, state, g.Reason)
+	return fmt.Sprintf("%s: %d (%s): %s", g.What, g.Count, state, g.Reason)
 }
 
 // harObject is one entry kept as an object of the page, before items are formed.

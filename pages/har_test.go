@@ -47,6 +47,9 @@ func TestFromHARFixtures(t *testing.T) {
 			if got := h.PageSpec().String(); got != tt.spec {
 				t.Errorf("PageSpec %s", got)
 			}
+			if got := (&HARShape{Spec: h.Spec}).PageSpec().String(); got != tt.spec {
+				t.Errorf("PageSpec of a decoded shape %s", got)
+			}
 		})
 	}
 }
@@ -156,8 +159,8 @@ func TestFromHARMixed(t *testing.T) {
 	if err := h.Report(&report, "x.har"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(report.String(), "page shape of x.har: "+want+" (10 objects, 119 KB)\nnot reproduced:\n  - 1 main document (kept, approximated): ") ||
-		!strings.Contains(report.String(), "\n  - 1 redirects (left out): 3xx entries") {
+	if !strings.HasPrefix(report.String(), "page shape of x.har: "+want+" (10 objects, 119 KB)\nnot reproduced:\n  - main document: 1 (kept, approximated): ") ||
+		!strings.Contains(report.String(), "\n  - redirects: 1 (left out): 3xx entries") {
 		t.Errorf("report:\n%s", report.String())
 	}
 	if _, err := ParseSpec(h.Spec); err != nil {

@@ -60,7 +60,7 @@ func TestPagesFromHAR(t *testing.T) {
 				lines[2] != "wrote "+filepath.Join(dir, "from-har.json") {
 				t.Errorf("stdout %q; want the spec %s, then the page and the from-har.json written", out, tt.spec)
 			}
-			if !strings.HasPrefix(errOut, "page shape of "+tt.har+": "+tt.spec+" (") || !strings.Contains(errOut, "\nnot reproduced:\n  - 1 main document") {
+			if !strings.HasPrefix(errOut, "page shape of "+tt.har+": "+tt.spec+" (") || !strings.Contains(errOut, "\nnot reproduced:\n  - main document: 1 (kept") {
 				t.Errorf("stderr:\n%s", errOut)
 			}
 			checkFromHARJSON(t, dir, tt.har, tt.spec, tt.gaps)
