@@ -115,7 +115,7 @@ func TestFromHARMixed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = "1x20KB:css,1x50KB:js@o1,1x30KB:font@o2,2x398B@o1,2x1KB:fetch-chain,1x2KB:fetch,1x4KB:iframe@o3,1x10KB@o3"
+	const want = "1x20KB:css,1x50KB:js@o1,1x30KB:font@o2,2x398B@o1,2x1KB:fetch-chain,1x2KB:fetch,1x4KB:iframe@o3(1x10KB)"
 	if h.Spec != want {
 		t.Errorf("spec\n %s, want\n %s", h.Spec, want)
 	}
@@ -139,7 +139,7 @@ func TestFromHARMixed(t *testing.T) {
 	}
 	wantGaps := map[string]int{"main document": 1, "redirects": 1, "failed or blocked entries": 2, "non-HTTP entries": 2,
 		"entries of unknown type media": 1, "entries of unknown type mime application/octet-stream": 1,
-		"sizes clamped (img)": 2, "dependency depth": 5, "async/defer": 1, "script behaviour": 1,
+		"sizes clamped (img)": 2, "dependency depth": 4, "async/defer": 1, "script behaviour": 1,
 		"iframe contents": 1, "cookies": 1, "compression": 1, "image formats": 2}
 	if !reflect.DeepEqual(gaps, wantGaps) {
 		t.Errorf("not reproduced %v,\nwant %v", gaps, wantGaps)
@@ -194,6 +194,15 @@ func TestFromHARChains(t *testing.T) {
 			synthEntry(w+"d.json", "", "application/ld+json", 200, 500, 500, "", false),
 			synthEntry(w+"f.html", "", "text/html", 200, 500, 500, "", false),
 		}, "1x500B:css,1x500B:js,1x5KB:font,1x5KB,1x500B:fetch,1x500B:iframe", 0},
+		{"iframe holds objects", []map[string]any{doc,
+			synthEntry(w+"f.html", "document", "text/html", 200, 300, 300, w, false),
+			synthEntry(w+"in.jpg", "image", "image/jpeg", 200, 1000, 1000, w+"f.html", false),
+			synthEntry(w+"in.css", "stylesheet", "text/css", 200, 500, 500, w+"f.html", false),
+			synthEntry(w+"in2.jpg", "image", "image/jpeg", 200, 1000, 1000, w+"f.html", false),
+			synthEntry("https://cdn.example.net/out.jpg", "image", "image/jpeg", 200, 1000, 1000, w+"f.html", false),
+			synthEntry(w+"in.json", "fetch", "application/json", 200, 500, 500, w+"f.html", true),
+			synthEntry(w+"f.html", "document", "text/html", 200, 300, 300, w, false),
+		}, "1x1184B:iframe(1x1KB,1x500B:css,1x1KB),1x1KB@o1,1x500B:fetch,1x300B:iframe", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

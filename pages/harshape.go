@@ -20,7 +20,9 @@ import (
 // MinSize()..MaxObjectSize. Consecutive objects of one type, size and origin form one item.
 // A fetch whose initiator (Chrome's _initiator: its url, or the first URL of its stack) is
 // another fetch of the page is the next link of that fetch's chain: a linear chain of fetches
-// of one size and origin becomes a fetch-chain item; other dependencies are flattened (the
+// of one size and origin becomes a fetch-chain item; the images, stylesheets and scripts an
+// iframe requested on its own host are held by that iframe (ITEM(ITEMS), the iframe's size
+// raised to the least that holds them); other dependencies are flattened (the
 // objects are referenced by the page itself, depth 1) and reported with the depth lost. Objects
 // beyond MaxObjects or MaxTotalBytes are left out.
 //
@@ -141,11 +143,6 @@ func (d *deriver) notes(e *harEntry, t ObjectType) {
 	if t == TypeImage && mimeBase(e.Response.Content.MimeType) != "image/jpeg" {
 		d.counts["image formats"]++
 	}
-	if in := e.Initiator.url(); in != "" {
-		if j, ok := d.byURL[in]; ok && j != d.main && isDocument(&d.entries[j]) {
-			d.counts["iframe objects"]++
-		}
-	}
 }
 
 // label returns host's ORIGIN label, giving the next one (o1, o2, ...) to a new host; "" for
@@ -225,37 +222,82 @@ func (d *deriver) chains() (starts, links map[int]int) {
 	return starts, links
 }
 
+// frames finds the objects iframes hold: an image, stylesheet or script (FrameTypes) on the
+// host of the iframe document that the HAR shows requesting it. It returns, for each such
+// object, the index of its iframe's object; the other objects iframes requested are counted
+// under "iframe objects on the page".
+func (d *deriver) frames() map[int]int {
+	frameOf := map[int]int{}
+	for k, o := range d.objects {
+		j, ok := d.initiator(o.entry)
+		p, kept := d.of[j]
+		if !ok || !kept || d.objects[p].typ != TypeIframe {
+			continue
+		}
+		if slices.Contains(FrameTypes, o.typ) && o.origin == d.objects[p].origin {
+			frameOf[k] = p
+			continue
+		}
+		d.counts["iframe objects on the page"]++
+	}
+	return frameOf
+}
+
 // items forms the spec's items from the objects in entry order, and returns how many objects
 // lost dependency depth and the most any lost.
 func (d *deriver) items() (items []Item, lost, most int) {
 	starts, links := d.chains()
+	frameOf := d.frames()
+	held := map[int][]Item{} // iframe object -> the items it holds
 	for k, o := range d.objects {
 		made := 1
 		if p, ok := links[k]; ok {
 			made = p
 		}
+		if _, ok := frameOf[k]; ok {
+			made = 2
+		}
 		if o.depth > made {
 			lost++
 			most = max(most, o.depth-made)
 		}
+		if p, ok := frameOf[k]; ok {
+			held[p] = appendItem(held[p], Item{Count: 1, Size: o.size, Type: o.typ})
+		}
+	}
+	for k, o := range d.objects {
 		if _, ok := links[k]; ok {
 			continue
 		}
-		it := Item{Count: 1, Size: o.size, Type: o.typ, Origin: o.origin}
+		if _, ok := frameOf[k]; ok {
+			continue
+		}
+		it := Item{Count: 1, Size: o.size, Type: o.typ, Origin: o.origin, Frame: held[k]}
 		if n, ok := starts[k]; ok {
 			it.Count, it.Type = n, TypeFetchChain
 		}
-		if it.Type == TypeImage {
-			it.Type = ""
+		if need := frameMinSize(it.Frame); len(it.Frame) > 0 && it.Size < need {
+			d.clamped[TypeIframe]++
+			it.Size = need
 		}
-		if last := len(items) - 1; last >= 0 && it.Type != TypeFetchChain && items[last].Type == it.Type &&
-			items[last].Size == it.Size && items[last].Origin == it.Origin {
-			items[last].Count++
-			continue
-		}
-		items = append(items, it)
+		items = appendItem(items, it)
 	}
 	return items, lost, most
+}
+
+// appendItem appends it to items, or adds its one object to the last item when that has the
+// same type, size and origin (never for fetch chains, whose COUNT is a depth, nor for iframes
+// that hold objects).
+func appendItem(items []Item, it Item) []Item {
+	if it.Type == TypeImage {
+		it.Type = ""
+	}
+	if last := len(items) - 1; last >= 0 && it.Type != TypeFetchChain && len(it.Frame) == 0 && len(items[last].Frame) == 0 &&
+		items[last].Type == it.Type && items[last].Size == it.Size && items[last].Origin == it.Origin {
+		items[last].Count++
+		return items
+	}
+	return append(items, it)
 }
 
 // shape builds the HARShape: the spec (checked by ParseSpec), its counts and the gaps.
@@ -274,9 +316,12 @@ func (d *deriver) shape() (*HARShape, error) {
 	}
 	for _, it := range items {
 		h.Types[string(it.Type.canonical())] += it.Count
+		for _, f := range it.Frame {
+			h.Types[string(f.Type.canonical())] += it.Count * f.Count
+		}
 		if i := slices.IndexFunc(h.Origins, func(o HAROrigin) bool { return o.Label == it.Origin }); i >= 0 {
-			h.Origins[i].Objects += it.Count
-			h.Origins[i].Bytes += int64(it.Count) * it.Size
+			h.Origins[i].Objects += it.objects()
+			h.Origins[i].Bytes += it.bytes()
 		}
 	}
 	h.NotReproduced = d.gaps(h, lost, most)
@@ -307,14 +352,17 @@ func (d *deriver) gaps(h *HARShape, lost, most int) []HARGap {
 	out = append(out, HARGap{"over the page limits", d.counts["limits"], true,
 		fmt.Sprintf("the page holds at most %d objects and %d bytes", MaxObjects, MaxTotalBytes)})
 	for _, t := range ObjectTypes {
-		out = append(out, HARGap{"sizes clamped (" + string(t) + ")", d.clamped[t], false,
-			fmt.Sprintf("below the smallest %s object the generator makes (%d B) or above MaxObjectSize (50 MB): made that size", t, t.MinSize())})
+		reason := fmt.Sprintf("below the smallest %s object the generator makes (%d B) or above MaxObjectSize (50 MB): made that size", t, t.MinSize())
+		if t == TypeIframe {
+			reason += "; an iframe that holds objects is at least what their markup needs"
+		}
+		out = append(out, HARGap{"sizes clamped (" + string(t) + ")", d.clamped[t], false, reason})
 	}
 	out = append(out,
 		HARGap{"dependency depth", lost, false, fmt.Sprintf("objects the HAR shows requested by a script, stylesheet or fetch of the page (up to %d levels deeper than here) are referenced by the page itself (depth 1; fetch-chain links: their place in the chain); the page's fetches still start after its parser-blocking scripts ran", most)},
 		HARGap{"async/defer", h.Types[string(TypeJS)], false, "a HAR does not say whether a script was async or deferred, nor where it stood: every script is a parser-blocking <script src> in the head (js)"},
 		HARGap{"script behaviour", h.Types[string(TypeJS)], false, fmt.Sprintf("every script only records that it ran; what the HAR's scripts did is not run (%d are third-party, on other origins); the requests they made are objects of the page", third)},
-		HARGap{"iframe contents", h.Types[string(TypeIframe)], false, fmt.Sprintf("each iframe is an empty HTML document of its size; the %d objects the HAR shows iframes loading are the page's own objects, on their hosts' origins", d.counts["iframe objects"])},
+		HARGap{"iframe contents", h.Types[string(TypeIframe)], false, fmt.Sprintf("each iframe is an HTML document of its size that holds the images, stylesheets and scripts on its host the HAR shows it requesting (as ITEM(ITEMS); its size raised to what their markup needs is counted under sizes clamped); the %d other objects iframes requested (fetches, fonts, other hosts) are the page's own, and what the iframes' documents did is not reproduced", d.counts["iframe objects on the page"])},
 		HARGap{"cookies", d.counts["cookies"], false, "entries that sent or set cookies: the page sets none"},
 		HARGap{"compression", d.counts["compressed"], false, "responses with a Content-Encoding (gzip, br, ...): served uncompressed, at the size taken (bodySize: the compressed bytes transferred)"},
 		HARGap{"image formats", d.counts["image formats"], false, "images that were not JPEG: each is a baseline JPEG of the same size"},

@@ -49,7 +49,8 @@ beside DIR and renamed into place, so an error or Ctrl-C leaves nothing half-wri
 the load.har of 'run --artifacts'): every entry with a 2xx status besides the main document
 becomes an object, its type from _resourceType (else the MIME type), its size from
 response.bodySize (content.size when bodySize is -1 or 0), each other host an origin o1, o2, ...
-in order of first appearance; a fetch that a fetch issued continues its chain (fetch-chain). It
+in order of first appearance; a fetch that a fetch issued continues its chain (fetch-chain), an
+iframe holds the images, stylesheets and scripts it requested on its own host. It
 prints the spec on stdout (reuse it with 'run --page SPEC') and on stderr what the page does not
 reproduce (redirects, failed entries, unknown types, clamped sizes, depth lost, cookies,
 async/defer, scripts' behaviour, iframe contents); with --out it writes the page, exactly the one
