@@ -30,14 +30,26 @@ const mixedHAR = `{"log":{"version":"1.2","entries":[
 {"request":{"url":"https://www.example.com/v.mp4"},"response":{"status":206,"bodySize":90000,"content":{"size":90000,"mimeType":"video/mp4"}},"_resourceType":"media"}
 ]}}`
 
+// frameHAR is a synthetic HAR of a page with an iframe on another host that requested an image
+// and a stylesheet there.
+const frameHAR = `{"log":{"entries":[
+{"request":{"url":"https://www.example.com/"},"response":{"status":200,"bodySize":3000,"content":{"size":3000,"mimeType":"text/html"}}},
+{"request":{"url":"https://ads.example.com/f.html"},"response":{"status":200,"bodySize":2000,"content":{"size":2000,"mimeType":"text/html"}},"_resourceType":"document"},
+{"request":{"url":"https://ads.example.com/a.jpg"},"response":{"status":200,"bodySize":9000,"content":{"size":9000,"mimeType":"image/jpeg"}},"_resourceType":"image","_initiator":{"type":"parser","url":"https://ads.example.com/f.html"}},
+{"request":{"url":"https://ads.example.com/a.css"},"response":{"status":200,"bodySize":700,"content":{"size":700,"mimeType":"text/css"}},"_resourceType":"stylesheet","_initiator":{"type":"parser","url":"https://ads.example.com/f.html"}}
+]}}`
+
 const mixedSpec = "1x12KB:css,1x40KB:js@o1,1x25KB:font@o2,2x30KB,2x2KB:fetch-chain"
 
 // TestPagesFromHAR derives pages from pltlab's own h1 HAR and a synthetic mixed HAR; each page
 // must be byte for byte the page 'pages --spec' gives for the printed spec.
 func TestPagesFromHAR(t *testing.T) {
 	base := t.TempDir()
-	mixed := filepath.Join(base, "mixed.har")
+	mixed, frame := filepath.Join(base, "mixed.har"), filepath.Join(base, "frame.har")
 	if err := os.WriteFile(mixed, []byte(mixedHAR), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(frame, []byte(frameHAR), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -47,6 +59,7 @@ func TestPagesFromHAR(t *testing.T) {
 		{"pltlab h1", filepath.Join("..", "..", "browser", "testdata", "har", "h1.har"), "8x20KB", map[string]int{"main document": 1}},
 		{"mixed", mixed, mixedSpec, map[string]int{"main document": 1, "redirects": 1, "failed or blocked entries": 1,
 			"entries of unknown type media": 1, "dependency depth": 3, "async/defer": 1, "script behaviour": 1}},
+		{"iframe", frame, "1x2KB:iframe@o1(1x9KB,1x700B:css)", map[string]int{"main document": 1, "iframe contents": 1}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
