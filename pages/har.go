@@ -20,6 +20,7 @@ type harFile struct {
 }
 
 type harEntry struct {
+	PageRef string `json:"pageref"`
 	Request struct {
 		URL     string         `json:"url"`
 		Cookies []harNameValue `json:"cookies"`
@@ -167,7 +168,6 @@ type harObject struct {
 	size   int64
 	origin string // label; "" = the page's own
 	depth  int    // the HAR's dependency depth (main document = 0)
-	chain  int    // for fetches: the fetch entries on its initiator path, itself included
 }
 
 // harError is a one-line error about input that is not a HAR FromHAR can read; it matches

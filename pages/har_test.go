@@ -204,6 +204,14 @@ func TestFromHARChains(t *testing.T) {
 			synthEntry(w+"f.html", "document", "text/html", 200, 300, 300, w, false),
 		}, "1x1184B:iframe(1x1KB,1x500B:css,1x1KB),1x1KB@o1,1x500B:fetch,1x300B:iframe", 2},
 	}
+	second := synthEntry(w+"p2.jpg", "image", "image/jpeg", 200, 5000, 5000, "", false)
+	second["pageref"] = "page_2"
+	tests = append(tests, struct {
+		name    string
+		entries []map[string]any
+		spec    string
+		lost    int
+	}{"other page", []map[string]any{doc, fetch("a", 1000, ""), second}, "1x1KB:fetch", 0})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, err := FromHAR(strings.NewReader(synthHAR(t, tt.entries...)))

@@ -13,7 +13,7 @@ import (
 // The main document is the first document entry (Chrome's _resourceType "document", or an HTML
 // MIME type) with a 2xx status; its host is the page's own origin, and every other host (host
 // and port, in order of first appearance) becomes an ORIGIN label o1, o2, .... Every other
-// entry with a 2xx status becomes one object, in entry order: its type from _resourceType when
+// entry of its page (pageref) with a 2xx status becomes one object, in entry order: its type from _resourceType when
 // present (stylesheet: css, script: js, font: font, image: img, xhr and fetch: fetch, document:
 // iframe), else from the MIME type; its size in bytes is response.bodySize (the bytes
 // transferred), or response.content.size when bodySize is -1 or 0, clamped into the type's
@@ -60,7 +60,7 @@ type deriver struct {
 	entries  []harEntry
 	main     int
 	mainHost string
-	byURL    map[string]int // URL -> index of its first entry
+	byURL    map[string]int // URL -> the main document, or the index of its first entry
 	labels   map[string]string
 	hosts    []string // other hosts in order of first appearance
 	objects  []harObject
@@ -78,6 +78,7 @@ func newDeriver(entries []harEntry, main int) *deriver {
 		labels: map[string]string{}, of: map[int]int{}, counts: map[string]int{},
 		unknown: map[string]int{}, clamped: map[ObjectType]int{}, sources: map[string]int{},
 		depths: map[int]int{}}
+	d.byURL[entries[main].Request.URL] = main
 	for i, e := range entries {
 		if _, ok := d.byURL[e.Request.URL]; !ok {
 			d.byURL[e.Request.URL] = i
@@ -95,6 +96,10 @@ func (d *deriver) keep() {
 			d.counts["cookies"]++
 		}
 		if i == d.main {
+			continue
+		}
+		if e.PageRef != d.entries[d.main].PageRef {
+			d.counts["other pages"]++
 			continue
 		}
 		host, ok := harHost(e.Request.URL)
@@ -344,6 +349,7 @@ func (d *deriver) gaps(h *HARShape, lost, most int) []HARGap {
 		{"redirects", d.counts["redirects"], true, "3xx entries: the page references each object at its final URL, with no redirect"},
 		{"failed or blocked entries", d.counts["failed"], true, "status 0 or >= 400, or a network error: the page has no object for them"},
 		{"non-HTTP entries", d.counts["non-http"], true, "URLs that are not http or https (data:, blob:, ...)"},
+		{"entries of other pages", d.counts["other pages"], true, "entries whose pageref is not the main document's: the page is the first page load of the HAR"},
 	}
 	for _, name := range sortedKeys(d.unknown) {
 		out = append(out, HARGap{"entries of unknown type " + name, d.unknown[name], true,
