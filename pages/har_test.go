@@ -148,10 +148,10 @@ func TestFromHARMixed(t *testing.T) {
 		t.Errorf("left_out flags %v", left)
 	}
 	for _, g := range h.NotReproduced {
-		if g.What == "script behaviour" && !strings.Contains(g.Reason, "1 are third-party") {
+		if g.What == "script behaviour" && !strings.Contains(g.Reason, "third-party, on other origins: 1") {
 			t.Errorf("script behaviour: %s", g.Reason)
 		}
-		if g.What == "dependency depth" && !strings.Contains(g.Reason, "up to 1 levels") {
+		if g.What == "dependency depth" && !strings.Contains(g.Reason, "depth lost: at most 1") {
 			t.Errorf("dependency depth: %s", g.Reason)
 		}
 	}

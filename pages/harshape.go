@@ -365,9 +365,9 @@ func (d *deriver) gaps(h *HARShape, lost, most int) []HARGap {
 		out = append(out, HARGap{"sizes clamped (" + string(t) + ")", d.clamped[t], false, reason})
 	}
 	out = append(out,
-		HARGap{"dependency depth", lost, false, fmt.Sprintf("objects the HAR shows requested by a script, stylesheet or fetch of the page (up to %d levels deeper than here) are referenced by the page itself (depth 1; fetch-chain links: their place in the chain); the page's fetches still start after its parser-blocking scripts ran", most)},
+		HARGap{"dependency depth", lost, false, fmt.Sprintf("objects the HAR shows requested by a script, stylesheet or fetch of the page (depth lost: at most %d) are referenced by the page itself (depth 1; fetch-chain links: their place in the chain); the page's fetches still start after its parser-blocking scripts ran", most)},
 		HARGap{"async/defer", h.Types[string(TypeJS)], false, "a HAR does not say whether a script was async or deferred, nor where it stood: every script is a parser-blocking <script src> in the head (js)"},
-		HARGap{"script behaviour", h.Types[string(TypeJS)], false, fmt.Sprintf("every script only records that it ran; what the HAR's scripts did is not run (%d are third-party, on other origins); the requests they made are objects of the page", third)},
+		HARGap{"script behaviour", h.Types[string(TypeJS)], false, fmt.Sprintf("every script only records that it ran; what the HAR's scripts did is not run (third-party, on other origins: %d); the requests they made are objects of the page", third)},
 		HARGap{"iframe contents", h.Types[string(TypeIframe)], false, fmt.Sprintf("each iframe is an HTML document of its size that holds the images, stylesheets and scripts on its host the HAR shows it requesting (as ITEM(ITEMS); its size raised to what their markup needs is counted under sizes clamped); the %d other objects iframes requested (fetches, fonts, other hosts) are the page's own, and what the iframes' documents did is not reproduced", d.counts["iframe objects on the page"])},
 		HARGap{"cookies", d.counts["cookies"], false, "entries that sent or set cookies: the page sets none"},
 		HARGap{"compression", d.counts["compressed"], false, "responses with a Content-Encoding (gzip, br, ...): served uncompressed, at the size taken (bodySize: the compressed bytes transferred)"},
