@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -179,11 +178,7 @@ func TestPagesFromHARUsageErrors(t *testing.T) {
 	write("junk/keep", "")
 	out := filepath.Join(base, "out")
 	missing := filepath.Join(base, "missing.har")
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	tests := []pagesUsage{
 		{"missing file", []string{"--from-har", missing, "--out", out}, "bad --from-har " + missing + ": open " + missing + ": no such file or directory; accepted: a HAR 1.2 file"},
 		{"a directory", []string{"--from-har", junk, "--out", out}, "bad --from-har " + junk + ": read HAR: "},
 		{"not JSON", []string{"--from-har", notJSON, "--out", out}, "bad --from-har " + notJSON + ": not JSON of a HAR (invalid character 'G'"},
@@ -193,20 +188,7 @@ func TestPagesFromHARUsageErrors(t *testing.T) {
 		{"spec and har", []string{"--from-har", good, "--spec", "1x1KB", "--out", out}, "--spec and --from-har given"},
 		{"dir not empty", []string{"--from-har", good, "--out", junk}, "bad --out: output directory " + junk + " is not empty"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, errOut := runCLI(t, append([]string{"pages"}, tt.args...)...)
-			if code != 2 || stdout != "" || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", code, stdout, errOut, tt.want)
-			}
-			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s was written", out)
-			}
-			if entries, _ := os.ReadDir(junk); len(entries) != 1 {
-				t.Errorf("junk dir changed: %v", entries)
-			}
-		})
-	}
+	checkPagesUsage(t, tests, out, junk)
 	if entries, _ := os.ReadDir(base); len(entries) != 6 {
 		t.Errorf("leftovers in %s: %v", base, entries)
 	}

@@ -51,11 +51,7 @@ func TestPagesCmdUsageErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(base, "out")
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	tests := []pagesUsage{
 		{"empty spec", []string{"--spec", "", "--out", out}, "missing --spec"},
 		{"zero count", []string{"--spec", "0x10KB", "--out", out}, `bad --spec: bad count "0" in page spec item "0x10KB"`},
 		{"missing number", []string{"--spec", "3xKB", "--out", out}, `bad size "KB"`},
@@ -72,20 +68,7 @@ func TestPagesCmdUsageErrors(t *testing.T) {
 		{"bad seed", []string{"--spec", "1x1KB", "--out", out, "--seed", "x"}, `invalid argument "x" for "--seed"`},
 		{"extra argument", []string{"--spec", "1x1KB", "--out", out, "extra"}, `unknown command "extra"`},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, errOut := runCLI(t, append([]string{"pages"}, tt.args...)...)
-			if code != 2 || stdout != "" || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", code, stdout, errOut, tt.want)
-			}
-			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s was written", out)
-			}
-			if entries, _ := os.ReadDir(junk); len(entries) != 1 {
-				t.Errorf("junk dir changed: %v", entries)
-			}
-		})
-	}
+	checkPagesUsage(t, tests, out, junk)
 	if entries, _ := os.ReadDir(base); len(entries) != 1 {
 		t.Errorf("leftovers in %s: %v", base, entries)
 	}
@@ -142,5 +125,32 @@ func TestPagesCmdExamples(t *testing.T) {
 				t.Errorf("%s: exit %d: %s", line, code, errOut)
 			}
 		}
+	}
+}
+
+// pagesUsage is a bad 'pltlab pages' command line and the text its one-line error must hold.
+type pagesUsage struct {
+	name string
+	args []string
+	want string
+}
+
+// checkPagesUsage runs each case: exit 2, nothing on stdout, one line on stderr holding want,
+// out not written and junk (a directory holding one file) left as it was.
+func checkPagesUsage(t *testing.T, tests []pagesUsage, out, junk string) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, errOut := runCLI(t, append([]string{"pages"}, tt.args...)...)
+			if code != 2 || stdout != "" || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", code, stdout, errOut, tt.want)
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s was written", out)
+			}
+			if entries, _ := os.ReadDir(junk); len(entries) != 1 {
+				t.Errorf("junk dir changed: %v", entries)
+			}
+		})
 	}
 }
