@@ -23,12 +23,15 @@ const MaxDecideRuns = 500
 // part's settings (TCP congestion control, TLS, timeout, warm-ups) and a seed of its own, so
 // that the new loads are new draws (order and loss). Its experiments are named
 // "STUDY/PART/decide/K" with K counting on from the decide parts already in e's records. skipped
-// names the cells left out (no number of loads decides them, or more than MaxDecideRuns).
+// names the cells left out (no number of loads decides them, or more than MaxDecideRuns). Flow
+// criteria's needs (Judgement.FlowNeeds) become flow parts "PART/decide/K" the same way
+// (decideFlows), pooled with the part's runs by Support.mixes.
 func DecidePlan(e *Support) (p Plan, skipped []string) {
 	p = Plan{Study: e.Plan.Study, Scale: e.Plan.Scale}
 	seen := map[string]bool{}
 	k := e.decideParts()
-	for _, j := range e.Judge() {
+	js := e.Judge()
+	for _, j := range js {
 		if j.Verdict != Inconclusive {
 			continue
 		}
@@ -61,7 +64,8 @@ func DecidePlan(e *Support) (p Plan, skipped []string) {
 			k++
 		}
 	}
-	return p, skipped
+	p, _, fskipped := e.decideFlows(p, js, k)
+	return p, append(skipped, fskipped...)
 }
 
 // decideParts counts the decide parts already in e's records.

@@ -48,7 +48,11 @@ func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOption
 			art = artifacts.Config{}
 		}
 	}
-	p := flows.Plan{Link: f.Link, Mixes: mixes, Runs: f.Runs, Duration: f.Duration, Seed: o.Seed, H3Stack: f.H3Stack,
+	seed := o.Seed
+	if f.Seed != 0 {
+		seed = f.Seed // a part of its own draws (--decide)
+	}
+	p := flows.Plan{Link: f.Link, Mixes: mixes, Runs: f.Runs, Duration: f.Duration, Seed: seed, H3Stack: f.H3Stack,
 		Experiment: experiment, Version: o.Version, Artifacts: art,
 		SkipLinkCheck: o.SkipLinkCheck,
 		Resume:        o.Resume, Logger: o.Logger}

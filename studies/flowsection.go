@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,12 +72,51 @@ func (e *Support) shortFlows() (Judgement, bool) {
 	return Judgement{}, false
 }
 
-// mixes returns the results of the named flow part (nil when flows are not available or not run).
+// mixes returns the results of the named flow part (nil when flows are not available or not
+// run), the runs `reproduce --decide` added ("PART/decide/K") pooled after the part's own, each
+// mix's runs numbered on from the part's.
 func (e *Support) mixes(part string) []FlowMixResult {
 	if flowResults == nil {
 		return nil
 	}
-	return flowResults(e.Records, PartExperiment(e.Study.Name, part))
+	name := PartExperiment(e.Study.Name, part)
+	out := flowResults(e.Records, name)
+	runs := map[string]int{}
+	for _, m := range out {
+		runs[m.Mix] = max(runs[m.Mix], m.Run+1)
+	}
+	for _, x := range decideExperiments(e.Records, name) {
+		added := flowResults(e.Records, x)
+		next := map[string]int{}
+		for _, m := range added {
+			m.Run += runs[m.Mix]
+			next[m.Mix] = max(next[m.Mix], m.Run+1)
+			out = append(out, m)
+		}
+		for k, v := range next {
+			runs[k] = v
+		}
+	}
+	return out
+}
+
+// decideExperiments returns the experiment names "NAME/decide/K" of recs's flow records, in
+// the order of K.
+func decideExperiments(recs []*result.Record, name string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range recs {
+		if r.IsFlow() && strings.HasPrefix(r.Experiment, name+decideTag) && !seen[r.Experiment] {
+			seen[r.Experiment] = true
+			out = append(out, r.Experiment)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		ka, _ := strconv.Atoi(strings.TrimPrefix(a, name+decideTag))
+		kb, _ := strconv.Atoi(strings.TrimPrefix(b, name+decideTag))
+		return ka - kb
+	})
+	return out
 }
 
 // carlucciFlowSection is the safe-deployment section: each protocol alone, then QUIC and TCP
@@ -189,8 +229,50 @@ func judgeSafeAlone(e *Support) Judgement {
 	if math.IsNaN(llo) {
 		ev += flowRunsNote(min(len(q), len(tcp)))
 	}
-	return Judgement{Verdict: allOf(byInterval(rlo, rhi, util), byInterval(llo, lhi, loss)), Evidence: ev,
-		See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
+	vr, vl := byInterval(rlo, rhi, util), byInterval(llo, lhi, loss)
+	j := Judgement{Verdict: allOf(vr, vl), Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
+	if j.Verdict != Inconclusive {
+		return j
+	}
+	// What would decide it: the runs per mix of each protocol alone that move each undecided
+	// interval off its bound at the value observed here.
+	f := e.flowPart("flows")
+	if f == nil {
+		return j
+	}
+	mixes := mixesWhere(f, func(m []string) bool { return aloneMix("h3")(m) || aloneMix(tcpProto(tcp))(m) })
+	have := min(len(q), len(tcp))
+	var texts []string
+	if vr == Inconclusive && !math.IsNaN(rlo) {
+		n := e.flowNeedFor("flows", mixes, runsToExclude(have, ratio, halfToward(ratio, rlo, rhi, util.Lo), util.Lo, a), have, "goodput ratio")
+		j.FlowNeeds = append(j.FlowNeeds, n)
+		texts = append(texts, n.text())
+	}
+	if vl == Inconclusive {
+		runs := math.MaxInt32
+		if len(lq) >= 2 && len(lt) >= 2 {
+			_, sq := analysis.MeanSD(lq)
+			_, st := analysis.MeanSD(lt)
+			runs = analysis.WelchPerArm(sq, st, dl-loss.Hi, a, minFlowRuns)
+		}
+		n := e.flowNeedFor("flows", mixes, runs, have, "loss ratio difference")
+		j.FlowNeeds = append(j.FlowNeeds, n)
+		texts = append(texts, n.text())
+	}
+	if len(texts) > 0 {
+		j.Evidence += "; " + strings.Join(texts, "; ")
+	}
+	return j
+}
+
+// tcpProto is the protocol of the TCP runs alone judged beside QUIC ("h2", or "h1").
+func tcpProto(tcp []FlowResult) string {
+	if len(tcp) > 0 {
+		if p, _, ok := strings.Cut(tcp[0].Spec, ":"); ok {
+			return p
+		}
+	}
+	return "h2"
 }
 
 // lossRatios returns the runs' loss ratios.
@@ -267,7 +349,14 @@ func judgeSafeSharing(e *Support) Judgement {
 	est, lo, hi := blockCI(runs, block, jain, Alpha, 3)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; Jain's index over the common steady span, mean of %d runs: %s (%g %% block bootstrap, %g s blocks; claimed %s)",
 		len(runs), fmtInterval("%.3f", est, lo, hi), 100*(1-Alpha), FlowBlockS, claimed)
-	return Judgement{Verdict: byInterval(lo, hi, claimed), Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
+	j := Judgement{Verdict: byInterval(lo, hi, claimed), Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
+	if f := e.flowPart("flows"); j.Verdict == Inconclusive && f != nil && !math.IsNaN(lo) {
+		shared := mixesWhere(f, func(m []string) bool { return len(m) == 2 })
+		n := e.flowNeedFor("flows", shared, runsToExclude(len(runs), est, halfToward(est, lo, hi, claimed.Lo), claimed.Lo, Alpha), len(runs), "Jain's index")
+		j.FlowNeeds = []FlowNeed{n}
+		j.Evidence += "; " + n.text()
+	}
+	return j
 }
 
 // minFlowRuns is the runs per mix the default scales give a flow part, so that its loss ratio

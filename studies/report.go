@@ -148,6 +148,13 @@ func (e *Support) Warnings() []string {
 				"(optional stopping raises the false-positive rate)", p.Name, n))
 		}
 	}
+	for _, f := range e.Plan.Flows {
+		if xs := decideExperiments(e.Records, PartExperiment(e.Study.Name, f.Name)); len(xs) > 0 {
+			out = append(out, fmt.Sprintf("%s: flow runs were added by `reproduce --decide` after a first judgement (%s); they are pooled with the part's runs: "+
+				"an interval after a second look is sequential, and its level is not adjusted for the first look (optional stopping raises the false-positive rate)",
+				f.Name, strings.Join(xs, ", ")))
+		}
+	}
 	// Shards that shared a node beyond the rule (plan.CPUsPerShard) may have starved each
 	// other's timing.
 	return append(out, plan.NodeOverlaps(e.Records)...)
@@ -249,15 +256,16 @@ func (e *Support) writeHTML(w io.Writer, secs []Section) error {
 
 // jsonFinding is one row of findings.json.
 type jsonFinding struct {
-	ID        string   `json:"id"`
-	Claim     string   `json:"claim"`
-	Source    string   `json:"source"`
-	Criterion string   `json:"criterion"`
-	Verdict   Verdict  `json:"verdict"`
-	Evidence  string   `json:"evidence"`
-	See       []string `json:"see,omitempty"`
-	Cells     []string `json:"cells,omitempty"`
-	Needs     []Need   `json:"needs,omitempty"`
+	ID        string     `json:"id"`
+	Claim     string     `json:"claim"`
+	Source    string     `json:"source"`
+	Criterion string     `json:"criterion"`
+	Verdict   Verdict    `json:"verdict"`
+	Evidence  string     `json:"evidence"`
+	See       []string   `json:"see,omitempty"`
+	Cells     []string   `json:"cells,omitempty"`
+	Needs     []Need     `json:"needs,omitempty"`
+	FlowNeeds []FlowNeed `json:"flow_needs,omitempty"`
 }
 
 // writeJSON writes the findings table as JSON: study, scale and the findings.
@@ -270,7 +278,7 @@ func (e *Support) writeJSON(w io.Writer, js []Judgement) error {
 	}{Study: e.Study.Name, Scale: e.Plan.Scale, Partial: e.Partial()}
 	for i, f := range e.Study.Findings {
 		out.Findings = append(out.Findings, jsonFinding{ID: f.ID, Claim: f.Claim, Source: f.Source, Criterion: f.Criterion,
-			Verdict: js[i].Verdict, Evidence: js[i].Evidence, See: js[i].See, Cells: js[i].Cells, Needs: js[i].Needs})
+			Verdict: js[i].Verdict, Evidence: js[i].Evidence, See: js[i].See, Cells: js[i].Cells, Needs: js[i].Needs, FlowNeeds: js[i].FlowNeeds})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -109,6 +109,9 @@ type FlowPart struct {
 	// H3Stack is the HTTP/3 stack serving the part's QUIC flows: "" (quic-go) or
 	// server.StackNgtcp2, which takes each flow's controller from its spec ("h3:bbr").
 	H3Stack string
+	// Seed, when != 0, seeds the part's order and loss in place of the run's seed
+	// (RunOptions.Seed): the flow runs `reproduce --decide` adds are new draws.
+	Seed int64
 }
 
 // Plan is what a study runs at one scale.
@@ -243,6 +246,9 @@ type Judgement struct {
 	Cells []string
 	// Needs, for an inconclusive verdict, are the cells' loads per arm that would decide it.
 	Needs []Need
+	// FlowNeeds, for an inconclusive verdict on bulk flows, are the flow runs per mix that
+	// would decide it.
+	FlowNeeds []FlowNeed
 }
 
 // notRun is the judgement of a finding whose data this run lacks.

@@ -74,8 +74,9 @@ and --seed): the loads in DIR/results.jsonl are kept and every part's schedule g
 the reports of an unfinished one say PARTIAL. --resume on a complete DIR/results.jsonl (also
 one written by an older pltlab) measures nothing and checks no link: it says so and rewrites
 the findings, reports and figures from the records, whose own settings decide the plan.
---decide adds to a complete reproduction the loads per arm that would decide its inconclusive
-findings (printed with each finding, with their time) and re-judges.
+--decide adds to a complete reproduction the loads per arm (and, for findings on bulk flows,
+the flow runs per mix) that would decide its inconclusive findings (printed with each finding,
+with their time) and re-judges.
 
 --shard I/N (or auto, auto/N in a Slurm array or a Kubernetes Indexed Job) runs one shard of the
 study: its parts' measured blocks and flow parts, cut into N runs of whole blocks balanced by the
@@ -299,7 +300,7 @@ func (f *reproduceFlags) job(cmd *cobra.Command, st *studies.Study, plan studies
 	switch m {
 	case modeDecide:
 		dp, err := decidePlan(cmd, st, plan, dir)
-		if err != nil || len(dp.Parts) == 0 {
+		if err != nil || (len(dp.Parts) == 0 && len(dp.Flows) == 0) {
 			return nil, err
 		}
 		orig := plan
@@ -564,13 +565,20 @@ func decidePlan(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir st
 	for _, s := range skipped {
 		fmt.Fprintf(stderr, "pltlab: --decide leaves undecided: %s\n", s)
 	}
-	if len(dp.Parts) == 0 {
-		fmt.Fprintf(stderr, "pltlab: --decide: no inconclusive finding that more loads can decide\n")
+	if len(dp.Parts) == 0 && len(dp.Flows) == 0 {
+		fmt.Fprintf(stderr, "pltlab: --decide: no inconclusive finding that more loads or flow runs can decide\n")
 		return dp, nil
 	}
 	for _, p := range dp.Parts {
 		c := p.Config
 		fmt.Fprintf(stderr, "pltlab: --decide: %s: %s on %s, %d more loads per arm\n", p.Name, armsString(c.Arms), c.Links[0], c.Runs)
+	}
+	for _, f := range dp.Flows {
+		ms := make([]string, len(f.Mixes))
+		for i, m := range f.Mixes {
+			ms[i] = strings.Join(m, "+")
+		}
+		fmt.Fprintf(stderr, "pltlab: --decide: %s: flows %s on %s, %d more runs of %s per mix\n", f.Name, strings.Join(ms, " "), f.Link, f.Runs, f.Duration)
 	}
 	return dp, nil
 }
