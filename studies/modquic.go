@@ -190,8 +190,11 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 		parts = append(parts, fmt.Sprintf("%s: %s %.2f %s, %s %.2f %s, %s (Welch p=%s)", paths[k], rel.a, d.TCPMean, unit, rel.b, d.QUICMean, unit,
 			fmtInterval("%+.1f %%", d.Pct, d.Pct-h, d.Pct+h), fmtP(d.P)))
 		if !sig[k] && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
+			runs := WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)
 			undecided = append(undecided, fmt.Sprintf("%s detects %s, decided by %d runs per stack", paths[k],
-				fmtPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)))
+				fmtPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), runs))
+			mixes := [][]string{{modquicSpec[rel.a]}, {modquicSpec[rel.b]}}
+			j.FlowNeeds = append(j.FlowNeeds, e.flowNeedFor(paths[k], mixes, runs, min(d.NTCP, d.NQUIC), what+" of "+rel.a+" against "+rel.b))
 		}
 	}
 	for _, p := range paths {
@@ -212,7 +215,10 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 	j.Evidence = fmt.Sprintf("%s of %s against %s: ", what, rel.a, rel.b) + strings.Join(parts, "; ") +
 		fmt.Sprintf(" (Holm over the %d paths at %g); implied by the thesis: %+.1f %%", len(diffs), Alpha, rel.impliedPc)
 	if j.Verdict == Inconclusive && len(undecided) > 0 {
-		j.Evidence += "; n.s.: " + strings.Join(undecided, ", ")
+		j.Evidence += "; n.s.: " + strings.Join(undecided, ", ") + " (`reproduce --decide` makes them)"
+	}
+	if j.Verdict != Inconclusive {
+		j.FlowNeeds = nil
 	}
 	return j
 }

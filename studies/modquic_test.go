@@ -3,9 +3,11 @@ package studies
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -92,6 +94,22 @@ func TestModQUICJudges(t *testing.T) {
 	flat := all([]float64{8.0, 9.0, 7.0}, []float64{8.1, 7.0, 9.1}, []float64{7.0, 8.0, 6.0}, 40, 40, nil)
 	if j := verdicts(st, Quick, flat)["bbr-throughput"]; j.Verdict != Inconclusive || !strings.Contains(j.Evidence, "decided by") {
 		t.Errorf("overlapping: %s (%s), want inconclusive with the runs needed", j.Verdict, j.Evidence)
+	}
+	// ... and --decide makes those runs of the two stacks alone on each undecided path, or
+	// names the relation no --decide can settle (BBR and CUBIC 0.2 % apart: 5530 runs a stack).
+	e := Evaluate(st, FromRecords(st.Plan(Quick), flat), flat)
+	dp, skipped := DecidePlan(e)
+	if len(dp.Flows) != 3 {
+		t.Fatalf("decide plan for the overlapping runs: flows %+v, skipped %q", dp.Flows, skipped)
+	}
+	for _, f := range dp.Flows {
+		if !strings.Contains(f.Name, "/decide/") || f.Runs != 19 || f.H3Stack != flows.StackNgtcp2 ||
+			!slices.EqualFunc(f.Mixes, [][]string{{"h3:cubic"}, {"h1:cubic"}}, slices.Equal) {
+			t.Errorf("decide flow part %+v", f)
+		}
+	}
+	if s := strings.Join(skipped, "\n"); !strings.Contains(s, "goodput of QUIC/BBR against QUIC/CUBIC: needs 5525 more runs per mix, above the 60") {
+		t.Errorf("skipped: %q", skipped)
 	}
 	if j := verdicts(st, Quick, nil)["quic-tcp"]; j.Verdict != NotRun {
 		t.Errorf("no runs: %s, want not run", j.Verdict)
