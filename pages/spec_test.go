@@ -135,6 +135,47 @@ func TestParseSpecErrors(t *testing.T) {
 	}
 }
 
+// TestAlmanacPresets checks the Web Almanac 2024 pages against the chapter's figures: the
+// desktop page's requests per type (2 HTML with the document, 8 CSS, 4 fonts, 24 scripts, 18
+// images) and its bytes per type within a byte per object of the published KiB.
+func TestAlmanacPresets(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		css, font, js, img     int
+		cssB, fontB, jsB, imgB int64
+	}{
+		{"almanac2024-desktop", 8, 4, 24, 18, 78 * 1024, 131 * 1024, 613 * 1024, 1054 * 1024},
+		{"almanac2024-mobile", 8, 3, 22, 16, 73 * 1024, 111 * 1024, 558 * 1024, 900 * 1024},
+	} {
+		s, err := ParseSpec(tc.name)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		count := map[ObjectType]int{}
+		bytes := map[ObjectType]int64{}
+		for _, it := range s.Items {
+			k := it.Type
+			if k == TypeJSAsync {
+				k = TypeJS
+			}
+			count[k] += it.Count
+			bytes[k] += int64(it.Count) * it.Size
+		}
+		near := func(got, want int64, n int) bool { return got >= want-int64(n) && got <= want+int64(n) }
+		if count[TypeCSS] != tc.css || count[TypeFont] != tc.font || count[TypeJS] != tc.js || count[""] != tc.img || count[TypeIframe] != 1 {
+			t.Errorf("%s: requests per type %v", tc.name, count)
+		}
+		if !near(bytes[TypeCSS], tc.cssB, tc.css) || !near(bytes[TypeFont], tc.fontB, tc.font) || !near(bytes[TypeJS], tc.jsB, tc.js) ||
+			!near(bytes[""], tc.imgB, tc.img) || bytes[TypeIframe] != 9*1024 {
+			t.Errorf("%s: bytes per type %v", tc.name, bytes)
+		}
+		p, _ := LookupPreset(tc.name)
+		if !strings.Contains(p.Doc, "almanac.httparchive.org/en/2024/page-weight") || !strings.Contains(p.Doc, "Not modelled") {
+			t.Errorf("%s: doc does not cite its source and what it leaves out: %s", tc.name, p.Doc)
+		}
+	}
+}
+
 func TestPresets(t *testing.T) {
 	ps := Presets()
 	names := map[string]bool{}
@@ -152,9 +193,10 @@ func TestPresets(t *testing.T) {
 			t.Errorf("preset %s: parsed %+v (label %s) from spec %q", p.Name, s, s.Label(), p.Spec)
 		}
 	}
-	// 7 sizes x 6 counts minus kakhki-200x10MB (2 GB), plus carlucci2015 and 6 same1MB presets.
-	if len(ps) != 7*6-1+1+6 {
-		t.Errorf("%d presets, want 48", len(ps))
+	// 7 sizes x 6 counts minus kakhki-200x10MB (2 GB), plus carlucci2015, 6 same1MB presets and
+	// the two Web Almanac pages.
+	if len(ps) != 7*6-1+1+6+2 {
+		t.Errorf("%d presets, want 50", len(ps))
 	}
 	for _, want := range []string{"carlucci2015", "kakhki-1x5KB", "kakhki-200x5KB", "kakhki-100x10MB", "same1MB-1x1MB", "same1MB-10x100KB"} {
 		if !names[want] {
