@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +16,6 @@ import (
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/plan"
-	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/studies"
 )
 
@@ -123,21 +121,16 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 			case modeMerge:
 				return mergeStudy(cmd, st, plan, f, dir, files)
 			}
-			job, err := f.job(cmd, st, plan, m, dir)
-			if err != nil || job == nil {
-				return err // refused, re-judged, or nothing to decide
-			}
-			if job.plan.Loads() > 0 { // a study of bulk runs only needs no browser
-				if _, err := browser.FindChromium(f.chrome); err != nil {
-					return usagef("%v", err)
-				}
+			job, err := f.jobOf(st, plan, m, dir)
+			if err != nil {
+				return err
 			}
 			stopView, err := startViewBeside(cmd.Context(), f.view, dir, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer stopView()
-			return reproduce(cmd, st, job, f)
+			return reproduce(cmd, job, f)
 		},
 	}
 	fl := cmd.Flags()
@@ -262,55 +255,31 @@ func (f *reproduceFlags) outDir(st *studies.Study) string {
 	return filepath.Join("results", st.Name)
 }
 
-// reproduceJob is the run a reproduction makes, decided once: the plan it measures (the study's,
-// or the loads --decide adds), the plan its report judges, whether it appends to dir's results,
-// and the per-load evidence options.
-type reproduceJob struct {
-	plan studies.Plan
-	// judge, when set, is the plan the report judges, from the records (the study's own under
-	// --decide, whose run measures the added loads only).
-	judge     *studies.Plan
-	dir       string
-	appendTo  bool
-	configure func(*experiment.Config)
-}
-
-// job returns the run mode m makes of plan in dir, or nil when there is nothing to measure: a
-// complete reproduction under --resume is re-judged from its records (no load, no link), and
-// --decide with no finding that loads can decide says so. Bad input is refused before anything
-// is written (usage errors).
-func (f *reproduceFlags) job(cmd *cobra.Command, st *studies.Study, plan studies.Plan, m reproduceMode, dir string) (*reproduceJob, error) {
+// jobOf is the reproduction mode m asks of plan in dir (studies.Job), with the per-load
+// evidence options of the flags. Bad input is refused before anything is written (usage
+// errors).
+func (f *reproduceFlags) jobOf(st *studies.Study, plan studies.Plan, m reproduceMode, dir string) (studies.Job, error) {
 	ac, err := f.art.config()
 	if err != nil {
-		return nil, err
-	}
-	if m == modeResume { // a complete run is re-judged: no load, no link, no server, no browser
-		if done, err := rejudge(cmd, st, plan, dir); done || err != nil {
-			return nil, err
-		}
+		return studies.Job{}, err
 	}
 	if err := plan.CheckTCPCC(); err != nil {
-		return nil, asUsage(err) // tried where the server will run, before anything is written
+		return studies.Job{}, asUsage(err) // tried where the server will run, before anything is written
 	}
 	if err := plan.CheckDevices(); err != nil {
-		return nil, asUsage(err) // a part's CPU budget the kernel refuses here (rootless)
+		return studies.Job{}, asUsage(err) // a part's CPU budget the kernel refuses here (rootless)
 	}
-	job := &reproduceJob{plan: plan, dir: dir, appendTo: m == modeResume,
-		configure: func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }}
-	switch m {
-	case modeDecide:
-		dp, err := decidePlan(cmd, st, plan, dir)
-		if err != nil || (len(dp.Parts) == 0 && len(dp.Flows) == 0) {
-			return nil, err
-		}
-		orig := plan
-		job.plan, job.appendTo, job.judge = dp, true, &orig
-	case modeRun:
+	mode := map[reproduceMode]studies.JobMode{modeRun: studies.JobRun, modeResume: studies.JobResume, modeDecide: studies.JobDecide}[m]
+	if m == modeRun {
 		if err := prepareOutDir(dir, f.force); err != nil {
-			return nil, err
+			return studies.Job{}, err
 		}
 	}
-	return job, nil
+	o := f.options()
+	o.Chrome, o.Version, o.SkipLinkCheck = f.chrome, pltlabVersion(), f.noCheck
+	o.Configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
+	o.Process = processSettings{} // the process-wide settings a study's arms switch, made here
+	return studies.Job{Study: st, Plan: plan, Mode: mode, Dir: dir, Options: o}, nil
 }
 
 // listStudies prints every study with the loads and estimated time of each scale (the cost
@@ -428,7 +397,11 @@ func mergeStudy(cmd *cobra.Command, st *studies.Study, sp studies.Plan, f reprod
 	if check.Duplicates > 0 {
 		fmt.Fprintf(stderr, "pltlab: %d lines were read twice and kept once (the same shard's file given twice, or a shard rerun over its first file)\n", check.Duplicates)
 	}
-	if werr := writeStudy(cmd.OutOrStdout(), dir, st, sp, recs); werr != nil {
+	ev, js, werr := studies.Judge(dir, st, sp, recs)
+	if werr == nil {
+		werr = printStudy(cmd.OutOrStdout(), dir, st, ev, js)
+	}
+	if werr != nil {
 		return werr
 	}
 	if !check.Complete() {
@@ -454,154 +427,78 @@ func prepareOutDir(dir string, force bool) error {
 	return nil
 }
 
-// reproduce runs the job into DIR/results.jsonl, then writes the study report and prints the
-// study's headline table and the findings.
-func reproduce(cmd *cobra.Command, st *studies.Study, job *reproduceJob, f reproduceFlags) error {
-	jsonl := filepath.Join(job.dir, "results.jsonl")
-	err := runStudy(cmd.Context(), job, f, jsonl, cmd.ErrOrStderr())
-	if _, serr := os.Stat(jsonl); serr != nil || isUsage(err) {
-		return err // nothing was measured, or refused before measuring: no report
-	}
-	if f.shard != "" {
-		// One shard's records judge nothing alone: the report is the merge's.
-		fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: shard %s written to %s; when every shard is done: pltlab reproduce %s --scale %s --merge SHARD/results.jsonl... --out DIR\n",
-			f.shard, jsonl, st.Name, job.plan.Scale)
-		return err
-	}
-	// A part that failed (a link refused by its self-check, say) does not stop the report of
-	// the others: its findings are judged "not run" and the error is returned after the report.
-	recs, _, rerr := analysis.ReadFiles([]string{jsonl}, nil, slog.Default())
-	if rerr != nil {
-		return errors.Join(err, rerr)
-	}
-	judged := job.plan
-	if job.judge != nil {
-		judged = studies.FromRecords(*job.judge, recs)
-	}
-	if werr := writeStudy(cmd.OutOrStdout(), job.dir, st, judged, recs); werr != nil {
-		return errors.Join(err, werr)
-	}
-	return err
-}
-
-// runStudy runs the job, streaming records to out (appending under --resume and --decide), with progress and
-// the closing line on stderr. An interrupt keeps every written record and exits with code 130.
-func runStudy(ctx context.Context, job *reproduceJob, f reproduceFlags, out string, stderr io.Writer) error {
-	mode := outReplace
-	o := f.options()
-	o.Chrome, o.Version, o.SkipLinkCheck, o.Configure = f.chrome, pltlabVersion(), f.noCheck, job.configure
-	o.Process = processSettings{} // the process-wide settings a study's arms switch, made here
-	if job.appendTo {
-		mode = outAppend
-		old, _, err := analysis.ReadFiles([]string{out}, nil, nil)
-		if err != nil {
-			return fmt.Errorf("--resume: read %s: %w", out, err)
-		}
-		o.Resume = old
-	}
-	of, err := openOut("--out", out, mode)
-	if err != nil {
-		return err
-	}
-	defer of.Close()
+// reproduce does the job (studies.Reproduce: run, resume, re-judge, decide) with the records
+// file, progress and messages of this terminal, then prints the closing line, the study's
+// headline table and the findings. An interrupt keeps every written record and exits with code
+// 130; a part that failed (a link refused by its self-check, say) does not stop the report of
+// the others, and its error is returned after the report.
+func reproduce(cmd *cobra.Command, job studies.Job, f reproduceFlags) error {
+	stderr := cmd.ErrOrStderr()
 	tmp, cleanup, err := makeTempRoot()
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	o.TempDir = tmp
-	prep, err := job.plan.Prepare(o) // the plan computed once: schedule, shard, what is left
-	if err != nil {
-		return usagef("--resume %s: %v: give the flags of the interrupted reproduction", out, err)
+	job.Options.TempDir = tmp
+	jsonl := filepath.Join(job.Dir, studies.ResultsFile)
+	sink := studies.Sink{
+		Open: func(appendTo bool) (io.Writer, func() error, error) {
+			mode := outReplace
+			if appendTo {
+				mode = outAppend
+			}
+			of, err := openOut("--out", jsonl, mode)
+			if err != nil {
+				return nil, nil, err
+			}
+			return of, of.Close, nil
+		},
+		Say:      func(line string) { fmt.Fprintf(stderr, "pltlab: %s\n", line) },
+		Progress: func(left int) (func(experiment.Progress), func()) { return newProgress(left, stderr, isTerminal(stderr)) },
+		Check: func(p studies.Plan) error {
+			if p.Loads() > 0 { // a study of bulk runs only needs no browser
+				if _, err := browser.FindChromium(f.chrome); err != nil {
+					return usagef("%v", err)
+				}
+			}
+			return nil
+		},
 	}
-	line, err := prep.Announce()
-	if err != nil {
+	out, err := studies.Reproduce(cmd.Context(), job, sink)
+	var ref *studies.RefusedError
+	if errors.As(err, &ref) {
 		return asUsage(err)
 	}
-	fmt.Fprintf(stderr, "pltlab: %s\n", line)
-	observe, finish := newProgress(prep.Left(), stderr, isTerminal(stderr))
-	prep.Options.Observer = observe
-	sum, err := studies.RunPrepared(ctx, prep, result.NewWriter(of))
-	finish()
-	e, _ := prep.Estimate()
-	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), studies.FormatEstimate(e), studies.FormatEstimate(sum.Elapsed))
-	return artifactsExit(explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)")), sum.ArtifactsFailed)
-}
-
-// rejudge re-judges a complete reproduction in dir from its records (studies.Complete): no
-// load, no link check; the findings, reports and figures are rewritten with the plan the
-// records give (studies.FromRecords). It reports false when dir holds no complete run (it is
-// then continued), and an error when its results cannot be read.
-func rejudge(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir string) (bool, error) {
-	jsonl := filepath.Join(dir, "results.jsonl")
-	if _, err := os.Stat(jsonl); err != nil {
-		return false, nil // nothing to resume yet: the run starts
-	}
-	recs, _, err := analysis.ReadFiles([]string{jsonl}, nil, nil)
-	if err != nil {
-		return false, fmt.Errorf("--resume: read %s: %w", jsonl, err)
-	}
-	if !studies.Complete(plan, recs) {
-		return false, nil
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "pltlab: %s is complete (%d records): nothing to measure and no link to check; re-judging the findings from the records\n", jsonl, len(recs))
-	return true, writeStudy(cmd.OutOrStdout(), dir, st, studies.FromRecords(plan, recs), recs)
-}
-
-// decidePlan reads the complete reproduction in dir and returns the plan of the loads that would
-// decide its inconclusive findings (studies.DecidePlan), printing what it will measure and its
-// estimate; an empty plan (nothing to decide) is said and returned without error.
-func decidePlan(cmd *cobra.Command, st *studies.Study, plan studies.Plan, dir string) (studies.Plan, error) {
-	jsonl := filepath.Join(dir, "results.jsonl")
-	recs, _, err := analysis.ReadFiles([]string{jsonl}, nil, nil)
-	if err != nil {
-		return studies.Plan{}, usagef("--decide needs a complete reproduction in --out %s: %v", dir, err)
-	}
-	dp, skipped, err := studies.Decide(st, plan, recs, pltlabVersion())
-	if err != nil {
-		return studies.Plan{}, usagef("--decide: %s: %v", jsonl, err)
-	}
-	stderr := cmd.ErrOrStderr()
-	for _, s := range skipped {
-		fmt.Fprintf(stderr, "pltlab: --decide leaves undecided: %s\n", s)
-	}
-	if len(dp.Parts) == 0 && len(dp.Flows) == 0 {
-		fmt.Fprintf(stderr, "pltlab: --decide: no inconclusive finding that more loads or flow runs can decide\n")
-		return dp, nil
-	}
-	for _, p := range dp.Parts {
-		c := p.Config
-		fmt.Fprintf(stderr, "pltlab: --decide: %s: %s on %s, %d more loads per arm\n", p.Name, armsString(c.Arms), c.Links[0], c.Runs)
-	}
-	for _, f := range dp.Flows {
-		ms := make([]string, len(f.Mixes))
-		for i, m := range f.Mixes {
-			ms[i] = strings.Join(m, "+")
+	if out.Step != studies.StepMeasure {
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(stderr, "pltlab: --decide: %s: flows %s on %s, %d more runs of %s per mix\n", f.Name, strings.Join(ms, " "), f.Link, f.Runs, f.Duration)
+		if out.Step == studies.StepRejudge {
+			return printStudy(cmd.OutOrStdout(), job.Dir, job.Study, out.Support, out.Judgements)
+		}
+		return nil // nothing to decide, said
 	}
-	return dp, nil
-}
-
-// armsString is "h3 h2".
-func armsString(arms []experiment.Arm) string {
-	out := make([]string, len(arms))
-	for i, a := range arms {
-		out[i] = a.String()
+	if out.Summary.Elapsed > 0 || out.RunErr != nil {
+		fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(out.Summary), studies.FormatEstimate(out.Estimate), studies.FormatEstimate(out.Summary.Elapsed))
 	}
-	return strings.Join(out, " ")
-}
-
-// writeStudy writes the study report into dir and prints the headline table and the findings.
-func writeStudy(w io.Writer, dir string, st *studies.Study, plan studies.Plan, recs []*result.Record) error {
-	ev := studies.Evaluate(st, plan, recs)
-	if len(ev.Loads()) == 0 && (plan.Loads() > 0 || len(recs) == 0) {
-		return analysis.ErrNoRecords
+	runErr := artifactsExit(explainSetupError(stopError(cmd.Context(), out.RunErr, "the records written so far are kept (continue with --resume)")), out.Summary.ArtifactsFailed)
+	if isUsage(err) || out.Support == nil && err != nil {
+		return errors.Join(runErr, err) // refused before measuring, or the records could not be read
 	}
-	js, err := studies.WriteReport(dir, ev)
+	if job.Options.Shard.Count > 0 {
+		fmt.Fprintf(stderr, "pltlab: shard %s written to %s; when every shard is done: pltlab reproduce %s --scale %s --merge SHARD/results.jsonl... --out DIR\n",
+			f.shard, jsonl, job.Study.Name, job.Plan.Scale)
+		return runErr
+	}
 	if err != nil {
-		return err
+		return errors.Join(runErr, err)
 	}
+	return errors.Join(runErr, printStudy(cmd.OutOrStdout(), job.Dir, job.Study, out.Support, out.Judgements))
+}
+
+// printStudy prints a judged study (studies.Judge): its warnings, the study's headline table,
+// the findings and the report files.
+func printStudy(w io.Writer, dir string, st *studies.Study, ev *studies.Support, js []studies.Judgement) error {
 	for _, warning := range ev.Warnings() {
 		fmt.Fprintf(w, "WARNING: %s\n", warning)
 	}
@@ -614,7 +511,7 @@ func writeStudy(w io.Writer, dir string, st *studies.Study, plan studies.Plan, r
 	if err := studies.WriteFindings(w, ev, js); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nReports: %s\n", strings.Join(prefixAll(dir, append([]string{"results.jsonl"}, studies.ReportFiles...)), " "))
+	fmt.Fprintf(w, "\nReports: %s\n", strings.Join(prefixAll(dir, append([]string{studies.ResultsFile}, studies.ReportFiles...)), " "))
 	return nil
 }
 
