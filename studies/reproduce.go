@@ -141,11 +141,11 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 	case JobDecide:
 		recs, _, err := analysis.ReadFiles([]string{jsonl}, nil, nil)
 		if err != nil {
-			return out, refused("--decide needs a complete reproduction in --out %s: %v", j.Dir, err)
+			return out, refused("--decide needs a complete reproduction in --out %s: %w", j.Dir, err)
 		}
 		dp, skipped, err := Decide(j.Study, j.Plan, recs, j.Options.Version)
 		if err != nil {
-			return out, refused("--decide: %s: %v", jsonl, err)
+			return out, refused("--decide: %s: %w", jsonl, err)
 		}
 		out.Skipped = skipped
 		for _, s := range skipped {
@@ -173,7 +173,7 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 	o.Resume = old
 	prep, err := out.Measured.Prepare(o) // the plan computed once: schedule, shard, what is left
 	if err != nil {
-		return out, refused("--resume %s: %v: give the flags of the interrupted reproduction", jsonl, err)
+		return out, refused("--resume %s: %w: give the flags of the interrupted reproduction", jsonl, err)
 	}
 	line, err := prep.Announce()
 	if err != nil {
