@@ -76,8 +76,9 @@ func WriteWaterfallAxis(w io.Writer, rec *result.Record, endMs float64) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n", wfWidth, height, wfWidth, height)
 	writeLegend(&b)
 	conns := connNumbers(rows)
+	home := hostOf(rows[0].URL) // the document's (or first fetch's) host
 	for i, r := range rows {
-		writeRow(&b, r, wfTop+i*wfRow, conns, x)
+		writeRow(&b, r, wfTop+i*wfRow, conns, home, x)
 	}
 	writeAxis(&b, end, height, x)
 	writeMilestones(&b, rec, height, x)
@@ -152,11 +153,33 @@ func spans(r result.Resource) []wfSpan {
 	return out
 }
 
-func writeRow(b *strings.Builder, r result.Resource, y int, conns map[string]int, x func(float64) float64) {
-	label := r.URL
-	if u, err := url.Parse(r.URL); err == nil && u.Path != "" {
-		label = u.Path
+// hostOf is the host of a URL ("" when it has none).
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
 	}
+	return u.Hostname()
+}
+
+// rowLabel is a row's label: the URL's path, prefixed with the first label of its host and a
+// colon when the host is not home's ("o1: /img/0003.jpg" for a page's origin o1), so that a
+// page's origins, and the connections they share (h2 and h3 coalescing), show in the waterfall.
+func rowLabel(raw, home string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Path == "" {
+		return raw
+	}
+	label := u.Path
+	if h := u.Hostname(); h != "" && h != home {
+		first, _, _ := strings.Cut(h, ".")
+		label = first + ": " + truncate(label, 30-len(first)-2)
+	}
+	return label
+}
+
+func writeRow(b *strings.Builder, r result.Resource, y int, conns map[string]int, home string, x func(float64) float64) {
+	label := rowLabel(r.URL, home)
 	conn := ""
 	if n := conns[r.ConnectionID]; n > 0 {
 		conn = fmt.Sprintf("c%d", n)
@@ -164,8 +187,8 @@ func writeRow(b *strings.Builder, r result.Resource, y int, conns map[string]int
 		fmt.Fprintf(b, `<rect x="%d" y="%d" width="6" height="%d" fill="%s"><title>connection %s (Chromium id %s)</title></rect>`+"\n",
 			wfLabel-10, y+2, wfRow-4, color, conn, html.EscapeString(r.ConnectionID))
 	}
-	fmt.Fprintf(b, `<text x="4" y="%d">%s</text><text x="%d" y="%d" text-anchor="end" fill="#555">%s</text>`+"\n",
-		y+wfRow-4, html.EscapeString(truncate(label, 30)), wfLabel-14, y+wfRow-4, conn)
+	fmt.Fprintf(b, `<text x="4" y="%d">%s<title>%s</title></text><text x="%d" y="%d" text-anchor="end" fill="#555">%s</text>`+"\n",
+		y+wfRow-4, html.EscapeString(truncate(label, 30)), html.EscapeString(r.URL), wfLabel-14, y+wfRow-4, conn)
 	for _, s := range spans(r) {
 		a, e, p := s.from, s.to, s.phase
 		fmt.Fprintf(b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s %s: %.1f-%.1f ms</title></rect>`+"\n",

@@ -116,3 +116,36 @@ func TestHTMLFilmstrip(t *testing.T) {
 		t.Errorf("ParseMetric(visually_complete_ms) = %v, %v", m, err)
 	}
 }
+
+// TestWaterfallOrigins: a fetch from another origin is labelled with its host's first label
+// (the full URL in its title), its connection numbered like the page's, so a connection that
+// serves two hosts (h2/h3 coalescing) shows as one cN on both; the page's own rows keep their
+// bare paths.
+func TestWaterfallOrigins(t *testing.T) {
+	rec := waterfallRecord()
+	rec.Resources = append(rec.Resources,
+		result.Resource{URL: "https://o1.p6c6f0276.plt.test/css/0004.css", StartMs: 135, RequestStartMs: 136, ResponseStartMs: 170, EndMs: 175, ConnectionID: "41"},
+		result.Resource{URL: "https://cdn.example.test/a/very/long/path/to/some/script.js", StartMs: 136, RequestStartMs: 137, ResponseStartMs: 171, EndMs: 176, ConnectionID: "60"})
+	var buf bytes.Buffer
+	if err := WriteWaterfall(&buf, rec); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	for _, want := range []string{
+		">o1: /css/0004.css<title>https://o1.p6c6f0276.plt.test/css/0004.css</title>",
+		"/some/script.js<title>https://cdn.example.test/",
+		">/img/a.jpg<title>",
+		"o1: /css/0004.css wait (request to first byte): 136.0-170.0 ms",
+		"connection c3 (Chromium id 60)",
+	} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("waterfall lacks %q", want)
+		}
+	}
+	if !strings.Contains(svg, ">cdn: ...") {
+		t.Error("the other host's long label does not keep its host")
+	}
+	if n := strings.Count(svg, "connection c1 (Chromium id 41)"); n != 3 {
+		t.Errorf("connection 41 shown on %d rows, want 3 (document, a.jpg and o1's stylesheet)", n)
+	}
+}
