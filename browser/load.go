@@ -220,6 +220,7 @@ func measure(tab context.Context, t Target, measured bool) outcome {
 	}
 	switch {
 	case err == nil:
+		w.readBodies(rctx)
 		out := outcome{w: w, tm: &tm, failed: w.failures()}
 		if sc != nil {
 			out.frames = sc.stop(rctx, tm.TimeOrigin)
@@ -363,7 +364,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // saveHAR builds the HAR of the measured load from w's events and writes it to t.HARPath.
 func (b *Browser) saveHAR(t Target, rec *result.Record, w *watch) {
-	info := harPageInfo{URL: t.URL, Browser: b.version, Creator: b.cfg.creator, DCLMs: -1, PLTMs: -1}
+	info := harPageInfo{URL: t.URL, Browser: b.version, Creator: b.cfg.creator, DCLMs: -1, PLTMs: -1, Bodies: w.responseBodies()}
 	if rec.DCLMs > 0 {
 		info.DCLMs = rec.DCLMs
 	}

@@ -350,7 +350,7 @@ func CheckH3Stack(c Config) error {
 // the bad spec and what is accepted), so that bad input is refused before anything is set up.
 func CheckSpecs(c Config) error {
 	for _, s := range c.Pages {
-		if _, err := pages.ParseSpec(s); err != nil {
+		if _, err := PageSpec(s); err != nil {
 			return fmt.Errorf("bad page %q: %w", s, err)
 		}
 	}
@@ -396,4 +396,18 @@ func quicCC(c Config) string {
 		return server.DefaultNgtcp2CC
 	}
 	return c.QUICCC
+}
+
+// PageSpec parses one page of a Config: a page SPEC (pages.ParseSpec), or "har:FILE", a HAR to
+// replay (pages.ReadArchive), which gives the spec of the HAR's shape for cost and memory
+// estimates (pages.Archive.ReplaySpec). Errors name what is accepted.
+func PageSpec(s string) (pages.Spec, error) {
+	if !pages.IsReplay(s) {
+		return pages.ParseSpec(s)
+	}
+	a, err := pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+	if err != nil {
+		return pages.Spec{}, fmt.Errorf("%w (a page is a SPEC, a preset, or har:FILE, a HAR 1.2 with response bodies)", err)
+	}
+	return a.ReplaySpec(), nil
 }
