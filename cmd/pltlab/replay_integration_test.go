@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -22,16 +24,18 @@ const replayPage = "1x20KB:css,2x30KB@o1,1x10KB:js@o2"
 const replayLink = "rate=10mbit,rtt=40ms"
 
 // replayRuns is how many loads each leg makes per protocol; the PLT check compares medians.
-const replayRuns = 3
+const replayRuns = 5
 
-// replayPLTBound is how far the median replayed PLT may be from the median recorded PLT: 25 %
-// of the recorded median or 40 ms (one RTT), whichever is larger. Both legs load the same bytes
-// from the same server over the same link; what differs is the handler (the archive's headers
-// and lookup, microseconds). The spread between medians of 3 loads on this 2-core machine is the
-// bound's budget: h1's CV alone is 8-11 % on carlucci2015 (FACTS.md), so 25 % is about two
-// standard deviations of a 3-load median's difference, and one RTT covers short pages where one
-// extra round trip (a handshake packet lost to a late wake-up) is the whole difference.
-func replayPLTBound(recorded float64) float64 { return max(0.25*recorded, 40) }
+// replayPLTBound is how far the median replayed PLT may be from the median recorded PLT: 30 %
+// of the recorded median or 50 ms, whichever is larger. Both legs load the same bytes from the
+// same server over the same link; what differs is the handler (the archive's lookup and
+// headers: microseconds), so any difference is the noise of two 5-load medians on this 2-core
+// machine. Measured (4 runs of this test, 3 or 5 loads per leg, the machine partly busy): median
+// ratios replay/recorded 0.83-1.22 (h1 1.007-1.141, h2 0.887-1.051, h3 0.831-1.218), so 30 %
+// holds them with little room to spare and still fails a replay that adds a round trip per
+// object wave (about +40 % at 40 ms RTT on this ~0.35 s page); 50 ms (just over one RTT) covers
+// a short page whose whole difference is one handshake round trip.
+func replayPLTBound(recorded float64) float64 { return max(0.30*recorded, 50) }
 
 // TestIntegrationReplayRoundTrip records a generated multi-origin page per protocol with
 // --artifacts (HARs with bodies), replays each HAR with run --page har:FILE over the same link
@@ -99,6 +103,9 @@ func TestIntegrationReplayRoundTrip(t *testing.T) {
 					t.Errorf("replayed load %d served hosts %v, recorded %v", r.Run, got, want)
 				}
 			}
+			if p.Name == "h2" {
+				checkReplayMiss(t, dir, har)
+			}
 			mr, mp := medianPLT(recs), medianPLT(reps)
 			t.Logf("%s: median PLT recorded %.1f ms, replayed %.1f ms (ratio %.3f; bound ±%.1f ms)", p.Name, mr, mp, mp/mr, replayPLTBound(mr))
 			if d := mp - mr; d > replayPLTBound(mr) || -d > replayPLTBound(mr) {
@@ -140,4 +147,52 @@ func medianPLT(recs []*result.Record) float64 {
 	}
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// checkReplayMiss replays har without its stylesheet's entry (loopback, one load): the request
+// the archive lacks is counted and the load is invalid, its reason naming the missed URL.
+func checkReplayMiss(t *testing.T, dir, har string) {
+	t.Helper()
+	b, err := os.ReadFile(har)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatal(err)
+	}
+	log := h["log"].(map[string]any)
+	entries := log["entries"].([]any)
+	kept := entries[:0]
+	for _, e := range entries {
+		if !strings.HasSuffix(e.(map[string]any)["request"].(map[string]any)["url"].(string), ".css") {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) != len(entries)-1 {
+		t.Fatalf("%d entries, %d without the stylesheet; want one stylesheet", len(entries), len(kept))
+	}
+	log["entries"] = kept
+	if b, err = json.Marshal(h); err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.har")
+	if err := os.WriteFile(cut, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missFile := filepath.Join(dir, "miss.jsonl")
+	runCLI(t, "run", "--page", "har:"+cut, "--link", "none", "--runs", "1", "--warmup", "0", "--protocols", "h2", "--name", "miss", "--out", missFile)
+	n := 0
+	for _, r := range readAll(t, missFile) {
+		if !r.IsLoad() {
+			continue
+		}
+		n++
+		if r.Valid || r.Replay == nil || r.Replay.Misses != 1 || !strings.Contains(r.InvalidReason, "replay: 1 requests not in the archive (GET https://plt.test/css/0001.css)") {
+			t.Errorf("load with a miss: valid %v, reason %q, replay %+v; want invalid, naming GET https://plt.test/css/0001.css", r.Valid, r.InvalidReason, r.Replay)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d loads with a miss, want 1", n)
+	}
 }
