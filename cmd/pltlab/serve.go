@@ -22,9 +22,9 @@ import (
 // serveFlags are the command line of 'pltlab serve'.
 type serveFlags struct {
 	pagesDir, spec, har, addr, h1Addr, protocols, tcpCC, tlsVersion, host, certOut string
-	h3Stack, quicCC                                                           string
-	seed                                                                      int64
-	zeroRTT, json                                                             bool
+	h3Stack, quicCC                                                                string
+	seed                                                                           int64
+	zeroRTT, json                                                                  bool
 }
 
 // newServeCmd builds 'pltlab serve': serve a page over HTTP/1.1, HTTP/2 and HTTP/3 until interrupted.
