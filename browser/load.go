@@ -311,7 +311,8 @@ func (b *Browser) checkTarget(t *Target) error {
 	return b.checkURL(t.URL)
 }
 
-// checkURL checks that u is an https URL on the browser's mapped host (and port, if given).
+// checkURL checks that u is an https URL on the browser's mapped host (and port, if given), or
+// on one of its origin hosts (WithOriginHosts) at port 443.
 func (b *Browser) checkURL(u string) error {
 	pu, err := url.Parse(u)
 	if err != nil {
@@ -320,8 +321,11 @@ func (b *Browser) checkURL(u string) error {
 	if pu.Scheme != "https" {
 		return fmt.Errorf("browser: target URL %q: accepted https URLs only", u)
 	}
+	if slices.Contains(b.cfg.origins, pu.Hostname()) && (pu.Port() == "" || pu.Port() == "443") {
+		return nil // an origin host, named without a port and mapped to the server (WithOriginHosts): a replayed page on its recorded host
+	}
 	if !slices.Contains(b.cfg.allHosts(), pu.Hostname()) {
-		return fmt.Errorf("browser: target URL %q: host must be one of %s (the hosts the browser maps to %s)", u, strings.Join(b.cfg.allHosts(), ", "), b.cfg.ip)
+		return fmt.Errorf("browser: target URL %q: host must be one of %s (the hosts the browser maps to %s), or an origin host without a port", u, strings.Join(b.cfg.allHosts(), ", "), b.cfg.ip)
 	}
 	if want := b.cfg.portOf(pu.Hostname()); want != 0 {
 		port := pu.Port()

@@ -639,7 +639,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 		return nil, fmt.Errorf("close server connections: %w", err)
 	}
 	ls.link.TakeCounters() // start this load's counters from zero
-	t := browser.Target{URL: info.SiteURL(PageHost(j.Page), j.Arm.Protocol), Protocol: j.Arm.Protocol, Manifest: p.manifest,
+	t := browser.Target{URL: r.pageURL(info, j), Protocol: j.Arm.Protocol, Manifest: p.manifest,
 		Mode: j.Arm.Mode, Timeout: r.c.Timeout, Visual: r.c.Visual,
 		CloseConnections: func() error {
 			err := srv.CloseConnections()
@@ -684,6 +684,29 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 		replayFacts(rec, p.archive, srv.ReplayStats(since))
 	}
 	return rec, nil
+}
+
+// pageURL is the URL a load of job j navigates to: the page's site URL (PageHost) on the
+// protocol's port, or, for a replayed HAR whose main document was on another host than every
+// page's host, that document's own URL on its recorded host without a port (an origin of the
+// site, mapped to the server like every recorded host), so that the page's absolute URLs to its
+// own host stay same-origin as they were recorded.
+func (r *runner) pageURL(info server.Info, j Job) string {
+	p := r.pages[j.Page]
+	if a := p.archive; a != nil && !r.isPageHost(a.DocHost) {
+		return "https://" + a.DocHost + a.DocPath
+	}
+	return info.SiteURL(PageHost(j.Page), j.Arm.Protocol)
+}
+
+// isPageHost reports whether host is the host of one of the run's pages (PageHost).
+func (r *runner) isPageHost(host string) bool {
+	for i := range r.pages {
+		if PageHost(i) == host {
+			return true
+		}
+	}
+	return false
 }
 
 // replayFacts records what archive a answered during a load (st) in rec.Replay, and makes a
