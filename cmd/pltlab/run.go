@@ -63,7 +63,9 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
   sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --runs 2 --artifacts /tmp/a --out /tmp/a.jsonl
   sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --protocols h2 --cross h1:cubic --runs 3 --out /tmp/cross.jsonl
   ./bin/pltlab run --matrix grid.yaml --shard 0/8 --dry-run
-  ./bin/pltlab run --page 5x10KB --link none --runs 4 --shard 1/2 --out /tmp/shard-1.jsonl`,
+  ./bin/pltlab run --page 5x10KB --link none --runs 4 --shard 1/2 --out /tmp/shard-1.jsonl
+  sudo ./bin/pltlab run --page '1x20KB:css,2x30KB@o1' --link rate=10mbit,rtt=40ms --protocols h2 --runs 1 --warmup 0 --name rec --artifacts /tmp/a --out /tmp/rec.jsonl
+  sudo ./bin/pltlab run --page har:/tmp/a/rec/run-0000/load.har --link rate=10mbit,rtt=40ms --protocols h1,h2,h3 --runs 3 --out /tmp/replay.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := f.config(cmd)
@@ -83,7 +85,7 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.pages, "page", nil, "page SPEC (preset or [COUNTx]SIZE[:TYPE][@ORIGIN] items); repeat for a matrix")
+	fl.StringArrayVar(&f.pages, "page", nil, "page SPEC (preset or [COUNTx]SIZE[:TYPE][@ORIGIN] items), or har:FILE to replay a HAR 1.2 with response bodies; repeat for a matrix")
 	fl.StringArrayVar(&f.links, "link", nil, "LINK spec (preset or key=value items); repeat for a matrix")
 	fl.StringVar(&f.protocols, "protocols", "h1,h2,h3", "protocols to compare, comma-separated")
 	fl.StringVar(&f.modes, "mode", "cold", "cold, warm, or cold,warm")
