@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/pltlab/pltlab/protocol"
 )
 
@@ -128,6 +129,39 @@ func harTimingsFrom(t *testing.T, timing string, issued, finished float64) HARTi
 }
 
 func ftoa(f float64) string { b, _ := json.Marshal(f); return string(b) }
+
+// TestHARBodies checks that recorded response bodies go into content.text: UTF-8 text as is,
+// other bytes as base64 with content.encoding "base64", and none for a request without a body.
+func TestHARBodies(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "har", "events-h2.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := readEvents(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, order, err := groupEvents(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[network.RequestID][]byte{order[0]: []byte("<!DOCTYPE html>\n"), order[1]: {0xff, 0xd8, 0xff, 0xe0}}
+	h, err := buildHAR(events, harPageInfo{URL: "https://plt.test/index.html", DCLMs: -1, PLTMs: -1, Bodies: bodies})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) < 3 || len(h.Log.Entries) < 3 {
+		t.Fatalf("%d requests, %d entries", len(reqs), len(h.Log.Entries))
+	}
+	tests := []struct{ text, encoding string }{{"<!DOCTYPE html>\n", ""}, {"/9j/4A==", "base64"}, {"", ""}}
+	for i, tt := range tests {
+		c := h.Log.Entries[i].Response.Content
+		if c.Text != tt.text || c.Encoding != tt.encoding {
+			t.Errorf("entry %d (%s): text %q encoding %q, want %q %q", i, h.Log.Entries[i].Request.URL, c.Text, c.Encoding, tt.text, tt.encoding)
+		}
+	}
+}
 
 // harValidatorVersion is the npm har-validator release the validator test installs.
 const harValidatorVersion = "5.1.5"
