@@ -3,8 +3,8 @@
 package browser
 
 import (
-	"encoding/base64"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"math"

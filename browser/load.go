@@ -59,6 +59,10 @@ type Target struct {
 	// (result.Record.Visual): SpeedIndex, visual completeness, filmstrip. It adds VisualSettle to
 	// the load's wall time; its effect on the PLT is measured in the README.
 	Visual bool
+	// Deterministic installs DeterministicJS in every document of the load before its scripts
+	// run: a fixed clock and seeded random numbers (for replayed HARs, run
+	// --replay-deterministic). Default off.
+	Deterministic bool
 	// eventsPath, set by tests, receives the recorded network events (JSON Lines) with the HAR.
 	eventsPath string
 }
@@ -110,7 +114,11 @@ func (b *Browser) load(ctx context.Context, t Target, rec *result.Record) error 
 	defer cancelTab() // closes the tab and disposes of the BrowserContext: the next load is clean
 	stop := context.AfterFunc(ctx, cancelTab)
 	defer stop()
-	if err := setupTab(tab, cancelTab, b.emulate); err != nil {
+	scripts := []string{resourceBufferJS}
+	if t.Deterministic {
+		scripts = append(scripts, DeterministicJS)
+	}
+	if err := setupTab(tab, cancelTab, b.emulate, scripts); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("load %s: %w", t.URL, ctx.Err())
 		}
@@ -182,8 +190,10 @@ func (b *Browser) prime(ctx context.Context, tab context.Context, t Target, rec 
 }
 
 // setupTab creates the tab (the first Run of tab, without a deadline: docs/design.md, "Forcing a
-// protocol"), disables the HTTP cache and raises the Resource Timing buffer. cancel ends a set-up that takes too long.
-func setupTab(tab context.Context, cancel context.CancelFunc, emulate func(context.Context, *chromedp.Target) error) error {
+// protocol"), disables the HTTP cache and installs scripts (resourceBufferJS, which raises the Resource
+// Timing buffer, and optionally DeterministicJS) to run first in every document. cancel ends a
+// set-up that takes too long.
+func setupTab(tab context.Context, cancel context.CancelFunc, emulate func(context.Context, *chromedp.Target) error, scripts []string) error {
 	timer := time.AfterFunc(setupTimeout, cancel)
 	defer timer.Stop()
 	return chromedp.Do(tab, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
@@ -193,8 +203,12 @@ func setupTab(tab context.Context, cancel context.CancelFunc, emulate func(conte
 		if _, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
 			return fmt.Errorf("disable the cache: %w", err)
 		}
-		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: resourceBufferJS})
-		return err
+		for _, src := range scripts {
+			if _, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src}); err != nil {
+				return err
+			}
+		}
+		return nil
 	}))
 }
 

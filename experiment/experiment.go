@@ -110,6 +110,10 @@ type Config struct {
 	// Visual measures visual metrics (SpeedIndex, visual completeness, filmstrip) of every load
 	// from a DevTools screencast (browser.Target.Visual).
 	Visual bool
+	// ReplayDeterministic installs browser.DeterministicJS (a fixed clock, seeded Math.random)
+	// in the loads of replayed pages ("har:FILE"; browser.Target.Deterministic); recorded in
+	// result.Replay.Deterministic.
+	ReplayDeterministic bool
 	// Done lists the indexes (in Schedule(c)) of loads already made, which Run skips: the loads
 	// of an earlier, interrupted run of the same Config being resumed (see ResumeFrom).
 	Done map[int]bool

@@ -640,7 +640,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	}
 	ls.link.TakeCounters() // start this load's counters from zero
 	t := browser.Target{URL: r.pageURL(info, j), Protocol: j.Arm.Protocol, Manifest: p.manifest,
-		Mode: j.Arm.Mode, Timeout: r.c.Timeout, Visual: r.c.Visual,
+		Mode: j.Arm.Mode, Timeout: r.c.Timeout, Visual: r.c.Visual, Deterministic: p.archive != nil && r.c.ReplayDeterministic,
 		CloseConnections: func() error {
 			err := srv.CloseConnections()
 			ls.link.TakeCounters() // the priming load's packets are not this load's
@@ -682,6 +682,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	}
 	if p.archive != nil {
 		replayFacts(rec, p.archive, srv.ReplayStats(since))
+		rec.Replay.Deterministic = r.c.ReplayDeterministic
 	}
 	return rec, nil
 }

@@ -67,6 +67,9 @@ type Replay struct {
 	// them as "METHOD URL".
 	Misses int      `json:"misses"`
 	Missed []string `json:"missed,omitempty"`
+	// Deterministic is true when the load ran with a fixed clock and seeded Math.random (run
+	// --replay-deterministic, browser.DeterministicJS).
+	Deterministic bool `json:"deterministic,omitempty"`
 }
 
 // Record is one page load, the unit of every result stream (one JSON object per line).

@@ -18,6 +18,10 @@ import (
 // a 404 whose body names the request.
 const ReplayMissHeader = "X-Pltlab-Replay"
 
+// FaviconPath is the icon Chromium asks every host for by itself (not the page; DevTools HARs do
+// not record it). A replayed archive without it answers 404 and does not count it as a miss.
+const FaviconPath = "/favicon.ico"
+
 // ReplayMissesListed is how many missed URLs ReplayStats lists (the first ones, in order).
 const ReplayMissesListed = 5
 
@@ -110,7 +114,7 @@ func replayOrigins(ct *content) []string {
 // site's own host stands for the archive's main document host): the recorded status, headers
 // (pages.ArchiveEntry.Header) and body, identity-encoded with an exact Content-Length,
 // Cache-Control no-store and Timing-Allow-Origin * when the recording has none. A request the
-// archive lacks is a 404 with ReplayMissHeader, counted in ReplayStats.
+// archive lacks is a 404 with ReplayMissHeader, counted in ReplayStats, except FaviconPath.
 func (s *Server) serveReplay(c *gin.Context, ct *content) {
 	r := c.Request
 	host := r.Host
@@ -122,8 +126,13 @@ func (s *Server) serveReplay(c *gin.Context, ct *content) {
 	}
 	e, kind := ct.archive.Match(r.Method, host, r.URL.EscapedPath(), r.URL.RawQuery)
 	req := r.Method + " https://" + host + r.URL.RequestURI()
-	s.replay.add(replayEvent{at: time.Now(), req: req, kind: kind})
 	h := c.Writer.Header()
+	if e == nil && r.Method == http.MethodGet && r.URL.Path == FaviconPath {
+		c.Header("Cache-Control", "no-store")
+		c.String(http.StatusNotFound, "404 not in the replayed archive: %s (Chromium's own request, not counted)\n", req)
+		return
+	}
+	s.replay.add(replayEvent{at: time.Now(), req: req, kind: kind})
 	if e == nil {
 		h.Set(ReplayMissHeader, "miss")
 		h.Set("Cache-Control", "no-store")

@@ -49,7 +49,8 @@ func writeReplayHAR(t *testing.T) *pages.Archive {
 
 // TestReplayServe serves an archive over h1, h2 and h3: recorded bodies and headers on every
 // recorded host (the site's host standing for the main document's), a query-tolerant match, and
-// a miss answered 404 with ReplayMissHeader, all counted by ReplayStats.
+// a miss answered 404 with ReplayMissHeader, all counted by ReplayStats; Chromium's favicon
+// request is answered 404 and not counted.
 func TestReplayServe(t *testing.T) {
 	a := writeReplayHAR(t)
 	s, err := NewSites([]Site{{Host: "plt.test", Archive: a}}, WithAddr("127.0.0.1:0"), WithLogger(testLogger(t)))
@@ -104,6 +105,9 @@ func TestReplayServe(t *testing.T) {
 			resp, _ = get("o1.test", "/nope.js")
 			if resp.StatusCode != 404 || resp.Header.Get(ReplayMissHeader) != "miss" {
 				t.Errorf("miss: %d %v, want 404 with %s: miss", resp.StatusCode, resp.Header, ReplayMissHeader)
+			}
+			if resp, _ = get("", FaviconPath); resp.StatusCode != 404 || resp.Header.Get(ReplayMissHeader) != "" {
+				t.Errorf("favicon: %d %v, want 404 without %s (Chromium's own request, not a miss)", resp.StatusCode, resp.Header, ReplayMissHeader)
 			}
 			st := s.ReplayStats(since)
 			if st.Hits != 3 || st.QueryMatches != 1 || st.Misses != 1 || len(st.Missed) != 1 || st.Missed[0] != "GET https://o1.test/nope.js" {

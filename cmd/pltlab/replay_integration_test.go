@@ -196,3 +196,63 @@ func checkReplayMiss(t *testing.T, dir, har string) {
 		t.Errorf("%d loads with a miss, want 1", n)
 	}
 }
+
+// TestIntegrationReplayDeterministic replays a page whose script builds a URL from Math.random
+// and Date.now (document.write of a parser-blocking script, so it is in the load): with
+// --replay-deterministic both loads ask for the same URL, the clock's first reading
+// 2026-01-01T00:00:00Z (1767225600000 ms); without it they differ. The archive's one entry for
+// the script answers every variant by the query rule.
+func TestIntegrationReplayDeterministic(t *testing.T) {
+	needRootAndChromium(t)
+	dir := t.TempDir()
+	page := `<!DOCTYPE html><title>d</title><script>document.write('<script src="/s.js?x=' + Math.random() + '&t=' + Date.now() + '"></scr' + 'ipt>')</script><p>d</p>`
+	entry := func(u, rt, mime, text string) map[string]any {
+		return map[string]any{"pageref": "page_1", "_resourceType": rt, "request": map[string]any{"method": "GET", "url": u},
+			"response": map[string]any{"status": 200, "headers": []any{map[string]string{"name": "Content-Type", "value": mime}},
+				"content": map[string]any{"size": len(text), "mimeType": mime, "text": text}}}
+	}
+	b, err := json.Marshal(map[string]any{"log": map[string]any{"version": "1.2", "entries": []any{
+		entry("https://plt.test/index.html", "document", "text/html", page),
+		entry("https://plt.test/s.js?x=0&t=0", "script", "text/javascript", "self.ran = 1;"),
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	har := filepath.Join(dir, "d.har")
+	if err := os.WriteFile(har, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	queries := func(extra ...string) []string {
+		out := filepath.Join(dir, fmt.Sprintf("d%d.jsonl", len(extra)))
+		args := append([]string{"run", "--page", "har:" + har, "--link", "none", "--runs", "2", "--warmup", "0", "--protocols", "h2", "--out", out}, extra...)
+		if code, so, se := runCLI(t, args...); code != 0 {
+			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, so, se)
+		}
+		var qs []string
+		for _, r := range readAll(t, out) {
+			if !r.IsLoad() {
+				continue
+			}
+			if !r.Valid || r.Replay == nil || r.Replay.Misses != 0 || r.Replay.QueryMatches != 1 || r.Replay.Deterministic != (len(extra) > 0) {
+				t.Errorf("load %d: valid %v (%s), replay %+v; want valid, the script matched by query", r.Run, r.Valid, r.InvalidReason, r.Replay)
+			}
+			for _, res := range r.Resources {
+				if u, err := url.Parse(res.URL); err == nil && u.Path == "/s.js" {
+					qs = append(qs, u.RawQuery)
+				}
+			}
+		}
+		if len(qs) != 2 {
+			t.Fatalf("script URLs %v, want one per load", qs)
+		}
+		return qs
+	}
+	det := queries("--replay-deterministic")
+	if det[0] != det[1] || !strings.HasSuffix(det[0], "&t=1767225600000") {
+		t.Errorf("deterministic loads asked for %q and %q; want the same, ending &t=1767225600000", det[0], det[1])
+	}
+	if plain := queries(); plain[0] == plain[1] {
+		t.Errorf("without --replay-deterministic both loads asked for %q; want Math.random to differ", plain[0])
+	}
+	t.Logf("deterministic query %s", det[0])
+}
