@@ -32,10 +32,10 @@ const replayRuns = 5
 // headers: microseconds), so any difference is the noise of two 5-load medians on this 2-core
 // machine. Measured: on a quiet machine the median ratios replay/recorded were 1.010 (h1), 1.006
 // (h2), 0.999 (h3); over 4 runs with the machine partly busy (3 or 5 loads per leg) 0.83-1.22
-// (h1 1.007-1.141, h2 0.887-1.051, h3 0.831-1.218), so 30 %
-// holds them with little room to spare and still fails a replay that adds a round trip per
-// object wave (about +40 % at 40 ms RTT on this ~0.35 s page); 50 ms (just over one RTT) covers
-// a short page whose whole difference is one handshake round trip.
+// (h1 1.007-1.141, h2 0.887-1.051, h3 0.831-1.218), so 30 % holds them with little room to
+// spare and still fails a replay that is systematically a third faster or slower (a replay that
+// served nothing but the document, or one that paid an extra handshake per host); 50 ms (just
+// over one 40 ms RTT) is the floor for a short page whose whole difference is one round trip.
 func replayPLTBound(recorded float64) float64 { return max(0.30*recorded, 50) }
 
 // TestIntegrationReplayRoundTrip records a generated multi-origin page per protocol with
