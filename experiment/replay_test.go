@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,5 +46,40 @@ func TestReplayFactsFlagsMisses(t *testing.T) {
 	replayFacts(rec, a, server.ReplayStats{Hits: 1, Misses: 1, Missed: []string{"GET https://plt.test/a"}})
 	if rec.Valid || !strings.HasPrefix(rec.InvalidReason, "replay: 1 requests not in the archive") {
 		t.Errorf("valid %v, reason %q; want invalid, naming the miss", rec.Valid, rec.InvalidReason)
+	}
+}
+
+// TestCheckPageHosts checks that pages serving one host twice are refused before anything is
+// set up, and that a HAR first with a generated page after it is accepted.
+func TestCheckPageHosts(t *testing.T) {
+	dir := t.TempDir()
+	har := func(name, doc string) string {
+		b := `{"log":{"version":"1.2","entries":[{"pageref":"page_1","_resourceType":"document","request":{"method":"GET","url":"` + doc +
+			`"},"response":{"status":200,"headers":[],"content":{"size":4,"mimeType":"text/html","text":"<p>x"}}}]}}`
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return "har:" + p
+	}
+	own, other := har("own.har", "https://plt.test:4433/index.html"), har("other.har", "https://www.example.test/")
+	own2 := har("own2.har", "https://plt.test:5555/index.html")
+	tests := []struct {
+		name  string
+		pages []string
+		want  string // "" = accepted
+	}{
+		{"HAR first, generated page after", []string{own, "10x30KB"}, ""},
+		{"HARs on different hosts", []string{own, other}, ""},
+		{"generated page first, pltlab HAR after", []string{"10x30KB", own}, "both serve host plt.test"},
+		{"two HARs of plt.test", []string{own, own2}, "both serve host plt.test"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckSpecs(Config{Pages: tt.pages})
+			if (tt.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("CheckSpecs(%v) = %v, want %q", tt.pages, err, tt.want)
+			}
+		})
 	}
 }
