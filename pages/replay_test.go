@@ -158,3 +158,29 @@ func TestReadArchiveRefuses(t *testing.T) {
 		t.Errorf("missing file: %v, want ErrNotExist", err)
 	}
 }
+
+// FuzzReadArchive feeds arbitrary bytes to ReadArchive: it never panics, and every entry of an
+// archive it accepts answers its own request.
+func FuzzReadArchive(f *testing.F) {
+	f.Add([]byte(`{"log":{"entries":[{"_resourceType":"document","request":{"method":"GET","url":"https://a.test/?q=1"},"response":{"status":200,"content":{"size":1,"text":"x"}}}]}}`))
+	f.Add([]byte(`{"log":{"entries":[{"request":{"url":"https://a.test/"},"response":{"status":200,"content":{"mimeType":"text/html","text":"eA==","encoding":"base64"}}},{"request":{"method":"head","url":"http://B.test:80/x?a&a=1"},"response":{"status":304,"content":{}}}]}}`))
+	f.Add([]byte(`{"log":{}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		name := filepath.Join(t.TempDir(), "f.har")
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a, err := ReadArchive(name)
+		if err != nil {
+			return
+		}
+		for _, e := range a.Entries {
+			got, kind := a.Match(e.Method, e.Host, e.Path, e.Query)
+			if got == nil || kind != MatchExact {
+				t.Errorf("entry %s %s%s?%s: Match gives %v, %q; want an exact match", e.Method, e.Host, e.Path, e.Query, got, kind)
+			}
+		}
+		_ = a.Manifest()
+		_ = a.ReplaySpec()
+	})
+}
