@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -89,7 +90,8 @@ var droppedHeaders = map[string]bool{"connection": true, "keep-alive": true, "pr
 
 // ReadArchive reads a HAR 1.2 file for replay. Errors: the file cannot be read; it is not a
 // HAR of a page load (wrapping ErrNotHAR, naming what is accepted); its main document has no
-// recorded body (a HAR saved without content).
+// recorded body (a HAR saved without content); a base64 body does not decode; a host is not a
+// DNS name (an IP address).
 func ReadArchive(name string) (*Archive, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
@@ -162,12 +164,29 @@ func (a *Archive) add(e *harEntry, mainRef string) error {
 		ae.Header.Set("Content-Type", c.MimeType)
 	}
 	if !slices.Contains(a.Hosts, ae.Host) {
+		if net.ParseIP(strings.Trim(ae.Host, "[]")) != nil || !isDNSName(ae.Host) {
+			return notHAR("entry %s: host %q is not a DNS name (replay names every host on one certificate and maps it with Chromium's host resolver rules: IP addresses are not accepted)", e.Request.URL, ae.Host)
+		}
 		a.Hosts = append(a.Hosts, ae.Host)
 	}
 	k := ae.Method + " " + ae.Host + ae.Path
 	a.byKey[k] = append(a.byKey[k], len(a.Entries))
 	a.Entries = append(a.Entries, ae)
 	return nil
+}
+
+// isDNSName reports whether h (lower case) is a DNS name: dot-separated labels of letters,
+// digits and inner hyphens, 253 characters at most (what the server's certificate accepts).
+func isDNSName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(h, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 func cmpOr(s, def string) string {

@@ -147,7 +147,8 @@ func TestReadArchiveRefuses(t *testing.T) {
 	if err := os.WriteFile(notJSON, []byte("<html>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for name, file := range map[string]string{"main document without body": noBody, "not JSON": notJSON} {
+	ipHost := writeTestHAR(t, []testHAREntry{{method: "GET", url: "http://127.0.0.1:8080/", status: 200, mime: "text/html", body: []byte("<p>")}})
+	for name, file := range map[string]string{"main document without body": noBody, "not JSON": notJSON, "IP address host": ipHost} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := ReadArchive(file); !errors.Is(err, ErrNotHAR) {
 				t.Errorf("ReadArchive: %v, want ErrNotHAR", err)
