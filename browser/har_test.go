@@ -166,8 +166,8 @@ func TestHARBodies(t *testing.T) {
 // harValidatorVersion is the npm har-validator release the validator test installs.
 const harValidatorVersion = "5.1.5"
 
-// TestIntegrationHARValidator validates the golden HARs with the npm package har-validator (an
-// independent implementation of the HAR 1.2 JSON schema), installed with npm into a folder under
+// TestIntegrationHARValidator validates the golden HARs, with a text and a base64 body recorded,
+// with the npm package har-validator (an independent implementation of the HAR 1.2 JSON schema), installed with npm into a folder under
 // the system temporary directory that is kept between runs. Needs node and npm (make deps) and
 // the npm registry; skipped with -short, and without node unless $CI is set.
 func TestIntegrationHARValidator(t *testing.T) {
@@ -195,7 +195,10 @@ v.har(h).then(() => console.log('valid')).catch(e => { console.error(JSON.string
 	for _, p := range protocol.Table {
 		t.Run(p.Name, func(t *testing.T) {
 			f := filepath.Join(t.TempDir(), p.Name+".har")
-			b, _ := json.Marshal(goldenHAR(t, p.Name))
+			h := goldenHAR(t, p.Name)
+			h.Log.Entries[0].Response.Content.setBody([]byte("<!DOCTYPE html>\n"))    // text
+			h.Log.Entries[1].Response.Content.setBody([]byte{0xff, 0xd8, 0xff, 0xe0}) // base64
+			b, _ := json.Marshal(h)
 			if err := os.WriteFile(f, b, 0o644); err != nil {
 				t.Fatal(err)
 			}
