@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,15 +58,15 @@ func (l *replayLog) add(ev replayEvent) {
 }
 
 // ReplayStats counts the requests a replayed archive answered and missed since since (all
-// sites). A server without a replayed site gives zeros.
+// sites). A server without a replayed site gives zeros. The events before since are dropped (the
+// log stays as long as one load's requests), so calls must come with non-decreasing times, as a
+// runner's loads do.
 func (s *Server) ReplayStats(since time.Time) ReplayStats {
 	s.replay.mu.Lock()
 	defer s.replay.mu.Unlock()
+	s.replay.events = slices.DeleteFunc(s.replay.events, func(ev replayEvent) bool { return ev.at.Before(since) })
 	var st ReplayStats
 	for _, ev := range s.replay.events {
-		if ev.at.Before(since) {
-			continue
-		}
 		switch ev.kind {
 		case pages.MatchMiss:
 			st.Misses++
