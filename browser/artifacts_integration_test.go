@@ -4,6 +4,7 @@ package browser
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"math"
@@ -100,7 +101,24 @@ func checkHAR(t *testing.T, h *HAR, p protocol.Protocol, want int) {
 			t.Errorf("entry %s: httpVersion %q status %d connection %q, want %s 200 and a connection",
 				e.Request.URL, e.Response.HTTPVersion, e.Response.Status, e.Connection, p.NextHop)
 		}
+		if n := bodyLen(t, e.Response.Content); n != e.Response.Content.Size || n == 0 {
+			t.Errorf("entry %s: recorded body of %d bytes (encoding %q), content.size %d; want the whole body",
+				e.Request.URL, n, e.Response.Content.Encoding, e.Response.Content.Size)
+		}
 	}
+}
+
+// bodyLen returns the length of the body c records (content.text, base64-decoded when so encoded).
+func bodyLen(t *testing.T, c HARContent) int64 {
+	t.Helper()
+	if c.Encoding != "base64" {
+		return int64(len(c.Text))
+	}
+	b, err := base64.StdEncoding.DecodeString(c.Text)
+	if err != nil {
+		t.Errorf("content.text is not base64: %v", err)
+	}
+	return int64(len(b))
 }
 
 // HAR-versus-Resource-Timing bounds: both times run from the fetch's start to its last byte,

@@ -3,6 +3,7 @@ package browser
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
@@ -154,12 +156,33 @@ type HARNameValue struct {
 	Value string `json:"value"`
 }
 
-// HARContent describes the decoded body: Size in bytes and MIME type.
+// HARContent describes the decoded body: Size in bytes, MIME type and, when the body was
+// recorded, the body itself (HAR 1.2 content.text, with Encoding "base64" for a body that is
+// not UTF-8 text), so that the HAR replays (pltlab run --page har:FILE).
 type HARContent struct {
 	// Size is the decoded body size in bytes (sum of Network.dataReceived dataLength).
 	Size int64 `json:"size"`
 	// MimeType is the response's MIME type ("x-unknown" without a response).
 	MimeType string `json:"mimeType"`
+	// Text is the decoded body as Network.getResponseBody gave it after the load: the text
+	// itself, or its standard base64 when Encoding is "base64"; absent when not recorded.
+	Text string `json:"text,omitempty"`
+	// Encoding is "base64" when Text is base64 (a body that is not valid UTF-8), else absent.
+	Encoding string `json:"encoding,omitempty"`
+}
+
+// setBody records body in c: as text when it is valid UTF-8, else base64 (HAR 1.2 section
+// "content"). Size becomes the body's length when Chromium counted no data (a body served from
+// a single frame Chromium reported at loadingFinished only).
+func (c *HARContent) setBody(body []byte) {
+	if utf8.Valid(body) {
+		c.Text = string(body)
+	} else {
+		c.Text, c.Encoding = base64.StdEncoding.EncodeToString(body), "base64"
+	}
+	if c.Size == 0 {
+		c.Size = int64(len(body))
+	}
 }
 
 // HARTimings are an entry's phases in ms; -1 = does not apply (e.g. dns and connect on a reused
@@ -239,6 +262,7 @@ type harPageInfo struct {
 	Creator        string  // pltlab version
 	DCLMs, PLTMs   float64 // -1 when unknown
 	NavigationWall time.Time
+	Bodies         map[network.RequestID][]byte // response bodies by request ID (watch.readBodies), nil when not read
 }
 
 // buildHAR builds a HAR 1.2 log from recorded events (timings: see harTimings). Requests are in
@@ -254,6 +278,9 @@ func buildHAR(events []netEvent, info harPageInfo) (*HAR, error) {
 	h.Log.Browser = HARCreator{Name: orDash(name), Version: orDash(ver)}
 	for _, id := range order {
 		if e, ok := harEntry(reqs[id]); ok {
+			if b, ok := info.Bodies[id]; ok && e.Response.Status != 0 {
+				e.Response.Content.setBody(b)
+			}
 			h.Log.Entries = append(h.Log.Entries, e)
 		}
 	}

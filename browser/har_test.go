@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/pltlab/pltlab/protocol"
 )
 
@@ -129,11 +130,44 @@ func harTimingsFrom(t *testing.T, timing string, issued, finished float64) HARTi
 
 func ftoa(f float64) string { b, _ := json.Marshal(f); return string(b) }
 
+// TestHARBodies checks that recorded response bodies go into content.text: UTF-8 text as is,
+// other bytes as base64 with content.encoding "base64", and none for a request without a body.
+func TestHARBodies(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "har", "events-h2.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := readEvents(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs, order, err := groupEvents(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[network.RequestID][]byte{order[0]: []byte("<!DOCTYPE html>\n"), order[1]: {0xff, 0xd8, 0xff, 0xe0}}
+	h, err := buildHAR(events, harPageInfo{URL: "https://plt.test/index.html", DCLMs: -1, PLTMs: -1, Bodies: bodies})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) < 3 || len(h.Log.Entries) < 3 {
+		t.Fatalf("%d requests, %d entries", len(reqs), len(h.Log.Entries))
+	}
+	tests := []struct{ text, encoding string }{{"<!DOCTYPE html>\n", ""}, {"/9j/4A==", "base64"}, {"", ""}}
+	for i, tt := range tests {
+		c := h.Log.Entries[i].Response.Content
+		if c.Text != tt.text || c.Encoding != tt.encoding {
+			t.Errorf("entry %d (%s): text %q encoding %q, want %q %q", i, h.Log.Entries[i].Request.URL, c.Text, c.Encoding, tt.text, tt.encoding)
+		}
+	}
+}
+
 // harValidatorVersion is the npm har-validator release the validator test installs.
 const harValidatorVersion = "5.1.5"
 
-// TestIntegrationHARValidator validates the golden HARs with the npm package har-validator (an
-// independent implementation of the HAR 1.2 JSON schema), installed with npm into a folder under
+// TestIntegrationHARValidator validates the golden HARs, with a text and a base64 body recorded,
+// with the npm package har-validator (an independent implementation of the HAR 1.2 JSON schema), installed with npm into a folder under
 // the system temporary directory that is kept between runs. Needs node and npm (make deps) and
 // the npm registry; skipped with -short, and without node unless $CI is set.
 func TestIntegrationHARValidator(t *testing.T) {
@@ -161,7 +195,10 @@ v.har(h).then(() => console.log('valid')).catch(e => { console.error(JSON.string
 	for _, p := range protocol.Table {
 		t.Run(p.Name, func(t *testing.T) {
 			f := filepath.Join(t.TempDir(), p.Name+".har")
-			b, _ := json.Marshal(goldenHAR(t, p.Name))
+			h := goldenHAR(t, p.Name)
+			h.Log.Entries[0].Response.Content.setBody([]byte("<!DOCTYPE html>\n"))    // text
+			h.Log.Entries[1].Response.Content.setBody([]byte{0xff, 0xd8, 0xff, 0xe0}) // base64
+			b, _ := json.Marshal(h)
 			if err := os.WriteFile(f, b, 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -59,6 +59,10 @@ type Target struct {
 	// (result.Record.Visual): SpeedIndex, visual completeness, filmstrip. It adds VisualSettle to
 	// the load's wall time; its effect on the PLT is measured in the README.
 	Visual bool
+	// Deterministic installs DeterministicJS in every document of the load before its scripts
+	// run: a fixed clock and seeded random numbers (for replayed HARs, run
+	// --replay-deterministic). Default off.
+	Deterministic bool
 	// eventsPath, set by tests, receives the recorded network events (JSON Lines) with the HAR.
 	eventsPath string
 }
@@ -110,7 +114,11 @@ func (b *Browser) load(ctx context.Context, t Target, rec *result.Record) error 
 	defer cancelTab() // closes the tab and disposes of the BrowserContext: the next load is clean
 	stop := context.AfterFunc(ctx, cancelTab)
 	defer stop()
-	if err := setupTab(tab, cancelTab, b.emulate); err != nil {
+	scripts := []string{resourceBufferJS}
+	if t.Deterministic {
+		scripts = append(scripts, DeterministicJS)
+	}
+	if err := setupTab(tab, cancelTab, b.emulate, scripts); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("load %s: %w", t.URL, ctx.Err())
 		}
@@ -182,8 +190,10 @@ func (b *Browser) prime(ctx context.Context, tab context.Context, t Target, rec 
 }
 
 // setupTab creates the tab (the first Run of tab, without a deadline: docs/design.md, "Forcing a
-// protocol"), disables the HTTP cache and raises the Resource Timing buffer. cancel ends a set-up that takes too long.
-func setupTab(tab context.Context, cancel context.CancelFunc, emulate func(context.Context, *chromedp.Target) error) error {
+// protocol"), disables the HTTP cache and installs scripts (resourceBufferJS, which raises the Resource
+// Timing buffer, and optionally DeterministicJS) to run first in every document. cancel ends a
+// set-up that takes too long.
+func setupTab(tab context.Context, cancel context.CancelFunc, emulate func(context.Context, *chromedp.Target) error, scripts []string) error {
 	timer := time.AfterFunc(setupTimeout, cancel)
 	defer timer.Stop()
 	return chromedp.Do(tab, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
@@ -193,8 +203,12 @@ func setupTab(tab context.Context, cancel context.CancelFunc, emulate func(conte
 		if _, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
 			return fmt.Errorf("disable the cache: %w", err)
 		}
-		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: resourceBufferJS})
-		return err
+		for _, src := range scripts {
+			if _, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src}); err != nil {
+				return err
+			}
+		}
+		return nil
 	}))
 }
 
@@ -220,6 +234,7 @@ func measure(tab context.Context, t Target, measured bool) outcome {
 	}
 	switch {
 	case err == nil:
+		w.readBodies(rctx)
 		out := outcome{w: w, tm: &tm, failed: w.failures()}
 		if sc != nil {
 			out.frames = sc.stop(rctx, tm.TimeOrigin)
@@ -310,7 +325,8 @@ func (b *Browser) checkTarget(t *Target) error {
 	return b.checkURL(t.URL)
 }
 
-// checkURL checks that u is an https URL on the browser's mapped host (and port, if given).
+// checkURL checks that u is an https URL on the browser's mapped host (and port, if given), or
+// on one of its origin hosts (WithOriginHosts) at port 443.
 func (b *Browser) checkURL(u string) error {
 	pu, err := url.Parse(u)
 	if err != nil {
@@ -319,8 +335,11 @@ func (b *Browser) checkURL(u string) error {
 	if pu.Scheme != "https" {
 		return fmt.Errorf("browser: target URL %q: accepted https URLs only", u)
 	}
+	if slices.Contains(b.cfg.origins, pu.Hostname()) && (pu.Port() == "" || pu.Port() == "443") {
+		return nil // an origin host, named without a port and mapped to the server (WithOriginHosts): a replayed page on its recorded host
+	}
 	if !slices.Contains(b.cfg.allHosts(), pu.Hostname()) {
-		return fmt.Errorf("browser: target URL %q: host must be one of %s (the hosts the browser maps to %s)", u, strings.Join(b.cfg.allHosts(), ", "), b.cfg.ip)
+		return fmt.Errorf("browser: target URL %q: host must be one of %s (the hosts the browser maps to %s), or an origin host without a port", u, strings.Join(b.cfg.allHosts(), ", "), b.cfg.ip)
 	}
 	if want := b.cfg.portOf(pu.Hostname()); want != 0 {
 		port := pu.Port()
@@ -363,7 +382,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // saveHAR builds the HAR of the measured load from w's events and writes it to t.HARPath.
 func (b *Browser) saveHAR(t Target, rec *result.Record, w *watch) {
-	info := harPageInfo{URL: t.URL, Browser: b.version, Creator: b.cfg.creator, DCLMs: -1, PLTMs: -1}
+	info := harPageInfo{URL: t.URL, Browser: b.version, Creator: b.cfg.creator, DCLMs: -1, PLTMs: -1, Bodies: w.responseBodies()}
 	if rec.DCLMs > 0 {
 		info.DCLMs = rec.DCLMs
 	}

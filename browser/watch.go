@@ -1,12 +1,17 @@
 package browser
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
 	"sync"
 
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
 )
 
 // watch follows one navigation's DevTools network events: which requests failed with which
@@ -18,6 +23,8 @@ type watch struct {
 	conns  map[string]string // URL -> Chromium connection ID
 	record bool              // keep the network events (for a HAR)
 	events []netEvent
+	// bodies are the response bodies read after the load (readBodies), by request ID.
+	bodies map[network.RequestID][]byte
 }
 
 // newWatch returns a watch; with record it also keeps the network events a HAR is built from.
@@ -73,6 +80,57 @@ func (w *watch) connections() map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// finishedIDs returns the IDs of the requests that finished loading, in event order.
+func (w *watch) finishedIDs() []network.RequestID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var ids []network.RequestID
+	for _, e := range w.events {
+		if e.Method != string(cdproto.EventNetworkLoadingFinished) {
+			continue
+		}
+		var ev struct {
+			RequestID network.RequestID `json:"requestId"`
+		}
+		if json.Unmarshal(e.Params, &ev) == nil && ev.RequestID != "" {
+			ids = append(ids, ev.RequestID)
+		}
+	}
+	return ids
+}
+
+// readBodies reads the body of every finished request of a recorded load with
+// Network.getResponseBody (decoded from base64 when Chromium sends it so) while the tab still
+// holds them, for the HAR's response.content.text. It runs after the timings were read, so it
+// is not part of the load. A body Chromium no longer has (a redirect, an evicted resource) is
+// left out; the HAR's entry then has no text.
+func (w *watch) readBodies(tab context.Context) {
+	if !w.record {
+		return
+	}
+	ids := w.finishedIDs()
+	bodies := make(map[network.RequestID][]byte, len(ids))
+	_ = chromedp.Do(tab, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for _, id := range ids {
+			r, err := cdp.Call(ctx, t, network.GetResponseBody, network.GetResponseBodyParams{RequestID: id})
+			if err == nil {
+				bodies[id] = r.Body
+			}
+		}
+		return nil
+	}))
+	w.mu.Lock()
+	w.bodies = bodies
+	w.mu.Unlock()
+}
+
+// responseBodies returns the bodies readBodies read (nil before it ran).
+func (w *watch) responseBodies() map[network.RequestID][]byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.bodies
 }
 
 // recorded returns the recorded network events.

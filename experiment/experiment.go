@@ -110,6 +110,10 @@ type Config struct {
 	// Visual measures visual metrics (SpeedIndex, visual completeness, filmstrip) of every load
 	// from a DevTools screencast (browser.Target.Visual).
 	Visual bool
+	// ReplayDeterministic installs browser.DeterministicJS (a fixed clock, seeded Math.random)
+	// in the loads of replayed pages ("har:FILE"; browser.Target.Deterministic); recorded in
+	// result.Replay.Deterministic.
+	ReplayDeterministic bool
 	// Done lists the indexes (in Schedule(c)) of loads already made, which Run skips: the loads
 	// of an earlier, interrupted run of the same Config being resumed (see ResumeFrom).
 	Done map[int]bool
@@ -350,9 +354,12 @@ func CheckH3Stack(c Config) error {
 // the bad spec and what is accepted), so that bad input is refused before anything is set up.
 func CheckSpecs(c Config) error {
 	for _, s := range c.Pages {
-		if _, err := pages.ParseSpec(s); err != nil {
+		if _, err := PageSpec(s); err != nil {
 			return fmt.Errorf("bad page %q: %w", s, err)
 		}
+	}
+	if err := checkPageHosts(c.Pages); err != nil {
+		return err
 	}
 	for _, s := range c.Links {
 		if _, err := linkspec.Parse(s); err != nil {
@@ -396,4 +403,56 @@ func quicCC(c Config) string {
 		return server.DefaultNgtcp2CC
 	}
 	return c.QUICCC
+}
+
+// PageSpec parses one page of a Config: a page SPEC (pages.ParseSpec), or "har:FILE", a HAR to
+// replay (pages.ReadArchive), which gives the spec of the HAR's shape for cost and memory
+// estimates (pages.Archive.ReplaySpec). Errors name what is accepted.
+func PageSpec(s string) (pages.Spec, error) {
+	if !pages.IsReplay(s) {
+		return pages.ParseSpec(s)
+	}
+	a, err := pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+	if err != nil {
+		return pages.Spec{}, fmt.Errorf("%w (a page is a SPEC, a preset, or har:FILE, a HAR 1.2 with response bodies)", err)
+	}
+	return a.ReplaySpec(), nil
+}
+
+// checkPageHosts refuses pages that would serve one host twice: the one server answers each host
+// for one page, so a replayed HAR's hosts (pages.Archive.Hosts) must not be another page's host
+// (PageHost) or origin (pages.OriginHost of its @ORIGIN labels), nor another HAR's. Two HARs
+// recorded from the same page share their hosts: replay them in separate runs.
+func checkPageHosts(pgs []string) error {
+	owner := map[string]string{}
+	claim := func(host, page string) error {
+		if o, ok := owner[host]; ok && o != page {
+			return fmt.Errorf("pages %q and %q both serve host %s: one server answers each host for one page (a HAR pltlab recorded names plt.test: give it as the first --page; replay two such HARs in separate runs)", o, page, host)
+		}
+		owner[host] = page
+		return nil
+	}
+	for i, s := range pgs {
+		hosts := []string{PageHost(i)}
+		if pages.IsReplay(s) {
+			a, err := pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+			if err != nil {
+				return fmt.Errorf("bad page %q: %w", s, err)
+			}
+			hosts = append(hosts, a.Hosts...)
+		} else if spec, err := pages.ParseSpec(s); err == nil {
+			id := pages.PageID(spec.String(), pages.DefaultSeed)
+			for _, it := range spec.Items {
+				if it.Origin != "" {
+					hosts = append(hosts, pages.OriginHost(it.Origin, id))
+				}
+			}
+		}
+		for _, h := range hosts {
+			if err := claim(h, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/artifacts"
@@ -76,6 +77,7 @@ type page struct {
 	input    string
 	dir      string
 	manifest *pages.Manifest
+	archive  *pages.Archive // the HAR replayed for a "har:FILE" page (dir is then ""), else nil
 }
 
 // Run makes every load of c (see Schedule) not in c.Done and writes one line per load to w: its
@@ -167,6 +169,14 @@ func parseLinks(c Config) ([]linkspec.Spec, error) {
 func generatePages(c Config, tmp string) ([]*page, error) {
 	var out []*page
 	for i, s := range c.Pages {
+		if pages.IsReplay(s) {
+			a, err := pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+			if err != nil {
+				return nil, fmt.Errorf("page %q: %w", s, err)
+			}
+			out = append(out, &page{spec: a.ReplaySpec(), input: s, manifest: a.Manifest(), archive: a})
+			continue
+		}
 		spec, err := pages.ParseSpec(s)
 		if err != nil {
 			return nil, err
@@ -481,7 +491,7 @@ func (r *runner) startServer(ctx context.Context, host netip.Addr, extra ...serv
 	addr := net.JoinHostPort(host.String(), "0")
 	var sites []server.Site
 	for i, p := range r.pages {
-		sites = append(sites, server.Site{Host: PageHost(i), Dir: p.dir})
+		sites = append(sites, server.Site{Host: PageHost(i), Dir: p.dir, Archive: p.archive})
 	}
 	srv, err := server.NewSites(sites, append([]server.Option{
 		server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
@@ -629,8 +639,8 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 		return nil, fmt.Errorf("close server connections: %w", err)
 	}
 	ls.link.TakeCounters() // start this load's counters from zero
-	t := browser.Target{URL: info.SiteURL(PageHost(j.Page), j.Arm.Protocol), Protocol: j.Arm.Protocol, Manifest: p.manifest,
-		Mode: j.Arm.Mode, Timeout: r.c.Timeout, Visual: r.c.Visual,
+	t := browser.Target{URL: r.pageURL(info, j), Protocol: j.Arm.Protocol, Manifest: p.manifest,
+		Mode: j.Arm.Mode, Timeout: r.c.Timeout, Visual: r.c.Visual, Deterministic: p.archive != nil && r.c.ReplayDeterministic,
 		CloseConnections: func() error {
 			err := srv.CloseConnections()
 			ls.link.TakeCounters() // the priming load's packets are not this load's
@@ -670,7 +680,50 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	if err := serverFacts(rec, srv, since, len(p.manifest.OriginHosts()) > 0); err != nil {
 		return nil, err
 	}
+	if p.archive != nil {
+		replayFacts(rec, p.archive, srv.ReplayStats(since))
+		rec.Replay.Deterministic = r.c.ReplayDeterministic
+	}
 	return rec, nil
+}
+
+// pageURL is the URL a load of job j navigates to: the page's site URL (PageHost) on the
+// protocol's port, or, for a replayed HAR whose main document was on another host than every
+// page's host, that document's own URL on its recorded host without a port (an origin of the
+// site, mapped to the server like every recorded host), so that the page's absolute URLs to its
+// own host stay same-origin as they were recorded.
+func (r *runner) pageURL(info server.Info, j Job) string {
+	p := r.pages[j.Page]
+	if a := p.archive; a != nil && !r.isPageHost(a.DocHost) {
+		return "https://" + a.DocHost + a.DocPath
+	}
+	return info.SiteURL(PageHost(j.Page), j.Arm.Protocol)
+}
+
+// isPageHost reports whether host is the host of one of the run's pages (PageHost).
+func (r *runner) isPageHost(host string) bool {
+	for i := range r.pages {
+		if PageHost(i) == host {
+			return true
+		}
+	}
+	return false
+}
+
+// replayFacts records what archive a answered during a load (st) in rec.Replay, and makes a
+// load with misses invalid: the reason names the count and the first missed requests, so that
+// a replay the archive could not answer whole is never taken as valid.
+func replayFacts(rec *result.Record, a *pages.Archive, st server.ReplayStats) {
+	rec.Replay = &result.Replay{Archive: a.File, Digest: a.Digest, Hits: st.Hits, QueryMatches: st.QueryMatches,
+		Misses: st.Misses, Missed: st.Missed}
+	if st.Misses == 0 {
+		return
+	}
+	why := fmt.Sprintf("replay: %d requests not in the archive (%s)", st.Misses, strings.Join(st.Missed, ", "))
+	if rec.InvalidReason != "" {
+		why += "; " + rec.InvalidReason
+	}
+	rec.Valid, rec.InvalidReason = false, why
 }
 
 // serverFacts copies what the server saw of the page's connection into rec and, for a page with

@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/device"
+	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -85,6 +87,12 @@ func InputFiles(c Config) []result.InputFile {
 		return c.inputs
 	}
 	var out []result.InputFile
+	for _, pg := range c.Pages {
+		if pages.IsReplay(pg) {
+			path := strings.TrimPrefix(pg, pages.ReplayPrefix)
+			out = append(out, result.InputFile{Path: path, SHA256: fileDigest(path)})
+		}
+	}
 	for _, l := range c.Links {
 		for _, path := range linkspec.InputFiles(l) {
 			if slices.ContainsFunc(out, func(f result.InputFile) bool { return f.Path == path }) {

@@ -22,6 +22,7 @@ type harFile struct {
 type harEntry struct {
 	PageRef string `json:"pageref"`
 	Request struct {
+		Method  string         `json:"method"`
 		URL     string         `json:"url"`
 		Cookies []harNameValue `json:"cookies"`
 		Headers []harNameValue `json:"headers"`
@@ -31,8 +32,10 @@ type harEntry struct {
 		Cookies []harNameValue `json:"cookies"`
 		Headers []harNameValue `json:"headers"`
 		Content struct {
-			Size     int64  `json:"size"`
-			MimeType string `json:"mimeType"`
+			Size     int64   `json:"size"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Encoding string  `json:"encoding"`
 		} `json:"content"`
 		BodySize int64 `json:"bodySize"`
 	} `json:"response"`

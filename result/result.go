@@ -54,6 +54,24 @@ type OriginConns struct {
 	Shared int `json:"shared,omitempty"`
 }
 
+// Replay is what a replayed archive (pltlab run --page har:FILE) answered during one load.
+type Replay struct {
+	// Archive is the HAR file as given, Digest the hex SHA-256 of its bytes.
+	Archive string `json:"archive"`
+	Digest  string `json:"digest"`
+	// Hits counts the requests answered from the archive; QueryMatches those of them matched
+	// with a different query (same method, host and path).
+	Hits         int `json:"hits"`
+	QueryMatches int `json:"query_matches,omitempty"`
+	// Misses counts the requests the archive lacks (answered 404); Missed lists the first of
+	// them as "METHOD URL".
+	Misses int      `json:"misses"`
+	Missed []string `json:"missed,omitempty"`
+	// Deterministic is true when the load ran with a fixed clock and seeded Math.random (run
+	// --replay-deterministic, browser.DeterministicJS).
+	Deterministic bool `json:"deterministic,omitempty"`
+}
+
 // Record is one page load, the unit of every result stream (one JSON object per line).
 // Durations are float64 milliseconds measured by the browser's Navigation Timing (W3C Navigation
 // Timing Level 2) relative to the navigation's startTime; sizes are bytes; rates are bit/s.
@@ -163,6 +181,9 @@ type Record struct {
 	// resolve to one address).
 	Origins   []OriginConns `json:"origins,omitempty"`
 	Coalesced bool          `json:"coalesced,omitempty"`
+	// Replay is, for a load of a replayed HAR (page "har:FILE"), what the archive answered;
+	// absent for generated pages. A load with misses is not valid.
+	Replay *Replay `json:"replay,omitempty"`
 	// Emulator holds the emulated link's counters for the duration of this load; nil when unshaped.
 	Emulator *Emulator `json:"emulator,omitempty"`
 	// HostBusyPct is the share of the machine's CPU time, all its CPUs together, that was busy

@@ -47,6 +47,8 @@ type content struct {
 	index        []byte
 	objects      map[string]object // URL path -> the object
 	dir          string            // the page directory ("" for the empty page)
+	archive      *pages.Archive    // the HAR this site replays (Site.Archive), else nil
+	host         string            // the site's hostname (replayed sites only)
 }
 
 // object is one page object: held in memory when small (mem), else read from its file at each
@@ -214,6 +216,10 @@ func (s *Server) site(c *gin.Context) *content {
 func (s *Server) serveObject(c *gin.Context) {
 	ct := s.site(c)
 	if ct == nil {
+		return
+	}
+	if ct.archive != nil {
+		s.serveReplay(c, ct)
 		return
 	}
 	p := c.Request.URL.Path

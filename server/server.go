@@ -40,6 +40,7 @@ type Server struct {
 	reg     *registry
 	altSvc  string // Alt-Svc value for TCP responses, "" without h3
 	bulk    []byte // the buffer bulk bodies are written from (newBulkData)
+	replay  replayLog
 
 	mu      sync.Mutex // guards info, started
 	info    Info
@@ -183,8 +184,13 @@ type Site struct {
 	// Host is the site's hostname ("" for the server's host, WithHost); every site's host is on
 	// the certificate.
 	Host string
-	// Dir is the page directory (as New's dir).
+	// Dir is the page directory (as New's dir); ignored when Archive is set.
 	Dir string
+	// Archive, when set, is a HAR the site replays instead of a page directory: every host it
+	// recorded is served (the site's Host standing for the main document's host, the others
+	// being the site's origins, SiteInfo.Origins), each request answered as
+	// pages.Archive.Match finds it (see serveReplay, ReplayStats).
+	Archive *pages.Archive
 }
 
 // NewSites is New for several page sets on one server: each site is served under its own
@@ -218,7 +224,13 @@ func newServer(sites []Site, multi bool, opts []Option) (*Server, error) {
 		if _, dup := s.sites[host]; dup || strings.ContainsAny(host, " ,:/") {
 			return nil, fmt.Errorf("%w: site host %q: accepted distinct hostnames", ErrBadOption, host)
 		}
-		c, err := loadContent(st.Dir, &held)
+		var c *content
+		var err error
+		if st.Archive != nil {
+			c, err = replayContent(st.Archive, host)
+		} else {
+			c, err = loadContent(st.Dir, &held)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +239,11 @@ func newServer(sites []Site, multi bool, opts []Option) (*Server, error) {
 			s.def = c
 		}
 		hosts = append(hosts, host)
-		infos = append(infos, SiteInfo{Host: host, Manifest: c.manifest, Origins: c.manifest.OriginHosts()})
+		origins := c.manifest.OriginHosts()
+		if c.archive != nil {
+			origins = replayOrigins(c)
+		}
+		infos = append(infos, SiteInfo{Host: host, Manifest: c.manifest, Origins: origins})
 	}
 	for i, st := range infos {
 		var err error

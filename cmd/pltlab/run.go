@@ -16,6 +16,7 @@ import (
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
@@ -24,25 +25,26 @@ import (
 
 // runFlags are the flags of 'pltlab run'.
 type runFlags struct {
-	pages, links     []string
-	protocols, modes string
-	matrix           string
-	runs, warmup     int
-	timeout          time.Duration
-	seed             int64
-	out              string
-	name             string
-	tcpCC, tls       string
-	h3Stack, quicCC  string
-	chrome           string
-	device           string
-	noCheck, force   bool
-	art              artifactFlags
-	cross            string
-	resume           bool
-	shard            string
-	dryRun           bool
-	view             string
+	pages, links        []string
+	protocols, modes    string
+	matrix              string
+	runs, warmup        int
+	timeout             time.Duration
+	seed                int64
+	out                 string
+	name                string
+	replayDeterministic bool
+	tcpCC, tls          string
+	h3Stack, quicCC     string
+	chrome              string
+	device              string
+	noCheck, force      bool
+	art                 artifactFlags
+	cross               string
+	resume              bool
+	shard               string
+	dryRun              bool
+	view                string
 }
 
 func newRunCmd() *cobra.Command { return newRunCmdWith(&runFlags{}) }
@@ -63,7 +65,9 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
   sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --runs 2 --artifacts /tmp/a --out /tmp/a.jsonl
   sudo ./bin/pltlab run --page carlucci2015 --link carlucci2015 --protocols h2 --cross h1:cubic --runs 3 --out /tmp/cross.jsonl
   ./bin/pltlab run --matrix grid.yaml --shard 0/8 --dry-run
-  ./bin/pltlab run --page 5x10KB --link none --runs 4 --shard 1/2 --out /tmp/shard-1.jsonl`,
+  ./bin/pltlab run --page 5x10KB --link none --runs 4 --shard 1/2 --out /tmp/shard-1.jsonl
+  sudo ./bin/pltlab run --page '1x20KB:css,2x30KB@o1' --link rate=10mbit,rtt=40ms --protocols h2 --runs 1 --warmup 0 --name rec --artifacts /tmp/a --out /tmp/rec.jsonl
+  sudo ./bin/pltlab run --page har:/tmp/a/rec/run-0000/load.har --link rate=10mbit,rtt=40ms --protocols h1,h2,h3 --runs 3 --out /tmp/replay.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := f.config(cmd)
@@ -83,7 +87,8 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.pages, "page", nil, "page SPEC (preset or [COUNTx]SIZE[:TYPE][@ORIGIN] items); repeat for a matrix")
+	fl.StringArrayVar(&f.pages, "page", nil, "page SPEC (preset or [COUNTx]SIZE[:TYPE][@ORIGIN] items), or har:FILE to replay a HAR 1.2 with response bodies; repeat for a matrix")
+	fl.BoolVar(&f.replayDeterministic, "replay-deterministic", false, "for har:FILE pages: a fixed clock (Date) and seeded Math.random in every document, installed before its scripts (README, 'Replay a HAR')")
 	fl.StringArrayVar(&f.links, "link", nil, "LINK spec (preset or key=value items); repeat for a matrix")
 	fl.StringVar(&f.protocols, "protocols", "h1,h2,h3", "protocols to compare, comma-separated")
 	fl.StringVar(&f.modes, "mode", "cold", "cold, warm, or cold,warm")
@@ -171,6 +176,9 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 		return c, err
 	}
 	c.Artifacts, c.Visual = art, f.art.visual
+	if c.ReplayDeterministic = f.replayDeterministic; c.ReplayDeterministic && !slices.ContainsFunc(c.Pages, pages.IsReplay) {
+		return c, usagef("--replay-deterministic applies to replayed pages only: give a --page har:FILE")
+	}
 	if f.cross != "" {
 		c.Cross = f.cross
 		raiseProcsForLink() // the cross flow's server and client run next to the links

@@ -21,35 +21,39 @@ import (
 
 // serveFlags are the command line of 'pltlab serve'.
 type serveFlags struct {
-	pagesDir, spec, addr, h1Addr, protocols, tcpCC, tlsVersion, host, certOut string
-	h3Stack, quicCC                                                           string
-	seed                                                                      int64
-	zeroRTT, json                                                             bool
+	pagesDir, spec, har, addr, h1Addr, protocols, tcpCC, tlsVersion, host, certOut string
+	h3Stack, quicCC                                                                string
+	seed                                                                           int64
+	zeroRTT, json                                                                  bool
 }
 
 // newServeCmd builds 'pltlab serve': serve a page over HTTP/1.1, HTTP/2 and HTTP/3 until interrupted.
 func newServeCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve (--pages DIR | --spec SPEC) [flags]",
+		Use:   "serve (--pages DIR | --spec SPEC | --har FILE) [flags]",
 		Short: "Serve a test page over HTTP/1.1, HTTP/2 and HTTP/3 until interrupted",
 		Long: `serve serves a generated page with one handler over three listeners: HTTP/2 over TLS on
 --addr (TCP, ALPN h2 only), HTTP/3 over QUIC on the same port number (UDP), and HTTP/1.1 over
 TLS on --h1-addr (TCP, ALPN http/1.1 only; default: the next port, or a free one with port 0).
 TCP responses carry Alt-Svc: h3=":PORT". The TLS certificate (ECDSA P-256 for --host) is made at
 start; its SPKI pin is printed for Chromium's --ignore-certificate-errors-spki-list. --spec
-generates the page into a temporary directory that is removed on exit.
+generates the page into a temporary directory that is removed on exit. --har replays a HAR 1.2
+with response bodies instead (README "Replay a HAR"): every host it recorded is served and named
+on the certificate, --host standing for its main document's host.
 Paths: /index.html (also /), the page's objects, /healthz, /manifest.json, /_pltlab/stats.`,
 		Example: `  ./bin/pltlab serve --spec 10x30KB --addr 127.0.0.1:0
   ./bin/pltlab serve --spec carlucci2015 --tls 1.2 --tcp-cc reno --0rtt --json
   ./bin/pltlab serve --spec 10x30KB --addr 127.0.0.1:0 --h3-stack ngtcp2 --quic-cc bbr
-  ./bin/pltlab pages --spec 10x30KB --out /tmp/page10 --force && ./bin/pltlab serve --pages /tmp/page10 --protocols h2,h3`,
+  ./bin/pltlab pages --spec 10x30KB --out /tmp/page10 --force && ./bin/pltlab serve --pages /tmp/page10 --protocols h2,h3
+  ./bin/pltlab serve --har /tmp/a/rec/run-0000/load.har --addr 127.0.0.1:0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.pagesDir, "pages", "", "page directory written by 'pltlab pages'")
 	fl.StringVar(&f.spec, "spec", "", "generate this page spec (preset or [COUNTx]SIZE[:TYPE][@ORIGIN] items) into a temporary directory")
+	fl.StringVar(&f.har, "har", "", "replay this HAR 1.2 file (response bodies recorded: DevTools \"Save all as HAR with content\", or pltlab --artifacts)")
 	fl.Int64Var(&f.seed, "seed", pages.DefaultSeed, "generator seed for --spec")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8443", "HOST:PORT for HTTP/2 (TCP) and HTTP/3 (UDP); port 0 picks a free one")
 	fl.StringVar(&f.h1Addr, "h1-addr", "", "HOST:PORT for HTTP/1.1 (default: the port after --addr's)")
@@ -71,12 +75,17 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	dir, cleanup, err := f.pageDir(cmd)
-	if err != nil {
+	var archive *pages.Archive
+	dir, cleanup := f.har, func() {}
+	if f.har != "" {
+		if archive, err = pages.ReadArchive(f.har); err != nil {
+			return usagef("bad --har %q: %v", f.har, err)
+		}
+	} else if dir, cleanup, err = f.pageDir(cmd); err != nil {
 		return err
 	}
 	defer cleanup()
-	srv, err := server.New(dir, append(opts, server.WithLogger(slog.Default()))...)
+	srv, err := server.NewSites([]server.Site{{Dir: dir, Archive: archive}}, append(opts, server.WithLogger(slog.Default()))...)
 	if errors.Is(err, server.ErrBadOption) {
 		return usagef("%v", err)
 	}
@@ -111,8 +120,8 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 
 // options turns the flags into server options; bad values are usage errors.
 func (f serveFlags) options() ([]server.Option, error) {
-	if (f.pagesDir == "") == (f.spec == "") {
-		return nil, usagef("give exactly one of --pages DIR or --spec SPEC (a preset name or [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB)")
+	if n := btoi(f.pagesDir != "") + btoi(f.spec != "") + btoi(f.har != ""); n != 1 {
+		return nil, usagef("give exactly one of --pages DIR, --spec SPEC (a preset name or [COUNTx]SIZE[:TYPE][@ORIGIN] items like 10x30KB) or --har FILE (a HAR 1.2 with response bodies)")
 	}
 	protos, err := protocol.ParseList(f.protocols)
 	if err != nil {
@@ -147,6 +156,13 @@ func (f serveFlags) options() ([]server.Option, error) {
 		opts = append(opts, server.WithH1Addr(f.h1Addr))
 	}
 	return opts, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func validPort(p string) bool {
