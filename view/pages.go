@@ -306,6 +306,28 @@ func facts(r *result.Record) [][2]string {
 		{"resumed, 0-RTT", fmt.Sprintf("%t, %t", r.Resumed, r.Used0RTT)},
 		{"browser", r.Browser},
 	}
+	if len(r.Origins) > 0 {
+		var hs []string
+		for _, o := range r.Origins {
+			h := fmt.Sprintf("%s: %d connection(s)", o.Host, o.Conns)
+			if o.Shared > 0 {
+				h += fmt.Sprintf(", %d shared with another host", o.Shared)
+			}
+			hs = append(hs, h)
+		}
+		f = append(f, [2]string{"origins (connections the server served each on)", strings.Join(hs, "; ")},
+			[2]string{"coalesced (one connection served several hosts)", strconv.FormatBool(r.Coalesced)})
+	}
+	if rp := r.Replay; rp != nil {
+		v := fmt.Sprintf("%s (sha256 %s): %d hits (%d by query), %d misses", rp.Archive, rp.Digest, rp.Hits, rp.QueryMatches, rp.Misses)
+		if len(rp.Missed) > 0 {
+			v += ": " + strings.Join(rp.Missed, ", ")
+		}
+		if rp.Deterministic {
+			v += "; deterministic Date and Math.random"
+		}
+		f = append(f, [2]string{"replayed archive", v})
+	}
 	if r.ConfigHash != "" {
 		f = append(f, [2]string{"config hash, shard", r.ConfigHash + ", " + r.Shard})
 	}

@@ -619,3 +619,25 @@ func page(t *testing.T, s *Server, ts *httptest.Server) string {
 	_, body, _ := get(t, ts, "/set/"+s.Sets()[0].ID+"/")
 	return body
 }
+
+// TestFactsShowOriginsAndReplay: a load's facts name each origin's connections, whether one
+// connection served several hosts, and what a replayed archive answered.
+func TestFactsShowOriginsAndReplay(t *testing.T) {
+	r := &result.Record{V: 1, Protocol: "h2", ObservedProtocol: "h2",
+		Origins:   []result.OriginConns{{Host: "plt.test", Conns: 1, Shared: 1}, {Host: "o1.p6c6f0276.plt.test", Conns: 1, Shared: 1}},
+		Coalesced: true,
+		Replay:    &result.Replay{Archive: "/tmp/a.har", Digest: "ab12", Hits: 4, QueryMatches: 1, Misses: 1, Missed: []string{"GET https://plt.test/x.css"}}}
+	got := map[string]string{}
+	for _, f := range facts(r) {
+		got[f[0]] = f[1]
+	}
+	if o := got["origins (connections the server served each on)"]; o != "plt.test: 1 connection(s), 1 shared with another host; o1.p6c6f0276.plt.test: 1 connection(s), 1 shared with another host" {
+		t.Errorf("origins fact %q", o)
+	}
+	if got["coalesced (one connection served several hosts)"] != "true" {
+		t.Errorf("coalesced fact %q", got["coalesced (one connection served several hosts)"])
+	}
+	if rp := got["replayed archive"]; rp != "/tmp/a.har (sha256 ab12): 4 hits (1 by query), 1 misses: GET https://plt.test/x.css" {
+		t.Errorf("replay fact %q", rp)
+	}
+}

@@ -453,8 +453,10 @@ func reproduce(cmd *cobra.Command, job studies.Job, f reproduceFlags) error {
 			}
 			return of, of.Close, nil
 		},
-		Say:      func(line string) { fmt.Fprintf(stderr, "pltlab: %s\n", line) },
-		Progress: func(left int) (func(experiment.Progress), func()) { return newProgress(left, stderr, isTerminal(stderr)) },
+		Say: func(line string) { fmt.Fprintf(stderr, "pltlab: %s\n", line) },
+		Progress: func(left int) (func(experiment.Progress), func()) {
+			return newProgress(left, stderr, isTerminal(stderr))
+		},
 		Check: func(p studies.Plan) error {
 			if p.Loads() > 0 { // a study of bulk runs only needs no browser
 				if _, err := browser.FindChromium(f.chrome); err != nil {

@@ -3,11 +3,13 @@ package selfcheck
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pltlab/pltlab/result"
+	"github.com/pltlab/pltlab/shaping/emu"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
@@ -278,4 +280,59 @@ func TestIdleMaxForgiveness(t *testing.T) {
 	if l, ok := line("carlucci2015,loss=1%", probes()[5:], 10, 0, "idle RTT probes lost"); !ok || l.Pass {
 		t.Errorf("5 of 10 probes lost at 1 %% loss: %+v, want fail", l)
 	}
+	// Losses in bursts: 7 of 10 probes lost on loss=2%,burst=4 is what one or two Bad states
+	// give (1.3 % of idle checks under the model: TestProbeLossPMF), no longer refused by the
+	// binomial's bound of 2; all 10 lost still fails, and 3 lost at 1 % random loss too.
+	if l, ok := line("carlucci2015,loss=2%,burst=4", probes()[7:], 10, 0, "idle RTT probes lost"); !ok || !l.Pass || !strings.Contains(l.Tolerance, "Gilbert-Elliott") {
+		t.Errorf("7 of 10 probes lost on loss=2%%,burst=4: %+v, want pass by the chains' bound", l)
+	}
+	if l, ok := line("carlucci2015,loss=2%,burst=4", nil, 10, 0, "idle RTT"); !ok || l.Pass {
+		t.Errorf("10 of 10 probes lost on loss=2%%,burst=4: %+v, want fail", l)
+	}
+	if l, ok := line("carlucci2015,loss=1%", probes()[7:], 10, 0, "idle RTT probes lost"); !ok || l.Pass {
+		t.Errorf("3 of 10 probes lost at 1 %% random loss: %+v, want fail", l)
+	}
+}
+
+// TestProbeLossPMF checks the distribution of lost idle probes against values worked out
+// independently (a separate dynamic program, and the binomial): Bernoulli loss of 5 % per
+// direction is Binomial(10, 0.0975); the Gilbert model with 2 % loss in bursts of 4 (p =
+// 0.02 x 0.25 / 0.98, r = 0.25) in both directions gives P(0 lost) = 0.87592, P(1) = 0.03612,
+// P(>= 7) = 0.013136 and the 99 % central interval's upper end 9.
+func TestProbeLossPMF(t *testing.T) {
+	bern := probeLossPMF(10, emu.GilbertElliott{K1: 0.05}, emu.GilbertElliott{K1: 0.05})
+	q := 1 - 0.95*0.95
+	for k, got := range bern {
+		want := float64(binom(10, k)) * math.Pow(q, float64(k)) * math.Pow(1-q, float64(10-k))
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("Bernoulli P(%d lost) = %.12f, want %.12f", k, got, want)
+		}
+	}
+	ge, err := emu.Simple(0.02, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := probeLossPMF(10, ge, ge)
+	tail, sum := 0.0, 0.0
+	for k, p := range pl {
+		sum += p
+		if k >= 7 {
+			tail += p
+		}
+	}
+	if math.Abs(sum-1) > 1e-12 || math.Abs(pl[0]-0.8759229) > 1e-6 || math.Abs(pl[1]-0.0361198) > 1e-6 || math.Abs(tail-0.0131364) > 1e-6 {
+		t.Errorf("Gilbert P(0) %.7f, P(1) %.7f, P(>=7) %.7f, sum %.12f", pl[0], pl[1], tail, sum)
+	}
+	if _, hi := pmfInterval(pl, 0.99); hi != 9 {
+		t.Errorf("99 %% upper end %d, want 9", hi)
+	}
+}
+
+// binom is n choose k.
+func binom(n, k int) int {
+	r := 1
+	for i := range k {
+		r = r * (n - i) / (i + 1)
+	}
+	return r
 }
