@@ -23,13 +23,14 @@ const replayPage = "1x20KB:css,2x30KB@o1,1x10KB:js@o2"
 // so the PLT (~0.3-0.4 s) is mostly round trips and serialization, not the harness.
 const replayLink = "rate=10mbit,rtt=40ms"
 
-// replayRuns is how many loads each leg makes per protocol; the PLT check compares medians.
-const replayRuns = 5
+// replayRuns is how many loads each leg makes per protocol; the PLT check compares medians
+// (3: make test stays within its 12 minutes; 3-load legs were among the runs that set the bound).
+const replayRuns = 3
 
 // replayPLTBound is how far the median replayed PLT may be from the median recorded PLT: 30 %
 // of the recorded median or 50 ms, whichever is larger. Both legs load the same bytes from the
 // same server over the same link; what differs is the handler (the archive's lookup and
-// headers: microseconds), so any difference is the noise of two 5-load medians on this 2-core
+// headers: microseconds), so any difference is the noise of two 3-load medians on this 2-core
 // machine. Measured: on a quiet machine the median ratios replay/recorded were 1.010 (h1), 1.006
 // (h2), 0.999 (h3); over 4 runs with the machine partly busy (3 or 5 loads per leg) 0.83-1.22
 // (h1 1.007-1.141, h2 0.887-1.051, h3 0.831-1.218), so 30 % holds them with little room to
