@@ -14,10 +14,13 @@ import (
 )
 
 // scheduledRecords are the records of every load and flow run plan schedules, each valid (the
-// loads' PLTs spread a little per arm, the flows fair).
+// loads' PLTs spread a little per arm, the flows fair), made by pltlab version (no env when "").
 func scheduledRecords(plan Plan, version string) []*result.Record {
 	var recs []*result.Record
-	env := &result.Env{Pltlab: version}
+	var env *result.Env
+	if version != "" {
+		env = &result.Env{Pltlab: version}
+	}
 	for _, c := range plan.Configs(RunOptions{}) {
 		jobs := experiment.Schedule(c)
 		for i, j := range jobs {

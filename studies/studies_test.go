@@ -584,31 +584,7 @@ func TestDefaultScaleJudgesEveryFinding(t *testing.T) {
 	for _, st := range All() {
 		t.Run(st.Name, func(t *testing.T) {
 			plan := st.Plan(st.DefaultScale)
-			var recs []*result.Record
-			for _, c := range plan.Configs(RunOptions{}) {
-				jobs := experiment.Schedule(c)
-				for i, j := range jobs {
-					ms := 1000.0 + float64(i%7)*13 + float64(len(j.Arm.Protocol)*int(j.Arm.Protocol[1]))
-					recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Scheduled: len(jobs), Mode: j.Arm.Mode,
-						Protocol: j.Arm.Protocol, ObservedProtocol: j.Arm.Protocol, Page: result.Page{Spec: c.Pages[j.Page]},
-						Link: result.Link{Spec: c.Links[j.Link]}, Warmup: j.Warmup, Valid: true, PLTMs: ms})
-				}
-			}
-			for _, f := range plan.Flows {
-				for _, mix := range f.Mixes {
-					for run := range f.Runs {
-						g := make([]float64, len(mix))
-						l := make([]float64, len(mix))
-						for i := range g {
-							g[i], l[i] = 2.8e6/float64(len(mix)), 0.01
-						}
-						for _, r := range flowRecs(run, mix, g, l, 1, 0.1) {
-							r.Experiment = PartExperiment(plan.Study, f.Name)
-							recs = append(recs, r)
-						}
-					}
-				}
-			}
+			recs := scheduledRecords(plan, "")
 			if st.Name == Highway2023 { // its own schedule: every arm on every path, every run
 				recs = append(recs, highwayScheduled(plan.Scale)...)
 			}
