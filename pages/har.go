@@ -65,6 +65,32 @@ type harStack struct {
 	Parent *harStack `json:"parent"`
 }
 
+// UnmarshalJSON reads "_initiator" in the two forms HAR writers use: Chrome DevTools' object
+// (DevTools Network.Initiator, above) and the npm package chrome-har's string (sitespeed.io,
+// browsertime): the URL of the parser's document or of the top call frame's script, with the
+// full initiator JSON-encoded in a separate "_initiator_detail" string. Any other JSON value
+// (null, a number, ...) reads as no initiator: a custom field that says nothing FromHAR can use
+// must not make a valid HAR 1.2 unreadable.
+func (in *harInitiator) UnmarshalJSON(b []byte) error {
+	*in = harInitiator{}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case string:
+		in.URL = v
+	case map[string]any:
+		type plain harInitiator // without this method
+		var p plain
+		if err := json.Unmarshal(b, &p); err != nil {
+			return nil // an object of another shape: no initiator
+		}
+		*in = harInitiator(p)
+	}
+	return nil
+}
+
 // url returns the initiator's URL: its url, else the first script URL on its stack.
 func (in *harInitiator) url() string {
 	if in == nil {
