@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -228,6 +229,19 @@ func readHAR(r io.Reader) ([]harEntry, error) {
 		return nil, notHAR(`no entries in "log.entries"`)
 	}
 	return f.Log.Entries, nil
+}
+
+// mainDocument returns the index of the HAR's main document: its first document entry with a
+// host and a 2xx status; the error (ErrNotHAR) says there is none.
+func mainDocument(entries []harEntry) (int, error) {
+	main := slices.IndexFunc(entries, func(e harEntry) bool {
+		_, ok := harHost(e.Request.URL)
+		return ok && isDocument(&e) && e.Response.Status >= 200 && e.Response.Status < 300
+	})
+	if main < 0 {
+		return 0, notHAR("no document entry with a 2xx status among its %d entries", len(entries))
+	}
+	return main, nil
 }
 
 // harHost returns u's host for origins: lower case, without the scheme's default port; ok is

@@ -40,12 +40,9 @@ func FromHAR(r io.Reader) (*HARShape, error) {
 	if err != nil {
 		return nil, err
 	}
-	main := slices.IndexFunc(entries, func(e harEntry) bool {
-		_, ok := harHost(e.Request.URL)
-		return ok && isDocument(&e) && e.Response.Status >= 200 && e.Response.Status < 300
-	})
-	if main < 0 {
-		return nil, notHAR("no document entry with a 2xx status among its %d entries", len(entries))
+	main, err := mainDocument(entries)
+	if err != nil {
+		return nil, err
 	}
 	d := newDeriver(entries, main)
 	d.keep()

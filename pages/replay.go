@@ -101,12 +101,9 @@ func ReadArchive(name string) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	main := slices.IndexFunc(entries, func(e harEntry) bool {
-		_, ok := harHost(e.Request.URL)
-		return ok && isDocument(&e) && e.Response.Status >= 200 && e.Response.Status < 300
-	})
-	if main < 0 {
-		return nil, notHAR("no document entry with a 2xx status among its %d entries", len(entries))
+	main, err := mainDocument(entries)
+	if err != nil {
+		return nil, err
 	}
 	if entries[main].Response.Content.Text == nil {
 		return nil, notHAR("the main document %s has no recorded body (response.content.text): save the HAR with content (DevTools: \"Save all as HAR with content\"; pltlab: --artifacts)", entries[main].Request.URL)
