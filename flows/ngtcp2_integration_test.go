@@ -4,11 +4,14 @@ package flows
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/testenv"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
@@ -36,6 +39,8 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 	if info := ng.Info(); len(info.BulkH3) != 2 || info.BulkH3["bbr"] == "" || info.BulkH3["cubic"] == "" || info.H3Stack != server.StackNgtcp2 {
 		t.Fatalf("ngtcp2 bulk servers %v, stack %q: want one per controller", info.BulkH3, info.H3Stack)
 	}
+	// ceiling is what the link carries of QUIC payload (1452 of 1500 bytes), 1 % over.
+	ceiling := 10e6 * 1452 / 1500 * 1.01
 	// minSum is what the flows together carry at least: 5 Mbit/s of the 10, loose for a loaded
 	// 2-core machine (measured 9.5-9.6 quiet); a flow below 0.2 Mbit/s counts as starved (BBR
 	// beside CUBIC in a 1 BDP queue took 8.6 of 9.5 Mbit/s here).
@@ -61,14 +66,42 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 			}
 			sum += r.GoodputBps
 		}
-		if ceiling := 10e6 * 1452 / 1500 * 1.01; sum > ceiling || sum < 5e6 {
-			t.Errorf("%s: goodputs sum to %.3f Mbit/s: want 5 up to what the link carries (%.3f)", name, sum/1e6, ceiling/1e6)
+		if sum > ceiling || sum < 5e6 {
+			late := ""
+			if e := recs[0].Emulator; e.Late() {
+				late = fmt.Sprintf(" (the emulator was late on both attempts: %.2f ms, bound %.2f ms)", e.LateMs(), e.LateBound())
+			}
+			t.Errorf("%s: goodputs sum to %.3f Mbit/s: want 5 up to what the link carries (%.3f)%s", name, sum/1e6, ceiling/1e6, late)
 		}
 	}
-	recs, err := Run(ctx, l, ng, Config{Flows: []Spec{{Protocol: "h3", CC: "cubic"}, {Protocol: "h3", CC: "bbr"}}, Duration: 6 * time.Second})
-	if err != nil {
-		t.Fatal(err)
+	// run makes a run; one whose flows carried more than the link can (the ceiling below)
+	// while the emulator was late beyond its bound is made once more: a burst released after a
+	// stall lands inside the steady window (9.838 Mbit/s against the 9.777 ceiling, seen once in
+	// make test, with the emulator late), so that run measured the host. A second such run
+	// fails in check, its message naming the lateness and the machine's load.
+	run := func(srv *server.Server, c Config) []*result.Record {
+		t.Helper()
+		for attempt := 1; ; attempt++ {
+			span := hostload.Start()
+			recs, err := Run(ctx, l, srv, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			busy, steal := span.End()
+			sum := 0.0
+			for _, r := range recs {
+				sum += r.GoodputBps
+			}
+			late := slices.IndexFunc(recs, func(r *result.Record) bool { return r.Emulator.Late() })
+			if late < 0 || sum <= ceiling || attempt == 2 {
+				return recs
+			}
+			e := recs[late].Emulator
+			t.Logf("goodputs sum to %.3f Mbit/s, over the %.3f the link carries, while the emulator was late (a packet left %.2f ms after its time, bound %.2f ms; %s): made again",
+				sum/1e6, ceiling/1e6, e.LateMs(), e.LateBound(), hostload.Describe(busy, steal))
+		}
 	}
+	recs := run(ng, Config{Flows: []Spec{{Protocol: "h3", CC: "cubic"}, {Protocol: "h3", CC: "bbr"}}, Duration: 6 * time.Second})
 	check("ngtcp2", recs, []string{"cubic", "bbr"})
 	if recs[0].Mix != "h3:cubic+h3:bbr" {
 		t.Errorf("mix %q, want h3:cubic+h3:bbr", recs[0].Mix)
@@ -78,9 +111,6 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 	if err != nil || len(bad) != 1 || bad[0].Valid || !strings.Contains(bad[0].InvalidReason, `no ngtcp2 server runs congestion control "bbr2"`) {
 		t.Fatalf("a controller no process runs: %v, %v; want one invalid record naming it", bad, err)
 	}
-	recs, err = Run(ctx, l, quicGo, Config{Flows: []Spec{{Protocol: "h3"}}, Duration: 4 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs = run(quicGo, Config{Flows: []Spec{{Protocol: "h3"}}, Duration: 4 * time.Second})
 	check("quic-go", recs, []string{server.QUICCCName})
 }
