@@ -74,11 +74,14 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 			t.Errorf("%s: goodputs sum to %.3f Mbit/s: want 5 up to what the link carries (%.3f)%s", name, sum/1e6, ceiling/1e6, late)
 		}
 	}
-	// run makes a run; one whose flows carried more than the link can (the ceiling below)
-	// while the emulator was late beyond its bound is made once more: a burst released after a
-	// stall lands inside the steady window (9.838 Mbit/s against the 9.777 ceiling, seen once in
-	// make test, with the emulator late), so that run measured the host. A second such run
-	// fails in check, its message naming the lateness and the machine's load.
+	// run makes a run; one whose flows carried more than the link can (ceiling) while the
+	// emulator was late beyond its bound is made once more, and a second such run fails in
+	// check, its message naming the lateness. Seen in make test on 2026-12-04: quic-go alone
+	// 9.838 and 9.917 Mbit/s against the 9.777 ceiling, the emulator 11.2-12.6 ms late. Every
+	// run on that host also shows a receive hole and its catch-up in two adjacent 100 ms bins
+	// (about 5.2 then 14.1 Mbit/s, around 3 s); when the steady window starts between them its
+	// mean holds bytes the link carried before the window. That is a defect of the steady
+	// window, left open in issue 30, not something this retry hides when it recurs.
 	run := func(srv *server.Server, c Config) []*result.Record {
 		t.Helper()
 		for attempt := 1; ; attempt++ {
