@@ -219,3 +219,49 @@ func TestSchedule(t *testing.T) {
 		t.Fatal("ParseMix accepted h7")
 	}
 }
+
+// TestReadEdges: a 10 Mbit/s flow read 1250 bytes a millisecond, with receive holes
+// (head-of-line blocking) of 90 and 20 ms over the edges of its steady window [2 s, 4 s] and the held bytes
+// read at once when the hole ends: the bins' mean over the window counts the catch-up after
+// 2 s without the time before it (10.25 Mbit/s, over the link's rate, the failure of
+// TestIntegrationNgtcp2Flows on 2026-12-04), while the goodput between the edge reads is
+// the link's 10 Mbit/s. Without a read before an edge, or with none inside, it says so.
+func TestReadEdges(t *testing.T) {
+	epoch := time.Unix(100, 0)
+	from, to := epoch.Add(2*time.Second), epoch.Add(4*time.Second)
+	hole := func(ms int) bool { return ms > 1940 && ms < 2030 || ms > 3990 && ms < 4010 }
+	e := NewReadEdges(from, to)
+	b := NewBinner(epoch, 100*time.Millisecond, 50)
+	var cum int64
+	held := 0
+	for ms := 1; ms <= 5000; ms++ {
+		held += 1250
+		if hole(ms) {
+			continue
+		}
+		at := epoch.Add(time.Duration(ms) * time.Millisecond)
+		cum += int64(held)
+		b.Add(at, held)
+		e.Note(at, cum)
+		held = 0
+	}
+	bins := MeanRate(Rates(b.Bytes(), 100*time.Millisecond), Window{From: 20, To: 40})
+	if bins < 10.15e6 {
+		t.Fatalf("fixture: the bins' mean is %.3f Mbit/s, want it biased above 10.15", bins/1e6)
+	}
+	bps, f, l := e.Goodput()
+	if math.Abs(bps-10e6) > 1 || f != epoch.Add(1940*time.Millisecond) || l != epoch.Add(3990*time.Millisecond) {
+		t.Errorf("goodput %.6f Mbit/s between %v and %v, want 10 between 1.940 s and 3.990 s", bps/1e6, f.Sub(epoch), l.Sub(epoch))
+	}
+	late := NewReadEdges(from, to)
+	late.Note(epoch.Add(2500*time.Millisecond), 1000)
+	late.Note(epoch.Add(3*time.Second), 2000)
+	if bps, f, _ := late.Goodput(); f != from || math.Abs(bps-2000*8/1.0) > 1e-6 {
+		t.Errorf("no read before the window: %.1f bit/s from %v, want 16000 from its start", bps, f.Sub(epoch))
+	}
+	idle := NewReadEdges(from, to)
+	idle.Note(epoch.Add(time.Second), 5000)
+	if bps, f, l := idle.Goodput(); bps != 0 || f != from || l != to {
+		t.Errorf("no read inside the window: %v between %v and %v, want 0 over the window", bps, f, l)
+	}
+}

@@ -59,6 +59,10 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 			if r.LossSource != "emulator" || r.Packets < r.Bytes/1500 {
 				t.Errorf("%s flow %d: loss from %q over %d packets", name, i, r.LossSource, r.Packets)
 			}
+			if r.GoodputFromS > r.SteadyFromS || r.GoodputFromS < r.SteadyFromS-0.5 || r.GoodputToS > r.SteadyToS || r.GoodputToS < r.SteadyToS-0.5 {
+				t.Errorf("%s flow %d: goodput measured over [%.3f, %.3f] s, want the reads at or up to 0.5 s before the steady state's edges [%.1f, %.1f]",
+					name, i, r.GoodputFromS, r.GoodputToS, r.SteadyFromS, r.SteadyToS)
+			}
 			if r.GoodputBps < 0.2e6 {
 				t.Errorf("%s flow %d: goodput %.3f Mbit/s: starved", name, i, r.GoodputBps/1e6)
 			}
@@ -76,8 +80,9 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 	// message naming the emulator's lateness when it was late. Seen in make test on
 	// 2026-12-04: quic-go alone 9.838 Mbit/s against the 9.777 ceiling. Every run on that host
 	// shows a receive hole and its catch-up in two adjacent 100 ms bins (about 5.2 then 14.1
-	// Mbit/s); when the steady window starts between them its mean holds bytes the link carried
-	// before the window: a defect of the steady window, open in issue 30.
+	// Mbit/s); when the steady window started between them, its mean held bytes the link
+	// carried before the window. The goodput is now measured between the reads at the
+	// window's edges (ReadEdges), which check asserts.
 	run := func(srv *server.Server, c Config) []*result.Record {
 		t.Helper()
 		recs, err := Run(ctx, l, srv, c)

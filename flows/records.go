@@ -38,6 +38,12 @@ func (c Config) records(l shaping.Link, epoch time.Time, frs []*flowRun, ls link
 			BinMs:          float64(c.Bin) / float64(time.Millisecond), Series: series[i],
 			Utilization: m.utilization, IPUtilization: m.ipUtilization, Jain: m.jain, ConvergeS: m.converge}
 		f.SteadyFromS, f.SteadyToS = steady[i].Seconds(c.Bin)
+		f.GoodputFromS, f.GoodputToS = f.SteadyFromS, f.SteadyToS
+		if fr.edges != nil {
+			bps, from, to := fr.edges.Goodput()
+			f.GoodputBps = finite(bps)
+			f.GoodputFromS, f.GoodputToS = from.Sub(epoch).Seconds(), to.Sub(epoch).Seconds()
+		}
 		f.RunFromS, f.RunToS = m.run.Seconds(c.Bin)
 		f.JainFromS, f.JainToS = m.jainWin.Seconds(c.Bin)
 		if spec.Shaped() {

@@ -79,6 +79,7 @@ type flowRun struct {
 	spec     Spec
 	tr       *transfer
 	bins     *Binner
+	edges    *ReadEdges // the reads the steady-state goodput is measured between
 	bytes    int64
 	stats    server.ConnStats
 	counts   capture.FlowCounts
@@ -129,7 +130,9 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 	epoch := time.Now()
 	frs := make([]*flowRun, len(c.Flows))
 	for i, s := range c.Flows {
-		frs[i] = &flowRun{spec: s, bins: NewBinner(epoch, c.Bin, nbins)}
+		w := SteadyWindow(s.Start, s.Start+s.Duration, l.Spec().RTT, c.Bin)
+		frs[i] = &flowRun{spec: s, bins: NewBinner(epoch, c.Bin, nbins),
+			edges: NewReadEdges(epoch.Add(time.Duration(w.From)*c.Bin), epoch.Add(time.Duration(w.To)*c.Bin))}
 	}
 	stopSampler := make(chan struct{})
 	series := make(chan linkSeries, 1)
@@ -228,8 +231,10 @@ func (fr *flowRun) transfer(ctx context.Context, srv *server.Server, counter *ca
 		for {
 			n, err := fr.tr.body.Read(buf)
 			if n > 0 {
-				fr.bins.Add(time.Now(), n)
+				now := time.Now()
+				fr.bins.Add(now, n)
 				fr.bytes += int64(n)
+				fr.edges.Note(now, fr.bytes)
 			}
 			if err != nil {
 				select {

@@ -31,8 +31,16 @@ type Flow struct {
 	// StartS is when the flow started, and DurationS how long it ran, in seconds.
 	StartS    float64 `json:"start_s"`
 	DurationS float64 `json:"duration_s"`
-	// GoodputBps is the flow's mean goodput over its steady state [SteadyFromS, SteadyToS], bit/s.
+	// GoodputBps is the flow's mean goodput over its steady state, bit/s: the body bytes read
+	// after the last read at or before SteadyFromS up to the last read at or before SteadyToS,
+	// over the time between those two reads [GoodputFromS, GoodputToS] (flows.ReadEdges: a
+	// window cut between reads, so that a receive hole at an edge biases it neither way).
 	GoodputBps float64 `json:"goodput_bps"`
+	// GoodputFromS and GoodputToS are the two reads GoodputBps is measured between, in seconds
+	// since the run's start; each lies at or before its edge of the steady state (the steady
+	// state's own edges when the records predate them or no read came before an edge).
+	GoodputFromS float64 `json:"goodput_from_s,omitempty"`
+	GoodputToS   float64 `json:"goodput_to_s,omitempty"`
 	// MeanGoodputBps is Bytes*8 over the whole flow (slow start included), bit/s.
 	MeanGoodputBps float64 `json:"mean_goodput_bps"`
 	// SteadyFromS and SteadyToS bound the flow's steady state: from its start plus

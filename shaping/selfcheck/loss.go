@@ -323,41 +323,6 @@ func ksCritical99(n int) float64 {
 	return 1.628 / (r + 0.12 + 0.11/r)
 }
 
-// delayDraws samples a stream's one-way delays once per delay-variation interval every (the
-// arrival sent nearest each multiple of every after the first send): consecutive samples fall
-// in consecutive intervals of the emulator, so they are independent draws of its delay.
-func delayDraws(got []arrival, every time.Duration) []time.Duration {
-	if len(got) == 0 {
-		return nil
-	}
-	t0 := got[0].sent
-	for _, a := range got {
-		if a.sent.Before(t0) {
-			t0 = a.sent
-		}
-	}
-	best := map[int]arrival{}
-	for _, a := range got {
-		k := int((a.sent.Sub(t0) + every/2) / every)
-		target := t0.Add(time.Duration(k) * every)
-		if b, ok := best[k]; !ok || absDur(a.sent.Sub(target)) < absDur(b.sent.Sub(target)) {
-			best[k] = a
-		}
-	}
-	var out []time.Duration
-	for k := 0; ; k++ {
-		a, ok := best[k]
-		if !ok {
-			if k > len(best)+1 {
-				break
-			}
-			continue
-		}
-		out = append(out, a.recv.Sub(a.sent))
-	}
-	return out
-}
-
 func absDur(d time.Duration) time.Duration { return max(d, -d) }
 
 // ksUniform is the Kolmogorov-Smirnov distance of the draws from the uniform distribution on
@@ -375,7 +340,8 @@ func ksUniform(draws []time.Duration, lo, hi time.Duration) float64 {
 }
 
 // delayVarLine judges a direction's delay variation by the distribution of its one-way delays:
-// one draw per interval (delayDraws) must be uniform on [base-D, base+D] (base = RTT/2 plus a
+// one draw per interval of the emulator (fitDelayVar: the median delay of the packets sent in
+// each, the boundaries fitted to the stream) must be uniform on [base-D, base+D] (base = RTT/2 plus a
 // probe's serialization) by a 99 % Kolmogorov-Smirnov test, its critical distance widened by
 // (jitter + 1 ms)/(2D) for the per-packet jitter and the emulator's release lateness, and every
 // delay must lie in that range (plus jitter, 1 ms above, 0.2 ms below, a reordering hold, and
@@ -391,7 +357,10 @@ func (c *checker) delayVarLine(down bool, st streamStats, got []arrival) {
 	base := c.spec.RTT/2 + c.rate(down).Transmit(probeIPSize)
 	conf := fmtMs(base-im.DelayVar) + ".." + fmtMs(base+im.DelayVar) + " uniform"
 	every := cmpOr(im.DelayVarEvery, emu.DefaultDelayVarEvery)
-	draws := delayDraws(got, every)
+	var draws []time.Duration
+	if f := c.fitDelayVar(down, got); f != nil {
+		draws = f.drawList()
+	}
 	if len(draws) < minDelayIntervals {
 		c.add(name, conf, fmt.Sprintf("%d draws", len(draws)), fmt.Sprintf("sample too small: need %d draws (one per %s): run a longer check", minDelayIntervals, every), false)
 		return
@@ -408,64 +377,12 @@ func (c *checker) delayVarLine(down bool, st streamStats, got []arrival) {
 		d <= crit && st.minDelay >= lo && st.maxDelay <= hi, allow)
 }
 
-// delayDrawNoise is the sum over the intervals of a stream (every apart, as delayDraws cuts it)
-// of the spread (max - min) of the one-way delays of the packets sent in each interval: the
-// measurement noise of that interval's draw (one delay holds for the whole interval, so any
-// spread is queueing and timing). Packets sent in the last tenth of an interval are left out,
-// so a delay fall's overtaking does not count as noise.
-func delayDrawNoise(got []arrival, every time.Duration) time.Duration {
-	if len(got) == 0 {
-		return 0
-	}
-	t0 := got[0].sent
-	for _, a := range got {
-		if a.sent.Before(t0) {
-			t0 = a.sent
-		}
-	}
-	type span struct{ lo, hi time.Duration }
-	spans := map[int]span{}
-	for _, a := range got {
-		off := a.sent.Sub(t0)
-		if off%every >= every*9/10 {
-			continue
-		}
-		k, d := int(off/every), a.recv.Sub(a.sent)
-		sp, ok := spans[k]
-		if !ok {
-			sp = span{d, d}
-		}
-		sp.lo, sp.hi = min(sp.lo, d), max(sp.hi, d)
-		spans[k] = sp
-	}
-	var sum time.Duration
-	for _, sp := range spans {
-		sum += sp.hi - sp.lo
-	}
-	return sum
-}
-
-// delayVarReorder predicts the RFC 4737 reordered count of a stream gap apart from its
-// consecutive delay draws: when the delay falls by f at an interval's start, the packets of the
-// previous interval sent in its last f arrive after the first packet of the new one, f/gap of
-// them (exact when every fall is under one interval, 2D <= every). lo and hi allow one packet
-// per interval for rounding plus (jitter + 0.5 ms)/gap for the emulator's timing.
-func delayVarReorder(draws []time.Duration, gap, every, jitter time.Duration) (lo, hi float64) {
-	var pred float64
-	for k := 1; k < len(draws); k++ {
-		if f := draws[k-1] - draws[k]; f > 0 {
-			pred += float64(min(f, every)) / float64(gap)
-		}
-	}
-	slack := float64(len(draws)) * (1 + float64(jitter+500*time.Microsecond)/float64(gap))
-	return math.Max(pred-slack, 0), pred + slack
-}
-
 // reorderLine checks the reordered-packet ratio (RFC 4737 section 4.1). With reorder=P%, a held
 // packet is reordered when one of the k = hold/gap packets behind it is not held, so the count
 // is binomial with P (1 - P^k) (99 % interval). With delay variation, the count follows from the
-// stream's own delay draws (delayVarReorder, its slack widened by the emulator's recorded
-// release lateness during the stream); with both, the count must lie between the larger
+// stream's fitted intervals and draws (dvFit.reorder: exact per packet, each threshold
+// uncertain by the jitter, the emulator's recorded release lateness during the stream, the
+// host's timing and the stream's measured draw noise); with both, the count must lie between the larger
 // of the two lower bounds and the sum of the upper ones. Per-packet jitter with reorder=true
 // reorders too: a packet overtaken by its successor (probability from the two jitters) bounds
 // the count from below, the sum over all successors from above.
@@ -488,30 +405,21 @@ func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got 
 		conf = append(conf, fmt.Sprintf("%.2f%% (reorder)", want*100))
 	}
 	if im.DelayVar > 0 {
-		every := cmpOr(im.DelayVarEvery, emu.DefaultDelayVarEvery)
-		draws := delayDraws(got, every)
-		if len(draws) < minDelayIntervals {
+		f := c.fitDelayVar(down, got)
+		if f == nil || len(f.drawList()) < minDelayIntervals {
 			c.add(name, "from the delay draws", fmt.Sprintf("%.2f%%", ratio*100), fmt.Sprintf("sample too small: need %d draws: run a longer check", minDelayIntervals), false)
 			return
 		}
 		allow = lateAllowance(c.streamLate)
-		conf = append(conf, fmt.Sprintf("emulator lateness %s", fmtMs(allow)))
-		dlo, dhi := delayVarReorder(draws, gap, every, c.spec.Jitter+allow)
-		// The draws are measured, not known: each is one packet's delay, off from its
-		// interval's draw by that interval's queueing and timing noise, and noise in two
-		// consecutive draws makes a fall look larger or smaller by up to their sum. The
-		// bound widens by that sum over the stream, taken from the stream itself (the spread
-		// of the delays of the packets sent in each interval), and the line says by how much.
-		if noise := delayDrawNoise(got, every); noise > 0 {
-			w := 2 * float64(noise) / float64(gap)
-			dlo, dhi = math.Max(dlo-w, 0), dhi+w
-			conf = append(conf, fmt.Sprintf("draw noise %s", fmtMs(noise)))
-		}
-		if 2*im.DelayVar > every {
-			dhi = float64(recv) // a fall may span intervals: only the lower bound is exact
-		}
-		lo, hi = math.Max(lo, dlo), hi+dhi
-		conf = append(conf, fmt.Sprintf("%.0f..%.0f packets (delay falls)", dlo, dhi))
+		// The threshold of each packet is uncertain by the link's jitter, the emulator's
+		// recorded release lateness, 0.5 ms of the host's timing, and the stream's own
+		// measured noise on the draws (twice the largest median absolute deviation).
+		noise := f.noise()
+		u := c.spec.Jitter + allow + dvTiming + noise
+		dlo, dhi := f.reorder(u)
+		conf = append(conf, fmt.Sprintf("emulator lateness %s", fmtMs(allow)), fmt.Sprintf("draw noise %s", fmtMs(noise)))
+		lo, hi = math.Max(lo, float64(dlo)), hi+float64(dhi)
+		conf = append(conf, fmt.Sprintf("%d..%d packets (delay falls)", dlo, dhi))
 	}
 	if c.jitterReorders() {
 		// Independent uniform jitters in +-J: packet i is overtaken by packet i+k when
