@@ -609,17 +609,7 @@ const LoadAttempts = 2
 // reason saying by how much and how busy the machine was (rec's host_busy_pct and
 // host_steal_pct), on top of any other reason.
 func markLate(rec *result.Record) {
-	e := rec.Emulator
-	dir := "down"
-	if e.Up.OwnLateMs() > e.Down.OwnLateMs() {
-		dir = "up"
-	}
-	why := fmt.Sprintf("emulator late: a packet left %.2f ms after its time (%s), bound %.2f ms (%s)", e.LateMs(), dir, e.LateBound(),
-		hostload.Describe(rec.HostBusyPct, rec.HostStealPct))
-	if f := e.HostFreezeMs(); f > 0 {
-		why = fmt.Sprintf("emulator late: a packet left %.2f ms after its time beyond the host's freezes (%s; %.2f ms before, up to %.2f ms taken off), bound %.2f ms (%s)",
-			e.LateMs(), dir, e.RawLateMs(), f, e.LateBound(), hostload.Describe(rec.HostBusyPct, rec.HostStealPct))
-	}
+	why := rec.Emulator.LateReason(hostload.Describe(rec.HostBusyPct, rec.HostStealPct))
 	if rec.InvalidReason != "" {
 		why += "; " + rec.InvalidReason
 	}

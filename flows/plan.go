@@ -12,6 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/internal/hostenv"
+	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
@@ -67,6 +68,13 @@ type Plan struct {
 
 // DefaultPause is the quiet time between the runs of a Plan.
 const DefaultPause = time.Second
+
+// RunAttempts is how many times a flow run is made when the emulator was late during it
+// (result.Emulator.Late): the one retry rule of the link checks and the page loads
+// (selfcheck.Attempts, experiment.LoadAttempts). Every attempt's records are invalid with the
+// lateness as their reason; the last attempt's are written, each summarising the earlier ones
+// (Record.EarlierAttempts), so a scheduled flow leaves one line whatever its attempts.
+const RunAttempts = 2
 
 // maxFlowsStart bounds a flow's start offset (a year): anything later is a typo.
 const maxFlowsStart = 24 * time.Hour * 365
@@ -210,6 +218,9 @@ type Summary struct {
 	Runs, Flows, Valid, Starved int
 	// Resumed counts the runs skipped because Plan.Resume holds them.
 	Resumed int
+	// Redone counts the runs made once more because the emulator was late during them (the
+	// one retry rule, RunAttempts); Runs counts each scheduled run once.
+	Redone int
 	// ArtifactsFailed counts the evidence files of the runs not written whole (every flow of a
 	// run lists the same files; they are counted once per run).
 	ArtifactsFailed int
@@ -263,29 +274,66 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 			sum.Resumed++
 			continue
 		}
-		if _, err := rec.Begin(i, l); err != nil {
-			return sum, err
-		}
-		recs, err := Run(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
-			Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger})
-		rec.StopQlogs()
-		cerr := srv.CloseConnections() // ends the qlogs of the run's connections
-		keep := p.Artifacts.For != artifacts.KeepInvalid
-		for _, r := range recs {
-			keep = keep || !r.Valid
-		}
-		if aerr := rec.End(keep, recs); aerr != nil {
-			p.Logger.Warn("artifacts", "run", i, "err", aerr)
-		}
-		if err != nil {
-			return sum, err
-		}
-		if cerr != nil {
-			return sum, cerr
-		}
-		sum.Runs++
-		if len(recs) > 0 {
-			sum.ArtifactsFailed += len(recs[0].ArtifactsFailed)
+		var recs []*result.Record
+		var earlier [][]result.EarlierAttempt
+		for attempt := 1; ; attempt++ {
+			if _, err := rec.Begin(i, l); err != nil {
+				return sum, err
+			}
+			host := hostload.Start()
+			var err error
+			recs, err = runFlows(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
+				Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger})
+			busy, steal := host.End()
+			rec.StopQlogs()
+			cerr := srv.CloseConnections() // ends the qlogs of the run's connections
+			late := len(recs) > 0 && recs[0].Emulator.Late()
+			if late {
+				why := recs[0].Emulator.LateReason(hostload.Describe(busy, steal))
+				for _, r := range recs {
+					if r.InvalidReason != "" {
+						why += "; " + r.InvalidReason
+					}
+					r.Valid, r.InvalidReason = false, why
+				}
+			}
+			keep := p.Artifacts.For != artifacts.KeepInvalid
+			for _, r := range recs {
+				keep = keep || !r.Valid
+			}
+			if aerr := rec.End(keep, recs); aerr != nil {
+				p.Logger.Warn("artifacts", "run", i, "err", aerr)
+			}
+			if err != nil {
+				return sum, err
+			}
+			if cerr != nil {
+				return sum, cerr
+			}
+			if attempt == 1 {
+				sum.Runs++
+			}
+			if len(recs) > 0 {
+				sum.ArtifactsFailed += len(recs[0].ArtifactsFailed)
+			}
+			if attempt > 1 {
+				sum.Redone++
+				for k, r := range recs {
+					r.Attempt, r.EarlierAttempts = attempt, earlier[k]
+				}
+			}
+			if !late || attempt >= RunAttempts {
+				break
+			}
+			p.Logger.Warn("emulator late during a flow run: made again", "run", j.Run, "mix", Mix(p.Mixes[j.Mix]),
+				"late_ms", recs[0].Emulator.LateMs(), "bound_ms", recs[0].Emulator.LateBound())
+			if earlier == nil {
+				earlier = make([][]result.EarlierAttempt, len(recs))
+			}
+			for k, r := range recs {
+				earlier[k] = append(earlier[k], result.EarlierAttempt{Time: r.Time, GoodputBps: r.GoodputBps, InvalidReason: r.InvalidReason,
+					LateMs: r.Emulator.LateMs(), HostBusyPct: busy, HostStealPct: steal, Artifacts: r.Artifacts})
+			}
 		}
 		for _, r := range recs {
 			r.Link.Spec = p.Link
@@ -340,6 +388,9 @@ func (p Plan) stackOptions() []server.Option {
 	}
 	return opts
 }
+
+// runFlows makes one flow run for Execute (Run; a seam for the tests of the retry rule).
+var runFlows = Run
 
 // selfCheck is the link self-check the flows runner uses (a seam for the tests of the retry rule).
 var selfCheck = selfcheck.Run

@@ -429,8 +429,11 @@ type Emulator struct {
 type EarlierAttempt struct {
 	// Time is when the attempt started.
 	Time time.Time `json:"time"`
-	// PLTMs is the PLT it measured, in ms (not a measurement of the link: see InvalidReason).
+	// PLTMs is the PLT it measured, in ms (not a measurement of the link: see InvalidReason);
+	// 0 for a flow.
 	PLTMs float64 `json:"plt_ms"`
+	// GoodputBps is the steady-state goodput a flow's attempt measured, bit/s (0 for a load).
+	GoodputBps float64 `json:"goodput_bps,omitempty"`
 	// InvalidReason says why it was made again ("emulator late: ...").
 	InvalidReason string `json:"invalid_reason"`
 	// LateMs is the emulator's largest release lateness during it, in ms.
@@ -533,6 +536,25 @@ func (e *Emulator) LateBound() float64 {
 
 // Late reports whether the emulator released a packet later than its bound during the load.
 func (e *Emulator) Late() bool { return e != nil && e.LateMs() > e.LateBound() }
+
+// LateReason is the invalid reason of a measurement during which the emulator was late
+// (Late): by how much a packet left after its time, in which direction, beyond the host's
+// freezes when any were taken off, against the bound; load names the machine's load during
+// it ("" when not measured).
+func (e *Emulator) LateReason(load string) string {
+	dir := "down"
+	if e.Up.OwnLateMs() > e.Down.OwnLateMs() {
+		dir = "up"
+	}
+	if load != "" {
+		load = " (" + load + ")"
+	}
+	if f := e.HostFreezeMs(); f > 0 {
+		return fmt.Sprintf("emulator late: a packet left %.2f ms after its time beyond the host's freezes (%s; %.2f ms before, up to %.2f ms taken off), bound %.2f ms%s",
+			e.LateMs(), dir, e.RawLateMs(), f, e.LateBound(), load)
+	}
+	return fmt.Sprintf("emulator late: a packet left %.2f ms after its time (%s), bound %.2f ms%s", e.LateMs(), dir, e.LateBound(), load)
+}
 
 // Direction holds the counters of one direction of an emulated link over one interval: one load
 // (in warm mode, the measured load after the priming one), from just before it starts to just

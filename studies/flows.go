@@ -2,6 +2,7 @@ package studies
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -95,11 +96,19 @@ func binsOf(f *result.Flow, from, to float64) []float64 {
 }
 
 // readFlowResults turns a flow part's records into one FlowMixResult per (mix, run), in order.
+// A run with a flow that is invalid for any reason but starvation (the emulator late, no
+// connection, the protocol not observed: flowRunsLeftOut) is left out whole, since its
+// goodputs, shares and Jain's index are not a measurement of the mix; a starved flow is a
+// fact of the mix and stays, with its goodput of 0.
 func readFlowResults(recs []*result.Record, experiment string) []FlowMixResult {
 	var out []FlowMixResult
 	index := map[[2]any]int{}
+	bad := map[[2]any]bool{}
+	for _, k := range flowRunsLeftOut(recs, experiment) {
+		bad[[2]any{k.mix, k.run}] = true
+	}
 	for _, r := range recs {
-		if !r.IsFlow() || r.Experiment != experiment {
+		if !r.IsFlow() || r.Experiment != experiment || bad[[2]any{r.Mix, r.Run}] {
 			continue
 		}
 		k := [2]any{r.Mix, r.Run}
@@ -153,4 +162,44 @@ func goodputFigure(recs []*result.Record, experiment, file string) (Figure, bool
 	rep := analysis.Analyze(mine, analysis.Options{})
 	return Figure{File: file, Caption: "Goodput over time per run: one line per flow; the dashed line is the bottleneck rate.",
 		Render: func(w io.Writer, format string) error { return rep.WritePlot(w, analysis.GoodputPlot, format) }}, true
+}
+
+// leftOutRun is a flow run left out of a part's results, and why (its first invalid flow's
+// reason).
+type leftOutRun struct {
+	mix, why string
+	run      int
+}
+
+// flowRunsLeftOut returns the (mix, run) pairs of experiment's flow records with a flow that
+// is invalid and not starved, in the records' order.
+func flowRunsLeftOut(recs []*result.Record, experiment string) []leftOutRun {
+	var out []leftOutRun
+	seen := map[[2]any]bool{}
+	for _, r := range recs {
+		if !r.IsFlow() || r.Experiment != experiment || r.Valid || r.Starved {
+			continue
+		}
+		k := [2]any{r.Mix, r.Run}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, leftOutRun{mix: r.Mix, run: r.Run, why: r.InvalidReason})
+		}
+	}
+	return out
+}
+
+// flowsLeftOutText is the sentence naming the runs of a flow part (and the runs --decide added
+// to it) left out of its results, or "" when none was.
+func (e *Support) flowsLeftOutText(part string) string {
+	name := PartExperiment(e.Study.Name, part)
+	var out []leftOutRun
+	for _, x := range append([]string{name}, decideExperiments(e.Records, name)...) {
+		out = append(out, flowRunsLeftOut(e.Records, x)...)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d run(s) left out, a flow of each not valid (so its shares and Jain's index measure no mix); the first: %s run %d, %s.",
+		len(out), out[0].mix, out[0].run, out[0].why)
 }

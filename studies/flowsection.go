@@ -131,6 +131,9 @@ func carlucciFlowSection(e *Support) Section {
 		return s
 	}
 	ms := e.mixes("flows")
+	if out := e.flowsLeftOutText("flows"); out != "" {
+		s.Text = append(s.Text, out)
+	}
 	if len(ms) == 0 {
 		s.Text = append(s.Text, "No flow records: this part was not run or failed.")
 		return s

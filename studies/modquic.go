@@ -280,6 +280,9 @@ func modquicSections(e *Support) []Section {
 		Text: []string{"Two flows started together: each one's steady-state goodput and Jain's index of the two (1 = equal shares)."}}
 	st := Table{Header: []string{"path", "mix", "run", "goodputs (Mbit/s)", "Jain's index"}}
 	for _, fp := range e.Plan.Flows {
+		if out := e.flowsLeftOutText(fp.Name); out != "" {
+			shared.Text = append(shared.Text, fp.Name+": "+out)
+		}
 		for _, m := range e.mixes(fp.Name) {
 			if len(m.Flows) < 2 {
 				continue

@@ -576,6 +576,39 @@ func TestCarlucciFlowsJudgement(t *testing.T) {
 	}
 }
 
+// TestFlowRunsLeftOut: a flow run with a flow that is not valid (the emulator late) is left out
+// of the part's results whole, its partner flow too, and the flows section says which and why;
+// a starved flow stays, a fact of the mix. Before, readFlowResults pooled invalid flows.
+func TestFlowRunsLeftOut(t *testing.T) {
+	recs := flowRuns(3, 2.80e6, 0.012, 0.001, [2]float64{1.5e6, 1.3e6})
+	var shared []*result.Record
+	for _, r := range recs {
+		if r.Flows == 2 {
+			shared = append(shared, r)
+		}
+	}
+	shared[0].Valid, shared[0].InvalidReason = false, "emulator late: a packet left 9.10 ms after its time (down), bound 5.00 ms"
+	shared[3].Valid, shared[3].Starved, shared[3].GoodputBps = false, true, 0
+	ms := readFlowResults(recs, "carlucci2015/flows")
+	two := 0
+	for _, m := range ms {
+		if len(m.Flows) == 2 {
+			two++
+			if m.Run == shared[0].Run {
+				t.Errorf("run %d of the shared mix kept with an invalid flow: %+v", m.Run, m)
+			}
+		}
+	}
+	if len(ms) != 8 || two != 2 {
+		t.Fatalf("%d results, %d shared; want 8, 2 (the starved run kept)", len(ms), two)
+	}
+	e := Evaluate(carlucci(), carlucci().Plan(Quick), recs)
+	text := strings.Join(carlucciFlowSection(e).Text, " ")
+	if !strings.Contains(text, "1 run(s) left out") || !strings.Contains(text, "h3:newreno+h2:cubic run 0, emulator late: a packet left 9.10 ms") {
+		t.Errorf("flows section: %s", text)
+	}
+}
+
 // TestDefaultScaleJudgesEveryFinding checks every study's default scale against every
 // finding's minimum: records made exactly as the plan schedules them (warm-ups included, every
 // load valid, flows of every mix) must leave no finding "not run". Before, muthuraj2024 quick

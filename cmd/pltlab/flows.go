@@ -304,6 +304,9 @@ func runFlows(cmd *cobra.Command, f flowsFlags, p flows.Plan, sink io.Writer) er
 		return w.Write(r)
 	})
 	line := fmt.Sprintf("%d runs, %d flows (%d valid, %d starved, %d otherwise invalid)", sum.Runs, sum.Flows, sum.Valid, sum.Starved, sum.Flows-sum.Valid-sum.Starved)
+	if sum.Redone > 0 {
+		line += fmt.Sprintf(", %d made again after the emulator was late (earlier_attempts)", sum.Redone)
+	}
 	if sum.ArtifactsFailed > 0 {
 		line += fmt.Sprintf(", %d artifacts not written whole (artifacts_failed)", sum.ArtifactsFailed)
 	}

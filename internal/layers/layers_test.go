@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	"server":                           {"pages", "result", "protocol"},
 	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait", "internal/idlepoll"},
 	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},
-	"flows":                            {"internal/hostenv", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
+	"flows":                            {"internal/hostenv", "internal/hostload", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
 	"experiment":                       {"device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
 	"studies":                          {"internal/hostenv", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
 	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
