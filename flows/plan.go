@@ -287,16 +287,7 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 			busy, steal := host.End()
 			rec.StopQlogs()
 			cerr := srv.CloseConnections() // ends the qlogs of the run's connections
-			late := len(recs) > 0 && recs[0].Emulator.Late()
-			if late {
-				why := recs[0].Emulator.LateReason(hostload.Describe(busy, steal))
-				for _, r := range recs {
-					if r.InvalidReason != "" {
-						why += "; " + r.InvalidReason
-					}
-					r.Valid, r.InvalidReason = false, why
-				}
-			}
+			late := MarkLate(recs, busy, steal)
 			keep := p.Artifacts.For != artifacts.KeepInvalid
 			for _, r := range recs {
 				keep = keep || !r.Valid
@@ -331,8 +322,7 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 				earlier = make([][]result.EarlierAttempt, len(recs))
 			}
 			for k, r := range recs {
-				earlier[k] = append(earlier[k], result.EarlierAttempt{Time: r.Time, GoodputBps: r.GoodputBps, InvalidReason: r.InvalidReason,
-					LateMs: r.Emulator.LateMs(), HostBusyPct: busy, HostStealPct: steal, Artifacts: r.Artifacts})
+				earlier[k] = append(earlier[k], Earlier(r, busy, steal))
 			}
 		}
 		for _, r := range recs {
@@ -356,6 +346,36 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 		}
 	}
 	return sum, ctx.Err()
+}
+
+// MarkLate makes every record of a flow run invalid when the emulator was late during it
+// (result.Emulator.Late: the records of one run share its counters), the reason naming the
+// lateness and the machine's busy and stolen shares during the run (percent), on top of any
+// other reason; it reports whether the emulator was late.
+func MarkLate(recs []*result.Record, busyPct, stealPct float64) bool {
+	if len(recs) == 0 || !recs[0].Emulator.Late() {
+		return false
+	}
+	why := recs[0].Emulator.LateReason(hostload.Describe(busyPct, stealPct))
+	for _, r := range recs {
+		w := why
+		if r.InvalidReason != "" {
+			w += "; " + r.InvalidReason
+		}
+		r.Valid, r.InvalidReason = false, w
+	}
+	return true
+}
+
+// Earlier summarises r, a flow's attempt made again, for the record of the attempt after it
+// (result.Record.EarlierAttempts); busyPct and stealPct are the machine's load during it.
+func Earlier(r *result.Record, busyPct, stealPct float64) result.EarlierAttempt {
+	e := result.EarlierAttempt{Time: r.Time, InvalidReason: r.InvalidReason, LateMs: r.Emulator.LateMs(),
+		HostBusyPct: busyPct, HostStealPct: stealPct, Artifacts: r.Artifacts}
+	if r.Flow != nil {
+		e.GoodputBps = r.GoodputBps
+	}
+	return e
 }
 
 // StackNgtcp2 is the ngtcp2 HTTP/3 stack (server.StackNgtcp2), for the packages above flows.

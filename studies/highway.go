@@ -19,6 +19,7 @@ import (
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/internal/hostenv"
+	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -287,9 +288,33 @@ func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOp
 			if done[highwayKey(p.key(), a.name, run)] {
 				continue // made by the interrupted run being resumed
 			}
-			rec, err := runHighwayArmFunc(ctx, l, veth, p, a, run, hs.duration, o, env)
-			if err != nil {
-				return fmt.Errorf("arm %s: %w", a.name, err)
+			var rec *result.Record
+			var earlier []result.EarlierAttempt
+			for attempt := 1; ; attempt++ {
+				host := hostload.Start()
+				var err error
+				rec, err = runHighwayArmFunc(ctx, l, veth, p, a, run, hs.duration, o, env)
+				if err != nil {
+					return fmt.Errorf("arm %s: %w", a.name, err)
+				}
+				busy, steal := host.End()
+				if rec == nil {
+					break
+				}
+				if attempt > 1 {
+					rec.Attempt, rec.EarlierAttempts = attempt, earlier
+				}
+				// The one retry rule of every runner (flows.RunAttempts): a run the emulator
+				// was late in is invalid, and made once more.
+				if !flows.MarkLate([]*result.Record{rec}, busy, steal) || attempt >= flows.RunAttempts {
+					break
+				}
+				o.Logger.Warn("emulator late during a highway run: made again", "path", p.name, "arm", a.name, "run", run,
+					"late_ms", rec.Emulator.LateMs(), "bound_ms", rec.Emulator.LateBound())
+				earlier = append(earlier, flows.Earlier(rec, busy, steal))
+				if !sleepCtxStudies(ctx, highwayPause) {
+					return ctx.Err()
+				}
 			}
 			if rec != nil {
 				rec.Scheduled = total

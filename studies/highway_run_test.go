@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,3 +146,50 @@ type processStub struct{}
 
 func (processStub) DisableQUICGSO() func()      { return func() {} }
 func (processStub) CaptureLog(io.Writer) func() { return func() {} }
+
+// TestHighwayLateRetry: a highway run during which the emulator was late is made once more by
+// the one retry rule (flows.RunAttempts): the run leaves one line, the second attempt's,
+// summarising the first; a run late twice leaves its line invalid, naming the lateness.
+func TestHighwayLateRetry(t *testing.T) {
+	st, _ := Lookup(Highway2023)
+	p := st.Plan(Quick).Apply(RunOptions{Runs: 1})
+	want := p.Custom.Runs()
+	fakeHighway(t, 0)
+	fake := runHighwayArmFunc
+	calls := 0
+	runHighwayArmFunc = func(ctx context.Context, l shaping.Link, veth *shaping.VethLink, hp highwayPath, a highwayArm, run int,
+		dur time.Duration, o RunOptions, env *result.Env) (*result.Record, error) {
+		calls++
+		r, err := fake(ctx, l, veth, hp, a, run, dur, o, env)
+		if calls <= 3 { // the first run late, its retry late, then the second run late once
+			r.Emulator = &result.Emulator{Down: result.Direction{TimingErrMaxMs: 12}}
+		}
+		return r, err
+	}
+	recs, err := runPlan(t, p, RunOptions{Version: "test", Seed: 1, Runs: 1, Process: processStub{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []*result.Record
+	for _, r := range recs {
+		if highwayKeyOf(r) != "" {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) != want || calls != want+2 {
+		t.Fatalf("%d lines from %d attempts, want %d lines from %d", len(runs), calls, want, want+2)
+	}
+	first, second := runs[0], runs[1]
+	if first.Valid || first.Attempt != 2 || len(first.EarlierAttempts) != 1 ||
+		!strings.HasPrefix(first.InvalidReason, "emulator late: a packet left 12.00 ms after its time (down), bound 5.00 ms (machine: CPU") {
+		t.Errorf("late twice: valid %v, attempt %d, %d earlier, reason %q", first.Valid, first.Attempt, len(first.EarlierAttempts), first.InvalidReason)
+	}
+	if !second.Valid || second.Attempt != 2 || len(second.EarlierAttempts) != 1 || second.EarlierAttempts[0].LateMs != 12 {
+		t.Errorf("late once: valid %v (%s), attempt %d, earlier %+v", second.Valid, second.InvalidReason, second.Attempt, second.EarlierAttempts)
+	}
+	for _, r := range runs[2:] {
+		if !r.Valid || r.Attempt != 0 {
+			t.Errorf("a run on time: valid %v, attempt %d", r.Valid, r.Attempt)
+		}
+	}
+}

@@ -56,7 +56,7 @@ var allowed = map[string][]string{
 	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},
 	"flows":                            {"internal/hostenv", "internal/hostload", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
 	"experiment":                       {"device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
-	"studies":                          {"internal/hostenv", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
+	"studies":                          {"internal/hostenv", "internal/hostload", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
 	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
 	"view":                             {"plan", "analysis", "result", "protocol"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
