@@ -5,10 +5,20 @@ LDFLAGS := -X main.version=$(VERSION)
 GOFILES  = $(shell find . -name '*.go' -not -path './bin/*')
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Integration tests (real server, emulator and Chromium) are named TestIntegration*; unit tests
-# run with the race detector and -short, which skips them.
+# run with -short, which skips them, and with the race detector in the packages where goroutines
+# share state (RACE_PKGS: the emulator and its link check, the servers, the spinners, flows,
+# browser, view's live updates, the runner): the other packages (statistics, plans, the cluster
+# scripts, the command's flag wiring) build without it, so a fresh clone does not compile
+# k8s.io/api and the whole command a second time for the race detector, and the integration
+# phase reuses their test binaries.
 INTEGRATION_TIMEOUT ?= 14m
+RACE_PKGS := /(shaping|server|internal/idlepoll|flows|browser|view|pages|experiment|device|artifacts|result)(/|$$)
+# STUDY_TESTS are the whole-study integration tests (every study's smoke scale through
+# `reproduce`, and one through Slurm): about 5 minutes on 2 cores, so they run in their own
+# target, test-studies, which CI runs after make test.
+STUDY_TESTS := ^TestIntegration(Study|SlurmStudy)
 
-.PHONY: setup deps netem-deps build test test-netem unit integration check bench fuzz clean image image-deps image-smoke
+.PHONY: setup deps netem-deps build test test-netem test-studies unit integration check bench fuzz clean image image-deps image-smoke
 
 setup: deps netem-deps build
 
@@ -53,10 +63,17 @@ test-netem:
 export GIN_MODE := release
 
 unit:
-	$(GO) test -race -short -count=1 ./...
+	$(GO) test -race -short -count=1 $$($(GO) list ./... | grep -E '$(RACE_PKGS)')
+	$(GO) test -short -count=1 $$($(GO) list ./... | grep -v -E '$(RACE_PKGS)')
 
 integration:
-	$(GO) test -count=1 -p 1 -run Integration -timeout $(INTEGRATION_TIMEOUT) ./...
+	$(GO) test -count=1 -p 1 -run Integration -skip '$(STUDY_TESTS)' -timeout $(INTEGRATION_TIMEOUT) ./...
+
+# test-studies runs every study's smoke scale end to end (reproduce, and one study sharded
+# through the one-node Slurm cluster): the integration tests of whole studies, kept out of
+# make test for its time budget and run by CI after it.
+test-studies:
+	$(GO) test -count=1 -p 1 -run '$(STUDY_TESTS)' -timeout 15m ./cmd/pltlab ./cluster
 
 # check: gofmt, go vet, staticcheck (pinned by the tool directive in go.mod), the package
 # layering test (internal/layers: dependencies point the way docs/design.md draws them) and a

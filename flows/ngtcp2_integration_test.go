@@ -44,6 +44,9 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 	// beside CUBIC in a 1 BDP queue took 8.6 of 9.5 Mbit/s here).
 	check := func(name string, recs []*result.Record, want []string) {
 		t.Helper()
+		if recs == nil {
+			return // lost to host stalls (run)
+		}
 		sum := 0.0
 		for i, r := range recs {
 			t.Logf("%s flow %d %s: goodput %.3f Mbit/s, sent %d, lost %d, srtt %.1f ms, emulator %d/%d dropped",
@@ -76,24 +79,35 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 			t.Errorf("%s: goodputs sum to %.3f Mbit/s: want 5 up to what the link carries (%.3f)%s", name, sum/1e6, ceiling/1e6, late)
 		}
 	}
-	// run makes a run. No run is made again: a goodput over the ceiling fails in check, its
-	// message naming the emulator's lateness when it was late. Seen in make test on
-	// 2026-12-04: quic-go alone 9.838 Mbit/s against the 9.777 ceiling. Every run on that host
-	// shows a receive hole and its catch-up in two adjacent 100 ms bins (about 5.2 then 14.1
-	// Mbit/s); when the steady window started between them, its mean held bytes the link
-	// carried before the window. The goodput is now measured between the reads at the
-	// window's edges (ReadEdges), which check asserts.
+	// run makes a run by the harness's one retry rule (Execute): a run the emulator was late in
+	// is not a measurement, so it is made once more, and one late on both attempts is lost to
+	// host stalls (logged, not judged; docs/design.md, "Host stalls: judged on their own"). A
+	// goodput over the ceiling in a run the emulator was on time in still fails in check. Seen
+	// in make test on 2026-12-06 beside a compile: quic-go alone 9.799 Mbit/s against the 9.777
+	// ceiling with the emulator 10.35 ms late. (On 2026-12-04, 9.838 Mbit/s on time: a receive
+	// hole's catch-up counted in the steady window; the goodput is now measured between the
+	// reads at the window's edges, ReadEdges, which check asserts.)
 	run := func(srv *server.Server, c Config) []*result.Record {
 		t.Helper()
-		recs, err := Run(ctx, l, srv, c)
-		if err != nil {
-			t.Fatal(err)
+		for attempt := 1; ; attempt++ {
+			recs, err := Run(ctx, l, srv, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) == 0 || !recs[0].Emulator.Late() {
+				return recs
+			}
+			why := recs[0].Emulator.LateReason("")
+			if attempt == 2 {
+				t.Logf("run lost to host stalls (the emulator late on both attempts): %s", why)
+				return nil
+			}
+			t.Logf("run made once more, as Execute does: %s", why)
 		}
-		return recs
 	}
 	recs := run(ng, Config{Flows: []Spec{{Protocol: "h3", CC: "cubic"}, {Protocol: "h3", CC: "bbr"}}, Duration: 6 * time.Second})
 	check("ngtcp2", recs, []string{"cubic", "bbr"})
-	if recs[0].Mix != "h3:cubic+h3:bbr" {
+	if recs != nil && recs[0].Mix != "h3:cubic+h3:bbr" {
 		t.Errorf("mix %q, want h3:cubic+h3:bbr", recs[0].Mix)
 	}
 	// A controller no process of the server runs gives an invalid record, nothing connected.

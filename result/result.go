@@ -616,6 +616,24 @@ type Direction struct {
 	HostFreezeMs       float64 `json:"host_freeze_ms,omitempty"`
 	HostFreezeReleases int64   `json:"host_freeze_releases,omitempty"`
 	TimingErrOwnMaxMs  float64 `json:"timing_err_own_max_ms,omitempty"`
+	// Stalls counts the emulator's stall events in the interval: runs of releases later than
+	// LatenessBoundMs that one stop of the releasing thread made (emu.Counters.Stalls), whatever
+	// stopped it; StalledReleases counts the releases in them. 0 on a steady host.
+	Stalls          int64 `json:"stalls,omitempty"`
+	StalledReleases int64 `json:"stalled_releases,omitempty"`
+	// StallSpans are those stalls on the wall clock (the first 64 of the interval); kept in
+	// memory for the link check, which leaves out the probes they overlap, and not written.
+	StallSpans []StallSpan `json:"-"`
+}
+
+// StallSpan is one stall event of the emulator: From is the scheduled release time of its first
+// late packet, To the release of its last; LateMs is its largest lateness in ms, OwnLateMs the
+// largest once host freezes are taken off as a load's are (Direction.OwnLateMs), and Releases
+// its packets released later than LatenessBoundMs.
+type StallSpan struct {
+	From, To          time.Time
+	LateMs, OwnLateMs float64
+	Releases          int64
 }
 
 // HostFreezeAllowanceMs is the most lateness, in ms, that a freeze of the host may explain for
@@ -734,7 +752,69 @@ type LinkCheck struct {
 	SettledBusyPct float64 `json:"settled_busy_pct,omitempty"`
 	// SettledStealPct is the share of that window the hypervisor took, in percent.
 	SettledStealPct float64 `json:"settled_steal_pct,omitempty"`
+	// HostStalls is the check's host-stall finding (its "host stalls" line), absent in records
+	// written before it was made.
+	HostStalls *HostStalls `json:"host_stalls,omitempty"`
 }
+
+// HostStalls is what a link check saw of the host stopping the emulator: stall events (a run
+// of releases later than LatenessBoundMs, Direction.Stalls) over the check, and the share of
+// planned loads such stalls would make late. The link check fails on it only when that share is
+// too high for a plan to finish (HostStallsLateShareMax), never for one stall: each load is
+// judged on its own lateness anyway, and a late one is made again.
+type HostStalls struct {
+	// Stalls counts the stall events in both directions, Releases the packets released in them
+	// and ReleasesTotal every packet released during the check.
+	Stalls        int64 `json:"stalls"`
+	Releases      int64 `json:"releases"`
+	ReleasesTotal int64 `json:"releases_total"`
+	// LongestMs is the largest lateness of any release, in ms (TimingErrMaxMs), and
+	// LongestOwnMs the largest once host freezes are taken off (Direction.OwnLateMs): the
+	// figure the lateness line judged until 2026-12-06 (at most LatenessBoundMs), kept so the
+	// two rules can be compared on one check.
+	LongestMs    float64 `json:"longest_ms"`
+	LongestOwnMs float64 `json:"longest_own_ms"`
+	// WindowS is the time the stalls were counted over, in seconds (the check's duration).
+	WindowS float64 `json:"window_s"`
+	// PerMinute is Stalls per minute of WindowS; PerMinuteLo its one-sided 95 % lower
+	// confidence bound (Poisson: chi-square quantile 0.05 at 2 Stalls degrees of freedom,
+	// halved; Garwood 1936).
+	PerMinute   float64 `json:"per_minute"`
+	PerMinuteLo float64 `json:"per_minute_lo"`
+	// LoadSpanS is the duration of one planned load, in seconds, over which a stall makes it
+	// late; LateShare is the expected share of such loads made late at the rate of the Own
+	// stalls, 1 - exp(-rate x span) (stalls as a Poisson process), and LateShareLo the same at
+	// that rate's one-sided 95 % lower bound, which the line judges.
+	LoadSpanS   float64 `json:"load_span_s"`
+	LateShare   float64 `json:"late_share"`
+	LateShareLo float64 `json:"late_share_lo"`
+	// ProbesLeftOut counts the RTT probes whose flight overlapped a stall and which the idle
+	// RTT and RTT-under-load lines left out (stated on those lines).
+	ProbesLeftOut int `json:"probes_left_out,omitempty"`
+	// Own counts the stalls that would make a load late: those whose lateness, less what host
+	// freezes explain as a load's is (StallSpan.OwnLateMs), still exceeds LatenessBoundMs;
+	// stalls not listed count whole. LateShare and LateShareLo are judged on Own.
+	Own int64 `json:"own"`
+	// ReclaimPages is how many pages the guest kernel scanned for reclaim or compaction stalls
+	// it counted during the check (/proc/vmstat: pgscan_kswapd, pgscan_direct, compact_stall,
+	// allocstall_*). When it is not 0, a stopped CPU may have been the guest's own memory work
+	// rather than the host's, so no freeze is trusted: Own counts every stall.
+	ReclaimPages int64 `json:"reclaim_pages,omitempty"`
+	// Watched is true when the idle-poll spinners and watchers ran during the check (independent
+	// threads in other processes, one of each per CPU, that report when their CPU stopped:
+	// Env.IdlePollCPUs); then SeenByHost counts the stalls (of those listed, the first 64 per
+	// direction and step) during which one of them saw its CPU stop too, a stall of the machine
+	// rather than of the emulator's process alone, and FloorMs is the longest stop they saw
+	// in the check's window, in ms: the host's own floor beside LongestMs.
+	Watched    bool    `json:"watched,omitempty"`
+	SeenByHost int     `json:"seen_by_host,omitempty"`
+	FloorMs    float64 `json:"floor_ms,omitempty"`
+}
+
+// HostStallsLateShareMax is the largest share of planned loads (0..1) that host stalls may be
+// expected to make late before a link check refuses the host as too noisy to finish a plan:
+// each late load is made once more, so at 20 % about 4 % of loads are late twice and lost.
+const HostStallsLateShareMax = 0.20
 
 // CheckLine is one configured-vs-measured line of a link check.
 type CheckLine struct {
@@ -844,6 +924,9 @@ func (d *Direction) Add(o Direction) {
 	d.TimingErrMaxMs = max(d.TimingErrMaxMs, o.TimingErrMaxMs)
 	d.HostFreezeMs = max(d.HostFreezeMs, o.HostFreezeMs)
 	d.HostFreezeReleases += o.HostFreezeReleases
+	d.Stalls += o.Stalls
+	d.StalledReleases += o.StalledReleases
+	d.StallSpans = append(d.StallSpans, o.StallSpans...)
 	if d.HostFreezeMs > 0 {
 		d.TimingErrOwnMaxMs = own
 	}

@@ -34,6 +34,11 @@ func direction(c emu.Counters, base time.Time) result.Direction {
 		TimingErrMaxMs:   ms(c.TimingErrMax),
 	}
 	hostFreezes(&d, c, base)
+	d.Stalls, d.StalledReleases = c.Stalls, c.StalledReleases
+	for _, sp := range c.StallSpans {
+		d.StallSpans = append(d.StallSpans, result.StallSpan{From: base.Add(sp.From), To: base.Add(sp.To), LateMs: ms(sp.Late),
+			OwnLateMs: ms(stallOwn(sp, c, base)), Releases: sp.Releases})
+	}
 	if c.LossBursts > 0 {
 		d.LossBurstMean = float64(c.DropsLoss) / float64(c.LossBursts)
 	}
@@ -78,6 +83,34 @@ func hostFreezes(d *result.Direction, c emu.Counters, base time.Time) {
 		return
 	}
 	d.HostFreezeMs, d.HostFreezeReleases, d.TimingErrOwnMaxMs = ms(most), n, ms(own)
+}
+
+// stallOwn is the largest lateness of stall sp's releases that no host freeze explains, as
+// hostFreezes takes it off a load's: each release listed in c.Late less the time the
+// hypervisor held its CPU or the CPU its forwarder slept on while it waited, at most
+// result.HostFreezeAllowanceMs. When some of the stall's late releases are not listed (more than
+// emu.MaxLateReleases in the interval), nothing is taken off: the stall's whole lateness.
+func stallOwn(sp emu.StallSpan, c emu.Counters, base time.Time) time.Duration {
+	allow := time.Duration(result.HostFreezeAllowanceMs * float64(time.Millisecond))
+	var own time.Duration
+	var listed int64
+	for _, l := range c.Late {
+		if l.Late <= emu.StallLateness || l.Due < sp.From || l.Due > sp.To {
+			continue
+		}
+		listed++
+		var ex time.Duration
+		for _, cpu := range []int{l.CPU, l.WaitCPU} {
+			if cpu >= 0 {
+				ex = max(ex, min(idlepoll.Stolen(cpu, base.Add(l.Due), base.Add(l.Due+l.Late)), l.Late, allow))
+			}
+		}
+		own = max(own, l.Late-ex)
+	}
+	if listed < sp.Releases {
+		return sp.Late
+	}
+	return own
 }
 
 // ms is d in milliseconds, as the record's *_ms fields hold it.

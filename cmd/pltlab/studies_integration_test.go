@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/pltlab/pltlab/internal/testenv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,11 +75,17 @@ func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, re
 	recs = readAll(t, filepath.Join(dir, "results.jsonl"))
 	plan := st.Plan(studies.Smoke)
 	perPart := map[string]int{}
+	var lost testenv.Lost
+	loads := 0
 	for _, r := range recs {
 		if !r.IsLoad() {
 			continue
 		}
 		perPart[r.Experiment]++
+		loads++
+		if lost.Excused(t, r) {
+			continue
+		}
 		if !r.Valid || r.ObservedProtocol != r.Protocol || r.TimedOut {
 			t.Errorf("%s run %d (%s %s, %s, %s): valid=%v observed=%q timed out=%v reason=%q", r.Experiment, r.Run, r.Protocol, r.Mode,
 				r.Page.Spec, r.Link.Spec, r.Valid, r.ObservedProtocol, r.TimedOut, r.InvalidReason)
@@ -90,6 +97,7 @@ func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, re
 			t.Errorf("%s run %d: emulator counters %+v", r.Experiment, r.Run, r.Emulator)
 		}
 	}
+	lost.Check(t, loads)
 	for i, c := range plan.Configs(studies.RunOptions{}) {
 		if want := len(scheduleOf(c)); perPart[c.Name] != want {
 			t.Errorf("part %s: %d loads, want %d", plan.Parts[i].Name, perPart[c.Name], want)

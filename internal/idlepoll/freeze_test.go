@@ -77,3 +77,20 @@ func TestStolenIn(t *testing.T) {
 		}
 	}
 }
+
+// TestSpinnerFreezeExplainsNothing: a freeze only a spinner reported (its CPU time and wait
+// under a CPU hog are not trusted) explains no lateness; the same stop from the watcher does.
+func TestSpinnerFreezeExplainsNothing(t *testing.T) {
+	ResetFreezes()
+	defer ResetFreezes()
+	base := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	AddFreeze(Freeze{CPU: 1, Start: at(0), End: at(1000), Stolen: time.Second, Spinner: true})
+	if got := Stolen(1, at(100), at(120)); got != 0 {
+		t.Fatalf("a spinner's freeze explained %v", got)
+	}
+	AddFreeze(Freeze{CPU: 1, Start: at(105), End: at(113), Stolen: 8 * time.Millisecond})
+	if got := Stolen(1, at(100), at(120)); got != 8*time.Millisecond {
+		t.Fatalf("the watcher's freeze explained %v, want 8ms", got)
+	}
+}

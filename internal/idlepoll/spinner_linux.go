@@ -223,6 +223,7 @@ func readSpinner(cpu int, role string, r *os.File) error {
 				return
 			}
 			if f, ok := parseFreeze(cpu, s); ok {
+				f.Spinner = role == "spinner"
 				AddFreeze(f)
 			}
 		}

@@ -46,7 +46,36 @@ type Counters struct {
 	Late []LateRelease
 	// LateOverflow is true when more releases were late than Late lists.
 	LateOverflow bool
+	// Stalls counts stall events: runs of releases later than StallLateness, a run ending when
+	// the next such release is due more than StallLateness after the previous one's release
+	// (one stall of the releasing thread makes every packet due during it late, and they leave
+	// in one batch when it resumes). StalledReleases counts the releases later than
+	// StallLateness. A steady emulator has none; a host that stops the forwarder's thread now
+	// and then (a hypervisor freeze, memory reclaim) has a few, each of many releases; an
+	// emulator that cannot keep up has a large share of its releases in them.
+	Stalls, StalledReleases int64
+	// StallSpans lists the stall events, in order: the first MaxStallSpans of the interval
+	// (Stalls counts all of them).
+	StallSpans []StallSpan
 }
+
+// StallSpan is one stall event of the releasing thread, on the caller's clock (Pop's now):
+// From is the scheduled time of its first late release, To the release time of its last.
+type StallSpan struct {
+	From, To time.Duration
+	// Late is the largest lateness of its releases.
+	Late time.Duration
+	// Releases counts its releases later than StallLateness.
+	Releases int64
+}
+
+// StallLateness is the lateness above which a release belongs to a stall (Counters.Stalls):
+// 5 ms, the lateness bound a measurement through the emulator accepts (shaping.LatenessBound;
+// a test keeps the two equal).
+const StallLateness = 5 * time.Millisecond
+
+// MaxStallSpans is how many stall events one interval lists (Counters.StallSpans).
+const MaxStallSpans = 64
 
 // LateRelease is one packet released more than LateRecordThreshold after its scheduled time.
 type LateRelease struct {
@@ -75,12 +104,21 @@ type counters struct {
 	queueDelay, timingErr hist
 	late                  []LateRelease // the interval's late releases (capacity MaxLateReleases, reused)
 	untagged              int           // index in late of the first release without a CPU
+	// stalls lists the interval's stall events (capacity MaxStallSpans, reused); stallLast is
+	// the latest one, stallOpen whether there is one, stallListed whether it is in stalls.
+	stalls                 []StallSpan
+	stallLast              StallSpan
+	stallOpen, stallListed bool
 }
 
-// recordLate lists a release late beyond LateRecordThreshold.
+// recordLate lists a release late beyond LateRecordThreshold, and counts it in a stall when
+// it is later than StallLateness.
 func (c *counters) recordLate(due, late time.Duration) {
 	if late <= LateRecordThreshold {
 		return
+	}
+	if late > StallLateness {
+		c.recordStall(due, late)
 	}
 	if len(c.late) == MaxLateReleases {
 		c.LateOverflow = true
@@ -92,9 +130,37 @@ func (c *counters) recordLate(due, late time.Duration) {
 	c.late = append(c.late, LateRelease{Due: due, Late: late, CPU: -1, WaitCPU: -1})
 }
 
+// recordStall counts a release later than StallLateness: in the current stall when it was due
+// within StallLateness of that stall's last release, else as a new stall. It allocates only
+// when the interval's first stall is listed.
+func (c *counters) recordStall(due, late time.Duration) {
+	c.StalledReleases++
+	at := due + late
+	if c.stallOpen && due <= c.stallLast.To+StallLateness {
+		c.stallLast.To = max(c.stallLast.To, at)
+		c.stallLast.Late = max(c.stallLast.Late, late)
+		c.stallLast.Releases++
+		if n := len(c.stalls); n > 0 && c.stallListed {
+			c.stalls[n-1] = c.stallLast
+		}
+		return
+	}
+	c.Stalls++
+	c.stallOpen = true
+	c.stallLast = StallSpan{From: due, To: at, Late: late, Releases: 1}
+	c.stallListed = len(c.stalls) < MaxStallSpans
+	if c.stallListed {
+		if c.stalls == nil {
+			c.stalls = make([]StallSpan, 0, MaxStallSpans)
+		}
+		c.stalls = append(c.stalls, c.stallLast)
+	}
+}
+
 func (c *counters) reset() {
 	c.Counters = Counters{}
 	c.late, c.untagged = c.late[:0], 0
+	c.stalls, c.stallOpen, c.stallListed = c.stalls[:0], false, false
 	c.queueDelay.reset()
 	c.timingErr.reset()
 }
@@ -110,6 +176,9 @@ func (c *counters) snapshot() Counters {
 	s.TimingErrMax = time.Duration(c.timingErr.max)
 	if len(c.late) > 0 {
 		s.Late = append([]LateRelease(nil), c.late...)
+	}
+	if len(c.stalls) > 0 {
+		s.StallSpans = append([]StallSpan(nil), c.stalls...)
 	}
 	return s
 }

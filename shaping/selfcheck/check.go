@@ -24,6 +24,10 @@ type Options struct {
 	// max(1 s, 25 RTT) per direction instead of max(5 s, 25 RTT) (3 s at least when the BDP
 	// exceeds 1 MiB). On carlucci2015 the quick check takes under 3 s, the full one about 12 s.
 	Quick bool
+	// LoadSpan is how long one planned load lasts, over which an emulator stall makes it late:
+	// the host-stall line states the share of such loads the check's stalls would make late.
+	// 0 means DefaultLoadSpan.
+	LoadSpan time.Duration
 }
 
 // Probe sizes and tolerances of Run (stated on every line it prints).
@@ -62,7 +66,7 @@ const (
 // or 30 s full (plus a dial of at most 30 s); streams at most 10 s, outages at most 30 s; every
 // wait ends within about 100 ms of ctx's end.
 func Run(ctx context.Context, l shaping.Link, opts Options) (res result.LinkCheck, err error) {
-	c := &checker{l: l, spec: l.Spec(), quick: opts.Quick}
+	c := &checker{l: l, spec: l.Spec(), quick: opts.Quick, loadSpan: opts.LoadSpan, start: time.Now(), reclaimStart: reclaimPages()}
 	defer func() {
 		if c.ref != nil {
 			c.ref.Close()
@@ -94,8 +98,10 @@ type checker struct {
 	l     shaping.Link
 	spec  linkspec.Spec
 	quick bool
-	res   result.LinkCheck
-	acc   checkAcc
+	// loadSpan is Options.LoadSpan (DefaultLoadSpan when not set).
+	loadSpan time.Duration
+	res      result.LinkCheck
+	acc      checkAcc
 	// overhead is the machine's own share of an RTT (hostOverhead), added to expectedRTT;
 	// ref is the reference pair while the idle RTT is probed, refPlain its RTT without qdiscs.
 	overhead time.Duration
@@ -108,6 +114,12 @@ type checker struct {
 	// streamLate is the emulator's largest release lateness during the last sequenced stream
 	// (its direction).
 	streamLate time.Duration
+	// idleLeftOut is how many idle probes outsideStalls left out.
+	idleLeftOut int
+	// start is when the check began (the host-stall line's window), reclaimStart the guest's
+	// reclaim counters then (reclaimPages; -1 when unreadable).
+	start        time.Time
+	reclaimStart int64
 }
 
 // overheadProber is a Link on the kernel's qdiscs, whose timing is the host's: it opens a
@@ -163,7 +175,7 @@ func (c *checker) hostOverhead(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(err, ref.Close())
 	}
-	c.ref, c.refPlain = ref, median(plain)
+	c.ref, c.refPlain = ref, median(rttsOf(plain))
 	return nil
 }
 
@@ -245,14 +257,16 @@ func (c *checker) idleRTT(ctx context.Context) error {
 		return c.idlePaired(ctx)
 	}
 	c.take()
-	rtts, err := c.idleProbes(ctx, n)
+	probes, err := c.idleProbes(ctx, n)
 	if err != nil {
 		return err
 	}
 	if e := c.take(); e != nil {
 		c.idleLate = time.Duration(max(e.Down.TimingErrMaxMs, e.Up.TimingErrMaxMs) * float64(time.Millisecond))
 	}
-	c.idleLines(rtts, n)
+	kept, left := c.outsideStalls(probes)
+	c.idleLeftOut = left
+	c.idleLines(kept, n)
 	return nil
 }
 
@@ -278,7 +292,7 @@ func (c *checker) idleLines(rtts []time.Duration, n int) {
 	gaps := c.traceMaxGap(true)/2 + c.traceMaxGap(false)/2 // a trace's wait for an opportunity
 	tol := c.medianTolerance(len(rtts)) + gaps
 	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.jitterAbove() - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar - gaps
-	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med),
+	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med)+leftOutNote(c.idleLeftOut, len(rtts)),
 		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+tol), fmtMs(rttSlackAbove+tol+hold)),
 		med >= exp-rttSlackBelow-tol && med <= exp+rttSlackAbove+tol+hold)
 	below := 2*c.jitterBelow() + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar + gaps
@@ -296,7 +310,7 @@ func (c *checker) idleLines(rtts []time.Duration, n int) {
 			fmt.Sprintf("min >= -%s, max <= +%s%s", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above), note),
 			minR >= exp-rttSlackBelow-below && ok, used)
 	}
-	c.lostProbesLine(n, len(rtts))
+	c.lostProbesLine(n, len(rtts)+c.idleLeftOut)
 }
 
 // idleMaxOK judges the largest idle RTTs (ascending rtts) against bound. With at least
@@ -399,12 +413,12 @@ func (c *checker) medianTolerance(n int) time.Duration {
 
 // idleProbes sends n idle RTT probes: one after another, or, when the expected RTT exceeds
 // 500 ms, all at once (100 ms apart, each on its own socket), so the step lasts about one RTT.
-func (c *checker) idleProbes(ctx context.Context, n int) ([]time.Duration, error) {
+func (c *checker) idleProbes(ctx context.Context, n int) ([]timedRTT, error) {
 	if c.expectedRTT() <= 500*time.Millisecond {
-		return c.probeRTT(ctx, n, 0, nil)
+		return c.probeRTTAt(ctx, c.l.HostAddr(), n, 0, nil)
 	}
 	var mu sync.Mutex
-	var rtts []time.Duration
+	var rtts []timedRTT
 	var firstErr error
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
@@ -414,7 +428,7 @@ func (c *checker) idleProbes(ctx context.Context, n int) ([]time.Duration, error
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := c.probeRTT(ctx, 1, 0, nil)
+			r, err := c.probeRTTAt(ctx, c.l.HostAddr(), 1, 0, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			rtts = append(rtts, r...)
@@ -451,25 +465,8 @@ func (c *checker) faults(ctx context.Context) error {
 		c.add("random-loss drops", "0", fmt.Sprint(c.acc.loss), "0", c.acc.loss == 0)
 	}
 	c.latenessLine()
+	c.hostStallsLine()
 	return nil
-}
-
-// latenessLine judges the emulator's largest release lateness over the whole check: it fails
-// above shaping.LatenessBound, the bound every lateness allowance of the other lines is capped
-// at, so the emulator cannot excuse its own lateness.
-//
-// Lateness that a freeze of the host explains (result.Direction.HostFreezeMs: the hypervisor
-// held the releasing CPU while the packet waited, as that CPU's idle-poll spinner saw) is
-// taken off, at most result.HostFreezeAllowanceMs per release, and the line then says how much
-// was taken off and what the lateness was before.
-func (c *checker) latenessLine() {
-	measured, tol := fmt.Sprintf("%.2f ms", c.acc.lateMax), fmt.Sprintf("<= %s (the lateness bound)", fmtMs(shaping.LatenessBound))
-	if c.acc.freezeMax > 0 {
-		measured = fmt.Sprintf("%.2f ms beyond the host's freezes (%.2f ms before; up to %.2f ms taken off %d late releases)",
-			c.acc.lateMax, c.acc.rawMax, c.acc.freezeMax, c.acc.freezeReleases)
-		tol += fmt.Sprintf(", after at most %.0f ms per release that a host freeze explains", result.HostFreezeAllowanceMs)
-	}
-	c.add("emulator release lateness (max)", "0 ms", measured, tol, c.acc.lateMax <= ms(shaping.LatenessBound))
 }
 
 // checkAcc accumulates emulator counters over the whole check (steps take them in between).
@@ -480,6 +477,12 @@ type checkAcc struct {
 	// freezeReleases how many releases it explained something of.
 	lateMax, rawMax, freezeMax float64
 	freezeReleases             int64
+	// stalls and stalled count the emulator's stall events and the releases in them, released
+	// every packet released, spans the stalls on the wall clock (result.Direction.StallSpans).
+	stalls, stalled, released int64
+	spans                     []result.StallSpan
+	// leftOut counts the probes outsideStalls left out.
+	leftOut int
 }
 
 // take takes the link's counters since the previous take and adds them to c.acc.
@@ -492,6 +495,11 @@ func (c *checker) take() *result.Emulator {
 		c.acc.rawMax = max(c.acc.rawMax, e.RawLateMs())
 		c.acc.freezeMax = max(c.acc.freezeMax, e.HostFreezeMs())
 		c.acc.freezeReleases += e.Down.HostFreezeReleases + e.Up.HostFreezeReleases
+		c.acc.stalls += e.Down.Stalls + e.Up.Stalls
+		c.acc.stalled += e.Down.StalledReleases + e.Up.StalledReleases
+		c.acc.released += e.Down.PacketsOut + e.Up.PacketsOut
+		c.acc.spans = append(c.acc.spans, e.Down.StallSpans...)
+		c.acc.spans = append(c.acc.spans, e.Up.StallSpans...)
 	}
 	return e
 }

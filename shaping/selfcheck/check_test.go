@@ -41,7 +41,7 @@ func testChecker(spec string, quick bool) *checker {
 	if err != nil {
 		panic(err)
 	}
-	return &checker{spec: s, quick: quick}
+	return &checker{spec: s, quick: quick, reclaimStart: -1} // the machine's reclaim counters not read
 }
 
 func TestCheckLines(t *testing.T) {
@@ -55,8 +55,8 @@ func TestCheckLines(t *testing.T) {
 	}
 	c.goodputLine(true, 2.88e6)  // 99.4% of 2.896: pass
 	c.goodputLine(false, 2.60e6) // 89.8%: fail in a full check
-	c.loadLine(true, []time.Duration{60 * time.Millisecond, 101 * time.Millisecond})
-	c.loadLine(false, []time.Duration{103 * time.Millisecond})
+	c.loadLine(true, []time.Duration{60 * time.Millisecond, 101 * time.Millisecond}, 0)
+	c.loadLine(false, []time.Duration{103 * time.Millisecond}, 0)
 	want := []bool{true, false, true, false}
 	for i, line := range c.res.Lines {
 		if line.Pass != want[i] {

@@ -18,12 +18,28 @@ import (
 // probeRTT sends UDP echo probes from the namespace to the host: n probes, or (n == 0) until
 // stop is closed, gap apart. Lost probes are left out of the result.
 func (c *checker) probeRTT(ctx context.Context, n int, gap time.Duration, stop <-chan struct{}) ([]time.Duration, error) {
-	return c.probeRTTAt(ctx, c.l.HostAddr(), n, gap, stop)
+	t, err := c.probeRTTAt(ctx, c.l.HostAddr(), n, gap, stop)
+	return rttsOf(t), err
+}
+
+// timedRTT is one answered RTT probe: when it was sent and its RTT.
+type timedRTT struct {
+	At  time.Time
+	RTT time.Duration
+}
+
+// rttsOf is the RTTs of probes, in their order.
+func rttsOf(probes []timedRTT) []time.Duration {
+	out := make([]time.Duration, len(probes))
+	for i, p := range probes {
+		out[i] = p.RTT
+	}
+	return out
 }
 
 // probeRTTAt is probeRTT towards host, an address of this namespace reachable from the link's
 // namespace (the link's host end, or a reference pair's).
-func (c *checker) probeRTTAt(ctx context.Context, host netip.Addr, n int, gap time.Duration, stop <-chan struct{}) ([]time.Duration, error) {
+func (c *checker) probeRTTAt(ctx context.Context, host netip.Addr, n int, gap time.Duration, stop <-chan struct{}) ([]timedRTT, error) {
 	echo, err := startEcho(host)
 	if err != nil {
 		return nil, err
@@ -42,7 +58,7 @@ func (c *checker) probeRTTAt(ctx context.Context, host netip.Addr, n int, gap ti
 	}()
 	server := netip.AddrPortFrom(host, uint16(echo.port))
 	timeout := 2*c.spec.RTT + c.qDelay(true) + c.qDelay(false) + c.slackOneWay(true) + c.slackOneWay(false) + 500*time.Millisecond
-	var rtts []time.Duration
+	var rtts []timedRTT
 	err = c.clientDo(func() (err error) {
 		rtts, err = rtProbe(server, n, gap, timeout, &halt)
 		return err
@@ -160,7 +176,7 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 			}
 		}()
 		c.take()
-		var loaded []time.Duration
+		var loaded []timedRTT
 		var wg sync.WaitGroup
 		wg.Add(3)
 		go func() { defer wg.Done(); sendUntilError(sender) }()
@@ -168,7 +184,7 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 		go func() {
 			defer wg.Done()
 			if sleepCtx(ctx, dur/4) {
-				loaded, _ = c.probeRTT(ctx, 0, 20*time.Millisecond, stop)
+				loaded, _ = c.probeRTTAt(ctx, c.l.HostAddr(), 0, 20*time.Millisecond, stop)
 			}
 		}()
 		bps := goodput(ctx, sender, dur, dur/5)
@@ -180,9 +196,10 @@ func (c *checker) bulk(down bool) func(context.Context) error {
 			return err
 		}
 		c.goodputLine(down, bps)
-		c.loadLine(down, loaded)
 		e := c.take()
-		c.aqmLine(down, loaded, e)
+		kept, left := c.outsideStalls(loaded)
+		c.loadLine(down, kept, left)
+		c.aqmLine(down, rttsOf(loaded), e)
 		c.ecnLine(down, e)
 		return nil
 	}
@@ -281,8 +298,9 @@ func (c *checker) goodputLine(down bool, bps float64) {
 		bps >= frac*maxGood && bps <= 1.01*maxGood)
 }
 
-// loadLine adds the RTT-under-load line of one direction.
-func (c *checker) loadLine(down bool, rtts []time.Duration) {
+// loadLine adds the RTT-under-load line of one direction; left is how many probes were left out
+// because their flight overlapped a stall of the emulator (outsideStalls), stated on the line.
+func (c *checker) loadLine(down bool, rtts []time.Duration, left int) {
 	name := "RTT under load down (max)"
 	if !down {
 		name = "RTT under load up (max)"
@@ -309,7 +327,7 @@ func (c *checker) loadLine(down bool, rtts []time.Duration) {
 	for _, r := range rtts {
 		worst = max(worst, r)
 	}
-	c.add(name, fmtMs(c.expectedRTT())+" + queue "+fmtMs(c.qDelay(down)), fmtMs(worst),
+	c.add(name, fmtMs(c.expectedRTT())+" + queue "+fmtMs(c.qDelay(down)), fmtMs(worst)+leftOutNote(left, len(rtts)),
 		"<= RTT + queue/rate + "+fmtMs(loadSlack+extra), worst <= bound)
 }
 

@@ -175,7 +175,7 @@ func (e *rtEcho) close() {
 
 // rtProbe sends probes from the calling (locked) thread: n probes gap apart, or until stop is
 // set when n is 0. It returns the RTTs of the answered probes.
-func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *atomic.Bool) ([]time.Duration, error) {
+func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *atomic.Bool) ([]timedRTT, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("udp socket: %w", err)
@@ -191,13 +191,13 @@ func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *ato
 	defer untuneThread()
 	raw, release := rawWait()
 	defer release()
-	var rtts []time.Duration
+	var rtts []timedRTT
 	out, in, oob := make([]byte, probePayload), make([]byte, 2048), make([]byte, 128)
 	out[0] = 'E'
 	for seq := uint32(1); !stop.Load() && (n == 0 || int(seq) <= n); seq++ {
 		binary.BigEndian.PutUint32(out[1:], seq)
-		if d, ok := rtEchoOnce(fd, out, in, oob, seq, timeout, stop, raw); ok {
-			rtts = append(rtts, d)
+		if at, d, ok := rtEchoOnce(fd, out, in, oob, seq, timeout, stop, raw); ok {
+			rtts = append(rtts, timedRTT{At: at, RTT: d})
 		}
 		rtwait.Sleep(gap, raw)
 	}
@@ -205,19 +205,19 @@ func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *ato
 }
 
 // rtEchoOnce sends one probe and waits for its echo; the RTT ends at the kernel's receive
-// timestamp of the echo.
+// timestamp of the echo; start is when it was sent.
 // It gives up when halt is set, checking at least every 100 ms.
-func rtEchoOnce(fd int, out, in, oob []byte, seq uint32, timeout time.Duration, halt *atomic.Bool, raw bool) (time.Duration, bool) {
-	start := time.Now()
+func rtEchoOnce(fd int, out, in, oob []byte, seq uint32, timeout time.Duration, halt *atomic.Bool, raw bool) (start time.Time, rtt time.Duration, ok bool) {
+	start = time.Now()
 	if _, err := unix.Write(fd, out); err != nil {
-		return 0, false
+		return start, 0, false
 	}
 	deadline := start.Add(timeout)
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
 		left := time.Until(deadline)
 		if left <= 0 || halt.Load() {
-			return 0, false
+			return start, 0, false
 		}
 		if rtwait.PollFor(fds, left, raw) <= 0 {
 			continue
@@ -227,9 +227,9 @@ func rtEchoOnce(fd int, out, in, oob []byte, seq uint32, timeout time.Duration, 
 			continue
 		}
 		if at, ok := rxTimestamp(oob[:oobn]); ok {
-			return at.Sub(start), true
+			return start, at.Sub(start), true
 		}
-		return time.Since(start), true
+		return start, time.Since(start), true
 	}
 }
 

@@ -94,8 +94,8 @@ func TestRetryRecordsDuration(t *testing.T) {
 // checks anyway; the first check never waits; the bounds of the repeat are the same (the same
 // check function runs).
 func TestRetrySettles(t *testing.T) {
-	bad := result.LinkCheck{Lines: []result.CheckLine{{Name: "emulator release lateness (max)", Pass: false}}}
-	good := result.LinkCheck{Pass: true, Lines: []result.CheckLine{{Name: "emulator release lateness (max)", Pass: true}}}
+	bad := result.LinkCheck{Lines: []result.CheckLine{{Name: "emulator release lateness (share late)", Pass: false}}}
+	good := result.LinkCheck{Pass: true, Lines: []result.CheckLine{{Name: "emulator release lateness (share late)", Pass: true}}}
 	for _, tc := range []struct {
 		name     string
 		busy     [][2]float64 // successive windows: busy, stolen

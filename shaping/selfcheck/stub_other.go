@@ -17,7 +17,7 @@ func startEcho(addr netip.Addr) (*rtEcho, error) { return nil, errors.ErrUnsuppo
 
 func (e *rtEcho) close() {}
 
-func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *atomic.Bool) ([]time.Duration, error) {
+func rtProbe(server netip.AddrPort, n int, gap, timeout time.Duration, stop *atomic.Bool) ([]timedRTT, error) {
 	return nil, errors.ErrUnsupported
 }
 
