@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// wantUsage fails t unless a command line exited 2 with one line on stderr containing want.
+func wantUsage(t *testing.T, code int, errOut, want string) {
+	t.Helper()
+	if code != 2 || !strings.Contains(errOut, want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Fatalf("exit %d, stderr %q; want 2 and one line containing %q", code, errOut, want)
+	}
+}
+
+// TestClusterFlagRefusals (issue 50 items 9 and 12): cluster flags no cluster would take are
+// refused in one line before anything is written, and --merge-out may not be the --out file.
+func TestClusterFlagRefusals(t *testing.T) {
+	dir := t.TempDir()
+	study := []string{"--study", "kakhki2017", "--scale", "smoke", "--shards", "2"}
+	k8s := append([]string{"k8s", "--image", "pltlab:dev"}, study...)
+	same := filepath.Join(dir, "job.yaml")
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"slurm cpus 0", append(append([]string{"slurm"}, study...), "--cpus", "0", "--out", filepath.Join(dir, "s")), "bad --cpus 0"},
+		{"k8s cpus 0", append(k8s, "--cpus", "0"), "bad --cpus 0"},
+		{"k8s upper-case namespace", append(k8s, "--namespace", "Lab"), `bad namespace "Lab": accepted a DNS-1123 label`},
+		{"k8s negative results size", append(k8s, "--results-size", "-1Gi"), `bad results size "-1Gi"`},
+		{"k8s merge-out is out", append(k8s, "--out", same, "--merge-out", same), "bad --merge-out " + same},
+		{"k8s merge-out is out, forced", append(k8s, "--out", same, "--merge-out", same, "--force"), "bad --merge-out " + same},
+		{"k8s both to stdout", append(k8s, "--merge-out", "-"), "bad --merge-out -"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, tt.args...)
+			wantUsage(t, code, errOut, tt.want)
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("refused, yet wrote %s", entries[0].Name())
+			}
+		})
+	}
+	code, stdout, errOut := runCLI(t, append(k8s, "--namespace", "lab-1", "--results-size", "1Gi", "--cpus", "4",
+		"--out", filepath.Join(dir, "shards.yaml"), "--merge-out", filepath.Join(dir, "merge.yaml"))...)
+	if code != 0 {
+		t.Fatalf("k8s: exit %d, %q %q", code, stdout, errOut)
+	}
+}
