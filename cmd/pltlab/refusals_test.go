@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pltlab/pltlab/studies"
 )
 
 // wantUsage fails t unless a command line exited 2 with one line on stderr containing want.
@@ -47,5 +49,40 @@ func TestClusterFlagRefusals(t *testing.T) {
 		"--out", filepath.Join(dir, "shards.yaml"), "--merge-out", filepath.Join(dir, "merge.yaml"))...)
 	if code != 0 {
 		t.Fatalf("k8s: exit %d, %q %q", code, stdout, errOut)
+	}
+}
+
+// TestLowRefusals (issue 50 item 13): values that were accepted, or checked only after
+// contacting something, are usage errors before anything is done.
+func TestLowRefusals(t *testing.T) {
+	t.Setenv("SLURM_ARRAY_TASK_ID", "")
+	t.Setenv("JOB_COMPLETION_INDEX", "")
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"reproduce dry-run view", []string{"reproduce", "carlucci2015", "--dry-run", "--view=bogus"}, `bad --view "bogus": accepted HOST:PORT`},
+		{"run dry-run view", []string{"run", "--page", "1x1KB", "--link", "none", "--dry-run", "--out", filepath.Join(t.TempDir(), "r.jsonl"), "--view=bogus"}, `bad --view "bogus"`},
+		{"load spki", []string{"load", "https://127.0.0.1:1/index.html", "--protocol", "h2", "--spki", "!!!"}, `bad --spki "!!!"`},
+		{"run device empty mechanism", []string{"run", "--page", "1x1KB", "--link", "none", "--dry-run", "--device", "motog4:"}, `bad device "motog4:"`},
+		{"run shard plus", []string{"run", "--page", "1x1KB", "--link", "none", "--dry-run", "--shard", "+1/2"}, `bad shard "+1/2"`},
+		{"reproduce shard plus", []string{"reproduce", "kakhki2017", "--scale", "smoke", "--dry-run", "--shard", "+1/2"}, `bad shard "+1/2"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, tt.args...)
+			wantUsage(t, code, errOut, tt.want)
+		})
+	}
+}
+
+// TestReproduceShortNamesEveryStudy (issue 50 item 13): the short help names every study of
+// the registry.
+func TestReproduceShortNamesEveryStudy(t *testing.T) {
+	short := newReproduceCmd().Short
+	for _, name := range studies.Names() {
+		if !strings.Contains(short, name) {
+			t.Errorf("reproduce's short help %q lacks the study %s", short, name)
+		}
 	}
 }

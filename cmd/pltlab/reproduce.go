@@ -45,7 +45,7 @@ func newReproduceCmd() *cobra.Command {
 	var f reproduceFlags
 	cmd := &cobra.Command{
 		Use:   "reproduce STUDY [--scale smoke|quick|full] [--runs N] [--shard I/N] [--out DIR] | STUDY --merge FILE... | --list [--nodes N]",
-		Short: "Reproduce a published study (carlucci2015, kakhki2017, muthuraj2024) on today's stack",
+		Short: "Reproduce a published study (" + strings.Join(studies.Names(), ", ") + ") on today's stack",
 		Long: `reproduce runs a published study with today's Chromium, HTTP/2 and HTTP/3 and reports our
 figures beside the published ones. Every report opens with a findings table: each published
 finding with its verdict: reproduced, contradicted (the data exclude it: the evidence names the
@@ -115,6 +115,9 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 				return err
 			}
 			dir := f.outDir(st)
+			if err := checkViewFlag(f.view, dir); err != nil {
+				return err // --dry-run too: it shows what the flags would do
+			}
 			switch m {
 			case modeDryRun:
 				return dryRunStudy(cmd.OutOrStdout(), plan, f, dir)

@@ -125,6 +125,9 @@ func (f *runFlags) config(cmd *cobra.Command) (*experiment.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkViewFlag(f.view, f.out); err != nil {
+		return nil, err // --dry-run too: it shows what the flags would do
+	}
 	plan, err := planOf(c, f.shard)
 	if err != nil || f.dryRun {
 		return plan, err
