@@ -86,3 +86,14 @@ func TestReproduceShortNamesEveryStudy(t *testing.T) {
 		}
 	}
 }
+
+// TestNgtcp2OriginsDryRun (issue 50 item 8): --dry-run refuses a page with other origins for
+// the ngtcp2 stack when h3 is measured, and accepts it for a run of h1 and h2 only.
+func TestNgtcp2OriginsDryRun(t *testing.T) {
+	args := []string{"run", "--page", "1x10KB@o1", "--link", "none", "--h3-stack", "ngtcp2", "--dry-run"}
+	code, _, errOut := runCLI(t, args...)
+	wantUsage(t, code, errOut, "has objects on other origins")
+	if code, _, errOut := runCLI(t, append(args, "--protocols", "h1,h2")...); code != 0 {
+		t.Fatalf("h1 and h2 only: exit %d, %s", code, errOut)
+	}
+}
