@@ -48,8 +48,9 @@ type options struct {
 	replace bool
 }
 
-// WithReplace(true) lets GenerateContext replace a directory that holds an earlier page (one with a
-// manifest.json); any other non-empty directory is still refused, so a mistyped path is never wiped.
+// WithReplace(true) lets GenerateContext replace a directory that holds an earlier page (a
+// manifest.json pltlab wrote, ReadManifest, and that page's files only); any other non-empty
+// directory is still refused, so a mistyped path is never wiped.
 func WithReplace(replace bool) Option { return func(o *options) { o.replace = replace } }
 
 // Generate writes the page for spec into dir: index.html, manifest.json and the objects under img/
@@ -153,8 +154,15 @@ func checkOutDir(dir string, spec Spec, seed int64, replace bool) error {
 	old, err := ReadManifest(dir)
 	if err != nil {
 		return &outDirError{notEmpty: true, msg: fmt.Sprintf(
-			"output directory %s is not empty and holds no page (no readable %s); remove it or choose another directory",
+			"output directory %s is not empty and holds no page (%s is missing or not a pltlab page's); remove it or choose another directory",
 			dir, ManifestFile)}
+	}
+	known := old.entries()
+	for _, e := range entries {
+		if !known[e.Name()] {
+			return &outDirError{notEmpty: true, msg: fmt.Sprintf(
+				"output directory %s holds a page and %s, which is not the page's; remove it or choose another directory", dir, e.Name())}
+		}
 	}
 	if replace || (old.Items == spec.String() && old.Seed == seed) {
 		return nil

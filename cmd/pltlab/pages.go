@@ -42,7 +42,8 @@ gives iframes that each hold their own images, stylesheets or scripts). ORIGIN (
 page's) is a label such as o1: the objects are served from o1.PAGEID.plt.test by the same server.
 
 DIR must be absent, empty, or hold the page of the same spec and seed; --force replaces another
-page (a directory with a manifest.json) but never a directory of other files. The page is written
+page (a directory holding a manifest.json pltlab wrote and that page's files only) but never a
+directory of other files, nor one whose manifest.json is another program's. The page is written
 beside DIR and renamed into place, so an error or Ctrl-C leaves nothing half-written.
 
 --from-har FILE derives the spec from a HAR 1.2 file of one page load (Chrome DevTools' export or
@@ -115,7 +116,7 @@ func generatePage(cmd *cobra.Command, specText, out string, seed int64, force bo
 
 // fromHARFile is the file written beside a page derived from a HAR (in its directory): the
 // HAR's path, the seed and the pages.HARShape.
-const fromHARFile = "from-har.json"
+const fromHARFile = pages.FromHARFile
 
 // pageFromHAR derives a page spec from the HAR file har, prints it and what it does not
 // reproduce, and with out writes the page and its fromHARFile. Bad input is a usage error.

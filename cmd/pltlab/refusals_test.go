@@ -97,3 +97,29 @@ func TestNgtcp2OriginsDryRun(t *testing.T) {
 		t.Fatalf("h1 and h2 only: exit %d, %s", code, errOut)
 	}
 }
+
+// TestPagesForceKeepsOtherDirs (issue 50 item 2): a web app's directory (a manifest.json of
+// its own, src/) is not a page: refused with and without --force, naming it, and left whole.
+func TestPagesForceKeepsOtherDirs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "app")
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"name":"App"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, force := range []bool{false, true} {
+		args := []string{"pages", "--spec", "2x1KB", "--out", dir}
+		if force {
+			args = append(args, "--force")
+		}
+		code, _, errOut := runCLI(t, args...)
+		wantUsage(t, code, errOut, "output directory "+dir+" is not empty and holds no page")
+		if b, err := os.ReadFile(filepath.Join(dir, "manifest.json")); err != nil || string(b) != `{"name":"App"}` {
+			t.Fatalf("--force %v: the app's manifest is now %q, %v", force, b, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "src")); err != nil {
+			t.Fatalf("--force %v: src/ is gone: %v", force, err)
+		}
+	}
+}
