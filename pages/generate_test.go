@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -377,5 +378,37 @@ func TestReadManifestRefusesOtherManifests(t *testing.T) {
 				t.Fatalf("ReadManifest = %+v, %v; want a refusal", m, err)
 			}
 		})
+	}
+}
+
+// TestWithFile (issue 50 item 9): a file written with the page appears with it, and when its
+// writing fails (a full file system) neither the page nor the file is left.
+func TestWithFile(t *testing.T) {
+	spec := mustParse(t, "2x1KB")
+	dir := filepath.Join(t.TempDir(), "page")
+	full := errors.New("no space left on device")
+	_, err := GenerateContext(context.Background(), dir, spec, 1, WithFile(FromHARFile, func(w io.Writer) error {
+		io.WriteString(w, "{")
+		return full
+	}))
+	if !errors.Is(err, full) {
+		t.Fatalf("err = %v, want the write's", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 0 {
+		t.Fatalf("a failed write left %v", entries)
+	}
+	if _, err := GenerateContext(context.Background(), dir, spec, 1, WithFile(FromHARFile, func(w io.Writer) error {
+		_, err := io.WriteString(w, "{}\n")
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, FromHARFile)); err != nil || string(b) != "{}\n" {
+		t.Fatalf("%s: %q, %v", FromHARFile, b, err)
+	}
+	for _, name := range []string{"", "sub/x.json", ManifestFile, "index.html"} {
+		if _, err := GenerateContext(context.Background(), filepath.Join(t.TempDir(), "p"), spec, 1, WithFile(name, func(io.Writer) error { return nil })); err == nil {
+			t.Errorf("WithFile(%q) accepted", name)
+		}
 	}
 }

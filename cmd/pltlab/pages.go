@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/pltlab/pltlab/internal/fileout"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/spf13/cobra"
 )
@@ -145,7 +144,17 @@ func pageFromHAR(cmd *cobra.Command, har, out string, seed int64, force bool) er
 // writeFromHAR writes the page of shape into out and its fromHARFile, and returns the lines
 // that say so (each starting with a newline).
 func writeFromHAR(cmd *cobra.Command, shape *pages.HARShape, har, out string, seed int64, force bool) (string, error) {
-	m, err := pages.GenerateContext(cmd.Context(), out, shape.PageSpec(), seed, pages.WithReplace(force))
+	// fromHARFile is written with the page, so that they are renamed into place together.
+	m, err := pages.GenerateContext(cmd.Context(), out, shape.PageSpec(), seed, pages.WithReplace(force),
+		pages.WithFile(fromHARFile, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(struct {
+				HAR  string `json:"har"`
+				Seed int64  `json:"seed"`
+				*pages.HARShape
+			}{har, seed, shape})
+		}))
 	if errors.Is(err, pages.ErrOutDir) {
 		return "", usagef("bad --out: %v", err)
 	}
@@ -153,18 +162,6 @@ func writeFromHAR(cmd *cobra.Command, shape *pages.HARShape, har, out string, se
 		return "", fmt.Errorf("generate page %s: %w", shape.Spec, err)
 	}
 	path := filepath.Join(out, fromHARFile)
-	err = fileout.Create(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			HAR  string `json:"har"`
-			Seed int64  `json:"seed"`
-			*pages.HARShape
-		}{har, seed, shape})
-	})
-	if err != nil {
-		return "", err
-	}
 	return fmt.Sprintf("\nwrote page %s: %d objects, %d bytes (%s) in %s\nwrote %s",
 		m.Items, len(m.Objects), m.TotalBytes, pages.HumanBytes(m.TotalBytes), out, path), nil
 }
