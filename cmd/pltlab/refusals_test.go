@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/studies"
 )
 
@@ -79,7 +83,7 @@ func TestLowRefusals(t *testing.T) {
 // TestReproduceShortNamesEveryStudy (issue 50 item 13): the short help names every study of
 // the registry.
 func TestReproduceShortNamesEveryStudy(t *testing.T) {
-	short := newReproduceCmd().Short
+	short := newReproduceCmd(nil).Short
 	for _, name := range studies.Names() {
 		if !strings.Contains(short, name) {
 			t.Errorf("reproduce's short help %q lacks the study %s", short, name)
@@ -121,5 +125,44 @@ func TestPagesForceKeepsOtherDirs(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "src")); err != nil {
 			t.Fatalf("--force %v: src/ is gone: %v", force, err)
 		}
+	}
+}
+
+// TestNothingStartsBeforeValidation (issue 50 item 5): a measuring command refuses bad input
+// before it starts the idle-poll spinners and watchers; given good input, it starts them
+// before it opens anything (the seam stops it there).
+func TestNothingStartsBeforeValidation(t *testing.T) {
+	self, _ := os.Executable()
+	dir := t.TempDir()
+	errStop := errors.New("stopped at the idle-poll start")
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		code    int
+		started bool
+	}{
+		{"run --runs 0", []string{"run", "--page", "1x1KB", "--link", "none", "--runs", "0"}, 2, false},
+		{"reproduce nosuch", []string{"reproduce", "nosuch"}, 2, false},
+		{"flows --flow h9", []string{"flows", "--link", "none", "--flow", "h9"}, 2, false},
+		{"link check bad link", []string{"link", "check", "--link", "rate=fast"}, 2, false},
+		{"shell bad link", []string{"shell", "--link", "rate=fast", "--", "true"}, 2, false},
+		{"shell no such command", []string{"shell", "--link", "none", "--", "pltlab-no-such-command"}, 127, false},
+		{"run", []string{"run", "--page", "1x1KB", "--link", "none", "--runs", "1", "--chrome", self, "--out", filepath.Join(dir, "r.jsonl")}, 1, true},
+		{"flows", []string{"flows", "--link", "none", "--flow", "h2", "--duration", "1s", "--out", filepath.Join(dir, "f.jsonl")}, 1, true},
+		{"reproduce", []string{"reproduce", "carlucci2015", "--scale", "smoke", "--chrome", self, "--out", filepath.Join(dir, "study")}, 1, true},
+		{"link check", []string{"link", "check", "--link", "none"}, 1, true},
+		{"shell", []string{"shell", "--link", "none", "--", "true"}, 1, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			started := false
+			start := func(*cobra.Command, idlepoll.Mode) error { started = true; return errStop }
+			code, _, errOut := runCLIWith(t, start, append([]string{"--idle-poll", "on"}, tt.args...)...)
+			if code != tt.code || started != tt.started {
+				t.Fatalf("exit %d, idle poll started %v (%q); want exit %d, started %v", code, started, errOut, tt.code, tt.started)
+			}
+			if tt.started && !strings.Contains(errOut, errStop.Error()) {
+				t.Fatalf("stderr %q: started, but not stopped by the seam", errOut)
+			}
+		})
 	}
 }

@@ -41,7 +41,8 @@ type reproduceFlags struct {
 	view      string
 }
 
-func newReproduceCmd() *cobra.Command {
+// newReproduceCmd builds 'pltlab reproduce', making setup once the flags are checked.
+func newReproduceCmd(setup *measureSetup) *cobra.Command {
 	var f reproduceFlags
 	cmd := &cobra.Command{
 		Use:   "reproduce STUDY [--scale smoke|quick|full] [--runs N] [--shard I/N] [--out DIR] | STUDY --merge FILE... | --list [--nodes N]",
@@ -126,6 +127,9 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 			}
 			job, err := f.jobOf(st, plan, m, dir)
 			if err != nil {
+				return err
+			}
+			if err := setup.begin(cmd); err != nil {
 				return err
 			}
 			stopView, err := startViewBeside(cmd.Context(), f.view, dir, cmd.ErrOrStderr())
