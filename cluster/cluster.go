@@ -18,6 +18,8 @@ const (
 	// how many shards may share a node (one core for Chromium, one for the server and the link
 	// emulator; README, "How many shards may share a node").
 	DefaultCPUs = plan.CPUsPerShard
+	// MaxCPUs is the most whole cores a shard may be given (Sweep.CPUs).
+	MaxCPUs = 512
 	// DevShmMiB is the memory-backed /dev/shm a Kubernetes pod gets (Chromium's shared memory;
 	// its pages count against the pod's memory limit).
 	DevShmMiB = 1024
@@ -136,8 +138,8 @@ func (s *Sweep) plan() (Estimates, error) {
 	if s.CPUs == 0 {
 		s.CPUs = DefaultCPUs
 	}
-	if s.CPUs < 1 || s.CPUs > 512 {
-		return e, fmt.Errorf("bad cpus %d: accepted whole cores 1..512", s.CPUs)
+	if s.CPUs < 1 || s.CPUs > MaxCPUs {
+		return e, fmt.Errorf("bad cpus %d: accepted whole cores 1..%d", s.CPUs, MaxCPUs)
 	}
 	fp, err := s.footprint()
 	if err != nil {

@@ -181,9 +181,16 @@ func TestK8sErrors(t *testing.T) {
 		"parallelism 0":    {Image: "x", Parallelism: 0},
 		"parallelism > N":  {Image: "x", Parallelism: 5},
 		"bad results size": {Image: "x", Parallelism: 1, ResultsSize: "lots"},
+		"negative size":    {Image: "x", Parallelism: 1, ResultsSize: "-1Gi"},
+		"zero size":        {Image: "x", Parallelism: 1, ResultsSize: "0"},
+		"upper namespace":  {Image: "x", Parallelism: 1, Namespace: "Lab"},
+		"dotted namespace": {Image: "x", Parallelism: 1, Namespace: "lab.one"},
 	} {
 		if _, err := K8s(s, o); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err = %v, want one line", name, err)
+		}
+		if _, err := K8sMerge(s, o); err == nil && o.Parallelism == 1 { // the merge Job has no parallelism
+			t.Errorf("%s: the merge Job was made", name)
 		}
 	}
 	s.Shards = 100

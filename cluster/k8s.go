@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -45,6 +47,31 @@ type K8sOptions struct {
 	AllowSharedNodes bool
 }
 
+// check refuses, in one line naming the bad value and what is accepted, options no cluster
+// would take: an empty image or one with spaces, a namespace that is not a DNS-1123 label
+// (Kubernetes docs, "Object Names and IDs"), a results size that is not a positive quantity.
+func (o K8sOptions) check() error {
+	if o.Image == "" || strings.ContainsAny(o.Image, " \n") {
+		return fmt.Errorf("bad image %q: accepted an image reference such as registry.example/pltlab:v1", o.Image)
+	}
+	if o.Namespace != "" && len(validation.IsDNS1123Label(o.Namespace)) > 0 {
+		return fmt.Errorf("bad namespace %q: accepted a DNS-1123 label (at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit), such as lab", o.Namespace)
+	}
+	_, err := o.resultsSize()
+	return err
+}
+
+// resultsSize is the size of the results claim made: ResultsSize ("10Gi" when ""), a positive
+// quantity.
+func (o K8sOptions) resultsSize() (resource.Quantity, error) {
+	size := cmp.Or(o.ResultsSize, "10Gi")
+	q, err := resource.ParseQuantity(size)
+	if err != nil || q.Sign() <= 0 {
+		return q, fmt.Errorf("bad results size %q: accepted a positive quantity such as 10Gi", size)
+	}
+	return q, nil
+}
+
 // K8s returns the YAML documents of a Kubernetes sweep, separated by "---" lines, for
 // `kubectl apply -f`: a ConfigMap holding the matrix and its trace files (a matrix sweep), a
 // PersistentVolumeClaim for the results (ReadWriteMany, since pods on different nodes write to
@@ -67,8 +94,8 @@ type K8sOptions struct {
 // wave for the retried pods (backoffLimitPerIndex 1). The merge Job
 // that runs after it is K8sMerge's.
 func K8s(s Sweep, o K8sOptions) ([]byte, error) {
-	if o.Image == "" || strings.ContainsAny(o.Image, " \n") {
-		return nil, fmt.Errorf("bad image %q: accepted an image reference such as registry.example/pltlab:v1", o.Image)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	est, err := s.plan()
 	if err != nil {
@@ -105,14 +132,7 @@ func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 	claim := o.ResultsClaim
 	if claim == "" {
 		claim = name + "-results"
-		size := o.ResultsSize
-		if size == "" {
-			size = "10Gi"
-		}
-		q, err := resource.ParseQuantity(size)
-		if err != nil {
-			return nil, fmt.Errorf("bad results size %q: accepted a quantity such as 10Gi", size)
-		}
+		q, _ := o.resultsSize() // checked by o.check
 		docs = append(docs, &corev1.PersistentVolumeClaim{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolumeClaim"},
 			ObjectMeta: meta(claim), Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
@@ -152,8 +172,8 @@ func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 // and a deadline of mergeTime. It has no capability (as root when the shards of a shaped sweep
 // wrote the volume as root).
 func K8sMerge(s Sweep, o K8sOptions) ([]byte, error) {
-	if o.Image == "" || strings.ContainsAny(o.Image, " \n") {
-		return nil, fmt.Errorf("bad image %q: accepted an image reference such as registry.example/pltlab:v1", o.Image)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	if _, err := s.plan(); err != nil {
 		return nil, err

@@ -133,7 +133,12 @@ func Parse(spec string) (Device, error) {
 		return d, nil
 	}
 	switch Mechanism(mech) {
-	case "", Cgroup:
+	case "":
+		if hasMech {
+			return Device{}, fmt.Errorf("bad device %q: an empty mechanism after ':': accepted cgroup, cdp, cgroup+cdp, or no ':'", spec)
+		}
+		d.Mechanism = Cgroup
+	case Cgroup:
 		d.Mechanism = Cgroup
 	case CDP:
 		d.Mechanism, d.CDPRate = CDP, d.Slowdown

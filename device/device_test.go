@@ -47,6 +47,8 @@ func TestParse(t *testing.T) {
 		"cpu=x":          "above 1 and at most 20",
 		"motog4:fast":    `mechanism "fast": accepted cgroup, cdp, cgroup+cdp`,
 		"desktop:cgroup": "the desktop has no slowdown",
+		"motog4:":        "an empty mechanism after ':'",
+		"cpu=3:":         "an empty mechanism after ':'",
 	} {
 		_, err := Parse(spec)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), spec) {

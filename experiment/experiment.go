@@ -341,10 +341,15 @@ func CheckTCPCC(c Config) error {
 	return nil
 }
 
+// measuresQUIC reports whether some arm of c is measured over QUIC (h3).
+func measuresQUIC(c Config) bool {
+	return slices.ContainsFunc(c.Arms, func(a Arm) bool { return isQUIC(a.Protocol) })
+}
+
 // CheckH3Stack refuses, in one line, an HTTP/3 stack this machine cannot run: the ngtcp2 stack
 // without gtlsserver on PATH (server.CheckNgtcp2), when some arm is h3.
 func CheckH3Stack(c Config) error {
-	if h3Stack(c) != server.StackNgtcp2 || !slices.ContainsFunc(c.Arms, func(a Arm) bool { return isQUIC(a.Protocol) }) {
+	if h3Stack(c) != server.StackNgtcp2 || !measuresQUIC(c) {
 		return nil
 	}
 	return server.CheckNgtcp2()
@@ -358,7 +363,7 @@ func CheckSpecs(c Config) error {
 			return fmt.Errorf("bad page %q: %w", s, err)
 		}
 	}
-	if err := checkPageHosts(c.Pages); err != nil {
+	if err := checkPageHosts(c.Pages, h3Stack(c) == server.StackNgtcp2 && measuresQUIC(c)); err != nil {
 		return err
 	}
 	for _, s := range c.Links {
@@ -423,7 +428,10 @@ func PageSpec(s string) (pages.Spec, error) {
 // for one page, so a replayed HAR's hosts (pages.Archive.Hosts) must not be another page's host
 // (PageHost) or origin (pages.OriginHost of its @ORIGIN labels), nor another HAR's. Two HARs
 // recorded from the same page share their hosts: replay them in separate runs.
-func checkPageHosts(pgs []string) error {
+//
+// With oneHost (the ngtcp2 stack serving h3, which serves one host per server) a page with
+// objects on other hosts than its own is refused too, naming what is accepted.
+func checkPageHosts(pgs []string, oneHost bool) error {
 	owner := map[string]string{}
 	claim := func(host, page string) error {
 		if o, ok := owner[host]; ok && o != page {
@@ -452,6 +460,11 @@ func checkPageHosts(pgs []string) error {
 			if err := claim(h, s); err != nil {
 				return err
 			}
+		}
+		others := slices.DeleteFunc(slices.Clone(hosts[1:]), func(h string) bool { return h == hosts[0] })
+		if oneHost && len(others) > 0 {
+			return fmt.Errorf("page %q has objects on other origins (%s): the %s h3 stack serves one host per server; accepted with it: pages on one origin, or --protocols without h3 (else --h3-stack %s)",
+				s, strings.Join(others, ", "), server.StackNgtcp2, server.StackQUICGo)
 		}
 	}
 	return nil

@@ -1,10 +1,12 @@
 package experiment
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 )
@@ -49,5 +51,43 @@ func TestCheckNgtcp2(t *testing.T) {
 func TestNgtcp2Wait(t *testing.T) {
 	if c, w := Ngtcp2Wait(result.Cold), Ngtcp2Wait(result.Warm); c != 2100*time.Millisecond || w != 4200*time.Millisecond {
 		t.Fatalf("cold %v warm %v, want 2.1 s and 4.2 s", c, w)
+	}
+}
+
+// TestNgtcp2OtherOrigins (issue 50 item 8): a page with objects on other origins is refused
+// by CheckSpecs (and so by --dry-run) when the ngtcp2 stack serves measured h3 loads, and
+// accepted, with its pages' server then quic-go's, when only h1 and h2 are measured.
+func TestNgtcp2OtherOrigins(t *testing.T) {
+	arms := func(protocols ...string) []Arm { return CrossArms(protocols, []result.Mode{result.Cold}) }
+	for _, tc := range []struct {
+		name string
+		c    Config
+		want string // "" = accepted
+	}{
+		{"ngtcp2 h3 other origin", Config{Pages: []string{"1x10KB@o1"}, Arms: arms("h1", "h3"), H3Stack: server.StackNgtcp2}, `page "1x10KB@o1" has objects on other origins`},
+		{"ngtcp2 h1 h2 other origin", Config{Pages: []string{"1x10KB@o1"}, Arms: arms("h1", "h2"), H3Stack: server.StackNgtcp2}, ""},
+		{"ngtcp2 h3 one origin", Config{Pages: []string{"1x10KB"}, Arms: arms("h3"), H3Stack: server.StackNgtcp2}, ""},
+		{"quic-go h3 other origin", Config{Pages: []string{"1x10KB@o1"}, Arms: arms("h3")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckSpecs(tc.c)
+			if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("CheckSpecs = %v, want %q", err, tc.want)
+			}
+			if err != nil {
+				return
+			}
+			dir := filepath.Join(t.TempDir(), "page")
+			spec, err := pages.ParseSpec(tc.c.Pages[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pages.Generate(dir, spec, pages.DefaultSeed); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := server.NewSites([]server.Site{{Dir: dir}}, pageServerH3Stack(tc.c)); err != nil {
+				t.Fatalf("the pages' server refuses the page CheckSpecs accepted: %v", err)
+			}
+		})
 	}
 }

@@ -496,7 +496,7 @@ func (r *runner) startServer(ctx context.Context, host netip.Addr, extra ...serv
 	srv, err := server.NewSites(sites, append([]server.Option{
 		server.WithHost(Host), server.WithAddr(addr), server.WithH1Addr(addr),
 		server.WithTCPCC(r.c.TCPCC), server.WithTLSVersion(r.c.TLS), server.With0RTT(true),
-		server.WithH3Stack(r.c.H3Stack, r.c.QUICCC), server.WithLogger(r.c.Logger)}, extra...)...)
+		pageServerH3Stack(r.c), server.WithLogger(r.c.Logger)}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("server for the pages: %w", err)
 	}
@@ -505,10 +505,20 @@ func (r *runner) startServer(ctx context.Context, host netip.Addr, extra ...serv
 	}
 	info := srv.Info()
 	r.env.UDPRcvBuf, r.env.UDPSndBuf = info.UDPRcvBuf, info.UDPSndBuf
-	if info.H3Stack != server.StackQUICGo && slices.ContainsFunc(r.c.Arms, func(a Arm) bool { return isQUIC(a.Protocol) }) {
+	if info.H3Stack != server.StackQUICGo && measuresQUIC(r.c) {
 		r.env.QUIC = info.QUICStack // read from the running server
 	}
 	return srv, nil
+}
+
+// pageServerH3Stack is the h3 stack option of the pages' server: c's stack when some arm is
+// measured over h3, else quic-go's (the one in process: a run of h1 and h2 only starts no
+// ngtcp2 server, and is not bound by its one host per server).
+func pageServerH3Stack(c Config) server.Option {
+	if !measuresQUIC(c) {
+		return server.WithH3Stack(server.StackQUICGo, "")
+	}
+	return server.WithH3Stack(c.H3Stack, c.QUICCC)
 }
 
 func (ls *linkSetup) close() error {

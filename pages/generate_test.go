@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -205,6 +206,10 @@ func TestGenerateOutDir(t *testing.T) {
 		{"other page replaced", func(t *testing.T, dir string) { gen(t, dir, other) }, spec, true, nil},
 		{"not a page", func(t *testing.T, dir string) { mkdir(t, dir); touch(t, filepath.Join(dir, "keep")) }, spec, false, ErrDirNotEmpty},
 		{"not a page, replace", func(t *testing.T, dir string) { mkdir(t, dir); touch(t, filepath.Join(dir, "keep")) }, spec, true, ErrDirNotEmpty},
+		{"web app, replace", func(t *testing.T, dir string) { webApp(t, dir) }, spec, true, ErrDirNotEmpty},
+		{"page and other files, replace", func(t *testing.T, dir string) { gen(t, dir, other); mkdir(t, filepath.Join(dir, "src")) }, spec, true, ErrDirNotEmpty},
+		{"same page and other files", func(t *testing.T, dir string) { gen(t, dir, spec); touch(t, filepath.Join(dir, "notes.txt")) }, spec, false, ErrDirNotEmpty},
+		{"page from a HAR replaced", func(t *testing.T, dir string) { gen(t, dir, other); touch(t, filepath.Join(dir, FromHARFile)) }, spec, true, nil},
 		{"a file", func(t *testing.T, dir string) { mkdir(t, filepath.Dir(dir)); touch(t, dir) }, spec, false, ErrOutDir},
 		{"parent is a file", func(t *testing.T, dir string) { touch(t, filepath.Dir(dir)) }, spec, false, ErrOutDir},
 	}
@@ -339,5 +344,71 @@ func TestStaleTempRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Errorf("a live process's %s was removed: %v", live, err)
+	}
+}
+
+// webApp makes dir a web app's directory: a manifest.json of the Web App Manifest kind and
+// src/ (issue 50 item 2).
+func webApp(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"name":"App"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadManifestRefusesOtherManifests (issue 50 item 2): a manifest.json pltlab did not write
+// is not a page's.
+func TestReadManifestRefusesOtherManifests(t *testing.T) {
+	for name, body := range map[string]string{
+		"web app":        `{"name":"App","start_url":"/"}`,
+		"no objects":     `{"spec":"1x1KB","items":"1x1KB","seed":1,"objects":[]}`,
+		"object no sha":  `{"spec":"1x1KB","items":"1x1KB","seed":1,"objects":[{"path":"/img/1.jpg","size":1000}]}`,
+		"object no path": `{"spec":"1x1KB","items":"1x1KB","seed":1,"objects":[{"size":1000,"sha256":"` + strings.Repeat("ab", 32) + `"}]}`,
+		"empty JSON":     `{}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if m, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), "not one of a pltlab page") {
+				t.Fatalf("ReadManifest = %+v, %v; want a refusal", m, err)
+			}
+		})
+	}
+}
+
+// TestWithFile (issue 50 item 9): a file written with the page appears with it, and when its
+// writing fails (a full file system) neither the page nor the file is left.
+func TestWithFile(t *testing.T) {
+	spec := mustParse(t, "2x1KB")
+	dir := filepath.Join(t.TempDir(), "page")
+	full := errors.New("no space left on device")
+	_, err := GenerateContext(context.Background(), dir, spec, 1, WithFile(FromHARFile, func(w io.Writer) error {
+		io.WriteString(w, "{")
+		return full
+	}))
+	if !errors.Is(err, full) {
+		t.Fatalf("err = %v, want the write's", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(dir)); len(entries) != 0 {
+		t.Fatalf("a failed write left %v", entries)
+	}
+	if _, err := GenerateContext(context.Background(), dir, spec, 1, WithFile(FromHARFile, func(w io.Writer) error {
+		_, err := io.WriteString(w, "{}\n")
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, FromHARFile)); err != nil || string(b) != "{}\n" {
+		t.Fatalf("%s: %q, %v", FromHARFile, b, err)
+	}
+	for _, name := range []string{"", "sub/x.json", ManifestFile, "index.html"} {
+		if _, err := GenerateContext(context.Background(), filepath.Join(t.TempDir(), "p"), spec, 1, WithFile(name, func(io.Writer) error { return nil })); err == nil {
+			t.Errorf("WithFile(%q) accepted", name)
+		}
 	}
 }

@@ -1,15 +1,23 @@
 package pages
 
 import (
+	"cmp"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // ManifestFile is the name of the manifest written beside index.html in a page directory.
 const ManifestFile = "manifest.json"
+
+// FromHARFile is the file a page derived from a HAR holds beside its manifest ('pltlab pages
+// --from-har FILE --out DIR'): the HAR's path, the seed and the HARShape.
+const FromHARFile = "from-har.json"
 
 // IndexPath is the URL path of the generated page.
 const IndexPath = "/index.html"
@@ -79,7 +87,9 @@ func (m *Manifest) OriginHosts() []string {
 }
 
 // ReadManifest reads DIR/manifest.json. It returns an error naming the file when it is missing or
-// not a manifest.
+// not a manifest of a page pltlab generated (a spec and at least one object, each
+// with a URL path and a SHA-256): another program's manifest.json, such as a web app's, is
+// not one.
 func ReadManifest(dir string) (*Manifest, error) {
 	name := filepath.Join(dir, ManifestFile)
 	b, err := os.ReadFile(name)
@@ -90,8 +100,44 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("parse page manifest %s: %w", name, err)
 	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("page manifest %s: not one of a pltlab page: %w", name, err)
+	}
 	if m.Index == "" {
 		m.Index = IndexPath
 	}
 	return &m, nil
+}
+
+// check refuses a manifest that pltlab did not write: no spec, no object, or an
+// object without a URL path or a hex SHA-256.
+func (m *Manifest) check() error {
+	if m.Spec == "" {
+		return errors.New(`no "spec"`)
+	}
+	if len(m.Objects) == 0 {
+		return errors.New(`no "objects"`)
+	}
+	for i, o := range m.Objects {
+		if _, err := hex.DecodeString(o.SHA256); !strings.HasPrefix(o.Path, "/") || len(o.SHA256) != 64 || err != nil {
+			return fmt.Errorf("object %d has no URL path or SHA-256", i+1)
+		}
+	}
+	return nil
+}
+
+// entries returns the names a page directory of m holds at its top: the manifest, the index
+// page, the top directory (or file) of every object and FromHARFile.
+func (m *Manifest) entries() map[string]bool {
+	names := map[string]bool{ManifestFile: true, FromHARFile: true, topName(cmp.Or(m.Index, IndexPath)): true}
+	for _, o := range m.Objects {
+		names[topName(o.Path)] = true
+	}
+	return names
+}
+
+// topName is the first segment of URL path p ("/img/0001.jpg" gives "img").
+func topName(p string) string {
+	first, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	return first
 }

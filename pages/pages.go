@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,10 +47,25 @@ type Option func(*options)
 
 type options struct {
 	replace bool
+	files   []extraFile
 }
 
-// WithReplace(true) lets GenerateContext replace a directory that holds an earlier page (one with a
-// manifest.json); any other non-empty directory is still refused, so a mistyped path is never wiped.
+// extraFile is a file written into the page directory beside the page (WithFile).
+type extraFile struct {
+	name  string
+	write func(io.Writer) error
+}
+
+// WithFile makes GenerateContext write the file name (a plain file name, such as FromHARFile)
+// with write into the page directory before it is renamed into place: the page and the file
+// appear together or, when write or the file system fails, not at all.
+func WithFile(name string, write func(io.Writer) error) Option {
+	return func(o *options) { o.files = append(o.files, extraFile{name, write}) }
+}
+
+// WithReplace(true) lets GenerateContext replace a directory that holds an earlier page (a
+// manifest.json pltlab wrote, ReadManifest, and that page's files only); any other non-empty
+// directory is still refused, so a mistyped path is never wiped.
 func WithReplace(replace bool) Option { return func(o *options) { o.replace = replace } }
 
 // Generate writes the page for spec into dir: index.html, manifest.json and the objects under img/
@@ -81,6 +97,11 @@ func GenerateContext(ctx context.Context, dir string, spec Spec, seed int64, opt
 		return nil, err
 	}
 	m, err := writePage(ctx, tmp, spec, seed)
+	for _, f := range o.files {
+		if err == nil {
+			err = writeExtra(tmp, f)
+		}
+	}
 	if err == nil {
 		err = install(tmp, dir)
 	}
@@ -88,6 +109,25 @@ func GenerateContext(ctx context.Context, dir string, spec Spec, seed int64, opt
 		return nil, errors.Join(err, os.RemoveAll(tmp))
 	}
 	return m, nil
+}
+
+// writeExtra writes f into the page directory dir (not yet in place).
+func writeExtra(dir string, f extraFile) error {
+	if f.name == "" || f.name != filepath.Base(f.name) || f.name == ManifestFile {
+		return fmt.Errorf("write %q beside the page: accepted a plain file name other than %s", f.name, ManifestFile)
+	}
+	out, err := os.OpenFile(filepath.Join(dir, f.name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s beside the page: %w", f.name, err)
+	}
+	err = f.write(out)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s beside the page: %w", f.name, err)
+	}
+	return nil
 }
 
 // validate checks a spec built by hand the way ParseSpec checks parsed ones.
@@ -153,8 +193,15 @@ func checkOutDir(dir string, spec Spec, seed int64, replace bool) error {
 	old, err := ReadManifest(dir)
 	if err != nil {
 		return &outDirError{notEmpty: true, msg: fmt.Sprintf(
-			"output directory %s is not empty and holds no page (no readable %s); remove it or choose another directory",
+			"output directory %s is not empty and holds no page (%s is missing or not a pltlab page's); remove it or choose another directory",
 			dir, ManifestFile)}
+	}
+	known := old.entries()
+	for _, e := range entries {
+		if !known[e.Name()] {
+			return &outDirError{notEmpty: true, msg: fmt.Sprintf(
+				"output directory %s holds a page and %s, which is not the page's; remove it or choose another directory", dir, e.Name())}
+		}
 	}
 	if replace || (old.Items == spec.String() && old.Seed == seed) {
 		return nil

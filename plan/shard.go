@@ -56,8 +56,8 @@ func ParseShard(s string, getenv func(string) string) (Shard, error) {
 		if !ok {
 			return Shard{}, fmt.Errorf("bad shard %q: accepted I/N (0 <= I < N), auto or auto/N", s)
 		}
-		i, err1 := strconv.Atoi(idx)
-		n, err2 := strconv.Atoi(count)
+		i, err1 := atoi(idx)
+		n, err2 := atoi(count)
 		if err1 != nil || err2 != nil || n < 1 || n > MaxShards || i < 0 || i >= n {
 			return Shard{}, fmt.Errorf("bad shard %q: accepted I/N with 0 <= I < N <= %d (shards count from 0)", s, MaxShards)
 		}
@@ -65,7 +65,7 @@ func ParseShard(s string, getenv func(string) string) (Shard, error) {
 	}
 	given := 0
 	if ok {
-		n, err := strconv.Atoi(count)
+		n, err := atoi(count)
 		if err != nil || n < 1 || n > MaxShards {
 			return Shard{}, fmt.Errorf("bad shard %q: accepted auto/N with 1 <= N <= %d", s, MaxShards)
 		}
@@ -87,6 +87,15 @@ func ParseShard(s string, getenv func(string) string) (Shard, error) {
 		return Shard{Index: i, Count: given}, nil
 	}
 	return Shard{}, fmt.Errorf("shard %q: neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set; accepted I/N outside a job array", s)
+}
+
+// atoi parses a shard number written in decimal digits only: no sign ("+1", "-0") or spaces,
+// which strconv.Atoi would take.
+func atoi(s string) (int, error) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, fmt.Errorf("not a number of digits: %q", s)
+	}
+	return strconv.Atoi(s)
 }
 
 // slurmShard derives the shard of a Slurm array task from its environment (sbatch(1), "OUTPUT

@@ -4,14 +4,24 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pltlab/pltlab/internal/idlepoll"
 )
 
 // runCLI runs the pltlab command line in-process and returns the exit code main would use,
 // stdout, and stderr followed by the line main would print.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIWith(t, startIdlePoll, args...)
+}
+
+// runCLIWith is runCLI with startIdle starting the idle-poll spinners (newRootCmdWith).
+func runCLIWith(t *testing.T, startIdle func(*cobra.Command, idlepoll.Mode) error, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	defer stopIdlePoll() // as main does after the command
-	cmd := newRootCmd()
+	cmd := newRootCmdWith(startIdle)
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -54,6 +55,9 @@ func (f *sweepFlags) register(cmd *cobra.Command, outHelp string) {
 func (f *sweepFlags) sweep() (cluster.Sweep, error) {
 	if f.shards < 1 {
 		return cluster.Sweep{}, usagef("bad --shards %d: accepted 1..%d", f.shards, plan.MaxShards)
+	}
+	if f.cpu < 1 || f.cpu > cluster.MaxCPUs {
+		return cluster.Sweep{}, usagef("bad --cpus %d: accepted whole cores per shard 1..%d (default %d)", f.cpu, cluster.MaxCPUs, cluster.DefaultCPUs)
 	}
 	s := cluster.Sweep{Shards: f.shards, CPUs: f.cpu, MemoryMiB: f.memMiB, Time: f.time, Exclusive: f.exclusive}
 	switch {
@@ -233,18 +237,18 @@ has completed, merge the files of the results volume with 'pltlab merge'.`,
 			if err != nil {
 				return asUsage(err)
 			}
+			out := cmp.Or(f.out, "-")
 			if mergeOut != "" {
 				my, err := cluster.K8sMerge(s, o)
 				if err != nil {
 					return asUsage(err)
 				}
+				if err := checkOutputs(f.force, [2]string{"--out", out}, [2]string{"--merge-out", mergeOut}); err != nil {
+					return err // before either file is written
+				}
 				if err := writeOutput(cmd.OutOrStdout(), mergeOut, f.force, func(w io.Writer) error { _, err := w.Write(my); return err }); err != nil {
 					return err
 				}
-			}
-			out := f.out
-			if out == "" {
-				out = "-"
 			}
 			return writeOutput(cmd.OutOrStdout(), out, f.force, func(w io.Writer) error { _, err := w.Write(y); return err })
 		},
@@ -259,4 +263,44 @@ has completed, merge the files of the results volume with 'pltlab merge'.`,
 	fl.StringVar(&mergeOut, "merge-out", "", "also write the merge Job to this file (apply it after the shards' Job has completed)")
 	fl.BoolVar(&shared, "allow-shared-nodes", false, "let several shards run on one node (they disturb each other's timing)")
 	return cmd
+}
+
+// checkOutputs refuses, as usage errors before anything is written, output files (pairs of
+// flag and path; "-" is stdout) that writeOutput would refuse, and two flags naming the same
+// file (or both stdout), which would leave one output over the other.
+func checkOutputs(force bool, outs ...[2]string) error {
+	mode := outNew
+	if force {
+		mode = outReplace
+	}
+	for i, o := range outs {
+		for _, p := range outs[:i] {
+			if sameOutput(p[1], o[1]) {
+				return usagef("bad %s %s: it is the %s file too; accepted a file of its own", o[0], o[1], p[0])
+			}
+		}
+		if o[1] == "-" {
+			continue
+		}
+		if _, err := checkOutPath(o[0], o[1], mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameOutput reports whether output paths a and b ("-" is stdout) name the same file: the same
+// absolute path, or one existing file reached twice (a link).
+func sameOutput(a, b string) bool {
+	if a == "-" || b == "-" {
+		return a == b
+	}
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && absA == absB {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }

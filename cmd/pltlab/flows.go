@@ -43,7 +43,8 @@ type flowsFlags struct {
 	art      artifactFlags
 }
 
-func newFlowsCmd() *cobra.Command {
+// newFlowsCmd builds 'pltlab flows', making setup once the flags and --out are checked.
+func newFlowsCmd(setup *measureSetup) *cobra.Command {
 	var f flowsFlags
 	cmd := &cobra.Command{
 		Use:   "flows --link LINK --flow PROTO[:CC] ... [--mix P,P...] [--duration D] [--start 0s,10s] [--runs N] [--out FILE.jsonl]",
@@ -98,6 +99,9 @@ schedule and the estimated time and sets nothing up.`,
 			sink, closeOut, err := f.openOut(cmd)
 			if err != nil {
 				return err
+			}
+			if err := setup.begin(cmd); err != nil {
+				return errors.Join(err, closeOut())
 			}
 			err = runFlows(cmd, f, p, sink)
 			return errors.Join(err, closeOut())

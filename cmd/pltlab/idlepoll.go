@@ -50,6 +50,21 @@ func stopIdlePoll() {
 	idleKeeper = nil
 }
 
+// measureSetup is the process-wide set-up of a command that measures over emulated links: Ps
+// of their own for the links' forwarders (raiseProcsForLink) and the idle-poll spinners and
+// watchers. A command calls begin once its input is validated and before it sets anything
+// up, so that bad input is refused with nothing started.
+type measureSetup struct {
+	mode  idlepoll.Mode                             // --idle-poll, set by the root command
+	start func(*cobra.Command, idlepoll.Mode) error // startIdlePoll; tests record the call
+}
+
+// begin makes the set-up for cmd, whose input has been validated.
+func (s *measureSetup) begin(cmd *cobra.Command) error {
+	raiseProcsForLink() // the forwarders need Ps of their own next to server and browser driver
+	return s.start(cmd, s.mode)
+}
+
 // onlyPlans reports whether cmd, as parsed, only lists, plans or checks its input (--list,
 // --dry-run): it measures nothing, so it needs no spinner.
 func onlyPlans(cmd *cobra.Command) bool {

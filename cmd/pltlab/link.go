@@ -17,7 +17,7 @@ import (
 )
 
 // newLinkCmd builds 'pltlab link' with its subcommands 'check' and 'presets'.
-func newLinkCmd() *cobra.Command {
+func newLinkCmd(setup *measureSetup) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "link",
 		Short: "Check emulated links and list link presets",
@@ -26,7 +26,7 @@ func newLinkCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	c.AddCommand(newLinkCheckCmd(), newLinkPresetsCmd(), newLinkTraceCmd())
+	c.AddCommand(newLinkCheckCmd(setup), newLinkPresetsCmd(), newLinkTraceCmd())
 	return c
 }
 
@@ -60,7 +60,7 @@ func openLink(ctx context.Context, spec string) (shaping.Link, error) {
 	return l, nil
 }
 
-func newLinkCheckCmd() *cobra.Command {
+func newLinkCheckCmd(setup *measureSetup) *cobra.Command {
 	var linkSpec string
 	var asJSON, quick bool
 	c := &cobra.Command{
@@ -73,6 +73,12 @@ PASS/FAIL per line and the tolerance used. Exit status 1 when any line fails.`,
   sudo ./bin/pltlab link check --link rate=10mbit,rtt=20ms,loss=1% --quick --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := parseLink(linkSpec); err != nil {
+				return err
+			}
+			if err := setup.begin(cmd); err != nil {
+				return err
+			}
 			l, err := openLink(cmd.Context(), linkSpec)
 			if err != nil {
 				return err

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/pltlab/pltlab/device"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
@@ -180,6 +182,9 @@ func planLoad(rawURL string, f loadFlags) (loadTarget, error) {
 	}
 	if f.timeout <= 0 {
 		return loadTarget{}, usagef("bad --timeout %v: accepted a positive duration such as 60s", f.timeout)
+	}
+	if pin, err := base64.StdEncoding.DecodeString(f.spki); f.spki != "" && (err != nil || len(pin) != sha256.Size) {
+		return loadTarget{}, usagef("bad --spki %q: accepted the base64 SHA-256 of the server's SubjectPublicKeyInfo (44 characters, as 'pltlab serve' prints it), or none to read it from the server", f.spki)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme != "https" || u.Hostname() == "" {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/pltlab/pltlab/internal/fileout"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/spf13/cobra"
 )
@@ -42,7 +41,8 @@ gives iframes that each hold their own images, stylesheets or scripts). ORIGIN (
 page's) is a label such as o1: the objects are served from o1.PAGEID.plt.test by the same server.
 
 DIR must be absent, empty, or hold the page of the same spec and seed; --force replaces another
-page (a directory with a manifest.json) but never a directory of other files. The page is written
+page (a directory holding a manifest.json pltlab wrote and that page's files only) but never a
+directory of other files, nor one whose manifest.json is another program's. The page is written
 beside DIR and renamed into place, so an error or Ctrl-C leaves nothing half-written.
 
 --from-har FILE derives the spec from a HAR 1.2 file of one page load (Chrome DevTools' export or
@@ -115,7 +115,7 @@ func generatePage(cmd *cobra.Command, specText, out string, seed int64, force bo
 
 // fromHARFile is the file written beside a page derived from a HAR (in its directory): the
 // HAR's path, the seed and the pages.HARShape.
-const fromHARFile = "from-har.json"
+const fromHARFile = pages.FromHARFile
 
 // pageFromHAR derives a page spec from the HAR file har, prints it and what it does not
 // reproduce, and with out writes the page and its fromHARFile. Bad input is a usage error.
@@ -144,7 +144,17 @@ func pageFromHAR(cmd *cobra.Command, har, out string, seed int64, force bool) er
 // writeFromHAR writes the page of shape into out and its fromHARFile, and returns the lines
 // that say so (each starting with a newline).
 func writeFromHAR(cmd *cobra.Command, shape *pages.HARShape, har, out string, seed int64, force bool) (string, error) {
-	m, err := pages.GenerateContext(cmd.Context(), out, shape.PageSpec(), seed, pages.WithReplace(force))
+	// fromHARFile is written with the page, so that they are renamed into place together.
+	m, err := pages.GenerateContext(cmd.Context(), out, shape.PageSpec(), seed, pages.WithReplace(force),
+		pages.WithFile(fromHARFile, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(struct {
+				HAR  string `json:"har"`
+				Seed int64  `json:"seed"`
+				*pages.HARShape
+			}{har, seed, shape})
+		}))
 	if errors.Is(err, pages.ErrOutDir) {
 		return "", usagef("bad --out: %v", err)
 	}
@@ -152,18 +162,6 @@ func writeFromHAR(cmd *cobra.Command, shape *pages.HARShape, har, out string, se
 		return "", fmt.Errorf("generate page %s: %w", shape.Spec, err)
 	}
 	path := filepath.Join(out, fromHARFile)
-	err = fileout.Create(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			HAR  string `json:"har"`
-			Seed int64  `json:"seed"`
-			*pages.HARShape
-		}{har, seed, shape})
-	})
-	if err != nil {
-		return "", err
-	}
 	return fmt.Sprintf("\nwrote page %s: %d objects, %d bytes (%s) in %s\nwrote %s",
 		m.Items, len(m.Objects), m.TotalBytes, pages.HumanBytes(m.TotalBytes), out, path), nil
 }

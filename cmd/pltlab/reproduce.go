@@ -41,11 +41,12 @@ type reproduceFlags struct {
 	view      string
 }
 
-func newReproduceCmd() *cobra.Command {
+// newReproduceCmd builds 'pltlab reproduce', making setup once the flags are checked.
+func newReproduceCmd(setup *measureSetup) *cobra.Command {
 	var f reproduceFlags
 	cmd := &cobra.Command{
 		Use:   "reproduce STUDY [--scale smoke|quick|full] [--runs N] [--shard I/N] [--out DIR] | STUDY --merge FILE... | --list [--nodes N]",
-		Short: "Reproduce a published study (carlucci2015, kakhki2017, muthuraj2024) on today's stack",
+		Short: "Reproduce a published study (" + strings.Join(studies.Names(), ", ") + ") on today's stack",
 		Long: `reproduce runs a published study with today's Chromium, HTTP/2 and HTTP/3 and reports our
 figures beside the published ones. Every report opens with a findings table: each published
 finding with its verdict: reproduced, contradicted (the data exclude it: the evidence names the
@@ -115,6 +116,9 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 				return err
 			}
 			dir := f.outDir(st)
+			if err := checkViewFlag(f.view, dir); err != nil {
+				return err // --dry-run too: it shows what the flags would do
+			}
 			switch m {
 			case modeDryRun:
 				return dryRunStudy(cmd.OutOrStdout(), plan, f, dir)
@@ -123,6 +127,9 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 			}
 			job, err := f.jobOf(st, plan, m, dir)
 			if err != nil {
+				return err
+			}
+			if err := setup.begin(cmd); err != nil {
 				return err
 			}
 			stopView, err := startViewBeside(cmd.Context(), f.view, dir, cmd.ErrOrStderr())

@@ -25,9 +25,15 @@ func pltlabVersion() string {
 }
 
 // newRootCmd builds the pltlab command tree. Each subcommand lives in its own file.
-func newRootCmd() *cobra.Command {
+func newRootCmd() *cobra.Command { return newRootCmdWith(startIdlePoll) }
+
+// newRootCmdWith builds the pltlab command tree whose measuring commands start the idle-poll
+// spinners with startIdle (startIdlePoll; tests give one that records the call), once their
+// input is validated (measureSetup).
+func newRootCmdWith(startIdle func(*cobra.Command, idlepoll.Mode) error) *cobra.Command {
 	var verbose bool
 	var idleMode string
+	setup := &measureSetup{start: startIdle}
 	root := &cobra.Command{
 		Use:   "pltlab",
 		Short: "Measure browser page-load time (PLT) per HTTP protocol over an emulated link",
@@ -55,15 +61,12 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 			if err != nil {
 				return usagef("%v", err)
 			}
+			setup.mode = mode // started by the command, once its input is validated
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug
 			}
 			slog.SetDefault(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})))
-			if opensLinks(cmd) {
-				raiseProcsForLink() // the forwarders need Ps of their own next to server and browser driver
-				return startIdlePoll(cmd, mode)
-			}
 			return nil
 		},
 	}
@@ -78,12 +81,12 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		newPagesCmd(),
 		newServeCmd(),
 		newLoadCmd(),
-		newShellCmd(),
-		newLinkCmd(),
-		newRunCmd(),
+		newShellCmd(setup),
+		newLinkCmd(setup),
+		newRunCmd(setup),
 		newReportCmd(),
-		newFlowsCmd(),
-		newReproduceCmd(),
+		newFlowsCmd(setup),
+		newReproduceCmd(setup),
 		newMergeCmd(),
 		newSlurmCmd(),
 		newK8sCmd(),

@@ -33,12 +33,6 @@ const rootlessSigintGrace = 3 * time.Second
 // linkCommands names the commands that open emulated links, with the flag that gives them.
 var linkCommands = map[string]string{"run": "link", "shell": "link", "check": "link", "flows": "link", "reproduce": ""}
 
-// opensLinks reports whether cmd is one of the commands that open emulated links (linkCommands).
-func opensLinks(cmd *cobra.Command) bool {
-	_, ok := linkCommands[cmd.Name()]
-	return ok && (cmd.Name() != "check" || cmd.Parent().Name() == "link")
-}
-
 // needsRootless reports whether cmd, as parsed, will open an emulated link while this process
 // lacks root: then it must run inside user namespaces. --link none needs no namespace.
 func needsRootless(cmd *cobra.Command) bool {

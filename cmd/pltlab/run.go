@@ -47,10 +47,11 @@ type runFlags struct {
 	view                string
 }
 
-func newRunCmd() *cobra.Command { return newRunCmdWith(&runFlags{}) }
+func newRunCmd(setup *measureSetup) *cobra.Command { return newRunCmdWith(&runFlags{}, setup) }
 
-// newRunCmdWith builds 'pltlab run' on the flag values f (tests read them back).
-func newRunCmdWith(f *runFlags) *cobra.Command {
+// newRunCmdWith builds 'pltlab run' on the flag values f (tests read them back), making setup
+// once the flags are checked.
+func newRunCmdWith(f *runFlags, setup *measureSetup) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --page SPEC --link LINK [flags]",
 		Short: "Measure PLT per protocol over a matrix of pages and links",
@@ -76,6 +77,9 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 			}
 			if f.dryRun {
 				return printDryRun(cmd.OutOrStdout(), plan)
+			}
+			if err := setup.begin(cmd); err != nil {
+				return err
 			}
 			plan.Config.Version = pltlabVersion()
 			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
@@ -124,6 +128,9 @@ func (f *runFlags) config(cmd *cobra.Command) (*experiment.Plan, error) {
 	c, err := f.experiment(cmd)
 	if err != nil {
 		return nil, err
+	}
+	if err := checkViewFlag(f.view, f.out); err != nil {
+		return nil, err // --dry-run too: it shows what the flags would do
 	}
 	plan, err := planOf(c, f.shard)
 	if err != nil || f.dryRun {

@@ -193,7 +193,7 @@ func TestMatrixFlagsOverride(t *testing.T) {
 	parse := func(args ...string) experiment.Config {
 		t.Helper()
 		f := &runFlags{}
-		cmd := newRunCmdWith(f)
+		cmd := newRunCmdWith(f, nil)
 		if err := cmd.ParseFlags(append(args, "--matrix", matrix, "--chrome", self, "--out", filepath.Join(dir, "o.jsonl"))); err != nil {
 			t.Fatal(err)
 		}

@@ -141,6 +141,9 @@ func (f serveFlags) options() ([]server.Option, error) {
 			return nil, usagef("bad %s %q: accepted: HOST:PORT such as 127.0.0.1:8443 (port 0 picks a free one)", name, a)
 		}
 	}
+	if f.certOut != "" && !dirOrMakeable(f.certOut) {
+		return nil, usagef("bad --cert-out %s: not a directory; accepted a directory to write cert.pem and key.pem into (made when absent)", f.certOut)
+	}
 	if err := server.CheckH3Stack(f.h3Stack, f.quicCC); err != nil {
 		return nil, usagef("bad --h3-stack/--quic-cc: %v", err)
 	}
@@ -156,6 +159,20 @@ func (f serveFlags) options() ([]server.Option, error) {
 		opts = append(opts, server.WithH1Addr(f.h1Addr))
 	}
 	return opts, nil
+}
+
+// dirOrMakeable reports whether path is a directory, or absent below a directory (the nearest
+// existing one), so that os.MkdirAll can make it.
+func dirOrMakeable(path string) bool {
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err == nil {
+			return st.IsDir()
+		}
+		if !errors.Is(err, os.ErrNotExist) || p == filepath.Dir(p) {
+			return false
+		}
+	}
 }
 
 func btoi(b bool) int {

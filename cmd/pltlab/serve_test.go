@@ -31,6 +31,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{"tls", []string{"--spec", "1x1KB", "--tls", "1.1"}, `bad --tls "1.1"`},
 		{"addr", []string{"--spec", "1x1KB", "--addr", "8443"}, `bad --addr "8443"`},
 		{"h1-addr", []string{"--spec", "1x1KB", "--h1-addr", "localhost:70000"}, `bad --h1-addr`},
+		{"cert-out file", []string{"--spec", "1x1KB", "--addr", "127.0.0.1:0", "--cert-out", "serve_test.go"}, "bad --cert-out serve_test.go: not a directory"},
+		{"cert-out below a file", []string{"--spec", "1x1KB", "--addr", "127.0.0.1:0", "--cert-out", "serve_test.go/certs"}, "bad --cert-out serve_test.go/certs"},
 		{"host", []string{"--spec", "1x1KB", "--addr", "127.0.0.1:0", "--host", "a b"}, `host "a b"`},
 	}
 	for _, tt := range tests {

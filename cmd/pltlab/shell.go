@@ -15,7 +15,7 @@ import (
 )
 
 // newShellCmd builds 'pltlab shell': run a command behind an emulated link, like mm-link.
-func newShellCmd() *cobra.Command {
+func newShellCmd(setup *measureSetup) *cobra.Command {
 	var linkSpec, counters string
 	c := &cobra.Command{
 		Use:   "shell --link LINK [--counters FILE] -- COMMAND [ARG...]",
@@ -37,6 +37,12 @@ command; the link is removed once it exits.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := exec.LookPath(args[0]); err != nil {
 				return &exitError{code: 127, err: fmt.Errorf("%s: command not found", args[0])} // the shell's convention
+			}
+			if _, err := parseLink(linkSpec); err != nil {
+				return err
+			}
+			if err := setup.begin(cmd); err != nil {
+				return err
 			}
 			l, err := openLink(cmd.Context(), linkSpec)
 			if err != nil {

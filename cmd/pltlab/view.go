@@ -91,22 +91,31 @@ func addViewFlag(fl *pflag.FlagSet, addr *string) {
 	fl.Lookup("view").NoOptDefVal = view.DefaultAddr
 }
 
+// checkViewFlag refuses, as a usage error and without binding anything, a --view address that
+// is not HOST:PORT or a --view beside results written to stdout (out "-"); addr "" is no view.
+func checkViewFlag(addr, out string) error {
+	if addr == "" {
+		return nil
+	}
+	if out == "-" {
+		return usagef("--view serves the results file: give --out FILE, not stdout")
+	}
+	if _, err := view.IsLoopback(addr); err != nil {
+		return usagef("bad --view %q: accepted HOST:PORT, e.g. %s", addr, view.DefaultAddr)
+	}
+	return nil
+}
+
 // startViewBeside serves out (the results file of run, the directory of reproduce) live on addr
 // beside the measurement and returns the function that stops it; addr "" starts nothing. The
 // address is bound at once (a bad or busy one is an error before anything is measured); pages
 // are served as soon as out exists. Errors of the view after that are printed and never fail
 // the measurement.
 func startViewBeside(ctx context.Context, addr, out string, stderr io.Writer) (stop func(), err error) {
-	if addr == "" {
-		return func() {}, nil
+	if err := checkViewFlag(addr, out); err != nil || addr == "" {
+		return func() {}, err
 	}
-	if out == "-" {
-		return nil, usagef("--view serves the results file: give --out FILE, not stdout")
-	}
-	loop, err := view.IsLoopback(addr)
-	if err != nil {
-		return nil, usagef("bad --view %q: want HOST:PORT, e.g. %s", addr, view.DefaultAddr)
-	}
+	loop, _ := view.IsLoopback(addr) // checked
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, usagef("--view: %v", err)
