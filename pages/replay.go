@@ -161,8 +161,8 @@ func (a *Archive) add(e *harEntry, mainRef string) error {
 		ae.Header.Set("Content-Type", c.MimeType)
 	}
 	if !slices.Contains(a.Hosts, ae.Host) {
-		if net.ParseIP(strings.Trim(ae.Host, "[]")) != nil || !isDNSName(ae.Host) {
-			return notHAR("entry %s: host %q is not a DNS name (replay names every host on one certificate and maps it with Chromium's host resolver rules: IP addresses are not accepted)", e.Request.URL, ae.Host)
+		if net.ParseIP(strings.Trim(ae.Host, "[]")) != nil || !isDNSName(ae.Host) || endsInNumber(ae.Host) {
+			return notHAR("entry %s: host %q is not a DNS name (replay names every host on one certificate and maps it with Chromium's host resolver rules: IP addresses, and names whose last label is a number, which browsers read as IPv4 addresses, are not accepted)", e.Request.URL, ae.Host)
 		}
 		a.Hosts = append(a.Hosts, ae.Host)
 	}
@@ -184,6 +184,42 @@ func isDNSName(h string) bool {
 		}
 	}
 	return true
+}
+
+// endsInNumber reports whether a browser reads host h as an IPv4 address (or refuses it as a
+// malformed one): the WHATWG URL Standard's "ends in a number checker" (section 3.5, host
+// parsing), true when h's last label (a trailing dot ignored) is all decimal digits or an IPv4
+// number: 0x or 0X and hex digits, or a leading 0 and octal digits. So "127.1", "2130706433",
+// "0x7f000001" and "a.1" are numbers to a browser, never DNS names.
+func endsInNumber(h string) bool {
+	labels := strings.Split(h, ".")
+	if labels[len(labels)-1] == "" {
+		if len(labels) == 1 {
+			return false
+		}
+		labels = labels[:len(labels)-1]
+	}
+	last := labels[len(labels)-1]
+	if last != "" && strings.Trim(last, "0123456789") == "" {
+		return true
+	}
+	return isIPv4Number(last)
+}
+
+// isIPv4Number reports whether the WHATWG URL Standard's IPv4 number parser accepts s: a
+// decimal number, 0x/0X and hex digits (possibly none), or a leading 0 and octal digits.
+func isIPv4Number(s string) bool {
+	if s == "" {
+		return false
+	}
+	digits := "0123456789"
+	switch {
+	case len(s) >= 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		s, digits = s[2:], "0123456789abcdefABCDEF"
+	case len(s) >= 2 && s[0] == '0':
+		s, digits = s[1:], "01234567"
+	}
+	return strings.Trim(s, digits) == ""
 }
 
 func cmpOr(s, def string) string {
