@@ -1,15 +1,12 @@
 package pages
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 )
@@ -88,19 +85,23 @@ var droppedHeaders = map[string]bool{"connection": true, "keep-alive": true, "pr
 	"proxy-authenticate": true, "te": true, "trailer": true, "transfer-encoding": true, "upgrade": true,
 	"content-length": true, "content-encoding": true, "alt-svc": true, "date": true}
 
-// ReadArchive reads a HAR 1.2 file for replay. Errors: the file cannot be read; it is not a
-// HAR of a page load (wrapping ErrNotHAR, naming what is accepted); its main document has no
+// ReadArchive reads a HAR 1.2 file for replay (ReadHAR, then HAR.Archive). Errors: the file
+// cannot be read, is not a regular file or is over MaxHARBytes (ReadHAR); it is not a HAR of
+// a page load (wrapping ErrNotHAR, naming what is accepted); its main document has no
 // recorded body (a HAR saved without content); a base64 body does not decode; a host is not a
 // DNS name (an IP address).
 func ReadArchive(name string) (*Archive, error) {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("read HAR for replay: %w", err)
-	}
-	entries, err := readHAR(bytes.NewReader(data))
+	h, err := ReadHAR(name)
 	if err != nil {
 		return nil, err
 	}
+	return h.Archive()
+}
+
+// Archive indexes the HAR for replay (ReadArchive's rules and errors), its Shape derived from
+// the same parsed entries.
+func (h *HAR) Archive() (*Archive, error) {
+	entries := h.entries
 	main, err := mainDocument(entries)
 	if err != nil {
 		return nil, err
@@ -108,8 +109,7 @@ func ReadArchive(name string) (*Archive, error) {
 	if entries[main].Response.Content.Text == nil {
 		return nil, notHAR("the main document %s has no recorded body (response.content.text): save the HAR with content (DevTools: \"Save all as HAR with content\"; pltlab: --artifacts)", entries[main].Request.URL)
 	}
-	sum := sha256.Sum256(data)
-	a := &Archive{File: name, Digest: hex.EncodeToString(sum[:]), Document: entries[main].Request.URL, byKey: map[string][]int{}}
+	a := &Archive{File: h.File, Digest: h.Digest, Document: entries[main].Request.URL, byKey: map[string][]int{}}
 	for i := range entries {
 		if err := a.add(&entries[i], entries[main].PageRef); err != nil {
 			return nil, err
@@ -122,7 +122,7 @@ func ReadArchive(name string) (*Archive, error) {
 	}
 	a.Hosts = slices.DeleteFunc(a.Hosts, func(h string) bool { return h == d.Host })
 	a.Hosts = append([]string{d.Host}, a.Hosts...)
-	if sh, err := FromHAR(bytes.NewReader(data)); err == nil {
+	if sh, err := h.Shape(); err == nil {
 		a.Shape = sh
 	}
 	return a, nil
