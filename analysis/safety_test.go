@@ -253,3 +253,20 @@ func TestPartialReport(t *testing.T) {
 		t.Error("a complete experiment reported partial")
 	}
 }
+
+// TestProtocolAndModeAlike: protocol and mode are read alike, as written in lower case: "H2"
+// and "hot" (and "Cold") are refused, each naming what is accepted (on 3e73eb5 "hot" made a
+// group of its own while "H2" was refused).
+func TestProtocolAndModeAlike(t *testing.T) {
+	withMode := func(proto string, m result.Mode) *result.Record { r := rec(proto, 500); r.Mode = m; return r }
+	in := jsonlOf([]*result.Record{withMode("h2", result.Cold), withMode("h2", ""), withMode("H2", result.Cold), withMode("h2", "hot"), withMode("h2", "Cold")})
+	recs, _, st, err := readRecords(strings.NewReader(in), "f.jsonl", nil)
+	if err != nil || len(recs) != 2 || st.RefusedCount != 3 {
+		t.Fatalf("read %d records, stats %+v, err %v: want 2 kept and 3 refused", len(recs), st, err)
+	}
+	for _, want := range []string{`f.jsonl:3: protocol "H2": accepted h1, h2, h3`, `f.jsonl:4: mode "hot": accepted cold, warm`, `f.jsonl:5: mode "Cold": accepted cold, warm`} {
+		if !slices.ContainsFunc(st.Refused, func(s string) bool { return strings.HasPrefix(s, want) }) {
+			t.Errorf("refused %q lacks %q", st.Refused, want)
+		}
+	}
+}
