@@ -188,7 +188,7 @@ var csvHeader = []string{"page", "link", "mode", "protocol", "runs", "valid", "i
 // WriteCSV writes the report as RFC 4180 CSV with the csvHeader columns. A censored statistic
 // is written as ">=DEADLINE"; a value that cannot be computed is empty.
 func (r *Report) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
+	cw := csv.NewWriter(escapeControls(w))
 	cw.Write(csvHeader)
 	cmp := map[Key]*Comparison{}
 	for _, c := range r.Comparisons {

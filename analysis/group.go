@@ -11,7 +11,7 @@ import (
 
 // Key identifies a group: loads of one page over one link in one mode with one protocol.
 type Key struct {
-	// Page is the page spec (Record.Page.Spec).
+	// Page is the page (Record.PageLabel: the spec, and for a replayed archive its digest).
 	Page string
 	// Link is the link (Record.Link.Label: the spec, and the digests of the trace files it read).
 	Link string
@@ -122,6 +122,7 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 	byKey := map[Key]*Group{}
 	settings := newSettingsIndex(recs)
 	made := madeLoads(recs)
+	labels := pageLabels(recs)
 	for _, r := range recs {
 		if r == nil || r.Warmup || (!r.IsLoad() && r.Kind != result.KindHarnessError) {
 			continue
@@ -129,7 +130,7 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 		if r.Kind == result.KindHarnessError && superseded(made, r) {
 			continue // the load was made later (a resumed run)
 		}
-		k := Key{Page: r.Page.Spec, Link: r.Link.Label(), Mode: r.Mode, Protocol: r.Protocol, Settings: settings.of(r)}
+		k := Key{Page: labels.of(r), Link: r.Link.Label(), Mode: r.Mode, Protocol: r.Protocol, Settings: settings.of(r)}
 		g := byKey[k]
 		if g == nil {
 			g = &Group{Key: k, LinkInfo: r.Link, Invalid: map[string]int{}, NetErrors: map[string]int{}, metric: m}
@@ -151,6 +152,33 @@ func groupRecords(recs []*result.Record, m Metric) []*Group {
 	}
 	slices.SortFunc(groups, func(a, b *Group) int { return compareKeys(a.Key, b.Key) })
 	return groups
+}
+
+// pageLabelIndex holds the page label (result.Record.PageLabel) of each experiment's loads per
+// page spec, for the lines that carry no replay facts (harness_error lines).
+type pageLabelIndex map[[3]string]string
+
+// pageLabels indexes the page labels of the loads in recs by experiment, configuration hash
+// and page spec.
+func pageLabels(recs []*result.Record) pageLabelIndex {
+	idx := pageLabelIndex{}
+	for _, r := range recs {
+		if r != nil && r.IsLoad() && r.Replay != nil {
+			idx[[3]string{r.Experiment, r.ConfigHash, r.Page.Spec}] = r.PageLabel()
+		}
+	}
+	return idx
+}
+
+// of returns r's page label: its own, or for a line without replay facts that of its
+// experiment's loads of the same page spec.
+func (idx pageLabelIndex) of(r *result.Record) string {
+	if r.Replay == nil {
+		if l, ok := idx[[3]string{r.Experiment, r.ConfigHash, r.Page.Spec}]; ok {
+			return l
+		}
+	}
+	return r.PageLabel()
 }
 
 // add classifies one load: timed out (censored at its deadline unless a non-PLT metric was

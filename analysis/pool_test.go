@@ -142,3 +142,39 @@ func TestTraceContentsNotPooled(t *testing.T) {
 		t.Errorf("no warning on the two trace contents: %q", rep.Warnings)
 	}
 }
+
+// TestReplayArchivesNotPooled: loads of one replayed page spec (har:FILE) whose archives
+// differ (result.Replay.Digest; on 3e73eb5 one group, "POOLED ... whose settings match") are
+// two groups with a warning; a harness_error line goes with its experiment's archive.
+func TestReplayArchivesNotPooled(t *testing.T) {
+	mk := func(exp, digest string, plt float64) *result.Record {
+		return &result.Record{Experiment: exp, ConfigHash: "cfg-" + exp, Protocol: "h2", Valid: true, PLTMs: plt,
+			Page: result.Page{Spec: "har:site.har"}, Replay: &result.Replay{Archive: "site.har", Digest: digest}}
+	}
+	lost := &result.Record{Experiment: "b", ConfigHash: "cfg-b", Protocol: "h2", Kind: result.KindHarnessError,
+		Run: 9, Error: "browser would not launch", Page: result.Page{Spec: "har:site.har"}}
+	recs := []*result.Record{mk("a", "aaaaaaaaaaaaaaaa1", 303), mk("a", "aaaaaaaaaaaaaaaa1", 305),
+		mk("b", "bbbbbbbbbbbbbbbb2", 688), mk("b", "bbbbbbbbbbbbbbbb2", 690), lost}
+	rep := Analyze(recs, Options{})
+	if len(rep.Groups) != 2 {
+		t.Fatalf("%d groups, want 2", len(rep.Groups))
+	}
+	for _, g := range rep.Groups {
+		if len(g.Experiments) != 1 {
+			t.Errorf("group %s pools %v", g.Page, g.Experiments)
+		}
+		if want := g.Experiments[0] == "b"; (g.Lost == 1) != want {
+			t.Errorf("group %s: lost %d", g.Page, g.Lost)
+		}
+	}
+	found := false
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "POOLED") {
+			t.Errorf("warning %q", w)
+		}
+		found = found || strings.Contains(w, "page har:site.har replayed 2 different archives")
+	}
+	if !found {
+		t.Errorf("no warning on the two archives: %q", rep.Warnings)
+	}
+}

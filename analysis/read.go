@@ -36,7 +36,8 @@ type ReadStats struct {
 }
 
 // ValidateRecord checks the values of a decoded record that JSON cannot: a known protocol (a
-// row of protocol.Table) on page loads and harness_error lines, finite times within
+// row of protocol.Table) and mode (cold, warm or none) on page loads and harness_error lines,
+// both as written, in lower case ("H2" and "hot" are refused alike), finite times within
 // [0, deadline_ms] (MaxDeadlineMs when the record has no deadline), a deadline within
 // [0, MaxDeadlineMs]. It returns one line naming the bad field and value and what is accepted.
 func ValidateRecord(r *result.Record) error {
@@ -45,6 +46,9 @@ func ValidateRecord(r *result.Record) error {
 	}
 	if !protocol.Known(r.Protocol) {
 		return fmt.Errorf("protocol %q: accepted %s", r.Protocol, strings.Join(protocol.Names(), ", "))
+	}
+	if r.Mode != result.Cold && r.Mode != result.Warm && r.Mode != "" {
+		return fmt.Errorf("mode %q: accepted %s, %s (or none, in records older than modes)", r.Mode, result.Cold, result.Warm)
 	}
 	if bad(r.DeadlineMs, MaxDeadlineMs) {
 		return fmt.Errorf("deadline_ms %g: accepted 0..%g", r.DeadlineMs, MaxDeadlineMs)

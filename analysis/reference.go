@@ -97,7 +97,7 @@ func (r *Report) referenceTable(refs []Reference) [][]string {
 // referenceTable) to w, as aligned text or (markdown true) a markdown table.
 func (r *Report) WriteReferenceTable(w io.Writer, refs []Reference, markdown bool) error {
 	rows := r.referenceTable(refs)
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(escapeControls(w))
 	if markdown {
 		writeMarkdownTable(bw, rows)
 	} else {

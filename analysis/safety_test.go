@@ -253,3 +253,49 @@ func TestPartialReport(t *testing.T) {
 		t.Error("a complete experiment reported partial")
 	}
 }
+
+// TestProtocolAndModeAlike: protocol and mode are read alike, as written in lower case: "H2"
+// and "hot" (and "Cold") are refused, each naming what is accepted (on 3e73eb5 "hot" made a
+// group of its own while "H2" was refused).
+func TestProtocolAndModeAlike(t *testing.T) {
+	withMode := func(proto string, m result.Mode) *result.Record { r := rec(proto, 500); r.Mode = m; return r }
+	in := jsonlOf([]*result.Record{withMode("h2", result.Cold), withMode("h2", ""), withMode("H2", result.Cold), withMode("h2", "hot"), withMode("h2", "Cold")})
+	recs, _, st, err := readRecords(strings.NewReader(in), "f.jsonl", nil)
+	if err != nil || len(recs) != 2 || st.RefusedCount != 3 {
+		t.Fatalf("read %d records, stats %+v, err %v: want 2 kept and 3 refused", len(recs), st, err)
+	}
+	for _, want := range []string{`f.jsonl:3: protocol "H2": accepted h1, h2, h3`, `f.jsonl:4: mode "hot": accepted cold, warm`, `f.jsonl:5: mode "Cold": accepted cold, warm`} {
+		if !slices.ContainsFunc(st.Refused, func(s string) bool { return strings.HasPrefix(s, want) }) {
+			t.Errorf("refused %q lacks %q", st.Refused, want)
+		}
+	}
+}
+
+// TestControlsEscaped: terminal escape codes in a result file's strings (page spec, link,
+// experiment, invalid reason) are written escaped by the text, markdown and CSV reports (on
+// 3e73eb5 they were printed raw), and an escaper's writes split inside a C1 control still
+// escape it.
+func TestControlsEscaped(t *testing.T) {
+	bad := rec("h1", 500)
+	bad.Page.Spec, bad.Link.Spec, bad.Experiment = "\x1b[31mRED", "none\x1b[2J", "e\x1b]0;title\x07"
+	inv := rec("h2", 600)
+	inv.Page, inv.Link, inv.Valid, inv.InvalidReason = bad.Page, bad.Link, false, "bad\x1b[5m\u009b"
+	rep := Analyze([]*result.Record{bad, inv, rec("h1", 400)}, Options{})
+	for _, f := range []Format{Text, Markdown, CSV} {
+		var b bytes.Buffer
+		if err := rep.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		if out := b.String(); strings.ContainsAny(out, "\x1b\x07\u009b") || !strings.Contains(out, `\x1b[31mRED`) {
+			t.Errorf("%s report holds a raw control character or lacks the escaped spec:\n%s", f, out)
+		}
+	}
+	var b bytes.Buffer
+	w := escapeControls(&b)
+	w.Write([]byte("a\xc2"))
+	w.Write([]byte("\x9bb\xc2"))
+	w.Write([]byte("\xa9\t\n"))
+	if got := b.String(); got != "a\\u009bb©\t\n" {
+		t.Errorf("split writes: %q", got)
+	}
+}

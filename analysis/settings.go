@@ -239,6 +239,7 @@ func (r *Report) warnings(recs []*result.Record) []string {
 		out = append(out, w)
 	}
 	out = append(out, inputSplits(recs)...)
+	out = append(out, archiveSplits(recs)...)
 	if w := busyHostNote(recs); w != "" {
 		out = append(out, w)
 	}
@@ -269,6 +270,31 @@ func inputSplits(recs []*result.Record) []string {
 	for _, sp := range specs {
 		if ls := labels[sp]; len(ls) > 1 {
 			out = append(out, fmt.Sprintf("link %s was measured over %d different contents of its input files: reported separately, never pooled: %s", sp, len(ls), strings.Join(quoteAll(ls), " | ")))
+		}
+	}
+	return out
+}
+
+// archiveSplits says, for each replayed page spec (har:FILE) whose loads replayed different
+// archives (the file changed between runs), that those loads are reported separately.
+func archiveSplits(recs []*result.Record) []string {
+	labels := map[string][]string{}
+	var specs []string
+	for _, r := range recs {
+		if r == nil || !r.IsLoad() || r.Replay == nil {
+			continue
+		}
+		if _, ok := labels[r.Page.Spec]; !ok {
+			specs = append(specs, r.Page.Spec)
+		}
+		if l := r.PageLabel(); !slices.Contains(labels[r.Page.Spec], l) {
+			labels[r.Page.Spec] = append(labels[r.Page.Spec], l)
+		}
+	}
+	var out []string
+	for _, sp := range specs {
+		if ls := labels[sp]; len(ls) > 1 {
+			out = append(out, fmt.Sprintf("page %s replayed %d different archives: reported separately, never pooled: %s", sp, len(ls), strings.Join(quoteAll(ls), " | ")))
 		}
 	}
 	return out

@@ -26,8 +26,10 @@ func (r *Report) methodNote() []string {
 
 // WriteText writes the report as aligned plain-text tables, one block per (page, link, mode):
 // the groups, then each protocol against the baseline, then the invalid loads by reason.
+// Control characters read from the records are written escaped (escapeControls), as in every
+// text format.
 func (r *Report) WriteText(w io.Writer) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(escapeControls(w))
 	fmt.Fprintf(bw, "pltlab report: %s, %s\n", r.Options.Metric, r.countsLine())
 	for _, w := range r.allWarnings() {
 		fmt.Fprintf(bw, "WARNING: %s\n", w)
@@ -113,7 +115,7 @@ func writeAligned(w io.Writer, rows [][]string) {
 // WriteMarkdown writes the report as GitHub-flavoured markdown: a section per (page, link,
 // mode) with the group and comparison tables, then the context and the methods.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriter(escapeControls(w))
 	r.writeReproductionMarkdown(bw)
 	fmt.Fprintf(bw, "# pltlab report: %s\n\n", r.Options.Metric.Label())
 	fmt.Fprintf(bw, "%s.\n", r.countsLine())

@@ -281,7 +281,7 @@ func newCost(c Config) (*cost, error) {
 	m := &cost{c: c.withDefaults()}
 	m.dev, _ = device.Parse(c.Device) // Validate refuses a bad one
 	for _, s := range c.Pages {
-		p, err := PageSpec(s)
+		p, err := c.PageSpec(s)
 		if err != nil {
 			return nil, fmt.Errorf("bad page %q: %w", s, err)
 		}

@@ -141,9 +141,41 @@ type Config struct {
 	// written then carries the shard, and the first is a plan line (PlanRecord).
 	Shard plan.Shard
 
+	// Archives holds the archives of the replayed pages (har:FILE) read once (ReadArchives),
+	// by page; a replayed page without one is read where it is needed.
+	Archives map[string]*pages.Archive
+
 	// inputs, when not nil, are the input files' digests to hash instead of reading the
 	// files (a Config rebuilt from a plan line: FromPlan).
 	inputs []result.InputFile
+}
+
+// ReadArchives reads each replayed page of c (har:FILE) once into c.Archives, so that the
+// checks, the estimates, the plan's input digests and the run read that one parse (a HAR of
+// 100k entries takes seconds to parse). Errors name the page and what is accepted.
+func (c *Config) ReadArchives() error {
+	for _, s := range c.Pages {
+		if !pages.IsReplay(s) || c.Archives[s] != nil {
+			continue
+		}
+		a, err := pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+		if err != nil {
+			return fmt.Errorf("bad page %q: %w (a page is a SPEC, a preset, or har:FILE, a HAR 1.2 with response bodies)", s, err)
+		}
+		if c.Archives == nil {
+			c.Archives = map[string]*pages.Archive{}
+		}
+		c.Archives[s] = a
+	}
+	return nil
+}
+
+// archive returns the archive of the replayed page s: c.Archives', or read now.
+func (c Config) archive(s string) (*pages.Archive, error) {
+	if a := c.Archives[s]; a != nil {
+		return a, nil
+	}
+	return pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
 }
 
 // LaunchFunc launches a browser with the options given (browser.Launch's signature).
@@ -357,13 +389,17 @@ func CheckH3Stack(c Config) error {
 
 // CheckSpecs parses every page and link spec of c and returns the first error (one line naming
 // the bad spec and what is accepted), so that bad input is refused before anything is set up.
+// It reads the replayed pages c.Archives lacks (call c.ReadArchives first to keep that parse).
 func CheckSpecs(c Config) error {
+	if err := c.ReadArchives(); err != nil {
+		return err
+	}
 	for _, s := range c.Pages {
-		if _, err := PageSpec(s); err != nil {
+		if _, err := c.PageSpec(s); err != nil {
 			return fmt.Errorf("bad page %q: %w", s, err)
 		}
 	}
-	if err := checkPageHosts(c.Pages, h3Stack(c) == server.StackNgtcp2 && measuresQUIC(c)); err != nil {
+	if err := checkPageHosts(c, h3Stack(c) == server.StackNgtcp2 && measuresQUIC(c)); err != nil {
 		return err
 	}
 	for _, s := range c.Links {
@@ -410,14 +446,14 @@ func quicCC(c Config) string {
 	return c.QUICCC
 }
 
-// PageSpec parses one page of a Config: a page SPEC (pages.ParseSpec), or "har:FILE", a HAR to
-// replay (pages.ReadArchive), which gives the spec of the HAR's shape for cost and memory
-// estimates (pages.Archive.ReplaySpec). Errors name what is accepted.
-func PageSpec(s string) (pages.Spec, error) {
+// PageSpec parses one page of c: a page SPEC (pages.ParseSpec), or "har:FILE", a HAR to replay
+// (c.Archives', else pages.ReadArchive), which gives the spec of the HAR's shape for cost and
+// memory estimates (pages.Archive.ReplaySpec). Errors name what is accepted.
+func (c Config) PageSpec(s string) (pages.Spec, error) {
 	if !pages.IsReplay(s) {
 		return pages.ParseSpec(s)
 	}
-	a, err := pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+	a, err := c.archive(s)
 	if err != nil {
 		return pages.Spec{}, fmt.Errorf("%w (a page is a SPEC, a preset, or har:FILE, a HAR 1.2 with response bodies)", err)
 	}
@@ -431,7 +467,8 @@ func PageSpec(s string) (pages.Spec, error) {
 //
 // With oneHost (the ngtcp2 stack serving h3, which serves one host per server) a page with
 // objects on other hosts than its own is refused too, naming what is accepted.
-func checkPageHosts(pgs []string, oneHost bool) error {
+func checkPageHosts(c Config, oneHost bool) error {
+	pgs := c.Pages
 	owner := map[string]string{}
 	claim := func(host, page string) error {
 		if o, ok := owner[host]; ok && o != page {
@@ -443,7 +480,7 @@ func checkPageHosts(pgs []string, oneHost bool) error {
 	for i, s := range pgs {
 		hosts := []string{PageHost(i)}
 		if pages.IsReplay(s) {
-			a, err := pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+			a, err := c.archive(s)
 			if err != nil {
 				return fmt.Errorf("bad page %q: %w", s, err)
 			}

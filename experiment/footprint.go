@@ -76,7 +76,7 @@ func PlanFootprint(c Config) (Footprint, error) {
 	var held int64
 	f := Footprint{Browsers: len(protos)}
 	for _, s := range c.Pages {
-		p, err := PageSpec(s)
+		p, err := c.PageSpec(s)
 		if err != nil {
 			return Footprint{}, fmt.Errorf("bad page %q: %w", s, err)
 		}

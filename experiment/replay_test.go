@@ -83,3 +83,37 @@ func TestCheckPageHosts(t *testing.T) {
 		})
 	}
 }
+
+// TestArchivesReadOnce: after ReadArchives, the checks, the estimate, the footprint, the plan
+// and its input digests read the one parse (on 3e73eb5 a dry run read the HAR 4 times and
+// parsed it 8): with the file removed after ReadArchives, every one of them still answers, and
+// the plan's digest is that of the bytes read.
+func TestArchivesReadOnce(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "site.har")
+	b := `{"log":{"entries":[{"pageref":"page_1","_resourceType":"document","request":{"method":"GET","url":"https://www.example.test/"},` +
+		`"response":{"status":200,"content":{"mimeType":"text/html","text":"<img src=a.jpg>"}}},` +
+		`{"pageref":"page_1","_resourceType":"image","request":{"method":"GET","url":"https://www.example.test/a.jpg"},"response":{"status":200,"bodySize":2000,"content":{"mimeType":"image/jpeg","text":"x"}}}]}}`
+	if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Pages: []string{"har:" + p}, Links: []string{"none"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 1}
+	if err := c.ReadArchives(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(p)
+	if err := CheckSpecs(c); err != nil {
+		t.Errorf("CheckSpecs: %v", err)
+	}
+	if _, err := Estimate(c); err != nil {
+		t.Errorf("Estimate: %v", err)
+	}
+	if _, err := PlanFootprint(c); err != nil {
+		t.Errorf("PlanFootprint: %v", err)
+	}
+	if _, err := NewPlan(c); err != nil {
+		t.Errorf("NewPlan: %v", err)
+	}
+	if in := InputFiles(c); len(in) != 1 || in[0].SHA256 != c.Archives["har:"+p].Digest {
+		t.Errorf("inputs %+v, want the digest of the bytes read", in)
+	}
+}

@@ -170,7 +170,7 @@ func generatePages(c Config, tmp string) ([]*page, error) {
 	var out []*page
 	for i, s := range c.Pages {
 		if pages.IsReplay(s) {
-			a, err := pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+			a, err := c.archive(s)
 			if err != nil {
 				return nil, fmt.Errorf("page %q: %w", s, err)
 			}

@@ -89,8 +89,13 @@ func InputFiles(c Config) []result.InputFile {
 	var out []result.InputFile
 	for _, pg := range c.Pages {
 		if pages.IsReplay(pg) {
-			path := strings.TrimPrefix(pg, pages.ReplayPrefix)
-			out = append(out, result.InputFile{Path: path, SHA256: fileDigest(path)})
+			path, digest := strings.TrimPrefix(pg, pages.ReplayPrefix), ""
+			if a := c.Archives[pg]; a != nil {
+				digest = a.Digest // the bytes replayed, not read again
+			} else {
+				digest = fileDigest(path)
+			}
+			out = append(out, result.InputFile{Path: path, SHA256: digest})
 		}
 	}
 	for _, l := range c.Links {

@@ -1,11 +1,15 @@
 package pages
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 )
@@ -211,10 +215,89 @@ func notHAR(format string, args ...any) error {
 	return &harError{msg: fmt.Sprintf(format, args...)}
 }
 
-// readHAR decodes a HAR and checks that it has entries.
-func readHAR(r io.Reader) ([]harEntry, error) {
+// MaxHARBytes is the largest HAR file pltlab reads (1 GiB): a HAR is read whole into memory,
+// so a larger file (or an endless one) is refused before it is read.
+const MaxHARBytes = 1 << 30
+
+// HAR is a HAR file read and parsed once: its path, the SHA-256 of its bytes, and its entries,
+// from which Shape derives the page shape and Archive indexes the replay.
+type HAR struct {
+	// File is the path as given; Digest is the lowercase hex SHA-256 of the file's bytes.
+	File, Digest string
+
+	entries []harEntry
+}
+
+// ReadHAR reads and parses the HAR file name. Errors: the file cannot be opened; it is not a
+// regular file (a FIFO, a device such as /dev/zero, a directory) or is larger than MaxHARBytes,
+// both checked before a byte is read (both match ErrNotHAR); its content is not a HAR (see
+// ParseHAR).
+func ReadHAR(name string) (*HAR, error) {
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, fmt.Errorf("read HAR: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notHAR("%s is not a regular file but %s", name, fileKind(st.Mode()))
+	}
+	if st.Size() > MaxHARBytes {
+		return nil, notHAR("%s is %d bytes, over the limit of %d bytes", name, st.Size(), MaxHARBytes)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("read HAR: %w", err)
+	}
+	defer f.Close()
+	data, err := readCapped(f, MaxHARBytes) // the file may have grown since Stat
+	if err != nil {
+		return nil, err
+	}
+	h, err := ParseHAR(data)
+	if err != nil {
+		return nil, err
+	}
+	h.File = name
+	return h, nil
+}
+
+// fileKind names the kind of a file that is not regular: "a directory", "a named pipe (FIFO)".
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a plain file (" + m.Type().String() + ")"
+}
+
+// readCapped reads r whole, refusing more than limit bytes (ErrNotHAR).
+func readCapped(r io.Reader, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read HAR: %w", err)
+	}
+	if int64(len(data)) > limit {
+		return nil, notHAR("over the limit of %d bytes", limit)
+	}
+	return data, nil
+}
+
+// utf8BOM is the UTF-8 byte order mark (U+FEFF) some editors put at the start of a file.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// ParseHAR parses the bytes of a HAR file (File is left empty). A leading UTF-8 byte order
+// mark is skipped. Errors (ErrNotHAR): not JSON, JSON other than one object (anything after the
+// HAR's object, such as a second HAR, is refused), no "log" object, no entries.
+func ParseHAR(data []byte) (*HAR, error) {
+	sum := sha256.Sum256(data)
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)))
 	var f harFile
-	if err := json.NewDecoder(r).Decode(&f); err != nil {
+	if err := dec.Decode(&f); err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		if errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -222,13 +305,16 @@ func readHAR(r io.Reader) ([]harEntry, error) {
 		}
 		return nil, fmt.Errorf("read HAR: %w", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, notHAR("more after the HAR's JSON object at byte %d: a HAR file holds one object", dec.InputOffset())
+	}
 	if f.Log == nil {
 		return nil, notHAR(`no "log" object: not a HAR`)
 	}
 	if len(f.Log.Entries) == 0 {
 		return nil, notHAR(`no entries in "log.entries"`)
 	}
-	return f.Log.Entries, nil
+	return &HAR{Digest: hex.EncodeToString(sum[:]), entries: f.Log.Entries}, nil
 }
 
 // mainDocument returns the index of the HAR's main document: its first document entry with a

@@ -282,3 +282,54 @@ func FuzzFromHAR(f *testing.F) {
 		}
 	})
 }
+
+// TestParseHARInput: a UTF-8 byte order mark is skipped (on 3e73eb5 FromHAR refused it with
+// "invalid character 'ï'" while report accepts one), anything after the HAR's object is refused
+// (ignored on 3e73eb5), and endless input is refused at the cap (MaxHARBytes for FromHAR).
+func TestParseHARInput(t *testing.T) {
+	const har = `{"log":{"entries":[{"request":{"url":"https://a.test/"},"response":{"status":200,"content":{"mimeType":"text/html","text":"<p>"}}}]}}`
+	if h, err := ParseHAR([]byte("\xef\xbb\xbf" + har)); err != nil || len(h.entries) != 1 {
+		t.Errorf("HAR with a BOM: %v", err)
+	}
+	for name, in := range map[string]string{"second HAR": har + "\n" + har, "junk": har + " x", "second value": har + ` {}`} {
+		if _, err := ParseHAR([]byte(in)); !errors.Is(err, ErrNotHAR) || !strings.Contains(err.Error(), "more after the HAR's JSON object") {
+			t.Errorf("%s: %v, want ErrNotHAR on what follows the HAR", name, err)
+		}
+	}
+	if _, err := ParseHAR([]byte(har + "\n\t ")); err != nil {
+		t.Errorf("trailing white space: %v", err)
+	}
+	if _, err := readCapped(zeros{}, 1<<20); !errors.Is(err, ErrNotHAR) || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("endless input: %v, want ErrNotHAR over the limit", err)
+	}
+}
+
+// zeros reads as endless zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestFromHARNoPageref: an entry without pageref in a HAR whose main document has one is left
+// out with a reason of its own (on 3e73eb5 it was counted as "entries of other pages", a
+// pageref it does not have, while replay answers it).
+func TestFromHARNoPageref(t *testing.T) {
+	const har = `{"log":{"entries":[
+{"pageref":"page_1","_resourceType":"document","request":{"url":"https://a.test/"},"response":{"status":200,"content":{"mimeType":"text/html"}}},
+{"pageref":"page_1","_resourceType":"image","request":{"url":"https://a.test/1.jpg"},"response":{"status":200,"bodySize":2000,"content":{"mimeType":"image/jpeg"}}},
+{"_resourceType":"image","request":{"url":"https://a.test/2.jpg"},"response":{"status":200,"bodySize":2000,"content":{"mimeType":"image/jpeg"}}},
+{"pageref":"page_2","_resourceType":"image","request":{"url":"https://a.test/3.jpg"},"response":{"status":200,"bodySize":2000,"content":{"mimeType":"image/jpeg"}}}]}}`
+	sh, err := FromHAR(strings.NewReader(har))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, g := range sh.NotReproduced {
+		got[g.What] = g.Count
+		if g.What == "entries without pageref" && !strings.Contains(g.Reason, "no pageref") {
+			t.Errorf("reason %q", g.Reason)
+		}
+	}
+	if got["entries without pageref"] != 1 || got["entries of other pages"] != 1 || sh.Objects != 1 {
+		t.Errorf("gaps %v, %d objects; want 1 without pageref, 1 of another page, 1 object", got, sh.Objects)
+	}
+}

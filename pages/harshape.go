@@ -32,14 +32,24 @@ import (
 // defer (unknown from a HAR: every script is parser-blocking in the head), what scripts do,
 // iframe contents, compression, image formats and the main document itself.
 //
-// Errors: input that is not JSON, not a HAR, has no entries, no document entry with a 2xx
-// status, or no entry that becomes an object matches ErrNotHAR and is one line saying what is
-// accepted; a failing reader gives its error wrapped.
+// Errors: input that is not JSON, not one HAR object, over MaxHARBytes, has no entries, no
+// document entry with a 2xx status, or no entry that becomes an object matches ErrNotHAR and
+// is one line saying what is accepted; a failing reader gives its error wrapped.
 func FromHAR(r io.Reader) (*HARShape, error) {
-	entries, err := readHAR(r)
+	data, err := readCapped(r, MaxHARBytes)
 	if err != nil {
 		return nil, err
 	}
+	h, err := ParseHAR(data)
+	if err != nil {
+		return nil, err
+	}
+	return h.Shape()
+}
+
+// Shape derives the page shape of the HAR (FromHAR's rules and errors).
+func (h *HAR) Shape() (*HARShape, error) {
+	entries := h.entries
 	main, err := mainDocument(entries)
 	if err != nil {
 		return nil, err
@@ -95,8 +105,12 @@ func (d *deriver) keep() {
 		if i == d.main {
 			continue
 		}
-		if e.PageRef != d.entries[d.main].PageRef {
-			d.counts["other pages"]++
+		if ref := d.entries[d.main].PageRef; e.PageRef != ref {
+			if e.PageRef == "" {
+				d.counts["no pageref"]++
+			} else {
+				d.counts["other pages"]++
+			}
 			continue
 		}
 		host, ok := harHost(e.Request.URL)
@@ -347,6 +361,7 @@ func (d *deriver) gaps(h *HARShape, lost, most int) []HARGap {
 		{"failed or blocked entries", d.counts["failed"], true, "status 0 or >= 400, or a network error: the page has no object for them"},
 		{"non-HTTP entries", d.counts["non-http"], true, "URLs that are not http or https (data:, blob:, ...)"},
 		{"entries of other pages", d.counts["other pages"], true, "entries whose pageref is not the main document's: the page is the first page load of the HAR"},
+		{"entries without pageref", d.counts["no pageref"], true, "entries with no pageref while the main document has one: HAR 1.2 ties them to no page load (a service worker's or the browser's own requests), so the page has no object for them (replay, har:FILE, still answers them)"},
 	}
 	for _, name := range sortedKeys(d.unknown) {
 		out = append(out, HARGap{"entries of unknown type " + name, d.unknown[name], true,

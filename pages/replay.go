@@ -1,15 +1,12 @@
 package pages
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 )
@@ -88,19 +85,23 @@ var droppedHeaders = map[string]bool{"connection": true, "keep-alive": true, "pr
 	"proxy-authenticate": true, "te": true, "trailer": true, "transfer-encoding": true, "upgrade": true,
 	"content-length": true, "content-encoding": true, "alt-svc": true, "date": true}
 
-// ReadArchive reads a HAR 1.2 file for replay. Errors: the file cannot be read; it is not a
-// HAR of a page load (wrapping ErrNotHAR, naming what is accepted); its main document has no
+// ReadArchive reads a HAR 1.2 file for replay (ReadHAR, then HAR.Archive). Errors: the file
+// cannot be read, is not a regular file or is over MaxHARBytes (ReadHAR); it is not a HAR of
+// a page load (wrapping ErrNotHAR, naming what is accepted); its main document has no
 // recorded body (a HAR saved without content); a base64 body does not decode; a host is not a
 // DNS name (an IP address).
 func ReadArchive(name string) (*Archive, error) {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("read HAR for replay: %w", err)
-	}
-	entries, err := readHAR(bytes.NewReader(data))
+	h, err := ReadHAR(name)
 	if err != nil {
 		return nil, err
 	}
+	return h.Archive()
+}
+
+// Archive indexes the HAR for replay (ReadArchive's rules and errors), its Shape derived from
+// the same parsed entries.
+func (h *HAR) Archive() (*Archive, error) {
+	entries := h.entries
 	main, err := mainDocument(entries)
 	if err != nil {
 		return nil, err
@@ -108,8 +109,7 @@ func ReadArchive(name string) (*Archive, error) {
 	if entries[main].Response.Content.Text == nil {
 		return nil, notHAR("the main document %s has no recorded body (response.content.text): save the HAR with content (DevTools: \"Save all as HAR with content\"; pltlab: --artifacts)", entries[main].Request.URL)
 	}
-	sum := sha256.Sum256(data)
-	a := &Archive{File: name, Digest: hex.EncodeToString(sum[:]), Document: entries[main].Request.URL, byKey: map[string][]int{}}
+	a := &Archive{File: h.File, Digest: h.Digest, Document: entries[main].Request.URL, byKey: map[string][]int{}}
 	for i := range entries {
 		if err := a.add(&entries[i], entries[main].PageRef); err != nil {
 			return nil, err
@@ -122,7 +122,7 @@ func ReadArchive(name string) (*Archive, error) {
 	}
 	a.Hosts = slices.DeleteFunc(a.Hosts, func(h string) bool { return h == d.Host })
 	a.Hosts = append([]string{d.Host}, a.Hosts...)
-	if sh, err := FromHAR(bytes.NewReader(data)); err == nil {
+	if sh, err := h.Shape(); err == nil {
 		a.Shape = sh
 	}
 	return a, nil
@@ -161,8 +161,8 @@ func (a *Archive) add(e *harEntry, mainRef string) error {
 		ae.Header.Set("Content-Type", c.MimeType)
 	}
 	if !slices.Contains(a.Hosts, ae.Host) {
-		if net.ParseIP(strings.Trim(ae.Host, "[]")) != nil || !isDNSName(ae.Host) {
-			return notHAR("entry %s: host %q is not a DNS name (replay names every host on one certificate and maps it with Chromium's host resolver rules: IP addresses are not accepted)", e.Request.URL, ae.Host)
+		if net.ParseIP(strings.Trim(ae.Host, "[]")) != nil || !isDNSName(ae.Host) || endsInNumber(ae.Host) {
+			return notHAR("entry %s: host %q is not a DNS name (replay names every host on one certificate and maps it with Chromium's host resolver rules: IP addresses, and names whose last label is a number, which browsers read as IPv4 addresses, are not accepted)", e.Request.URL, ae.Host)
 		}
 		a.Hosts = append(a.Hosts, ae.Host)
 	}
@@ -184,6 +184,42 @@ func isDNSName(h string) bool {
 		}
 	}
 	return true
+}
+
+// endsInNumber reports whether a browser reads host h as an IPv4 address (or refuses it as a
+// malformed one): the WHATWG URL Standard's "ends in a number checker" (section 3.5, host
+// parsing), true when h's last label (a trailing dot ignored) is all decimal digits or an IPv4
+// number: 0x or 0X and hex digits, or a leading 0 and octal digits. So "127.1", "2130706433",
+// "0x7f000001" and "a.1" are numbers to a browser, never DNS names.
+func endsInNumber(h string) bool {
+	labels := strings.Split(h, ".")
+	if labels[len(labels)-1] == "" {
+		if len(labels) == 1 {
+			return false
+		}
+		labels = labels[:len(labels)-1]
+	}
+	last := labels[len(labels)-1]
+	if last != "" && strings.Trim(last, "0123456789") == "" {
+		return true
+	}
+	return isIPv4Number(last)
+}
+
+// isIPv4Number reports whether the WHATWG URL Standard's IPv4 number parser accepts s: a
+// decimal number, 0x/0X and hex digits (possibly none), or a leading 0 and octal digits.
+func isIPv4Number(s string) bool {
+	if s == "" {
+		return false
+	}
+	digits := "0123456789"
+	switch {
+	case len(s) >= 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		s, digits = s[2:], "0123456789abcdefABCDEF"
+	case len(s) >= 2 && s[0] == '0':
+		s, digits = s[1:], "01234567"
+	}
+	return strings.Trim(s, digits) == ""
 }
 
 func cmpOr(s, def string) string {

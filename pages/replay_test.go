@@ -148,7 +148,12 @@ func TestReadArchiveRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	ipHost := writeTestHAR(t, []testHAREntry{{method: "GET", url: "http://127.0.0.1:8080/", status: 200, mime: "text/html", body: []byte("<p>")}})
-	for name, file := range map[string]string{"main document without body": noBody, "not JSON": notJSON, "IP address host": ipHost} {
+	files := map[string]string{"main document without body": noBody, "not JSON": notJSON, "IP address host": ipHost}
+	// hosts a browser reads as IPv4 addresses (WHATWG URL Standard's IPv4 parser), accepted on 3e73eb5
+	for _, h := range []string{"127.1", "2130706433", "0x7f000001", "a.1", "a.b.0x", "x.017", "a.1."} {
+		files["IPv4 number host "+h] = writeTestHAR(t, []testHAREntry{{method: "GET", url: "https://" + h + "/", status: 200, mime: "text/html", body: []byte("<p>")}})
+	}
+	for name, file := range files {
 		t.Run(name, func(t *testing.T) {
 			if _, err := ReadArchive(file); !errors.Is(err, ErrNotHAR) {
 				t.Errorf("ReadArchive: %v, want ErrNotHAR", err)
@@ -157,6 +162,17 @@ func TestReadArchiveRefuses(t *testing.T) {
 	}
 	if _, err := ReadArchive(filepath.Join(t.TempDir(), "missing.har")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v, want ErrNotExist", err)
+	}
+}
+
+// TestEndsInNumber checks the WHATWG URL Standard's "ends in a number" rule on hosts that are
+// and are not IPv4 numbers to a browser.
+func TestEndsInNumber(t *testing.T) {
+	for h, want := range map[string]bool{"127.1": true, "2130706433": true, "0x7f000001": true, "a.1": true, "a.0x": true,
+		"a.017": true, "a.1.": true, "a.09": true, "a.0xg": false, "plt.test": false, "1a.test": false, "a.b1": false, "x": false} {
+		if got := endsInNumber(h); got != want {
+			t.Errorf("endsInNumber(%q) = %v, want %v", h, got, want)
+		}
 	}
 }
 

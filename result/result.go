@@ -459,6 +459,17 @@ func (l Link) Label() string {
 	return l.Spec + " [" + strings.Join(parts, ", ") + "]"
 }
 
+// PageLabel names the record's page for grouping: its spec, and for a replayed archive (page
+// "har:FILE") the digest of the archive's bytes ("har:a.har [archive sha256 1f2e3d4c5b6a]"),
+// so that loads of one spec over two different archives are never pooled (as Link.Label does
+// for trace files).
+func (r *Record) PageLabel() string {
+	if r.Replay == nil || r.Replay.Digest == "" {
+		return r.Page.Spec
+	}
+	return fmt.Sprintf("%s [archive sha256 %.12s]", r.Page.Spec, r.Replay.Digest)
+}
+
 // Merge is what a merge of a sharded run's files found: the run, its shard count, the shards
 // present, and what it lacked.
 type Merge struct {

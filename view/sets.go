@@ -131,7 +131,13 @@ type firstLine struct {
 	ConfigHash string `json:"config_hash"`
 }
 
-// peek reads the first line of path (up to result.MaxLineBytes).
+// peekLines is how many lines peek reads at most to find a file's first record.
+const peekLines = 16
+
+// peek reads the first record of path: the first of its first peekLines lines (each up to
+// result.MaxLineBytes) that is a JSON object. Empty and corrupt lines before it (a cut-short
+// line of a killed run, then resumed) are skipped, as analysis.Read skips them with a warning
+// that the set's page shows; the file is a result set when that record is of result.Version.
 func peek(path string) (firstLine, bool) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -140,11 +146,15 @@ func peek(path string) (firstLine, bool) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), result.MaxLineBytes)
-	var fl firstLine
-	if !sc.Scan() || json.Unmarshal(bytes.TrimPrefix(sc.Bytes(), []byte("\xef\xbb\xbf")), &fl) != nil || fl.V != result.Version {
-		return firstLine{}, false
+	for i := 0; i < peekLines && sc.Scan(); i++ {
+		line := bytes.TrimSpace(bytes.TrimPrefix(sc.Bytes(), []byte("\xef\xbb\xbf")))
+		var fl firstLine
+		if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &fl) != nil {
+			continue
+		}
+		return fl, fl.V == result.Version
 	}
-	return fl, true
+	return firstLine{}, false
 }
 
 // groupSets makes one set per results file, merging the shard files of one sharded run.

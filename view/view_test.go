@@ -641,3 +641,29 @@ func TestFactsShowOriginsAndReplay(t *testing.T) {
 		t.Errorf("replay fact %q", rp)
 	}
 }
+
+// TestBadFirstLineSkipped: a results file whose first line is empty, NaN or cut short (a killed
+// run, then resumed) is listed, as 'pltlab report' reads it, and its page says a line was
+// skipped (on 3e73eb5 the index said "No result files"); a .jsonl file of something else is not.
+func TestBadFirstLineSkipped(t *testing.T) {
+	run := string(mustRead(t, runDir+"/run.jsonl"))
+	for _, tc := range []struct{ name, first, skipped string }{
+		{"empty", "", ""},
+		{"nan", "NaN", "1 corrupt or refused line(s) skipped"},
+		{"cut", run[:40], "1 corrupt or refused line(s) skipped"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "run.jsonl"), []byte(tc.first+"\n"+run), 0o644)
+			os.WriteFile(filepath.Join(dir, "other.jsonl"), []byte("\n{\"name\":\"not a record\"}\n"), 0o644)
+			s, ts := newTest(t, Options{Roots: []string{dir}})
+			if sets := s.Sets(); len(sets) != 1 {
+				t.Fatalf("sets %+v: want run.jsonl alone", sets)
+			}
+			_, page, _ := get(t, ts, "/set/"+setID(t, s, "run.jsonl"))
+			if tc.skipped != "" && !strings.Contains(page, tc.skipped) {
+				t.Errorf("the set's page does not say %q", tc.skipped)
+			}
+		})
+	}
+}

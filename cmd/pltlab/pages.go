@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -120,12 +119,14 @@ const fromHARFile = pages.FromHARFile
 // pageFromHAR derives a page spec from the HAR file har, prints it and what it does not
 // reproduce, and with out writes the page and its fromHARFile. Bad input is a usage error.
 func pageFromHAR(cmd *cobra.Command, har, out string, seed int64, force bool) error {
-	f, err := os.Open(har)
-	if err != nil {
-		return usagef("bad --from-har %s: %v; accepted: a HAR 1.2 file of one page load", har, err)
+	h, err := pages.ReadHAR(har)
+	if err != nil && !errors.Is(err, pages.ErrNotHAR) {
+		return usagef("bad --from-har %s: %v; accepted: a HAR 1.2 file of one page load", har, errors.Unwrap(err))
 	}
-	shape, err := pages.FromHAR(f)
-	f.Close()
+	var shape *pages.HARShape
+	if err == nil {
+		shape, err = h.Shape()
+	}
 	if err != nil {
 		return usagef("bad --from-har %s: %v", har, err)
 	}

@@ -179,8 +179,8 @@ func TestPagesFromHARUsageErrors(t *testing.T) {
 	out := filepath.Join(base, "out")
 	missing := filepath.Join(base, "missing.har")
 	tests := []pagesUsage{
-		{"missing file", []string{"--from-har", missing, "--out", out}, "bad --from-har " + missing + ": open " + missing + ": no such file or directory; accepted: a HAR 1.2 file"},
-		{"a directory", []string{"--from-har", junk, "--out", out}, "bad --from-har " + junk + ": read HAR: "},
+		{"missing file", []string{"--from-har", missing, "--out", out}, "bad --from-har " + missing + ": stat " + missing + ": no such file or directory; accepted: a HAR 1.2 file"},
+		{"a directory", []string{"--from-har", junk, "--out", out}, "bad --from-har " + junk + ": " + junk + " is not a regular file but a directory; accepted: a HAR 1.2 file"},
 		{"not JSON", []string{"--from-har", notJSON, "--out", out}, "bad --from-har " + notJSON + ": not JSON of a HAR (invalid character 'G'"},
 		{"not a HAR", []string{"--from-har", notHAR, "--out", out}, `bad --from-har ` + notHAR + `: no "log" object: not a HAR; accepted: a HAR 1.2 file`},
 		{"no entries", []string{"--from-har", empty, "--out", out}, `no entries in "log.entries"; accepted:`},
@@ -191,5 +191,18 @@ func TestPagesFromHARUsageErrors(t *testing.T) {
 	checkPagesUsage(t, tests, out, junk)
 	if entries, _ := os.ReadDir(base); len(entries) != 6 {
 		t.Errorf("leftovers in %s: %v", base, entries)
+	}
+}
+
+// TestFromHARWithBOM: pages --from-har reads a HAR that starts with a UTF-8 byte order mark, as
+// report reads a result file with one (on 3e73eb5: "invalid character 'ï'").
+func TestFromHARWithBOM(t *testing.T) {
+	har := filepath.Join(t.TempDir(), "bom.har")
+	if err := os.WriteFile(har, append([]byte("\xef\xbb\xbf"), mixedHAR...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "pages", "--from-har", har)
+	if code != 0 || out == "" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/protocol"
+	"github.com/pltlab/pltlab/result"
 )
 
 // reportFlags are the flags of 'pltlab report'.
@@ -123,7 +124,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	}()
 	rep, comp, err := analyzeFiles(args, cmd.InOrStdin(), cmd.ErrOrStderr(), opts, plan.MergeOptions{Prefer: f.prefer})
 	if err != nil {
-		return err
+		return reportInputError(err)
 	}
 	for _, w := range rep.Warnings {
 		slog.Warn(w)
@@ -153,6 +154,19 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 		return incomplete(comp)
 	}
 	return nil
+}
+
+// reportInputError marks an input report cannot use as a usage error (exit 2): one without
+// page loads or flows (empty, or other lines only) and one of another schema version; other
+// errors stay as they are.
+func reportInputError(err error) error {
+	switch {
+	case errors.Is(err, analysis.ErrNoRecords):
+		return usagef("%v; accepted: result files of 'pltlab run', 'reproduce' or 'flows' (JSON Lines of schema v%d) with page loads or flows", err, result.Version)
+	case errors.Is(err, result.ErrVersion):
+		return asUsage(err) // it names the version read and the one accepted
+	}
+	return err
 }
 
 // openReportOutputs checks and locks --out and --plot before any input is read: neither may

@@ -193,6 +193,9 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 	if err := c.Validate(); err != nil {
 		return c, asUsage(err)
 	}
+	if err := c.ReadArchives(); err != nil { // once: the checks, the plan and the run read them
+		return c, asUsage(err)
+	}
 	if err := experiment.CheckSpecs(c); err != nil {
 		return c, asUsage(err)
 	}

@@ -194,6 +194,9 @@ func (f serveFlags) pageDir(cmd *cobra.Command) (dir string, cleanup func(), err
 		if st, err := os.Stat(f.pagesDir); err != nil || !st.IsDir() {
 			return "", nil, usagef("bad --pages %q: not a directory; accepted: a page directory written by 'pltlab pages'", f.pagesDir)
 		}
+		if m, err := pages.ReadManifest(f.pagesDir); err != nil || m.Spec == "" {
+			return "", nil, usagef("bad --pages %q: no pltlab page manifest (%s) in it; accepted: a page directory written by 'pltlab pages'", f.pagesDir, pages.ManifestFile)
+		}
 		return f.pagesDir, func() {}, nil
 	}
 	spec, err := pages.ParseSpec(f.spec)

@@ -183,12 +183,15 @@ func TestGenerateTrace(t *testing.T) {
 	}
 }
 
-// TestTraceErrorOneClause: a bad trace is named once with its bad line and what is accepted,
-// and the message says "accepted" once (not as if the input had been accepted).
+// TestTraceErrorOneClause: a bad trace is named once with its bad line number and what is
+// accepted, never the line's content, and the message says "accepted" once (not as if the
+// input had been accepted).
 func TestTraceErrorOneClause(t *testing.T) {
 	dir := t.TempDir()
 	for _, tt := range []struct{ body, want string }{
-		{"10\nten\n", `trace line 2 holds "ten": accepted one whole number of milliseconds in 0..86400000 per line`},
+		{"10\nten\n", `trace line 2 is not a whole number of milliseconds in 0..86400000: accepted one such number per line`},
+		// a file that is not a trace: its content is never echoed (on 3e73eb5 the first line was)
+		{"root:$6$secret\x1b[2J:19000:0\n", `trace line 1 is not a whole number of milliseconds in 0..86400000: accepted one such number per line`},
 		{"10\n5\n", "trace line 2 holds 5 ms, before the previous line's 10 ms: accepted non-decreasing times"},
 		{"0\n", "trace has no opportunity after 0 ms: accepted at least one line with a time above 0"},
 	} {
