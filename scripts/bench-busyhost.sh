@@ -10,6 +10,8 @@
 #
 # Needs root, a built bin/pltlab (make build) and python3. Prints one line per check and a
 # summary per neighbour; the JSON of every check is kept in $OUT (default a temporary directory).
+# BINS="OLD NEW" alternates two pltlab binaries within each round (side by side in one run);
+# the summary is then per binary and neighbour.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-5}
@@ -17,13 +19,16 @@ LINK=${2:-rate=10mbit,rtt=36ms,queue=2bdp}
 NEIGHBOURS=${3:-none mem}
 GIB=${GIB:-3}
 OUT=${OUT:-$(mktemp -d)}
-[ -x bin/pltlab ] || { echo "bench-busyhost: bin/pltlab not built (make build)" >&2; exit 2; }
+BINS=${BINS:-bin/pltlab}
+for b in $BINS; do [ -x "$b" ] || { echo "bench-busyhost: $b is not an executable pltlab (make build)" >&2; exit 2; }; done
 go build -o "$OUT/memchurn" ./scripts/memchurn
 hog=""
 stop() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null || true; hog=""; }
 trap stop EXIT
 for i in $(seq 1 "$N"); do
 	for nb in $NEIGHBOURS; do
+	for bin in $BINS; do
+		tag=$nb; [ "$BINS" = bin/pltlab ] || tag=$nb@$(basename "$bin")
 		case $nb in
 		mem) "$OUT/memchurn" -gib "$GIB" & hog=$! ;;
 		cpu) taskset -c 1 sh -c 'while :; do :; done' & hog=$! ;;
@@ -31,27 +36,33 @@ for i in $(seq 1 "$N"); do
 		*) echo "bench-busyhost: unknown neighbour $nb (mem, cpu, none)" >&2; exit 2 ;;
 		esac
 		sleep 1
-		./bin/pltlab link check --link "$LINK" --json >"$OUT/$nb-$i.json" 2>/dev/null || true
+		"$bin" link check --link "$LINK" --json >"$OUT/$tag-$i.json" 2>/dev/null || true
 		stop
-		python3 - "$OUT/$nb-$i.json" "$nb" "$i" <<'PY'
+		python3 - "$OUT/$tag-$i.json" "$tag" "$i" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 h = d.get("host_stalls") or {}
 old = h.get("longest_own_ms", 0) <= 5.0
 fails = [l["name"] for l in d["lines"] if not l["pass"]]
-print(f'{sys.argv[2]:5} {sys.argv[3]:>2}: new rule {"PASS" if d["pass"] else "FAIL"}, old lateness line {"PASS" if old else "FAIL"}; '
+print(f'{sys.argv[2]:12} {sys.argv[3]:>2}: new rule {"PASS" if d["pass"] else "FAIL"}, old lateness line {"PASS" if old else "FAIL"}; '
       f'busy {d.get("host_busy_pct",0):.0f} %, steal {d.get("host_steal_pct",0):.1f} %; stalls {h.get("stalls",0)} '
       f'({h.get("releases",0)} of {h.get("releases_total",0)} releases), longest {h.get("longest_ms",0):.2f} ms '
       f'({h.get("longest_own_ms",0):.2f} less freezes), seen by the host {h.get("seen_by_host",0)}, watchers\' longest stop {h.get("floor_ms",0):.2f} ms'
+      + (f' (ratio {h.get("longest_ms",0)/h["floor_ms"]:.2f})' if h.get("floor_ms") else '')
       + (f'; failed: {", ".join(fails)}' if fails else ''))
 PY
 	done
+	done
 done
-python3 - "$OUT" $NEIGHBOURS <<'PY'
+tags=""
+for nb in $NEIGHBOURS; do for bin in $BINS; do
+	if [ "$BINS" = bin/pltlab ]; then tags="$tags $nb"; else tags="$tags $nb@$(basename "$bin")"; fi
+done; done
+python3 - "$OUT" $tags <<'PY'
 import json, sys, glob, os
 for nb in sys.argv[2:]:
     new = old = n = 0
-    for f in sorted(glob.glob(os.path.join(sys.argv[1], nb + "-*.json"))):
+    for f in sorted(glob.glob(os.path.join(glob.escape(sys.argv[1]), glob.escape(nb) + "-*.json"))):
         d = json.load(open(f)); h = d.get("host_stalls") or {}
         n += 1; new += d["pass"]
         old += h.get("longest_own_ms", 0) <= 5.0

@@ -132,7 +132,7 @@ func (f *forwarder) run() {
 	}()
 	fds := []unix.PollFd{{Fd: int32(f.src.fd), Events: unix.POLLIN}, {Fd: int32(f.wake), Events: unix.POLLIN}}
 	var lastSpin time.Duration
-	gov := governor{allowed: f.rt, rt: f.rt, start: f.now(), wake: f.now()}
+	gov := newGovernor(f.rt, f.now(), threadCPU, setRT)
 	for !f.stop.Load() {
 		f.answerTake()
 		f.release()
@@ -185,7 +185,6 @@ func (f *forwarder) wait(fds []unix.PollFd, wait time.Duration, ok bool, gov *go
 			}
 		}
 	}
-	gov.woke(f.now())
 	return ready
 }
 
@@ -535,26 +534,50 @@ const (
 	busyHigh, busyLow = 0.5, 0.25
 )
 
-// governor tracks how busy a forwarder thread is and switches its scheduling class.
+// governor tracks how busy a forwarder thread is and switches its scheduling class. Busy is the
+// thread's own CPU time over a window (CLOCK_THREAD_CPUTIME_ID), what the kernel's real-time
+// throttling counts. Until 2026-12-06 it was the wall time from each wake-up to the next wait,
+// which also counts the time the host stopped the virtual CPU under a running forwarder: beside
+// a memory-heavy process (a stop of 50-100 ms, docs/design.md "Host stalls: judged on their
+// own") the governor took the stop for work and put the forwarder in SCHED_OTHER, where it then
+// waited behind ordinary threads for whole scheduler slices (carlucci2015 links refused with
+// 55-107 stalls per minute, none of them a stop the watchers saw).
 type governor struct {
-	allowed     bool // SCHED_FIFO allowed at all (WithRealtime)
-	rt          bool
-	start, wake time.Duration // window start, last return from ppoll
-	busy        time.Duration
+	allowed bool // SCHED_FIFO allowed at all (WithRealtime)
+	rt      bool
+	// start is the window's start on the forwarder's clock, cpuStart the thread's CPU time then.
+	start, cpuStart time.Duration
+	// cpu reads the thread's CPU time (threadCPU) and set switches the thread's class (setRT):
+	// seams for the tests.
+	cpu func() time.Duration
+	set func(rt bool)
 }
 
-// sleep is called before ppoll: the time since the last wake-up was busy.
+// newGovernor starts a governor's first window at now.
+func newGovernor(rt bool, now time.Duration, cpu func() time.Duration, set func(bool)) governor {
+	return governor{allowed: rt, rt: rt, start: now, cpuStart: cpu(), cpu: cpu, set: set}
+}
+
+// sleep is called before ppoll: at the end of a window it compares the thread's CPU time in it
+// with the thresholds and switches the class.
 func (g *governor) sleep(now time.Duration) {
-	g.busy += now - g.wake
 	if span := now - g.start; span >= govWindow && g.allowed {
-		frac := float64(g.busy) / float64(span)
+		c := g.cpu()
+		frac := float64(c-g.cpuStart) / float64(span)
 		if g.rt && frac > busyHigh || !g.rt && frac < busyLow {
 			g.rt = !g.rt
-			setRT(g.rt)
+			g.set(g.rt)
 		}
-		g.start, g.busy = now, 0
+		g.start, g.cpuStart = now, c
 	}
 }
 
-// woke is called after ppoll returns.
-func (g *governor) woke(now time.Duration) { g.wake = now }
+// threadCPU is the calling thread's CPU time (clock_gettime(CLOCK_THREAD_CPUTIME_ID), a raw
+// system call: the forwarder never enters Go's syscall state); 0 when it cannot be read.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if _, _, e := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_THREAD_CPUTIME_ID, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
