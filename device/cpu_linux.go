@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Tree returns root and every descendant of it, by PID, read from /proc. A process that exits
@@ -112,4 +113,25 @@ func Self() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
+}
+
+// MainThreadCPU returns the time the main thread of process pid has spent on a CPU so far
+// (the first field of /proc/PID/schedstat, ns precision; the thread-group leader's own, not
+// its other threads'). A renderer's main thread runs the page's JavaScript, so the difference
+// of two readings around a script is the script's CPU time whatever else ran on its CPU.
+// Errors when the process is gone or the kernel keeps no schedstat (CONFIG_SCHED_INFO).
+func MainThreadCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, fmt.Errorf("/proc/%d/schedstat: empty", pid)
+	}
+	ns, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/schedstat: %w", pid, err)
+	}
+	return time.Duration(ns), nil
 }

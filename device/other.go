@@ -5,6 +5,7 @@ package device
 import (
 	"errors"
 	"os/exec"
+	"time"
 )
 
 // Group is a cgroup with a CPU budget; cgroups exist on Linux only.
@@ -36,6 +37,9 @@ func (g *Group) Close() error                        { return nil }
 func CleanStale() []string                           { return nil }
 func Tree(int) map[int]Proc                          { return nil }
 func Self() float64                                  { return 0 }
+
+// MainThreadCPU fails: /proc/PID/schedstat exists on Linux only.
+func MainThreadCPU(int) (time.Duration, error) { return 0, errNoCgroups }
 
 // JoinCommand leaves cmd as it is: cgroups exist on Linux only.
 func JoinCommand(cmd *exec.Cmd, files []string) {}

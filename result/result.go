@@ -799,8 +799,9 @@ type HostStalls struct {
 	LoadSpanS   float64 `json:"load_span_s"`
 	LateShare   float64 `json:"late_share"`
 	LateShareLo float64 `json:"late_share_lo"`
-	// ProbesLeftOut counts the RTT probes whose flight overlapped a stall and which the idle
-	// RTT and RTT-under-load lines left out (stated on those lines).
+	// ProbesLeftOut counts the RTT probes and stream packets whose flight overlapped a stall
+	// and which the idle RTT, RTT-under-load, delay-variation, reordering and jitter lines
+	// left out (stated on those lines).
 	ProbesLeftOut int `json:"probes_left_out,omitempty"`
 	// Own counts the stalls that would make a load late: those whose lateness, less what host
 	// freezes explain as a load's is (StallSpan.OwnLateMs), still exceeds LatenessBoundMs;
@@ -1004,9 +1005,17 @@ type Device struct {
 	// ExpectedSlowdown.
 	CalibrationDesktopMs float64 `json:"calibration_desktop_ms"`
 	CalibrationDeviceMs  float64 `json:"calibration_device_ms"`
-	MeasuredSlowdown     float64 `json:"measured_slowdown"`
-	ExpectedSlowdown     float64 `json:"expected_slowdown"`
-	SlowdownTolerance    float64 `json:"slowdown_tolerance"`
+	// CalibrationDesktopCPUMs is the CPU time of the renderer's main thread over the fastest
+	// desktop timing (ms, from /proc/PID/schedstat; 0 where the kernel keeps none). The
+	// desktop speed is the script's work alone: when other work shared the CPU (the budget's
+	// group is pinned to one CPU), its wall time exceeds this, and MeasuredSlowdown is
+	// CalibrationDeviceMs over the smaller of the two, so a busy CPU is never taken for a
+	// slowdown that did not hold, nor hides one (the device's wall time keeps the busy CPU's
+	// share in it, as its loads do).
+	CalibrationDesktopCPUMs float64 `json:"calibration_desktop_cpu_ms,omitempty"`
+	MeasuredSlowdown        float64 `json:"measured_slowdown"`
+	ExpectedSlowdown        float64 `json:"expected_slowdown"`
+	SlowdownTolerance       float64 `json:"slowdown_tolerance"`
 	// CalibrationAttempt is the check these figures are from: 1, or 2 when the first missed
 	// the tolerance and was made once more (browser.CalibrationAttempts).
 	CalibrationAttempt int `json:"calibration_attempt,omitempty"`

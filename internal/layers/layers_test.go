@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	"analysis/internal/synth":          {"result", "protocol"},
 	"analysis/internal/synth/gensynth": {"analysis/internal/synth", "result"},
 	"device":                           nil,
-	"browser":                          {"device", "pages", "result", "protocol"},
+	"browser":                          {"device", "internal/hostload", "internal/idlepoll", "pages", "result", "protocol"},
 	"server":                           {"pages", "result", "protocol"},
 	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait", "internal/idlepoll"},
 	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},

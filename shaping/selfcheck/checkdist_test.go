@@ -1,8 +1,10 @@
 package selfcheck
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +127,51 @@ func TestJitterReorderLine(t *testing.T) {
 		if len(c.res.Lines) != 1 || c.res.Lines[0].Pass != tc.pass {
 			t.Errorf("%d of 300 reordered: %+v, want pass %v", tc.reordered, c.res.Lines, tc.pass)
 		}
+	}
+}
+
+// TestStreamLinesOutsideStalls: a 30 ms stall of the emulator holds the packets in flight
+// through it; the delay-variation and reordering lines judge the model on the others and say
+// how many they left out (before, the stalled packets' delays failed the delay line of a
+// delay-variation link beside a CPU hog). Without the recorded stall the same stream fails.
+func TestStreamLinesOutsideStalls(t *testing.T) {
+	const spec = "rate=10mbit,rtt=112ms,queue=2bdp,down.delayvar=50ms"
+	c := testChecker(spec, true)
+	n, gap := c.streamShape(true)
+	base := 56*time.Millisecond + c.rate(true).Transmit(probeIPSize)
+	got := dvStream(n, gap, 100*time.Millisecond, base, 50*time.Millisecond, 3)
+	// The stall: nothing is released for 30 ms from just before the stream's longest delay;
+	// what was due then leaves at its end, up to 30 ms late.
+	slowest := slices.MaxFunc(got, func(a, b arrival) int { return cmp.Compare(a.recv.Sub(a.sent), b.recv.Sub(b.sent)) })
+	from := slowest.recv.Add(-time.Millisecond)
+	to := from.Add(30 * time.Millisecond)
+	held := 0
+	for i := range got {
+		if got[i].recv.After(from) && got[i].recv.Before(to) {
+			got[i].recv = to.Add(time.Duration(held) * 10 * time.Microsecond)
+			held++
+		}
+	}
+	if held == 0 {
+		t.Fatal("no packet was due during the stall")
+	}
+	slices.SortStableFunc(got, func(a, b arrival) int { return a.recv.Compare(b.recv) })
+	judge := func(spans []result.StallSpan) []result.CheckLine {
+		c := testChecker(spec, true)
+		c.acc.spans = spans
+		c.streamLines(true, n, gap, got)
+		return c.res.Lines
+	}
+	lines := judge([]result.StallSpan{{From: from, To: to, LateMs: 30, Releases: int64(held)}})
+	if len(lines) != 2 {
+		t.Fatalf("lines %+v", lines)
+	}
+	for _, l := range lines {
+		if !l.Pass || !strings.Contains(l.Measured, "packets left out: in flight during an emulator stall") {
+			t.Errorf("with the stall recorded: %+v", l)
+		}
+	}
+	if lines := judge(nil); lines[0].Pass {
+		t.Errorf("without the stall recorded the held packets passed the delay line: %+v", lines[0])
 	}
 }

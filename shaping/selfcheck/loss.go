@@ -178,13 +178,27 @@ func (c *checker) streams(ctx context.Context) error {
 			}
 			c.streamLate = time.Duration(d.TimingErrMaxMs * float64(time.Millisecond))
 		}
-		st := analyse(n, got)
-		c.lossLines(down, st)
-		c.delayVarLine(down, st, got)
-		c.reorderLine(down, st, gap, got)
-		c.jitterLine(down, gap, got)
+		c.streamLines(down, n, gap, got)
 	}
 	return nil
+}
+
+// streamLines adds a direction's stream lines for n packets sent gap apart of which got
+// arrived. The loss lines judge every packet. A stall loses no packet but holds those in
+// flight through it by its length: the delay-variation, reordering and jitter lines judge the
+// link model on the packets outside the check's recorded stalls (arrivalsOutsideStalls; the
+// RFC 4737 reordering of that subsequence against its own prediction), and say how many they
+// left out.
+func (c *checker) streamLines(down bool, n int, gap time.Duration, got []arrival) {
+	c.lossLines(down, analyse(n, got))
+	kept, left := c.arrivalsOutsideStalls(got)
+	st, from := analyse(n, kept), len(c.res.Lines)
+	c.delayVarLine(down, st, kept)
+	c.reorderLine(down, st, gap, kept)
+	c.jitterLine(down, gap, kept)
+	for i := from; i < len(c.res.Lines); i++ {
+		c.res.Lines[i].Measured += leftOutNoteOf(left, len(kept), "packets")
+	}
 }
 
 // streamShape picks the packet count and spacing of a direction's stream: 1000 packets within

@@ -63,6 +63,27 @@ func (c *checker) outsideStalls(probes []timedRTT) (kept []time.Duration, left i
 	return kept, left
 }
 
+// arrivalsOutsideStalls returns the arrivals of a sequenced stream whose flight (sent to
+// received) overlapped no stall the check recorded, and how many it left out; when that would
+// be more than half of them, it keeps them all (left = 0). A stall holds the packets in flight
+// through it by its length, which is the host's doing, not the link model's: the delay,
+// reordering and jitter lines judge the model on the others, as the RTT lines do.
+func (c *checker) arrivalsOutsideStalls(got []arrival) (kept []arrival, left int) {
+	kept = make([]arrival, 0, len(got))
+	for _, a := range got {
+		if overlapsStall(c.acc.spans, a.sent, a.recv) {
+			left++
+			continue
+		}
+		kept = append(kept, a)
+	}
+	if left == 0 || float64(left) > maxLeftOutShare*float64(len(got)) {
+		return got, 0
+	}
+	c.acc.leftOut += left
+	return kept, left
+}
+
 // overlapsStall reports whether [from, to] overlaps any of spans.
 func overlapsStall(spans []result.StallSpan, from, to time.Time) bool {
 	for _, s := range spans {
@@ -73,12 +94,15 @@ func overlapsStall(spans []result.StallSpan, from, to time.Time) bool {
 	return false
 }
 
-// leftOutNote is the measured value's note for left probes of n left out, "" when none.
-func leftOutNote(left, kept int) string {
+// leftOutNote is the measured value's note for left probes of left+kept left out, "" when none.
+func leftOutNote(left, kept int) string { return leftOutNoteOf(left, kept, "probes") }
+
+// leftOutNoteOf is leftOutNote for what (probes, packets).
+func leftOutNoteOf(left, kept int, what string) string {
 	if left == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d of %d probes left out: in flight during an emulator stall, judged on the host-stall line)", left, left+kept)
+	return fmt.Sprintf(" (%d of %d %s left out: in flight during an emulator stall, judged on the host-stall line)", left, left+kept, what)
 }
 
 // latenessLine judges the emulator's systematic lateness: the share of the check's releases
