@@ -98,9 +98,6 @@ func carlucciPlan(sc Scale) Plan {
 	p.Parts = []Part{{Name: "lossless", Title: "Loss-free PLT (the paper's table)", Config: lossless},
 		{Name: "lossy", Title: "Lossy channel", Config: lossy}}
 	p.Flows = []FlowPart{flows}
-	if !FlowRunnerAvailable() {
-		p.NotRun = append(p.NotRun, "flows (safe deployment): not run: flows not available in this build (the flows package has not landed)")
-	}
 	return p
 }
 

@@ -14,13 +14,8 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// This file links the flows package into the studies: with it, plans' flow parts run and the
-// safe-deployment sections and findings are judged from their "kind":"flow" records.
-func init() {
-	flowRunner = runFlowPart
-	flowResults = readFlowResults
-	flowGoodputFigure = goodputFigure
-}
+// This file runs the plans' flow parts through the flows package and reads their "kind":"flow"
+// records for the safe-deployment sections and findings.
 
 // runFlowPart runs flow part f through the one bulk-flows runner (flows.Execute: seeded
 // schedule, link self-check, artifacts, complete env), writing every record, named experiment,

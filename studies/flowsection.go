@@ -49,15 +49,6 @@ type FlowResult struct {
 	BinMs   float64
 }
 
-// flowResults reads a flow part's records (set by flows.go with the flows package; nil before).
-var flowResults func(recs []*result.Record, experiment string) []FlowMixResult
-
-// flowGoodputFigure plots a flow part's goodput over time (set by flows.go; nil before).
-var flowGoodputFigure func(recs []*result.Record, experiment, file string) (Figure, bool)
-
-// flowNotAvailable is the evidence of findings and sections that need bulk flows.
-const flowNotAvailable = "not run: flows not available (the flows package has not landed in this build)"
-
 // MinFlowDuration is the shortest flow a safe-deployment verdict is made from: shorter flows
 // (the smoke scale's 5 s) spend most of their time in slow start.
 const MinFlowDuration = 10 * time.Second
@@ -76,17 +67,14 @@ func (e *Support) shortFlows() (Judgement, bool) {
 // run), the runs `reproduce --decide` added ("PART/decide/K") pooled after the part's own, each
 // mix's runs numbered on from the part's.
 func (e *Support) mixes(part string) []FlowMixResult {
-	if flowResults == nil {
-		return nil
-	}
 	name := PartExperiment(e.Study.Name, part)
-	out := flowResults(e.Records, name)
+	out := readFlowResults(e.Records, name)
 	runs := map[string]int{}
 	for _, m := range out {
 		runs[m.Mix] = max(runs[m.Mix], m.Run+1)
 	}
 	for _, x := range decideExperiments(e.Records, name) {
-		added := flowResults(e.Records, x)
+		added := readFlowResults(e.Records, x)
 		next := map[string]int{}
 		for _, m := range added {
 			m.Run += runs[m.Mix]
@@ -126,10 +114,6 @@ func carlucciFlowSection(e *Support) Section {
 		Text: []string{"Bulk downloads through the paper's link (3 Mbit/s, 50 ms, 1 BDP): one flow per protocol alone " +
 			"(channel utilization = goodput / rate, loss ratio = packets dropped / packets sent), then QUIC (quic-go, NewReno) and TCP CUBIC sharing it " +
 			"(goodput shares and Jain's fairness index)."}}
-	if !e.Flows {
-		s.Text = append(s.Text, flowNotAvailable+".")
-		return s
-	}
 	ms := e.mixes("flows")
 	if out := e.flowsLeftOutText("flows"); out != "" {
 		s.Text = append(s.Text, out)
@@ -146,10 +130,8 @@ func carlucciFlowSection(e *Support) Section {
 		}
 	}
 	s.Tables = []Table{t}
-	if flowGoodputFigure != nil {
-		if f, ok := flowGoodputFigure(e.Records, PartExperiment(e.Study.Name, "flows"), "flows-goodput"); ok {
-			s.Figures = []Figure{f}
-		}
+	if f, ok := goodputFigure(e.Records, PartExperiment(e.Study.Name, "flows"), "flows-goodput"); ok {
+		s.Figures = []Figure{f}
 	}
 	return s
 }
@@ -195,9 +177,6 @@ func meanGoodputReps(fs []FlowResult, seed uint64) (float64, []float64) {
 // so a run, not a packet, is the unit; it needs two runs a protocol). Reproduced when both
 // intervals lie inside their regions, contradicted when either lies outside.
 func judgeSafeAlone(e *Support) Judgement {
-	if !e.Flows {
-		return notRun(flowNotAvailable)
-	}
 	if j, short := e.shortFlows(); short {
 		return j
 	}
@@ -326,9 +305,6 @@ func jain(xs [][]float64) float64 {
 // blocks (their joint behaviour kept; blockCI) at Alpha: reproduced when the interval lies
 // above 0.9, contradicted when below.
 func judgeSafeSharing(e *Support) Judgement {
-	if !e.Flows {
-		return notRun(flowNotAvailable)
-	}
 	if j, short := e.shortFlows(); short {
 		return j
 	}

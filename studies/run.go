@@ -361,12 +361,12 @@ func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experimen
 			errs = append(errs, fmt.Errorf("%s: %w", pp.Config.Name, err))
 		}
 	}
-	if ctx.Err() == nil && flowRunner != nil {
+	if ctx.Err() == nil {
 		for i, f := range p.Flows {
 			if sh != nil && !slices.Contains(sh.Flows, i) {
 				continue // another shard's flows
 			}
-			failed, err := flowRunner(ctx, PartExperiment(p.Study, f.Name), f, o, w)
+			failed, err := runFlowPart(ctx, PartExperiment(p.Study, f.Name), f, o, w)
 			sum.ArtifactsFailed += failed
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", PartExperiment(p.Study, f.Name), err))
@@ -399,17 +399,6 @@ func addSummary(a, b experiment.Summary) experiment.Summary {
 	a.ArtifactsFailed += b.ArtifactsFailed
 	return a
 }
-
-// FlowRunner runs one flow part and writes its "kind":"flow" records, named experiment, to w;
-// it returns the number of artifacts not written whole.
-type FlowRunner func(ctx context.Context, experiment string, f FlowPart, o RunOptions, w *result.Writer) (int, error)
-
-// flowRunner is set by flows.go when the flows package is part of the build; nil until then,
-// and the flow sections then report "not run: flows not available".
-var flowRunner FlowRunner
-
-// FlowRunnerAvailable reports whether this build can run bulk flows.
-func FlowRunnerAvailable() bool { return flowRunner != nil }
 
 // PartLines describes the run part by part, one line each, in run order: every page-load part
 // the run makes loads of (loads, measured loads, links, arms, loads per cell, the cost model's

@@ -121,7 +121,7 @@ type Plan struct {
 	Scale Scale
 	// Parts are the page-load experiments, run one after another.
 	Parts []Part
-	// Flows are the bulk-flow runs (run only where a FlowRunner is available).
+	// Flows are the bulk-flow runs.
 	Flows []FlowPart
 	// Custom is what is neither page loads nor flow mixes (a study's own schedule of bulk
 	// runs, e.g. host-stack settings); nil for most studies.

@@ -544,10 +544,6 @@ func flowRuns(runs int, quicAlone, quicLoss, spread float64, shared [2]float64) 
 // TestCarlucciFlowsJudgement: the flow criteria are judged by intervals, reproduced and
 // contradicted alike, and a value on its bound or without an interval is inconclusive.
 func TestCarlucciFlowsJudgement(t *testing.T) {
-	// The flows package is always part of the build (flows.go registers it): no skip.
-	if !FlowRunnerAvailable() {
-		t.Fatal("the flows runner is not registered")
-	}
 	fair := flowRuns(3, 2.80e6, 0.012, 0.001, [2]float64{1.5e6, 1.3e6})
 	ms := readFlowResults(fair, "carlucci2015/flows")
 	if len(ms) != 9 || len(ms[2].Flows) != 2 || math.Abs(ms[2].Flows[0].Share-1.5/2.8) > 1e-9 || math.Abs(ms[1].Flows[0].Utilization-2.8/3) > 1e-9 ||

@@ -46,9 +46,7 @@ type Support struct {
 	Plan  Plan
 	// Records are every record read back (all parts, link checks and flow lines included).
 	Records []*result.Record
-	// Flows tells whether bulk flows could be run on this build (a FlowRunner is registered).
-	Flows bool
-	parts map[string]*PartResult
+	parts   map[string]*PartResult
 	// decided counts, per part, the loads `reproduce --decide` added (pooled with the part's).
 	decided map[string]int
 }
@@ -65,7 +63,7 @@ type PartResult struct {
 
 // Evaluate sorts recs into the plan's parts and analyses each part that has page loads.
 func Evaluate(s *Study, plan Plan, recs []*result.Record) *Support {
-	e := &Support{Study: s, Plan: plan, Records: recs, Flows: FlowRunnerAvailable(), parts: map[string]*PartResult{}, decided: map[string]int{}}
+	e := &Support{Study: s, Plan: plan, Records: recs, parts: map[string]*PartResult{}, decided: map[string]int{}}
 	for _, p := range plan.Parts {
 		pr := &PartResult{Part: p}
 		name := PartExperiment(s.Name, p.Name)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -23,6 +24,30 @@ type Keeper struct {
 	CPUs []int
 }
 
+// childAsked is set once the program asked Child whether it is a spinner or a watcher: Start
+// runs the program's own executable as one, which only a program that asks can be.
+var childAsked atomic.Bool
+
+// errNoChild is Start's error in a program that never called Child.
+var errNoChild = errors.New("idle poll: this program cannot run as a spinner (its main, or a test binary's TestMain, must call idlepoll.Child first)")
+
+// Child runs this process as the spinner or watcher that Start started it as (spinnerEnv,
+// watcherEnv set) and returns its exit status with ok true once it is done (the parent gone,
+// or a set-up error: 2 for a bad setting, 1 otherwise); the caller exits with it. Otherwise
+// it returns at once, ok false, and the program may call Start. A program that calls Start
+// calls Child first in main (a test binary in TestMain); the package itself never exits the
+// process and runs nothing at its import.
+func Child() (code int, ok bool) {
+	childAsked.Store(true)
+	if v, ok := os.LookupEnv(spinnerEnv); ok {
+		return spinner(v, os.Stdout), true
+	}
+	if v, ok := os.LookupEnv(watcherEnv); ok {
+		return watcher(v, os.Stdout), true
+	}
+	return 0, false
+}
+
 // Start starts one spinner per CPU this process may run on: this program's own executable run
 // as a spinner (spinnerEnv), pinned there (sched_setaffinity) at SCHED_IDLE, the lowest
 // priority, reporting the freezes it sees (Stolen, Freezes); and beside it a watcher (watcher,
@@ -30,8 +55,12 @@ type Keeper struct {
 // while it is busy (none for a user who may not use SCHED_FIFO). Both end with Stop, with this process's death (Pdeathsig) and, should that
 // signal be missed, by themselves once their parent is gone. Errors: the executable cannot be
 // started, a child's affinity or policy cannot be set, or it does not report ready within 10 s;
-// then no spinner or watcher is left.
+// then no spinner or watcher is left; and errNoChild in a program that never called Child (its
+// executable run so would run the program itself, not a spinner).
 func Start() (*Keeper, error) {
+	if !childAsked.Load() {
+		return nil, errNoChild
+	}
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil, fmt.Errorf("idle poll: read CPU affinity: %w", err)

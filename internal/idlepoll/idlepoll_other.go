@@ -10,6 +10,9 @@ type Keeper struct {
 	CPUs []int
 }
 
+// Child returns ok false: there are no spinners outside Linux.
+func Child() (code int, ok bool) { return 0, false }
+
 // Start returns errors.ErrUnsupported outside Linux.
 func Start() (*Keeper, error) { return nil, errors.ErrUnsupported }
 

@@ -15,16 +15,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// spinnerEnv, when set ("CPU PARENT-PID"), makes the program a spinner (init below): Start runs
-// its own executable once per CPU with it, so pltlab and every test binary that starts spinners
+// spinnerEnv, when set ("CPU PARENT-PID"), makes the program a spinner (Child): Start runs its
+// own executable once per CPU with it, so pltlab and every test binary that starts spinners
 // can be one.
 const spinnerEnv = "PLTLAB_IDLE_POLL_SPINNER"
-
-func init() {
-	if v, ok := os.LookupEnv(spinnerEnv); ok {
-		os.Exit(spinner(v, os.Stdout))
-	}
-}
 
 // spinner is the spinner process: pinned to its CPU at SCHED_IDLE (every thread of it), it
 // reads the clock in a loop and reports each freeze it sees on out, until its parent is gone.

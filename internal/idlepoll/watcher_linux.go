@@ -21,7 +21,7 @@ import (
 // to an absolute deadline every WatchPeriod and reports a freeze when it wakes later than the
 // guest can account for.
 
-// watcherEnv, when set ("CPU PARENT-PID"), makes the program a watcher (init below).
+// watcherEnv, when set ("CPU PARENT-PID"), makes the program a watcher (Child).
 const watcherEnv = "PLTLAB_IDLE_POLL_WATCHER"
 
 // WatchPeriod is a watcher's sleep: the most of a freeze's start a watcher can miss (a freeze
@@ -32,12 +32,6 @@ const WatchPeriod = time.Millisecond
 // WatcherPriority is the SCHED_FIFO priority of the watchers: below the emulator's forwarders
 // (89, shaping), so that a watcher never delays a release, above every ordinary thread.
 const WatcherPriority = 88
-
-func init() {
-	if v, ok := os.LookupEnv(watcherEnv); ok {
-		os.Exit(watcher(v, os.Stdout))
-	}
-}
 
 // watchJudge is how much of a watcher's late wake-up the hypervisor held the CPU, for a wake-up
 // with no block of its own besides the sleep (a stop is not judged): late (wake-up minus
