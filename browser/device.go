@@ -123,19 +123,21 @@ func (b *Browser) calibrate(p *process) error {
 	ctx, cancel := context.WithTimeout(p.ctx, 2*time.Minute)
 	defer cancel()
 	var desk, slow float64
-	var err error
 	load := hostload.Start()
-	for attempt := 1; ; attempt++ {
+	if _, err := result.Retry(func(attempt int) (again bool, err error) {
 		if desk, slow, err = b.timeSlowdown(ctx, p, rec); err != nil {
-			return err
+			return false, err
 		}
 		rec.CalibrationAttempt = attempt
 		cerr := checkSlowdown(round2(slow/desk), rec.ExpectedSlowdown)
-		if cerr == nil || attempt >= CalibrationAttempts {
-			break
+		if cerr == nil || attempt >= result.Attempts {
+			return false, nil
 		}
 		b.cfg.logger.Warn("device calibration missed: checking once more", "device", d.Name, "err", cerr,
 			"desktop_ms", round2(desk), "device_ms", round2(slow))
+		return true, nil
+	}); err != nil {
+		return err
 	}
 	rec.CalibrationDeviceMs = round2(slow)
 	rec.MeasuredSlowdown = round2(slow / desk)
@@ -164,11 +166,6 @@ func (b *Browser) calibrate(p *process) error {
 // setBudget sets a group's budget (device.Group.SetBudget); a seam for the test of a budget that
 // does not hold.
 var setBudget = (*device.Group).SetBudget
-
-// CalibrationAttempts is how many times the launch-time check is made before the launch fails:
-// the one retry rule of the link checks (selfcheck.Attempts), so that one disturbed timing (a
-// burst of other work on the machine) is not taken for a budget that does not hold.
-const CalibrationAttempts = 2
 
 // timeSlowdown times the calibration script at desktop speed (the budget lifted, no CDP
 // throttling) and then with the device's slowdown applied, filling rec's budget and mechanism.

@@ -28,7 +28,7 @@ func (fakeLink) Close() error                   { return nil }
 
 var _ shaping.Link = fakeLink{}
 
-// TestLinkRecheck checks the retry rule of the link self-check (LinkCheckAttempts): a link
+// TestLinkRecheck checks the retry rule of the link self-check (result.Retry): a link
 // that fails and then passes is used, and the summary names it; a link that fails twice is
 // refused; each check leaves a link_check line with its attempt number; the analysis report
 // warns about the link that needed a second check. Before the rule was recorded, the retry

@@ -429,10 +429,6 @@ func (r *runner) checksLeft() int {
 	return n
 }
 
-// LinkCheckAttempts is how many self-checks a link gets before it is refused
-// (selfcheck.Attempts).
-const LinkCheckAttempts = selfcheck.Attempts
-
 // selfCheck is the link self-check the runner uses (a seam for the tests of the retry rule).
 var selfCheck = selfcheck.Run
 
@@ -441,7 +437,7 @@ var selfCheck = selfcheck.Run
 var settleBusy func(ctx context.Context, window time.Duration) (busyPct, stealPct float64)
 
 // checkLink self-checks link li by the one retry rule (selfcheck.Retry: up to
-// LinkCheckAttempts checks), writes each check as a link_check line carrying its attempt
+// result.Attempts checks), writes each check as a link_check line carrying its attempt
 // number, names a link that needed a second check in the summary (Summary.Rechecked) and
 // returns an error wrapping ErrLinkCheck when every attempt failed. Every link the LINK grammar
 // accepts has a check that can fail; none is advisory.
@@ -582,7 +578,7 @@ func portOf(addr string) (int, error) {
 
 // loadAttempts makes the load of job j (index i of the schedule) and, when the emulator was late
 // during a measured load's attempt (result.OutcomeEmulatorLate), makes it once more: the one
-// retry rule of the link checks (selfcheck.Attempts), applied to loads. It returns the last
+// retry rule (result.Retry), applied to loads. It returns the last
 // attempt's record, which summarises the earlier one (Record.EarlierAttempts): a scheduled load
 // leaves one line, whatever its attempts.
 func (r *runner) loadAttempts(ctx context.Context, ls *linkSetup, i int, j Job) (*result.Record, error) {
@@ -591,39 +587,26 @@ func (r *runner) loadAttempts(ctx context.Context, ls *linkSetup, i int, j Job) 
 		once = r.load
 	}
 	var earlier []result.EarlierAttempt
-	for attempt := 1; ; attempt++ {
-		rec, err := once(ctx, ls, i, j)
+	var rec *result.Record
+	_, err := result.Retry(func(attempt int) (again bool, err error) {
+		rec, err = once(ctx, ls, i, j)
 		if err != nil || ctx.Err() != nil {
-			return rec, err
+			return false, err
 		}
 		if attempt > 1 {
 			rec.Attempt, rec.EarlierAttempts = attempt, earlier
 			r.sum.Redone++
 		}
-		if j.Warmup || attempt >= LoadAttempts || result.Classify(rec) != result.OutcomeEmulatorLate {
-			return rec, nil
+		if j.Warmup || attempt >= result.Attempts || result.Classify(rec) != result.OutcomeEmulatorLate {
+			return false, nil
 		}
 		r.c.Logger.Warn("emulator late during a load: made again", "run", i, "protocol", j.Arm.Protocol,
 			"late_ms", rec.Emulator.LateMs(), "bound_ms", rec.Emulator.LateBound(), "reason", rec.InvalidReason)
-		earlier = append(earlier, result.EarlierAttempt{Time: rec.Time, PLTMs: rec.PLTMs, InvalidReason: rec.InvalidReason,
-			LateMs: rec.Emulator.LateMs(), HostBusyPct: rec.HostBusyPct, HostStealPct: rec.HostStealPct, Artifacts: rec.Artifacts})
+		earlier = append(earlier, result.Earlier(rec, rec.HostBusyPct, rec.HostStealPct))
 		r.countFailed(rec) // the attempt's own evidence that was not written whole
-	}
-}
-
-// LoadAttempts is how many times a measured load is made when the emulator is late during it
-// (the same one retry rule as a link's self-check, selfcheck.Attempts).
-const LoadAttempts = 2
-
-// markLate makes rec, a load during which the emulator was late beyond its bound, invalid, its
-// reason saying by how much and how busy the machine was (rec's host_busy_pct and
-// host_steal_pct), on top of any other reason.
-func markLate(rec *result.Record) {
-	why := rec.Emulator.LateReason(hostload.Describe(rec.HostBusyPct, rec.HostStealPct))
-	if rec.InvalidReason != "" {
-		why += "; " + rec.InvalidReason
-	}
-	rec.Valid, rec.InvalidReason = false, why
+		return true, nil
+	})
+	return rec, err
 }
 
 // load makes one load of job j (index i of the schedule, its run number) and returns its record
@@ -667,9 +650,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	rec.Emulator = counters
 	rec.HostBusyPct, rec.HostStealPct, rec.BrowserProcs = busy, steal, hostload.CountProcs(browser.ProcessNames...)
 	rec.Browsers = browser.Instances()
-	if counters.Late() {
-		markLate(rec)
-	}
+	result.MarkLate(hostload.Describe(busy, steal), rec)
 	rec.Experiment, rec.Warmup, rec.Env, rec.Settings = r.c.Name, j.Warmup, r.env, r.settings
 	rec.Scheduled = len(r.jobs)
 	rec.Page = result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/browser"
+	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/testenv"
 	"github.com/pltlab/pltlab/result"
 )
@@ -197,9 +198,7 @@ func lateLoads(lateMs ...float64) (func(context.Context, *linkSetup, int, Job) (
 		*n++
 		rec := &result.Record{Run: i, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode, Warmup: j.Warmup, Valid: true, PLTMs: 1000,
 			Emulator: &result.Emulator{LateBoundMs: result.LatenessBoundMs, Down: result.Direction{TimingErrMaxMs: late}}}
-		if rec.Emulator.Late() {
-			markLate(rec)
-		}
+		result.MarkLate(hostload.Describe(rec.HostBusyPct, rec.HostStealPct), rec)
 		return rec, nil
 	}, n
 }

@@ -69,13 +69,6 @@ type Plan struct {
 // DefaultPause is the quiet time between the runs of a Plan.
 const DefaultPause = time.Second
 
-// RunAttempts is how many times a flow run is made when the emulator was late during it
-// (result.Emulator.Late): the one retry rule of the link checks and the page loads
-// (selfcheck.Attempts, experiment.LoadAttempts). Every attempt's records are invalid with the
-// lateness as their reason; the last attempt's are written, each summarising the earlier ones
-// (Record.EarlierAttempts), so a scheduled flow leaves one line whatever its attempts.
-const RunAttempts = 2
-
 // maxFlowsStart bounds a flow's start offset (a year): anything later is a typo.
 const maxFlowsStart = 24 * time.Hour * 365
 
@@ -219,7 +212,9 @@ type Summary struct {
 	// Resumed counts the runs skipped because Plan.Resume holds them.
 	Resumed int
 	// Redone counts the runs made once more because the emulator was late during them (the
-	// one retry rule, RunAttempts); Runs counts each scheduled run once.
+	// one retry rule, result.Retry: every attempt's records are invalid with the lateness as
+	// their reason; the last attempt's are written, each summarising the earlier ones); Runs
+	// counts each scheduled run once.
 	Redone int
 	// ArtifactsFailed counts the evidence files of the runs not written whole (every flow of a
 	// run lists the same files; they are counted once per run).
@@ -276,18 +271,17 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 		}
 		var recs []*result.Record
 		var earlier [][]result.EarlierAttempt
-		for attempt := 1; ; attempt++ {
+		_, err := result.Retry(func(attempt int) (again bool, err error) {
 			if _, err := rec.Begin(i, l); err != nil {
-				return sum, err
+				return false, err
 			}
 			host := hostload.Start()
-			var err error
 			recs, err = runFlows(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
 				Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger})
 			busy, steal := host.End()
 			rec.StopQlogs()
 			cerr := srv.CloseConnections() // ends the qlogs of the run's connections
-			late := MarkLate(recs, busy, steal)
+			late := result.MarkLate(hostload.Describe(busy, steal), recs...)
 			keep := p.Artifacts.For != artifacts.KeepInvalid
 			for _, r := range recs {
 				keep = keep || !r.Valid
@@ -296,10 +290,10 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 				p.Logger.Warn("artifacts", "run", i, "err", aerr)
 			}
 			if err != nil {
-				return sum, err
+				return false, err
 			}
 			if cerr != nil {
-				return sum, cerr
+				return false, cerr
 			}
 			if attempt == 1 {
 				sum.Runs++
@@ -313,8 +307,8 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 					r.Attempt, r.EarlierAttempts = attempt, earlier[k]
 				}
 			}
-			if !late || attempt >= RunAttempts {
-				break
+			if !late || attempt >= result.Attempts {
+				return false, nil
 			}
 			p.Logger.Warn("emulator late during a flow run: made again", "run", j.Run, "mix", Mix(p.Mixes[j.Mix]),
 				"late_ms", recs[0].Emulator.LateMs(), "bound_ms", recs[0].Emulator.LateBound())
@@ -322,8 +316,12 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 				earlier = make([][]result.EarlierAttempt, len(recs))
 			}
 			for k, r := range recs {
-				earlier[k] = append(earlier[k], Earlier(r, busy, steal))
+				earlier[k] = append(earlier[k], result.Earlier(r, busy, steal))
 			}
+			return true, nil
+		})
+		if err != nil {
+			return sum, err
 		}
 		for _, r := range recs {
 			r.Link.Spec = p.Link
@@ -346,36 +344,6 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 		}
 	}
 	return sum, ctx.Err()
-}
-
-// MarkLate makes every record of a flow run invalid when the emulator was late during it
-// (result.Emulator.Late: the records of one run share its counters), the reason naming the
-// lateness and the machine's busy and stolen shares during the run (percent), on top of any
-// other reason; it reports whether the emulator was late.
-func MarkLate(recs []*result.Record, busyPct, stealPct float64) bool {
-	if len(recs) == 0 || !recs[0].Emulator.Late() {
-		return false
-	}
-	why := recs[0].Emulator.LateReason(hostload.Describe(busyPct, stealPct))
-	for _, r := range recs {
-		w := why
-		if r.InvalidReason != "" {
-			w += "; " + r.InvalidReason
-		}
-		r.Valid, r.InvalidReason = false, w
-	}
-	return true
-}
-
-// Earlier summarises r, a flow's attempt made again, for the record of the attempt after it
-// (result.Record.EarlierAttempts); busyPct and stealPct are the machine's load during it.
-func Earlier(r *result.Record, busyPct, stealPct float64) result.EarlierAttempt {
-	e := result.EarlierAttempt{Time: r.Time, InvalidReason: r.InvalidReason, LateMs: r.Emulator.LateMs(),
-		HostBusyPct: busyPct, HostStealPct: stealPct, Artifacts: r.Artifacts}
-	if r.Flow != nil {
-		e.GoodputBps = r.GoodputBps
-	}
-	return e
 }
 
 // StackNgtcp2 is the ngtcp2 HTTP/3 stack (server.StackNgtcp2), for the packages above flows.
@@ -428,7 +396,7 @@ func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, em
 }
 
 // CheckLink self-checks a shaped link (one with a namespace; an unshaped link or a veth path is
-// not checked) by the one retry rule (selfcheck.Retry: up to selfcheck.Attempts quick checks,
+// not checked) by the one retry rule (selfcheck.Retry: up to result.Attempts quick checks,
 // the repeat after the machine settles) and emits every check as a KindLinkCheck record of
 // experiment, its Link.Spec the spec name as given; the error wraps selfcheck.ErrFailed when
 // every attempt failed. It is the check of every bulk-flow runner (Execute and the studies' own

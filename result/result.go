@@ -1017,7 +1017,7 @@ type Device struct {
 	ExpectedSlowdown        float64 `json:"expected_slowdown"`
 	SlowdownTolerance       float64 `json:"slowdown_tolerance"`
 	// CalibrationAttempt is the check these figures are from: 1, or 2 when the first missed
-	// the tolerance and was made once more (browser.CalibrationAttempts).
+	// the tolerance and was made once more (Attempts, the one retry rule: one disturbed timing is not taken for a budget that does not hold).
 	CalibrationAttempt int `json:"calibration_attempt,omitempty"`
 	// NetworkServiceInBudget is true when the check found Chromium's network service process
 	// (where QUIC runs) inside the budget's group; always false for CDP throttling alone.

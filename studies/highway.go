@@ -290,31 +290,34 @@ func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOp
 			}
 			var rec *result.Record
 			var earlier []result.EarlierAttempt
-			for attempt := 1; ; attempt++ {
+			_, err := result.Retry(func(attempt int) (again bool, err error) {
 				host := hostload.Start()
-				var err error
 				rec, err = runHighwayArmFunc(ctx, l, veth, p, a, run, hs.duration, o, env)
 				if err != nil {
-					return fmt.Errorf("arm %s: %w", a.name, err)
+					return false, fmt.Errorf("arm %s: %w", a.name, err)
 				}
 				busy, steal := host.End()
 				if rec == nil {
-					break
+					return false, nil
 				}
 				if attempt > 1 {
 					rec.Attempt, rec.EarlierAttempts = attempt, earlier
 				}
-				// The one retry rule of every runner (flows.RunAttempts): a run the emulator
-				// was late in is invalid, and made once more.
-				if !flows.MarkLate([]*result.Record{rec}, busy, steal) || attempt >= flows.RunAttempts {
-					break
+				// The one retry rule (result.Retry): a run the emulator was late in is
+				// invalid, and made once more.
+				if !result.MarkLate(hostload.Describe(busy, steal), rec) || attempt >= result.Attempts {
+					return false, nil
 				}
 				o.Logger.Warn("emulator late during a highway run: made again", "path", p.name, "arm", a.name, "run", run,
 					"late_ms", rec.Emulator.LateMs(), "bound_ms", rec.Emulator.LateBound())
-				earlier = append(earlier, flows.Earlier(rec, busy, steal))
+				earlier = append(earlier, result.Earlier(rec, busy, steal))
 				if !sleepCtxStudies(ctx, highwayPause) {
-					return ctx.Err()
+					return false, ctx.Err()
 				}
+				return true, nil
+			})
+			if err != nil {
+				return err
 			}
 			if rec != nil {
 				rec.Scheduled = total

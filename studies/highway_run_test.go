@@ -148,7 +148,7 @@ func (processStub) DisableQUICGSO() func()      { return func() {} }
 func (processStub) CaptureLog(io.Writer) func() { return func() {} }
 
 // TestHighwayLateRetry: a highway run during which the emulator was late is made once more by
-// the one retry rule (flows.RunAttempts): the run leaves one line, the second attempt's,
+// the one retry rule (result.Retry): the run leaves one line, the second attempt's,
 // summarising the first; a run late twice leaves its line invalid, naming the lateness.
 func TestHighwayLateRetry(t *testing.T) {
 	st, _ := Lookup(Highway2023)

@@ -20,7 +20,7 @@ import (
 // finding with a known verdict, every planned load made and every load valid. It returns the
 // printed output, the output directory and the records. Every link is self-checked, as a user's
 // run is: a study measured through an unchecked link is not a result, so the test asserts one
-// passing link_check line (the last of at most experiment.LinkCheckAttempts) per link and part.
+// passing link_check line (the last of at most result.Attempts) per link and part.
 // A link check that fails on a busy machine fails this test, with the check's lines in the
 // output: it must not be switched off to make the test pass.
 func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, recs []*result.Record) {
@@ -109,8 +109,8 @@ func smokeStudy(t *testing.T, name string, extra ...string) (out, dir string, re
 					checks = append(checks, r)
 				}
 			}
-			if len(checks) == 0 || len(checks) > experiment.LinkCheckAttempts || checks[len(checks)-1].Check == nil || !checks[len(checks)-1].Check.Pass {
-				t.Errorf("part %s link %s: %d link_check lines, the last passing: want 1..%d", plan.Parts[i].Name, l, len(checks), experiment.LinkCheckAttempts)
+			if len(checks) == 0 || len(checks) > result.Attempts || checks[len(checks)-1].Check == nil || !checks[len(checks)-1].Check.Pass {
+				t.Errorf("part %s link %s: %d link_check lines, the last passing: want 1..%d", plan.Parts[i].Name, l, len(checks), result.Attempts)
 			}
 		}
 	}
@@ -153,8 +153,8 @@ func TestIntegrationStudyCarlucciSmoke(t *testing.T) {
 		}
 	}
 	// The flows part self-checks its link like every part (smokeStudy runs every check).
-	if flowChecks < 1 || flowChecks > experiment.LinkCheckAttempts {
-		t.Errorf("%d link checks of the flows part, want 1..%d", flowChecks, experiment.LinkCheckAttempts)
+	if flowChecks < 1 || flowChecks > result.Attempts {
+		t.Errorf("%d link checks of the flows part, want 1..%d", flowChecks, result.Attempts)
 	}
 	if flowLines != 2 {
 		t.Errorf("%d flow lines, want 2", flowLines)

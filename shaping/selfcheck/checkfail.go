@@ -13,11 +13,6 @@ import (
 // outside tolerance: the link is refused and nothing is measured through it.
 var ErrFailed = errors.New("link self-check failed")
 
-// Attempts is how many self-checks a link gets before it is refused: a failed check is
-// repeated once, because one late probe on a busy machine (a single idle-RTT outlier) does not
-// make a broken link, while a link outside tolerance fails both. Every check is recorded.
-const Attempts = 2
-
 // Failure returns nil for a passing check, otherwise an error wrapping ErrFailed that
 // names every failed line: "NAME: measured M, configured C (TOLERANCE)", joined by "; ".
 func Failure(c result.LinkCheck) error {

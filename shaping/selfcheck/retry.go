@@ -75,8 +75,8 @@ func busyOver(ctx context.Context, window time.Duration) (float64, float64) {
 }
 
 // Retry is the one retry rule of the link self-check, used wherever a link is checked
-// before it carries measurements (page loads, bulk flows): it checks l up to Attempts
-// times, repeating a failed check once, because one late probe on a busy machine does not make
+// before it carries measurements (page loads, bulk flows): it checks l up to result.Attempts
+// times (result.Retry), repeating a failed check once, because one late probe on a busy machine does not make
 // a broken link while a link outside tolerance fails both. Every check is recorded with its
 // attempt number (result.LinkCheck.Attempt; result.RecheckedLinks finds the repeats in the
 // records). It returns, when a second check was made, the sentence for a run's summary:
@@ -102,8 +102,8 @@ func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) 
 		busy = busyOver
 	}
 	var note string
-	var first error
-	for attempt := 1; ; attempt++ {
+	var first, failed error
+	_, err := result.Retry(func(attempt int) (again bool, err error) {
 		var settled time.Duration
 		var settledBusy, settledSteal float64
 		if attempt > 1 {
@@ -115,7 +115,7 @@ func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) 
 		start := now()
 		chk, err := run(ctx, l, o.Check)
 		if err != nil {
-			return note, fmt.Errorf("link self-check: %w", err)
+			return false, fmt.Errorf("link self-check: %w", err)
 		}
 		chk.Attempt = attempt
 		if attempt > 1 {
@@ -124,27 +124,29 @@ func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) 
 		chk.DurationMs = float64(now().Sub(start)) / float64(time.Millisecond)
 		if o.Record != nil {
 			if err := o.Record(chk); err != nil {
-				return note, err
+				return false, err
 			}
 		}
-		err = Failure(chk)
+		failed = Failure(chk)
 		if attempt > 1 {
 			outcome := "passed on its second check"
-			if err != nil {
+			if failed != nil {
 				outcome = "failed both checks"
 			}
 			note = fmt.Sprintf("%s, made after %.1f s of waiting for a quiet machine (then %.0f %% busy, %.1f %% stolen) (the first failed: %v)",
 				outcome, settled.Seconds(), settledBusy, settledSteal, first)
 		}
 		switch {
-		case err == nil:
-			return note, nil
+		case failed == nil:
+			return false, nil
 		case ctx.Err() != nil:
-			return note, errors.Join(ctx.Err(), err)
-		case attempt >= Attempts:
-			return note, err
+			return false, errors.Join(ctx.Err(), failed)
+		case attempt >= result.Attempts:
+			return false, failed
 		}
-		first = err
-		log.Warn("link self-check failed; checking once more", "link", o.Name, "err", err)
-	}
+		first = failed
+		log.Warn("link self-check failed; checking once more", "link", o.Name, "err", failed)
+		return true, nil
+	})
+	return note, err
 }

@@ -4,7 +4,7 @@
 // burst length, delay variation, reordering, trace rate, outages, AQM queue, ECN marks and the
 // emulator's own faults) and returns a result.LinkCheck whose lines each state the configured
 // value, the measured one and the tolerance. Failure turns a failed check into an error
-// wrapping ErrFailed; a link gets Attempts checks before it is refused. Options.Quick shortens
+// wrapping ErrFailed; a link gets result.Attempts checks before it is refused. Options.Quick shortens
 // the probes.
 package selfcheck
 
