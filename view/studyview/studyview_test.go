@@ -123,3 +123,30 @@ func TestReportOfEveryStudy(t *testing.T) {
 		})
 	}
 }
+
+// TestReportOfFlowStudies: the records of `pltlab reproduce highway2023 --scale smoke` (its own
+// schedule of bulk runs) and `reproduce modquic --scale smoke` (flow parts), as written, each
+// get their study page with the scale identified from the records.
+func TestReportOfFlowStudies(t *testing.T) {
+	for _, tt := range []struct{ file, title string }{
+		{"../testdata/highway2023/results.jsonl", "QUIC on the Highway"},
+		{"../testdata/modquic/results.jsonl", "Modified QUIC"},
+	} {
+		t.Run(tt.title, func(t *testing.T) {
+			recs, _, err := analysis.ReadFiles([]string{tt.file}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := Report(recs)
+			if err != nil || st == nil {
+				t.Fatalf("Report: %v, %v: want a study page", st, err)
+			}
+			if !strings.Contains(st.Title, tt.title) || !strings.Contains(st.Title, "scale smoke") || st.Note != "" {
+				t.Errorf("title %q, note %q: want %s, scale smoke identified", st.Title, st.Note, tt.title)
+			}
+			if len(st.Findings) == 0 || !strings.Contains(st.Body, "bulk-flow run(s)") {
+				t.Errorf("%d findings, body %.300s", len(st.Findings), st.Body)
+			}
+		})
+	}
+}
