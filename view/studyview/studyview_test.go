@@ -2,12 +2,16 @@ package studyview
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/studies"
+	"github.com/pltlab/pltlab/view"
 )
 
 // TestReportOfCarlucci checks the carlucci2015 records become its study report: the scale is
@@ -148,5 +152,29 @@ func TestReportOfFlowStudies(t *testing.T) {
 				t.Errorf("%d findings, body %.300s", len(st.Findings), st.Body)
 			}
 		})
+	}
+}
+
+// TestStudyPageOfShards: the view merges a sharded study run's files into one set and shows
+// it as the study's page.
+func TestStudyPageOfShards(t *testing.T) {
+	s, err := view.New(view.Options{Roots: []string{"../testdata/modquic-shards"}, Study: Report})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := s.Sets()
+	if len(sets) != 1 || sets[0].Shards != 2 {
+		t.Fatalf("%d sets: want the two shards merged into one", len(sets))
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/set/" + sets[0].ID + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "Modified QUIC (ModQUIC) thesis: its baselines, reproduced with pltlab (scale smoke)") || !strings.Contains(string(page), `id="findings"`) {
+		t.Errorf("set page (%d) is not modquic's study page:\n%.1500s", resp.StatusCode, page)
 	}
 }
