@@ -21,7 +21,8 @@ type Key struct {
 	Protocol string
 	// Settings names every setting that changes the measurement and that the loads of the group
 	// shared: "tcp_cc cubic, TLS 1.2, Chromium/156.0.1, pltlab v1" (see settingsOf). Loads made
-	// with different settings are never pooled or compared.
+	// with different settings are never pooled or compared. Every record field the key reads is
+	// one that package result classes as a setting (result.RoleSetting, result.FieldRole).
 	Settings string
 }
 

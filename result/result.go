@@ -57,19 +57,19 @@ type OriginConns struct {
 // Replay is what a replayed archive (pltlab run --page har:FILE) answered during one load.
 type Replay struct {
 	// Archive is the HAR file as given, Digest the hex SHA-256 of its bytes.
-	Archive string `json:"archive"`
-	Digest  string `json:"digest"`
+	Archive string `json:"archive" role:"setting"`
+	Digest  string `json:"digest" role:"setting"`
 	// Hits counts the requests answered from the archive; QueryMatches those of them matched
 	// with a different query (same method, host and path).
-	Hits         int `json:"hits"`
-	QueryMatches int `json:"query_matches,omitempty"`
+	Hits         int `json:"hits" role:"measure"`
+	QueryMatches int `json:"query_matches,omitempty" role:"measure"`
 	// Misses counts the requests the archive lacks (answered 404); Missed lists the first of
 	// them as "METHOD URL".
-	Misses int      `json:"misses"`
-	Missed []string `json:"missed,omitempty"`
+	Misses int      `json:"misses" role:"measure"`
+	Missed []string `json:"missed,omitempty" role:"measure"`
 	// Deterministic is true when the load ran with a fixed clock and seeded Math.random (run
 	// --replay-deterministic, browser.DeterministicJS).
-	Deterministic bool `json:"deterministic,omitempty"`
+	Deterministic bool `json:"deterministic,omitempty" role:"setting"`
 }
 
 // Record is one page load, the unit of every result stream (one JSON object per line).
@@ -77,158 +77,158 @@ type Replay struct {
 // Timing Level 2) relative to the navigation's startTime; sizes are bytes; rates are bit/s.
 type Record struct {
 	// V is the schema version; always Version when written by this package.
-	V int `json:"v"`
+	V int `json:"v" role:"line"`
 	// Kind is KindLoad (or empty) for a page load, KindLinkCheck for a link self-check line.
-	Kind Kind `json:"kind,omitempty"`
+	Kind Kind `json:"kind,omitempty" role:"line"`
 	// Experiment names the experiment (a matrix run or a reproduction) the record belongs to.
-	Experiment string `json:"experiment"`
+	Experiment string `json:"experiment" role:"line"`
 	// Run is the load's index in its experiment's schedule (experiment.Schedule), from 0, so it
 	// numbers the loads in the order they were made and a resumed run continues the numbering;
 	// the shards of a sharded experiment hold disjoint runs. -1 on lines that are not scheduled
 	// loads (link checks, plan lines).
-	Run int `json:"run"`
+	Run int `json:"run" role:"line"`
 	// Attempt numbers the attempt the record is of: absent (0) for a load made once, 2 for a
 	// load made again because the emulator was late during its first attempt
 	// (OutcomeEmulatorLate). A scheduled load leaves one line whatever its attempts: the earlier
 	// ones are summarised in EarlierAttempts, never written as loads of their own.
-	Attempt int `json:"attempt,omitempty"`
+	Attempt int `json:"attempt,omitempty" role:"measure"`
 	// EarlierAttempts summarises the attempts made before this one, in order (absent when the
 	// load was made once).
-	EarlierAttempts []EarlierAttempt `json:"earlier_attempts,omitempty"`
+	EarlierAttempts []EarlierAttempt `json:"earlier_attempts,omitempty" role:"measure"`
 	// Scheduled is the number of loads (warm-ups included) in the experiment's schedule; an
 	// experiment with fewer load and harness_error lines than that is partial (0 = not recorded).
-	Scheduled int `json:"scheduled,omitempty"`
+	Scheduled int `json:"scheduled,omitempty" role:"line"`
 	// Error says why the harness could not make the load; set only on KindHarnessError lines.
-	Error string `json:"error,omitempty"`
+	Error string `json:"error,omitempty" role:"measure"`
 	// Settings are the experiment's requested settings that change a measurement.
-	Settings *Settings `json:"settings,omitempty"`
+	Settings *Settings `json:"settings,omitempty" role:"mixed"`
 	// Time is when the load started (RFC 3339 in JSON).
-	Time time.Time `json:"time"`
+	Time time.Time `json:"time" role:"line"`
 	// Warmup marks a load made only to warm up the setup; analysis excludes it.
-	Warmup bool `json:"warmup"`
+	Warmup bool `json:"warmup" role:"line"`
 	// Mode is Cold or Warm.
-	Mode Mode `json:"mode"`
+	Mode Mode `json:"mode" role:"setting"`
 	// Protocol is the requested protocol: "h1", "h2" or "h3".
-	Protocol string `json:"protocol"`
+	Protocol string `json:"protocol" role:"setting"`
 	// ObservedProtocol is the navigation's nextHopProtocol normalised to "h1", "h2" or "h3",
 	// or the raw string as seen for anything else ("" when the browser gave none).
-	ObservedProtocol string `json:"observed_protocol"`
+	ObservedProtocol string `json:"observed_protocol" role:"measure"`
 	// Resources has one entry per subresource the browser fetched (Resource Timing).
-	Resources []Resource `json:"resources"`
+	Resources []Resource `json:"resources" role:"measure"`
 	// Document is the page's own fetch (the navigation, W3C Navigation Timing) in the shape of a
 	// Resource: StartMs 0, EndMs = responseEnd; nil when unknown or in older records.
-	Document *Resource `json:"document,omitempty"`
+	Document *Resource `json:"document,omitempty" role:"measure"`
 	// Visual holds the visual metrics of the load (opt-in: run --visual); nil when not measured.
-	Visual *Visual `json:"visual,omitempty"`
+	Visual *Visual `json:"visual,omitempty" role:"measure"`
 	// Artifacts lists the load's evidence files (HAR, NetLog and its load index, qlogs, pcapng)
 	// as slash-separated paths relative to the --artifacts directory; empty when none were kept.
-	Artifacts []string `json:"artifacts,omitempty"`
+	Artifacts []string `json:"artifacts,omitempty" role:"line"`
 	// ArtifactsFailed lists the load's evidence files that were wanted but not written whole
 	// (a write error, a full filesystem, a capture that lost packet events), each with the
 	// error; a file listed here is never listed in Artifacts.
-	ArtifactsFailed []ArtifactFailure `json:"artifacts_failed,omitempty"`
+	ArtifactsFailed []ArtifactFailure `json:"artifacts_failed,omitempty" role:"line"`
 	// ArtifactsDir is the absolute path of the --artifacts directory Artifacts are relative to,
 	// so that a reader finds this run's files and no other run's of the same experiment name.
-	ArtifactsDir string `json:"artifacts_dir,omitempty"`
+	ArtifactsDir string `json:"artifacts_dir,omitempty" role:"line"`
 	// Page describes the page that was loaded.
-	Page Page `json:"page"`
+	Page Page `json:"page" role:"setting"`
 	// Link describes the emulated link the load went through.
-	Link Link `json:"link"`
+	Link Link `json:"link" role:"setting"`
 	// PLTMs is the page-load time: loadEventEnd - startTime, in ms. For a timed-out load it is the
 	// deadline (a censored value: the true PLT is at least this).
-	PLTMs float64 `json:"plt_ms"`
+	PLTMs float64 `json:"plt_ms" role:"measure"`
 	// TTFBMs is responseStart - startTime of the navigation, in ms.
-	TTFBMs float64 `json:"ttfb_ms"`
+	TTFBMs float64 `json:"ttfb_ms" role:"measure"`
 	// DCLMs is domContentLoadedEventEnd - startTime, in ms.
-	DCLMs float64 `json:"dcl_ms"`
+	DCLMs float64 `json:"dcl_ms" role:"measure"`
 	// FCPMs is the first-contentful-paint time (Paint Timing), in ms; 0 when none was reported.
-	FCPMs float64 `json:"fcp_ms"`
+	FCPMs float64 `json:"fcp_ms" role:"measure"`
 	// ConnectMs is connectEnd - connectStart of the navigation, in ms (0 on a reused connection).
-	ConnectMs float64 `json:"connect_ms"`
+	ConnectMs float64 `json:"connect_ms" role:"measure"`
 	// TLSMs is connectEnd - secureConnectionStart of the navigation, in ms.
-	TLSMs float64 `json:"tls_ms"`
+	TLSMs float64 `json:"tls_ms" role:"measure"`
 	// Valid is true only when every check passed: the navigation and every resource used the
 	// requested protocol and every object arrived whole.
-	Valid bool `json:"valid"`
+	Valid bool `json:"valid" role:"measure"`
 	// InvalidReason says which check failed; empty when Valid.
-	InvalidReason string `json:"invalid_reason,omitempty"`
+	InvalidReason string `json:"invalid_reason,omitempty" role:"measure"`
 	// TimedOut marks a load that hit its deadline; PLTMs then holds the deadline.
-	TimedOut bool `json:"timed_out"`
+	TimedOut bool `json:"timed_out" role:"measure"`
 	// DeadlineMs is the per-load deadline in ms.
-	DeadlineMs float64 `json:"deadline_ms,omitempty"`
+	DeadlineMs float64 `json:"deadline_ms,omitempty" role:"setting"`
 	// WallMs is the wall-clock time the harness spent on the load, in ms (PLT plus overhead).
-	WallMs float64 `json:"wall_ms,omitempty"`
+	WallMs float64 `json:"wall_ms,omitempty" role:"measure"`
 	// Browser is the browser's product and version, e.g. "Chromium/156.0.8078.73".
-	Browser string `json:"browser"`
+	Browser string `json:"browser" role:"setting"`
 	// TCPCC is kept for readers of records older than CC and holds the same value as CC (for
 	// h3, despite its name, the QUIC stack's controller). New readers use CC.
-	TCPCC string `json:"tcp_cc"`
+	TCPCC string `json:"tcp_cc" role:"setting"`
 	// CC is the congestion controller of the connection that carried the page, for any
 	// transport: the TCP socket's (read back on the server, e.g. "cubic") or the QUIC stack's
 	// (e.g. quic-go's NewReno, which cannot be changed). Records written before it existed have
 	// only TCPCC, which holds the same value.
-	CC string `json:"cc,omitempty"`
+	CC string `json:"cc,omitempty" role:"setting"`
 	// TLSVersion is the negotiated TLS version as seen by the server, e.g. "1.3".
-	TLSVersion string `json:"tls_version"`
+	TLSVersion string `json:"tls_version" role:"setting"`
 	// Resumed is true when the server saw a resumed TLS session on the page's connection.
-	Resumed bool `json:"resumed"`
+	Resumed bool `json:"resumed" role:"measure"`
 	// Used0RTT is true when the server accepted 0-RTT data on the page's connection.
-	Used0RTT bool `json:"used_0rtt"`
+	Used0RTT bool `json:"used_0rtt" role:"measure"`
 	// Origins are, for a page with objects on other origins, the connections the server
 	// accepted during the load per hostname (the page's and each origin's), in the order first
 	// served; absent for a page on one origin. Coalesced is true when one connection served
 	// several of them (h2 and h3 connection pooling: one certificate names every host and they
 	// resolve to one address).
-	Origins   []OriginConns `json:"origins,omitempty"`
-	Coalesced bool          `json:"coalesced,omitempty"`
+	Origins   []OriginConns `json:"origins,omitempty" role:"measure"`
+	Coalesced bool          `json:"coalesced,omitempty" role:"measure"`
 	// Replay is, for a load of a replayed HAR (page "har:FILE"), what the archive answered;
 	// absent for generated pages. A load with misses is not valid.
-	Replay *Replay `json:"replay,omitempty"`
+	Replay *Replay `json:"replay,omitempty" role:"mixed"`
 	// Emulator holds the emulated link's counters for the duration of this load; nil when unshaped.
-	Emulator *Emulator `json:"emulator,omitempty"`
+	Emulator *Emulator `json:"emulator,omitempty" role:"measure"`
 	// HostBusyPct is the share of the machine's CPU time, all its CPUs together, that was busy
 	// during the load (the browser, the server and the emulator included), and HostStealPct the
 	// share the hypervisor took from its virtual CPUs (/proc/stat "steal"), in percent; absent
 	// when 0 or not measured. BrowserProcs is the number of Chromium processes alive on the
 	// machine when the load ended (every browser of the run, with its helpers), and Browsers the
 	// number of pltlab's browsers among them (main processes; browser.Instances).
-	HostBusyPct  float64 `json:"host_busy_pct,omitempty"`
-	HostStealPct float64 `json:"host_steal_pct,omitempty"`
-	BrowserProcs int     `json:"browser_procs,omitempty"`
-	Browsers     int     `json:"browsers,omitempty"`
+	HostBusyPct  float64 `json:"host_busy_pct,omitempty" role:"measure"`
+	HostStealPct float64 `json:"host_steal_pct,omitempty" role:"measure"`
+	BrowserProcs int     `json:"browser_procs,omitempty" role:"measure"`
+	Browsers     int     `json:"browsers,omitempty" role:"measure"`
 	// Device is the emulated client device the load ran on (pltlab run --device), with its
 	// budget and the slowdown measured when its browser was launched; nil for the desktop.
-	Device *Device `json:"device,omitempty"`
+	Device *Device `json:"device,omitempty" role:"mixed"`
 	// CPU is the CPU time the browser and the harness spent during the measured load; nil when
 	// not measured (records before 2026-12-02, loads that failed before the navigation).
-	CPU *CPU `json:"cpu,omitempty"`
+	CPU *CPU `json:"cpu,omitempty" role:"measure"`
 	// Env holds facts about the machine and software the load ran on.
-	Env *Env `json:"env,omitempty"`
+	Env *Env `json:"env,omitempty" role:"mixed"`
 	// Check is the link self-check, set only on KindLinkCheck lines.
-	Check *LinkCheck `json:"check,omitempty"`
+	Check *LinkCheck `json:"check,omitempty" role:"measure"`
 	// Shard is the part of a sharded experiment the line belongs to, "I/N" (part I of N, from
 	// 0; `pltlab run --shard`); empty when the experiment was not sharded.
-	Shard string `json:"shard,omitempty"`
+	Shard string `json:"shard,omitempty" role:"line"`
 	// ShardUnits is the digest (plan.Digest: 16 hex digits) of the units the line's shard was
 	// given, which its plan line lists (Plan.Units): a merge checks each shard's lines against
 	// its own record of them, never against a cut recomputed later. Absent when not sharded and
 	// in lines of pltlab versions before 2026-12-02.
-	ShardUnits string `json:"shard_units,omitempty"`
+	ShardUnits string `json:"shard_units,omitempty" role:"line"`
 	// ConfigHash identifies the experiment's configuration (pages, links, arms, runs, warm-ups,
 	// timeout, seed, TCP congestion control, TLS version, cross traffic and the content digests
 	// of the trace files the links read): 16 hex digits of a SHA-256, the same
 	// for every shard of one sweep (experiment.ConfigHash). Empty in records older than it.
-	ConfigHash string `json:"config_hash,omitempty"`
+	ConfigHash string `json:"config_hash,omitempty" role:"line"`
 	// Plan is set only on KindPlan lines.
-	Plan *PlanLine `json:"plan,omitempty"`
+	Plan *PlanLine `json:"plan,omitempty" role:"line"`
 	// Merge is set only on KindMerge lines.
-	Merge *Merge `json:"merge,omitempty"`
+	Merge *Merge `json:"merge,omitempty" role:"line"`
 	// Cross names the bulk flow kept running through the same link during the load (flows
 	// spec PROTO:CC, e.g. "h1:cubic"), "" when none ran (`pltlab run --cross`).
-	Cross string `json:"cross,omitempty"`
+	Cross string `json:"cross,omitempty" role:"setting"`
 	// Flow holds a KindFlow line's fields, inlined at the top level of the JSON object; nil on
 	// other lines.
-	*Flow
+	*Flow `role:"mixed"`
 }
 
 // PlanLine is the configuration of a sharded experiment and one shard's share, written on the
@@ -668,31 +668,31 @@ func (d Direction) OwnLateMs() float64 {
 // Env holds facts about the machine and software a load ran on.
 type Env struct {
 	// Pltlab is the pltlab version.
-	Pltlab string `json:"pltlab,omitempty"`
+	Pltlab string `json:"pltlab,omitempty" role:"setting"`
 	// Kernel is the running kernel's release (uname -r).
-	Kernel string `json:"kernel,omitempty"`
+	Kernel string `json:"kernel,omitempty" role:"setting"`
 	// Host is the machine's hostname.
-	Host string `json:"host,omitempty"`
+	Host string `json:"host,omitempty" role:"setting"`
 	// CPUs is the number of logical CPUs.
-	CPUs int `json:"cpus,omitempty"`
+	CPUs int `json:"cpus,omitempty" role:"setting"`
 	// QUIC names the QUIC stack and version, e.g. "quic-go v0.65.0".
-	QUIC string `json:"quic,omitempty"`
+	QUIC string `json:"quic,omitempty" role:"setting"`
 	// UDPRcvBuf and UDPSndBuf are the QUIC socket buffer sizes obtained, in bytes.
-	UDPRcvBuf int `json:"udp_rcvbuf,omitempty"`
-	UDPSndBuf int `json:"udp_sndbuf,omitempty"`
+	UDPRcvBuf int `json:"udp_rcvbuf,omitempty" role:"setting"`
+	UDPSndBuf int `json:"udp_sndbuf,omitempty" role:"setting"`
 	// Seed is the experiment's seed for ordering and loss.
-	Seed int64 `json:"seed,omitempty"`
+	Seed int64 `json:"seed,omitempty" role:"line"`
 	// UserNS is true when the load was made inside a user namespace: a rootless run (pltlab
 	// re-runs itself there when not root), in which the emulator gets no real-time priority.
-	UserNS bool `json:"user_ns,omitempty"`
+	UserNS bool `json:"user_ns,omitempty" role:"setting"`
 	// IdlePollCPUs is the number of CPUs that an idle-priority spinner kept from halting while
 	// the process measured (pltlab --idle-poll; docs/design.md, "The emulator's stalls"): 0 or
 	// absent when none did.
-	IdlePollCPUs int `json:"idle_poll_cpus,omitempty"`
+	IdlePollCPUs int `json:"idle_poll_cpus,omitempty" role:"setting"`
 	// BrowserPer says which loads of a link shared one browser process: "protocol" (one browser
 	// per protocol serves every page of the link, since 2026-12-02); absent in older records,
 	// whose runner launched one browser per page and protocol.
-	BrowserPer string `json:"browser_per,omitempty"`
+	BrowserPer string `json:"browser_per,omitempty" role:"setting"`
 }
 
 // LinkCheck is the result of measuring an emulated link before it is used.
@@ -849,23 +849,23 @@ type CheckLine struct {
 // never pools loads made with different Settings.
 type Settings struct {
 	// TCPCC is the requested TCP congestion control of the server's TCP listeners ("cubic").
-	TCPCC string `json:"tcp_cc,omitempty"`
+	TCPCC string `json:"tcp_cc,omitempty" role:"setting"`
 	// TLS is the requested TLS version of the TCP listeners ("1.2" or "1.3"); QUIC is always 1.3.
-	TLS string `json:"tls,omitempty"`
+	TLS string `json:"tls,omitempty" role:"setting"`
 	// TimeoutMs is the per-load deadline in ms.
-	TimeoutMs float64 `json:"timeout_ms,omitempty"`
+	TimeoutMs float64 `json:"timeout_ms,omitempty" role:"setting"`
 	// Device is the emulated client device's spec ("motog2013:cgroup"; Record.Device has what
 	// was applied and measured); "" for the desktop. Every line of the experiment carries it,
 	// harness_error lines too, so that its loads are grouped apart from the desktop's.
-	Device string `json:"device,omitempty"`
+	Device string `json:"device,omitempty" role:"setting"`
 	// H3Stack and QUICCC are the requested HTTP/3 stack ("ngtcp2") and its congestion
 	// controller ("bbr"); both "" for quic-go, the default (NewReno only). Record.CC has what
 	// the server ran, read back.
-	H3Stack string `json:"h3_stack,omitempty"`
-	QUICCC  string `json:"quic_cc,omitempty"`
+	H3Stack string `json:"h3_stack,omitempty" role:"setting"`
+	QUICCC  string `json:"quic_cc,omitempty" role:"setting"`
 	// Overrides lists the command-line flags that replaced a matrix file's values, as
 	// "runs=3 (matrix: 20)"; empty when nothing was overridden.
-	Overrides []string `json:"overrides,omitempty"`
+	Overrides []string `json:"overrides,omitempty" role:"line"`
 }
 
 // IsLoad reports whether r is a page-load record (not a link check or another kind).
@@ -975,36 +975,36 @@ type ArtifactFailure struct {
 type Device struct {
 	// Name is the preset ("motog2013", "nexus6", "motog4") or "custom"; Spec the --device value
 	// as read back ("motog2013:cgroup").
-	Name string `json:"name"`
-	Spec string `json:"spec"`
+	Name string `json:"name" role:"setting"`
+	Spec string `json:"spec" role:"setting"`
 	// Slowdown is the device's CPU slowdown against the presets' reference desktop (Source).
-	Slowdown float64 `json:"slowdown"`
+	Slowdown float64 `json:"slowdown" role:"setting"`
 	// Mechanism is the kernel interface of the budget ("cgroup v1 cpu.cfs_quota_us/cpu.cfs_period_us",
 	// "cgroup v2 cpu.max"), "cdp Emulation.setCPUThrottlingRate", or both joined by " + ".
-	Mechanism string `json:"mechanism"`
+	Mechanism string `json:"mechanism" role:"setting"`
 	// CPUs is the budget of the browser's whole process tree in cores (1/Slowdown), with the CFS
 	// period and quota written, in µs; 0 without a budget.
-	CPUs     float64 `json:"cpus,omitempty"`
-	PeriodUs int     `json:"period_us,omitempty"`
-	QuotaUs  int     `json:"quota_us,omitempty"`
+	CPUs     float64 `json:"cpus,omitempty" role:"setting"`
+	PeriodUs int     `json:"period_us,omitempty" role:"setting"`
+	QuotaUs  int     `json:"quota_us,omitempty" role:"setting"`
 	// CDPRate is the Emulation.setCPUThrottlingRate of every tab; 0 when not used.
-	CDPRate float64 `json:"cdp_rate,omitempty"`
+	CDPRate float64 `json:"cdp_rate,omitempty" role:"setting"`
 	// Mobile, Width, Height, DPR and UserAgent are the emulated screen and user agent; Width 0
 	// when the browser's own.
-	Mobile    bool    `json:"mobile,omitempty"`
-	Width     int     `json:"width,omitempty"`
-	Height    int     `json:"height,omitempty"`
-	DPR       float64 `json:"dpr,omitempty"`
-	UserAgent string  `json:"user_agent,omitempty"`
+	Mobile    bool    `json:"mobile,omitempty" role:"setting"`
+	Width     int     `json:"width,omitempty" role:"setting"`
+	Height    int     `json:"height,omitempty" role:"setting"`
+	DPR       float64 `json:"dpr,omitempty" role:"setting"`
+	UserAgent string  `json:"user_agent,omitempty" role:"setting"`
 	// Source cites the slowdown.
-	Source string `json:"source,omitempty"`
+	Source string `json:"source,omitempty" role:"setting"`
 	// CalibrationDesktopMs and CalibrationDeviceMs are the fastest of five timings of a fixed
 	// single-threaded script in a tab of this browser before and after the slowdown was applied
 	// (ms), and
 	// MeasuredSlowdown their ratio, which the launch-time check held within SlowdownTolerance of
 	// ExpectedSlowdown.
-	CalibrationDesktopMs float64 `json:"calibration_desktop_ms"`
-	CalibrationDeviceMs  float64 `json:"calibration_device_ms"`
+	CalibrationDesktopMs float64 `json:"calibration_desktop_ms" role:"measure"`
+	CalibrationDeviceMs  float64 `json:"calibration_device_ms" role:"measure"`
 	// CalibrationDesktopCPUMs is the CPU time of the renderer's main thread over the fastest
 	// desktop timing (ms, from /proc/PID/schedstat; 0 where the kernel keeps none). The
 	// desktop speed is the script's work alone: when other work shared the CPU (the budget's
@@ -1012,16 +1012,17 @@ type Device struct {
 	// CalibrationDeviceMs over the smaller of the two, so a busy CPU is never taken for a
 	// slowdown that did not hold, nor hides one (the device's wall time keeps the busy CPU's
 	// share in it, as its loads do).
-	CalibrationDesktopCPUMs float64 `json:"calibration_desktop_cpu_ms,omitempty"`
-	MeasuredSlowdown        float64 `json:"measured_slowdown"`
-	ExpectedSlowdown        float64 `json:"expected_slowdown"`
-	SlowdownTolerance       float64 `json:"slowdown_tolerance"`
+	CalibrationDesktopCPUMs float64 `json:"calibration_desktop_cpu_ms,omitempty" role:"measure"`
+	MeasuredSlowdown        float64 `json:"measured_slowdown" role:"measure"`
+	ExpectedSlowdown        float64 `json:"expected_slowdown" role:"setting"`
+	SlowdownTolerance       float64 `json:"slowdown_tolerance" role:"setting"`
 	// CalibrationAttempt is the check these figures are from: 1, or 2 when the first missed
-	// the tolerance and was made once more (Attempts, the one retry rule: one disturbed timing is not taken for a budget that does not hold).
-	CalibrationAttempt int `json:"calibration_attempt,omitempty"`
+	// the tolerance and was made once more (Attempts, the one retry rule: one disturbed
+	// timing is not taken for a budget that does not hold).
+	CalibrationAttempt int `json:"calibration_attempt,omitempty" role:"measure"`
 	// NetworkServiceInBudget is true when the check found Chromium's network service process
 	// (where QUIC runs) inside the budget's group; always false for CDP throttling alone.
-	NetworkServiceInBudget bool `json:"network_service_in_budget"`
+	NetworkServiceInBudget bool `json:"network_service_in_budget" role:"measure"`
 }
 
 // CPU is the CPU time spent during one measured load, in ms: the browser's by process type

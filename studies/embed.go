@@ -12,21 +12,26 @@ import (
 )
 
 // Identify finds the study and scale whose plan made recs, for tools that read a study's
-// records without its command line (pltlab view). A scale is identified when one of its
-// parts' configuration hashes (experiment.ConfigHash, which covers runs and seed) equals a
-// record's; a study run with --runs or --seed matches no scale and gets the study's default
-// scale with exact false. ok is false when no record belongs to a study (no experiment named
-// PartExperiment(study, part)).
+// records without its command line (pltlab view). A record belongs to a study when its
+// experiment is named PartExperiment(study, ...) (page-load parts, flow parts and a study's own
+// schedule alike, at any scale, on any build) or it is a study shard's plan line (experiment
+// STUDY). A scale is identified exactly when one of its parts' configuration hashes
+// (experiment.ConfigHash, which covers runs and seed) equals a record's, when a study shard's
+// plan line names it (Plan.Study "STUDY/SCALE") without --runs or --seed, or, for a study
+// without page-load parts, when the records' flow runs, durations and repetitions are the
+// scale's (FromRecords) at the default seed. A study run with --runs or --seed matches no scale
+// and gets the study's default scale (or the one its plan lines name) with exact false: judge
+// it by FromRecords(plan, recs), what it measured. ok is false when no record belongs to a
+// study.
 func Identify(recs []*result.Record) (s *Study, plan Plan, exact, ok bool) {
-	hashes, names := map[string]bool{}, map[string]bool{}
+	hashes := map[string]bool{}
 	for _, r := range recs {
 		if r.ConfigHash != "" {
 			hashes[r.ConfigHash] = true
 		}
-		names[r.Experiment] = true
 	}
 	for _, st := range registry {
-		if !belongs(st, names) {
+		if !belongs(st, recs) {
 			continue
 		}
 		for _, sc := range Scales {
@@ -37,21 +42,75 @@ func Identify(recs []*result.Record) (s *Study, plan Plan, exact, ok bool) {
 				}
 			}
 		}
+		if sc, exact, ok := shardScale(st, recs); ok {
+			return st, st.Plan(sc), exact, true
+		}
+		for _, sc := range Scales {
+			if p := st.Plan(sc); len(p.Parts) == 0 && flowsOfScale(p, recs) {
+				return st, p, true, true
+			}
+		}
 		return st, st.Plan(st.DefaultScale), false, true
 	}
 	return nil, Plan{}, false, false
 }
 
-// belongs reports whether one of the experiment names is a part of st at some scale.
-func belongs(st *Study, names map[string]bool) bool {
-	for _, sc := range Scales {
-		for _, p := range st.Plan(sc).Parts {
-			if names[PartExperiment(st.Name, p.Name)] {
-				return true
-			}
+// belongs reports whether a record is st's: one of a part, a flow part or st's own schedule
+// (experiment PartExperiment(st.Name, ...)), or a study shard's plan line of st.
+func belongs(st *Study, recs []*result.Record) bool {
+	return slices.ContainsFunc(recs, func(r *result.Record) bool {
+		return strings.HasPrefix(r.Experiment, st.Name+"/") ||
+			(r.Kind == result.KindPlan && r.Experiment == st.Name && r.Plan != nil && strings.HasPrefix(r.Plan.Study, st.Name+"/"))
+	})
+}
+
+// shardScale returns the scale a study shard's plan line of st names (Plan.Study
+// "STUDY/SCALE"), exact when the shard ran without --runs or --seed; ok false without one.
+func shardScale(st *Study, recs []*result.Record) (sc Scale, exact, ok bool) {
+	for _, r := range recs {
+		if r.Kind != result.KindPlan || r.Plan == nil || r.Experiment != st.Name {
+			continue
+		}
+		name, scale, found := strings.Cut(r.Plan.Study, "/")
+		if sc, err := ParseScale(scale); found && name == st.Name && err == nil {
+			return sc, r.Plan.Runs == 0 && (r.Plan.Seed == 0 || r.Plan.Seed == experiment.DefaultSeed), true
 		}
 	}
-	return false
+	return "", false, false
+}
+
+// flowsOfScale reports whether recs hold flow runs of p's schedule as planned: each flow part's
+// runs per mix and duration, and its own schedule's repetitions, as recorded (FromRecords), are
+// p's, every flow line is of a part of p, and every record's seed is the default.
+func flowsOfScale(p Plan, recs []*result.Record) bool {
+	d := FromRecords(p, recs)
+	seen := false
+	for i, f := range p.Flows {
+		name := PartExperiment(p.Study, f.Name)
+		if !slices.ContainsFunc(recs, func(r *result.Record) bool { return r.Experiment == name && r.IsFlow() }) {
+			continue
+		}
+		seen = true
+		if d.Flows[i].Runs != f.Runs || d.Flows[i].Duration != f.Duration {
+			return false
+		}
+	}
+	if c := p.Custom; c != nil && c.KeyOf != nil && slices.ContainsFunc(recs, func(r *result.Record) bool { return c.KeyOf(r) != "" }) {
+		seen = true
+		if d.Custom.Reps != c.Reps {
+			return false
+		}
+	}
+	for _, r := range recs {
+		if r.Env != nil && r.Env.Seed != 0 && r.Env.Seed != experiment.DefaultSeed {
+			return false
+		}
+		if r.IsFlow() && !slices.ContainsFunc(p.Flows, func(f FlowPart) bool { return r.Experiment == PartExperiment(p.Study, f.Name) }) &&
+			(p.Custom == nil || p.Custom.KeyOf == nil || p.Custom.KeyOf(r) == "") {
+			return false
+		}
+	}
+	return seen
 }
 
 // Title is the report's heading, as report.html shows it.

@@ -146,15 +146,16 @@ func makePair(a, b side) pair {
 	return p
 }
 
-// diffSkip are record fields that differ between any two loads (measurements, not settings).
-var diffSkip = []string{"v", "kind", "run", "time", "scheduled", "error", "resources", "document", "visual", "artifacts",
-	"plt_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connect_ms", "tls_ms", "valid", "invalid_reason", "timed_out", "wall_ms",
-	"observed_protocol", "resumed", "used_0rtt", "emulator", "check", "shard", "plan"}
-
-// settingsDiff lists the recorded settings (every record field that is not a measurement,
-// nested objects flattened, e.g. link.rtt_ms) whose values differ between a and b.
+// settingsDiff lists the recorded settings (every record field that package result classes as
+// a setting, result.FieldRole, nested objects flattened, e.g. link.rtt_ms) whose values differ
+// between a and b.
 func settingsDiff(a, b *result.Record) [][3]string {
-	fa, fb := flatten(a), flatten(b)
+	return diffSettings(recordMap(a), recordMap(b))
+}
+
+// diffSettings is settingsDiff of two records decoded as JSON objects.
+func diffSettings(a, b map[string]any) [][3]string {
+	fa, fb := settingLeaves(a), settingLeaves(b)
 	var keys []string
 	for k := range fa {
 		keys = append(keys, k)
@@ -181,14 +182,26 @@ func orDash(s string) string {
 	return s
 }
 
-// flatten returns r's JSON fields as dotted names with their JSON values, measurements left out.
-func flatten(r *result.Record) map[string]string {
+// recordMap returns r's JSON object.
+func recordMap(r *result.Record) map[string]any {
 	raw, _ := json.Marshal(r)
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
+	return m
+}
+
+// settingLeaves returns the leaves of the record object m as dotted names with their JSON
+// values, those that package result classes as settings only (result.FieldRole: measurements
+// and the line's bookkeeping left out). A name the record type lacks is kept: it is shown
+// rather than hidden.
+func settingLeaves(m map[string]any) map[string]string {
 	out := map[string]string{}
 	var walk func(prefix string, v any)
 	walk = func(prefix string, v any) {
+		path := strings.TrimSuffix(prefix, ".")
+		if role, ok := result.FieldRole(path); ok && role != result.RoleSetting && role != result.RoleMixed {
+			return
+		}
 		if obj, ok := v.(map[string]any); ok {
 			for k, x := range obj {
 				walk(prefix+k+".", x)
@@ -196,12 +209,10 @@ func flatten(r *result.Record) map[string]string {
 			return
 		}
 		b, _ := json.Marshal(v)
-		out[strings.TrimSuffix(prefix, ".")] = string(b)
+		out[path] = string(b)
 	}
 	for k, v := range m {
-		if !slices.Contains(diffSkip, k) {
-			walk(k+".", v)
-		}
+		walk(k+".", v)
 	}
 	return out
 }

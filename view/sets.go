@@ -123,12 +123,38 @@ func (s *Server) inside(p string) (string, bool) {
 	return "", false
 }
 
-// firstLine is what a file's first record says about the set it belongs to.
+// firstLine is what a file's first record says about the set it belongs to: a sharded run's
+// first line is its plan line, a study shard's names the study and scale (Plan.Study
+// "STUDY/SCALE") with its --runs and --seed.
 type firstLine struct {
 	V          int    `json:"v"`
+	Kind       string `json:"kind"`
 	Experiment string `json:"experiment"`
 	Shard      string `json:"shard"`
 	ConfigHash string `json:"config_hash"`
+	Plan       *struct {
+		Study string `json:"study"`
+		Runs  int    `json:"runs"`
+		Seed  int64  `json:"seed"`
+	} `json:"plan"`
+}
+
+// shardKey is the key of the sharded run a file whose first line is fl belongs to ("" for a
+// file that is no shard): a run's shards share their directory and configuration hash; a
+// study's shards (each in a directory of its own under one directory, or side by side in one)
+// share the directory above their own, the study and scale, --runs, --seed and the count of
+// shards.
+func shardKey(f string, fl firstLine) string {
+	switch {
+	case fl.Shard == "":
+		return ""
+	case fl.ConfigHash != "":
+		return filepath.Dir(f) + "\x00" + fl.ConfigHash
+	case fl.Kind == string(result.KindPlan) && fl.Plan != nil && fl.Plan.Study != "":
+		_, count, _ := strings.Cut(fl.Shard, "/")
+		return fmt.Sprintf("%s\x00study %s runs %d seed %d shards %s", filepath.Dir(filepath.Dir(f)), fl.Plan.Study, fl.Plan.Runs, fl.Plan.Seed, count)
+	}
+	return ""
 }
 
 // peekLines is how many lines peek reads at most to find a file's first record.
@@ -157,29 +183,36 @@ func peek(path string) (firstLine, bool) {
 	return firstLine{}, false
 }
 
-// groupSets makes one set per results file, merging the shard files of one sharded run.
+// groupSets makes one set per results file, merging the shard files of one sharded run, a
+// matrix's or a study's (shardKey); a set never holds two files of one shard (a second run of
+// the same study beside the first starts a set of its own).
 func (s *Server) groupSets(files []string) []*Set {
 	var sets []*Set
-	shards := map[string]*Set{} // dir + config hash
+	shards := map[string][]*Set{}      // shardKey: the sets of that key, in order
+	held := map[*Set]map[string]bool{} // the shards ("I/N") each sharded set holds
 	for _, f := range files {
 		fl, ok := peek(f)
 		if !ok {
 			continue
 		}
-		if fl.Shard != "" && fl.ConfigHash != "" {
-			k := filepath.Dir(f) + "\x00" + fl.ConfigHash
-			if set := shards[k]; set != nil {
-				set.Files = append(set.Files, f)
-				set.Shards++
-				continue
-			}
-			set := s.newSet(f, fl)
-			set.Shards = 1
-			shards[k] = set
-			sets = append(sets, set)
+		k := shardKey(f, fl)
+		if k == "" {
+			sets = append(sets, s.newSet(f, fl))
 			continue
 		}
-		sets = append(sets, s.newSet(f, fl))
+		i := slices.IndexFunc(shards[k], func(set *Set) bool { return !held[set][fl.Shard] })
+		if i >= 0 {
+			set := shards[k][i]
+			set.Files = append(set.Files, f)
+			set.Shards++
+			held[set][fl.Shard] = true
+			continue
+		}
+		set := s.newSet(f, fl)
+		set.Shards = 1
+		held[set] = map[string]bool{fl.Shard: true}
+		shards[k] = append(shards[k], set)
+		sets = append(sets, set)
 	}
 	for _, set := range sets {
 		for _, f := range set.Files {

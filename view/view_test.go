@@ -667,3 +667,28 @@ func TestBadFirstLineSkipped(t *testing.T) {
 		})
 	}
 }
+
+// TestStudyShardsGrouped: the shard files of one sharded study run (`pltlab reproduce modquic
+// --scale smoke --shard I/2 --out DIR/shard-I`: each file opens with the study's plan line,
+// which has no configuration hash) are one set; the file of a second run of one of those
+// shards beside them starts a set of its own.
+func TestStudyShardsGrouped(t *testing.T) {
+	dir := t.TempDir()
+	for _, sh := range []string{"shard-0", "shard-1", "shard-1-again"} {
+		src := filepath.Join("testdata/modquic-shards", strings.TrimSuffix(sh, "-again"), "results.jsonl")
+		os.MkdirAll(filepath.Join(dir, sh), 0o755)
+		os.WriteFile(filepath.Join(dir, sh, "results.jsonl"), mustRead(t, src), 0o644)
+	}
+	s, ts := newTest(t, Options{Roots: []string{dir}})
+	sets := s.Sets()
+	if len(sets) != 2 || len(sets[0].Files) != 2 || sets[0].Shards != 2 || len(sets[1].Files) != 1 {
+		for _, st := range sets {
+			t.Logf("set %s: %d shards, files %v", st.Name, st.Shards, st.Files)
+		}
+		t.Fatalf("%d sets: want the study's two shards merged and the second run of shard 1 apart", len(sets))
+	}
+	_, idx, _ := get(t, ts, "/")
+	if !strings.Contains(idx, "sharded run (2 shard files merged)") {
+		t.Error("index does not say the study run is sharded")
+	}
+}

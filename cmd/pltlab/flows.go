@@ -25,6 +25,7 @@ import (
 
 // flowsFlags are the flags of 'pltlab flows'.
 type flowsFlags struct {
+	setup    *measureSetup // the command's set-up and link probe (nil: the kernel's)
 	link     string
 	flows    []string
 	mixes    []string
@@ -45,7 +46,7 @@ type flowsFlags struct {
 
 // newFlowsCmd builds 'pltlab flows', making setup once the flags and --out are checked.
 func newFlowsCmd(setup *measureSetup) *cobra.Command {
-	var f flowsFlags
+	f := flowsFlags{setup: setup}
 	cmd := &cobra.Command{
 		Use:   "flows --link LINK --flow PROTO[:CC] ... [--mix P,P...] [--duration D] [--start 0s,10s] [--runs N] [--out FILE.jsonl]",
 		Short: "Run bulk flows through an emulated link: goodput, utilization, loss ratio, fairness",
@@ -133,7 +134,7 @@ func (f *flowsFlags) specs() ([][]flows.Spec, error) {
 	if f.link == "" {
 		return nil, usagef("missing --link: give a LINK spec such as carlucci2015, none or rate=10mbit,rtt=50ms")
 	}
-	if _, err := parseLink(f.link); err != nil {
+	if _, err := parseLink(f.setup, f.link); err != nil {
 		return nil, err
 	}
 	if len(f.flows) == 0 && len(f.mixes) == 0 {
@@ -289,7 +290,7 @@ func raiseProcsForLink() {
 // whose artifacts were not all written whole makes the exit code 3 (after every run).
 func runFlows(cmd *cobra.Command, f flowsFlags, p flows.Plan, sink io.Writer) error {
 	ctx := cmd.Context()
-	if spec, _ := parseLink(f.link); spec.Shaped() {
+	if spec, _ := parseLink(f.setup, f.link); spec.Shaped() {
 		raiseProcsForLink()
 	}
 	tableTo := cmd.OutOrStdout()

@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pltlab/pltlab/internal/idlepoll"
+	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // idleKeeper holds the spinners that keep the machine's CPUs awake while a command measures
@@ -57,6 +59,24 @@ func stopIdlePoll() {
 type measureSetup struct {
 	mode  idlepoll.Mode                             // --idle-poll, set by the root command
 	start func(*cobra.Command, idlepoll.Mode) error // startIdlePoll; tests record the call
+	// probe says whether this machine can open a link of a spec's shaper before anything is
+	// set up (shaping.Available: sch_netem for shaper=netem); tests give a kernel of their
+	// choice. A nil setup or probe asks the kernel (shaping.Available).
+	probe func(linkspec.Spec) error
+}
+
+// newMeasureSetup returns the set-up main uses: startIdlePoll and the kernel's own answer
+// (shaping.Available).
+func newMeasureSetup() *measureSetup {
+	return &measureSetup{start: startIdlePoll, probe: shaping.Available}
+}
+
+// available reports whether this machine can open a link of spec's shaper (probe).
+func (s *measureSetup) available(spec linkspec.Spec) error {
+	if s == nil || s.probe == nil {
+		return shaping.Available(spec)
+	}
+	return s.probe(spec)
 }
 
 // begin makes the set-up for cmd, whose input has been validated.

@@ -31,8 +31,8 @@ func newLinkCmd(setup *measureSetup) *cobra.Command {
 }
 
 // parseLink parses a --link value as a usage error on failure, and refuses a link this machine
-// cannot open (shaping.Available: shaper=netem without sch_netem) the same way.
-func parseLink(s string) (linkspec.Spec, error) {
+// cannot open (setup.available: shaper=netem without sch_netem) the same way.
+func parseLink(setup *measureSetup, s string) (linkspec.Spec, error) {
 	if s == "" {
 		return linkspec.Spec{}, usagef("--link is required: accepted a preset (see 'pltlab link presets') or key=value items such as rate=3mbit,rtt=50ms")
 	}
@@ -40,15 +40,15 @@ func parseLink(s string) (linkspec.Spec, error) {
 	if err != nil {
 		return spec, usagef("bad --link: %v", err)
 	}
-	if err := shaping.Available(spec); err != nil {
+	if err := setup.available(spec); err != nil {
 		return spec, usagef("bad --link: %v", err) // refused before anything is set up
 	}
 	return spec, nil
 }
 
 // openLink parses spec and brings the link up.
-func openLink(ctx context.Context, spec string) (shaping.Link, error) {
-	sp, err := parseLink(spec)
+func openLink(ctx context.Context, setup *measureSetup, spec string) (shaping.Link, error) {
+	sp, err := parseLink(setup, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -73,13 +73,13 @@ PASS/FAIL per line and the tolerance used. Exit status 1 when any line fails.`,
   sudo ./bin/pltlab link check --link rate=10mbit,rtt=20ms,loss=1% --quick --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := parseLink(linkSpec); err != nil {
+			if _, err := parseLink(setup, linkSpec); err != nil {
 				return err
 			}
 			if err := setup.begin(cmd); err != nil {
 				return err
 			}
-			l, err := openLink(cmd.Context(), linkSpec)
+			l, err := openLink(cmd.Context(), setup, linkSpec)
 			if err != nil {
 				return err
 			}

@@ -25,15 +25,16 @@ func pltlabVersion() string {
 }
 
 // newRootCmd builds the pltlab command tree. Each subcommand lives in its own file.
-func newRootCmd() *cobra.Command { return newRootCmdWith(startIdlePoll) }
+func newRootCmd() *cobra.Command { return newRootCmdWith(*newMeasureSetup()) }
 
-// newRootCmdWith builds the pltlab command tree whose measuring commands start the idle-poll
-// spinners with startIdle (startIdlePoll; tests give one that records the call), once their
-// input is validated (measureSetup).
-func newRootCmdWith(startIdle func(*cobra.Command, idlepoll.Mode) error) *cobra.Command {
+// newRootCmdWith builds the pltlab command tree whose measuring commands make setup once their
+// input is validated: they start the idle-poll spinners with setup.start (startIdlePoll; tests
+// give one that records the call) and ask setup.probe whether a link's shaper can open here
+// (shaping.Available; tests give a kernel with or without sch_netem).
+func newRootCmdWith(s measureSetup) *cobra.Command {
 	var verbose bool
 	var idleMode string
-	setup := &measureSetup{start: startIdle}
+	setup := &s
 	root := &cobra.Command{
 		Use:   "pltlab",
 		Short: "Measure browser page-load time (PLT) per HTTP protocol over an emulated link",

@@ -25,6 +25,7 @@ import (
 
 // runFlags are the flags of 'pltlab run'.
 type runFlags struct {
+	setup               *measureSetup // the command's set-up and link probe (nil: the kernel's)
 	pages, links        []string
 	protocols, modes    string
 	matrix              string
@@ -52,6 +53,7 @@ func newRunCmd(setup *measureSetup) *cobra.Command { return newRunCmdWith(&runFl
 // newRunCmdWith builds 'pltlab run' on the flag values f (tests read them back), making setup
 // once the flags are checked.
 func newRunCmdWith(f *runFlags, setup *measureSetup) *cobra.Command {
+	f.setup = setup
 	cmd := &cobra.Command{
 		Use:   "run --page SPEC --link LINK [flags]",
 		Short: "Measure PLT per protocol over a matrix of pages and links",
@@ -200,7 +202,7 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 		return c, asUsage(err)
 	}
 	for _, l := range c.Links {
-		if err := linkAvailable(l); err != nil {
+		if err := linkAvailable(f.setup, l); err != nil {
 			return c, err
 		}
 		if w := linkspec.PartialNote(l); w != "" {
@@ -211,13 +213,13 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 }
 
 // linkAvailable refuses, as a usage error before anything is set up, a link this machine cannot
-// open (shaping.Available: shaper=netem without sch_netem); a bad spec is left to its parser.
-func linkAvailable(link string) error {
+// open (setup.available: shaper=netem without sch_netem); a bad spec is left to its parser.
+func linkAvailable(setup *measureSetup, link string) error {
 	spec, err := linkspec.Parse(link)
 	if err != nil {
 		return nil
 	}
-	if err := shaping.Available(spec); err != nil {
+	if err := setup.available(spec); err != nil {
 		return usagef("%v", err)
 	}
 	return nil

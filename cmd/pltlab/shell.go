@@ -38,13 +38,13 @@ command; the link is removed once it exits.`,
 			if _, err := exec.LookPath(args[0]); err != nil {
 				return &exitError{code: 127, err: fmt.Errorf("%s: command not found", args[0])} // the shell's convention
 			}
-			if _, err := parseLink(linkSpec); err != nil {
+			if _, err := parseLink(setup, linkSpec); err != nil {
 				return err
 			}
 			if err := setup.begin(cmd); err != nil {
 				return err
 			}
-			l, err := openLink(cmd.Context(), linkSpec)
+			l, err := openLink(cmd.Context(), setup, linkSpec)
 			if err != nil {
 				return err
 			}

@@ -16,17 +16,19 @@ import (
 var _ view.StudyFunc = Report
 
 // Report is a view.StudyFunc: the report of the study whose records recs are (studies.Identify
-// finds the study and its scale), rendered by package studies: its findings with links to the
-// sections they cite, and report.html's body, figures and parts. nil when recs are no study's.
+// finds the study and its scale, of page-load parts, flow parts or a study's own schedule),
+// judged by the plan as measured (studies.FromRecords: the parts' pages, links, arms and runs,
+// the flows' runs and durations as recorded, as reproduce's report judges them) and rendered
+// by package studies: its findings with links to the sections they cite, and report.html's
+// body, figures and parts. nil when recs are no study's.
 func Report(recs []*result.Record) (*view.Study, error) {
 	st, plan, exact, ok := studies.Identify(recs)
 	if !ok {
 		return nil, nil
 	}
+	scale := plan.Scale
+	plan = studies.FromRecords(plan, recs)
 	ev := studies.Evaluate(st, plan, recs)
-	if len(ev.Loads()) == 0 {
-		return nil, nil
-	}
 	body, err := ev.ReportBody("findings")
 	if err != nil {
 		return nil, err
@@ -40,7 +42,7 @@ func Report(recs []*result.Record) (*view.Study, error) {
 			return nil
 		}}
 	if !exact {
-		vs.Note = fmt.Sprintf("The records match no scale's configuration (run with --runs or --seed): the plan shown is scale %s.", plan.Scale)
+		vs.Note = fmt.Sprintf("The records match no scale's configuration (run with --runs or --seed): the plan shown is what they measured, on scale %s's design.", scale)
 	}
 	anchors := ev.SectionAnchors()
 	for i, j := range ev.Judge() {
