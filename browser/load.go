@@ -213,7 +213,8 @@ func setupTab(tab context.Context, cancel context.CancelFunc, emulate func(conte
 }
 
 // measure navigates the tab to t.URL under a deadline on a child context and reads the timings
-// once loadEventEnd > 0. On the deadline it reads what the page has so far. For the measured load
+// once loadEventEnd > 0, adding the objects that Chromium keeps out of Resource Timing from
+// the Network events (netResources). On the deadline it reads what the page has so far. For the measured load
 // (not a warm priming load) it also records the network events for t.HARPath and the screencast
 // for t.Visual.
 func measure(tab context.Context, t Target, measured bool) outcome {
@@ -234,6 +235,7 @@ func measure(tab context.Context, t Target, measured bool) outcome {
 	}
 	switch {
 	case err == nil:
+		tm.Resources = append(tm.Resources, netResources(&tm, t.Manifest, w.finishedRequests())...)
 		w.readBodies(rctx)
 		out := outcome{w: w, tm: &tm, failed: w.failures()}
 		if sc != nil {
@@ -241,7 +243,11 @@ func measure(tab context.Context, t Target, measured bool) outcome {
 		}
 		return out
 	case tab.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded):
-		return outcome{w: w, tm: partial(tab, t.URL), timedOut: true, err: err, failed: w.failures()}
+		ptm := partial(tab, t.URL)
+		if ptm != nil {
+			ptm.Resources = append(ptm.Resources, netResources(ptm, t.Manifest, w.finishedRequests())...)
+		}
+		return outcome{w: w, tm: ptm, timedOut: true, err: err, failed: w.failures()}
 	default:
 		return outcome{w: w, err: err}
 	}

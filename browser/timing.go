@@ -44,6 +44,9 @@ type resTiming struct {
 	ResponseStart         float64 `json:"responseStart"`
 	ResponseEnd           float64 `json:"responseEnd"`
 	ResponseStatus        int     `json:"responseStatus"`
+	// Source is "" for an entry of the page's Resource Timing, result.SourceNetwork for one
+	// built from the Network events (netResources).
+	Source string `json:"source,omitempty"`
 }
 
 // paintTiming is one PerformancePaintTiming entry (W3C Paint Timing).
@@ -67,10 +70,13 @@ type pageTimings struct {
 const fcpGrace = 250 * time.Millisecond
 
 // collectJS returns a script whose promise resolves with the page's timings; with wait it first
-// polls every 5 ms until loadEventEnd > 0 (it stays 0 until the load handlers have returned) and
+// polls every 5 ms until loadEventEnd > 0 (it stays 0 until the load handlers have returned),
 // the page's fetch loader has no fetch in flight (self[pages.PendingVar] is not above 0: fetch()
-// does not delay the load event, yet every fetched object is part of the page), then up to
-// fcpGrace for the first-contentful-paint entry. The PLT stays loadEventEnd. The resources are
+// does not delay the load event, yet every fetched object is part of the page) and no web font
+// is loading (document.fonts.status is not "loading": a font is requested only when a layout
+// first needs it, and when a render-blocking stylesheet is the page's last resource that layout
+// can come after the load event; measured over h1, docs/design.md "Replaying a HAR"), then up
+// to fcpGrace for the first-contentful-paint entry. The PLT stays loadEventEnd. The resources are
 // the page's Resource Timing entries followed by those its iframes posted to it (the objects an
 // iframe holds, self[pages.FrameResourcesVar], already on the page's time origin).
 func collectJS(wait bool) string {
@@ -90,10 +96,11 @@ func collectJS(wait bool) string {
     };
   };
   const fcp = () => performance.getEntriesByName('first-contentful-paint').length > 0;
+  const fontsSettled = () => !document.fonts || document.fonts.status !== 'loading';
   let loadedAt = 0;
   const poll = () => {
     const n = performance.getEntriesByType('navigation')[0];
-    if (%t && !(n && n.loadEventEnd > 0 && !(self.%s > 0))) { setTimeout(poll, 5); return; }
+    if (%t && !(n && n.loadEventEnd > 0 && !(self.%s > 0) && fontsSettled())) { setTimeout(poll, 5); return; }
     if (!loadedAt) loadedAt = performance.now();
     if (%t && !fcp() && performance.now() - loadedAt < %d) { setTimeout(poll, 5); return; }
     resolve(snap());
@@ -139,7 +146,7 @@ func fill(rec *result.Record, tm *pageTimings) {
 			TransferSize: r.TransferSize, EncodedBodySize: r.EncodedBodySize,
 			StartMs: r.StartTime, EndMs: r.ResponseEnd, Status: r.ResponseStatus,
 			ConnectStartMs: r.ConnectStart, ConnectEndMs: r.ConnectEnd, TLSStartMs: r.SecureConnectionStart,
-			RequestStartMs: r.RequestStart, ResponseStartMs: r.ResponseStart,
+			RequestStartMs: r.RequestStart, ResponseStartMs: r.ResponseStart, Source: r.Source,
 		})
 	}
 }

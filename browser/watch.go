@@ -25,12 +25,16 @@ type watch struct {
 	events []netEvent
 	// bodies are the response bodies read after the load (readBodies), by request ID.
 	bodies map[network.RequestID][]byte
+	// reqs follows every request (netRequest), in issue order (order), for the objects Chromium
+	// gives no Resource Timing entry (netResources).
+	reqs  map[network.RequestID]*netRequest
+	order []network.RequestID
 }
 
 // newWatch returns a watch; with record it also keeps the network events a HAR is built from.
 func newWatch(record bool) *watch {
 	return &watch{urls: make(map[network.RequestID]string), failed: make(map[string]string),
-		conns: make(map[string]string), record: record}
+		conns: make(map[string]string), record: record, reqs: make(map[network.RequestID]*netRequest)}
 }
 
 // event handles one event; it runs in the tab's read loop, so it only records.
@@ -42,6 +46,7 @@ func (w *watch) event(ev any) {
 			w.events = append(w.events, ne)
 		}
 	}
+	w.follow(ev)
 	switch e := ev.(type) {
 	case *network.EventResponseReceived:
 		if e.Response != nil {

@@ -318,7 +318,15 @@ type Resource struct {
 	// Network.Response.connectionId, as a decimal string): the same ID is the same TCP connection
 	// (h1, h2) or QUIC connection (h3). "" when unknown.
 	ConnectionID string `json:"connection_id,omitempty"`
+	// Source is where the entry came from: "" for the page's Resource Timing entry (the usual
+	// case), "network" for an object Chromium gives no Resource Timing entry, built from the
+	// load's DevTools Network events (a subresource of a cross-origin stylesheet fetched in
+	// no-cors mode, such as a web font: docs/design.md, "Replaying a HAR").
+	Source string `json:"source,omitempty"`
 }
+
+// SourceNetwork is Resource.Source of an entry built from DevTools Network events.
+const SourceNetwork = "network"
 
 // Page describes the loaded page.
 type Page struct {
