@@ -25,8 +25,11 @@ const (
 	maxPoll = 100 * time.Millisecond
 	// rtPriority is the SCHED_FIFO priority of forwarder threads (WithRealtime(false) skips it):
 	// with it, wake-ups were 20-80 us late at p99 under full CPU load here, without it 0.1-11 ms.
-	// A busy forwarder leaves SCHED_FIFO (see governor).
-	rtPriority = 10
+	// A busy forwarder leaves SCHED_FIFO (see governor). 89: above the idle-poll watchers
+	// (idlepoll.WatcherPriority, 88), which wake every millisecond on every CPU and must never
+	// delay a release (until 2026-12-06 the forwarders ran at 10, below them, against what
+	// the watchers' design says).
+	rtPriority = 89
 	// spinLead is how long before a release the forwarder stops sleeping and spins; spinEvery
 	// bounds how often it may spin, so spinning costs at most spinLead/spinEvery of a core (4%).
 	spinLead  = 80 * time.Microsecond

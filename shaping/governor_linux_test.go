@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/pltlab/pltlab/internal/idlepoll"
 )
 
 // TestGovernorCountsCPUNotStops: a forwarder whose virtual CPU the host stopped for 80 ms of a
@@ -46,5 +48,14 @@ func TestThreadCPU(t *testing.T) {
 	}
 	if b := threadCPU(); b <= a {
 		t.Fatalf("thread CPU %v then %v", a, b)
+	}
+}
+
+// TestForwardersAboveWatchers: the forwarders' SCHED_FIFO priority is above the idle-poll
+// watchers', so a watcher's wake-up (every millisecond on every CPU) never delays a release,
+// and below the kernel's own real-time threads (99).
+func TestForwardersAboveWatchers(t *testing.T) {
+	if rtPriority <= idlepoll.WatcherPriority || rtPriority >= 99 {
+		t.Errorf("forwarders at SCHED_FIFO %d, watchers at %d: want watchers < forwarders < 99", rtPriority, idlepoll.WatcherPriority)
 	}
 }
