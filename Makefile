@@ -14,9 +14,10 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 INTEGRATION_TIMEOUT ?= 14m
 RACE_PKGS := /(shaping|server|internal/idlepoll|flows|browser|view|pages|experiment|device|artifacts|result)(/|$$)
 # STUDY_TESTS are the whole-study integration tests (every study's smoke scale through
-# `reproduce`, and one through Slurm): about 5 minutes on 2 cores, so they run in their own
-# target, test-studies, which CI runs after make test.
-STUDY_TESTS := ^TestIntegration(Study|SlurmStudy)
+# `reproduce`, and one through Slurm) and the quic-go history test (three releases built from the
+# module proxy and run against each other, about 70 s from an empty cache): about 6 minutes on
+# 2 cores, so they run in their own target, test-studies, which CI runs after make test.
+STUDY_TESTS := ^TestIntegration(Study|SlurmStudy|QuicGoEras)
 
 .PHONY: setup deps netem-deps build test test-netem test-studies unit integration check bench fuzz clean image image-deps image-smoke
 
@@ -73,7 +74,7 @@ integration:
 # through the one-node Slurm cluster): the integration tests of whole studies, kept out of
 # make test for its time budget and run by CI after it.
 test-studies:
-	$(GO) test -count=1 -p 1 -run '$(STUDY_TESTS)' -timeout 15m ./cmd/pltlab ./cluster
+	$(GO) test -count=1 -p 1 -run '$(STUDY_TESTS)' -timeout 15m ./cmd/pltlab ./cluster ./interop/...
 
 # check: gofmt, go vet, staticcheck (pinned by the tool directive in go.mod), the package
 # layering test (internal/layers: dependencies point the way docs/design.md draws them) and a
