@@ -73,7 +73,7 @@ func goldenCases(t *testing.T) []goldenCase {
 	for name, recs := range map[string][]*result.Record{
 		"published": carlucciRecords(2030, 1450, 1140, 1140, 3000, 2500), "today": carlucciRecords(1430, 1100, 1040, 970, 2500, 2500),
 		"reversed": carlucciRecords(1000, 1450, 2030, 2030, 2000, 3000), "none": nil,
-		"fair3":    flowRuns(3, 2.80e6, 0.012, 0.001, [2]float64{1.5e6, 1.3e6}), "starved": flowRuns(3, 1.5e6, 0.08, 0.001, [2]float64{2.6e6, 0.2e6}),
+		"fair3": flowRuns(3, 2.80e6, 0.012, 0.001, [2]float64{1.5e6, 1.3e6}), "starved": flowRuns(3, 1.5e6, 0.08, 0.001, [2]float64{2.6e6, 0.2e6}),
 		"fair1": flowRuns(1, 2.80e6, 0.012, 0, [2]float64{1.5e6, 1.3e6}), "bounds": flowRuns(3, 2.80e6, 0.020, 0.001, [2]float64{1.8668e6, 0.9332e6}),
 	} {
 		cs = append(cs, goldenCase{"carlucci-" + name, c, c.Plan(Quick), recs})
