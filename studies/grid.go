@@ -244,14 +244,14 @@ func cellTable(cells []Cell) Table {
 
 // tallyHolm counts the significant positive (QUIC faster), significant negative (TCP faster)
 // and other cells of comparison i, the cells' significance taken as a family: Holm's procedure over their
-// Welch p-values at Alpha (holm), so that "most cells" is not made of cells each significant by
+// Welch p-values at Alpha (analysis.Holm), so that "most cells" is not made of cells each significant by
 // chance. It returns the cells' significance too, in cells' order.
 func tallyHolm(cells []Cell, i int) (quic, tcp, neutral int, sig []bool) {
 	ps := make([]float64, len(cells))
 	for k, c := range cells {
 		ps[k] = c.Diffs[i].P
 	}
-	sig = holm(ps, Alpha)
+	sig = analysis.Holm(ps, Alpha)
 	for k, c := range cells {
 		switch d := c.Diffs[i]; {
 		case sig[k] && d.Pct > 0:

@@ -173,7 +173,7 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 	if len(diffs) == 0 {
 		return notRun(fmt.Sprintf("no path with %d or more valid runs of %s and of %s alone", HighwayMinRuns, rel.a, rel.b))
 	}
-	sig := holm(ps, Alpha)
+	sig := analysis.Holm(ps, Alpha)
 	z := analysis.NormalQuantile(1 - Alpha/2)
 	up, down := 0, 0
 	var parts, undecided []string

@@ -3,7 +3,6 @@ package studies
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/pltlab/pltlab/analysis"
@@ -18,7 +17,7 @@ import (
 //   - inconclusive: everything else. An interval that holds the region's bound, an estimate on
 //     its bound and an estimate without an interval (too few runs) are inconclusive.
 // Where one finding is made of several tests (cells, or sub-claims that must all hold), the
-// family's error rate is held at Alpha by Holm's step-down procedure (Holm 1979) over the tests'
+// family's error rate is held at Alpha by Holm's step-down procedure (analysis.Holm; Holm 1979) over the tests'
 // p-values, or by Bonferroni's split of Alpha over the sub-claims' intervals.
 
 // Region is the claimed region of an estimate: Lo < estimate < Hi, each bound open, -Inf or +Inf
@@ -69,46 +68,6 @@ func allOf(vs ...Verdict) Verdict {
 	return Reproduced
 }
 
-// holm returns which of the family's p-values are significant at family-wise level alpha by
-// Holm's step-down procedure (S. Holm, "A simple sequentially rejective multiple test
-// procedure", Scand. J. Statist. 6, 1979): sorted ascending, p_(k) is rejected while
-// p_(j) <= alpha / (m - j + 1) for every j <= k. A NaN p-value is never significant and counts
-// in m.
-func holm(ps []float64, alpha float64) []bool {
-	m := len(ps)
-	idx := make([]int, m)
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		pa, pb := ps[a], ps[b]
-		switch {
-		case math.IsNaN(pa) && math.IsNaN(pb):
-			return 0
-		case math.IsNaN(pa):
-			return 1
-		case math.IsNaN(pb):
-			return -1
-		case pa < pb:
-			return -1
-		case pa > pb:
-			return 1
-		}
-		return 0
-	})
-	out := make([]bool, m)
-	for j, i := range idx {
-		if math.IsNaN(ps[i]) || ps[i] > alpha/float64(m-j) {
-			break
-		}
-		out[i] = true
-	}
-	return out
-}
-
-// BlockBootstrapB is the number of resamples of the block bootstraps of flow criteria.
-const BlockBootstrapB = 4000
-
 // FlowBlockS is the block length of the flow criteria's moving-block bootstrap, in seconds: the
 // per-bin goodput of a congestion-controlled flow is autocorrelated over its sawtooth (CUBIC's
 // epoch at the paper's 3 Mbit/s, 50 ms, 1-BDP link is a few seconds), so bins are resampled in
@@ -116,66 +75,6 @@ const BlockBootstrapB = 4000
 // the bootstrap for general stationary observations", Ann. Statist. 17, 1989; block length of
 // the order of the correlation time, Politis & White 2004).
 const FlowBlockS = 2.0
-
-// blockStat is a statistic of one resample of every series of a run, bin-aligned: xs[k] is
-// series k resampled.
-type blockStat func(xs [][]float64) float64
-
-// blockReps returns the mean over runs of stat on the series as measured, and
-// BlockBootstrapB moving-block bootstrap replicates of it: each run's series (equal lengths
-// within a run, one per flow) are resampled together with the same blocks of block bins (so
-// flows that share a bottleneck keep their joint behaviour), stat is taken per run and averaged
-// over runs. Replicates are nil when a run has fewer than 2 blocks of data.
-func blockReps(runs [][][]float64, block int, stat blockStat, seed uint64) (float64, []float64) {
-	if len(runs) == 0 {
-		return math.NaN(), nil
-	}
-	var est float64
-	short := block < 1
-	for _, r := range runs {
-		est += stat(r)
-		short = short || len(r) == 0 || len(r[0]) < 2*block
-	}
-	est /= float64(len(runs))
-	if short {
-		return est, nil
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x706c746c6162))
-	reps := make([]float64, BlockBootstrapB)
-	bufs := make([][][]float64, len(runs))
-	for i, r := range runs {
-		bufs[i] = make([][]float64, len(r))
-		for k := range r {
-			bufs[i][k] = make([]float64, len(r[0]))
-		}
-	}
-	for b := range reps {
-		var sum float64
-		for i, r := range runs {
-			n := len(r[0])
-			for at := 0; at < n; at += block {
-				start, l := rng.IntN(n-block+1), min(block, n-at)
-				for k := range r {
-					copy(bufs[i][k][at:at+l], r[k][start:start+l])
-				}
-			}
-			sum += stat(bufs[i])
-		}
-		reps[b] = sum / float64(len(runs))
-	}
-	return est, reps
-}
-
-// blockCI returns blockReps' estimate and the (1 - alpha) percentile interval of its replicates
-// (NaN without replicates).
-func blockCI(runs [][][]float64, block int, stat blockStat, alpha float64, seed uint64) (est, lo, hi float64) {
-	est, reps := blockReps(runs, block, stat, seed)
-	if reps == nil {
-		return est, math.NaN(), math.NaN()
-	}
-	slices.Sort(reps)
-	return est, analysis.Quantile(reps, alpha/2), analysis.Quantile(reps, 1-alpha/2)
-}
 
 // meanOf is the mean of xs (NaN when empty).
 func meanOf(xs []float64) float64 {

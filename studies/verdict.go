@@ -141,7 +141,7 @@ func armLabel(g *analysis.Group) string {
 // reproduced when every cell is (each at Alpha: the claim is the intersection of the cells'
 // claims, so no correction is due; Berger 1982), contradicted when a cell is significant the
 // other way after Holm's correction over the cells (the contradiction is a union of tests, whose
-// family is held at Alpha: holm), not run when any cell lacks loads, else inconclusive with the
+// family is held at Alpha: analysis.Holm), not run when any cell lacks loads, else inconclusive with the
 // needs of the undecided cells.
 func combine(cells []shift, see ...string) Judgement {
 	if len(cells) == 0 {
@@ -151,7 +151,7 @@ func combine(cells []shift, see ...string) Judgement {
 	for i, c := range cells {
 		ps[i] = c.p
 	}
-	sig := holm(ps, Alpha)
+	sig := analysis.Holm(ps, Alpha)
 	j := Judgement{Verdict: Reproduced, See: see}
 	var texts []string
 	worst := 0
