@@ -319,7 +319,7 @@ func losslessShift(e *Support, a, b *analysis.Group) shift {
 	pr := e.Part("lossless")
 	p, l := pr.Part.Config.Pages[0], pr.Part.Config.Links[0]
 	if a == nil || b == nil {
-		return shift{verdict: NotRun, text: "missing arm", cell: cellName("lossless", l, armLabel(a), armLabel(b)), p: math.NaN()}
+		return shift{claim: missing(), text: "missing arm", cell: cellName("lossless", l, armLabel(a), armLabel(b))}
 	}
 	pub := carlucciPaperRatio(experiment.Arm{Protocol: a.Protocol, Mode: a.Mode}, experiment.Arm{Protocol: b.Protocol, Mode: b.Mode})
 	return judgeShift(pr, p, l, a, b, pub)
@@ -374,24 +374,22 @@ func judgeLosslessRatios(e *Support) Judgement {
 		}
 	}
 	var parts, cells []string
-	h2, h3 := Inconclusive, Contradicted
+	h2, h3 := Inconclusive, []Claim{}
 	for _, r := range rows[1:] {
 		region := Region{r.PaperRatio * (1 - RatioMargin), r.PaperRatio * (1 + RatioMargin)}
-		v := byInterval(r.RatioLow, r.RatioHigh, region)
-		word := map[Verdict]string{Reproduced: "matches", Contradicted: "misses", Inconclusive: "undecided"}[v]
+		c := within(r.RatioLow, r.RatioHigh, region)
+		word := map[Verdict]string{Reproduced: "matches", Contradicted: "misses", Inconclusive: "undecided"}[c.judge(Alpha)]
 		parts = append(parts, fmt.Sprintf("%s: paper %.2f (+-%.0f %%: %.2f..%.2f), ours %s [%s, %s]: %s", armName(r.Protocol, r.Mode), r.PaperRatio,
 			100*RatioMargin, region.Lo, region.Hi, fmtRatio(r.Ratio), fmtRatio(r.RatioLow), fmtRatio(r.RatioHigh), word))
 		cells = append(cells, cellName("lossless", pr.Part.Config.Links[0], armName(r.Protocol, r.Mode), rows[0].Protocol))
-		switch r.Protocol {
-		case "h2":
-			h2 = v
-		case "h3": // either mode may match: the best of the two
-			if v == Reproduced || v == Inconclusive && h3 == Contradicted {
-				h3 = v
-			}
+		if r.Protocol == "h2" {
+			h2 = c.judge(Alpha)
+		} else if r.Protocol == "h3" {
+			h3 = append(h3, c)
 		}
 	}
-	return Judgement{Verdict: allOf(h2, h3), Evidence: strings.Join(parts, "; "), Cells: cells,
+	either, _ := fold(Either, Alpha, h3...) // either h3 mode may match
+	return Judgement{Verdict: foldVerdicts(Every, []Verdict{h2, either}), Evidence: strings.Join(parts, "; "), Cells: cells,
 		See: []string{"Loss-free PLT (the paper's table)", "calibration (--calibrate)"}}
 }
 

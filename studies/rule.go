@@ -3,7 +3,6 @@ package studies
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/pltlab/pltlab/analysis"
 )
@@ -36,6 +35,133 @@ func (r Region) String() string {
 	return fmt.Sprintf("in (%.4g, %.4g)", r.Lo, r.Hi)
 }
 
+// Claim is one test or interval a finding declares; fold turns a finding's claims into its
+// verdict. Build one with testClaim, within, outside or missing.
+type Claim struct {
+	kind   claimKind
+	p, way float64 // a test's p-value, and its estimate's direction: > 0 claimed, < 0 the other way
+	lo, hi float64 // an interval
+	region Region  // the claimed region of the interval
+	family bool    // an interval whose p-value still counts in the family's Holm procedure
+}
+
+// claimKind is how a Claim is judged.
+type claimKind uint8
+
+const (
+	byTest claimKind = iota
+	byRegion
+	byOutside
+	noData
+)
+
+// testClaim is a test with p-value p whose estimate goes the claimed way when way > 0 and the
+// other way when way < 0 (0 or NaN: neither).
+func testClaim(p, way float64) Claim { return Claim{kind: byTest, p: p, way: way} }
+
+// within is an estimate's interval [lo, hi] claimed inside r.
+func within(lo, hi float64, r Region) Claim { return Claim{kind: byRegion, lo: lo, hi: hi, region: r} }
+
+// outside is an estimate's interval [lo, hi] claimed outside r (beyond either bound).
+func outside(lo, hi float64, r Region) Claim {
+	return Claim{kind: byOutside, lo: lo, hi: hi, region: r}
+}
+
+// missing is a claim this run lacks the data for (too few loads): NotRun.
+func missing() Claim { return Claim{kind: noData} }
+
+// Family is how a finding's claims fold into one verdict (fold).
+type Family uint8
+
+const (
+	// Every claim must hold: Reproduced when each does at alpha (an intersection of claims needs
+	// no correction; R. L. Berger, Technometrics 24, 1982), Contradicted when one is (a test only
+	// when significant after Holm's procedure over the family's tests), else NotRun when one
+	// lacks its data, else Inconclusive.
+	Every Family = iota
+	// EveryHolm is Every with each test significant, either way, only after Holm's procedure.
+	EveryHolm
+	// Most claims must hold: Holm over the tests; Reproduced when more than half reproduce,
+	// Contradicted when more than half contradict, else Inconclusive.
+	Most
+	// Either of the claims will do (alternatives, such as h3 cold or warm): Reproduced when one
+	// reproduces, Contradicted when every one contradicts, else Inconclusive.
+	Either
+)
+
+// fold is the one fold of the rule: it judges each claim at alpha (a test by its p-value and
+// direction, with Holm's procedure over the family's tests at alpha, analysis.Holm; an interval
+// against its region) and folds them by f. It returns the verdict and each claim's, in order.
+func fold(f Family, alpha float64, cs ...Claim) (Verdict, []Verdict) {
+	var ps []float64
+	for _, c := range cs {
+		if c.kind == byTest || c.family {
+			ps = append(ps, c.p)
+		}
+	}
+	sig := analysis.Holm(ps, alpha)
+	vs := make([]Verdict, len(cs))
+	k := 0
+	for i, c := range cs {
+		vs[i] = c.judge(alpha)
+		if c.kind == byTest && f != Every {
+			vs[i] = c.judge(math.Inf(1)) // the direction; Holm decides the significance
+		}
+		if c.kind == byTest && !sig[k] && (vs[i] == Contradicted || f != Every) {
+			vs[i] = Inconclusive
+		}
+		if c.kind == byTest || c.family {
+			k++
+		}
+	}
+	return foldVerdicts(f, vs), vs
+}
+
+// judge is one claim's verdict at alpha.
+func (c Claim) judge(alpha float64) Verdict {
+	switch c.kind {
+	case byTest:
+		switch {
+		case c.p < alpha && c.way > 0:
+			return Reproduced
+		case c.p < alpha && c.way < 0:
+			return Contradicted
+		}
+		return Inconclusive
+	case byRegion:
+		return byInterval(c.lo, c.hi, c.region)
+	case byOutside:
+		if v := byInterval(c.lo, c.hi, c.region); v != Inconclusive {
+			return map[Verdict]Verdict{Reproduced: Contradicted, Contradicted: Reproduced}[v]
+		}
+		return Inconclusive
+	}
+	return NotRun
+}
+
+// foldVerdicts folds claims' verdicts by f.
+func foldVerdicts(f Family, vs []Verdict) Verdict {
+	n := map[Verdict]int{}
+	for _, v := range vs {
+		n[v]++
+	}
+	switch {
+	case f == Most && 2*n[Reproduced] > len(vs), f == Either && n[Reproduced] > 0:
+		return Reproduced
+	case f == Most && 2*n[Contradicted] > len(vs), f == Either && n[Contradicted] == len(vs):
+		return Contradicted
+	case f == Most || f == Either:
+		return Inconclusive
+	case n[Contradicted] > 0:
+		return Contradicted
+	case n[NotRun] > 0:
+		return NotRun
+	case len(vs) > 0 && n[Reproduced] == len(vs):
+		return Reproduced
+	}
+	return Inconclusive
+}
+
 // byInterval judges an estimate's interval [lo, hi] against the claimed region r: Reproduced
 // when the interval lies strictly inside r, Contradicted when strictly outside it, else (and for
 // a NaN bound: no interval) Inconclusive.
@@ -49,23 +175,6 @@ func byInterval(lo, hi float64, r Region) Verdict {
 		return Contradicted
 	}
 	return Inconclusive
-}
-
-// allOf folds sub-claims that must all hold (each judged at its share of Alpha): Contradicted
-// when any is, Reproduced when every one is, else Inconclusive.
-func allOf(vs ...Verdict) Verdict {
-	if len(vs) == 0 {
-		return Inconclusive
-	}
-	if slices.Contains(vs, Contradicted) {
-		return Contradicted
-	}
-	for _, v := range vs {
-		if v != Reproduced {
-			return Inconclusive
-		}
-	}
-	return Reproduced
 }
 
 // FlowBlockS is the block length of the flow criteria's moving-block bootstrap, in seconds: the

@@ -33,12 +33,51 @@ func TestByInterval(t *testing.T) {
 			t.Errorf("[%g, %g] vs %s: %s, want %s", tc.lo, tc.hi, tc.r, got, tc.want)
 		}
 	}
-	if allOf(Reproduced, Inconclusive) != Inconclusive || allOf(Reproduced, Contradicted, Inconclusive) != Contradicted ||
-		allOf(Reproduced, Reproduced) != Reproduced || allOf() != Inconclusive {
-		t.Error("allOf")
+}
+
+// TestFold: each family folds its claims as docs/design.md ("Verdicts") says: Every is the
+// intersection (a test reproduces at alpha, contradicts only after Holm), EveryHolm holds both
+// directions to Holm, Most needs more than half (never exactly half), Either one alternative.
+func TestFold(t *testing.T) {
+	R, C, I, N := Reproduced, Contradicted, Inconclusive, NotRun
+	vs := func(v ...Verdict) []Verdict { return v }
+	for _, tc := range []struct {
+		f    Family
+		vs   []Verdict
+		want Verdict
+	}{
+		{Every, vs(R, I), I}, {Every, vs(R, C, I), C}, {Every, vs(R, R), R}, {Every, vs(), I}, {Every, vs(R, N, I), N}, {Every, vs(N, C), C},
+		{Most, vs(R, R, R, R, R, C, C, I, I), R}, {Most, vs(R, R, R, R, I, I, I, I), I}, {Most, vs(R, C, C, C, C, C, I, I, I), C}, {Most, vs(R, R, C, C), I},
+		{Either, vs(C, R), R}, {Either, vs(C, I), I}, {Either, vs(C, C), C},
+	} {
+		if got := foldVerdicts(tc.f, tc.vs); got != tc.want {
+			t.Errorf("family %d of %v: %s, want %s", tc.f, tc.vs, got, tc.want)
+		}
 	}
-	if majority(5, 2, 9) != Reproduced || majority(4, 0, 8) != Inconclusive || majority(1, 5, 9) != Contradicted || majority(4, 4, 8) != Inconclusive {
-		t.Error("majority: more than half, never on exactly half")
+	// Two tests at 0.008 and 0.009, each under 0.01 alone but not as a family of two (Holm:
+	// 0.008 > 0.005): Every reproduces the intersection, refuses the contradiction; EveryHolm
+	// reproduces neither.
+	if v, _ := fold(Every, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != R {
+		t.Errorf("Every, both the claimed way: %s", v)
+	}
+	if v, cs := fold(Every, 0.01, testClaim(0.008, 1), testClaim(0.009, -1)); v != I || cs[1] != I {
+		t.Errorf("Every, one the other way, n.s. by Holm: %s %v", v, cs)
+	}
+	if v, _ := fold(EveryHolm, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != I {
+		t.Errorf("EveryHolm: %s", v)
+	}
+	if v, _ := fold(Every, 0.01, testClaim(0.001, 1), missing()); v != N {
+		t.Errorf("a cell without data: %s", v)
+	}
+	r := Region{-1, 1}
+	if outside(2, 3, r).judge(0.01) != R || outside(-0.5, 0.5, r).judge(0.01) != C || outside(0.5, 2, r).judge(0.01) != I {
+		t.Error("outside: beyond the region reproduces, inside it contradicts")
+	}
+	// An interval claim that counts in the Holm family makes the family's tests stricter.
+	in := within(0.1, 0.2, Region{0, 1})
+	in.p, in.family = 0.5, true
+	if v, _ := fold(EveryHolm, 0.01, testClaim(0.007, 1), in); v != I {
+		t.Errorf("family interval: %s, want the test not significant among 2", v)
 	}
 }
 
