@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
@@ -156,8 +157,8 @@ func calibrationConsole(w io.Writer, e *Support) error {
 	fmt.Fprintln(tw, "rank\tpage\th1\th2\th3\th2/h1\th3/h1\tloss L\tloads")
 	fmt.Fprintln(tw, "paper\t-\t2.03 s\t1.45 s\t1.14 s\t0.71\t0.56\t-\t-")
 	for i, c := range cs[:min(10, len(cs))] {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, c.Page, fmtSec(c.Medians[0]), fmtSec(c.Medians[1]), fmtSec(c.Medians[2]),
-			fmtRatio(c.Medians[1]/c.Medians[0]), fmtRatio(c.Medians[2]/c.Medians[0]), fmtLoss(c.Loss), c.N)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, c.Page, analysis.FormatSec(c.Medians[0], 0), analysis.FormatSec(c.Medians[1], 0), analysis.FormatSec(c.Medians[2], 0),
+			analysis.FormatRatio(c.Medians[1]/c.Medians[0]), analysis.FormatRatio(c.Medians[2]/c.Medians[0]), fmtLoss(c.Loss), c.N)
 	}
 	return tw.Flush()
 }
@@ -226,8 +227,8 @@ func calibrationSections(e *Support) []Section {
 		"resid. h1", "resid. h2", "resid. h3", "resid. h2/h1", "resid. h3/h1", "loss L", "order h1>h2>h3"}}
 	for i, c := range cs {
 		r := c.Residuals(paper)
-		row := []string{fmt.Sprint(i + 1), c.Page, fmt.Sprint(c.Objects), fmt.Sprint(c.Bytes), fmtSec(c.Medians[0]), fmtSec(c.Medians[1]), fmtSec(c.Medians[2]),
-			fmtRatio(c.Medians[1] / c.Medians[0]), fmtRatio(c.Medians[2] / c.Medians[0])}
+		row := []string{fmt.Sprint(i + 1), c.Page, fmt.Sprint(c.Objects), fmt.Sprint(c.Bytes), analysis.FormatSec(c.Medians[0], 0), analysis.FormatSec(c.Medians[1], 0), analysis.FormatSec(c.Medians[2], 0),
+			analysis.FormatRatio(c.Medians[1] / c.Medians[0]), analysis.FormatRatio(c.Medians[2] / c.Medians[0])}
 		for _, v := range r {
 			row = append(row, fmtPct(v))
 		}

@@ -215,7 +215,7 @@ func carlucciLossySection(e *Support) Section {
 	t := Table{Header: []string{"link", "HTTP/1.1 median", "HTTP/2 median", "HTTP/3 median", "h3/h2", "p (h3 vs h2)", "valid h1/h2/h3"}}
 	for _, r := range carlucciLossyRows(e) {
 		t.Rows = append(t.Rows, []string{r.link, groupCell(r.h1), groupCell(r.h2), groupCell(r.h3),
-			fmtRatio(r.ratio), fmtP(r.p), validCell(r.h1) + "/" + validCell(r.h2) + "/" + validCell(r.h3)})
+			analysis.FormatRatio(r.ratio), analysis.FormatP(r.p), validCell(r.h1) + "/" + validCell(r.h2) + "/" + validCell(r.h3)})
 	}
 	if len(t.Rows) == 0 {
 		s.Text = append(s.Text, "No loads: this part was not run.")
@@ -231,9 +231,9 @@ func groupCell(g *analysis.Group) string {
 	if g == nil {
 		return "-"
 	}
-	s := fmtSec(g.Median)
+	s := analysis.FormatSec(g.Median, 0)
 	if !math.IsNaN(g.CILow) {
-		s += fmt.Sprintf(" [%s, %s]", fmtSec(g.CILow), fmtSec(g.CIHigh))
+		s += fmt.Sprintf(" [%s, %s]", analysis.FormatSec(g.CILow, 0), analysis.FormatSec(g.CIHigh, 0))
 	}
 	return s
 }
@@ -244,14 +244,6 @@ func validCell(g *analysis.Group) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d/%d", g.Valid, g.Runs)
-}
-
-// fmtRatio formats a ratio with two decimals ("n/a" for NaN).
-func fmtRatio(r float64) string {
-	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f", r)
 }
 
 // carlucciDifferences are the recorded testbed differences plus the study's own choices.
@@ -380,7 +372,7 @@ func judgeLosslessRatios(e *Support) Judgement {
 		c := within(r.RatioLow, r.RatioHigh, region)
 		word := map[Verdict]string{Reproduced: "matches", Contradicted: "misses", Inconclusive: "undecided"}[c.judge(Alpha)]
 		parts = append(parts, fmt.Sprintf("%s: paper %.2f (+-%.0f %%: %.2f..%.2f), ours %s [%s, %s]: %s", armName(r.Protocol, r.Mode), r.PaperRatio,
-			100*RatioMargin, region.Lo, region.Hi, fmtRatio(r.Ratio), fmtRatio(r.RatioLow), fmtRatio(r.RatioHigh), word))
+			100*RatioMargin, region.Lo, region.Hi, analysis.FormatRatio(r.Ratio), analysis.FormatRatio(r.RatioLow), analysis.FormatRatio(r.RatioHigh), word))
 		cells = append(cells, cellName("lossless", pr.Part.Config.Links[0], armName(r.Protocol, r.Mode), rows[0].Protocol))
 		if r.Protocol == "h2" {
 			h2 = c.judge(Alpha)

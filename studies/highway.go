@@ -560,7 +560,7 @@ func (g armGain) String() string {
 	if !g.Significant {
 		ns = ", n.s."
 	}
-	return fmt.Sprintf("%+.1f %% (%.0f vs %.0f Mbit/s, p=%s%s)", g.Pct, g.On, g.Off, fmtP(g.P), ns)
+	return fmt.Sprintf("%+.1f %% (%.0f vs %.0f Mbit/s, p=%s%s)", g.Pct, g.On, g.Off, analysis.FormatP(g.P), ns)
 }
 
 // gainDiff is a.Pct - b.Pct, the difference of two independent arms' relative gains, with its

@@ -346,7 +346,7 @@ func judge0RTTSmall(e *Support) Judgement {
 		cs = append(cs, testClaim(warm.P, warm.Pct), within(lo, hi, Region{0, math.Inf(1)}))
 		share := (warm.Pct - cold.Pct) / warm.Pct
 		parts = append(parts, fmt.Sprintf("%s on %s: cold %s, 0-RTT %s, 0-RTT share %s (0.5 x 0-RTT diff - cold diff %s pp)",
-			c.Page, c.Link, cold, warm, fmtRatio(share), fmtInterval("%+.1f", est, lo, hi)))
+			c.Page, c.Link, cold, warm, analysis.FormatRatio(share), fmtInterval("%+.1f", est, lo, hi)))
 	}
 	v, _ := fold(EveryHolm, Alpha, cs...)
 	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; "), See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}

@@ -187,7 +187,7 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 	for k, d := range diffs {
 		h := z * math.Sqrt(pctVar(d))
 		parts = append(parts, fmt.Sprintf("%s: %s %.2f %s, %s %.2f %s, %s (Welch p=%s)", paths[k], rel.a, d.TCPMean, unit, rel.b, d.QUICMean, unit,
-			fmtInterval("%+.1f %%", d.Pct, d.Pct-h, d.Pct+h), fmtP(d.P)))
+			fmtInterval("%+.1f %%", d.Pct, d.Pct-h, d.Pct+h), analysis.FormatP(d.P)))
 		if vs[k] == Inconclusive && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
 			runs := WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)
 			undecided = append(undecided, fmt.Sprintf("%s detects %s, decided by %d runs per stack", paths[k],

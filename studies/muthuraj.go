@@ -331,7 +331,7 @@ func judgeBBRInQUIC(e *Support) Judgement {
 		red := func(pct float64) float64 { return pct / (100 + pct) * 100 }
 		h := z * math.Sqrt(pctVar(d))
 		parts = append(parts, fmt.Sprintf("%s on %s: CUBIC %s, BBR %s, PLT reduction with BBR %s (Welch p=%s)", c.Page, c.Link,
-			fmtMs(d.TCPMean), fmtMs(d.QUICMean), fmtInterval("%+.1f %%", red(d.Pct), red(d.Pct-h), red(d.Pct+h)), fmtP(d.P)))
+			fmtMs(d.TCPMean), fmtMs(d.QUICMean), fmtInterval("%+.1f %%", red(d.Pct), red(d.Pct-h), red(d.Pct+h)), analysis.FormatP(d.P)))
 		if vs[k] == Inconclusive && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
 			mdes = append(mdes, fmt.Sprintf("%s: detects %s, decided by %d loads per controller", c.Page,
 				fmtPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)))

@@ -91,11 +91,11 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 	lo, hi := analysis.RatioCI(a.Sample, b.Sample, analysis.DefaultBootstrap, 1)
 	p := analysis.MannWhitney(a.Sample, b.Sample).P
 	s.claim = testClaim(p, b.Median-a.Median)
-	s.text = fmt.Sprintf("%s %s vs %s %s, %s/%s %s [%s, %s], p=%s", na, fmtSec(a.Median), nb, fmtSec(b.Median), na, nb,
-		fmtRatio(r), fmtRatio(lo), fmtRatio(hi), fmtP(p))
+	s.text = fmt.Sprintf("%s %s vs %s %s, %s/%s %s [%s, %s], p=%s", na, analysis.FormatSec(a.Median, 0), nb, analysis.FormatSec(b.Median, 0), na, nb,
+		analysis.FormatRatio(r), analysis.FormatRatio(lo), analysis.FormatRatio(hi), analysis.FormatP(p))
 	switch s.claim.judge(Alpha) {
 	case Contradicted:
-		s.text += fmt.Sprintf(": %s is slower (p < %g; 95 %% CI of %s/%s [%s, %s] above 1)", na, Alpha, na, nb, fmtRatio(lo), fmtRatio(hi))
+		s.text += fmt.Sprintf(": %s is slower (p < %g; 95 %% CI of %s/%s [%s, %s] above 1)", na, Alpha, na, nb, analysis.FormatRatio(lo), analysis.FormatRatio(hi))
 	case Inconclusive:
 		effect, from := published, "published"
 		if !(effect > 0) {
@@ -106,7 +106,7 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 		n := needFor(pr, page, link, []experiment.Arm{{Protocol: a.Protocol, Mode: a.Mode}, {Protocol: b.Protocol, Mode: b.Mode}}, need, have, effect, from)
 		s.need = &n
 		s.text += fmt.Sprintf(": n.s.; %d+%d loads detect %s/%s <= %s with %.0f %% power (Noether 1987); %s",
-			len(a.Sample), len(b.Sample), na, nb, fmtRatio(MWDetectable(a.Sample, b.Sample)), analysis.Power*100, needText(n))
+			len(a.Sample), len(b.Sample), na, nb, analysis.FormatRatio(MWDetectable(a.Sample, b.Sample)), analysis.Power*100, needText(n))
 	}
 	return s
 }
@@ -115,9 +115,9 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 // would decide it (49 more, about 9 min)".
 func needText(n Need) string {
 	if n.Runs >= math.MaxInt32 {
-		return fmt.Sprintf("at the effect %s (%s) no number of loads decides it", n.EffectFrom, fmtRatio(n.Effect))
+		return fmt.Sprintf("at the effect %s (%s) no number of loads decides it", n.EffectFrom, analysis.FormatRatio(n.Effect))
 	}
-	s := fmt.Sprintf("at the effect %s (%s) %d loads per arm would decide it", n.EffectFrom, fmtRatio(n.Effect), n.Runs)
+	s := fmt.Sprintf("at the effect %s (%s) %d loads per arm would decide it", n.EffectFrom, analysis.FormatRatio(n.Effect), n.Runs)
 	if more := n.Runs - n.Have; more > 0 {
 		s += fmt.Sprintf(" (%d more, about %s)", more, FormatEstimate(n.Time))
 	}
