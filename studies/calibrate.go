@@ -288,7 +288,8 @@ func calibrationFindings() []Finding {
 				r := cs[0].Residuals(carlucciPaperPLTs())
 				ev := fmt.Sprintf("best %s: L = %s, residuals h1 %s, h2 %s, h3 %s, h2/h1 %s, h3/h1 %s", cs[0].Page, fmtLoss(cs[0].Loss),
 					fmtPct(r[0]), fmtPct(r[1]), fmtPct(r[2]), fmtPct(r[3]), fmtPct(r[4]))
-				return verdict(math.Sqrt(cs[0].Loss) <= 0.10, true, ev+" (no candidate within 10 %: the candidates tried exclude it)", "Candidates ranked against the paper")
+				return Judgement{Verdict: pointVerdict[math.Sqrt(cs[0].Loss) <= 0.10], Evidence: ev + " (no candidate within 10 %: the candidates tried exclude it)",
+					See: []string{"Candidates ranked against the paper"}}
 			}},
 		{ID: "order-robust", Claim: "QUIC fastest and HTTP/1.1 slowest, whatever the (unpublished) page",
 			Source: "section 4", Criterion: "the order h1 > h2 > h3 of medians holds for every candidate",
@@ -317,10 +318,14 @@ func calibrationFindings() []Finding {
 				if len(not) > 0 {
 					ev += "; not for " + strings.Join(not, ", ")
 				}
-				return verdict(ordered == n, true, ev, "How sensitive the conclusions are to the page")
+				return Judgement{Verdict: pointVerdict[ordered == n], Evidence: ev, See: []string{"How sensitive the conclusions are to the page"}}
 			}},
 	}
 }
+
+// pointVerdict is the calibration's verdict on a point value, which no interval qualifies: the
+// candidates tried are all there is (reproduced when it holds, else contradicted).
+var pointVerdict = map[bool]Verdict{true: Reproduced, false: Contradicted}
 
 // fmtPct formats a percent with sign ("+3.1 %"; "n/a" for NaN).
 func fmtPct(v float64) string {

@@ -404,16 +404,3 @@ func judgeLossy(e *Support) Judgement {
 	}
 	return combine(cells, "Lossy channel")
 }
-
-// verdict is Reproduced when ok, Contradicted when contra (the evidence then names the test or
-// interval that excludes the claim), else Inconclusive, with the evidence and sections.
-func verdict(ok, contra bool, evidence string, see ...string) Judgement {
-	v := Inconclusive
-	switch {
-	case ok:
-		v = Reproduced
-	case contra:
-		v = Contradicted
-	}
-	return Judgement{Verdict: v, Evidence: evidence, See: see}
-}

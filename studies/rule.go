@@ -99,9 +99,7 @@ func fold(f Family, alpha float64, cs ...Claim) (Verdict, []Verdict) {
 			ps = append(ps, c.p)
 		}
 	}
-	sig := analysis.Holm(ps, alpha)
-	vs := make([]Verdict, len(cs))
-	k := 0
+	sig, vs, k := analysis.Holm(ps, alpha), make([]Verdict, len(cs)), 0
 	for i, c := range cs {
 		vs[i] = c.judge(alpha)
 		if c.kind == byTest && f != Every {
@@ -131,21 +129,14 @@ func (c Claim) judge(alpha float64) Verdict {
 	case byRegion:
 		return byInterval(c.lo, c.hi, c.region)
 	case byOutside:
-		if v := byInterval(c.lo, c.hi, c.region); v != Inconclusive {
-			return map[Verdict]Verdict{Reproduced: Contradicted, Contradicted: Reproduced}[v]
-		}
-		return Inconclusive
+		return map[Verdict]Verdict{Reproduced: Contradicted, Contradicted: Reproduced, Inconclusive: Inconclusive}[byInterval(c.lo, c.hi, c.region)]
 	}
 	return NotRun
 }
 
 // foldVerdicts folds claims' verdicts by f.
 func foldVerdicts(f Family, vs []Verdict) Verdict {
-	n := map[Verdict]int{}
-	for _, v := range vs {
-		n[v]++
-	}
-	switch {
+	switch n := count(vs); {
 	case f == Most && 2*n[Reproduced] > len(vs), f == Either && n[Reproduced] > 0:
 		return Reproduced
 	case f == Most && 2*n[Contradicted] > len(vs), f == Either && n[Contradicted] == len(vs):
