@@ -366,7 +366,7 @@ func judgeLosslessRatios(e *Support) Judgement {
 		}
 	}
 	var parts, cells []string
-	h2, h3 := Inconclusive, []Claim{}
+	h2, h3 := Inconclusive, []claim{}
 	for _, r := range rows[1:] {
 		region := Region{r.PaperRatio * (1 - RatioMargin), r.PaperRatio * (1 + RatioMargin)}
 		c := within(r.RatioLow, r.RatioHigh, region)
@@ -380,8 +380,8 @@ func judgeLosslessRatios(e *Support) Judgement {
 			h3 = append(h3, c)
 		}
 	}
-	either, _ := fold(Either, Alpha, h3...) // either h3 mode may match
-	return Judgement{Verdict: foldVerdicts(Every, []Verdict{h2, either}), Evidence: strings.Join(parts, "; "), Cells: cells,
+	h3v, _ := fold(either, Alpha, h3...) // either h3 mode may match
+	return Judgement{Verdict: foldVerdicts(every, []Verdict{h2, h3v}), Evidence: strings.Join(parts, "; "), Cells: cells,
 		See: []string{"Loss-free PLT (the paper's table)", "calibration (--calibrate)"}}
 }
 

@@ -211,7 +211,7 @@ func judgeSafeAlone(e *Support) Judgement {
 	if math.IsNaN(llo) {
 		ev += flowRunsNote(min(len(q), len(tcp)))
 	}
-	v, vs := fold(Every, a, within(rlo, rhi, util), within(llo, lhi, loss))
+	v, vs := fold(every, a, within(rlo, rhi, util), within(llo, lhi, loss))
 	vr, vl := vs[0], vs[1]
 	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
 	if j.Verdict != Inconclusive {

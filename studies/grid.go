@@ -244,8 +244,8 @@ func cellTable(cells []Cell) Table {
 
 // cellTests are the Welch tests of comparison i of the cells, one claim each, the claimed way
 // QUIC faster (way 1) or TCP faster (way -1): a family for fold (Holm over the cells).
-func cellTests(cells []Cell, i int, way float64) []Claim {
-	out := make([]Claim, len(cells))
+func cellTests(cells []Cell, i int, way float64) []claim {
+	out := make([]claim, len(cells))
 	for k, c := range cells {
 		out[k] = testClaim(c.Diffs[i].P, way*c.Diffs[i].Pct)
 	}

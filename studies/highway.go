@@ -688,7 +688,7 @@ var highwayFindings = []Finding{
 			ev := fmt.Sprintf("gain from the veth offloads: TCP cubic %s, QUIC %s; gain from quic-go's GSO: %s; TCP's gain minus QUIC's: offloads %s pp, GSO %s pp (%s intervals)",
 				tcp, qo, qg, fmtInterval("%+.1f", d1, lo1, hi1), fmtInterval("%+.1f", d2, lo2, hi2), level)
 			up := Region{0, math.Inf(1)}
-			v, vs := fold(Every, a, testClaim(tcp.P, tcp.Pct), within(lo1, hi1, up), within(lo2, hi2, up))
+			v, vs := fold(every, a, testClaim(tcp.P, tcp.Pct), within(lo1, hi1, up), within(lo2, hi2, up))
 			ev += map[Verdict]string{Contradicted: ": the offloads made TCP slower",
 				Inconclusive: fmt.Sprintf(": TCP's gain is not significant at %.4g: %s", a, tcp.undecided())}[vs[0]]
 			return Judgement{Verdict: v, Evidence: ev, See: []string{"Goodput per arm"},

@@ -266,8 +266,8 @@ func judgeQUICFaster(e *Support) Judgement {
 	if len(cells) == 0 {
 		return tooFewCells()
 	}
-	v, vs := fold(Most, Alpha, cellTests(cells, 0, 1)...)
-	_, ws := fold(Most, Alpha, cellTests(cells, 1, 1)...)
+	v, vs := fold(most, Alpha, cellTests(cells, 0, 1)...)
+	_, ws := fold(most, Alpha, cellTests(cells, 1, 1)...)
 	n, w := count(vs), count(ws)
 	ev := fmt.Sprintf("cold: QUIC faster in %d, TCP faster in %d, n.s. in %d of %d cells (Holm over the cells at %g); 0-RTT: %d / %d / %d",
 		n[Reproduced], n[Contradicted], n[Inconclusive], len(cells), Alpha, w[Reproduced], w[Contradicted], w[Inconclusive])
@@ -318,7 +318,7 @@ func judgeLowRateLoss(e *Support) Judgement {
 	ev += fmt.Sprintf("; with loss %s vs without %s over %d paired cells: with minus without %s pp (%s interval)", fmtPct(meanPct(with, 0)), fmtPct(meanPct(without, 0)),
 		len(with), fmtInterval("%+.1f", dl, llo, lhi), level)
 	up := Region{0, math.Inf(1)}
-	v, _ := fold(Every, Alpha/2, within(dlo, dhi, up), within(llo, lhi, up))
+	v, _ := fold(every, Alpha/2, within(dlo, dhi, up), within(llo, lhi, up))
 	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
 	return withGridPower(j, e, append(append(lo, hi...), with...), 0)
 }
@@ -338,7 +338,7 @@ func judge0RTTSmall(e *Support) Judgement {
 		return notRun("no page of >= 100 objects of <= 10 KB at this scale")
 	}
 	a := Alpha / float64(2*len(small))
-	var cs []Claim
+	var cs []claim
 	var parts []string
 	for _, c := range small {
 		cold, warm := c.Diffs[0], c.Diffs[1]
@@ -348,7 +348,7 @@ func judge0RTTSmall(e *Support) Judgement {
 		parts = append(parts, fmt.Sprintf("%s on %s: cold %s, 0-RTT %s, 0-RTT share %s (0.5 x 0-RTT diff - cold diff %s pp)",
 			c.Page, c.Link, cold, warm, analysis.FormatRatio(share), fmtInterval("%+.1f", est, lo, hi)))
 	}
-	v, _ := fold(EveryHolm, Alpha, cs...)
+	v, _ := fold(everyHolm, Alpha, cs...)
 	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; "), See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
 	return withGridPower(j, e, small, 1)
 }
@@ -383,7 +383,7 @@ func judgeReordering(e *Support) Judgement {
 	if len(cells) == 0 {
 		return tooFewCells()
 	}
-	v, _ := fold(Most, Alpha, cellTests(cells, 0, -1)...)
+	v, _ := fold(most, Alpha, cellTests(cells, 0, -1)...)
 	var parts []string
 	for _, c := range cells {
 		parts = append(parts, fmt.Sprintf("%s: %s", c.Page, c.Diffs[0]))

@@ -176,11 +176,11 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 	if rel.delay {
 		way = -1
 	}
-	claims := make([]Claim, len(diffs))
+	claims := make([]claim, len(diffs))
 	for k, d := range diffs {
 		claims[k] = testClaim(d.P, way*d.Pct)
 	}
-	v, vs := fold(EveryHolm, Alpha, claims...)
+	v, vs := fold(everyHolm, Alpha, claims...)
 	z := analysis.NormalQuantile(1 - Alpha/2)
 	var parts, undecided []string
 	j := Judgement{Verdict: v, See: []string{"Each stack alone"}}

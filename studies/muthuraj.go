@@ -246,18 +246,18 @@ func judgeReferenceDirection(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no reference cell measured with %d or more loads per arm at this scale", MinLoads))
 	}
-	cs := make([]Claim, len(cells))
+	cs := make([]claim, len(cells))
 	for k, c := range cells {
 		d, want := c.Diffs[0], wants[k]
 		cs[k] = testClaim(d.P, d.Pct*want)
 		if math.Abs(want) < equalPct {
 			h := analysis.NormalQuantile(1-Alpha/float64(2*len(cells))) * math.Sqrt(pctVar(d))
 			cs[k] = within(d.Pct-h, d.Pct+h, Region{-equalPct, equalPct})
-			cs[k].p, cs[k].family = d.P, true // the cells' Holm family holds it still
+			cs[k].p, cs[k].inHolm = d.P, true // the cells' Holm family holds it still
 			parts[k] += fmt.Sprintf(" (equal within %d %%? interval %s)", equalPct, fmtInterval("%+.1f", d.Pct, d.Pct-h, d.Pct+h))
 		}
 	}
-	v, _ := fold(EveryHolm, Alpha, cs...)
+	v, _ := fold(everyHolm, Alpha, cs...)
 	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
 		See: []string{"Reference values (36 ms, no loss): the authors' demo output beside ours"}}
 	return withGridPower(j, e, cells, 0)
@@ -284,7 +284,7 @@ func judgeSmallObjects(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no 5 KB or 100 KB page at 10 Mbit/s with %d or more loads per arm at this scale", MinLoads))
 	}
-	v, _ := fold(EveryHolm, Alpha, cellTests(cells, 0, 1)...)
+	v, _ := fold(everyHolm, Alpha, cellTests(cells, 0, 1)...)
 	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
 		See: []string{"Reference values (36 ms, no loss): the authors' demo output beside ours"}}
 	return withGridPower(j, e, cells, 0)
@@ -321,7 +321,7 @@ func judgeBBRInQUIC(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no 112J50 cell with %d or more loads of each controller", MinLoads) + strings.Join(append([]string{""}, short...), "; "))
 	}
-	v, vs := fold(EveryHolm, Alpha, cellTests(cells, 0, 1)...)
+	v, vs := fold(everyHolm, Alpha, cellTests(cells, 0, 1)...)
 	z := analysis.NormalQuantile(1 - Alpha/2)
 	var mdes []string
 	for k, c := range cells {
@@ -372,7 +372,7 @@ func judgeMuthurajReordering(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("the %d 112J50 cells measured have fewer than %d loads per arm", len(measured), MinLoads))
 	}
-	v, _ := fold(Most, Alpha, cellTests(cells, 0, -1)...)
+	v, _ := fold(most, Alpha, cellTests(cells, 0, -1)...)
 	var parts []string
 	for _, c := range cells {
 		parts = append(parts, fmt.Sprintf("%s %s on %s: %s", c.Part, c.Page, c.Link, c.Diffs[0]))

@@ -35,17 +35,17 @@ func (r Region) String() string {
 	return fmt.Sprintf("in (%.4g, %.4g)", r.Lo, r.Hi)
 }
 
-// Claim is one test or interval a finding declares; fold turns a finding's claims into its
+// claim is one test or interval a finding declares; fold turns a finding's claims into its
 // verdict. Build one with testClaim, within, outside or missing.
-type Claim struct {
+type claim struct {
 	kind   claimKind
 	p, way float64 // a test's p-value, and its estimate's direction: > 0 claimed, < 0 the other way
 	lo, hi float64 // an interval
 	region Region  // the claimed region of the interval
-	family bool    // an interval whose p-value still counts in the family's Holm procedure
+	inHolm bool    // an interval whose p-value still counts in the family's Holm procedure
 }
 
-// claimKind is how a Claim is judged.
+// claimKind is how a claim is judged.
 type claimKind uint8
 
 const (
@@ -57,58 +57,58 @@ const (
 
 // testClaim is a test with p-value p whose estimate goes the claimed way when way > 0 and the
 // other way when way < 0 (0 or NaN: neither).
-func testClaim(p, way float64) Claim { return Claim{kind: byTest, p: p, way: way} }
+func testClaim(p, way float64) claim { return claim{kind: byTest, p: p, way: way} }
 
 // within is an estimate's interval [lo, hi] claimed inside r.
-func within(lo, hi float64, r Region) Claim { return Claim{kind: byRegion, lo: lo, hi: hi, region: r} }
+func within(lo, hi float64, r Region) claim { return claim{kind: byRegion, lo: lo, hi: hi, region: r} }
 
 // outside is an estimate's interval [lo, hi] claimed outside r (beyond either bound).
-func outside(lo, hi float64, r Region) Claim {
-	return Claim{kind: byOutside, lo: lo, hi: hi, region: r}
+func outside(lo, hi float64, r Region) claim {
+	return claim{kind: byOutside, lo: lo, hi: hi, region: r}
 }
 
 // missing is a claim this run lacks the data for (too few loads): NotRun.
-func missing() Claim { return Claim{kind: noData} }
+func missing() claim { return claim{kind: noData} }
 
-// Family is how a finding's claims fold into one verdict (fold).
-type Family uint8
+// family is how a finding's claims fold into one verdict (fold).
+type family uint8
 
 const (
-	// Every claim must hold: Reproduced when each does at alpha (an intersection of claims needs
+	// every claim must hold: Reproduced when each does at alpha (an intersection of claims needs
 	// no correction; R. L. Berger, Technometrics 24, 1982), Contradicted when one is (a test only
 	// when significant after Holm's procedure over the family's tests), else NotRun when one
 	// lacks its data, else Inconclusive.
-	Every Family = iota
-	// EveryHolm is Every with each test significant, either way, only after Holm's procedure.
-	EveryHolm
-	// Most claims must hold: Holm over the tests; Reproduced when more than half reproduce,
+	every family = iota
+	// everyHolm is every with each test significant, either way, only after Holm's procedure.
+	everyHolm
+	// most claims must hold: Holm over the tests; Reproduced when more than half reproduce,
 	// Contradicted when more than half contradict, else Inconclusive.
-	Most
-	// Either of the claims will do (alternatives, such as h3 cold or warm): Reproduced when one
+	most
+	// either of the claims will do (alternatives, such as h3 cold or warm): Reproduced when one
 	// reproduces, Contradicted when every one contradicts, else Inconclusive.
-	Either
+	either
 )
 
 // fold is the one fold of the rule: it judges each claim at alpha (a test by its p-value and
 // direction, with Holm's procedure over the family's tests at alpha, analysis.Holm; an interval
 // against its region) and folds them by f. It returns the verdict and each claim's, in order.
-func fold(f Family, alpha float64, cs ...Claim) (Verdict, []Verdict) {
+func fold(f family, alpha float64, cs ...claim) (Verdict, []Verdict) {
 	var ps []float64
 	for _, c := range cs {
-		if c.kind == byTest || c.family {
+		if c.kind == byTest || c.inHolm {
 			ps = append(ps, c.p)
 		}
 	}
 	sig, vs, k := analysis.Holm(ps, alpha), make([]Verdict, len(cs)), 0
 	for i, c := range cs {
 		vs[i] = c.judge(alpha)
-		if c.kind == byTest && f != Every {
+		if c.kind == byTest && f != every {
 			vs[i] = c.judge(math.Inf(1)) // the direction; Holm decides the significance
 		}
-		if c.kind == byTest && !sig[k] && (vs[i] == Contradicted || f != Every) {
+		if c.kind == byTest && !sig[k] && (vs[i] == Contradicted || f != every) {
 			vs[i] = Inconclusive
 		}
-		if c.kind == byTest || c.family {
+		if c.kind == byTest || c.inHolm {
 			k++
 		}
 	}
@@ -116,7 +116,7 @@ func fold(f Family, alpha float64, cs ...Claim) (Verdict, []Verdict) {
 }
 
 // judge is one claim's verdict at alpha.
-func (c Claim) judge(alpha float64) Verdict {
+func (c claim) judge(alpha float64) Verdict {
 	switch c.kind {
 	case byTest:
 		switch {
@@ -135,13 +135,13 @@ func (c Claim) judge(alpha float64) Verdict {
 }
 
 // foldVerdicts folds claims' verdicts by f.
-func foldVerdicts(f Family, vs []Verdict) Verdict {
+func foldVerdicts(f family, vs []Verdict) Verdict {
 	switch n := count(vs); {
-	case f == Most && 2*n[Reproduced] > len(vs), f == Either && n[Reproduced] > 0:
+	case f == most && 2*n[Reproduced] > len(vs), f == either && n[Reproduced] > 0:
 		return Reproduced
-	case f == Most && 2*n[Contradicted] > len(vs), f == Either && n[Contradicted] == len(vs):
+	case f == most && 2*n[Contradicted] > len(vs), f == either && n[Contradicted] == len(vs):
 		return Contradicted
-	case f == Most || f == Either:
+	case f == most || f == either:
 		return Inconclusive
 	case n[Contradicted] > 0:
 		return Contradicted

@@ -42,13 +42,13 @@ func TestFold(t *testing.T) {
 	R, C, I, N := Reproduced, Contradicted, Inconclusive, NotRun
 	vs := func(v ...Verdict) []Verdict { return v }
 	for _, tc := range []struct {
-		f    Family
+		f    family
 		vs   []Verdict
 		want Verdict
 	}{
-		{Every, vs(R, I), I}, {Every, vs(R, C, I), C}, {Every, vs(R, R), R}, {Every, vs(), I}, {Every, vs(R, N, I), N}, {Every, vs(N, C), C},
-		{Most, vs(R, R, R, R, R, C, C, I, I), R}, {Most, vs(R, R, R, R, I, I, I, I), I}, {Most, vs(R, C, C, C, C, C, I, I, I), C}, {Most, vs(R, R, C, C), I},
-		{Either, vs(C, R), R}, {Either, vs(C, I), I}, {Either, vs(C, C), C},
+		{every, vs(R, I), I}, {every, vs(R, C, I), C}, {every, vs(R, R), R}, {every, vs(), I}, {every, vs(R, N, I), N}, {every, vs(N, C), C},
+		{most, vs(R, R, R, R, R, C, C, I, I), R}, {most, vs(R, R, R, R, I, I, I, I), I}, {most, vs(R, C, C, C, C, C, I, I, I), C}, {most, vs(R, R, C, C), I},
+		{either, vs(C, R), R}, {either, vs(C, I), I}, {either, vs(C, C), C},
 	} {
 		if got := foldVerdicts(tc.f, tc.vs); got != tc.want {
 			t.Errorf("family %d of %v: %s, want %s", tc.f, tc.vs, got, tc.want)
@@ -57,16 +57,16 @@ func TestFold(t *testing.T) {
 	// Two tests at 0.008 and 0.009, each under 0.01 alone but not as a family of two (Holm:
 	// 0.008 > 0.005): Every reproduces the intersection, refuses the contradiction; EveryHolm
 	// reproduces neither.
-	if v, _ := fold(Every, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != R {
-		t.Errorf("Every, both the claimed way: %s", v)
+	if v, _ := fold(every, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != R {
+		t.Errorf("every, both the claimed way: %s", v)
 	}
-	if v, cs := fold(Every, 0.01, testClaim(0.008, 1), testClaim(0.009, -1)); v != I || cs[1] != I {
-		t.Errorf("Every, one the other way, n.s. by Holm: %s %v", v, cs)
+	if v, cs := fold(every, 0.01, testClaim(0.008, 1), testClaim(0.009, -1)); v != I || cs[1] != I {
+		t.Errorf("every, one the other way, n.s. by Holm: %s %v", v, cs)
 	}
-	if v, _ := fold(EveryHolm, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != I {
-		t.Errorf("EveryHolm: %s", v)
+	if v, _ := fold(everyHolm, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != I {
+		t.Errorf("everyHolm: %s", v)
 	}
-	if v, _ := fold(Every, 0.01, testClaim(0.001, 1), missing()); v != N {
+	if v, _ := fold(every, 0.01, testClaim(0.001, 1), missing()); v != N {
 		t.Errorf("a cell without data: %s", v)
 	}
 	r := Region{-1, 1}
@@ -75,8 +75,8 @@ func TestFold(t *testing.T) {
 	}
 	// An interval claim that counts in the Holm family makes the family's tests stricter.
 	in := within(0.1, 0.2, Region{0, 1})
-	in.p, in.family = 0.5, true
-	if v, _ := fold(EveryHolm, 0.01, testClaim(0.007, 1), in); v != I {
+	in.p, in.inHolm = 0.5, true
+	if v, _ := fold(everyHolm, 0.01, testClaim(0.007, 1), in); v != I {
 		t.Errorf("family interval: %s, want the test not significant among 2", v)
 	}
 }

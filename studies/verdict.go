@@ -65,7 +65,7 @@ func needFor(pr *PartResult, page, link string, arms []experiment.Arm, runs, hav
 // medians a/b below 1): the Mann-Whitney test, the 95 % bootstrap CI of the ratio, and for an
 // inconclusive outcome what this sample could detect and what would decide it.
 type shift struct {
-	claim Claim // the Mann-Whitney test, a faster the claimed way (missing when not run)
+	claim claim // the Mann-Whitney test, a faster the claimed way (missing when not run)
 	text  string
 	cell  string
 	need  *Need
@@ -140,11 +140,11 @@ func combine(cells []shift, see ...string) Judgement {
 	if len(cells) == 0 {
 		return notRun("no cell measured")
 	}
-	cs := make([]Claim, len(cells))
+	cs := make([]claim, len(cells))
 	for i, c := range cells {
 		cs[i] = c.claim
 	}
-	v, vs := fold(Every, Alpha, cs...)
+	v, vs := fold(every, Alpha, cs...)
 	j := Judgement{Verdict: v, See: see}
 	texts := make([]string, len(cells))
 	for i, c := range cells {
