@@ -426,7 +426,7 @@ func judgeMobile(e *Support) Judgement {
 	dm, dlo, dhi := meanPctInterval(without, 0, Alpha)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; phone minus desktop %s pp over %d cell(s) (%s interval); desktop mean diff %s (%s interval)",
 		fmtInterval("%+.1f", est, lo, hi), len(with), level, fmtInterval("%+.1f", dm, dlo, dhi), level)
-	v := byInterval(lo, hi, Region{math.Inf(-1), 0})
+	v := within(lo, hi, Region{math.Inf(-1), 0}).judge(Alpha)
 	if v == Reproduced && !(dlo > 0) {
 		v = Inconclusive
 		ev += ": the desktop shows no gain of QUIC's for the phone's to shrink from"
