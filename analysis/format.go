@@ -58,18 +58,7 @@ func (r *Report) Write(w io.Writer, f Format) error {
 // (ms, no decimals) for a censored statistic (+Inf): the one format of a PLT statistic, used by
 // the report's tables, the view and the studies' tables, so the same file prints the same
 // strings wherever it is read.
-func FormatMs(v, deadline float64) string { return fmtMs(v, deadline) }
-
-// FormatCI formats a CI in ms as "[lo, hi]" (FormatMs each), "n/a (n<6)" when not computable.
-func FormatCI(lo, hi, deadline float64) string { return fmtCI(lo, hi, deadline) }
-
-// FormatP formats a p-value: 4 decimals ("0.0123"), scientific notation below 0.0001 ("4.2e-05"),
-// "< 1e-300" below PFloor (and for a p-value that underflowed to 0), "n/a" for NaN. The one
-// p-value format of the report, the view, the studies' findings and the self-check.
-func FormatP(p float64) string { return fmtP(p) }
-
-// fmtMs is FormatMs.
-func fmtMs(v, deadline float64) string {
+func FormatMs(v, deadline float64) string {
 	switch {
 	case math.IsNaN(v):
 		return "n/a"
@@ -79,12 +68,36 @@ func fmtMs(v, deadline float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-// fmtCI formats a median CI as "[lo, hi]".
-func fmtCI(lo, hi, deadline float64) string {
+// FormatCI formats a CI in ms as "[lo, hi]" (FormatMs each), "n/a (n<6)" when not computable.
+func FormatCI(lo, hi, deadline float64) string {
 	if math.IsNaN(lo) {
 		return "n/a (n<6)"
 	}
-	return "[" + fmtMs(lo, deadline) + ", " + fmtMs(hi, deadline) + "]"
+	return "[" + FormatMs(lo, deadline) + ", " + FormatMs(hi, deadline) + "]"
+}
+
+// FormatSec formats a time given in ms as seconds with two decimals ("2.03 s"), for people:
+// ">= DEADLINE s" for a censored statistic (+Inf) when deadlineMs > 0, "n/a" for NaN and for
+// any other infinity. The one seconds format of the reports, the reference tables and the
+// studies' evidence.
+func FormatSec(ms, deadlineMs float64) string {
+	switch {
+	case math.IsInf(ms, 1) && deadlineMs > 0:
+		return fmt.Sprintf(">= %.2f s", deadlineMs/1000)
+	case math.IsNaN(ms) || math.IsInf(ms, 0):
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f s", ms/1000)
+}
+
+// FormatRatio formats a ratio (of medians, of means, to a paper's) with two decimals ("0.71"),
+// "n/a" for NaN or an infinity: the one ratio format of the studies' evidence and the
+// reference tables' published ratios.
+func FormatRatio(r float64) string {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", r)
 }
 
 // fmtFloat formats v with prec decimals, "n/a" for NaN and "inf" for +Inf.
@@ -102,8 +115,10 @@ func fmtFloat(v float64, prec int) string {
 // underflowed to 0) reports print "< 1e-300".
 const PFloor = 1e-300
 
-// fmtP formats a p-value: 4 decimals, scientific notation below 0.0001, "< 1e-300" below PFloor.
-func fmtP(p float64) string {
+// FormatP formats a p-value: 4 decimals ("0.0123"), scientific notation below 0.0001 ("4.2e-05"),
+// "< 1e-300" below PFloor (and for a p-value that underflowed to 0), "n/a" for NaN. The one
+// p-value format of the report, the view, the studies' findings and the self-check.
+func FormatP(p float64) string {
 	switch {
 	case math.IsNaN(p):
 		return "n/a"
@@ -131,9 +146,9 @@ var groupHeader = []string{"protocol", "runs", "valid", "invalid", "timeouts", "
 func groupRow(g *Group) []string {
 	d := g.DeadlineMs
 	return []string{g.Protocol, strconv.Itoa(g.Runs), strconv.Itoa(g.Valid), strconv.Itoa(g.InvalidTotal()),
-		strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.EmulatorLate), strconv.Itoa(g.Lost), fmtMs(g.Median, d), fmtCI(g.CILow, g.CIHigh, d), fmtMs(g.Mean, d),
-		fmtMs(g.SD, d), fmtFloat(g.CV, 3), fmtMs(g.Min, d), fmtMs(g.P5, d), fmtMs(g.P25, d),
-		fmtMs(g.P75, d), fmtMs(g.P95, d), fmtMs(g.Max, d), fmtFloat(g.LateP50Ms, 2), fmtFloat(g.LateMaxMs, 2)}
+		strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.EmulatorLate), strconv.Itoa(g.Lost), FormatMs(g.Median, d), FormatCI(g.CILow, g.CIHigh, d), FormatMs(g.Mean, d),
+		FormatMs(g.SD, d), fmtFloat(g.CV, 3), FormatMs(g.Min, d), FormatMs(g.P5, d), FormatMs(g.P25, d),
+		FormatMs(g.P75, d), FormatMs(g.P95, d), FormatMs(g.Max, d), fmtFloat(g.LateP50Ms, 2), fmtFloat(g.LateMaxMs, 2)}
 }
 
 // compareHeader names the columns of compareRow.
@@ -142,7 +157,7 @@ var compareHeader = []string{"protocol", "vs", "ratio of medians", "95% CI", "di
 
 // compareRow formats one comparison for the text, markdown and HTML tables.
 func compareRow(c *Comparison, alpha float64) []string {
-	mw := fmtP(c.MannWhitney.P)
+	mw := FormatP(c.MannWhitney.P)
 	if c.MannWhitney.Exact {
 		mw += " (exact)"
 	}
@@ -151,7 +166,7 @@ func compareRow(c *Comparison, alpha float64) []string {
 		sig = fmt.Sprintf("yes (p < %g)", alpha)
 	}
 	return []string{c.Protocol, c.Baseline, fmtFloat(c.Ratio, 3), fmtRatioCI(c.RatioLow, c.RatioHigh),
-		fmtPct(c.DiffPct), mw, fmtP(c.Welch.P), sig}
+		fmtPct(c.DiffPct), mw, FormatP(c.Welch.P), sig}
 }
 
 // fmtRatioCI formats a ratio CI as "[lo, hi]", or "n/a" when it could not be computed (too

@@ -160,36 +160,24 @@ func referenceCells(row ReferenceRow) []string {
 	if row.Mode == result.Warm {
 		name += " warm"
 	}
-	cells := []string{name, row.Label, fmtSec(row.PaperMs, 0),
-		"no loads", fmt.Sprintf("%.2f", row.PaperRatio), "n/a", "-", "0/0"}
+	cells := []string{name, row.Label, FormatSec(row.PaperMs, 0),
+		"no loads", FormatRatio(row.PaperRatio), "n/a", "-", "0/0"}
 	if row.BoundMs > 0 {
-		cells[6] = fmtSec(row.BoundMs, 0)
+		cells[6] = FormatSec(row.BoundMs, 0)
 	}
 	g := row.Group
 	if g == nil {
 		return cells
 	}
-	cells[3] = fmtSec(g.Median, g.DeadlineMs)
+	cells[3] = FormatSec(g.Median, g.DeadlineMs)
 	if !math.IsNaN(g.CILow) {
-		cells[3] += fmt.Sprintf(" [%s, %s]", fmtSec(g.CILow, g.DeadlineMs), fmtSec(g.CIHigh, g.DeadlineMs))
+		cells[3] += fmt.Sprintf(" [%s, %s]", FormatSec(g.CILow, g.DeadlineMs), FormatSec(g.CIHigh, g.DeadlineMs))
 	}
 	if !math.IsNaN(row.Ratio) {
 		cells[5] = fmt.Sprintf("%.2f [%s, %s]", row.Ratio, fmtFloat(row.RatioLow, 2), fmtFloat(row.RatioHigh, 2))
 	}
 	cells[7] = fmt.Sprintf("%d/%d", g.Valid, g.Runs)
 	return cells
-}
-
-// fmtSec formats a time given in ms as seconds with two decimals ("2.03 s"); +Inf (censored)
-// prints as ">= DEADLINE s".
-func fmtSec(ms, deadlineMs float64) string {
-	switch {
-	case math.IsNaN(ms):
-		return "n/a"
-	case math.IsInf(ms, 1):
-		return fmt.Sprintf(">= %.2f s", deadlineMs/1000)
-	}
-	return fmt.Sprintf("%.2f s", ms/1000)
 }
 
 // ReferenceTable returns the side-by-side table of refs and our figures, header first (the

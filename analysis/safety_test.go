@@ -138,8 +138,8 @@ func TestCountsAndNA(t *testing.T) {
 		p    float64
 		want string
 	}{{0, "< 1e-300"}, {1e-310, "< 1e-300"}, {1e-5, "1.0e-05"}, {0.5, "0.5000"}} {
-		if got := fmtP(tc.p); got != tc.want {
-			t.Errorf("fmtP(%g) = %q, want %q", tc.p, got, tc.want)
+		if got := FormatP(tc.p); got != tc.want {
+			t.Errorf("FormatP(%g) = %q, want %q", tc.p, got, tc.want)
 		}
 	}
 	if got := fmtRatioCI(0, math.Inf(1)); got != "n/a" {

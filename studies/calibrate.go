@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
@@ -156,8 +157,8 @@ func calibrationConsole(w io.Writer, e *Support) error {
 	fmt.Fprintln(tw, "rank\tpage\th1\th2\th3\th2/h1\th3/h1\tloss L\tloads")
 	fmt.Fprintln(tw, "paper\t-\t2.03 s\t1.45 s\t1.14 s\t0.71\t0.56\t-\t-")
 	for i, c := range cs[:min(10, len(cs))] {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, c.Page, fmtSec(c.Medians[0]), fmtSec(c.Medians[1]), fmtSec(c.Medians[2]),
-			fmtRatio(c.Medians[1]/c.Medians[0]), fmtRatio(c.Medians[2]/c.Medians[0]), fmtLoss(c.Loss), c.N)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, c.Page, analysis.FormatSec(c.Medians[0], 0), analysis.FormatSec(c.Medians[1], 0), analysis.FormatSec(c.Medians[2], 0),
+			analysis.FormatRatio(c.Medians[1]/c.Medians[0]), analysis.FormatRatio(c.Medians[2]/c.Medians[0]), fmtLoss(c.Loss), c.N)
 	}
 	return tw.Flush()
 }
@@ -226,8 +227,8 @@ func calibrationSections(e *Support) []Section {
 		"resid. h1", "resid. h2", "resid. h3", "resid. h2/h1", "resid. h3/h1", "loss L", "order h1>h2>h3"}}
 	for i, c := range cs {
 		r := c.Residuals(paper)
-		row := []string{fmt.Sprint(i + 1), c.Page, fmt.Sprint(c.Objects), fmt.Sprint(c.Bytes), fmtSec(c.Medians[0]), fmtSec(c.Medians[1]), fmtSec(c.Medians[2]),
-			fmtRatio(c.Medians[1] / c.Medians[0]), fmtRatio(c.Medians[2] / c.Medians[0])}
+		row := []string{fmt.Sprint(i + 1), c.Page, fmt.Sprint(c.Objects), fmt.Sprint(c.Bytes), analysis.FormatSec(c.Medians[0], 0), analysis.FormatSec(c.Medians[1], 0), analysis.FormatSec(c.Medians[2], 0),
+			analysis.FormatRatio(c.Medians[1] / c.Medians[0]), analysis.FormatRatio(c.Medians[2] / c.Medians[0])}
 		for _, v := range r {
 			row = append(row, fmtPct(v))
 		}
@@ -287,7 +288,8 @@ func calibrationFindings() []Finding {
 				r := cs[0].Residuals(carlucciPaperPLTs())
 				ev := fmt.Sprintf("best %s: L = %s, residuals h1 %s, h2 %s, h3 %s, h2/h1 %s, h3/h1 %s", cs[0].Page, fmtLoss(cs[0].Loss),
 					fmtPct(r[0]), fmtPct(r[1]), fmtPct(r[2]), fmtPct(r[3]), fmtPct(r[4]))
-				return verdict(math.Sqrt(cs[0].Loss) <= 0.10, true, ev+" (no candidate within 10 %: the candidates tried exclude it)", "Candidates ranked against the paper")
+				return Judgement{Verdict: pointVerdict[math.Sqrt(cs[0].Loss) <= 0.10], Evidence: ev + " (no candidate within 10 %: the candidates tried exclude it)",
+					See: []string{"Candidates ranked against the paper"}}
 			}},
 		{ID: "order-robust", Claim: "QUIC fastest and HTTP/1.1 slowest, whatever the (unpublished) page",
 			Source: "section 4", Criterion: "the order h1 > h2 > h3 of medians holds for every candidate",
@@ -316,10 +318,14 @@ func calibrationFindings() []Finding {
 				if len(not) > 0 {
 					ev += "; not for " + strings.Join(not, ", ")
 				}
-				return verdict(ordered == n, true, ev, "How sensitive the conclusions are to the page")
+				return Judgement{Verdict: pointVerdict[ordered == n], Evidence: ev, See: []string{"How sensitive the conclusions are to the page"}}
 			}},
 	}
 }
+
+// pointVerdict is the calibration's verdict on a point value, which no interval qualifies: the
+// candidates tried are all there is (reproduced when it holds, else contradicted).
+var pointVerdict = map[bool]Verdict{true: Reproduced, false: Contradicted}
 
 // fmtPct formats a percent with sign ("+3.1 %"; "n/a" for NaN).
 func fmtPct(v float64) string {

@@ -215,7 +215,7 @@ func carlucciLossySection(e *Support) Section {
 	t := Table{Header: []string{"link", "HTTP/1.1 median", "HTTP/2 median", "HTTP/3 median", "h3/h2", "p (h3 vs h2)", "valid h1/h2/h3"}}
 	for _, r := range carlucciLossyRows(e) {
 		t.Rows = append(t.Rows, []string{r.link, groupCell(r.h1), groupCell(r.h2), groupCell(r.h3),
-			fmtRatio(r.ratio), fmtP(r.p), validCell(r.h1) + "/" + validCell(r.h2) + "/" + validCell(r.h3)})
+			analysis.FormatRatio(r.ratio), analysis.FormatP(r.p), validCell(r.h1) + "/" + validCell(r.h2) + "/" + validCell(r.h3)})
 	}
 	if len(t.Rows) == 0 {
 		s.Text = append(s.Text, "No loads: this part was not run.")
@@ -231,9 +231,9 @@ func groupCell(g *analysis.Group) string {
 	if g == nil {
 		return "-"
 	}
-	s := fmtSec(g.Median)
+	s := analysis.FormatSec(g.Median, 0)
 	if !math.IsNaN(g.CILow) {
-		s += fmt.Sprintf(" [%s, %s]", fmtSec(g.CILow), fmtSec(g.CIHigh))
+		s += fmt.Sprintf(" [%s, %s]", analysis.FormatSec(g.CILow, 0), analysis.FormatSec(g.CIHigh, 0))
 	}
 	return s
 }
@@ -244,14 +244,6 @@ func validCell(g *analysis.Group) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d/%d", g.Valid, g.Runs)
-}
-
-// fmtRatio formats a ratio with two decimals ("n/a" for NaN).
-func fmtRatio(r float64) string {
-	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f", r)
 }
 
 // carlucciDifferences are the recorded testbed differences plus the study's own choices.
@@ -319,7 +311,7 @@ func losslessShift(e *Support, a, b *analysis.Group) shift {
 	pr := e.Part("lossless")
 	p, l := pr.Part.Config.Pages[0], pr.Part.Config.Links[0]
 	if a == nil || b == nil {
-		return shift{verdict: NotRun, text: "missing arm", cell: cellName("lossless", l, armLabel(a), armLabel(b)), p: math.NaN()}
+		return shift{claim: missing(), text: "missing arm", cell: cellName("lossless", l, armLabel(a), armLabel(b))}
 	}
 	pub := carlucciPaperRatio(experiment.Arm{Protocol: a.Protocol, Mode: a.Mode}, experiment.Arm{Protocol: b.Protocol, Mode: b.Mode})
 	return judgeShift(pr, p, l, a, b, pub)
@@ -374,24 +366,22 @@ func judgeLosslessRatios(e *Support) Judgement {
 		}
 	}
 	var parts, cells []string
-	h2, h3 := Inconclusive, Contradicted
+	h2, h3 := Inconclusive, []claim{}
 	for _, r := range rows[1:] {
 		region := Region{r.PaperRatio * (1 - RatioMargin), r.PaperRatio * (1 + RatioMargin)}
-		v := byInterval(r.RatioLow, r.RatioHigh, region)
-		word := map[Verdict]string{Reproduced: "matches", Contradicted: "misses", Inconclusive: "undecided"}[v]
+		c := within(r.RatioLow, r.RatioHigh, region)
+		word := map[Verdict]string{Reproduced: "matches", Contradicted: "misses", Inconclusive: "undecided"}[c.judge(Alpha)]
 		parts = append(parts, fmt.Sprintf("%s: paper %.2f (+-%.0f %%: %.2f..%.2f), ours %s [%s, %s]: %s", armName(r.Protocol, r.Mode), r.PaperRatio,
-			100*RatioMargin, region.Lo, region.Hi, fmtRatio(r.Ratio), fmtRatio(r.RatioLow), fmtRatio(r.RatioHigh), word))
+			100*RatioMargin, region.Lo, region.Hi, analysis.FormatRatio(r.Ratio), analysis.FormatRatio(r.RatioLow), analysis.FormatRatio(r.RatioHigh), word))
 		cells = append(cells, cellName("lossless", pr.Part.Config.Links[0], armName(r.Protocol, r.Mode), rows[0].Protocol))
-		switch r.Protocol {
-		case "h2":
-			h2 = v
-		case "h3": // either mode may match: the best of the two
-			if v == Reproduced || v == Inconclusive && h3 == Contradicted {
-				h3 = v
-			}
+		if r.Protocol == "h2" {
+			h2 = c.judge(Alpha)
+		} else if r.Protocol == "h3" {
+			h3 = append(h3, c)
 		}
 	}
-	return Judgement{Verdict: allOf(h2, h3), Evidence: strings.Join(parts, "; "), Cells: cells,
+	h3v, _ := fold(either, Alpha, h3...) // either h3 mode may match
+	return Judgement{Verdict: foldVerdicts(every, []Verdict{h2, h3v}), Evidence: strings.Join(parts, "; "), Cells: cells,
 		See: []string{"Loss-free PLT (the paper's table)", "calibration (--calibrate)"}}
 }
 
@@ -413,17 +403,4 @@ func judgeLossy(e *Support) Judgement {
 		cells = append(cells, judgeShift(pr, pr.Part.Config.Pages[0], r.link, r.h3, r.h2, 0))
 	}
 	return combine(cells, "Lossy channel")
-}
-
-// verdict is Reproduced when ok, Contradicted when contra (the evidence then names the test or
-// interval that excludes the claim), else Inconclusive, with the evidence and sections.
-func verdict(ok, contra bool, evidence string, see ...string) Judgement {
-	v := Inconclusive
-	switch {
-	case ok:
-		v = Reproduced
-	case contra:
-		v = Contradicted
-	}
-	return Judgement{Verdict: v, Evidence: evidence, See: see}
 }

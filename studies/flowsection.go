@@ -156,7 +156,7 @@ func blockBins(binMs float64) int {
 }
 
 // meanGoodputReps returns, for the runs fs of one protocol alone, the mean over runs of each
-// run's mean steady goodput (bit/s) and BlockBootstrapB moving-block bootstrap replicates of it
+// run's mean steady goodput (bit/s) and analysis.BlockBootstrapB moving-block bootstrap replicates of it
 // (nil when a run has fewer than two blocks).
 func meanGoodputReps(fs []FlowResult, seed uint64) (float64, []float64) {
 	runs := make([][][]float64, len(fs))
@@ -166,12 +166,12 @@ func meanGoodputReps(fs []FlowResult, seed uint64) (float64, []float64) {
 		block = blockBins(f.BinMs)
 	}
 	mean := func(xs [][]float64) float64 { return meanOf(xs[0]) }
-	return blockReps(runs, block, mean, seed)
+	return analysis.BlockReps(runs, block, mean, seed)
 }
 
 // judgeSafeAlone tests the two halves of "alone, QUIC uses the channel like TCP with a low loss
 // ratio", each at Alpha/2 (Bonferroni): the ratio of QUIC's to TCP's mean steady goodput alone
-// must exceed 0.9 (moving-block bootstrap of the per-bin goodput inside each run, blockCI, the
+// must exceed 0.9 (moving-block bootstrap of the per-bin goodput inside each run, analysis.BlockCI, the
 // two protocols' runs independent), and QUIC's loss ratio minus TCP's must stay below 1
 // percentage point (Welch's interval over the runs' loss ratios: the drops of a run are bursty,
 // so a run, not a packet, is the unit; it needs two runs a protocol). Reproduced when both
@@ -211,8 +211,9 @@ func judgeSafeAlone(e *Support) Judgement {
 	if math.IsNaN(llo) {
 		ev += flowRunsNote(min(len(q), len(tcp)))
 	}
-	vr, vl := byInterval(rlo, rhi, util), byInterval(llo, lhi, loss)
-	j := Judgement{Verdict: allOf(vr, vl), Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
+	v, vs := fold(every, a, within(rlo, rhi, util), within(llo, lhi, loss))
+	vr, vl := vs[0], vs[1]
+	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
 	if j.Verdict != Inconclusive {
 		return j
 	}
@@ -302,7 +303,7 @@ func jain(xs [][]float64) float64 {
 // judgeSafeSharing tests "QUIC sharing with TCP CUBIC does not starve it" as Jain's index of
 // the two flows' goodputs over their common steady span above 0.9, averaged over the shared
 // runs, by the moving-block bootstrap of the two flows' per-bin goodput resampled with the same
-// blocks (their joint behaviour kept; blockCI) at Alpha: reproduced when the interval lies
+// blocks (their joint behaviour kept; analysis.BlockCI) at Alpha: reproduced when the interval lies
 // above 0.9, contradicted when below.
 func judgeSafeSharing(e *Support) Judgement {
 	if j, short := e.shortFlows(); short {
@@ -325,10 +326,10 @@ func judgeSafeSharing(e *Support) Judgement {
 		return notRun("no shared runs at this scale")
 	}
 	claimed := Region{0.9, math.Inf(1)}
-	est, lo, hi := blockCI(runs, block, jain, Alpha, 3)
+	est, lo, hi := analysis.BlockCI(runs, block, jain, Alpha, 3)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; Jain's index over the common steady span, mean of %d runs: %s (%g %% block bootstrap, %g s blocks; claimed %s)",
 		len(runs), fmtInterval("%.3f", est, lo, hi), 100*(1-Alpha), FlowBlockS, claimed)
-	j := Judgement{Verdict: byInterval(lo, hi, claimed), Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
+	j := Judgement{Verdict: within(lo, hi, claimed).judge(Alpha), Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
 	if f := e.flowPart("flows"); j.Verdict == Inconclusive && f != nil && !math.IsNaN(lo) {
 		shared := mixesWhere(f, func(m []string) bool { return len(m) == 2 })
 		n := e.flowNeedFor("flows", shared, runsToExclude(len(runs), est, halfToward(est, lo, hi, claimed.Lo), claimed.Lo, Alpha), len(runs), "Jain's index")

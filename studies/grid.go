@@ -242,40 +242,23 @@ func cellTable(cells []Cell) Table {
 	return t
 }
 
-// tallyHolm counts the significant positive (QUIC faster), significant negative (TCP faster)
-// and other cells of comparison i, the cells' significance taken as a family: Holm's procedure over their
-// Welch p-values at Alpha (holm), so that "most cells" is not made of cells each significant by
-// chance. It returns the cells' significance too, in cells' order.
-func tallyHolm(cells []Cell, i int) (quic, tcp, neutral int, sig []bool) {
-	ps := make([]float64, len(cells))
+// cellTests are the Welch tests of comparison i of the cells, one claim each, the claimed way
+// QUIC faster (way 1) or TCP faster (way -1): a family for fold (Holm over the cells).
+func cellTests(cells []Cell, i int, way float64) []claim {
+	out := make([]claim, len(cells))
 	for k, c := range cells {
-		ps[k] = c.Diffs[i].P
+		out[k] = testClaim(c.Diffs[i].P, way*c.Diffs[i].Pct)
 	}
-	sig = holm(ps, Alpha)
-	for k, c := range cells {
-		switch d := c.Diffs[i]; {
-		case sig[k] && d.Pct > 0:
-			quic++
-		case sig[k] && d.Pct < 0:
-			tcp++
-		default:
-			neutral++
-		}
-	}
-	return quic, tcp, neutral, sig
+	return out
 }
 
-// majority judges "most cells go the claimed way" from a Holm tally: Reproduced when the cells
-// significantly the claimed way are more than half of all, Contradicted when those
-// significantly the other way are (then the claim cannot hold), else Inconclusive.
-func majority(claimed, other, total int) Verdict {
-	switch {
-	case 2*claimed > total:
-		return Reproduced
-	case 2*other > total:
-		return Contradicted
+// count tallies verdicts.
+func count(vs []Verdict) map[Verdict]int {
+	n := map[Verdict]int{}
+	for _, v := range vs {
+		n[v]++
 	}
-	return Inconclusive
+	return n
 }
 
 // meanPct is the mean of comparison i's percent differences over cells (NaN when none).

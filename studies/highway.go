@@ -560,7 +560,7 @@ func (g armGain) String() string {
 	if !g.Significant {
 		ns = ", n.s."
 	}
-	return fmt.Sprintf("%+.1f %% (%.0f vs %.0f Mbit/s, p=%s%s)", g.Pct, g.On, g.Off, fmtP(g.P), ns)
+	return fmt.Sprintf("%+.1f %% (%.0f vs %.0f Mbit/s, p=%s%s)", g.Pct, g.On, g.Off, analysis.FormatP(g.P), ns)
 }
 
 // gainDiff is a.Pct - b.Pct, the difference of two independent arms' relative gains, with its
@@ -639,18 +639,10 @@ func judgeImplementations(e *Support) Judgement {
 		}
 	}
 	ev += "; the paper: 90-4900 Mbit/s across its pairs"
-	j := Judgement{Evidence: ev, See: see, Cells: cells}
-	switch {
-	case lo > w || hi < -w:
-		j.Verdict = Reproduced
-	case lo > -w && hi < w:
-		j.Verdict = Contradicted
-		j.Evidence += ": these two implementations are within that factor of each other"
-	default:
-		j.Verdict = Inconclusive
-		j.Evidence += ": the interval crosses the factor; more runs decide it"
-	}
-	return j
+	v := outside(lo, hi, Region{-w, w}).judge(Alpha)
+	ev += map[Verdict]string{Contradicted: ": these two implementations are within that factor of each other",
+		Inconclusive: ": the interval crosses the factor; more runs decide it"}[v]
+	return Judgement{Verdict: v, Evidence: ev, See: see, Cells: cells}
 }
 
 // HighwayMinRuns is the fewest runs per arm for which a highway2023 finding is judged: with
@@ -672,16 +664,9 @@ var highwayFindings = []Finding{
 				return notRun(fmt.Sprintf("too few runs at this scale (%d and %d, need %d an arm)", d.NOn, d.NOff, HighwayMinRuns))
 			}
 			ev := "quic-go on veth, raised buffers (7 MiB asked) over the OS default: " + d.String()
-			j := Judgement{Evidence: ev, See: []string{"Goodput per arm"}, Cells: []string{"veth: quic vs quic-os-buffers"}}
-			switch {
-			case d.Significant && d.On > d.Off:
-				j.Verdict = Reproduced
-			case d.Significant:
-				j.Verdict, j.Evidence = Contradicted, ev+" (the default was faster)"
-			default:
-				j.Verdict, j.Evidence = Inconclusive, ev+": "+d.undecided()
-			}
-			return j
+			v := testClaim(d.P, d.On-d.Off).judge(Alpha)
+			ev += map[Verdict]string{Contradicted: " (the default was faster)", Inconclusive: ": " + d.undecided()}[v]
+			return Judgement{Verdict: v, Evidence: ev, See: []string{"Goodput per arm"}, Cells: []string{"veth: quic vs quic-os-buffers"}}
 		}},
 	{ID: "offload", Source: "abstract; section 5.3 (NIC offloading)",
 		Claim:     "\"QUIC benefits less from NIC offloading ... while [it improves] the goodput of TCP to around 8000 Mbit/s\"",
@@ -702,19 +687,12 @@ var highwayFindings = []Finding{
 			level := fmt.Sprintf("%.4g %%", 100*(1-a))
 			ev := fmt.Sprintf("gain from the veth offloads: TCP cubic %s, QUIC %s; gain from quic-go's GSO: %s; TCP's gain minus QUIC's: offloads %s pp, GSO %s pp (%s intervals)",
 				tcp, qo, qg, fmtInterval("%+.1f", d1, lo1, hi1), fmtInterval("%+.1f", d2, lo2, hi2), level)
-			v := Inconclusive
-			switch {
-			case tcp.P < a && tcp.Pct > 0:
-				v = Reproduced
-			case tcp.P < a:
-				v, ev = Contradicted, ev+": the offloads made TCP slower"
-			default:
-				ev += fmt.Sprintf(": TCP's gain is not significant at %.4g: %s", a, tcp.undecided())
-			}
 			up := Region{0, math.Inf(1)}
-			j := Judgement{Verdict: allOf(v, byInterval(lo1, hi1, up), byInterval(lo2, hi2, up)), Evidence: ev, See: []string{"Goodput per arm"},
+			v, vs := fold(every, a, testClaim(tcp.P, tcp.Pct), within(lo1, hi1, up), within(lo2, hi2, up))
+			ev += map[Verdict]string{Contradicted: ": the offloads made TCP slower",
+				Inconclusive: fmt.Sprintf(": TCP's gain is not significant at %.4g: %s", a, tcp.undecided())}[vs[0]]
+			return Judgement{Verdict: v, Evidence: ev, See: []string{"Goodput per arm"},
 				Cells: []string{"veth: tcp-cubic vs tcp-cubic-no-offload", "veth: quic vs quic-no-offload", "veth: quic vs quic-no-gso"}}
-			return j
 		}},
 	{ID: "aesni", Source: "abstract; section 5.3 (AES-NI)",
 		Claim:     "QUIC benefits less from \"AES NI hardware acceleration\" than TCP",

@@ -266,11 +266,12 @@ func judgeQUICFaster(e *Support) Judgement {
 	if len(cells) == 0 {
 		return tooFewCells()
 	}
-	q, t, n, _ := tallyHolm(cells, 0)
-	qw, tw, nw, _ := tallyHolm(cells, 1)
+	v, vs := fold(most, Alpha, cellTests(cells, 0, 1)...)
+	_, ws := fold(most, Alpha, cellTests(cells, 1, 1)...)
+	n, w := count(vs), count(ws)
 	ev := fmt.Sprintf("cold: QUIC faster in %d, TCP faster in %d, n.s. in %d of %d cells (Holm over the cells at %g); 0-RTT: %d / %d / %d",
-		q, t, n, len(cells), Alpha, qw, tw, nw)
-	j := Judgement{Verdict: majority(q, t, len(cells)), Evidence: ev, See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
+		n[Reproduced], n[Contradicted], n[Inconclusive], len(cells), Alpha, w[Reproduced], w[Contradicted], w[Inconclusive])
+	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
 	return withGridPower(j, e, cells, 0)
 }
 
@@ -317,7 +318,8 @@ func judgeLowRateLoss(e *Support) Judgement {
 	ev += fmt.Sprintf("; with loss %s vs without %s over %d paired cells: with minus without %s pp (%s interval)", fmtPct(meanPct(with, 0)), fmtPct(meanPct(without, 0)),
 		len(with), fmtInterval("%+.1f", dl, llo, lhi), level)
 	up := Region{0, math.Inf(1)}
-	j := Judgement{Verdict: allOf(byInterval(dlo, dhi, up), byInterval(llo, lhi, up)), Evidence: ev, See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
+	v, _ := fold(every, Alpha/2, within(dlo, dhi, up), within(llo, lhi, up))
+	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
 	return withGridPower(j, e, append(append(lo, hi...), with...), 0)
 }
 
@@ -335,26 +337,19 @@ func judge0RTTSmall(e *Support) Judgement {
 	if len(small) == 0 {
 		return notRun("no page of >= 100 objects of <= 10 KB at this scale")
 	}
-	_, _, _, sig := tallyHolm(small, 1)
 	a := Alpha / float64(2*len(small))
-	var vs []Verdict
+	var cs []claim
 	var parts []string
-	for k, c := range small {
+	for _, c := range small {
 		cold, warm := c.Diffs[0], c.Diffs[1]
-		faster := Inconclusive
-		switch {
-		case sig[k] && warm.Pct > 0:
-			faster = Reproduced
-		case sig[k] && warm.Pct < 0:
-			faster = Contradicted
-		}
 		est, lo, hi := zeroRTTShare(cold, warm, a)
-		vs = append(vs, faster, byInterval(lo, hi, Region{0, math.Inf(1)}))
+		cs = append(cs, testClaim(warm.P, warm.Pct), within(lo, hi, Region{0, math.Inf(1)}))
 		share := (warm.Pct - cold.Pct) / warm.Pct
 		parts = append(parts, fmt.Sprintf("%s on %s: cold %s, 0-RTT %s, 0-RTT share %s (0.5 x 0-RTT diff - cold diff %s pp)",
-			c.Page, c.Link, cold, warm, fmtRatio(share), fmtInterval("%+.1f", est, lo, hi)))
+			c.Page, c.Link, cold, warm, analysis.FormatRatio(share), fmtInterval("%+.1f", est, lo, hi)))
 	}
-	j := Judgement{Verdict: allOf(vs...), Evidence: strings.Join(parts, "; "), See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
+	v, _ := fold(everyHolm, Alpha, cs...)
+	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; "), See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
 	return withGridPower(j, e, small, 1)
 }
 
@@ -388,12 +383,12 @@ func judgeReordering(e *Support) Judgement {
 	if len(cells) == 0 {
 		return tooFewCells()
 	}
-	q, t, _, _ := tallyHolm(cells, 0)
+	v, _ := fold(most, Alpha, cellTests(cells, 0, -1)...)
 	var parts []string
 	for _, c := range cells {
 		parts = append(parts, fmt.Sprintf("%s: %s", c.Page, c.Diffs[0]))
 	}
-	j := Judgement{Verdict: majority(t, q, len(cells)), Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
+	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
 		See: []string{"Reordering (delay variation)"}}
 	return withGridPower(j, e, cells, 0)
 }
@@ -431,7 +426,7 @@ func judgeMobile(e *Support) Judgement {
 	dm, dlo, dhi := meanPctInterval(without, 0, Alpha)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; phone minus desktop %s pp over %d cell(s) (%s interval); desktop mean diff %s (%s interval)",
 		fmtInterval("%+.1f", est, lo, hi), len(with), level, fmtInterval("%+.1f", dm, dlo, dhi), level)
-	v := byInterval(lo, hi, Region{math.Inf(-1), 0})
+	v := within(lo, hi, Region{math.Inf(-1), 0}).judge(Alpha)
 	if v == Reproduced && !(dlo > 0) {
 		v = Inconclusive
 		ev += ": the desktop shows no gain of QUIC's for the phone's to shrink from"

@@ -151,7 +151,6 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 	if rel.delay {
 		metric, unit, what = func(r modquicRun) float64 { return r.delayMs }, "ms", "RTT under load"
 	}
-	var ps []float64
 	var diffs []Diff
 	var paths []string
 	for _, fp := range e.Plan.Flows {
@@ -168,28 +167,28 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 		}
 		// Diff's TCP side is A and its QUIC side B: Pct = (A - B) / B x 100.
 		d := CompareMeans(va, vb)
-		diffs, ps, paths = append(diffs, d), append(ps, d.P), append(paths, fp.Name)
+		diffs, paths = append(diffs, d), append(paths, fp.Name)
 	}
 	if len(diffs) == 0 {
 		return notRun(fmt.Sprintf("no path with %d or more valid runs of %s and of %s alone", HighwayMinRuns, rel.a, rel.b))
 	}
-	sig := holm(ps, Alpha)
-	z := analysis.NormalQuantile(1 - Alpha/2)
-	up, down := 0, 0
-	var parts, undecided []string
-	j := Judgement{See: []string{"Each stack alone"}}
+	way := 1.0 // goodput: A above; delay: A below
+	if rel.delay {
+		way = -1
+	}
+	claims := make([]claim, len(diffs))
 	for k, d := range diffs {
-		claimed := d.Pct > 0 != rel.delay // goodput: A above; delay: A below
-		switch {
-		case sig[k] && claimed:
-			up++
-		case sig[k]:
-			down++
-		}
+		claims[k] = testClaim(d.P, way*d.Pct)
+	}
+	v, vs := fold(everyHolm, Alpha, claims...)
+	z := analysis.NormalQuantile(1 - Alpha/2)
+	var parts, undecided []string
+	j := Judgement{Verdict: v, See: []string{"Each stack alone"}}
+	for k, d := range diffs {
 		h := z * math.Sqrt(pctVar(d))
 		parts = append(parts, fmt.Sprintf("%s: %s %.2f %s, %s %.2f %s, %s (Welch p=%s)", paths[k], rel.a, d.TCPMean, unit, rel.b, d.QUICMean, unit,
-			fmtInterval("%+.1f %%", d.Pct, d.Pct-h, d.Pct+h), fmtP(d.P)))
-		if !sig[k] && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
+			fmtInterval("%+.1f %%", d.Pct, d.Pct-h, d.Pct+h), analysis.FormatP(d.P)))
+		if vs[k] == Inconclusive && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
 			runs := WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)
 			undecided = append(undecided, fmt.Sprintf("%s detects %s, decided by %d runs per stack", paths[k],
 				fmtPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), runs))
@@ -203,14 +202,6 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 				j.Cells = append(j.Cells, cellName(p, fp.Link, rel.a+" alone", rel.b+" alone"))
 			}
 		}
-	}
-	switch {
-	case down > 0:
-		j.Verdict = Contradicted
-	case up == len(diffs):
-		j.Verdict = Reproduced
-	default:
-		j.Verdict = Inconclusive
 	}
 	j.Evidence = fmt.Sprintf("%s of %s against %s: ", what, rel.a, rel.b) + strings.Join(parts, "; ") +
 		fmt.Sprintf(" (Holm over the %d paths at %g); implied by the thesis: %+.1f %%", len(diffs), Alpha, rel.impliedPc)

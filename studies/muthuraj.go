@@ -246,26 +246,19 @@ func judgeReferenceDirection(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no reference cell measured with %d or more loads per arm at this scale", MinLoads))
 	}
-	_, _, _, sig := tallyHolm(cells, 0)
-	vs := make([]Verdict, len(cells))
+	cs := make([]claim, len(cells))
 	for k, c := range cells {
 		d, want := c.Diffs[0], wants[k]
+		cs[k] = testClaim(d.P, d.Pct*want)
 		if math.Abs(want) < equalPct {
 			h := analysis.NormalQuantile(1-Alpha/float64(2*len(cells))) * math.Sqrt(pctVar(d))
-			vs[k] = byInterval(d.Pct-h, d.Pct+h, Region{-equalPct, equalPct})
+			cs[k] = within(d.Pct-h, d.Pct+h, Region{-equalPct, equalPct})
+			cs[k].p, cs[k].inHolm = d.P, true // the cells' Holm family holds it still
 			parts[k] += fmt.Sprintf(" (equal within %d %%? interval %s)", equalPct, fmtInterval("%+.1f", d.Pct, d.Pct-h, d.Pct+h))
-			continue
-		}
-		switch {
-		case sig[k] && (d.Pct > 0) == (want > 0):
-			vs[k] = Reproduced
-		case sig[k]:
-			vs[k] = Contradicted
-		default:
-			vs[k] = Inconclusive
 		}
 	}
-	j := Judgement{Verdict: allOf(vs...), Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
+	v, _ := fold(everyHolm, Alpha, cs...)
+	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
 		See: []string{"Reference values (36 ms, no loss): the authors' demo output beside ours"}}
 	return withGridPower(j, e, cells, 0)
 }
@@ -291,14 +284,7 @@ func judgeSmallObjects(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no 5 KB or 100 KB page at 10 Mbit/s with %d or more loads per arm at this scale", MinLoads))
 	}
-	q, t, _, _ := tallyHolm(cells, 0)
-	v := Inconclusive
-	switch {
-	case t > 0:
-		v = Contradicted
-	case q == len(cells):
-		v = Reproduced
-	}
+	v, _ := fold(everyHolm, Alpha, cellTests(cells, 0, 1)...)
 	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
 		See: []string{"Reference values (36 ms, no loss): the authors' demo output beside ours"}}
 	return withGridPower(j, e, cells, 0)
@@ -335,7 +321,7 @@ func judgeBBRInQUIC(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no 112J50 cell with %d or more loads of each controller", MinLoads) + strings.Join(append([]string{""}, short...), "; "))
 	}
-	bbrFaster, cubicFaster, _, sig := tallyHolm(cells, 0)
+	v, vs := fold(everyHolm, Alpha, cellTests(cells, 0, 1)...)
 	z := analysis.NormalQuantile(1 - Alpha/2)
 	var mdes []string
 	for k, c := range cells {
@@ -345,18 +331,11 @@ func judgeBBRInQUIC(e *Support) Judgement {
 		red := func(pct float64) float64 { return pct / (100 + pct) * 100 }
 		h := z * math.Sqrt(pctVar(d))
 		parts = append(parts, fmt.Sprintf("%s on %s: CUBIC %s, BBR %s, PLT reduction with BBR %s (Welch p=%s)", c.Page, c.Link,
-			fmtMs(d.TCPMean), fmtMs(d.QUICMean), fmtInterval("%+.1f %%", red(d.Pct), red(d.Pct-h), red(d.Pct+h)), fmtP(d.P)))
-		if !sig[k] && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
+			fmtMs(d.TCPMean), fmtMs(d.QUICMean), fmtInterval("%+.1f %%", red(d.Pct), red(d.Pct-h), red(d.Pct+h)), analysis.FormatP(d.P)))
+		if vs[k] == Inconclusive && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
 			mdes = append(mdes, fmt.Sprintf("%s: detects %s, decided by %d loads per controller", c.Page,
 				fmtPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)))
 		}
-	}
-	v := Inconclusive
-	switch {
-	case cubicFaster > 0:
-		v = Contradicted
-	case bbrFaster == len(cells):
-		v = Reproduced
 	}
 	ev := strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g); published: 60-80 %% over gQUIC, of which this is the controller's part; the gQUIC half is not testable", len(cells), Alpha)
 	if v == Inconclusive && len(mdes) > 0 {
@@ -393,12 +372,12 @@ func judgeMuthurajReordering(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("the %d 112J50 cells measured have fewer than %d loads per arm", len(measured), MinLoads))
 	}
-	q, t, _, _ := tallyHolm(cells, 0)
+	v, _ := fold(most, Alpha, cellTests(cells, 0, -1)...)
 	var parts []string
 	for _, c := range cells {
 		parts = append(parts, fmt.Sprintf("%s %s on %s: %s", c.Part, c.Page, c.Link, c.Diffs[0]))
 	}
-	j := Judgement{Verdict: majority(t, q, len(cells)), Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
+	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g)", len(cells), Alpha),
 		See: []string{"TCP CUBIC vs QUIC", "TCP BBR vs QUIC"}}
 	return withGridPower(j, e, cells, 0)
 }

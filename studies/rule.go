@@ -3,8 +3,6 @@ package studies
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 
 	"github.com/pltlab/pltlab/analysis"
 )
@@ -18,7 +16,7 @@ import (
 //   - inconclusive: everything else. An interval that holds the region's bound, an estimate on
 //     its bound and an estimate without an interval (too few runs) are inconclusive.
 // Where one finding is made of several tests (cells, or sub-claims that must all hold), the
-// family's error rate is held at Alpha by Holm's step-down procedure (Holm 1979) over the tests'
+// family's error rate is held at Alpha by Holm's step-down procedure (analysis.Holm; Holm 1979) over the tests'
 // p-values, or by Bonferroni's split of Alpha over the sub-claims' intervals.
 
 // Region is the claimed region of an estimate: Lo < estimate < Hi, each bound open, -Inf or +Inf
@@ -37,6 +35,124 @@ func (r Region) String() string {
 	return fmt.Sprintf("in (%.4g, %.4g)", r.Lo, r.Hi)
 }
 
+// claim is one test or interval a finding declares; fold turns a finding's claims into its
+// verdict. Build one with testClaim, within, outside or missing.
+type claim struct {
+	kind   claimKind
+	p, way float64 // a test's p-value, and its estimate's direction: > 0 claimed, < 0 the other way
+	lo, hi float64 // an interval
+	region Region  // the claimed region of the interval
+	inHolm bool    // an interval whose p-value still counts in the family's Holm procedure
+}
+
+// claimKind is how a claim is judged.
+type claimKind uint8
+
+const (
+	byTest claimKind = iota
+	byRegion
+	byOutside
+	noData
+)
+
+// testClaim is a test with p-value p whose estimate goes the claimed way when way > 0 and the
+// other way when way < 0 (0 or NaN: neither).
+func testClaim(p, way float64) claim { return claim{kind: byTest, p: p, way: way} }
+
+// within is an estimate's interval [lo, hi] claimed inside r.
+func within(lo, hi float64, r Region) claim { return claim{kind: byRegion, lo: lo, hi: hi, region: r} }
+
+// outside is an estimate's interval [lo, hi] claimed outside r (beyond either bound).
+func outside(lo, hi float64, r Region) claim {
+	return claim{kind: byOutside, lo: lo, hi: hi, region: r}
+}
+
+// missing is a claim this run lacks the data for (too few loads): NotRun.
+func missing() claim { return claim{kind: noData} }
+
+// family is how a finding's claims fold into one verdict (fold).
+type family uint8
+
+const (
+	// every claim must hold: Reproduced when each does at alpha (an intersection of claims needs
+	// no correction; R. L. Berger, Technometrics 24, 1982), Contradicted when one is (a test only
+	// when significant after Holm's procedure over the family's tests), else NotRun when one
+	// lacks its data, else Inconclusive.
+	every family = iota
+	// everyHolm is every with each test significant, either way, only after Holm's procedure.
+	everyHolm
+	// most claims must hold: Holm over the tests; Reproduced when more than half reproduce,
+	// Contradicted when more than half contradict, else Inconclusive.
+	most
+	// either of the claims will do (alternatives, such as h3 cold or warm): Reproduced when one
+	// reproduces, Contradicted when every one contradicts, else Inconclusive.
+	either
+)
+
+// fold is the one fold of the rule: it judges each claim at alpha (a test by its p-value and
+// direction, with Holm's procedure over the family's tests at alpha, analysis.Holm; an interval
+// against its region) and folds them by f. It returns the verdict and each claim's, in order.
+func fold(f family, alpha float64, cs ...claim) (Verdict, []Verdict) {
+	var ps []float64
+	for _, c := range cs {
+		if c.kind == byTest || c.inHolm {
+			ps = append(ps, c.p)
+		}
+	}
+	sig, vs, k := analysis.Holm(ps, alpha), make([]Verdict, len(cs)), 0
+	for i, c := range cs {
+		vs[i] = c.judge(alpha)
+		if c.kind == byTest && f != every {
+			vs[i] = c.judge(math.Inf(1)) // the direction; Holm decides the significance
+		}
+		if c.kind == byTest && !sig[k] && (vs[i] == Contradicted || f != every) {
+			vs[i] = Inconclusive
+		}
+		if c.kind == byTest || c.inHolm {
+			k++
+		}
+	}
+	return foldVerdicts(f, vs), vs
+}
+
+// judge is one claim's verdict at alpha.
+func (c claim) judge(alpha float64) Verdict {
+	switch c.kind {
+	case byTest:
+		switch {
+		case c.p < alpha && c.way > 0:
+			return Reproduced
+		case c.p < alpha && c.way < 0:
+			return Contradicted
+		}
+		return Inconclusive
+	case byRegion:
+		return byInterval(c.lo, c.hi, c.region)
+	case byOutside:
+		return map[Verdict]Verdict{Reproduced: Contradicted, Contradicted: Reproduced, Inconclusive: Inconclusive}[byInterval(c.lo, c.hi, c.region)]
+	}
+	return NotRun
+}
+
+// foldVerdicts folds claims' verdicts by f.
+func foldVerdicts(f family, vs []Verdict) Verdict {
+	switch n := count(vs); {
+	case f == most && 2*n[Reproduced] > len(vs), f == either && n[Reproduced] > 0:
+		return Reproduced
+	case f == most && 2*n[Contradicted] > len(vs), f == either && n[Contradicted] == len(vs):
+		return Contradicted
+	case f == most || f == either:
+		return Inconclusive
+	case n[Contradicted] > 0:
+		return Contradicted
+	case n[NotRun] > 0:
+		return NotRun
+	case len(vs) > 0 && n[Reproduced] == len(vs):
+		return Reproduced
+	}
+	return Inconclusive
+}
+
 // byInterval judges an estimate's interval [lo, hi] against the claimed region r: Reproduced
 // when the interval lies strictly inside r, Contradicted when strictly outside it, else (and for
 // a NaN bound: no interval) Inconclusive.
@@ -52,63 +168,6 @@ func byInterval(lo, hi float64, r Region) Verdict {
 	return Inconclusive
 }
 
-// allOf folds sub-claims that must all hold (each judged at its share of Alpha): Contradicted
-// when any is, Reproduced when every one is, else Inconclusive.
-func allOf(vs ...Verdict) Verdict {
-	if len(vs) == 0 {
-		return Inconclusive
-	}
-	if slices.Contains(vs, Contradicted) {
-		return Contradicted
-	}
-	for _, v := range vs {
-		if v != Reproduced {
-			return Inconclusive
-		}
-	}
-	return Reproduced
-}
-
-// holm returns which of the family's p-values are significant at family-wise level alpha by
-// Holm's step-down procedure (S. Holm, "A simple sequentially rejective multiple test
-// procedure", Scand. J. Statist. 6, 1979): sorted ascending, p_(k) is rejected while
-// p_(j) <= alpha / (m - j + 1) for every j <= k. A NaN p-value is never significant and counts
-// in m.
-func holm(ps []float64, alpha float64) []bool {
-	m := len(ps)
-	idx := make([]int, m)
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		pa, pb := ps[a], ps[b]
-		switch {
-		case math.IsNaN(pa) && math.IsNaN(pb):
-			return 0
-		case math.IsNaN(pa):
-			return 1
-		case math.IsNaN(pb):
-			return -1
-		case pa < pb:
-			return -1
-		case pa > pb:
-			return 1
-		}
-		return 0
-	})
-	out := make([]bool, m)
-	for j, i := range idx {
-		if math.IsNaN(ps[i]) || ps[i] > alpha/float64(m-j) {
-			break
-		}
-		out[i] = true
-	}
-	return out
-}
-
-// BlockBootstrapB is the number of resamples of the block bootstraps of flow criteria.
-const BlockBootstrapB = 4000
-
 // FlowBlockS is the block length of the flow criteria's moving-block bootstrap, in seconds: the
 // per-bin goodput of a congestion-controlled flow is autocorrelated over its sawtooth (CUBIC's
 // epoch at the paper's 3 Mbit/s, 50 ms, 1-BDP link is a few seconds), so bins are resampled in
@@ -116,66 +175,6 @@ const BlockBootstrapB = 4000
 // the bootstrap for general stationary observations", Ann. Statist. 17, 1989; block length of
 // the order of the correlation time, Politis & White 2004).
 const FlowBlockS = 2.0
-
-// blockStat is a statistic of one resample of every series of a run, bin-aligned: xs[k] is
-// series k resampled.
-type blockStat func(xs [][]float64) float64
-
-// blockReps returns the mean over runs of stat on the series as measured, and
-// BlockBootstrapB moving-block bootstrap replicates of it: each run's series (equal lengths
-// within a run, one per flow) are resampled together with the same blocks of block bins (so
-// flows that share a bottleneck keep their joint behaviour), stat is taken per run and averaged
-// over runs. Replicates are nil when a run has fewer than 2 blocks of data.
-func blockReps(runs [][][]float64, block int, stat blockStat, seed uint64) (float64, []float64) {
-	if len(runs) == 0 {
-		return math.NaN(), nil
-	}
-	var est float64
-	short := block < 1
-	for _, r := range runs {
-		est += stat(r)
-		short = short || len(r) == 0 || len(r[0]) < 2*block
-	}
-	est /= float64(len(runs))
-	if short {
-		return est, nil
-	}
-	rng := rand.New(rand.NewPCG(seed, 0x706c746c6162))
-	reps := make([]float64, BlockBootstrapB)
-	bufs := make([][][]float64, len(runs))
-	for i, r := range runs {
-		bufs[i] = make([][]float64, len(r))
-		for k := range r {
-			bufs[i][k] = make([]float64, len(r[0]))
-		}
-	}
-	for b := range reps {
-		var sum float64
-		for i, r := range runs {
-			n := len(r[0])
-			for at := 0; at < n; at += block {
-				start, l := rng.IntN(n-block+1), min(block, n-at)
-				for k := range r {
-					copy(bufs[i][k][at:at+l], r[k][start:start+l])
-				}
-			}
-			sum += stat(bufs[i])
-		}
-		reps[b] = sum / float64(len(runs))
-	}
-	return est, reps
-}
-
-// blockCI returns blockReps' estimate and the (1 - alpha) percentile interval of its replicates
-// (NaN without replicates).
-func blockCI(runs [][][]float64, block int, stat blockStat, alpha float64, seed uint64) (est, lo, hi float64) {
-	est, reps := blockReps(runs, block, stat, seed)
-	if reps == nil {
-		return est, math.NaN(), math.NaN()
-	}
-	slices.Sort(reps)
-	return est, analysis.Quantile(reps, alpha/2), analysis.Quantile(reps, 1-alpha/2)
-}
 
 // meanOf is the mean of xs (NaN when empty).
 func meanOf(xs []float64) float64 {

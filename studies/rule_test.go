@@ -3,7 +3,6 @@ package studies
 import (
 	"github.com/pltlab/pltlab/analysis"
 	"math"
-	"math/rand/v2"
 	"testing"
 )
 
@@ -34,69 +33,51 @@ func TestByInterval(t *testing.T) {
 			t.Errorf("[%g, %g] vs %s: %s, want %s", tc.lo, tc.hi, tc.r, got, tc.want)
 		}
 	}
-	if allOf(Reproduced, Inconclusive) != Inconclusive || allOf(Reproduced, Contradicted, Inconclusive) != Contradicted ||
-		allOf(Reproduced, Reproduced) != Reproduced || allOf() != Inconclusive {
-		t.Error("allOf")
-	}
-	if majority(5, 2, 9) != Reproduced || majority(4, 0, 8) != Inconclusive || majority(1, 5, 9) != Contradicted || majority(4, 4, 8) != Inconclusive {
-		t.Error("majority: more than half, never on exactly half")
-	}
 }
 
-// TestHolm against the procedure worked by hand: m = 4 at 0.01: thresholds 0.0025, 0.00333,
-// 0.005, 0.01 in p order; it stops at the first p over its threshold.
-func TestHolm(t *testing.T) {
-	got := holm([]float64{0.004, 0.001, 0.03, 0.002}, 0.01)
-	want := []bool{true, true, false, true} // 0.001 <= .0025, 0.002 <= .00333, 0.004 <= .005, 0.03 > .01
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("holm %v, want %v", got, want)
+// TestFold: each family folds its claims as docs/design.md ("Verdicts") says: Every is the
+// intersection (a test reproduces at alpha, contradicts only after Holm), EveryHolm holds both
+// directions to Holm, Most needs more than half (never exactly half), Either one alternative.
+func TestFold(t *testing.T) {
+	R, C, I, N := Reproduced, Contradicted, Inconclusive, NotRun
+	vs := func(v ...Verdict) []Verdict { return v }
+	for _, tc := range []struct {
+		f    family
+		vs   []Verdict
+		want Verdict
+	}{
+		{every, vs(R, I), I}, {every, vs(R, C, I), C}, {every, vs(R, R), R}, {every, vs(), I}, {every, vs(R, N, I), N}, {every, vs(N, C), C},
+		{most, vs(R, R, R, R, R, C, C, I, I), R}, {most, vs(R, R, R, R, I, I, I, I), I}, {most, vs(R, C, C, C, C, C, I, I, I), C}, {most, vs(R, R, C, C), I},
+		{either, vs(C, R), R}, {either, vs(C, I), I}, {either, vs(C, C), C},
+	} {
+		if got := foldVerdicts(tc.f, tc.vs); got != tc.want {
+			t.Errorf("family %d of %v: %s, want %s", tc.f, tc.vs, got, tc.want)
 		}
 	}
-	// Each p under 0.01 alone, but not as a family of three.
-	got = holm([]float64{0.008, 0.009, 0.006}, 0.01)
-	if got[0] || got[1] || got[2] {
-		t.Errorf("three p-values of 0.006..0.009: %v, want none significant", got)
+	// Two tests at 0.008 and 0.009, each under 0.01 alone but not as a family of two (Holm:
+	// 0.008 > 0.005): Every reproduces the intersection, refuses the contradiction; EveryHolm
+	// reproduces neither.
+	if v, _ := fold(every, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != R {
+		t.Errorf("every, both the claimed way: %s", v)
 	}
-	if got := holm([]float64{math.NaN(), 0.001}, 0.01); got[0] || !got[1] {
-		t.Errorf("NaN: %v", got)
+	if v, cs := fold(every, 0.01, testClaim(0.008, 1), testClaim(0.009, -1)); v != I || cs[1] != I {
+		t.Errorf("every, one the other way, n.s. by Holm: %s %v", v, cs)
 	}
-}
-
-// TestBlockCICoverage: on an AR(1) series (correlation 0.8 per bin, as a congestion-controlled
-// flow's goodput) the moving-block interval of the mean covers the true mean in about its
-// nominal share of seeded trials, where an i.i.d. bootstrap (block 1) covers far fewer.
-// Percentile block intervals cover less than their nominal level on series this short (here
-// 27 of 40 for 90 %, single bins 17 of 40; Politis & White 2004), so the test asks blocks to
-// reach 25 and to beat single bins clearly; docs/design.md ("Verdicts") says so.
-func TestBlockCICoverage(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	series := func() []float64 {
-		xs := make([]float64, 120)
-		x := 0.0
-		for i := range xs {
-			x = 0.8*x + rng.NormFloat64()
-			xs[i] = 10 + x
-		}
-		return xs
+	if v, _ := fold(everyHolm, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != I {
+		t.Errorf("everyHolm: %s", v)
 	}
-	mean := func(xs [][]float64) float64 { return meanOf(xs[0]) }
-	cover := func(block int) int {
-		n := 0
-		for trial := range 40 {
-			_, lo, hi := blockCI([][][]float64{{series()}}, block, mean, 0.1, uint64(trial))
-			if lo < 10 && 10 < hi {
-				n++
-			}
-		}
-		return n
+	if v, _ := fold(every, 0.01, testClaim(0.001, 1), missing()); v != N {
+		t.Errorf("a cell without data: %s", v)
 	}
-	blocks, iid := cover(12), cover(1)
-	if blocks < 25 || iid >= blocks-6 {
-		t.Errorf("90 %% intervals covering the mean in 40 trials: blocks of 12 %d, single bins %d; want blocks >= 25 and well above single bins", blocks, iid)
+	r := Region{-1, 1}
+	if outside(2, 3, r).judge(0.01) != R || outside(-0.5, 0.5, r).judge(0.01) != C || outside(0.5, 2, r).judge(0.01) != I {
+		t.Error("outside: beyond the region reproduces, inside it contradicts")
 	}
-	if _, lo, _ := blockCI([][][]float64{{make([]float64, 20)}}, 12, mean, 0.1, 1); !math.IsNaN(lo) {
-		t.Error("fewer than two blocks: want no interval")
+	// An interval claim that counts in the Holm family makes the family's tests stricter.
+	in := within(0.1, 0.2, Region{0, 1})
+	in.p, in.inHolm = 0.5, true
+	if v, _ := fold(everyHolm, 0.01, testClaim(0.007, 1), in); v != I {
+		t.Errorf("family interval: %s, want the test not significant among 2", v)
 	}
 }
 

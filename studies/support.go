@@ -180,15 +180,12 @@ func (d Diff) String() string {
 	if math.IsNaN(d.Pct) {
 		return "n/a"
 	}
-	s := fmt.Sprintf("%+.1f %% (p=%s", d.Pct, fmtP(d.P))
+	s := fmt.Sprintf("%+.1f %% (p=%s", d.Pct, analysis.FormatP(d.P))
 	if !d.Significant {
 		s += ", n.s."
 	}
 	return s + ")"
 }
-
-// fmtP is the one p-value format of pltlab's reports (analysis.FormatP).
-func fmtP(p float64) string { return analysis.FormatP(p) }
 
 // FormatEstimate formats a time estimate for people: "6 min 18 s", "12 min", "3.5 h" or "41 d".
 func FormatEstimate(d time.Duration) string {
@@ -210,14 +207,6 @@ func fmtMs(ms float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f ms", ms)
-}
-
-// fmtSec formats ms as "1.23 s" ("n/a" for NaN or an empty group).
-func fmtSec(ms float64) string {
-	if math.IsNaN(ms) || math.IsInf(ms, 0) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f s", ms/1000)
 }
 
 // median returns the median of a group's sample in ms (NaN for nil).

@@ -65,11 +65,10 @@ func needFor(pr *PartResult, page, link string, arms []experiment.Arm, runs, hav
 // medians a/b below 1): the Mann-Whitney test, the 95 % bootstrap CI of the ratio, and for an
 // inconclusive outcome what this sample could detect and what would decide it.
 type shift struct {
-	verdict Verdict
-	text    string
-	cell    string
-	need    *Need
-	p       float64 // the Mann-Whitney p-value (NaN when not tested)
+	claim claim // the Mann-Whitney test, a faster the claimed way (missing when not run)
+	text  string
+	cell  string
+	need  *Need
 }
 
 // judgeShift tests the claim "a faster than b" on one cell of part pr (a and b its groups):
@@ -83,25 +82,21 @@ type shift struct {
 // A cell with fewer than MinLoads loads in an arm is not run.
 func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, published float64) shift {
 	na, nb := armLabel(a), armLabel(b)
-	s := shift{cell: cellName(pr.Part.Name, link, na, nb), p: math.NaN()}
+	s := shift{cell: cellName(pr.Part.Name, link, na, nb), claim: missing()}
 	if j, few := tooFew(a, b); few {
-		s.verdict, s.text = NotRun, s.cell+": "+j.Evidence
+		s.text = s.cell + ": " + j.Evidence
 		return s
 	}
 	r := a.Median / b.Median
 	lo, hi := analysis.RatioCI(a.Sample, b.Sample, analysis.DefaultBootstrap, 1)
 	p := analysis.MannWhitney(a.Sample, b.Sample).P
-	s.p = p
-	base := fmt.Sprintf("%s %s vs %s %s, %s/%s %s [%s, %s], p=%s", na, fmtSec(a.Median), nb, fmtSec(b.Median), na, nb,
-		fmtRatio(r), fmtRatio(lo), fmtRatio(hi), fmtP(p))
-	switch {
-	case a.Median < b.Median && p < Alpha:
-		s.verdict, s.text = Reproduced, base
-	case b.Median < a.Median && p < Alpha:
-		s.verdict = Contradicted
-		s.text = fmt.Sprintf("%s: %s is slower (p < %g; 95 %% CI of %s/%s [%s, %s] above 1)", base, na, Alpha, na, nb, fmtRatio(lo), fmtRatio(hi))
-	default:
-		s.verdict = Inconclusive
+	s.claim = testClaim(p, b.Median-a.Median)
+	s.text = fmt.Sprintf("%s %s vs %s %s, %s/%s %s [%s, %s], p=%s", na, analysis.FormatSec(a.Median, 0), nb, analysis.FormatSec(b.Median, 0), na, nb,
+		analysis.FormatRatio(r), analysis.FormatRatio(lo), analysis.FormatRatio(hi), analysis.FormatP(p))
+	switch s.claim.judge(Alpha) {
+	case Contradicted:
+		s.text += fmt.Sprintf(": %s is slower (p < %g; 95 %% CI of %s/%s [%s, %s] above 1)", na, Alpha, na, nb, analysis.FormatRatio(lo), analysis.FormatRatio(hi))
+	case Inconclusive:
 		effect, from := published, "published"
 		if !(effect > 0) {
 			effect, from = r, "observed here"
@@ -110,8 +105,8 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 		have := min(len(a.Sample), len(b.Sample))
 		n := needFor(pr, page, link, []experiment.Arm{{Protocol: a.Protocol, Mode: a.Mode}, {Protocol: b.Protocol, Mode: b.Mode}}, need, have, effect, from)
 		s.need = &n
-		s.text = fmt.Sprintf("%s: n.s.; %d+%d loads detect %s/%s <= %s with %.0f %% power (Noether 1987); %s",
-			base, len(a.Sample), len(b.Sample), na, nb, fmtRatio(MWDetectable(a.Sample, b.Sample)), analysis.Power*100, needText(n))
+		s.text += fmt.Sprintf(": n.s.; %d+%d loads detect %s/%s <= %s with %.0f %% power (Noether 1987); %s",
+			len(a.Sample), len(b.Sample), na, nb, analysis.FormatRatio(MWDetectable(a.Sample, b.Sample)), analysis.Power*100, needText(n))
 	}
 	return s
 }
@@ -120,9 +115,9 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 // would decide it (49 more, about 9 min)".
 func needText(n Need) string {
 	if n.Runs >= math.MaxInt32 {
-		return fmt.Sprintf("at the effect %s (%s) no number of loads decides it", n.EffectFrom, fmtRatio(n.Effect))
+		return fmt.Sprintf("at the effect %s (%s) no number of loads decides it", n.EffectFrom, analysis.FormatRatio(n.Effect))
 	}
-	s := fmt.Sprintf("at the effect %s (%s) %d loads per arm would decide it", n.EffectFrom, fmtRatio(n.Effect), n.Runs)
+	s := fmt.Sprintf("at the effect %s (%s) %d loads per arm would decide it", n.EffectFrom, analysis.FormatRatio(n.Effect), n.Runs)
 	if more := n.Runs - n.Have; more > 0 {
 		s += fmt.Sprintf(" (%d more, about %s)", more, FormatEstimate(n.Time))
 	}
@@ -137,43 +132,32 @@ func armLabel(g *analysis.Group) string {
 	return armName(g.Protocol, g.Mode)
 }
 
-// combine folds the cells of a claim that must hold on every cell into one judgement:
-// reproduced when every cell is (each at Alpha: the claim is the intersection of the cells'
-// claims, so no correction is due; Berger 1982), contradicted when a cell is significant the
-// other way after Holm's correction over the cells (the contradiction is a union of tests, whose
-// family is held at Alpha: holm), not run when any cell lacks loads, else inconclusive with the
-// needs of the undecided cells.
+// combine folds the cells of a claim that must hold on every cell into one judgement (fold,
+// Every): reproduced when every cell is at Alpha, contradicted when a cell is significant the
+// other way after Holm's procedure over the cells, not run when a cell lacks loads, else
+// inconclusive with the needs of the undecided cells.
 func combine(cells []shift, see ...string) Judgement {
 	if len(cells) == 0 {
 		return notRun("no cell measured")
 	}
-	ps := make([]float64, len(cells))
+	cs := make([]claim, len(cells))
 	for i, c := range cells {
-		ps[i] = c.p
+		cs[i] = c.claim
 	}
-	sig := holm(ps, Alpha)
-	j := Judgement{Verdict: Reproduced, See: see}
-	var texts []string
-	worst := 0
-	rank := map[Verdict]int{Reproduced: 0, Inconclusive: 1, NotRun: 2, Contradicted: 3}
+	v, vs := fold(every, Alpha, cs...)
+	j := Judgement{Verdict: v, See: see}
+	texts := make([]string, len(cells))
 	for i, c := range cells {
-		if c.verdict == Contradicted && !sig[i] {
-			c.verdict = Inconclusive
-			c.text += fmt.Sprintf(" (not significant after Holm's correction over %d cells)", len(cells))
+		texts[i] = c.text
+		if c.claim.judge(Alpha) == Contradicted && vs[i] != Contradicted {
+			texts[i] += fmt.Sprintf(" (not significant after Holm's correction over %d cells)", len(cells))
 		}
-		texts = append(texts, c.text)
 		j.Cells = append(j.Cells, c.cell)
-		if c.need != nil {
+		if c.need != nil && v == Inconclusive {
 			j.Needs = append(j.Needs, *c.need)
-		}
-		if rank[c.verdict] > worst {
-			worst, j.Verdict = rank[c.verdict], c.verdict
 		}
 	}
 	j.Evidence = strings.Join(texts, "; ")
-	if j.Verdict != Inconclusive {
-		j.Needs = nil
-	}
 	return j
 }
 
