@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/pltlab/pltlab/plan"
@@ -35,10 +36,19 @@ type Plan struct {
 	model *cost
 }
 
+// derivations counts the plans NewPlan has computed in this process (Derivations).
+var derivations atomic.Int64
+
+// Derivations returns how many plans NewPlan has computed in this process: a study's run derives
+// each part's once (Prepare), and whatever else asks which loads, how many or how long reads
+// those (the test of `reproduce --runs 50` counts them).
+func Derivations() int64 { return derivations.Load() }
+
 // NewPlan computes c's plan: its schedule, the cost of every load and link, and its shard's
 // share. Errors: a page or link spec that does not parse, a shard the schedule cannot be split
 // into (see PlanShards), or a Subset index outside the schedule.
 func NewPlan(c Config) (*Plan, error) {
+	derivations.Add(1)
 	p := &Plan{Config: c, c: c.withDefaults()}
 	m, err := newCost(p.c)
 	if err != nil {

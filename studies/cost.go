@@ -30,17 +30,23 @@ func (p Plan) FlowRuns() int {
 
 // Estimate predicts the plan's wall time in one process on one 2-core machine with the one
 // cost model of package experiment (its constants fitted from records; see
-// experiment.LoadOverhead): experiment.StartCost, every page-load part's experiment.Estimate and
-// every flow part's experiment.EstimateFlows. It fails, naming the part, on a spec that does not
-// parse. To size a finding's missing loads use experiment.EstimateJobs on the part's Config.
+// experiment.LoadOverhead): experiment.StartCost, every page-load part's plan's Total and every
+// flow part's experiment.EstimateFlows. It derives the part plans; a run's Prepared.Estimate
+// reads those it derived. It fails, naming the part, on a spec that does not parse. To size a
+// finding's missing loads use experiment.EstimateJobs on the part's Config.
 func (p Plan) Estimate() (time.Duration, error) {
+	parts, err := p.partPlans(RunOptions{})
+	if err != nil {
+		return 0, err
+	}
+	return p.estimate(parts)
+}
+
+// estimate is Estimate over the part plans parts (unsharded totals: Plan.Total).
+func (p Plan) estimate(parts []*experiment.Plan) (time.Duration, error) {
 	d := experiment.StartCost
-	for _, part := range p.Parts {
-		e, err := experiment.Estimate(part.Config)
-		if err != nil {
-			return 0, fmt.Errorf("part %s: %w", part.Name, err)
-		}
-		d += e
+	for _, pp := range parts {
+		d += pp.Total()
 	}
 	for _, f := range p.Flows {
 		e, err := experiment.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)

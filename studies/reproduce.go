@@ -37,13 +37,17 @@ const (
 // Job is one reproduction of a study: Study's applied Plan (Plan.Apply of the run's options) in
 // Mode, measured with Options (RunOptions: Chrome, Version, Configure, Process, TempDir,
 // SkipLinkCheck, Shard; Resume is set by Reproduce from the output's records), its records and
-// reports in Dir (ResultsFile, WriteReport's files).
+// reports in Dir (ResultsFile, WriteReport's files). Prepared, when set, is Plan as the caller
+// derived it (Plan.Prepare with Options' Runs, Seed and Shard, before any resume): JobRun and
+// JobResume run it, so that the plan is derived once from the command to the loads; JobDecide
+// measures another plan (Decide's) and prepares that.
 type Job struct {
-	Study   *Study
-	Plan    Plan
-	Mode    JobMode
-	Dir     string
-	Options RunOptions
+	Study    *Study
+	Plan     Plan
+	Mode     JobMode
+	Dir      string
+	Options  RunOptions
+	Prepared *Prepared
 }
 
 // Step is what a job turned out to do, decided from its mode and the records in its directory.
@@ -169,9 +173,7 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 		}
 		out.Measured, old = dp, recs
 	}
-	o := j.Options
-	o.Resume = old
-	prep, err := out.Measured.Prepare(o) // the plan computed once: schedule, shard, what is left
+	prep, err := j.prepare(out.Measured, old) // the plan computed once: schedule, shard, what is left
 	if err != nil {
 		return out, refused("--resume %s: %w: give the flags of the interrupted reproduction", jsonl, err)
 	}
@@ -197,7 +199,7 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 	finish()
 	out.RunErr = errors.Join(out.RunErr, closeOut())
 	out.Estimate, _ = prep.Estimate()
-	if o.Shard.Count > 0 {
+	if j.Options.Shard.Count > 0 {
 		return out, nil // one shard's records judge nothing alone: the report is the merge's
 	}
 	recs, _, err := analysis.ReadFiles([]string{jsonl}, nil, slog.Default())
@@ -208,6 +210,19 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 		judge = j.Plan // the study's plan, from the records: the decide run measured only its loads
 	}
 	return out.judge(j, FromRecords(judge, recs), recs)
+}
+
+// prepare returns the plan measured (p) as prepared for the run with j.Options, continuing
+// from the records old: j.Prepared when the caller derived it (not for JobDecide, which
+// measures another plan), else p.Prepare.
+func (j Job) prepare(p Plan, old []*result.Record) (*Prepared, error) {
+	o := j.Options
+	o.Resume = old
+	if j.Prepared == nil || j.Mode == JobDecide {
+		return p.Prepare(o)
+	}
+	j.Prepared.Options = o
+	return j.Prepared, j.Prepared.Resume(old)
 }
 
 // judge completes out with the evaluation of recs by plan p, written into j.Dir (Judge).

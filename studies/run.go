@@ -56,14 +56,21 @@ func (p Plan) Configs(o RunOptions) []experiment.Config {
 	for i, part := range p.Parts {
 		c := part.Config
 		c.Name = PartExperiment(p.Study, part.Name)
-		c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
-		c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
-		if o.Configure != nil {
-			o.Configure(&c)
-		}
+		o.machine(&c)
 		out[i] = c
 	}
 	return out
+}
+
+// machine sets o's machine settings (Chrome, Version, TempDir, SkipLinkCheck, Logger,
+// Configure) on c: none of them changes the schedule, the cost model or the config hash, so a
+// plan derived without them runs with them.
+func (o RunOptions) machine(c *experiment.Config) {
+	c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
+	c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
+	if o.Configure != nil {
+		o.Configure(c)
+	}
 }
 
 // Prepared is a study's plan computed once for one run with its options: every part's
@@ -116,21 +123,32 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 			}
 		}
 	}
-	for i, pp := range parts {
-		var recs []*result.Record
-		for _, r := range o.Resume {
-			if r.Experiment == pp.Config.Name {
-				recs = append(recs, r)
-			}
-		}
-		if len(recs) == 0 {
-			continue
-		}
-		if err := pp.Resume(recs); err != nil {
-			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
-		}
+	if err := pr.Resume(o.Resume); err != nil {
+		return nil, err
 	}
 	return pr, nil
+}
+
+// Resume sets every part of the prepared plan to continue from the records in recs that carry
+// its experiment name (experiment.Plan.Resume; a part without any starts afresh) and keeps recs
+// as Options.Resume. The error names the part whose records do not match the plan.
+func (pr *Prepared) Resume(recs []*result.Record) error {
+	pr.Options.Resume = recs
+	for i, pp := range pr.Parts {
+		var mine []*result.Record
+		for _, r := range recs {
+			if r.Experiment == pp.Config.Name {
+				mine = append(mine, r)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		if err := pp.Resume(mine); err != nil {
+			return fmt.Errorf("part %s: %w", pr.Plan.Parts[i].Name, err)
+		}
+	}
+	return nil
 }
 
 // Loads returns the number of page loads the run schedules: every part's loads in the shard,
@@ -187,7 +205,7 @@ func (pr *Prepared) Announce() (string, error) {
 	}
 	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", FormatEstimate(est))
 	if pr.Shard != nil {
-		whole, err := p.Estimate()
+		whole, err := p.estimate(pr.Parts)
 		if err != nil {
 			return "", err
 		}
@@ -231,12 +249,12 @@ func (pr *Prepared) Left() int {
 }
 
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the
-// whole plan's (Plan.Estimate) otherwise.
+// whole plan's (Plan.Estimate of the prepared part plans) otherwise.
 func (pr *Prepared) Estimate() (time.Duration, error) {
 	if pr.Shard != nil {
 		return pr.Shard.Estimate, nil
 	}
-	return pr.Plan.Estimate()
+	return pr.Plan.estimate(pr.Parts)
 }
 
 // Resumed returns the parts' experiments of Prepare(o): each cut to o.Shard's share when
@@ -323,8 +341,8 @@ func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experimen
 	return RunPrepared(ctx, pr, w)
 }
 
-// RunPrepared runs a prepared plan: its parts' loads left in its shard one part after another
-// (experiment.RunPlan), then its flow parts (the shard's) when a FlowRunner is available, then
+// RunPrepared runs a prepared plan with its Options' machine settings: its parts' loads left in
+// its shard one part after another (experiment.RunPlan of the part plans as prepared), then its flow parts (the shard's) when a FlowRunner is available, then
 // its Custom schedule, writing every record to w. A part that fails does not stop the next
 // ones (the errors are joined), except an interrupt (ctx done), which returns at once.
 func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experiment.Summary, error) {
@@ -348,6 +366,7 @@ func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experimen
 			continue // another shard's part
 		}
 		offset := done
+		o.machine(&pp.Config)
 		if o.Observer != nil {
 			pp.Config.Observer = func(prog experiment.Progress) {
 				prog.Done, prog.Total = offset+prog.Done, total

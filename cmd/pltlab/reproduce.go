@@ -112,20 +112,24 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 			if err != nil {
 				return err
 			}
-			if _, err := f.shardOf(plan); err != nil {
+			dir := f.outDir(st)
+			if m == modeMerge {
+				if err := checkViewFlag(f.view, dir); err != nil {
+					return err
+				}
+				return mergeStudy(cmd, st, plan, f, dir, files)
+			}
+			prep, err := f.prepare(plan)
+			if err != nil {
 				return err
 			}
-			dir := f.outDir(st)
 			if err := checkViewFlag(f.view, dir); err != nil {
 				return err // --dry-run too: it shows what the flags would do
 			}
-			switch m {
-			case modeDryRun:
-				return dryRunStudy(cmd.OutOrStdout(), plan, f, dir)
-			case modeMerge:
-				return mergeStudy(cmd, st, plan, f, dir, files)
+			if m == modeDryRun {
+				return dryRunStudy(cmd.OutOrStdout(), prep, f, dir)
 			}
-			job, err := f.jobOf(st, plan, m, dir)
+			job, err := f.jobOf(st, prep, m, dir)
 			if err != nil {
 				return err
 			}
@@ -265,7 +269,8 @@ func (f *reproduceFlags) outDir(st *studies.Study) string {
 // jobOf is the reproduction mode m asks of plan in dir (studies.Job), with the per-load
 // evidence options of the flags. Bad input is refused before anything is written (usage
 // errors).
-func (f *reproduceFlags) jobOf(st *studies.Study, plan studies.Plan, m reproduceMode, dir string) (studies.Job, error) {
+func (f *reproduceFlags) jobOf(st *studies.Study, prep *studies.Prepared, m reproduceMode, dir string) (studies.Job, error) {
+	plan := prep.Plan
 	ac, err := f.art.config()
 	if err != nil {
 		return studies.Job{}, err
@@ -286,7 +291,7 @@ func (f *reproduceFlags) jobOf(st *studies.Study, plan studies.Plan, m reproduce
 	o.Chrome, o.Version, o.SkipLinkCheck = f.chrome, pltlabVersion(), f.noCheck
 	o.Configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
 	o.Process = processSettings{} // the process-wide settings a study's arms switch, made here
-	return studies.Job{Study: st, Plan: plan, Mode: mode, Dir: dir, Options: o}, nil
+	return studies.Job{Study: st, Plan: plan, Mode: mode, Dir: dir, Options: o, Prepared: prep}, nil
 }
 
 // listStudies prints every study with the loads and estimated time of each scale (the cost
@@ -335,31 +340,30 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 	return tw.Flush()
 }
 
-// shardOf parses --shard for plan (nil when not sharded), as usage errors: a count larger than
-// the work is refused with the largest useful count.
-func (f *reproduceFlags) shardOf(p studies.Plan) (*studies.Shard, error) {
-	if f.shard == "" {
-		return nil, nil
+// prepare derives the plan of the run the flags give, once (studies.Plan.Prepare: every part's
+// schedule, cost-model times and the shard's share), for the dry run and the run to read, as
+// usage errors: a count larger than the work is refused with the largest useful count.
+func (f *reproduceFlags) prepare(p studies.Plan) (*studies.Prepared, error) {
+	if f.shard != "" {
+		if err := p.Shardable(); err != nil {
+			return nil, usagef("bad --shard %s: %v", f.shard, err)
+		}
+		if _, err := plan.ParseShard(f.shard, os.Getenv); err != nil {
+			return nil, usagef("bad --shard: %v", err)
+		}
 	}
-	if err := p.Shardable(); err != nil {
+	prep, err := p.Prepare(f.options())
+	if err != nil && f.shard != "" {
 		return nil, usagef("bad --shard %s: %v", f.shard, err)
 	}
-	sh, err := plan.ParseShard(f.shard, os.Getenv)
-	if err != nil {
-		return nil, usagef("bad --shard: %v", err)
-	}
-	shards, err := p.Shards(sh.Count, f.options())
-	if err != nil {
-		return nil, usagef("bad --shard %s: %v", f.shard, err)
-	}
-	return &shards[sh.Index], nil
+	return prep, asUsage(err)
 }
 
 // options are the run options the flags give that decide the plan (and so the shards).
 func (f *reproduceFlags) options() studies.RunOptions {
 	o := studies.RunOptions{Runs: f.runs, Seed: f.seed}
 	if f.shard != "" {
-		o.Shard, _ = plan.ParseShard(f.shard, os.Getenv) // checked by shardOf
+		o.Shard, _ = plan.ParseShard(f.shard, os.Getenv) // checked by prepare
 	}
 	return o
 }
@@ -535,16 +539,13 @@ func prefixAll(dir string, names []string) []string {
 // dryRunStudy prints the plan the flags give (studies.Prepared.Announce, then a line per part
 // and flow part with its loads, links and estimate) without measuring: no root, no Chromium and
 // no file are needed. With --resume, the loads already in --out are counted as made.
-func dryRunStudy(w io.Writer, plan studies.Plan, f reproduceFlags, dir string) error {
-	o := f.options()
+func dryRunStudy(w io.Writer, prep *studies.Prepared, f reproduceFlags, dir string) error {
 	if f.resume {
 		if recs, _, err := analysis.ReadFiles([]string{filepath.Join(dir, "results.jsonl")}, nil, nil); err == nil {
-			o.Resume = recs
+			if err := prep.Resume(recs); err != nil {
+				return usagef("%v", err)
+			}
 		}
-	}
-	prep, err := plan.Prepare(o)
-	if err != nil {
-		return usagef("%v", err)
 	}
 	line, err := prep.Announce()
 	if err != nil {
