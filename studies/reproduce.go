@@ -138,7 +138,7 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 			if Complete(j.Plan, recs) {
 				say("%s is complete (%d records): nothing to measure and no link to check; re-judging the findings from the records", jsonl, len(recs))
 				out.Step = StepRejudge
-				return out.judge(j, FromRecords(j.Plan, recs), recs)
+				return out.judge(j, FromRecords(j.Plan, recs), recs, 0)
 			}
 			old = recs
 		}
@@ -206,10 +206,11 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
+	est := out.Estimate // the run's plan is the one judged
 	if j.Mode == JobDecide {
-		judge = j.Plan // the study's plan, from the records: the decide run measured only its loads
+		judge, est = j.Plan, 0 // the study's plan, from the records: the decide run measured only its loads
 	}
-	return out.judge(j, FromRecords(judge, recs), recs)
+	return out.judge(j, FromRecords(judge, recs), recs, est)
 }
 
 // prepare returns the plan measured (p) as prepared for the run with j.Options, continuing
@@ -225,10 +226,11 @@ func (j Job) prepare(p Plan, old []*result.Record) (*Prepared, error) {
 	return j.Prepared, j.Prepared.Resume(old)
 }
 
-// judge completes out with the evaluation of recs by plan p, written into j.Dir (Judge).
-func (out Outcome) judge(j Job, p Plan, recs []*result.Record) (Outcome, error) {
+// judge completes out with the evaluation of recs by plan p, written into j.Dir (Judge), whose
+// estimate is est (0: derived from p).
+func (out Outcome) judge(j Job, p Plan, recs []*result.Record, est time.Duration) (Outcome, error) {
 	out.Judged = p
-	ev, js, err := Judge(j.Dir, j.Study, p, recs)
+	ev, js, err := judge(j.Dir, j.Study, p, recs, est)
 	out.Support, out.Judgements = ev, js
 	return out, err
 }
@@ -237,7 +239,13 @@ func (out Outcome) judge(j Job, p Plan, recs []*result.Record) (Outcome, error) 
 // (WriteReport): the one report pipeline of reproduce, --resume, --decide and --merge. It
 // returns analysis.ErrNoRecords when the records hold no page load a plan of loads needs.
 func Judge(dir string, st *Study, p Plan, recs []*result.Record) (*Support, []Judgement, error) {
+	return judge(dir, st, p, recs, 0)
+}
+
+// judge is Judge with the run's estimate est of p (0: derived from p when the report needs it).
+func judge(dir string, st *Study, p Plan, recs []*result.Record, est time.Duration) (*Support, []Judgement, error) {
 	ev := Evaluate(st, p, recs)
+	ev.Estimate = est
 	if len(ev.Loads()) == 0 && (p.Loads() > 0 || len(recs) == 0) {
 		return ev, nil, analysis.ErrNoRecords
 	}

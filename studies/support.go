@@ -48,6 +48,9 @@ type Support struct {
 	Records []*result.Record
 	// Flows tells whether bulk flows could be run on this build (a FlowRunner is registered).
 	Flows bool
+	// Estimate is the cost model's time of Plan in one process as the run that made the
+	// records prepared it (Prepared.Estimate); 0: the report derives it (Plan.Estimate).
+	Estimate time.Duration
 	parts map[string]*PartResult
 	// decided counts, per part, the loads `reproduce --decide` added (pooled with the part's).
 	decided map[string]int
@@ -238,6 +241,11 @@ func joinSee(see []string) string { return strings.Join(see, "; ") }
 // "took n/a" when no line has a time). X is the cost model's Plan.Estimate.
 func EstimatedTook(plan Plan, recs []*result.Record) string {
 	est, err := plan.Estimate()
+	return estimatedTook(est, err, recs)
+}
+
+// estimatedTook is EstimatedTook with the estimate est (or the error that left none).
+func estimatedTook(est time.Duration, err error, recs []*result.Record) string {
 	e := "not estimated (" + fmt.Sprint(err) + ")"
 	if err == nil {
 		e = "estimated " + FormatEstimate(est) + " on one 2-core machine"
@@ -247,4 +255,13 @@ func EstimatedTook(plan Plan, recs []*result.Record) string {
 		return e + ", took n/a (no timed line)"
 	}
 	return e + ", took " + FormatEstimate(took+experiment.StartCost)
+}
+
+// estimatedTook is the closing line of the evaluated run: EstimatedTook with e.Estimate when the
+// run gave it.
+func (e *Support) estimatedTook() string {
+	if e.Estimate > 0 {
+		return estimatedTook(e.Estimate, nil, e.Records)
+	}
+	return EstimatedTook(e.Plan, e.Records)
 }
