@@ -51,7 +51,7 @@ type Support struct {
 	// Estimate is the cost model's time of Plan in one process as the run that made the
 	// records prepared it (Prepared.Estimate); 0: the report derives it (Plan.Estimate).
 	Estimate time.Duration
-	parts map[string]*PartResult
+	parts    map[string]*PartResult
 	// decided counts, per part, the loads `reproduce --decide` added (pooled with the part's).
 	decided map[string]int
 }
