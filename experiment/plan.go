@@ -32,8 +32,10 @@ type Plan struct {
 	// with a shard, the shard's part of PlanShards, or every load when not sharded.
 	Mine []int
 
-	c     Config // Config with defaults
-	model *cost
+	c       Config // Config with defaults
+	model   *cost
+	blocks  []Block     // Blocks, computed once
+	entries []LinkEntry // Blocks' entries
 }
 
 // derivations counts the plans NewPlan has computed in this process (Derivations).
@@ -64,6 +66,7 @@ func NewPlan(c Config) (*Plan, error) {
 	for l := range p.Setup {
 		p.Setup[l] = m.setup(l)
 	}
+	p.blocks, p.entries = p.cutBlocks()
 	switch sh := p.c.Shard; {
 	case sh.Count > 0 && c.Subset != nil:
 		for _, i := range c.Subset {
@@ -181,8 +184,12 @@ func (p *Plan) blockCost(from int) time.Duration {
 }
 
 // Blocks returns the plan's measured blocks in schedule order (link after link) and per link its
-// entry (LinkEntry): the units every shard plan (Shards, a study's shards) cuts.
-func (p *Plan) Blocks() ([]Block, []LinkEntry) {
+// entry (LinkEntry): the units every shard plan (Shards, a study's shards) cuts. The slices are
+// the plan's own: read them, never change them.
+func (p *Plan) Blocks() ([]Block, []LinkEntry) { return p.blocks, p.entries }
+
+// cutBlocks computes Blocks from the schedule and its costs.
+func (p *Plan) cutBlocks() ([]Block, []LinkEntry) {
 	cells := p.cells()
 	var blocks []Block
 	entries := make([]LinkEntry, len(p.c.Links))
@@ -233,7 +240,6 @@ func (p *Plan) Shards(n int) (ShardPlan, error) {
 		return ShardPlan{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
 			n, units, len(c.Links), c.Runs, units, units)
 	}
-	blocks, entries := p.Blocks()
 	us := p.Units("")
 	cut, err := plan.Cut(us, n)
 	if err != nil {
@@ -241,17 +247,9 @@ func (p *Plan) Shards(n int) (ShardPlan, error) {
 	}
 	sp := ShardPlan{Loads: len(p.Jobs), Estimate: p.Total()}
 	for k, idx := range cut {
-		part := Part{Shard: plan.Shard{Index: k, Count: n}}
+		part := p.Share(idx)
+		part.Shard = plan.Shard{Index: k, Count: n}
 		for _, u := range idx {
-			b := blocks[u]
-			if len(part.Links) == 0 || part.Links[len(part.Links)-1] != b.Link {
-				part.Links = append(part.Links, b.Link)
-				part.Estimate += entries[b.Link].Cost
-				part.Jobs = append(part.Jobs, entries[b.Link].Warmups...)
-			}
-			part.Estimate += b.Cost
-			part.Jobs = append(part.Jobs, b.Jobs...)
-			part.Measured += len(b.Jobs)
 			part.Units = append(part.Units, us[u].ID)
 		}
 		sp.Parts = append(sp.Parts, part)
@@ -259,27 +257,44 @@ func (p *Plan) Shards(n int) (ShardPlan, error) {
 	return sp, nil
 }
 
+// Share returns the part of the plan that makes the measured blocks with the given indexes into
+// Blocks: Jobs the warm-ups of every link it brings up and the blocks' loads (ascending, each
+// once), Links those links in order of first use, Measured the blocks' loads and Estimate the
+// cost model's time (each link's entry once, every block's cost); Shard and Units are the
+// caller's. It is the one assembly of a shard's loads: Shards, JobsOf and a study's shards
+// (studies.Plan.Shards, its merge) all use it.
+func (p *Plan) Share(blocks []int) Part {
+	var part Part
+	for _, b := range blocks {
+		blk := p.blocks[b]
+		if !slices.Contains(part.Links, blk.Link) {
+			part.Links = append(part.Links, blk.Link)
+			part.Estimate += p.entries[blk.Link].Cost
+			part.Jobs = append(part.Jobs, p.entries[blk.Link].Warmups...)
+		}
+		part.Estimate += blk.Cost
+		part.Jobs = append(part.Jobs, blk.Jobs...)
+		part.Measured += len(blk.Jobs)
+	}
+	slices.Sort(part.Jobs)
+	part.Jobs = slices.Compact(part.Jobs)
+	return part
+}
+
 // JobsOf returns the loads (indexes into Jobs, ascending) a shard given the units ids makes:
-// each measured block's loads and the warm-ups of every link it brings up, as Shards gives them.
-// part is the units' part name ("" for a lone experiment); an ID of another part, not a block
-// or outside the schedule is an error.
+// each measured block's loads and the warm-ups of every link it brings up (Share). part is the
+// units' part name ("" for a lone experiment); an ID of another part, not a block or outside the
+// schedule is an error.
 func (p *Plan) JobsOf(part string, ids []string) ([]int, error) {
-	blocks, entries := p.Blocks()
-	var out []int
-	warmed := map[int]bool{}
-	for _, id := range ids {
+	idx := make([]int, len(ids))
+	for i, id := range ids {
 		pt, l, b, ok := plan.ParseBlockID(id)
 		if !ok || pt != part || l >= len(p.c.Links) || b >= p.c.Runs {
 			return nil, fmt.Errorf("unit %q is not a measured block of %d links x %d runs", id, len(p.c.Links), p.c.Runs)
 		}
-		if !warmed[l] {
-			warmed[l] = true
-			out = append(out, entries[l].Warmups...)
-		}
-		out = append(out, blocks[l*p.c.Runs+b].Jobs...)
+		idx[i] = l*p.c.Runs + b
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return p.Share(idx).Jobs, nil
 }
 
 // unsharded returns c without its shard and subset: the whole schedule's plan.

@@ -62,41 +62,34 @@ func (s Shard) Share(i int) *PartShare {
 	return nil
 }
 
-// unit is one indivisible piece of a study's work: a measured block of one part's link, or a
-// whole flow part.
+// unit is one indivisible piece of a study's work (plan.Unit): a measured block of one part's
+// link, or a whole flow part, or the Custom schedule.
 type unit struct {
-	id         string // plan.BlockID(part name, link, block), plan.FlowID or plan.CustomID
-	part, flow int    // part index or -1; flow index or -1 (both -1: the plan's Custom)
-	block      experiment.Block
-	cost       time.Duration
-	entry      time.Duration // paid by a shard that starts on this unit's link
-	boundary   bool          // first unit of a (part, link) or a flow part
+	plan.Unit
+	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
+	block      int // index into the part plan's Blocks, or -1
 }
 
-// units lists the plan's work in plan order: every part's measured blocks (Plan.Blocks of its
+// units lists the plan's work in plan order: every part's measured blocks (Units of its
 // experiment plan, link after link), then every flow part, then the Custom schedule.
-func (p Plan) units(parts []*experiment.Plan) ([]unit, [][]experiment.LinkEntry, error) {
+func (p Plan) units(parts []*experiment.Plan) ([]unit, error) {
 	var us []unit
-	var entries [][]experiment.LinkEntry
 	for i, pp := range parts {
-		blocks, es := pp.Blocks()
-		entries = append(entries, es)
-		for b, blk := range blocks {
-			first := b == 0 || blocks[b-1].Link != blk.Link
-			us = append(us, unit{id: plan.BlockID(p.Parts[i].Name, blk.Link, b%pp.Config.Runs), part: i, flow: -1, block: blk, cost: blk.Cost, entry: es[blk.Link].Cost, boundary: first})
+		for b, u := range pp.Units(p.Parts[i].Name) {
+			us = append(us, unit{Unit: u, part: i, flow: -1, block: b})
 		}
 	}
 	for f, fp := range p.Flows {
 		d, err := experiment.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration, fp.Link)
 		if err != nil {
-			return nil, nil, fmt.Errorf("part %s: %w", fp.Name, err)
+			return nil, fmt.Errorf("part %s: %w", fp.Name, err)
 		}
-		us = append(us, unit{id: plan.FlowID(fp.Name), part: -1, flow: f, cost: d, boundary: true})
+		us = append(us, unit{Unit: plan.Unit{ID: plan.FlowID(fp.Name), Cost: d, Boundary: true}, part: -1, flow: f, block: -1})
 	}
 	if p.Custom != nil {
-		us = append(us, unit{id: plan.CustomID, part: -1, flow: -1, cost: p.Custom.Estimate(), boundary: true})
+		us = append(us, unit{Unit: plan.Unit{ID: plan.CustomID, Cost: p.Custom.Estimate(), Boundary: true}, part: -1, flow: -1, block: -1})
 	}
-	return us, entries, nil
+	return us, nil
 }
 
 // partPlans computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
@@ -150,7 +143,7 @@ func (p Plan) Shardable() error {
 
 // shardsOf is Shards over part plans computed once.
 func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
-	us, entries, err := p.units(parts)
+	us, err := p.units(parts)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +159,7 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 	}
 	pu := make([]plan.Unit, len(us))
 	for i, u := range us {
-		pu[i] = plan.Unit{ID: u.id, Cost: u.cost, Entry: u.entry, Boundary: u.boundary}
+		pu[i] = u.Unit
 	}
 	cut, err := plan.Cut(pu, n)
 	if err != nil {
@@ -174,46 +167,39 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 	}
 	out := make([]Shard, n)
 	for k, idx := range cut {
-		out[k] = assemble(us, entries, plan.Shard{Index: k, Count: n}, idx)
+		out[k] = assemble(us, parts, plan.Shard{Index: k, Count: n}, idx)
 	}
 	return out, nil
 }
 
-// assemble makes shard sh of the units with indexes idx (ascending): its parts' shares (the
-// warm-ups of every link it brings up, then its blocks), flow parts, Custom, unit IDs and
-// estimate.
-func assemble(us []unit, entries [][]experiment.LinkEntry, sh plan.Shard, idx []int) Shard {
+// assemble makes shard sh of the units with indexes idx (ascending): each part's share of its
+// blocks (experiment.Plan.Share: the warm-ups of every link it brings up, then its blocks), the
+// flow parts, Custom, the unit IDs and the estimate.
+func assemble(us []unit, parts []*experiment.Plan, sh plan.Shard, idx []int) Shard {
 	s := Shard{Shard: sh, Estimate: experiment.StartCost}
+	blocks := map[int][]int{} // part -> its blocks in the shard
+	var order []int
 	for _, i := range idx {
 		u := us[i]
-		s.Units = append(s.Units, u.id)
-		if u.part < 0 && u.flow < 0 {
-			s.Custom = true
-			s.Estimate += u.cost
-			continue
-		}
-		if u.flow >= 0 {
+		s.Units = append(s.Units, u.ID)
+		switch {
+		case u.part >= 0:
+			if _, ok := blocks[u.part]; !ok {
+				order = append(order, u.part)
+			}
+			blocks[u.part] = append(blocks[u.part], u.block)
+		case u.flow >= 0:
 			s.Flows = append(s.Flows, u.flow)
-			s.Estimate += u.cost
-			continue
+			s.Estimate += u.Cost
+		default:
+			s.Custom = true
+			s.Estimate += u.Cost
 		}
-		share := s.Share(u.part)
-		if share == nil {
-			s.Parts = append(s.Parts, PartShare{Part: u.part})
-			share = &s.Parts[len(s.Parts)-1]
-		}
-		if !slices.Contains(share.Links, u.block.Link) {
-			share.Links = append(share.Links, u.block.Link)
-			share.Jobs = append(share.Jobs, entries[u.part][u.block.Link].Warmups...)
-			s.Estimate += u.entry
-		}
-		share.Jobs = append(share.Jobs, u.block.Jobs...)
-		share.Measured += len(u.block.Jobs)
-		s.Estimate += u.cost
 	}
-	for k := range s.Parts {
-		slices.Sort(s.Parts[k].Jobs)
-		s.Parts[k].Jobs = slices.Compact(s.Parts[k].Jobs)
+	for _, i := range order {
+		share := parts[i].Share(blocks[i])
+		s.Parts = append(s.Parts, PartShare{Part: i, Jobs: share.Jobs, Measured: share.Measured, Links: share.Links})
+		s.Estimate += share.Estimate
 	}
 	return s
 }
@@ -229,7 +215,7 @@ func (p Plan) MaxShards(o RunOptions) (int, error) {
 	if p.Custom != nil {
 		return 1, nil // not shardable: see ErrNotShardable
 	}
-	us, _, err := p.units(parts)
+	us, err := p.units(parts)
 	return len(us), err
 }
 
@@ -484,14 +470,14 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 			return nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
 		}
 	}
-	us, entries, err := p.units(plans)
+	us, err := p.units(plans)
 	if err != nil {
 		return nil, false, err
 	}
 	index := make(map[string]int, len(us))
 	all := make([]string, len(us))
 	for i, u := range us {
-		index[u.id], all[i] = i, u.id
+		index[u.ID], all[i] = i, u.ID
 	}
 	var ms []plan.Membership
 	for sh, ids := range units {
@@ -523,14 +509,14 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 			idx[i] = index[id]
 		}
 		slices.Sort(idx)
-		out[m.Shard.Index] = assemble(us, entries, m.Shard, idx)
+		out[m.Shard.Index] = assemble(us, plans, m.Shard, idx)
 	}
 	return out, true, nil
 }
 
 // uncovered returns the IDs of the plan's units no shard holds, in plan order.
 func (p Plan) uncovered(plans []*experiment.Plan, shards []Shard) []string {
-	us, _, err := p.units(plans)
+	us, err := p.units(plans)
 	if err != nil {
 		return nil
 	}
@@ -540,7 +526,7 @@ func (p Plan) uncovered(plans []*experiment.Plan, shards []Shard) []string {
 	}
 	all := make([]string, len(us))
 	for i, u := range us {
-		all[i] = u.id
+		all[i] = u.ID
 	}
 	return plan.Cover(all, ms).Uncovered
 }
