@@ -160,20 +160,29 @@ func (s *Sweep) plan() (Estimates, error) {
 		if err := s.Study.Plan.Shardable(); err != nil {
 			return e, err // its jobs would each run 'pltlab reproduce --shard', which it refuses
 		}
-		plan := s.Study.Plan.Apply(s.Study.options())
-		shards, err := plan.Shards(s.Shards, s.Study.options())
+		pr, err := s.Study.Plan.Prepare(s.Study.options()) // derived once: the shards and the total read it
 		if err != nil {
 			return e, err
 		}
-		if e.Total, err = plan.Estimate(); err != nil {
+		shards, err := pr.Shards(s.Shards)
+		if err != nil {
 			return e, err
 		}
-		e.Loads = plan.Loads()
+		if e.Total, err = pr.Estimate(); err != nil {
+			return e, err
+		}
+		e.Loads = pr.Plan.Loads()
 		for _, sh := range shards {
 			e.Shards = append(e.Shards, sh.Estimate)
 		}
 	} else {
-		p, err := experiment.PlanShards(s.Config, s.Shards)
+		c := s.Config
+		c.Shard, c.Subset = plan.Shard{}, nil // the whole schedule's plan, cut once
+		whole, err := experiment.NewPlan(c)
+		if err != nil {
+			return e, err
+		}
+		p, err := whole.Shards(s.Shards)
 		if err != nil {
 			return e, err
 		}

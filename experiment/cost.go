@@ -391,17 +391,6 @@ func Estimate(c Config) (time.Duration, error) {
 	return p.Total(), nil
 }
 
-// EstimateJobs returns the cost model's time of the loads of c with the given indexes into
-// Schedule(c) (the loads a verdict still lacks, say), plus one bring-up per link they touch
-// (Plan.Estimate). It fails on a spec that does not parse or an index outside the schedule.
-func EstimateJobs(c Config, idx []int) (time.Duration, error) {
-	p, err := NewPlan(unsharded(c))
-	if err != nil {
-		return 0, err
-	}
-	return p.Estimate(idx)
-}
-
 // Fit is what FitCost derives from records: the harness constants of the cost model, and the
 // counts each is a median of.
 type Fit struct {

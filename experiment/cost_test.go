@@ -133,20 +133,20 @@ func TestEstimateErrors(t *testing.T) {
 	if _, err := Estimate(bad); err == nil {
 		t.Error("Estimate of a bad link: no error")
 	}
-	if _, err := EstimateJobs(bad, []int{0}); err == nil {
+	if _, err := estimateJobs(bad, []int{0}); err == nil {
 		t.Error("EstimateJobs of a bad link: no error")
 	}
-	if _, err := PlanShards(bad, 1); err == nil {
+	if _, err := planShards(bad, 1); err == nil {
 		t.Error("PlanShards of a bad link: no error")
 	}
 	good := bad
 	good.Links = []string{"none"}
 	all, _ := Estimate(good)
-	jobs, err := EstimateJobs(good, []int{0})
+	jobs, err := estimateJobs(good, []int{0})
 	if err != nil || jobs != all {
 		t.Errorf("EstimateJobs of the one load %v, %v; Estimate %v", jobs, err, all)
 	}
-	if _, err := EstimateJobs(good, []int{5}); err == nil {
+	if _, err := estimateJobs(good, []int{5}); err == nil {
 		t.Error("EstimateJobs outside the schedule: no error")
 	}
 }

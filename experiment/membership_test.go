@@ -58,7 +58,7 @@ func recordedShards(t *testing.T, c Config, n int) [][]*result.Record {
 func TestCompletenessReadsRecordedMembership(t *testing.T) {
 	c := kakhkiLike()
 	files := recordedShards(t, c, 3)
-	today, err := PlanShards(c, 3)
+	today, err := planShards(c, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestShardRecordsItsUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, _ := PlanShards(c, 4)
+	sp, _ := planShards(c, 4)
 	if strings.Join(p.Config.Units, ",") != strings.Join(sp.Parts[1].Units, ",") || len(p.Config.Units) == 0 {
 		t.Fatalf("units %v, the cut's %v", p.Config.Units, sp.Parts[1].Units)
 	}

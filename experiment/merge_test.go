@@ -18,7 +18,7 @@ import (
 // line and one valid load record per job.
 func fakeShards(t *testing.T, c Config, n int) [][]*result.Record {
 	t.Helper()
-	sp, err := PlanShards(c, n)
+	sp, err := planShards(c, n)
 	if err != nil {
 		t.Fatal(err)
 	}

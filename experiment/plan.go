@@ -14,7 +14,7 @@ import (
 // the order to make it (Schedule; a load's index is its run number), the cost model's time of
 // each load and of each link's bring-up, and the loads this process makes. Everything that
 // asks which loads, how many or how long is a filter or a sum over that one list: the shard's
-// share (Mine: PlanShards' cut, or a study's Subset), what is left after a resume (Resume,
+// share (Mine: the cut of Shards, or a study's Subset), what is left after a resume (Resume,
 // Left), the estimates (Estimate, Total) and the shard plans (Shards, Blocks). Run, `pltlab run
 // --dry-run`, the studies' shards and the cluster jobs all read it.
 type Plan struct {
@@ -29,7 +29,7 @@ type Plan struct {
 	// process: LinkCheckTime or LinkUpCost, and BrowserLaunchCost per page and protocol.
 	Setup []time.Duration
 	// Mine are the indexes into Jobs of this process's loads, ascending: Config.Subset when set
-	// with a shard, the shard's part of PlanShards, or every load when not sharded.
+	// with a shard, the shard's part of Shards, or every load when not sharded.
 	Mine []int
 
 	c       Config // Config with defaults
@@ -48,7 +48,7 @@ func Derivations() int64 { return derivations.Load() }
 
 // NewPlan computes c's plan: its schedule, the cost of every load and link, and its shard's
 // share. Errors: a page or link spec that does not parse, a shard the schedule cannot be split
-// into (see PlanShards), or a Subset index outside the schedule.
+// into (see Shards), or a Subset index outside the schedule.
 func NewPlan(c Config) (*Plan, error) {
 	derivations.Add(1)
 	p := &Plan{Config: c, c: c.withDefaults()}
@@ -227,9 +227,20 @@ func (p *Plan) Units(part string) []plan.Unit {
 	return us
 }
 
-// Shards splits the plan into n parts (see PlanShards for the rule: plan.Cut of Units); it
-// depends only on the configuration and the cost model, so every shard of a job array computes
-// it alike, and each part records its units (Part.Units) so that a merge never recomputes it.
+// Shards splits the plan into n parts that every shard of a job array computes alike (it depends
+// only on the configuration and the cost model), and each part records its units (Part.Units)
+// so that a merge never recomputes it. The schedule is a sequence of randomized complete blocks,
+// link after link, each link's warm-up blocks first; the measured blocks are cut into n
+// consecutive runs of whole blocks (plan.Cut of Units), so every part keeps the design (every
+// block holds each (page, arm) cell once) and measures something. Every part also makes the
+// warm-up blocks of each link it brings up (Share), so that no shard measures its first loads
+// cold on a fresh node: a warm-up load is therefore in every part that holds its link (its line
+// carries the shard, and plan.Merge keeps each shard's). Cuts are placed by the cost model, not
+// by count: cut k goes to the block boundary nearest k/n of the total estimated time, moved to
+// the nearest boundary between links when one lies within plan.LinkSnap of the per-shard target
+// (plan.CutPoints), so that links are split only where balance needs it. Errors: n outside
+// 1..MaxShards, or more shards than measured blocks (links x runs), naming the largest useful
+// count.
 func (p *Plan) Shards(n int) (ShardPlan, error) {
 	c := p.c
 	units := len(c.Links) * c.Runs

@@ -33,7 +33,7 @@ func (p Plan) FlowRuns() int {
 // experiment.LoadOverhead): experiment.StartCost, every page-load part's plan's Total and every
 // flow part's experiment.EstimateFlows. It derives the part plans; a run's Prepared.Estimate
 // reads those it derived. It fails, naming the part, on a spec that does not parse. To size a
-// finding's missing loads use experiment.EstimateJobs on the part's Config.
+// finding's missing loads use experiment.NewPlan's Estimate on the part's Config.
 func (p Plan) Estimate() (time.Duration, error) {
 	parts, err := p.partPlans(RunOptions{})
 	if err != nil {

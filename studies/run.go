@@ -257,21 +257,6 @@ func (pr *Prepared) Estimate() (time.Duration, error) {
 	return pr.Plan.estimate(pr.Parts)
 }
 
-// Resumed returns the parts' experiments of Prepare(o): each cut to o.Shard's share when
-// sharded (a part the shard makes no load of gets an empty Subset) and set to continue from
-// o.Resume. The errors are Prepare's.
-func (p Plan) Resumed(o RunOptions) ([]experiment.Config, error) {
-	pr, err := p.Prepare(o)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]experiment.Config, len(pr.Parts))
-	for i, pp := range pr.Parts {
-		out[i] = pp.Config
-	}
-	return out, nil
-}
-
 // Validate checks every part's experiment and specs, so bad input is refused before anything
 // runs; errors name the part.
 func (p Plan) Validate() error {

@@ -107,24 +107,26 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
 	return out, nil
 }
 
-// Shards splits the plan into n shards with o's Runs and Seed applied: the plan computed once,
-// as one list of units (every part's measured randomized complete blocks and every flow part,
-// in plan order) cut into n consecutive runs of whole units balanced by the cost model
-// (plan.CutPoints, cuts moved to a boundary between links or parts within
-// plan.LinkSnap of the target). Every shard measures something, and makes the warm-up
-// blocks of every link it brings up (so no shard starts cold on a fresh node; see
-// experiment.PlanShards), brings up and self-checks its own links, and runs its flow parts whole.
-// Errors: n outside 1..plan.MaxShards or more shards than units, naming the largest useful
-// count; a plan with a Custom schedule (ErrNotShardable) asked for more than one shard; or a
-// spec that does not parse.
+// Shards splits the plan into n shards with o's Runs and Seed applied: Prepared.Shards of the
+// plan prepared unsharded. A run, the cluster jobs and --list read a Prepared instead.
 func (p Plan) Shards(n int, o RunOptions) ([]Shard, error) {
-	p = p.Apply(o)
-	parts, err := p.partPlans(o)
+	o.Shard, o.Resume = plan.Shard{}, nil
+	pr, err := p.Prepare(o)
 	if err != nil {
 		return nil, err
 	}
-	return p.shardsOf(parts, n)
+	return pr.Shards(n)
 }
+
+// Shards splits the prepared plan into n shards: its part plans as one list of units (every
+// part's measured randomized complete blocks and every flow part, in plan order) cut into n
+// consecutive runs of whole units balanced by the cost model (plan.CutPoints, cuts moved to a
+// boundary between links or parts within plan.LinkSnap of the target). Every shard measures something, and makes the warm-up
+// blocks of every link it brings up (so no shard starts cold on a fresh node; see
+// experiment.Plan.Shards), brings up and self-checks its own links, and runs its flow parts whole.
+// Errors: n outside 1..plan.MaxShards or more shards than units, naming the largest useful
+// count; or a plan with a Custom schedule (ErrNotShardable) asked for more than one shard.
+func (pr *Prepared) Shards(n int) ([]Shard, error) { return pr.Plan.shardsOf(pr.Parts, n) }
 
 // ErrNotShardable is returned (wrapped) when a study's plan cannot be split into shards: its
 // Custom schedule (highway2023's host-stack runs) runs whole in one process.
@@ -204,30 +206,24 @@ func assemble(us []unit, parts []*experiment.Plan, sh plan.Shard, idx []int) Sha
 	return s
 }
 
-// MaxShards returns the largest useful shard count of the plan with o's Runs and Seed: its
-// measured blocks plus its flow parts (0 with an error when a spec does not parse).
-func (p Plan) MaxShards(o RunOptions) (int, error) {
-	p = p.Apply(o)
-	parts, err := p.partPlans(o)
-	if err != nil {
-		return 0, err
-	}
-	if p.Custom != nil {
+// MaxShards returns the largest useful shard count of the prepared plan: its measured blocks
+// plus its flow parts (1 when it is not shardable).
+func (pr *Prepared) MaxShards() (int, error) {
+	if pr.Plan.Custom != nil {
 		return 1, nil // not shardable: see ErrNotShardable
 	}
-	us, err := p.units(parts)
+	us, err := pr.Plan.units(pr.Parts)
 	return len(us), err
 }
 
-// EstimateOn returns the plan's time on nodes machines, one shard each, from the cost model:
-// the longest shard of min(nodes, MaxShards) shards.
-func (p Plan) EstimateOn(nodes int, o RunOptions) (time.Duration, error) {
-	p = p.Apply(o)
-	most, err := p.MaxShards(o)
+// EstimateOn returns the prepared plan's time on nodes machines, one shard each, from the cost
+// model: the longest shard of min(nodes, MaxShards) shards.
+func (pr *Prepared) EstimateOn(nodes int) (time.Duration, error) {
+	most, err := pr.MaxShards()
 	if err != nil {
 		return 0, err
 	}
-	shards, err := p.Shards(max(1, min(nodes, most)), o)
+	shards, err := pr.Shards(max(1, min(nodes, most)))
 	if err != nil {
 		return 0, err
 	}

@@ -26,7 +26,7 @@ func TestShardsWarmAndMeasureEverywhere(t *testing.T) {
 	for _, st := range allStudies() {
 		for _, sc := range Scales {
 			p := st.Plan(sc)
-			most, err := p.MaxShards(RunOptions{})
+			most, err := maxShards(p, RunOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []plan.Source {
 	var out []plan.Source
 	for k := range n {
 		o.Shard = plan.Shard{Index: k, Count: n}
-		cs, err := p.Resumed(o)
+		cs, err := resumed(p, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -409,7 +409,7 @@ func TestHighwayNotShardable(t *testing.T) {
 	if err != nil || len(one) != 1 || !one[0].Custom || one[0].Estimate <= experiment.StartCost {
 		t.Errorf("Shards(1): %+v, %v: want the whole plan in one shard with its estimate", one, err)
 	}
-	if most, err := p.MaxShards(RunOptions{}); most != 1 || err != nil {
+	if most, err := maxShards(p, RunOptions{}); most != 1 || err != nil {
 		t.Errorf("MaxShards: %d, %v; want 1", most, err)
 	}
 	if err := carlucci().Plan(Smoke).Shardable(); err != nil {
@@ -482,4 +482,27 @@ func TestMergeCountsDuplicates(t *testing.T) {
 	if err != nil || check.Duplicates == 0 || !check.Complete() {
 		t.Errorf("a shard given twice: %+v, %v", check, err)
 	}
+}
+
+// resumed returns the parts' experiments of p.Prepare(o), as RunPrepared runs them: each cut to
+// o.Shard's share when sharded and set to continue from o.Resume.
+func resumed(p Plan, o RunOptions) ([]experiment.Config, error) {
+	pr, err := p.Prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]experiment.Config, len(pr.Parts))
+	for i, pp := range pr.Parts {
+		out[i] = pp.Config
+	}
+	return out, nil
+}
+
+// maxShards is Prepared.MaxShards of p prepared with o.
+func maxShards(p Plan, o RunOptions) (int, error) {
+	pr, err := p.Prepare(o)
+	if err != nil {
+		return 0, err
+	}
+	return pr.MaxShards()
 }

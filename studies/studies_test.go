@@ -468,7 +468,7 @@ func TestPlanResumed(t *testing.T) {
 		recs = append(recs, &result.Record{V: 1, Experiment: cs[0].Name, Run: i, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode,
 			Page: result.Page{Spec: cs[0].Pages[j.Page]}, Link: result.Link{Spec: cs[0].Links[j.Link]}, Warmup: j.Warmup, Valid: true, PLTMs: 100})
 	}
-	got, err := plan.Resumed(RunOptions{Resume: recs})
+	got, err := resumed(plan, RunOptions{Resume: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +477,7 @@ func TestPlanResumed(t *testing.T) {
 	}
 	// A record that is not the scheduled load: refused, naming the part.
 	recs[2].Protocol = "h1"
-	if _, err := plan.Resumed(RunOptions{Resume: recs}); err == nil || !strings.Contains(err.Error(), "part cubic") {
+	if _, err := resumed(plan, RunOptions{Resume: recs}); err == nil || !strings.Contains(err.Error(), "part cubic") {
 		t.Errorf("mismatched records: error %v, want one naming part cubic", err)
 	}
 }

@@ -296,7 +296,7 @@ func (f *reproduceFlags) jobOf(st *studies.Study, prep *studies.Prepared, m repr
 
 // listStudies prints every study with the loads and estimated time of each scale (the cost
 // model's, experiment.LoadOverhead), and with nodes > 0 its time on that many nodes (one shard
-// each, Plan.EstimateOn), each plan with o applied (--runs, --seed).
+// each, Plan.EstimateOn), each plan prepared once with o (--runs, --seed).
 func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	onNodes := ""
@@ -308,12 +308,16 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 	for _, st := range list {
 		name := strings.TrimSpace(st.Name + " " + st.Option)
 		for _, sc := range studies.Scales {
-			p := st.Plan(sc).Apply(o)
+			pr, err := st.Plan(sc).Prepare(o) // each scale's plan derived once
+			if err != nil {
+				return err
+			}
+			p := pr.Plan
 			def := ""
 			if sc == st.DefaultScale {
 				def = " (default)"
 			}
-			est, err := p.Estimate()
+			est, err := pr.Estimate()
 			if err != nil {
 				return err
 			}
@@ -321,11 +325,11 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 			if nodes > 0 && p.Shardable() != nil {
 				col = "\tnot shardable (runs whole)"
 			} else if nodes > 0 {
-				most, err := p.MaxShards(o)
+				most, err := pr.MaxShards()
 				if err != nil {
 					return err
 				}
-				on, err := p.EstimateOn(nodes, o)
+				on, err := pr.EstimateOn(nodes)
 				if err != nil {
 					return err
 				}
