@@ -272,8 +272,9 @@ func (p *Plan) Shards(n int) (ShardPlan, error) {
 // Blocks: Jobs the warm-ups of every link it brings up and the blocks' loads (ascending, each
 // once), Links those links in order of first use, Measured the blocks' loads and Estimate the
 // cost model's time (each link's entry once, every block's cost); Shard and Units are the
-// caller's. It is the one assembly of a shard's loads: Shards, JobsOf and a study's shards
-// (studies.Plan.Shards, its merge) all use it.
+// caller's. It is the one assembly of a shard's loads from the cost model's blocks: Shards and a
+// study's shards (studies.Prepared.Shards, its merge) use it; plan.BlockJobs gives the same loads
+// from a plan line's recorded units.
 func (p *Plan) Share(blocks []int) Part {
 	var part Part
 	for _, b := range blocks {
@@ -290,22 +291,6 @@ func (p *Plan) Share(blocks []int) Part {
 	slices.Sort(part.Jobs)
 	part.Jobs = slices.Compact(part.Jobs)
 	return part
-}
-
-// JobsOf returns the loads (indexes into Jobs, ascending) a shard given the units ids makes:
-// each measured block's loads and the warm-ups of every link it brings up (Share). part is the
-// units' part name ("" for a lone experiment); an ID of another part, not a block or outside the
-// schedule is an error.
-func (p *Plan) JobsOf(part string, ids []string) ([]int, error) {
-	idx := make([]int, len(ids))
-	for i, id := range ids {
-		pt, l, b, ok := plan.ParseBlockID(id)
-		if !ok || pt != part || l >= len(p.c.Links) || b >= p.c.Runs {
-			return nil, fmt.Errorf("unit %q is not a measured block of %d links x %d runs", id, len(p.c.Links), p.c.Runs)
-		}
-		idx[i] = l*p.c.Runs + b
-	}
-	return p.Share(idx).Jobs, nil
 }
 
 // unsharded returns c without its shard and subset: the whole schedule's plan.

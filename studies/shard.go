@@ -266,61 +266,9 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	if err != nil {
 		return nil, nil, err
 	}
-	cs := make([]experiment.Config, len(plans))
-	for i, pp := range plans {
-		cs[i] = pp.Config
-	}
-	hashes := map[string]string{} // experiment -> config hash
-	parts := map[string]int{}
-	for i, c := range cs {
-		hashes[c.Name] = experiment.ConfigHash(c)
-		parts[c.Name] = i
-	}
-	flowParts := map[string]int{}
-	for i, f := range p.Flows {
-		flowParts[PartExperiment(p.Study, f.Name)] = i
-	}
-	count := 0
-	countFile := ""
-	bySrc := map[string][]plan.Source{}
-	var order []string
-	for _, s := range srcs {
-		group := map[string][]*result.Record{}
-		for _, r := range s.Records {
-			_, isPart := parts[r.Experiment]
-			_, isFlow := flowParts[r.Experiment]
-			isStudy := r.Experiment == p.Study && r.Kind == result.KindPlan // a shard's own plan line (Prepared.StudyPlanLine)
-			if !isPart && !isFlow && !isStudy {
-				return nil, nil, fmt.Errorf("%w: %s holds experiment %q, which is not a part of %s at scale %s", plan.ErrMixedConfigs, s.Name, r.Experiment, p.Study, p.Scale)
-			}
-			if isPart && r.ConfigHash != "" && r.ConfigHash != hashes[r.Experiment] {
-				return nil, nil, fmt.Errorf("%w: %s holds %s with config_hash %s, and %s at scale %s with these flags has %s: give the shards of one reproduction (same --scale, --runs, --seed)",
-					plan.ErrMixedConfigs, s.Name, r.Experiment, r.ConfigHash, p.Study, p.Scale, hashes[r.Experiment])
-			}
-			if r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != p.Study+"/"+string(p.Scale) {
-				return nil, nil, fmt.Errorf("%w: %s is a shard of %q, not of %s/%s", plan.ErrMixedConfigs, s.Name, r.Plan.Study, p.Study, p.Scale)
-			}
-			if r.Shard != "" {
-				sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
-				if err != nil {
-					return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
-				}
-				if count != 0 && sh.Count != count {
-					return nil, nil, fmt.Errorf("%w: %s holds shard %s, and %s one of %d shards", plan.ErrMixedConfigs, s.Name, r.Shard, countFile, count)
-				}
-				count, countFile = sh.Count, s.Name
-			}
-			if _, ok := group[r.Experiment]; !ok && len(bySrc[r.Experiment]) == 0 {
-				order = append(order, r.Experiment)
-			}
-			group[r.Experiment] = append(group[r.Experiment], r)
-		}
-		for e, recs := range group {
-			bySrc[e] = append(bySrc[e], plan.Source{Name: s.Name, Records: recs})
-		}
-	}
-	if count == 0 {
-		return nil, nil, fmt.Errorf("no line carries a shard: give the results.jsonl of each 'pltlab reproduce %s --shard I/N'", p.Study)
+	bySrc, order, count, err := p.splitSources(plans, srcs)
+	if err != nil {
+		return nil, nil, err
 	}
 	var out []*result.Record
 	dups := 0
@@ -336,30 +284,119 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Shards of an older pltlab recorded no membership: their shares are the cut recomputed by
-	// today's cost model, and a plan line of another version's cut is refused rather than judged
-	// against a share its shard never had.
-	for _, r := range out {
-		if recorded {
-			break
+	if !recorded {
+		if err := p.sameCut(plans, shards, out); err != nil {
+			return nil, nil, err
 		}
+	}
+	check := p.owed(plans, shards, out)
+	check.Count, check.Duplicates = count, dups
+	if recorded && len(check.Missing) == 0 {
+		if gap := p.uncovered(plans, shards); len(gap) > 0 {
+			check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))
+		}
+	}
+	// The merged file says what it holds, so that its report, findings and view say PARTIAL
+	// when it lacks something (result.Merge.Partial), whoever reads it later.
+	mr := &result.Merge{Of: p.Study + "/" + string(p.Scale), Shards: count, Missing: check.Missing, Short: check.Short}
+	for _, s := range shards {
+		if !slices.Contains(check.Missing, s.Shard.String()) {
+			mr.Present = append(mr.Present, s.Shard.String())
+		}
+	}
+	out = append(out, &result.Record{Kind: result.KindMerge, Experiment: p.Study, Run: -1, Time: time.Now().UTC(), Merge: mr})
+	return out, check, nil
+}
+
+// splitSources sorts the shards' records by experiment (bySrc, in order of first appearance),
+// each source's kept apart for plan.Merge, and returns the shard count they carry. Errors
+// (wrapping plan.ErrMixedConfigs): a record of an experiment that is not a part of the plan, of
+// a part's configuration other than the plan's (plans), a plan line of another study or scale,
+// or shards of two counts, naming the file; no sharded line at all.
+func (p Plan) splitSources(plans []*experiment.Plan, srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
+	hashes := map[string]string{} // part experiment -> config hash
+	for _, pp := range plans {
+		hashes[pp.Config.Name] = experiment.ConfigHash(pp.Config)
+	}
+	flowParts := map[string]bool{}
+	for _, f := range p.Flows {
+		flowParts[PartExperiment(p.Study, f.Name)] = true
+	}
+	countFile := ""
+	bySrc = map[string][]plan.Source{}
+	for _, s := range srcs {
+		group := map[string][]*result.Record{}
+		for _, r := range s.Records {
+			hash, isPart := hashes[r.Experiment]
+			isStudy := r.Experiment == p.Study && r.Kind == result.KindPlan // a shard's own plan line (Prepared.StudyPlanLine)
+			switch {
+			case !isPart && !flowParts[r.Experiment] && !isStudy:
+				return nil, nil, 0, fmt.Errorf("%w: %s holds experiment %q, which is not a part of %s at scale %s", plan.ErrMixedConfigs, s.Name, r.Experiment, p.Study, p.Scale)
+			case isPart && r.ConfigHash != "" && r.ConfigHash != hash:
+				return nil, nil, 0, fmt.Errorf("%w: %s holds %s with config_hash %s, and %s at scale %s with these flags has %s: give the shards of one reproduction (same --scale, --runs, --seed)",
+					plan.ErrMixedConfigs, s.Name, r.Experiment, r.ConfigHash, p.Study, p.Scale, hash)
+			case r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != p.Study+"/"+string(p.Scale):
+				return nil, nil, 0, fmt.Errorf("%w: %s is a shard of %q, not of %s/%s", plan.ErrMixedConfigs, s.Name, r.Plan.Study, p.Study, p.Scale)
+			}
+			if r.Shard != "" {
+				sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
+				if err != nil {
+					return nil, nil, 0, fmt.Errorf("%s: %w", s.Name, err)
+				}
+				if count != 0 && sh.Count != count {
+					return nil, nil, 0, fmt.Errorf("%w: %s holds shard %s, and %s one of %d shards", plan.ErrMixedConfigs, s.Name, r.Shard, countFile, count)
+				}
+				count, countFile = sh.Count, s.Name
+			}
+			if _, ok := group[r.Experiment]; !ok && len(bySrc[r.Experiment]) == 0 {
+				order = append(order, r.Experiment)
+			}
+			group[r.Experiment] = append(group[r.Experiment], r)
+		}
+		for e, recs := range group {
+			bySrc[e] = append(bySrc[e], plan.Source{Name: s.Name, Records: recs})
+		}
+	}
+	if count == 0 {
+		return nil, nil, 0, fmt.Errorf("no line carries a shard: give the results.jsonl of each 'pltlab reproduce %s --shard I/N'", p.Study)
+	}
+	return bySrc, order, count, nil
+}
+
+// sameCut checks the plan lines of shards of an older pltlab, which recorded no membership and
+// whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
+// another number of loads than that share was cut by another version's model and is refused
+// (plan.ErrMixedConfigs) rather than judged against a share its shard never had.
+func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.Record) error {
+	for _, r := range recs {
 		if r.Kind != result.KindPlan || r.Plan == nil {
 			continue
 		}
 		sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
-		if err != nil || sh.Count != count {
+		if err != nil || sh.Count != len(shards) {
 			continue
 		}
-		want := 0
-		if share := shards[sh.Index].Share(parts[r.Experiment]); share != nil {
+		want, part := 0, 0
+		for i, pp := range plans {
+			if pp.Config.Name == r.Experiment {
+				part = i
+			}
+		}
+		if share := shards[sh.Index].Share(part); share != nil {
 			want = len(share.Jobs)
 		}
 		if r.Plan.Loads != want {
-			return nil, nil, fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
+			return fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
 				plan.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
 		}
 	}
-	check := &ShardCheck{Count: count, Duplicates: dups}
+	return nil
+}
+
+// owed checks the merged records against what each shard owes: it names the shards that left no
+// line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
+// A measured load counts whichever shard made it; a warm-up only the shard's own.
+func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Record) *ShardCheck {
 	type made struct {
 		exp, shard string
 		run        int
@@ -367,7 +404,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	done := map[made]bool{}
 	started := map[string]bool{}
 	flowLines := map[made]int{}
-	for _, r := range out {
+	for _, r := range recs {
 		if r.Shard != "" {
 			started[r.Shard] = true
 		}
@@ -379,6 +416,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 			flowLines[made{r.Experiment, r.Shard, 0}]++
 		}
 	}
+	check := &ShardCheck{}
 	for _, s := range shards {
 		name := s.Shard.String()
 		if !started[name] {
@@ -386,11 +424,11 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 			continue
 		}
 		for _, share := range s.Parts {
-			c, jobs := cs[share.Part], plans[share.Part].Jobs
+			pp := plans[share.Part]
 			missing := 0
 			for _, i := range share.Jobs {
-				k := made{c.Name, name, i}
-				if !jobs[i].Warmup {
+				k := made{pp.Config.Name, name, i}
+				if !pp.Jobs[i].Warmup {
 					k.shard = ""
 				}
 				if !done[k] {
@@ -412,21 +450,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 			}
 		}
 	}
-	if recorded && len(check.Missing) == 0 {
-		if gap := p.uncovered(plans, shards); len(gap) > 0 {
-			check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))
-		}
-	}
-	// The merged file says what it holds, so that its report, findings and view say PARTIAL
-	// when it lacks something (result.Merge.Partial), whoever reads it later.
-	mr := &result.Merge{Of: p.Study + "/" + string(p.Scale), Shards: count, Missing: check.Missing, Short: check.Short}
-	for _, s := range shards {
-		if started[s.Shard.String()] {
-			mr.Present = append(mr.Present, s.Shard.String())
-		}
-	}
-	out = append(out, &result.Record{Kind: result.KindMerge, Experiment: p.Study, Run: -1, Time: time.Now().UTC(), Merge: mr})
-	return out, check, nil
+	return check
 }
 
 // recordedShards returns the count shards of the study as the merged records say they were cut:
