@@ -29,7 +29,7 @@ const (
 	// so that a page the model has not seen or a node's other tenants do not meet the limit. A
 	// Kubernetes pod adds DevShmMiB.
 	MemoryMargin = 2
-	// TimeMargin multiplies a shard's estimated time (the cost model, experiment.LoadOverhead,
+	// TimeMargin multiplies a shard's estimated time (the cost model, plan.LoadOverhead,
 	// fitted on an unloaded 2-core machine) into its wall-time limit, plus TimeSlack: a busy or
 	// slower node takes longer (at load average 5-9 on 2 cores a kakhki2017 smoke shard took 21 s
 	// against an estimate of 11 s).
@@ -186,9 +186,9 @@ func (s *Sweep) plan() (Estimates, error) {
 		if err != nil {
 			return e, err
 		}
-		e.Loads, e.Total = p.Loads, p.Estimate+experiment.StartCost
+		e.Loads, e.Total = p.Loads, p.Estimate+plan.StartCost
 		for _, part := range p.Parts {
-			e.Shards = append(e.Shards, part.Estimate+experiment.StartCost)
+			e.Shards = append(e.Shards, part.Estimate+plan.StartCost)
 		}
 	}
 	longest := e.Longest()

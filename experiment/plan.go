@@ -32,8 +32,7 @@ type Plan struct {
 	// with a shard, the shard's part of Shards, or every load when not sharded.
 	Mine []int
 
-	c       Config // Config with defaults
-	model   *cost
+	c       Config      // Config with defaults
 	blocks  []Block     // Blocks, computed once
 	entries []LinkEntry // Blocks' entries
 }
@@ -56,15 +55,14 @@ func NewPlan(c Config) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.model = m
 	p.Jobs = Schedule(p.c)
 	p.Cost = make([]time.Duration, len(p.Jobs))
 	for i, j := range p.Jobs {
-		p.Cost[i] = m.load(j.Page, j.Link, j.Arm)
+		p.Cost[i] = m.Load(j.Page, j.Link, j.Arm.Protocol, j.Arm.Mode)
 	}
 	p.Setup = make([]time.Duration, len(p.c.Links))
 	for l := range p.Setup {
-		p.Setup[l] = m.setup(l)
+		p.Setup[l] = m.Setup(l)
 	}
 	p.blocks, p.entries = p.cutBlocks()
 	switch sh := p.c.Shard; {

@@ -303,19 +303,33 @@ func TestEstimateLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Without an RTT there is no slow start: the bytes at the rate, and the browser's floor.
-	slow, fast := m.load(0, 0, c.Arms[0])-LoadOverhead-PLTFloor, m.load(1, 1, c.Arms[0])-LoadOverhead-PLTFloor
+	slow, fast := m.Load(0, 0, "h2", result.Cold)-plan.LoadOverhead-plan.PLTFloor, m.Load(1, 1, "h2", result.Cold)-plan.LoadOverhead-plan.PLTFloor
 	if slow != 16640*time.Millisecond {
 		t.Fatalf("10 MB at 5 Mbit/s: %v, want 16.64s (16 s plus 4 %% framing)", slow)
 	}
 	if r := float64(slow) / float64(fast); r < 39900 || r > 40100 {
 		t.Fatalf("10 MB at 5 Mbit/s vs 5 KB at 100 Mbit/s: ratio %.0f, want 40000 (2000 x the bytes at 1/20 of the rate)", r)
 	}
-	warm := Arm{Protocol: "h2", Mode: result.Warm}
-	if w, cold := m.load(1, 1, warm), m.load(1, 1, c.Arms[0]); w != 2*cold-LoadOverhead+WarmPriming {
+	if w, cold := m.Load(1, 1, "h2", result.Warm), m.Load(1, 1, "h2", result.Cold); w != 2*cold-plan.LoadOverhead+plan.WarmPriming {
 		t.Fatalf("warm %v, want two cold loads %v less one overhead plus WarmPriming", w, cold)
 	}
-	if d := EstimateLoad(EstimatePLT(m.pages[0], m.links[0], c.Arms[0], "1.3", 5*time.Second), result.Cold); d != 5*time.Second+LoadOverhead {
+	if d := plan.EstimateLoad(plan.EstimatePLT(m.Pages[0], m.Links[0], "h2", result.Cold, "1.3", 5*time.Second), result.Cold); d != 5*time.Second+plan.LoadOverhead {
 		t.Fatalf("capped by the deadline: %v", d)
+	}
+	// The ngtcp2 stack's idle-out wait is counted per QUIC load, never for TCP.
+	c.H3Stack = "ngtcp2"
+	c.Arms = CrossArms([]string{"h2", "h3"}, []result.Mode{result.Cold})
+	n, err := newCost(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Protocols != 2 || n.Ngtcp2Idle != server.Ngtcp2IdleTimeout {
+		t.Fatalf("model %d protocols, idle %v", n.Protocols, n.Ngtcp2Idle)
+	}
+	h2, h3 := n.Load(1, 1, "h2", result.Cold), n.Load(1, 1, "h3", result.Cold)
+	plain := plan.EstimateLoad(plan.EstimatePLT(n.Pages[1], n.Links[1], "h3", result.Cold, "", 0), result.Cold)
+	if h2 != m.Load(1, 1, "h2", result.Cold) || h3 != plain+plan.Ngtcp2Wait(result.Cold, server.Ngtcp2IdleTimeout) {
+		t.Fatalf("ngtcp2: h2 %v, h3 %v (without the wait %v)", h2, h3, plain)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 )
 
 // Loads returns the number of page loads of the plan, warm-ups included.
@@ -29,9 +30,9 @@ func (p Plan) FlowRuns() int {
 }
 
 // Estimate predicts the plan's wall time in one process on one 2-core machine with the one
-// cost model of package experiment (its constants fitted from records; see
-// experiment.LoadOverhead): experiment.StartCost, every page-load part's plan's Total and every
-// flow part's experiment.EstimateFlows. It derives the part plans; a run's Prepared.Estimate
+// cost model of package plan (its constants fitted from records; see
+// plan.LoadOverhead): plan.StartCost, every page-load part's plan's Total and every
+// flow part's plan.EstimateFlows. It derives the part plans; a run's Prepared.Estimate
 // reads those it derived. It fails, naming the part, on a spec that does not parse. To size a
 // finding's missing loads use experiment.NewPlan's Estimate on the part's Config.
 func (p Plan) Estimate() (time.Duration, error) {
@@ -44,12 +45,12 @@ func (p Plan) Estimate() (time.Duration, error) {
 
 // estimate is Estimate over the part plans parts (unsharded totals: Plan.Total).
 func (p Plan) estimate(parts []*experiment.Plan) (time.Duration, error) {
-	d := experiment.StartCost
+	d := plan.StartCost
 	for _, pp := range parts {
 		d += pp.Total()
 	}
 	for _, f := range p.Flows {
-		e, err := experiment.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
+		e, err := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
 		if err != nil {
 			return 0, fmt.Errorf("part %s: %w", f.Name, err)
 		}

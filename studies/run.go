@@ -441,7 +441,7 @@ func (pr *Prepared) PartLines() []string {
 		if pr.Shard != nil && !slices.Contains(pr.Shard.Flows, i) {
 			continue
 		}
-		est, _ := experiment.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
+		est, _ := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
 		out = append(out, fmt.Sprintf("flows %s: %d mix(es) x %d run(s) of %s on %s, estimated %s", f.Name, len(f.Mixes), f.Runs, f.Duration, f.Link, FormatEstimate(est)))
 	}
 	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || pr.Shard.Custom) {

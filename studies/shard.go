@@ -38,7 +38,7 @@ type Shard struct {
 	// Units are the IDs of its units in plan order (plan.BlockID, plan.FlowID, plan.CustomID):
 	// what its lines record (the study's plan line lists them, every line carries their digest).
 	Units []string
-	// Estimate is the cost model's time of the shard in one process (experiment.StartCost
+	// Estimate is the cost model's time of the shard in one process (plan.StartCost
 	// included).
 	Estimate time.Duration
 }
@@ -80,7 +80,7 @@ func (p Plan) units(parts []*experiment.Plan) ([]unit, error) {
 		}
 	}
 	for f, fp := range p.Flows {
-		d, err := experiment.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration, fp.Link)
+		d, err := plan.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration, fp.Link)
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", fp.Name, err)
 		}
@@ -178,7 +178,7 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 // blocks (experiment.Plan.Share: the warm-ups of every link it brings up, then its blocks), the
 // flow parts, Custom, the unit IDs and the estimate.
 func assemble(us []unit, parts []*experiment.Plan, sh plan.Shard, idx []int) Shard {
-	s := Shard{Shard: sh, Estimate: experiment.StartCost}
+	s := Shard{Shard: sh, Estimate: plan.StartCost}
 	blocks := map[int][]int{} // part -> its blocks in the shard
 	var order []int
 	for _, i := range idx {

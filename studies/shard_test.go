@@ -268,7 +268,7 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 		if len(f) > 6 && f[6] != "" {
 			notMade = strings.Split(f[6], "; ")
 		}
-		plan := func() Plan {
+		sp := func() Plan {
 			if slices.Contains(notMade, "ngtcp2") { // the plan as on a machine without gtlsserver
 				defer func(was func() error) { ngtcp2Missing = was }(ngtcp2Missing)
 				ngtcp2Missing = func() error { return errors.New("no gtlsserver") }
@@ -277,9 +277,9 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 		}()
 		notMade = slices.DeleteFunc(notMade, func(s string) bool { return s == "ngtcp2" })
 		for _, nm := range notMade {
-			plan = withoutLink(t, plan, nm)
+			sp = withoutLink(t, sp, nm)
 		}
-		est, err := plan.Estimate()
+		est, err := sp.Estimate()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +291,7 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 			name = f[0] + "-calibrate-" + f[2]
 		}
 		recs := readCostRecords(t, "../testdata/costfit/"+name+".jsonl")
-		start := wall - experiment.Took(recs)
+		start := wall - plan.Took(recs)
 		for _, r := range recs {
 			if r.Kind == result.KindLinkCheck {
 				if r.Check != nil && r.Check.DurationMs > 0 {
@@ -301,7 +301,7 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				start -= experiment.LinkCheckTime(l)
+				start -= plan.LinkCheckTime(l)
 				break
 			}
 		}
@@ -317,14 +317,14 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 	if n < 9 {
 		t.Errorf("%d measured runs, want every study's smoke and quick (9)", n)
 	}
-	if m := medianDuration(starts); m < experiment.StartCost-100*time.Millisecond || m > experiment.StartCost+100*time.Millisecond {
-		t.Errorf("start and end of a run: median %v over %d runs (%v), StartCost %v", m, len(starts), starts, experiment.StartCost)
+	if m := medianDuration(starts); m < plan.StartCost-100*time.Millisecond || m > plan.StartCost+100*time.Millisecond {
+		t.Errorf("start and end of a run: median %v over %d runs (%v), StartCost %v", m, len(starts), starts, plan.StartCost)
 	}
 	var highway [][]*result.Record
 	for _, sc := range []string{"smoke", "quick"} {
 		highway = append(highway, readCostRecords(t, "../testdata/costfit/highway2023-"+sc+".jsonl"))
 	}
-	fit, err := experiment.FitCost(highway...)
+	fit, err := plan.FitCost(highway...)
 	if err != nil || fit.Flows != 67 || fit.FlowOverhead < highwayArmOverhead-50*time.Millisecond || fit.FlowOverhead > highwayArmOverhead+50*time.Millisecond {
 		t.Errorf("highway2023: fitted run overhead %v over %d gaps (%v), highwayArmOverhead %v", fit.FlowOverhead, fit.Flows, err, highwayArmOverhead)
 	}
@@ -406,7 +406,7 @@ func TestHighwayNotShardable(t *testing.T) {
 	_, _, err = MergeShards(p, RunOptions{}, []plan.Source{{Name: "shard-0.jsonl"}}, plan.MergeOptions{})
 	check("MergeShards", err)
 	one, err := p.Shards(1, RunOptions{})
-	if err != nil || len(one) != 1 || !one[0].Custom || one[0].Estimate <= experiment.StartCost {
+	if err != nil || len(one) != 1 || !one[0].Custom || one[0].Estimate <= plan.StartCost {
 		t.Errorf("Shards(1): %+v, %v: want the whole plan in one shard with its estimate", one, err)
 	}
 	if most, err := maxShards(p, RunOptions{}); most != 1 || err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/analysis"
-	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -237,7 +237,7 @@ func median(g *analysis.Group) float64 {
 func joinSee(see []string) string { return strings.Join(see, "; ") }
 
 // EstimatedTook is the closing line of a run of plan whose records are recs: "estimated X on one
-// 2-core machine, took Y" (Y from experiment.Took: the longest shard when shards ran at once;
+// 2-core machine, took Y" (Y from plan.Took: the longest shard when shards ran at once;
 // "took n/a" when no line has a time). X is the cost model's Plan.Estimate.
 func EstimatedTook(plan Plan, recs []*result.Record) string {
 	est, err := plan.Estimate()
@@ -250,11 +250,11 @@ func estimatedTook(est time.Duration, err error, recs []*result.Record) string {
 	if err == nil {
 		e = "estimated " + FormatEstimate(est) + " on one 2-core machine"
 	}
-	took := experiment.Took(recs)
+	took := plan.Took(recs)
 	if took == 0 {
 		return e + ", took n/a (no timed line)"
 	}
-	return e + ", took " + FormatEstimate(took+experiment.StartCost)
+	return e + ", took " + FormatEstimate(took+plan.StartCost)
 }
 
 // estimatedTook is the closing line of the evaluated run: EstimatedTook with e.Estimate when the

@@ -295,7 +295,7 @@ func (f *reproduceFlags) jobOf(st *studies.Study, prep *studies.Prepared, m repr
 }
 
 // listStudies prints every study with the loads and estimated time of each scale (the cost
-// model's, experiment.LoadOverhead), and with nodes > 0 its time on that many nodes (one shard
+// model's, plan.LoadOverhead), and with nodes > 0 its time on that many nodes (one shard
 // each, Plan.EstimateOn), each plan prepared once with o (--runs, --seed).
 func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
