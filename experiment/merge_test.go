@@ -196,7 +196,7 @@ func TestResumeShard(t *testing.T) {
 	if len(rc.Done) != len(half)-1 {
 		t.Fatalf("done %d, want %d", len(rc.Done), len(half)-1)
 	}
-	if got, want := Remaining(rc), len(files[1])-len(half); got != want {
+	if got, want := remaining(rc), len(files[1])-len(half); got != want {
 		t.Fatalf("remaining %d, want %d (the rest of shard 1 only)", got, want)
 	}
 }

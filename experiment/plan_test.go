@@ -67,3 +67,12 @@ func estimateJobs(c Config, idx []int) (time.Duration, error) {
 	}
 	return p.Estimate(idx)
 }
+
+// remaining is the number of loads of c's plan (its shard's) not yet made: NewPlan(c).Left().
+func remaining(c Config) int {
+	p, err := NewPlan(c)
+	if err != nil {
+		return 0
+	}
+	return len(p.Left())
+}

@@ -62,14 +62,6 @@ func (p Plan) estimate(parts []*experiment.Plan) (time.Duration, error) {
 	return d, nil
 }
 
-// EstimateRuns predicts the wall time of the plan with every page-load part's measured loads
-// per cell replaced by runs (Apply with Runs: as `reproduce --runs` does; warm-ups and flows
-// unchanged): what a verdict of "too few loads to tell" would cost to decide with runs loads per
-// arm. The model and its errors are Estimate's.
-func (p Plan) EstimateRuns(runs int) (time.Duration, error) {
-	return p.Apply(RunOptions{Runs: runs}).Estimate()
-}
-
 // Footprint returns the modelled peak memory of one process running the plan (or any shard of
 // it): the largest footprint of its page-load parts (experiment.PlanFootprint), because parts
 // run one after another; a plan of flow parts alone is pltlab's own (experiment.FootprintBaseMiB).

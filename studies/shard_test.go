@@ -121,7 +121,7 @@ func checkShards(t *testing.T, p Plan, n int) {
 	}
 }
 
-// TestEstimateRuns: more runs per cell cost more, and the same runs cost the plan's estimate.
+// TestEstimateRuns: more runs per cell (Apply, as --runs) cost more, and the same runs cost the plan's estimate.
 func TestEstimateRuns(t *testing.T) {
 	st, err := Lookup("kakhki2017")
 	if err != nil {
@@ -132,13 +132,13 @@ func TestEstimateRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, _ := p.EstimateRuns(p.Parts[0].Config.Runs)
-	more, _ := p.EstimateRuns(20)
+	same, _ := p.Apply(RunOptions{Runs: p.Parts[0].Config.Runs}).Estimate()
+	more, _ := p.Apply(RunOptions{Runs: 20}).Estimate()
 	if same != base || more <= base {
 		t.Errorf("estimate %v, with the same runs %v, with 20 runs %v", base, same, more)
 	}
 	if p.Parts[0].Config.Runs == 20 {
-		t.Error("EstimateRuns changed the plan")
+		t.Error("Apply changed the plan")
 	}
 }
 
