@@ -230,7 +230,7 @@ func (j Job) prepare(p Plan, old []*result.Record) (*Prepared, error) {
 // estimate is est (0: derived from p).
 func (out Outcome) judge(j Job, p Plan, recs []*result.Record, est time.Duration) (Outcome, error) {
 	out.Judged = p
-	ev, js, err := judge(j.Dir, j.Study, p, recs, est)
+	ev, js, err := Judge(j.Dir, j.Study, p, recs, est)
 	out.Support, out.Judgements = ev, js
 	return out, err
 }
@@ -238,12 +238,8 @@ func (out Outcome) judge(j Job, p Plan, recs []*result.Record, est time.Duration
 // Judge evaluates recs with plan p (Evaluate) and writes study st's report into dir
 // (WriteReport): the one report pipeline of reproduce, --resume, --decide and --merge. It
 // returns analysis.ErrNoRecords when the records hold no page load a plan of loads needs.
-func Judge(dir string, st *Study, p Plan, recs []*result.Record) (*Support, []Judgement, error) {
-	return judge(dir, st, p, recs, 0)
-}
-
-// judge is Judge with the run's estimate est of p (0: derived from p when the report needs it).
-func judge(dir string, st *Study, p Plan, recs []*result.Record, est time.Duration) (*Support, []Judgement, error) {
+// est is the cost model's time of p as its run prepared it (0: the report derives it from p).
+func Judge(dir string, st *Study, p Plan, recs []*result.Record, est time.Duration) (*Support, []Judgement, error) {
 	ev := Evaluate(st, p, recs)
 	ev.Estimate = est
 	if len(ev.Loads()) == 0 && (p.Loads() > 0 || len(recs) == 0) {

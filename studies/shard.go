@@ -245,6 +245,9 @@ type ShardCheck struct {
 	// Duplicates counts the lines read twice and kept once (plan.Merge): the same shard's
 	// file given twice, which the merge says rather than drops silently.
 	Duplicates int
+	// Estimate is the cost model's time of the whole plan in one process, from the part plans
+	// the merge derived (Plan.Estimate).
+	Estimate time.Duration
 }
 
 // Complete reports whether every shard made everything it owes.
@@ -291,6 +294,9 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	}
 	check := p.owed(plans, shards, out)
 	check.Count, check.Duplicates = count, dups
+	if check.Estimate, err = p.estimate(plans); err != nil {
+		return nil, nil, err
+	}
 	if recorded && len(check.Missing) == 0 {
 		if gap := p.uncovered(plans, shards); len(gap) > 0 {
 			check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))

@@ -185,9 +185,16 @@ func TestMergeShards(t *testing.T) {
 	p := st.Plan(Quick)
 	o := RunOptions{Seed: 1}
 	srcs := fakeStudyShards(t, p, 3, o)
+	before := experiment.Derivations()
 	recs, check, err := MergeShards(p, o, srcs, plan.MergeOptions{})
 	if err != nil || !check.Complete() || check.Count != 3 {
 		t.Fatalf("complete merge: %+v, %v", check, err)
+	}
+	if n := experiment.Derivations() - before; n != int64(len(p.Parts)) {
+		t.Errorf("the merge derived %d part plans, want %d (one per part)", n, len(p.Parts))
+	}
+	if whole, err := p.Apply(o).Estimate(); err != nil || check.Estimate != whole {
+		t.Errorf("the merge's estimate %v, the plan's %v (%v)", check.Estimate, whole, err)
 	}
 	measured := 0
 	for _, r := range recs {

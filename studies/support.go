@@ -236,20 +236,15 @@ func median(g *analysis.Group) float64 {
 // joinSee joins section names for a findings table cell.
 func joinSee(see []string) string { return strings.Join(see, "; ") }
 
-// EstimatedTook is the closing line of a run of plan whose records are recs: "estimated X on one
-// 2-core machine, took Y" (Y from plan.Took: the longest shard when shards ran at once;
-// "took n/a" when no line has a time). X is the cost model's Plan.Estimate.
-func EstimatedTook(plan Plan, recs []*result.Record) string {
-	est, err := plan.Estimate()
-	return estimatedTook(est, err, recs)
+// EstimatedTook is the closing line of a run estimated at est whose records are recs: "estimated
+// X on one 2-core machine, took Y" (Y from plan.Took: the longest shard when shards ran at once;
+// "took n/a" when no line has a time).
+func EstimatedTook(est time.Duration, recs []*result.Record) string {
+	return tookLine("estimated "+FormatEstimate(est)+" on one 2-core machine", recs)
 }
 
-// estimatedTook is EstimatedTook with the estimate est (or the error that left none).
-func estimatedTook(est time.Duration, err error, recs []*result.Record) string {
-	e := "not estimated (" + fmt.Sprint(err) + ")"
-	if err == nil {
-		e = "estimated " + FormatEstimate(est) + " on one 2-core machine"
-	}
+// tookLine is e, then how long the records took.
+func tookLine(e string, recs []*result.Record) string {
 	took := plan.Took(recs)
 	if took == 0 {
 		return e + ", took n/a (no timed line)"
@@ -257,11 +252,15 @@ func estimatedTook(est time.Duration, err error, recs []*result.Record) string {
 	return e + ", took " + FormatEstimate(took+plan.StartCost)
 }
 
-// estimatedTook is the closing line of the evaluated run: EstimatedTook with e.Estimate when the
-// run gave it.
+// estimatedTook is the closing line of the evaluated run: EstimatedTook with e.Estimate, or the
+// cost model's Plan.Estimate when the run gave none.
 func (e *Support) estimatedTook() string {
 	if e.Estimate > 0 {
-		return estimatedTook(e.Estimate, nil, e.Records)
+		return EstimatedTook(e.Estimate, e.Records)
 	}
-	return EstimatedTook(e.Plan, e.Records)
+	est, err := e.Plan.Estimate()
+	if err != nil {
+		return tookLine("not estimated ("+err.Error()+")", e.Records)
+	}
+	return EstimatedTook(est, e.Records)
 }

@@ -408,11 +408,11 @@ func mergeStudy(cmd *cobra.Command, st *studies.Study, sp studies.Plan, f reprod
 	for _, line := range check.Short {
 		fmt.Fprintf(stderr, "pltlab: %s\n", line)
 	}
-	fmt.Fprintf(stderr, "pltlab: merged %d of %d shards of %s scale %s into %s: %s\n", check.Count-len(check.Missing), check.Count, st.Name, sp.Scale, jsonl, studies.EstimatedTook(sp, recs))
+	fmt.Fprintf(stderr, "pltlab: merged %d of %d shards of %s scale %s into %s: %s\n", check.Count-len(check.Missing), check.Count, st.Name, sp.Scale, jsonl, studies.EstimatedTook(check.Estimate, recs))
 	if check.Duplicates > 0 {
 		fmt.Fprintf(stderr, "pltlab: %d lines were read twice and kept once (the same shard's file given twice, or a shard rerun over its first file)\n", check.Duplicates)
 	}
-	ev, js, werr := studies.Judge(dir, st, sp, recs)
+	ev, js, werr := studies.Judge(dir, st, sp, recs, check.Estimate)
 	if werr == nil {
 		werr = printStudy(cmd.OutOrStdout(), dir, st, ev, js)
 	}
