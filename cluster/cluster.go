@@ -107,7 +107,7 @@ type Sweep struct {
 	Exclusive bool
 }
 
-// Estimates is the cost model's view of a sweep (experiment.Estimate, studies.Plan.Shards).
+// Estimates is the cost model's view of a sweep (experiment.Plan.Shards, studies.Prepared.Shards).
 type Estimates struct {
 	// Loads is the number of page loads of the whole sweep, warm-ups included once.
 	Loads int

@@ -125,7 +125,7 @@ type Config struct {
 	Launch LaunchFunc
 	// Subset, when not nil and Shard is set, is the shard's share of Schedule(c) (indexes,
 	// ascending) as planned by a caller that splits several experiments at once (a study's
-	// shards, studies.Plan.Shards), instead of Plan.Shards(Shard.Count). It is not hashed.
+	// shards, studies.Prepared.Shards), instead of Plan.Shards(Shard.Count). It is not hashed.
 	Subset []int
 	// Traces are the trace files a matrix's links name (ReadMatrix), relative ones resolved from
 	// the matrix file's directory into Links. Not hashed.

@@ -15,7 +15,7 @@ import (
 // each load and of each link's bring-up, and the loads this process makes. Everything that
 // asks which loads, how many or how long is a filter or a sum over that one list: the shard's
 // share (Mine: the cut of Shards, or a study's Subset), what is left after a resume (Resume,
-// Left), the estimates (Estimate, Total) and the shard plans (Shards, Blocks). Run, `pltlab run
+// Left), the estimates (Estimate, Total) and the shard plans (Shards, Units, Share). Run, `pltlab run
 // --dry-run`, the studies' shards and the cluster jobs all read it.
 type Plan struct {
 	// Config is the experiment as given (Resume sets its Name and Done); the plan's values are
@@ -33,8 +33,8 @@ type Plan struct {
 	Mine []int
 
 	c       Config      // Config with defaults
-	blocks  []Block     // Blocks, computed once
-	entries []LinkEntry // Blocks' entries
+	blocks  []Block     // the measured blocks (cutBlocks), computed once
+	entries []LinkEntry // each link's entry
 }
 
 // derivations counts the plans NewPlan has computed in this process (Derivations).
@@ -181,12 +181,9 @@ func (p *Plan) blockCost(from int) time.Duration {
 	return d
 }
 
-// Blocks returns the plan's measured blocks in schedule order (link after link) and per link its
-// entry (LinkEntry): the units every shard plan (Shards, a study's shards) cuts. The slices are
-// the plan's own: read them, never change them.
-func (p *Plan) Blocks() ([]Block, []LinkEntry) { return p.blocks, p.entries }
-
-// cutBlocks computes Blocks from the schedule and its costs.
+// cutBlocks returns the plan's measured blocks in schedule order (link after link) and per link
+// its entry (LinkEntry), from the schedule and its costs: the units every shard plan (Shards, a
+// study's shards) cuts (Units) and assembles (Share).
 func (p *Plan) cutBlocks() ([]Block, []LinkEntry) {
 	cells := p.cells()
 	var blocks []Block
@@ -216,11 +213,10 @@ func (p *Plan) cutBlocks() ([]Block, []LinkEntry) {
 // bring-up and warm-ups (LinkEntry), Boundary on each link's first block. part names the
 // experiment's units when it is one part of a study ("" for a lone experiment).
 func (p *Plan) Units(part string) []plan.Unit {
-	blocks, entries := p.Blocks()
-	us := make([]plan.Unit, len(blocks))
-	for i, b := range blocks {
+	us := make([]plan.Unit, len(p.blocks))
+	for i, b := range p.blocks {
 		k := i % p.c.Runs
-		us[i] = plan.Unit{ID: plan.BlockID(part, b.Link, k), Cost: b.Cost, Entry: entries[b.Link].Cost, Boundary: k == 0}
+		us[i] = plan.Unit{ID: plan.BlockID(part, b.Link, k), Cost: b.Cost, Entry: p.entries[b.Link].Cost, Boundary: k == 0}
 	}
 	return us
 }
@@ -267,7 +263,7 @@ func (p *Plan) Shards(n int) (ShardPlan, error) {
 }
 
 // Share returns the part of the plan that makes the measured blocks with the given indexes into
-// Blocks: Jobs the warm-ups of every link it brings up and the blocks' loads (ascending, each
+// Units: Jobs the warm-ups of every link it brings up and the blocks' loads (ascending, each
 // once), Links those links in order of first use, Measured the blocks' loads and Estimate the
 // cost model's time (each link's entry once, every block's cost); Shard and Units are the
 // caller's. It is the one assembly of a shard's loads from the cost model's blocks: Shards and a

@@ -108,7 +108,7 @@ func TestPlanShardsBalance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, _ := p.Blocks()
+	blocks := p.blocks
 	var maxBlock, maxSetup time.Duration
 	for _, b := range blocks {
 		maxBlock = max(maxBlock, b.Cost)

@@ -67,7 +67,7 @@ func TestMergeReadsRecordedMembership(t *testing.T) {
 	p := st.Plan(Quick)
 	o := RunOptions{Seed: 1}
 	flat := shardsCutBy(t, p, o, 3, func(string) time.Duration { return time.Second })
-	today, err := p.Shards(3, o)
+	today, err := cutShards(p, 3, o)
 	if err != nil {
 		t.Fatal(err)
 	}

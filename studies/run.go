@@ -31,7 +31,7 @@ type RunOptions struct {
 	// Configure, when set, is applied to every part's experiment last (the CLI sets its
 	// per-load evidence options there: artifacts, visual metrics).
 	Configure func(*experiment.Config)
-	// Shard, when set, runs only that shard of the plan (Plan.Shards): its parts' shares, each
+	// Shard, when set, runs only that shard of the plan (Prepared.Shards): its parts' shares, each
 	// part's lines carrying the shard, and its flow parts.
 	Shard plan.Shard
 	// Observer sees every record with Done and Total counted over the whole plan.
@@ -83,12 +83,12 @@ type Prepared struct {
 	// Parts are the page-load parts' experiment plans, in Plan.Parts order; a part the shard
 	// makes no load of has an empty Mine.
 	Parts []*experiment.Plan
-	// Shard is the shard Options.Shard names (Plan.Shards), nil when not sharded.
+	// Shard is the shard Options.Shard names (Prepared.Shards), nil when not sharded.
 	Shard *Shard
 }
 
 // Prepare computes the plan once with o: every part's experiment plan (experiment.NewPlan with
-// o's Runs and Seed), cut to o.Shard's share when sharded (Plan.Shards over the same part
+// o's Runs and Seed), cut to o.Shard's share when sharded (Prepared.Shards over the same part
 // plans), then each part set to continue from the records in o.Resume that carry its
 // experiment name (experiment.Plan.Resume; a part without any starts afresh). The error names a
 // shard count the plan cannot be split into, a plan that is not shardable, or the part whose

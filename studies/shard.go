@@ -25,7 +25,7 @@ type PartShare struct {
 	Links []int
 }
 
-// Shard is one shard of a study's plan (Plan.Shards).
+// Shard is one shard of a study's plan (Prepared.Shards).
 type Shard struct {
 	// Shard names it, "I/N".
 	Shard plan.Shard
@@ -67,7 +67,7 @@ func (s Shard) Share(i int) *PartShare {
 type unit struct {
 	plan.Unit
 	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
-	block      int // index into the part plan's Blocks, or -1
+	block      int // index into the part plan's Units, or -1
 }
 
 // units lists the plan's work in plan order: every part's measured blocks (Units of its
@@ -105,17 +105,6 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
 		out[i] = pp
 	}
 	return out, nil
-}
-
-// Shards splits the plan into n shards with o's Runs and Seed applied: Prepared.Shards of the
-// plan prepared unsharded. A run, the cluster jobs and --list read a Prepared instead.
-func (p Plan) Shards(n int, o RunOptions) ([]Shard, error) {
-	o.Shard, o.Resume = plan.Shard{}, nil
-	pr, err := p.Prepare(o)
-	if err != nil {
-		return nil, err
-	}
-	return pr.Shards(n)
 }
 
 // Shards splits the prepared plan into n shards: its part plans as one list of units (every
@@ -255,7 +244,7 @@ func (c *ShardCheck) Complete() bool { return len(c.Missing) == 0 && len(c.Short
 
 // MergeShards joins the result files of a study's shards (pltlab reproduce STUDY --shard I/N,
 // planned with o's Runs and Seed) into the records of one run, checked against the plan
-// recomputed once (Plan.Shards): lines read twice are dropped per part (plan.Merge: every
+// derived once (Prepared.Shards): lines read twice are dropped per part (plan.Merge: every
 // shard's warm-ups are kept), and the check names the shards that left no line and what each
 // started shard still owes (loads per part, flow runs). Errors: records of another study, scale
 // or configuration (a part's config_hash that differs from the plan's with o applied, or

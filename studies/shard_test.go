@@ -39,7 +39,7 @@ func TestShardsWarmAndMeasureEverywhere(t *testing.T) {
 					checkShards(t, p, n)
 				})
 			}
-			_, err = p.Shards(most+1, RunOptions{})
+			_, err = cutShards(p, most+1, RunOptions{})
 			if p.Shardable() != nil {
 				if !errors.Is(err, ErrNotShardable) {
 					t.Errorf("%s/%s: %d shards of a plan that is not shardable: %v, want ErrNotShardable", st.Name, sc, most+1, err)
@@ -55,7 +55,7 @@ func TestShardsWarmAndMeasureEverywhere(t *testing.T) {
 
 func checkShards(t *testing.T, p Plan, n int) {
 	t.Helper()
-	shards, err := p.Shards(n, RunOptions{})
+	shards, err := cutShards(p, n, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,13 +406,13 @@ func TestHighwayNotShardable(t *testing.T) {
 		}
 	}
 	check("Shardable", p.Shardable())
-	_, err := p.Shards(2, RunOptions{})
+	_, err := cutShards(p, 2, RunOptions{})
 	check("Shards(2)", err)
 	_, err = p.Prepare(RunOptions{Shard: plan.Shard{Index: 0, Count: 1}})
 	check("Prepare --shard 0/1", err)
 	_, _, err = MergeShards(p, RunOptions{}, []plan.Source{{Name: "shard-0.jsonl"}}, plan.MergeOptions{})
 	check("MergeShards", err)
-	one, err := p.Shards(1, RunOptions{})
+	one, err := cutShards(p, 1, RunOptions{})
 	if err != nil || len(one) != 1 || !one[0].Custom || one[0].Estimate <= plan.StartCost {
 		t.Errorf("Shards(1): %+v, %v: want the whole plan in one shard with its estimate", one, err)
 	}
@@ -512,4 +512,14 @@ func maxShards(p Plan, o RunOptions) (int, error) {
 		return 0, err
 	}
 	return pr.MaxShards()
+}
+
+// cutShards is Prepared.Shards of p prepared unsharded with o's Runs and Seed.
+func cutShards(p Plan, n int, o RunOptions) ([]Shard, error) {
+	o.Shard, o.Resume = plan.Shard{}, nil
+	pr, err := p.Prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	return pr.Shards(n)
 }

@@ -97,52 +97,7 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
   sudo ./bin/pltlab reproduce kakhki2017 --scale smoke --shard 1/3 --out /tmp/kk/shard-1
   ./bin/pltlab reproduce kakhki2017 --scale smoke --merge /tmp/kk/shard-*/results.jsonl --out /tmp/kk/merged`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			m, files, err := f.mode(args)
-			if err != nil {
-				return err
-			}
-			if m == modeList {
-				return listStudies(cmd.OutOrStdout(), f.nodes, studies.RunOptions{Runs: f.runs, Seed: f.seed})
-			}
-			if m == modeMerge {
-				args = args[:1]
-			}
-			st, plan, err := f.plan(args)
-			if err != nil {
-				return err
-			}
-			dir := f.outDir(st)
-			if m == modeMerge {
-				if err := checkViewFlag(f.view, dir); err != nil {
-					return err
-				}
-				return mergeStudy(cmd, st, plan, f, dir, files)
-			}
-			prep, err := f.prepare(plan)
-			if err != nil {
-				return err
-			}
-			if err := checkViewFlag(f.view, dir); err != nil {
-				return err // --dry-run too: it shows what the flags would do
-			}
-			if m == modeDryRun {
-				return dryRunStudy(cmd.OutOrStdout(), prep, f, dir)
-			}
-			job, err := f.jobOf(st, prep, m, dir)
-			if err != nil {
-				return err
-			}
-			if err := setup.begin(cmd); err != nil {
-				return err
-			}
-			stopView, err := startViewBeside(cmd.Context(), f.view, dir, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer stopView()
-			return reproduce(cmd, job, f)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args, setup) },
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.list, "list", false, "list the studies with their sizes and estimated times")
@@ -164,6 +119,56 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 	addViewFlag(fl, &f.view)
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
+}
+
+// run does what the flags ask of reproduce: list, merge, or derive the plan once
+// (reproduceFlags.prepare) and print it (--dry-run) or run it (run, --resume, --decide), making
+// setup once the flags are checked.
+func (f *reproduceFlags) run(cmd *cobra.Command, args []string, setup *measureSetup) error {
+	m, files, err := f.mode(args)
+	if err != nil {
+		return err
+	}
+	if m == modeList {
+		return listStudies(cmd.OutOrStdout(), f.nodes, studies.RunOptions{Runs: f.runs, Seed: f.seed})
+	}
+	if m == modeMerge {
+		args = args[:1]
+	}
+	st, plan, err := f.plan(args)
+	if err != nil {
+		return err
+	}
+	dir := f.outDir(st)
+	if m == modeMerge {
+		if err := checkViewFlag(f.view, dir); err != nil {
+			return err
+		}
+		return mergeStudy(cmd, st, plan, *f, dir, files)
+	}
+	prep, err := f.prepare(plan)
+	if err != nil {
+		return err
+	}
+	if err := checkViewFlag(f.view, dir); err != nil {
+		return err // --dry-run too: it shows what the flags would do
+	}
+	if m == modeDryRun {
+		return dryRunStudy(cmd.OutOrStdout(), prep, *f, dir)
+	}
+	job, err := f.jobOf(st, prep, m, dir)
+	if err != nil {
+		return err
+	}
+	if err := setup.begin(cmd); err != nil {
+		return err
+	}
+	stopView, err := startViewBeside(cmd.Context(), f.view, dir, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer stopView()
+	return reproduce(cmd, job, *f)
 }
 
 // plan resolves the study and its plan from the arguments and flags, as usage errors.
