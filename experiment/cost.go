@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/plan"
@@ -41,18 +40,6 @@ func newCost(c Config) (*plan.Model, error) {
 		m.Ngtcp2Idle = server.Ngtcp2IdleTimeout
 	}
 	return m, nil
-}
-
-// Estimate returns the cost model's wall time of every load of c run in one process: per link
-// its bring-up (LinkCheckTime or LinkUpCost, BrowserLaunchCost per protocol) and its
-// warm-up and measured blocks (EstimateLoad of EstimatePLT), without StartCost: Plan.Total of
-// NewPlan(c) without c's shard. It fails on a page or link spec that does not parse.
-func Estimate(c Config) (time.Duration, error) {
-	p, err := NewPlan(unsharded(c))
-	if err != nil {
-		return 0, err
-	}
-	return p.Total(), nil
 }
 
 // Shaped reports whether any link of c is shaped: such a link needs network namespaces and TUN

@@ -11,7 +11,7 @@ import (
 // zero cost.
 func TestEstimateErrors(t *testing.T) {
 	bad := Config{Pages: []string{"1x5KB"}, Links: []string{"rate=fast"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 1}
-	if _, err := Estimate(bad); err == nil {
+	if _, err := estimate(bad); err == nil {
 		t.Error("Estimate of a bad link: no error")
 	}
 	if _, err := estimateJobs(bad, []int{0}); err == nil {
@@ -22,7 +22,7 @@ func TestEstimateErrors(t *testing.T) {
 	}
 	good := bad
 	good.Links = []string{"none"}
-	all, _ := Estimate(good)
+	all, _ := estimate(good)
 	jobs, err := estimateJobs(good, []int{0})
 	if err != nil || jobs != all {
 		t.Errorf("EstimateJobs of the one load %v, %v; Estimate %v", jobs, err, all)

@@ -76,3 +76,12 @@ func remaining(c Config) int {
 	}
 	return len(p.Left())
 }
+
+// estimate is the Total of c's whole plan: every load run in one process.
+func estimate(c Config) (time.Duration, error) {
+	p, err := NewPlan(unsharded(c))
+	if err != nil {
+		return 0, err
+	}
+	return p.Total(), nil
+}

@@ -153,12 +153,15 @@ func (pr *Prepared) Resume(recs []*result.Record) error {
 
 // Loads returns the number of page loads the run schedules: every part's loads in the shard,
 // warm-ups included, made before a resume or not.
-func (pr *Prepared) Loads() int {
-	n := 0
+func (pr *Prepared) Loads() int { return pr.sum(func(pp *experiment.Plan) int { return len(pp.Mine) }) }
+
+// sum is the sum of n over the part plans.
+func (pr *Prepared) sum(n func(pp *experiment.Plan) int) int {
+	total := 0
 	for _, pp := range pr.Parts {
-		n += len(pp.Mine)
+		total += n(pp)
 	}
-	return n
+	return total
 }
 
 // FlowRuns returns the number of bulk-flow runs the run schedules: the shard's flow parts' (every
@@ -216,36 +219,26 @@ func (pr *Prepared) Announce() (string, error) {
 
 // Measured returns the number of measured (not warm-up) page loads the run schedules.
 func (pr *Prepared) Measured() int {
-	n := 0
-	for _, pp := range pr.Parts {
+	return pr.sum(func(pp *experiment.Plan) int {
+		n := 0
 		for _, i := range pp.Mine {
 			if !pp.Jobs[i].Warmup {
 				n++
 			}
 		}
-	}
-	return n
+		return n
+	})
 }
 
 // partsRun is the number of page-load parts the run makes loads of.
 func (pr *Prepared) partsRun() int {
-	n := 0
-	for _, pp := range pr.Parts {
-		if len(pp.Mine) > 0 {
-			n++
-		}
-	}
-	return n
+	return pr.sum(func(pp *experiment.Plan) int { return min(1, len(pp.Mine)) })
 }
 
 // Left returns the number of page loads the run still has to make: every part's loads in the
 // shard not made before.
 func (pr *Prepared) Left() int {
-	n := 0
-	for _, pp := range pr.Parts {
-		n += len(pp.Left())
-	}
-	return n
+	return pr.sum(func(pp *experiment.Plan) int { return len(pp.Left()) })
 }
 
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the

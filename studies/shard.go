@@ -272,7 +272,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 		out = append(out, m.Records...)
 		dups += m.Duplicates
 	}
-	shards, recorded, err := p.recordedShards(plans, count, out)
+	shards, gap, recorded, err := p.recordedShards(plans, count, out)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -286,10 +286,8 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	if check.Estimate, err = p.estimate(plans); err != nil {
 		return nil, nil, err
 	}
-	if recorded && len(check.Missing) == 0 {
-		if gap := p.uncovered(plans, shards); len(gap) > 0 {
-			check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))
-		}
+	if recorded && len(check.Missing) == 0 && len(gap) > 0 {
+		check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))
 	}
 	// The merged file says what it holds, so that its report, findings and view say PARTIAL
 	// when it lacks something (result.Merge.Partial), whoever reads it later.
@@ -456,7 +454,8 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 // recomputed by this pltlab's cost model (recorded false). Errors (wrapping
 // plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
 // different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
-func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result.Record) ([]Shard, bool, error) {
+// gap are the plan's units no recorded shard holds, in plan order.
+func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result.Record) (shards []Shard, gap []string, recorded bool, err error) {
 	units := map[string][]string{} // shard -> unit IDs as recorded
 	for _, r := range recs {
 		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {
@@ -466,8 +465,8 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 		}
 	}
 	if len(units) == 0 {
-		shards, err := p.shardsOf(plans, count)
-		return shards, false, err
+		shards, err = p.shardsOf(plans, count)
+		return shards, nil, false, err
 	}
 	digests := map[string]string{}
 	for sh, ids := range units {
@@ -480,14 +479,14 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 		want, ok := digests[r.Shard]
 		switch {
 		case !ok:
-			return nil, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", plan.ErrMixedConfigs, r.Shard, r.ShardUnits)
+			return nil, nil, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", plan.ErrMixedConfigs, r.Shard, r.ShardUnits)
 		case r.ShardUnits != want:
-			return nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
+			return nil, nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
 		}
 	}
 	us, err := p.units(plans)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	index := make(map[string]int, len(us))
 	all := make([]string, len(us))
@@ -498,7 +497,7 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 	for sh, ids := range units {
 		s, err := plan.ParseShard(sh, func(string) string { return "" })
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		ms = append(ms, plan.Membership{Shard: s, Units: ids})
 	}
@@ -506,10 +505,10 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 	cov := plan.Cover(all, ms)
 	switch {
 	case len(cov.Unknown) > 0:
-		return nil, false, fmt.Errorf("%w: the shards record unit(s) %s, which %s at scale %s with these flags does not have: give the shards of one reproduction (same --scale, --runs, --seed)",
+		return nil, nil, false, fmt.Errorf("%w: the shards record unit(s) %s, which %s at scale %s with these flags does not have: give the shards of one reproduction (same --scale, --runs, --seed)",
 			plan.ErrMixedConfigs, abbreviate(cov.Unknown, 4), p.Study, p.Scale)
 	case len(cov.Twice) > 0:
-		return nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", plan.ErrMixedConfigs, abbreviate(cov.Twice, 4))
+		return nil, nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", plan.ErrMixedConfigs, abbreviate(cov.Twice, 4))
 	}
 	out := make([]Shard, count)
 	for k := range out {
@@ -526,24 +525,7 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 		slices.Sort(idx)
 		out[m.Shard.Index] = assemble(us, plans, m.Shard, idx)
 	}
-	return out, true, nil
-}
-
-// uncovered returns the IDs of the plan's units no shard holds, in plan order.
-func (p Plan) uncovered(plans []*experiment.Plan, shards []Shard) []string {
-	us, err := p.units(plans)
-	if err != nil {
-		return nil
-	}
-	var ms []plan.Membership
-	for _, s := range shards {
-		ms = append(ms, plan.Membership{Shard: s.Shard, Units: s.Units})
-	}
-	all := make([]string, len(us))
-	for i, u := range us {
-		all[i] = u.ID
-	}
-	return plan.Cover(all, ms).Uncovered
+	return out, cov.Uncovered, true, nil
 }
 
 // abbreviate joins the first n of ids and says how many more there are.
