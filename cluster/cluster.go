@@ -29,7 +29,7 @@ const (
 	// so that a page the model has not seen or a node's other tenants do not meet the limit. A
 	// Kubernetes pod adds DevShmMiB.
 	MemoryMargin = 2
-	// TimeMargin multiplies a shard's estimated time (the cost model, experiment.LoadOverhead,
+	// TimeMargin multiplies a shard's estimated time (the cost model, plan.LoadOverhead,
 	// fitted on an unloaded 2-core machine) into its wall-time limit, plus TimeSlack: a busy or
 	// slower node takes longer (at load average 5-9 on 2 cores a kakhki2017 smoke shard took 21 s
 	// against an estimate of 11 s).
@@ -107,7 +107,7 @@ type Sweep struct {
 	Exclusive bool
 }
 
-// Estimates is the cost model's view of a sweep (experiment.Estimate, studies.Plan.Shards).
+// Estimates is the cost model's view of a sweep (experiment.Plan.Shards, studies.Prepared.Shards).
 type Estimates struct {
 	// Loads is the number of page loads of the whole sweep, warm-ups included once.
 	Loads int
@@ -160,26 +160,35 @@ func (s *Sweep) plan() (Estimates, error) {
 		if err := s.Study.Plan.Shardable(); err != nil {
 			return e, err // its jobs would each run 'pltlab reproduce --shard', which it refuses
 		}
-		plan := s.Study.Plan.Apply(s.Study.options())
-		shards, err := plan.Shards(s.Shards, s.Study.options())
+		pr, err := s.Study.Plan.Prepare(s.Study.options()) // derived once: the shards and the total read it
 		if err != nil {
 			return e, err
 		}
-		if e.Total, err = plan.Estimate(); err != nil {
+		shards, err := pr.Shards(s.Shards)
+		if err != nil {
 			return e, err
 		}
-		e.Loads = plan.Loads()
+		if e.Total, err = pr.Estimate(); err != nil {
+			return e, err
+		}
+		e.Loads = pr.Plan.Loads()
 		for _, sh := range shards {
 			e.Shards = append(e.Shards, sh.Estimate)
 		}
 	} else {
-		p, err := experiment.PlanShards(s.Config, s.Shards)
+		c := s.Config
+		c.Shard, c.Subset = plan.Shard{}, nil // the whole schedule's plan, cut once
+		whole, err := experiment.NewPlan(c)
 		if err != nil {
 			return e, err
 		}
-		e.Loads, e.Total = p.Loads, p.Estimate+experiment.StartCost
+		p, err := whole.Shards(s.Shards)
+		if err != nil {
+			return e, err
+		}
+		e.Loads, e.Total = p.Loads, p.Estimate+plan.StartCost
 		for _, part := range p.Parts {
-			e.Shards = append(e.Shards, part.Estimate+experiment.StartCost)
+			e.Shards = append(e.Shards, part.Estimate+plan.StartCost)
 		}
 	}
 	longest := e.Longest()

@@ -125,19 +125,19 @@ type Config struct {
 	Launch LaunchFunc
 	// Subset, when not nil and Shard is set, is the shard's share of Schedule(c) (indexes,
 	// ascending) as planned by a caller that splits several experiments at once (a study's
-	// shards, studies.Plan.Shards), instead of PlanShards(c, Shard.Count). It is not hashed.
+	// shards, studies.Prepared.Shards), instead of Plan.Shards(Shard.Count). It is not hashed.
 	Subset []int
 	// Traces are the trace files a matrix's links name (ReadMatrix), relative ones resolved from
 	// the matrix file's directory into Links. Not hashed.
 	Traces []Trace
 	// Units are the IDs of the shard's units (plan.Unit.ID), recorded in its plan line and, by
 	// digest, in every line (result.Record.ShardUnits): Subset's units when a caller cuts, else
-	// the part of PlanShards (NewPlan sets them). Not hashed.
+	// the part of Plan.Shards (NewPlan sets them). Not hashed.
 	Units []string
 	// Study is "STUDY/SCALE" for a part of a study run with Subset; it goes into the plan line
 	// (result.Plan.Study).
 	Study string
-	// Shard, when set, restricts Run to one part of the schedule (see PlanShards); every line
+	// Shard, when set, restricts Run to one part of the schedule (see Plan.Shards); every line
 	// written then carries the shard, and the first is a plan line (PlanRecord).
 	Shard plan.Shard
 

@@ -35,7 +35,7 @@ func recordedShards(t *testing.T, c Config, n int) [][]*result.Record {
 		for _, u := range idx {
 			sc.Units = append(sc.Units, us[u].ID)
 		}
-		jobs, err := p.JobsOf("", sc.Units)
+		jobs, err := plan.BlockJobs(planLine(p.c, 0), sc.Units)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func recordedShards(t *testing.T, c Config, n int) [][]*result.Record {
 func TestCompletenessReadsRecordedMembership(t *testing.T) {
 	c := kakhkiLike()
 	files := recordedShards(t, c, 3)
-	today, err := PlanShards(c, 3)
+	today, err := planShards(c, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,13 +119,13 @@ func TestShardRecordsItsUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, _ := PlanShards(c, 4)
+	sp, _ := planShards(c, 4)
 	if strings.Join(p.Config.Units, ",") != strings.Join(sp.Parts[1].Units, ",") || len(p.Config.Units) == 0 {
 		t.Fatalf("units %v, the cut's %v", p.Config.Units, sp.Parts[1].Units)
 	}
-	jobs, err := p.JobsOf("", p.Config.Units)
+	jobs, err := plan.BlockJobs(planLine(p.c, 0), p.Config.Units)
 	if err != nil || len(jobs) != len(p.Mine) {
-		t.Fatalf("JobsOf the units: %d loads (%v), the shard's %d", len(jobs), err, len(p.Mine))
+		t.Fatalf("BlockJobs of the units: %d loads (%v), the shard's %d", len(jobs), err, len(p.Mine))
 	}
 	line := PlanRecord(p.Config, len(p.Mine))
 	if line.ShardUnits != plan.Digest(p.Config.Units) || len(line.Plan.Units) != len(p.Config.Units) {

@@ -18,7 +18,7 @@ import (
 // line and one valid load record per job.
 func fakeShards(t *testing.T, c Config, n int) [][]*result.Record {
 	t.Helper()
-	sp, err := PlanShards(c, n)
+	sp, err := planShards(c, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestResumeShard(t *testing.T) {
 	if len(rc.Done) != len(half)-1 {
 		t.Fatalf("done %d, want %d", len(rc.Done), len(half)-1)
 	}
-	if got, want := Remaining(rc), len(files[1])-len(half); got != want {
+	if got, want := remaining(rc), len(files[1])-len(half); got != want {
 		t.Fatalf("remaining %d, want %d (the rest of shard 1 only)", got, want)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
@@ -44,13 +43,6 @@ func TestCheckNgtcp2(t *testing.T) {
 				t.Fatalf("valid %t, reason %q, want %q", rec.Valid, rec.InvalidReason, tc.want)
 			}
 		})
-	}
-}
-
-// TestNgtcp2Wait: the idle-out waits a load of the ngtcp2 stack adds (cold one, warm two).
-func TestNgtcp2Wait(t *testing.T) {
-	if c, w := Ngtcp2Wait(result.Cold), Ngtcp2Wait(result.Warm); c != 2100*time.Millisecond || w != 4200*time.Millisecond {
-		t.Fatalf("cold %v warm %v, want 2.1 s and 4.2 s", c, w)
 	}
 }
 

@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/pltlab/pltlab/plan"
@@ -13,8 +14,8 @@ import (
 // the order to make it (Schedule; a load's index is its run number), the cost model's time of
 // each load and of each link's bring-up, and the loads this process makes. Everything that
 // asks which loads, how many or how long is a filter or a sum over that one list: the shard's
-// share (Mine: PlanShards' cut, or a study's Subset), what is left after a resume (Resume,
-// Left), the estimates (Estimate, Total) and the shard plans (Shards, Blocks). Run, `pltlab run
+// share (Mine: the cut of Shards, or a study's Subset), what is left after a resume (Resume,
+// Left), the estimates (Estimate, Total) and the shard plans (Shards, Units, Share). Run, `pltlab run
 // --dry-run`, the studies' shards and the cluster jobs all read it.
 type Plan struct {
 	// Config is the experiment as given (Resume sets its Name and Done); the plan's values are
@@ -28,32 +29,42 @@ type Plan struct {
 	// process: LinkCheckTime or LinkUpCost, and BrowserLaunchCost per page and protocol.
 	Setup []time.Duration
 	// Mine are the indexes into Jobs of this process's loads, ascending: Config.Subset when set
-	// with a shard, the shard's part of PlanShards, or every load when not sharded.
+	// with a shard, the shard's part of Shards, or every load when not sharded.
 	Mine []int
 
-	c     Config // Config with defaults
-	model *cost
+	c       Config      // Config with defaults
+	blocks  []Block     // the measured blocks (cutBlocks), computed once
+	entries []LinkEntry // each link's entry
 }
+
+// derivations counts the plans NewPlan has computed in this process (Derivations).
+var derivations atomic.Int64
+
+// Derivations returns how many plans NewPlan has computed in this process: a study's run derives
+// each part's once (Prepare), and whatever else asks which loads, how many or how long reads
+// those (the test of `reproduce --runs 50` counts them).
+func Derivations() int64 { return derivations.Load() }
 
 // NewPlan computes c's plan: its schedule, the cost of every load and link, and its shard's
 // share. Errors: a page or link spec that does not parse, a shard the schedule cannot be split
-// into (see PlanShards), or a Subset index outside the schedule.
+// into (see Shards), or a Subset index outside the schedule.
 func NewPlan(c Config) (*Plan, error) {
+	derivations.Add(1)
 	p := &Plan{Config: c, c: c.withDefaults()}
 	m, err := newCost(p.c)
 	if err != nil {
 		return nil, err
 	}
-	p.model = m
 	p.Jobs = Schedule(p.c)
 	p.Cost = make([]time.Duration, len(p.Jobs))
 	for i, j := range p.Jobs {
-		p.Cost[i] = m.load(j.Page, j.Link, j.Arm)
+		p.Cost[i] = m.Load(j.Page, j.Link, j.Arm.Protocol, j.Arm.Mode)
 	}
 	p.Setup = make([]time.Duration, len(p.c.Links))
 	for l := range p.Setup {
-		p.Setup[l] = m.setup(l)
+		p.Setup[l] = m.Setup(l)
 	}
+	p.blocks, p.entries = p.cutBlocks()
 	switch sh := p.c.Shard; {
 	case sh.Count > 0 && c.Subset != nil:
 		for _, i := range c.Subset {
@@ -170,9 +181,10 @@ func (p *Plan) blockCost(from int) time.Duration {
 	return d
 }
 
-// Blocks returns the plan's measured blocks in schedule order (link after link) and per link its
-// entry (LinkEntry): the units every shard plan (Shards, a study's shards) cuts.
-func (p *Plan) Blocks() ([]Block, []LinkEntry) {
+// cutBlocks returns the plan's measured blocks in schedule order (link after link) and per link
+// its entry (LinkEntry), from the schedule and its costs: the units every shard plan (Shards, a
+// study's shards) cuts (Units) and assembles (Share).
+func (p *Plan) cutBlocks() ([]Block, []LinkEntry) {
 	cells := p.cells()
 	var blocks []Block
 	entries := make([]LinkEntry, len(p.c.Links))
@@ -201,18 +213,28 @@ func (p *Plan) Blocks() ([]Block, []LinkEntry) {
 // bring-up and warm-ups (LinkEntry), Boundary on each link's first block. part names the
 // experiment's units when it is one part of a study ("" for a lone experiment).
 func (p *Plan) Units(part string) []plan.Unit {
-	blocks, entries := p.Blocks()
-	us := make([]plan.Unit, len(blocks))
-	for i, b := range blocks {
+	us := make([]plan.Unit, len(p.blocks))
+	for i, b := range p.blocks {
 		k := i % p.c.Runs
-		us[i] = plan.Unit{ID: plan.BlockID(part, b.Link, k), Cost: b.Cost, Entry: entries[b.Link].Cost, Boundary: k == 0}
+		us[i] = plan.Unit{ID: plan.BlockID(part, b.Link, k), Cost: b.Cost, Entry: p.entries[b.Link].Cost, Boundary: k == 0}
 	}
 	return us
 }
 
-// Shards splits the plan into n parts (see PlanShards for the rule: plan.Cut of Units); it
-// depends only on the configuration and the cost model, so every shard of a job array computes
-// it alike, and each part records its units (Part.Units) so that a merge never recomputes it.
+// Shards splits the plan into n parts that every shard of a job array computes alike (it depends
+// only on the configuration and the cost model), and each part records its units (Part.Units)
+// so that a merge never recomputes it. The schedule is a sequence of randomized complete blocks,
+// link after link, each link's warm-up blocks first; the measured blocks are cut into n
+// consecutive runs of whole blocks (plan.Cut of Units), so every part keeps the design (every
+// block holds each (page, arm) cell once) and measures something. Every part also makes the
+// warm-up blocks of each link it brings up (Share), so that no shard measures its first loads
+// cold on a fresh node: a warm-up load is therefore in every part that holds its link (its line
+// carries the shard, and plan.Merge keeps each shard's). Cuts are placed by the cost model, not
+// by count: cut k goes to the block boundary nearest k/n of the total estimated time, moved to
+// the nearest boundary between links when one lies within plan.LinkSnap of the per-shard target
+// (plan.CutPoints), so that links are split only where balance needs it. Errors: n outside
+// 1..MaxShards, or more shards than measured blocks (links x runs), naming the largest useful
+// count.
 func (p *Plan) Shards(n int) (ShardPlan, error) {
 	c := p.c
 	units := len(c.Links) * c.Runs
@@ -223,7 +245,6 @@ func (p *Plan) Shards(n int) (ShardPlan, error) {
 		return ShardPlan{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
 			n, units, len(c.Links), c.Runs, units, units)
 	}
-	blocks, entries := p.Blocks()
 	us := p.Units("")
 	cut, err := plan.Cut(us, n)
 	if err != nil {
@@ -231,17 +252,9 @@ func (p *Plan) Shards(n int) (ShardPlan, error) {
 	}
 	sp := ShardPlan{Loads: len(p.Jobs), Estimate: p.Total()}
 	for k, idx := range cut {
-		part := Part{Shard: plan.Shard{Index: k, Count: n}}
+		part := p.Share(idx)
+		part.Shard = plan.Shard{Index: k, Count: n}
 		for _, u := range idx {
-			b := blocks[u]
-			if len(part.Links) == 0 || part.Links[len(part.Links)-1] != b.Link {
-				part.Links = append(part.Links, b.Link)
-				part.Estimate += entries[b.Link].Cost
-				part.Jobs = append(part.Jobs, entries[b.Link].Warmups...)
-			}
-			part.Estimate += b.Cost
-			part.Jobs = append(part.Jobs, b.Jobs...)
-			part.Measured += len(b.Jobs)
 			part.Units = append(part.Units, us[u].ID)
 		}
 		sp.Parts = append(sp.Parts, part)
@@ -249,27 +262,29 @@ func (p *Plan) Shards(n int) (ShardPlan, error) {
 	return sp, nil
 }
 
-// JobsOf returns the loads (indexes into Jobs, ascending) a shard given the units ids makes:
-// each measured block's loads and the warm-ups of every link it brings up, as Shards gives them.
-// part is the units' part name ("" for a lone experiment); an ID of another part, not a block
-// or outside the schedule is an error.
-func (p *Plan) JobsOf(part string, ids []string) ([]int, error) {
-	blocks, entries := p.Blocks()
-	var out []int
-	warmed := map[int]bool{}
-	for _, id := range ids {
-		pt, l, b, ok := plan.ParseBlockID(id)
-		if !ok || pt != part || l >= len(p.c.Links) || b >= p.c.Runs {
-			return nil, fmt.Errorf("unit %q is not a measured block of %d links x %d runs", id, len(p.c.Links), p.c.Runs)
+// Share returns the part of the plan that makes the measured blocks with the given indexes into
+// Units: Jobs the warm-ups of every link it brings up and the blocks' loads (ascending, each
+// once), Links those links in order of first use, Measured the blocks' loads and Estimate the
+// cost model's time (each link's entry once, every block's cost); Shard and Units are the
+// caller's. It is the one assembly of a shard's loads from the cost model's blocks: Shards and a
+// study's shards (studies.Prepared.Shards, its merge) use it; plan.BlockJobs gives the same loads
+// from a plan line's recorded units.
+func (p *Plan) Share(blocks []int) Part {
+	var part Part
+	for _, b := range blocks {
+		blk := p.blocks[b]
+		if !slices.Contains(part.Links, blk.Link) {
+			part.Links = append(part.Links, blk.Link)
+			part.Estimate += p.entries[blk.Link].Cost
+			part.Jobs = append(part.Jobs, p.entries[blk.Link].Warmups...)
 		}
-		if !warmed[l] {
-			warmed[l] = true
-			out = append(out, entries[l].Warmups...)
-		}
-		out = append(out, blocks[l*p.c.Runs+b].Jobs...)
+		part.Estimate += blk.Cost
+		part.Jobs = append(part.Jobs, blk.Jobs...)
+		part.Measured += len(blk.Jobs)
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	slices.Sort(part.Jobs)
+	part.Jobs = slices.Compact(part.Jobs)
+	return part
 }
 
 // unsharded returns c without its shard and subset: the whole schedule's plan.

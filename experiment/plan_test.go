@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/result"
 )
@@ -38,4 +39,49 @@ func TestScheduleUnchanged(t *testing.T) {
 			t.Errorf("%s: schedule digest %s, want %s", tc.name, got, tc.want)
 		}
 	}
+}
+
+// planShards is Plan.Shards of c's whole plan (c without its shard and subset).
+func planShards(c Config, n int) (ShardPlan, error) {
+	p, err := NewPlan(unsharded(c))
+	if err != nil {
+		return ShardPlan{}, err
+	}
+	return p.Shards(n)
+}
+
+// shardJobs is NewPlan(c).Mine: the loads of c's shard.
+func shardJobs(c Config) ([]int, error) {
+	p, err := NewPlan(c)
+	if err != nil {
+		return nil, err
+	}
+	return p.Mine, nil
+}
+
+// estimateJobs is the whole plan's Estimate of the loads idx.
+func estimateJobs(c Config, idx []int) (time.Duration, error) {
+	p, err := NewPlan(unsharded(c))
+	if err != nil {
+		return 0, err
+	}
+	return p.Estimate(idx)
+}
+
+// remaining is the number of loads of c's plan (its shard's) not yet made: NewPlan(c).Left().
+func remaining(c Config) int {
+	p, err := NewPlan(c)
+	if err != nil {
+		return 0
+	}
+	return len(p.Left())
+}
+
+// estimate is the Total of c's whole plan: every load run in one process.
+func estimate(c Config) (time.Duration, error) {
+	p, err := NewPlan(unsharded(c))
+	if err != nil {
+		return 0, err
+	}
+	return p.Total(), nil
 }

@@ -104,7 +104,7 @@ func TestArchivesReadOnce(t *testing.T) {
 	if err := CheckSpecs(c); err != nil {
 		t.Errorf("CheckSpecs: %v", err)
 	}
-	if _, err := Estimate(c); err != nil {
+	if _, err := estimate(c); err != nil {
 		t.Errorf("Estimate: %v", err)
 	}
 	if _, err := PlanFootprint(c); err != nil {

@@ -99,13 +99,3 @@ func matchJob(c Config, jobs []Job, r *result.Record) error {
 	}
 	return nil
 }
-
-// Remaining returns the number of loads of c not yet made (not in c.Done), in c.Shard when
-// c is sharded: the length of NewPlan(c).Left(); 0 when c has no plan.
-func Remaining(c Config) int {
-	p, err := NewPlan(c)
-	if err != nil {
-		return 0
-	}
-	return len(p.Left())
-}

@@ -20,6 +20,7 @@ import (
 	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/protocol"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
@@ -469,10 +470,6 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	return err
 }
 
-// BrowserPerProtocol is the records' env.browser_per: one browser per protocol serves every
-// page of a link.
-const BrowserPerProtocol = "protocol"
-
 // PageHost is the hostname page i of an experiment is served under: Host for the first page
 // (so that a one-page experiment's URLs are as they always were), "pI.Host" for the others.
 func PageHost(i int) string {
@@ -833,6 +830,6 @@ func (r *runner) medians() []ArmMedian {
 func environment(c Config) *result.Env {
 	env := hostenv.Local(c.Version, c.Seed)
 	env.IdlePollCPUs = idlepoll.Active()
-	env.BrowserPer = BrowserPerProtocol
+	env.BrowserPer = plan.BrowserPerProtocol
 	return env
 }

@@ -173,8 +173,8 @@ func TestResumeFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Name != "exp1" || !got.Done[0] || !got.Done[1] || got.Done[2] || Remaining(got) != len(jobs)-2 {
-		t.Errorf("resumed %q done %v, remaining %d", got.Name, got.Done, Remaining(got))
+	if got.Name != "exp1" || !got.Done[0] || !got.Done[1] || got.Done[2] || remaining(got) != len(jobs)-2 {
+		t.Errorf("resumed %q done %v, remaining %d", got.Name, got.Done, remaining(got))
 	}
 	other := c
 	other.Seed = 99 // another order: the lines no longer fit

@@ -3,7 +3,6 @@ package experiment
 import (
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/pltlab/pltlab/result"
 )
@@ -121,29 +120,5 @@ func TestValidate(t *testing.T) {
 	want := "bad protocol \"h4\": accepted h1, h2, h3\nbad mode \"hot\": accepted cold, warm\nbad tcp-cc \"vegas\": accepted cubic, bbr, reno"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v", err)
-	}
-}
-
-func TestIdealPLT(t *testing.T) {
-	// 300 000 B at 3 Mbit/s = 0.8 s; plus 4 RTTs of 50 ms = 1.0 s (TLS 1.2 with False Start).
-	got := IdealPLT(300000, 3_000_000, 50*time.Millisecond, MinRoundTrips(Arm{"h1", result.Cold}, "1.2"))
-	if got != 1000*time.Millisecond {
-		t.Fatalf("IdealPLT = %v, want 1s", got)
-	}
-	tests := []struct {
-		arm  Arm
-		tls  string
-		want int
-	}{
-		{Arm{"h1", result.Cold}, "1.2", 4}, // TLS False Start: the request goes with the client's Finished
-		{Arm{"h2", result.Cold}, "1.3", 4},
-		{Arm{"h2", result.Warm}, "1.2", 4},
-		{Arm{"h3", result.Cold}, "1.2", 3},
-		{Arm{"h3", result.Warm}, "1.3", 2},
-	}
-	for _, tt := range tests {
-		if got := MinRoundTrips(tt.arm, tt.tls); got != tt.want {
-			t.Errorf("MinRoundTrips(%v, %s) = %d, want %d", tt.arm, tt.tls, got, tt.want)
-		}
 	}
 }

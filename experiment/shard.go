@@ -46,38 +46,6 @@ type ShardPlan struct {
 	Estimate time.Duration
 }
 
-// PlanShards splits Schedule(c) into n parts that every shard of a job array computes alike
-// (the plan depends only on the configuration). The schedule is a sequence of randomized
-// complete blocks, link after link, each link's warm-up blocks first; the measured blocks are
-// cut into n consecutive runs of whole blocks, so every part keeps the design (every block holds
-// each (page, arm) cell once) and measures something. Every part also makes the warm-up blocks
-// of each link it brings up, so that no shard measures its first loads cold on a fresh node: a
-// warm-up load is therefore in every part that holds its link (its line carries the shard, and
-// plan.Merge keeps each shard's). Cuts are placed by the cost model (EstimateLoad, per-link bring-up
-// and warm-ups), not by count: cut k goes to the block boundary nearest k/n of the total
-// estimated time, moved to the nearest boundary between links when one lies within plan.LinkSnap of
-// the per-shard target (plan.CutPoints), so that links are split only where balance needs it.
-// It is Plan.Shards of NewPlan(c) without c's own shard.
-// Errors: a spec that does not parse, n outside 1..MaxShards, or more shards than measured
-// blocks (links x runs), naming the largest useful count.
-func PlanShards(c Config, n int) (ShardPlan, error) {
-	p, err := NewPlan(unsharded(c))
-	if err != nil {
-		return ShardPlan{}, err
-	}
-	return p.Shards(n)
-}
-
-// ShardJobs returns the indexes into Schedule(c) of the loads of c.Shard (c.Subset when set;
-// every index when c is not sharded), ascending: NewPlan(c).Mine.
-func ShardJobs(c Config) ([]int, error) {
-	p, err := NewPlan(c)
-	if err != nil {
-		return nil, err
-	}
-	return p.Mine, nil
-}
-
 // InputFiles returns the files the links of c read (each trace:FILE, in link order, each path
 // once) with the SHA-256 of their content now. A file that cannot be read gets the digest
 // "unreadable: ERROR", which no content hashes to. Pages are generated from their specs and
@@ -191,18 +159,6 @@ type LinkEntry struct {
 	Warmups []int
 	// Cost is the cost model's time of the bring-up and the warm-ups.
 	Cost time.Duration
-}
-
-// Blocks returns the measured blocks of Schedule(c) in schedule order (link after link) and per
-// link its entry (LinkEntry): Plan.Blocks of NewPlan(c) without c's shard. It fails on a spec
-// that does not parse.
-func Blocks(c Config) ([]Block, []LinkEntry, error) {
-	p, err := NewPlan(unsharded(c))
-	if err != nil {
-		return nil, nil, err
-	}
-	b, e := p.Blocks()
-	return b, e, nil
 }
 
 // unitsDigest is plan.Digest of c's shard units, "" when c is not sharded or records none.

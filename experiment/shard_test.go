@@ -32,7 +32,7 @@ func TestPlanShardsPartition(t *testing.T) {
 		jobs := Schedule(c)
 		for _, n := range []int{1, 2, 3, 4, 5, 8} {
 			t.Run(name+"/"+string(rune('0'+n)), func(t *testing.T) {
-				sp, err := PlanShards(c, n)
+				sp, err := planShards(c, n)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -72,7 +72,7 @@ func TestPlanShardsPartition(t *testing.T) {
 				if want := len(c.Links) * len(c.Pages) * len(c.Arms) * c.Runs; measured != want {
 					t.Fatalf("measured loads %d, want %d", measured, want)
 				}
-				again, _ := PlanShards(c, n)
+				again, _ := planShards(c, n)
 				if !reflect.DeepEqual(sp, again) {
 					t.Fatal("the same config gave another plan")
 				}
@@ -108,7 +108,7 @@ func TestPlanShardsBalance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, _ := p.Blocks()
+	blocks := p.blocks
 	var maxBlock, maxSetup time.Duration
 	for _, b := range blocks {
 		maxBlock = max(maxBlock, b.Cost)
@@ -117,7 +117,7 @@ func TestPlanShardsBalance(t *testing.T) {
 		maxSetup = max(maxSetup, s)
 	}
 	for _, n := range []int{2, 3, 4, 6, 10} {
-		sp, err := PlanShards(c, n)
+		sp, err := planShards(c, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestPlanShardsByCostNotCount(t *testing.T) {
 	// would be one link each; by time the cheap link joins part of the expensive one.
 	c := Config{Pages: []string{"1x10MB"}, Links: []string{"rate=5mbit,rtt=50ms", "rate=100mbit,rtt=10ms"},
 		Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 20}
-	sp, err := PlanShards(c, 2)
+	sp, err := planShards(c, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestPlanShardsLinksFirst(t *testing.T) {
 	for i := range c.Links {
 		c.Links[i] = "rate=10mbit,rtt=40ms,queue=" + string(rune('5'+i)) + "0pkt"
 	}
-	sp, err := PlanShards(c, 4)
+	sp, err := planShards(c, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,12 +183,12 @@ func TestPlanShardsLinksFirst(t *testing.T) {
 func TestPlanShardsErrors(t *testing.T) {
 	c := Config{Pages: []string{"1x5KB"}, Links: []string{"none"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 3}
 	for _, n := range []int{0, 4, plan.MaxShards + 1} {
-		if _, err := PlanShards(c, n); err == nil || !strings.Contains(err.Error(), "bad shard count") {
+		if _, err := planShards(c, n); err == nil || !strings.Contains(err.Error(), "bad shard count") {
 			t.Errorf("n=%d: err = %v", n, err)
 		}
 	}
 	c.Links = []string{"rate=fast"}
-	if _, err := PlanShards(c, 1); err == nil || !strings.Contains(err.Error(), "bad link") {
+	if _, err := planShards(c, 1); err == nil || !strings.Contains(err.Error(), "bad link") {
 		t.Errorf("bad link: err = %v", err)
 	}
 }
@@ -264,7 +264,7 @@ func TestPlanRecordRoundTrip(t *testing.T) {
 
 func TestShardJobs(t *testing.T) {
 	c := kakhkiLike()
-	all, err := ShardJobs(c)
+	all, err := shardJobs(c)
 	if err != nil || len(all) != len(Schedule(c)) {
 		t.Fatalf("unsharded: %d jobs, %v", len(all), err)
 	}
@@ -272,7 +272,7 @@ func TestShardJobs(t *testing.T) {
 	jobs := Schedule(c)
 	for i := range 3 {
 		c.Shard = plan.Shard{Index: i, Count: 3}
-		part, err := ShardJobs(c)
+		part, err := shardJobs(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,11 +286,11 @@ func TestShardJobs(t *testing.T) {
 		t.Fatalf("shards hold %d measured jobs, want %d", n, want)
 	}
 	c.Subset = []int{1, 2}
-	if got, err := ShardJobs(c); err != nil || !reflect.DeepEqual(got, []int{1, 2}) {
+	if got, err := shardJobs(c); err != nil || !reflect.DeepEqual(got, []int{1, 2}) {
 		t.Fatalf("subset: %v, %v", got, err)
 	}
 	c.Subset = []int{len(jobs)}
-	if _, err := ShardJobs(c); err == nil {
+	if _, err := shardJobs(c); err == nil {
 		t.Fatal("a subset outside the schedule: no error")
 	}
 }
@@ -303,19 +303,33 @@ func TestEstimateLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Without an RTT there is no slow start: the bytes at the rate, and the browser's floor.
-	slow, fast := m.load(0, 0, c.Arms[0])-LoadOverhead-PLTFloor, m.load(1, 1, c.Arms[0])-LoadOverhead-PLTFloor
+	slow, fast := m.Load(0, 0, "h2", result.Cold)-plan.LoadOverhead-plan.PLTFloor, m.Load(1, 1, "h2", result.Cold)-plan.LoadOverhead-plan.PLTFloor
 	if slow != 16640*time.Millisecond {
 		t.Fatalf("10 MB at 5 Mbit/s: %v, want 16.64s (16 s plus 4 %% framing)", slow)
 	}
 	if r := float64(slow) / float64(fast); r < 39900 || r > 40100 {
 		t.Fatalf("10 MB at 5 Mbit/s vs 5 KB at 100 Mbit/s: ratio %.0f, want 40000 (2000 x the bytes at 1/20 of the rate)", r)
 	}
-	warm := Arm{Protocol: "h2", Mode: result.Warm}
-	if w, cold := m.load(1, 1, warm), m.load(1, 1, c.Arms[0]); w != 2*cold-LoadOverhead+WarmPriming {
+	if w, cold := m.Load(1, 1, "h2", result.Warm), m.Load(1, 1, "h2", result.Cold); w != 2*cold-plan.LoadOverhead+plan.WarmPriming {
 		t.Fatalf("warm %v, want two cold loads %v less one overhead plus WarmPriming", w, cold)
 	}
-	if d := EstimateLoad(EstimatePLT(m.pages[0], m.links[0], c.Arms[0], "1.3", 5*time.Second), result.Cold); d != 5*time.Second+LoadOverhead {
+	if d := plan.EstimateLoad(plan.EstimatePLT(m.Pages[0], m.Links[0], "h2", result.Cold, "1.3", 5*time.Second), result.Cold); d != 5*time.Second+plan.LoadOverhead {
 		t.Fatalf("capped by the deadline: %v", d)
+	}
+	// The ngtcp2 stack's idle-out wait is counted per QUIC load, never for TCP.
+	c.H3Stack = "ngtcp2"
+	c.Arms = CrossArms([]string{"h2", "h3"}, []result.Mode{result.Cold})
+	n, err := newCost(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Protocols != 2 || n.Ngtcp2Idle != server.Ngtcp2IdleTimeout {
+		t.Fatalf("model %d protocols, idle %v", n.Protocols, n.Ngtcp2Idle)
+	}
+	h2, h3 := n.Load(1, 1, "h2", result.Cold), n.Load(1, 1, "h3", result.Cold)
+	plain := plan.EstimateLoad(plan.EstimatePLT(n.Pages[1], n.Links[1], "h3", result.Cold, "", 0), result.Cold)
+	if h2 != m.Load(1, 1, "h2", result.Cold) || h3 != plain+plan.Ngtcp2Wait(result.Cold, server.Ngtcp2IdleTimeout) {
+		t.Fatalf("ngtcp2: h2 %v, h3 %v (without the wait %v)", h2, h3, plain)
 	}
 }
 
@@ -324,7 +338,7 @@ func TestEstimateLoad(t *testing.T) {
 func TestEveryShardWarmsUpAndMeasures(t *testing.T) {
 	c := Config{Pages: []string{"2x10KB", "1x20KB"}, Links: []string{"none"},
 		Arms: CrossArms([]string{"h1", "h2"}, []result.Mode{result.Cold}), Runs: 2, Warmup: 1}
-	sp, err := PlanShards(c, 2)
+	sp, err := planShards(c, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +354,7 @@ func TestEveryShardWarmsUpAndMeasures(t *testing.T) {
 			t.Errorf("shard %s: %d warm-ups and %d measured loads, want 4 and 4", p.Shard, warm, p.Measured)
 		}
 	}
-	if _, err := PlanShards(c, 3); err == nil || !strings.Contains(err.Error(), "at most 2 shards") {
+	if _, err := planShards(c, 3); err == nil || !strings.Contains(err.Error(), "at most 2 shards") {
 		t.Errorf("3 shards of 2 measured blocks: %v, want a refusal naming 2", err)
 	}
 }

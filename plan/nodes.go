@@ -9,12 +9,6 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// LoadOverhead is the harness time of one cold load beyond its PLT: a new BrowserContext and
-// tab, closing the server's connections, reading the timings and writing the record. Fit: median
-// of wall_ms - plt_ms over cold loads (testdata/costfit; experiment.FitCost). It is the cost
-// model's (experiment.LoadOverhead is this constant) and ends a warm line's span here.
-const LoadOverhead = 300 * time.Millisecond
-
 // CPUsPerShard is the whole cores one shard needs so that its timing is not CPU-starved: one for
 // Chromium, one for the server and the link emulator. It is the rule the generated cluster jobs
 // use (cluster.DefaultCPUs) and NodeOverlaps checks: at most env.cpus / CPUsPerShard shards at
@@ -118,7 +112,7 @@ func NodeOverlaps(recs []*result.Record) []string {
 }
 
 // LineEnd is when a line's work ended: a cold load's time plus its wall time, a warm one's plus its
-// PLT and LoadOverhead, a flow's plus its duration, any other line's time (experiment.Took spans
+// PLT and LoadOverhead, a flow's plus its duration, any other line's time (Took spans
 // a run with it).
 func LineEnd(r *result.Record) time.Time {
 	switch {

@@ -760,7 +760,7 @@ type LinkCheck struct {
 	Attempt int `json:"attempt,omitempty"`
 	// DurationMs is how long the check took, in ms, from its first probe to its verdict (0 in
 	// records written before it was recorded). A link_check line's time is when the check
-	// ended, so its start is time minus DurationMs (experiment.Took counts a run from there).
+	// ended, so its start is time minus DurationMs (plan.Took counts a run from there).
 	DurationMs float64 `json:"duration_ms,omitempty"`
 	// SettledMs is how long the repeat of a failed check waited, before it started, for the
 	// machine to be quiet (selfcheck.Settle: the machine's busy and stolen shares under their

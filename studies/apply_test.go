@@ -85,7 +85,7 @@ func TestRunsChangeTheAnnouncement(t *testing.T) {
 					t.Errorf("Apply twice: %d loads, once %d", again.Loads(), applied.Loads())
 				}
 				if applied.Shardable() == nil {
-					sh, err := applied.Shards(2, o)
+					sh, err := cutShards(applied, 2, o)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
@@ -116,7 +117,7 @@ func CarlucciReferences(tls string, recs []*result.Record) []analysis.Reference 
 	rtt := time.Duration(link.RTTMs * float64(time.Millisecond))
 	var refs []analysis.Reference
 	for _, row := range CarlucciPaper {
-		bound := experiment.IdealPLT(page.TotalBytes, link.DownBps, rtt, experiment.MinRoundTrips(experiment.Arm{Protocol: row.Protocol, Mode: row.Mode}, tls))
+		bound := plan.IdealPLT(page.TotalBytes, link.DownBps, rtt, plan.MinRoundTrips(row.Protocol, row.Mode, tls))
 		row.BoundMs = float64(bound.Microseconds()) / 1000
 		refs = append(refs, row)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 )
 
 // Loads returns the number of page loads of the plan, warm-ups included.
@@ -29,21 +30,27 @@ func (p Plan) FlowRuns() int {
 }
 
 // Estimate predicts the plan's wall time in one process on one 2-core machine with the one
-// cost model of package experiment (its constants fitted from records; see
-// experiment.LoadOverhead): experiment.StartCost, every page-load part's experiment.Estimate and
-// every flow part's experiment.EstimateFlows. It fails, naming the part, on a spec that does not
-// parse. To size a finding's missing loads use experiment.EstimateJobs on the part's Config.
+// cost model of package plan (its constants fitted from records; see
+// plan.LoadOverhead): plan.StartCost, every page-load part's plan's Total and every
+// flow part's plan.EstimateFlows. It derives the part plans; a run's Prepared.Estimate
+// reads those it derived. It fails, naming the part, on a spec that does not parse. To size a
+// finding's missing loads use experiment.NewPlan's Estimate on the part's Config.
 func (p Plan) Estimate() (time.Duration, error) {
-	d := experiment.StartCost
-	for _, part := range p.Parts {
-		e, err := experiment.Estimate(part.Config)
-		if err != nil {
-			return 0, fmt.Errorf("part %s: %w", part.Name, err)
-		}
-		d += e
+	parts, err := p.partPlans(RunOptions{})
+	if err != nil {
+		return 0, err
+	}
+	return p.estimate(parts)
+}
+
+// estimate is Estimate over the part plans parts (unsharded totals: Plan.Total).
+func (p Plan) estimate(parts []*experiment.Plan) (time.Duration, error) {
+	d := plan.StartCost
+	for _, pp := range parts {
+		d += pp.Total()
 	}
 	for _, f := range p.Flows {
-		e, err := experiment.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
+		e, err := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
 		if err != nil {
 			return 0, fmt.Errorf("part %s: %w", f.Name, err)
 		}
@@ -53,14 +60,6 @@ func (p Plan) Estimate() (time.Duration, error) {
 		d += p.Custom.Estimate()
 	}
 	return d, nil
-}
-
-// EstimateRuns predicts the wall time of the plan with every page-load part's measured loads
-// per cell replaced by runs (Apply with Runs: as `reproduce --runs` does; warm-ups and flows
-// unchanged): what a verdict of "too few loads to tell" would cost to decide with runs loads per
-// arm. The model and its errors are Estimate's.
-func (p Plan) EstimateRuns(runs int) (time.Duration, error) {
-	return p.Apply(RunOptions{Runs: runs}).Estimate()
 }
 
 // Footprint returns the modelled peak memory of one process running the plan (or any shard of

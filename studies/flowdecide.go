@@ -9,12 +9,13 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 )
 
 // FlowNeed is what would decide an inconclusive criterion on bulk flows: Runs runs of each of
 // Mixes (flow specs, as in FlowPart.Mixes) of flow part Part, of which Have are made, for the
 // criterion named by Criterion (e.g. "loss ratio difference"). Time is the cost model's
-// estimate (experiment.EstimateFlows) of the runs still missing.
+// estimate (plan.EstimateFlows) of the runs still missing.
 type FlowNeed struct {
 	Part      string        `json:"part"`
 	Mixes     [][]string    `json:"mixes"`
@@ -92,7 +93,7 @@ func (e *Support) flowNeedFor(part string, mixes [][]string, runs, have int, cri
 	n := FlowNeed{Part: part, Mixes: mixes, Runs: runs, Have: have, Criterion: criterion}
 	f := e.flowPart(part)
 	if more := runs - have; f != nil && more > 0 && runs < math.MaxInt32 {
-		if d, err := experiment.EstimateFlows(len(mixes)*more, f.Duration, f.Link); err == nil {
+		if d, err := plan.EstimateFlows(len(mixes)*more, f.Duration, f.Link); err == nil {
 			n.Time, n.TimeS = d, d.Seconds()
 		}
 	}

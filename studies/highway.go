@@ -84,7 +84,7 @@ var highwayScales = map[Scale]highwayScale{
 }
 
 // highwayArmOverhead is the set-up and pause around one bulk run beyond its duration (server
-// start, handshake, the flow's end, flows.DefaultPause of 1 s). Fit: experiment.FitCost's
+// start, handshake, the flow's end, flows.DefaultPause of 1 s). Fit: plan.FitCost's
 // FlowOverhead (median spacing of consecutive runs minus their duration) of the highway2023
 // smoke and quick runs of 2026-12-01 (testdata/costfit; 6.0 s apart for 5 s runs, 3.0 s for
 // 2 s, at load average 2-4): 1.0 s. The earlier 4.5 s (measured at load average 18) made the

@@ -23,13 +23,13 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	us, entries, err := p.units(plans)
+	us, err := p.units(plans)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pu := make([]plan.Unit, len(us))
 	for i, u := range us {
-		pu[i] = plan.Unit{ID: u.id, Cost: cost(u.id), Boundary: u.boundary}
+		pu[i] = plan.Unit{ID: u.ID, Cost: cost(u.ID), Boundary: u.Boundary}
 	}
 	cut, err := plan.Cut(pu, n)
 	if err != nil {
@@ -37,7 +37,7 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 	}
 	var out []plan.Source
 	for k, idx := range cut {
-		sh := assemble(us, entries, plan.Shard{Index: k, Count: n}, idx)
+		sh := assemble(us, plans, plan.Shard{Index: k, Count: n}, idx)
 		digest := plan.Digest(sh.Units)
 		pr := &Prepared{Plan: p, Options: o, Parts: plans, Shard: &sh}
 		recs := []*result.Record{pr.StudyPlanLine()}
@@ -67,7 +67,7 @@ func TestMergeReadsRecordedMembership(t *testing.T) {
 	p := st.Plan(Quick)
 	o := RunOptions{Seed: 1}
 	flat := shardsCutBy(t, p, o, 3, func(string) time.Duration { return time.Second })
-	today, err := p.Shards(3, o)
+	today, err := cutShards(p, 3, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,13 +37,17 @@ const (
 // Job is one reproduction of a study: Study's applied Plan (Plan.Apply of the run's options) in
 // Mode, measured with Options (RunOptions: Chrome, Version, Configure, Process, TempDir,
 // SkipLinkCheck, Shard; Resume is set by Reproduce from the output's records), its records and
-// reports in Dir (ResultsFile, WriteReport's files).
+// reports in Dir (ResultsFile, WriteReport's files). Prepared, when set, is Plan as the caller
+// derived it (Plan.Prepare with Options' Runs, Seed and Shard, before any resume): JobRun and
+// JobResume run it, so that the plan is derived once from the command to the loads; JobDecide
+// measures another plan (Decide's) and prepares that.
 type Job struct {
-	Study   *Study
-	Plan    Plan
-	Mode    JobMode
-	Dir     string
-	Options RunOptions
+	Study    *Study
+	Plan     Plan
+	Mode     JobMode
+	Dir      string
+	Options  RunOptions
+	Prepared *Prepared
 }
 
 // Step is what a job turned out to do, decided from its mode and the records in its directory.
@@ -134,7 +138,7 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 			if Complete(j.Plan, recs) {
 				say("%s is complete (%d records): nothing to measure and no link to check; re-judging the findings from the records", jsonl, len(recs))
 				out.Step = StepRejudge
-				return out.judge(j, FromRecords(j.Plan, recs), recs)
+				return out.judge(j, FromRecords(j.Plan, recs), recs, 0)
 			}
 			old = recs
 		}
@@ -169,9 +173,7 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 		}
 		out.Measured, old = dp, recs
 	}
-	o := j.Options
-	o.Resume = old
-	prep, err := out.Measured.Prepare(o) // the plan computed once: schedule, shard, what is left
+	prep, err := j.prepare(out.Measured, old) // the plan computed once: schedule, shard, what is left
 	if err != nil {
 		return out, refused("--resume %s: %w: give the flags of the interrupted reproduction", jsonl, err)
 	}
@@ -197,23 +199,38 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 	finish()
 	out.RunErr = errors.Join(out.RunErr, closeOut())
 	out.Estimate, _ = prep.Estimate()
-	if o.Shard.Count > 0 {
+	if j.Options.Shard.Count > 0 {
 		return out, nil // one shard's records judge nothing alone: the report is the merge's
 	}
 	recs, _, err := analysis.ReadFiles([]string{jsonl}, nil, slog.Default())
 	if err != nil {
 		return out, err
 	}
+	est := out.Estimate // the run's plan is the one judged
 	if j.Mode == JobDecide {
-		judge = j.Plan // the study's plan, from the records: the decide run measured only its loads
+		judge, est = j.Plan, 0 // the study's plan, from the records: the decide run measured only its loads
 	}
-	return out.judge(j, FromRecords(judge, recs), recs)
+	return out.judge(j, FromRecords(judge, recs), recs, est)
 }
 
-// judge completes out with the evaluation of recs by plan p, written into j.Dir (Judge).
-func (out Outcome) judge(j Job, p Plan, recs []*result.Record) (Outcome, error) {
+// prepare returns the plan measured (p) as prepared for the run with j.Options, continuing
+// from the records old: j.Prepared when the caller derived it (not for JobDecide, which
+// measures another plan), else p.Prepare.
+func (j Job) prepare(p Plan, old []*result.Record) (*Prepared, error) {
+	o := j.Options
+	o.Resume = old
+	if j.Prepared == nil || j.Mode == JobDecide {
+		return p.Prepare(o)
+	}
+	j.Prepared.Options = o
+	return j.Prepared, j.Prepared.Resume(old)
+}
+
+// judge completes out with the evaluation of recs by plan p, written into j.Dir (Judge), whose
+// estimate is est (0: derived from p).
+func (out Outcome) judge(j Job, p Plan, recs []*result.Record, est time.Duration) (Outcome, error) {
 	out.Judged = p
-	ev, js, err := Judge(j.Dir, j.Study, p, recs)
+	ev, js, err := Judge(j.Dir, j.Study, p, recs, est)
 	out.Support, out.Judgements = ev, js
 	return out, err
 }
@@ -221,8 +238,10 @@ func (out Outcome) judge(j Job, p Plan, recs []*result.Record) (Outcome, error) 
 // Judge evaluates recs with plan p (Evaluate) and writes study st's report into dir
 // (WriteReport): the one report pipeline of reproduce, --resume, --decide and --merge. It
 // returns analysis.ErrNoRecords when the records hold no page load a plan of loads needs.
-func Judge(dir string, st *Study, p Plan, recs []*result.Record) (*Support, []Judgement, error) {
+// est is the cost model's time of p as its run prepared it (0: the report derives it from p).
+func Judge(dir string, st *Study, p Plan, recs []*result.Record, est time.Duration) (*Support, []Judgement, error) {
 	ev := Evaluate(st, p, recs)
+	ev.Estimate = est
 	if len(ev.Loads()) == 0 && (p.Loads() > 0 || len(recs) == 0) {
 		return ev, nil, analysis.ErrNoRecords
 	}

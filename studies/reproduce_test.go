@@ -123,3 +123,38 @@ func TestReproduceSteps(t *testing.T) {
 		t.Errorf("decide without records: %v", err)
 	}
 }
+
+// TestReproduceDerivesItsPlanOnce: a job given the plan its caller prepared (as `reproduce
+// --runs 50` does) derives no other before it measures: the announcement, the estimate, the
+// part lines and the resume read the one prepared, whose estimate is the plan's.
+func TestReproduceDerivesItsPlanOnce(t *testing.T) {
+	st := carlucci()
+	o := RunOptions{Runs: 50}
+	p := st.Plan(Quick).Apply(o)
+	before := experiment.Derivations()
+	prep, err := p.Prepare(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errStop := errors.New("stop before measuring")
+	var said []string
+	sink := Sink{
+		Open: func(bool) (io.Writer, func() error, error) { return nil, nil, errStop },
+		Say:  func(line string) { said = append(said, line) },
+	}
+	job := Job{Study: st, Plan: p, Mode: JobRun, Dir: t.TempDir(), Options: o, Prepared: prep}
+	if _, err := Reproduce(context.Background(), job, sink); !errors.Is(err, errStop) {
+		t.Fatalf("reproduce: %v, want the sink's error", err)
+	}
+	est, err := prep.Estimate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = prep.PartLines()
+	if n := experiment.Derivations() - before; n != int64(len(p.Parts)) {
+		t.Errorf("derived %d part plans, want %d (one per part)", n, len(p.Parts))
+	}
+	if whole, err := p.Estimate(); err != nil || whole != est {
+		t.Errorf("prepared estimate %s, the plan's %s (%v)", est, whole, err)
+	}
+}

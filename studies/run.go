@@ -31,7 +31,7 @@ type RunOptions struct {
 	// Configure, when set, is applied to every part's experiment last (the CLI sets its
 	// per-load evidence options there: artifacts, visual metrics).
 	Configure func(*experiment.Config)
-	// Shard, when set, runs only that shard of the plan (Plan.Shards): its parts' shares, each
+	// Shard, when set, runs only that shard of the plan (Prepared.Shards): its parts' shares, each
 	// part's lines carrying the shard, and its flow parts.
 	Shard plan.Shard
 	// Observer sees every record with Done and Total counted over the whole plan.
@@ -56,14 +56,21 @@ func (p Plan) Configs(o RunOptions) []experiment.Config {
 	for i, part := range p.Parts {
 		c := part.Config
 		c.Name = PartExperiment(p.Study, part.Name)
-		c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
-		c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
-		if o.Configure != nil {
-			o.Configure(&c)
-		}
+		o.machine(&c)
 		out[i] = c
 	}
 	return out
+}
+
+// machine sets o's machine settings (Chrome, Version, TempDir, SkipLinkCheck, Logger,
+// Configure) on c: none of them changes the schedule, the cost model or the config hash, so a
+// plan derived without them runs with them.
+func (o RunOptions) machine(c *experiment.Config) {
+	c.Chrome, c.Version, c.TempDir, c.Logger = o.Chrome, o.Version, o.TempDir, o.Logger
+	c.SkipLinkCheck = c.SkipLinkCheck || o.SkipLinkCheck
+	if o.Configure != nil {
+		o.Configure(c)
+	}
 }
 
 // Prepared is a study's plan computed once for one run with its options: every part's
@@ -76,12 +83,12 @@ type Prepared struct {
 	// Parts are the page-load parts' experiment plans, in Plan.Parts order; a part the shard
 	// makes no load of has an empty Mine.
 	Parts []*experiment.Plan
-	// Shard is the shard Options.Shard names (Plan.Shards), nil when not sharded.
+	// Shard is the shard Options.Shard names (Prepared.Shards), nil when not sharded.
 	Shard *Shard
 }
 
 // Prepare computes the plan once with o: every part's experiment plan (experiment.NewPlan with
-// o's Runs and Seed), cut to o.Shard's share when sharded (Plan.Shards over the same part
+// o's Runs and Seed), cut to o.Shard's share when sharded (Prepared.Shards over the same part
 // plans), then each part set to continue from the records in o.Resume that carry its
 // experiment name (experiment.Plan.Resume; a part without any starts afresh). The error names a
 // shard count the plan cannot be split into, a plan that is not shardable, or the part whose
@@ -116,31 +123,45 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 			}
 		}
 	}
-	for i, pp := range parts {
-		var recs []*result.Record
-		for _, r := range o.Resume {
-			if r.Experiment == pp.Config.Name {
-				recs = append(recs, r)
-			}
-		}
-		if len(recs) == 0 {
-			continue
-		}
-		if err := pp.Resume(recs); err != nil {
-			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
-		}
+	if err := pr.Resume(o.Resume); err != nil {
+		return nil, err
 	}
 	return pr, nil
 }
 
+// Resume sets every part of the prepared plan to continue from the records in recs that carry
+// its experiment name (experiment.Plan.Resume; a part without any starts afresh) and keeps recs
+// as Options.Resume. The error names the part whose records do not match the plan.
+func (pr *Prepared) Resume(recs []*result.Record) error {
+	pr.Options.Resume = recs
+	for i, pp := range pr.Parts {
+		var mine []*result.Record
+		for _, r := range recs {
+			if r.Experiment == pp.Config.Name {
+				mine = append(mine, r)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		if err := pp.Resume(mine); err != nil {
+			return fmt.Errorf("part %s: %w", pr.Plan.Parts[i].Name, err)
+		}
+	}
+	return nil
+}
+
 // Loads returns the number of page loads the run schedules: every part's loads in the shard,
 // warm-ups included, made before a resume or not.
-func (pr *Prepared) Loads() int {
-	n := 0
+func (pr *Prepared) Loads() int { return pr.sum(func(pp *experiment.Plan) int { return len(pp.Mine) }) }
+
+// sum is the sum of n over the part plans.
+func (pr *Prepared) sum(n func(pp *experiment.Plan) int) int {
+	total := 0
 	for _, pp := range pr.Parts {
-		n += len(pp.Mine)
+		total += n(pp)
 	}
-	return n
+	return total
 }
 
 // FlowRuns returns the number of bulk-flow runs the run schedules: the shard's flow parts' (every
@@ -187,7 +208,7 @@ func (pr *Prepared) Announce() (string, error) {
 	}
 	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", FormatEstimate(est))
 	if pr.Shard != nil {
-		whole, err := p.Estimate()
+		whole, err := p.estimate(pr.Parts)
 		if err != nil {
 			return "", err
 		}
@@ -198,60 +219,35 @@ func (pr *Prepared) Announce() (string, error) {
 
 // Measured returns the number of measured (not warm-up) page loads the run schedules.
 func (pr *Prepared) Measured() int {
-	n := 0
-	for _, pp := range pr.Parts {
+	return pr.sum(func(pp *experiment.Plan) int {
+		n := 0
 		for _, i := range pp.Mine {
 			if !pp.Jobs[i].Warmup {
 				n++
 			}
 		}
-	}
-	return n
+		return n
+	})
 }
 
 // partsRun is the number of page-load parts the run makes loads of.
 func (pr *Prepared) partsRun() int {
-	n := 0
-	for _, pp := range pr.Parts {
-		if len(pp.Mine) > 0 {
-			n++
-		}
-	}
-	return n
+	return pr.sum(func(pp *experiment.Plan) int { return min(1, len(pp.Mine)) })
 }
 
 // Left returns the number of page loads the run still has to make: every part's loads in the
 // shard not made before.
 func (pr *Prepared) Left() int {
-	n := 0
-	for _, pp := range pr.Parts {
-		n += len(pp.Left())
-	}
-	return n
+	return pr.sum(func(pp *experiment.Plan) int { return len(pp.Left()) })
 }
 
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the
-// whole plan's (Plan.Estimate) otherwise.
+// whole plan's (Plan.Estimate of the prepared part plans) otherwise.
 func (pr *Prepared) Estimate() (time.Duration, error) {
 	if pr.Shard != nil {
 		return pr.Shard.Estimate, nil
 	}
-	return pr.Plan.Estimate()
-}
-
-// Resumed returns the parts' experiments of Prepare(o): each cut to o.Shard's share when
-// sharded (a part the shard makes no load of gets an empty Subset) and set to continue from
-// o.Resume. The errors are Prepare's.
-func (p Plan) Resumed(o RunOptions) ([]experiment.Config, error) {
-	pr, err := p.Prepare(o)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]experiment.Config, len(pr.Parts))
-	for i, pp := range pr.Parts {
-		out[i] = pp.Config
-	}
-	return out, nil
+	return pr.Plan.estimate(pr.Parts)
 }
 
 // Validate checks every part's experiment and specs, so bad input is refused before anything
@@ -323,8 +319,8 @@ func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experimen
 	return RunPrepared(ctx, pr, w)
 }
 
-// RunPrepared runs a prepared plan: its parts' loads left in its shard one part after another
-// (experiment.RunPlan), then its flow parts (the shard's) when a FlowRunner is available, then
+// RunPrepared runs a prepared plan with its Options' machine settings: its parts' loads left in
+// its shard one part after another (experiment.RunPlan of the part plans as prepared), then its flow parts (the shard's) when a FlowRunner is available, then
 // its Custom schedule, writing every record to w. A part that fails does not stop the next
 // ones (the errors are joined), except an interrupt (ctx done), which returns at once.
 func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experiment.Summary, error) {
@@ -348,6 +344,7 @@ func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experimen
 			continue // another shard's part
 		}
 		offset := done
+		o.machine(&pp.Config)
 		if o.Observer != nil {
 			pp.Config.Observer = func(prog experiment.Progress) {
 				prog.Done, prog.Total = offset+prog.Done, total
@@ -426,7 +423,7 @@ func (pr *Prepared) PartLines() []string {
 		if pr.Shard != nil && !slices.Contains(pr.Shard.Flows, i) {
 			continue
 		}
-		est, _ := experiment.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
+		est, _ := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
 		out = append(out, fmt.Sprintf("flows %s: %d mix(es) x %d run(s) of %s on %s, estimated %s", f.Name, len(f.Mixes), f.Runs, f.Duration, f.Link, FormatEstimate(est)))
 	}
 	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || pr.Shard.Custom) {

@@ -25,7 +25,7 @@ type PartShare struct {
 	Links []int
 }
 
-// Shard is one shard of a study's plan (Plan.Shards).
+// Shard is one shard of a study's plan (Prepared.Shards).
 type Shard struct {
 	// Shard names it, "I/N".
 	Shard plan.Shard
@@ -38,7 +38,7 @@ type Shard struct {
 	// Units are the IDs of its units in plan order (plan.BlockID, plan.FlowID, plan.CustomID):
 	// what its lines record (the study's plan line lists them, every line carries their digest).
 	Units []string
-	// Estimate is the cost model's time of the shard in one process (experiment.StartCost
+	// Estimate is the cost model's time of the shard in one process (plan.StartCost
 	// included).
 	Estimate time.Duration
 }
@@ -62,41 +62,34 @@ func (s Shard) Share(i int) *PartShare {
 	return nil
 }
 
-// unit is one indivisible piece of a study's work: a measured block of one part's link, or a
-// whole flow part.
+// unit is one indivisible piece of a study's work (plan.Unit): a measured block of one part's
+// link, or a whole flow part, or the Custom schedule.
 type unit struct {
-	id         string // plan.BlockID(part name, link, block), plan.FlowID or plan.CustomID
-	part, flow int    // part index or -1; flow index or -1 (both -1: the plan's Custom)
-	block      experiment.Block
-	cost       time.Duration
-	entry      time.Duration // paid by a shard that starts on this unit's link
-	boundary   bool          // first unit of a (part, link) or a flow part
+	plan.Unit
+	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
+	block      int // index into the part plan's Units, or -1
 }
 
-// units lists the plan's work in plan order: every part's measured blocks (Plan.Blocks of its
+// units lists the plan's work in plan order: every part's measured blocks (Units of its
 // experiment plan, link after link), then every flow part, then the Custom schedule.
-func (p Plan) units(parts []*experiment.Plan) ([]unit, [][]experiment.LinkEntry, error) {
+func (p Plan) units(parts []*experiment.Plan) ([]unit, error) {
 	var us []unit
-	var entries [][]experiment.LinkEntry
 	for i, pp := range parts {
-		blocks, es := pp.Blocks()
-		entries = append(entries, es)
-		for b, blk := range blocks {
-			first := b == 0 || blocks[b-1].Link != blk.Link
-			us = append(us, unit{id: plan.BlockID(p.Parts[i].Name, blk.Link, b%pp.Config.Runs), part: i, flow: -1, block: blk, cost: blk.Cost, entry: es[blk.Link].Cost, boundary: first})
+		for b, u := range pp.Units(p.Parts[i].Name) {
+			us = append(us, unit{Unit: u, part: i, flow: -1, block: b})
 		}
 	}
 	for f, fp := range p.Flows {
-		d, err := experiment.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration, fp.Link)
+		d, err := plan.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration, fp.Link)
 		if err != nil {
-			return nil, nil, fmt.Errorf("part %s: %w", fp.Name, err)
+			return nil, fmt.Errorf("part %s: %w", fp.Name, err)
 		}
-		us = append(us, unit{id: plan.FlowID(fp.Name), part: -1, flow: f, cost: d, boundary: true})
+		us = append(us, unit{Unit: plan.Unit{ID: plan.FlowID(fp.Name), Cost: d, Boundary: true}, part: -1, flow: f, block: -1})
 	}
 	if p.Custom != nil {
-		us = append(us, unit{id: plan.CustomID, part: -1, flow: -1, cost: p.Custom.Estimate(), boundary: true})
+		us = append(us, unit{Unit: plan.Unit{ID: plan.CustomID, Cost: p.Custom.Estimate(), Boundary: true}, part: -1, flow: -1, block: -1})
 	}
-	return us, entries, nil
+	return us, nil
 }
 
 // partPlans computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
@@ -114,24 +107,15 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
 	return out, nil
 }
 
-// Shards splits the plan into n shards with o's Runs and Seed applied: the plan computed once,
-// as one list of units (every part's measured randomized complete blocks and every flow part,
-// in plan order) cut into n consecutive runs of whole units balanced by the cost model
-// (plan.CutPoints, cuts moved to a boundary between links or parts within
-// plan.LinkSnap of the target). Every shard measures something, and makes the warm-up
+// Shards splits the prepared plan into n shards: its part plans as one list of units (every
+// part's measured randomized complete blocks and every flow part, in plan order) cut into n
+// consecutive runs of whole units balanced by the cost model (plan.CutPoints, cuts moved to a
+// boundary between links or parts within plan.LinkSnap of the target). Every shard measures something, and makes the warm-up
 // blocks of every link it brings up (so no shard starts cold on a fresh node; see
-// experiment.PlanShards), brings up and self-checks its own links, and runs its flow parts whole.
+// experiment.Plan.Shards), brings up and self-checks its own links, and runs its flow parts whole.
 // Errors: n outside 1..plan.MaxShards or more shards than units, naming the largest useful
-// count; a plan with a Custom schedule (ErrNotShardable) asked for more than one shard; or a
-// spec that does not parse.
-func (p Plan) Shards(n int, o RunOptions) ([]Shard, error) {
-	p = p.Apply(o)
-	parts, err := p.partPlans(o)
-	if err != nil {
-		return nil, err
-	}
-	return p.shardsOf(parts, n)
-}
+// count; or a plan with a Custom schedule (ErrNotShardable) asked for more than one shard.
+func (pr *Prepared) Shards(n int) ([]Shard, error) { return pr.Plan.shardsOf(pr.Parts, n) }
 
 // ErrNotShardable is returned (wrapped) when a study's plan cannot be split into shards: its
 // Custom schedule (highway2023's host-stack runs) runs whole in one process.
@@ -150,7 +134,7 @@ func (p Plan) Shardable() error {
 
 // shardsOf is Shards over part plans computed once.
 func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
-	us, entries, err := p.units(parts)
+	us, err := p.units(parts)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +150,7 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 	}
 	pu := make([]plan.Unit, len(us))
 	for i, u := range us {
-		pu[i] = plan.Unit{ID: u.id, Cost: u.cost, Entry: u.entry, Boundary: u.boundary}
+		pu[i] = u.Unit
 	}
 	cut, err := plan.Cut(pu, n)
 	if err != nil {
@@ -174,74 +158,61 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 	}
 	out := make([]Shard, n)
 	for k, idx := range cut {
-		out[k] = assemble(us, entries, plan.Shard{Index: k, Count: n}, idx)
+		out[k] = assemble(us, parts, plan.Shard{Index: k, Count: n}, idx)
 	}
 	return out, nil
 }
 
-// assemble makes shard sh of the units with indexes idx (ascending): its parts' shares (the
-// warm-ups of every link it brings up, then its blocks), flow parts, Custom, unit IDs and
-// estimate.
-func assemble(us []unit, entries [][]experiment.LinkEntry, sh plan.Shard, idx []int) Shard {
-	s := Shard{Shard: sh, Estimate: experiment.StartCost}
+// assemble makes shard sh of the units with indexes idx (ascending): each part's share of its
+// blocks (experiment.Plan.Share: the warm-ups of every link it brings up, then its blocks), the
+// flow parts, Custom, the unit IDs and the estimate.
+func assemble(us []unit, parts []*experiment.Plan, sh plan.Shard, idx []int) Shard {
+	s := Shard{Shard: sh, Estimate: plan.StartCost}
+	blocks := map[int][]int{} // part -> its blocks in the shard
+	var order []int
 	for _, i := range idx {
 		u := us[i]
-		s.Units = append(s.Units, u.id)
-		if u.part < 0 && u.flow < 0 {
-			s.Custom = true
-			s.Estimate += u.cost
-			continue
-		}
-		if u.flow >= 0 {
+		s.Units = append(s.Units, u.ID)
+		switch {
+		case u.part >= 0:
+			if _, ok := blocks[u.part]; !ok {
+				order = append(order, u.part)
+			}
+			blocks[u.part] = append(blocks[u.part], u.block)
+		case u.flow >= 0:
 			s.Flows = append(s.Flows, u.flow)
-			s.Estimate += u.cost
-			continue
+			s.Estimate += u.Cost
+		default:
+			s.Custom = true
+			s.Estimate += u.Cost
 		}
-		share := s.Share(u.part)
-		if share == nil {
-			s.Parts = append(s.Parts, PartShare{Part: u.part})
-			share = &s.Parts[len(s.Parts)-1]
-		}
-		if !slices.Contains(share.Links, u.block.Link) {
-			share.Links = append(share.Links, u.block.Link)
-			share.Jobs = append(share.Jobs, entries[u.part][u.block.Link].Warmups...)
-			s.Estimate += u.entry
-		}
-		share.Jobs = append(share.Jobs, u.block.Jobs...)
-		share.Measured += len(u.block.Jobs)
-		s.Estimate += u.cost
 	}
-	for k := range s.Parts {
-		slices.Sort(s.Parts[k].Jobs)
-		s.Parts[k].Jobs = slices.Compact(s.Parts[k].Jobs)
+	for _, i := range order {
+		share := parts[i].Share(blocks[i])
+		s.Parts = append(s.Parts, PartShare{Part: i, Jobs: share.Jobs, Measured: share.Measured, Links: share.Links})
+		s.Estimate += share.Estimate
 	}
 	return s
 }
 
-// MaxShards returns the largest useful shard count of the plan with o's Runs and Seed: its
-// measured blocks plus its flow parts (0 with an error when a spec does not parse).
-func (p Plan) MaxShards(o RunOptions) (int, error) {
-	p = p.Apply(o)
-	parts, err := p.partPlans(o)
-	if err != nil {
-		return 0, err
-	}
-	if p.Custom != nil {
+// MaxShards returns the largest useful shard count of the prepared plan: its measured blocks
+// plus its flow parts (1 when it is not shardable).
+func (pr *Prepared) MaxShards() (int, error) {
+	if pr.Plan.Custom != nil {
 		return 1, nil // not shardable: see ErrNotShardable
 	}
-	us, _, err := p.units(parts)
+	us, err := pr.Plan.units(pr.Parts)
 	return len(us), err
 }
 
-// EstimateOn returns the plan's time on nodes machines, one shard each, from the cost model:
-// the longest shard of min(nodes, MaxShards) shards.
-func (p Plan) EstimateOn(nodes int, o RunOptions) (time.Duration, error) {
-	p = p.Apply(o)
-	most, err := p.MaxShards(o)
+// EstimateOn returns the prepared plan's time on nodes machines, one shard each, from the cost
+// model: the longest shard of min(nodes, MaxShards) shards.
+func (pr *Prepared) EstimateOn(nodes int) (time.Duration, error) {
+	most, err := pr.MaxShards()
 	if err != nil {
 		return 0, err
 	}
-	shards, err := p.Shards(max(1, min(nodes, most)), o)
+	shards, err := pr.Shards(max(1, min(nodes, most)))
 	if err != nil {
 		return 0, err
 	}
@@ -263,6 +234,9 @@ type ShardCheck struct {
 	// Duplicates counts the lines read twice and kept once (plan.Merge): the same shard's
 	// file given twice, which the merge says rather than drops silently.
 	Duplicates int
+	// Estimate is the cost model's time of the whole plan in one process, from the part plans
+	// the merge derived (Plan.Estimate).
+	Estimate time.Duration
 }
 
 // Complete reports whether every shard made everything it owes.
@@ -270,7 +244,7 @@ func (c *ShardCheck) Complete() bool { return len(c.Missing) == 0 && len(c.Short
 
 // MergeShards joins the result files of a study's shards (pltlab reproduce STUDY --shard I/N,
 // planned with o's Runs and Seed) into the records of one run, checked against the plan
-// recomputed once (Plan.Shards): lines read twice are dropped per part (plan.Merge: every
+// derived once (Prepared.Shards): lines read twice are dropped per part (plan.Merge: every
 // shard's warm-ups are kept), and the check names the shards that left no line and what each
 // started shard still owes (loads per part, flow runs). Errors: records of another study, scale
 // or configuration (a part's config_hash that differs from the plan's with o applied, or
@@ -284,47 +258,86 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	if err != nil {
 		return nil, nil, err
 	}
-	cs := make([]experiment.Config, len(plans))
-	for i, pp := range plans {
-		cs[i] = pp.Config
+	bySrc, order, count, err := p.splitSources(plans, srcs)
+	if err != nil {
+		return nil, nil, err
 	}
-	hashes := map[string]string{} // experiment -> config hash
-	parts := map[string]int{}
-	for i, c := range cs {
-		hashes[c.Name] = experiment.ConfigHash(c)
-		parts[c.Name] = i
+	var out []*result.Record
+	dups := 0
+	for _, e := range order {
+		m, err := plan.Merge(bySrc[e], mo)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, m.Records...)
+		dups += m.Duplicates
 	}
-	flowParts := map[string]int{}
-	for i, f := range p.Flows {
-		flowParts[PartExperiment(p.Study, f.Name)] = i
+	shards, gap, recorded, err := p.recordedShards(plans, count, out)
+	if err != nil {
+		return nil, nil, err
 	}
-	count := 0
+	if !recorded {
+		if err := p.sameCut(plans, shards, out); err != nil {
+			return nil, nil, err
+		}
+	}
+	check := p.owed(plans, shards, out)
+	check.Count, check.Duplicates = count, dups
+	if check.Estimate, err = p.estimate(plans); err != nil {
+		return nil, nil, err
+	}
+	if recorded && len(check.Missing) == 0 && len(gap) > 0 {
+		check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))
+	}
+	// The merged file says what it holds, so that its report, findings and view say PARTIAL
+	// when it lacks something (result.Merge.Partial), whoever reads it later.
+	mr := &result.Merge{Of: p.Study + "/" + string(p.Scale), Shards: count, Missing: check.Missing, Short: check.Short}
+	for _, s := range shards {
+		if !slices.Contains(check.Missing, s.Shard.String()) {
+			mr.Present = append(mr.Present, s.Shard.String())
+		}
+	}
+	out = append(out, &result.Record{Kind: result.KindMerge, Experiment: p.Study, Run: -1, Time: time.Now().UTC(), Merge: mr})
+	return out, check, nil
+}
+
+// splitSources sorts the shards' records by experiment (bySrc, in order of first appearance),
+// each source's kept apart for plan.Merge, and returns the shard count they carry. Errors
+// (wrapping plan.ErrMixedConfigs): a record of an experiment that is not a part of the plan, of
+// a part's configuration other than the plan's (plans), a plan line of another study or scale,
+// or shards of two counts, naming the file; no sharded line at all.
+func (p Plan) splitSources(plans []*experiment.Plan, srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
+	hashes := map[string]string{} // part experiment -> config hash
+	for _, pp := range plans {
+		hashes[pp.Config.Name] = experiment.ConfigHash(pp.Config)
+	}
+	flowParts := map[string]bool{}
+	for _, f := range p.Flows {
+		flowParts[PartExperiment(p.Study, f.Name)] = true
+	}
 	countFile := ""
-	bySrc := map[string][]plan.Source{}
-	var order []string
+	bySrc = map[string][]plan.Source{}
 	for _, s := range srcs {
 		group := map[string][]*result.Record{}
 		for _, r := range s.Records {
-			_, isPart := parts[r.Experiment]
-			_, isFlow := flowParts[r.Experiment]
+			hash, isPart := hashes[r.Experiment]
 			isStudy := r.Experiment == p.Study && r.Kind == result.KindPlan // a shard's own plan line (Prepared.StudyPlanLine)
-			if !isPart && !isFlow && !isStudy {
-				return nil, nil, fmt.Errorf("%w: %s holds experiment %q, which is not a part of %s at scale %s", plan.ErrMixedConfigs, s.Name, r.Experiment, p.Study, p.Scale)
-			}
-			if isPart && r.ConfigHash != "" && r.ConfigHash != hashes[r.Experiment] {
-				return nil, nil, fmt.Errorf("%w: %s holds %s with config_hash %s, and %s at scale %s with these flags has %s: give the shards of one reproduction (same --scale, --runs, --seed)",
-					plan.ErrMixedConfigs, s.Name, r.Experiment, r.ConfigHash, p.Study, p.Scale, hashes[r.Experiment])
-			}
-			if r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != p.Study+"/"+string(p.Scale) {
-				return nil, nil, fmt.Errorf("%w: %s is a shard of %q, not of %s/%s", plan.ErrMixedConfigs, s.Name, r.Plan.Study, p.Study, p.Scale)
+			switch {
+			case !isPart && !flowParts[r.Experiment] && !isStudy:
+				return nil, nil, 0, fmt.Errorf("%w: %s holds experiment %q, which is not a part of %s at scale %s", plan.ErrMixedConfigs, s.Name, r.Experiment, p.Study, p.Scale)
+			case isPart && r.ConfigHash != "" && r.ConfigHash != hash:
+				return nil, nil, 0, fmt.Errorf("%w: %s holds %s with config_hash %s, and %s at scale %s with these flags has %s: give the shards of one reproduction (same --scale, --runs, --seed)",
+					plan.ErrMixedConfigs, s.Name, r.Experiment, r.ConfigHash, p.Study, p.Scale, hash)
+			case r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != p.Study+"/"+string(p.Scale):
+				return nil, nil, 0, fmt.Errorf("%w: %s is a shard of %q, not of %s/%s", plan.ErrMixedConfigs, s.Name, r.Plan.Study, p.Study, p.Scale)
 			}
 			if r.Shard != "" {
 				sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
 				if err != nil {
-					return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
+					return nil, nil, 0, fmt.Errorf("%s: %w", s.Name, err)
 				}
 				if count != 0 && sh.Count != count {
-					return nil, nil, fmt.Errorf("%w: %s holds shard %s, and %s one of %d shards", plan.ErrMixedConfigs, s.Name, r.Shard, countFile, count)
+					return nil, nil, 0, fmt.Errorf("%w: %s holds shard %s, and %s one of %d shards", plan.ErrMixedConfigs, s.Name, r.Shard, countFile, count)
 				}
 				count, countFile = sh.Count, s.Name
 			}
@@ -338,46 +351,45 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 		}
 	}
 	if count == 0 {
-		return nil, nil, fmt.Errorf("no line carries a shard: give the results.jsonl of each 'pltlab reproduce %s --shard I/N'", p.Study)
+		return nil, nil, 0, fmt.Errorf("no line carries a shard: give the results.jsonl of each 'pltlab reproduce %s --shard I/N'", p.Study)
 	}
-	var out []*result.Record
-	dups := 0
-	for _, e := range order {
-		m, err := plan.Merge(bySrc[e], mo)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, m.Records...)
-		dups += m.Duplicates
-	}
-	shards, recorded, err := p.recordedShards(plans, count, out)
-	if err != nil {
-		return nil, nil, err
-	}
-	// Shards of an older pltlab recorded no membership: their shares are the cut recomputed by
-	// today's cost model, and a plan line of another version's cut is refused rather than judged
-	// against a share its shard never had.
-	for _, r := range out {
-		if recorded {
-			break
-		}
+	return bySrc, order, count, nil
+}
+
+// sameCut checks the plan lines of shards of an older pltlab, which recorded no membership and
+// whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
+// another number of loads than that share was cut by another version's model and is refused
+// (plan.ErrMixedConfigs) rather than judged against a share its shard never had.
+func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.Record) error {
+	for _, r := range recs {
 		if r.Kind != result.KindPlan || r.Plan == nil {
 			continue
 		}
 		sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
-		if err != nil || sh.Count != count {
+		if err != nil || sh.Count != len(shards) {
 			continue
 		}
-		want := 0
-		if share := shards[sh.Index].Share(parts[r.Experiment]); share != nil {
+		want, part := 0, 0
+		for i, pp := range plans {
+			if pp.Config.Name == r.Experiment {
+				part = i
+			}
+		}
+		if share := shards[sh.Index].Share(part); share != nil {
 			want = len(share.Jobs)
 		}
 		if r.Plan.Loads != want {
-			return nil, nil, fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
+			return fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
 				plan.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
 		}
 	}
-	check := &ShardCheck{Count: count, Duplicates: dups}
+	return nil
+}
+
+// owed checks the merged records against what each shard owes: it names the shards that left no
+// line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
+// A measured load counts whichever shard made it; a warm-up only the shard's own.
+func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Record) *ShardCheck {
 	type made struct {
 		exp, shard string
 		run        int
@@ -385,7 +397,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	done := map[made]bool{}
 	started := map[string]bool{}
 	flowLines := map[made]int{}
-	for _, r := range out {
+	for _, r := range recs {
 		if r.Shard != "" {
 			started[r.Shard] = true
 		}
@@ -397,6 +409,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 			flowLines[made{r.Experiment, r.Shard, 0}]++
 		}
 	}
+	check := &ShardCheck{}
 	for _, s := range shards {
 		name := s.Shard.String()
 		if !started[name] {
@@ -404,11 +417,11 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 			continue
 		}
 		for _, share := range s.Parts {
-			c, jobs := cs[share.Part], plans[share.Part].Jobs
+			pp := plans[share.Part]
 			missing := 0
 			for _, i := range share.Jobs {
-				k := made{c.Name, name, i}
-				if !jobs[i].Warmup {
+				k := made{pp.Config.Name, name, i}
+				if !pp.Jobs[i].Warmup {
 					k.shard = ""
 				}
 				if !done[k] {
@@ -430,21 +443,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 			}
 		}
 	}
-	if recorded && len(check.Missing) == 0 {
-		if gap := p.uncovered(plans, shards); len(gap) > 0 {
-			check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))
-		}
-	}
-	// The merged file says what it holds, so that its report, findings and view say PARTIAL
-	// when it lacks something (result.Merge.Partial), whoever reads it later.
-	mr := &result.Merge{Of: p.Study + "/" + string(p.Scale), Shards: count, Missing: check.Missing, Short: check.Short}
-	for _, s := range shards {
-		if started[s.Shard.String()] {
-			mr.Present = append(mr.Present, s.Shard.String())
-		}
-	}
-	out = append(out, &result.Record{Kind: result.KindMerge, Experiment: p.Study, Run: -1, Time: time.Now().UTC(), Merge: mr})
-	return out, check, nil
+	return check
 }
 
 // recordedShards returns the count shards of the study as the merged records say they were cut:
@@ -455,7 +454,8 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 // recomputed by this pltlab's cost model (recorded false). Errors (wrapping
 // plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
 // different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
-func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result.Record) ([]Shard, bool, error) {
+// gap are the plan's units no recorded shard holds, in plan order.
+func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result.Record) (shards []Shard, gap []string, recorded bool, err error) {
 	units := map[string][]string{} // shard -> unit IDs as recorded
 	for _, r := range recs {
 		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {
@@ -465,8 +465,8 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 		}
 	}
 	if len(units) == 0 {
-		shards, err := p.shardsOf(plans, count)
-		return shards, false, err
+		shards, err = p.shardsOf(plans, count)
+		return shards, nil, false, err
 	}
 	digests := map[string]string{}
 	for sh, ids := range units {
@@ -479,25 +479,25 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 		want, ok := digests[r.Shard]
 		switch {
 		case !ok:
-			return nil, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", plan.ErrMixedConfigs, r.Shard, r.ShardUnits)
+			return nil, nil, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", plan.ErrMixedConfigs, r.Shard, r.ShardUnits)
 		case r.ShardUnits != want:
-			return nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
+			return nil, nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
 		}
 	}
-	us, entries, err := p.units(plans)
+	us, err := p.units(plans)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	index := make(map[string]int, len(us))
 	all := make([]string, len(us))
 	for i, u := range us {
-		index[u.id], all[i] = i, u.id
+		index[u.ID], all[i] = i, u.ID
 	}
 	var ms []plan.Membership
 	for sh, ids := range units {
 		s, err := plan.ParseShard(sh, func(string) string { return "" })
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		ms = append(ms, plan.Membership{Shard: s, Units: ids})
 	}
@@ -505,10 +505,10 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 	cov := plan.Cover(all, ms)
 	switch {
 	case len(cov.Unknown) > 0:
-		return nil, false, fmt.Errorf("%w: the shards record unit(s) %s, which %s at scale %s with these flags does not have: give the shards of one reproduction (same --scale, --runs, --seed)",
+		return nil, nil, false, fmt.Errorf("%w: the shards record unit(s) %s, which %s at scale %s with these flags does not have: give the shards of one reproduction (same --scale, --runs, --seed)",
 			plan.ErrMixedConfigs, abbreviate(cov.Unknown, 4), p.Study, p.Scale)
 	case len(cov.Twice) > 0:
-		return nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", plan.ErrMixedConfigs, abbreviate(cov.Twice, 4))
+		return nil, nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", plan.ErrMixedConfigs, abbreviate(cov.Twice, 4))
 	}
 	out := make([]Shard, count)
 	for k := range out {
@@ -523,26 +523,9 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 			idx[i] = index[id]
 		}
 		slices.Sort(idx)
-		out[m.Shard.Index] = assemble(us, entries, m.Shard, idx)
+		out[m.Shard.Index] = assemble(us, plans, m.Shard, idx)
 	}
-	return out, true, nil
-}
-
-// uncovered returns the IDs of the plan's units no shard holds, in plan order.
-func (p Plan) uncovered(plans []*experiment.Plan, shards []Shard) []string {
-	us, _, err := p.units(plans)
-	if err != nil {
-		return nil
-	}
-	var ms []plan.Membership
-	for _, s := range shards {
-		ms = append(ms, plan.Membership{Shard: s.Shard, Units: s.Units})
-	}
-	all := make([]string, len(us))
-	for i, u := range us {
-		all[i] = u.id
-	}
-	return plan.Cover(all, ms).Uncovered
+	return out, cov.Uncovered, true, nil
 }
 
 // abbreviate joins the first n of ids and says how many more there are.

@@ -26,7 +26,7 @@ func TestShardsWarmAndMeasureEverywhere(t *testing.T) {
 	for _, st := range allStudies() {
 		for _, sc := range Scales {
 			p := st.Plan(sc)
-			most, err := p.MaxShards(RunOptions{})
+			most, err := maxShards(p, RunOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +39,7 @@ func TestShardsWarmAndMeasureEverywhere(t *testing.T) {
 					checkShards(t, p, n)
 				})
 			}
-			_, err = p.Shards(most+1, RunOptions{})
+			_, err = cutShards(p, most+1, RunOptions{})
 			if p.Shardable() != nil {
 				if !errors.Is(err, ErrNotShardable) {
 					t.Errorf("%s/%s: %d shards of a plan that is not shardable: %v, want ErrNotShardable", st.Name, sc, most+1, err)
@@ -55,7 +55,7 @@ func TestShardsWarmAndMeasureEverywhere(t *testing.T) {
 
 func checkShards(t *testing.T, p Plan, n int) {
 	t.Helper()
-	shards, err := p.Shards(n, RunOptions{})
+	shards, err := cutShards(p, n, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func checkShards(t *testing.T, p Plan, n int) {
 	}
 }
 
-// TestEstimateRuns: more runs per cell cost more, and the same runs cost the plan's estimate.
+// TestEstimateRuns: more runs per cell (Apply, as --runs) cost more, and the same runs cost the plan's estimate.
 func TestEstimateRuns(t *testing.T) {
 	st, err := Lookup("kakhki2017")
 	if err != nil {
@@ -132,13 +132,13 @@ func TestEstimateRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, _ := p.EstimateRuns(p.Parts[0].Config.Runs)
-	more, _ := p.EstimateRuns(20)
+	same, _ := p.Apply(RunOptions{Runs: p.Parts[0].Config.Runs}).Estimate()
+	more, _ := p.Apply(RunOptions{Runs: 20}).Estimate()
 	if same != base || more <= base {
 		t.Errorf("estimate %v, with the same runs %v, with 20 runs %v", base, same, more)
 	}
 	if p.Parts[0].Config.Runs == 20 {
-		t.Error("EstimateRuns changed the plan")
+		t.Error("Apply changed the plan")
 	}
 }
 
@@ -157,7 +157,7 @@ func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []plan.Source {
 	var out []plan.Source
 	for k := range n {
 		o.Shard = plan.Shard{Index: k, Count: n}
-		cs, err := p.Resumed(o)
+		cs, err := resumed(p, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,9 +185,16 @@ func TestMergeShards(t *testing.T) {
 	p := st.Plan(Quick)
 	o := RunOptions{Seed: 1}
 	srcs := fakeStudyShards(t, p, 3, o)
+	before := experiment.Derivations()
 	recs, check, err := MergeShards(p, o, srcs, plan.MergeOptions{})
 	if err != nil || !check.Complete() || check.Count != 3 {
 		t.Fatalf("complete merge: %+v, %v", check, err)
+	}
+	if n := experiment.Derivations() - before; n != int64(len(p.Parts)) {
+		t.Errorf("the merge derived %d part plans, want %d (one per part)", n, len(p.Parts))
+	}
+	if whole, err := p.Apply(o).Estimate(); err != nil || check.Estimate != whole {
+		t.Errorf("the merge's estimate %v, the plan's %v (%v)", check.Estimate, whole, err)
 	}
 	measured := 0
 	for _, r := range recs {
@@ -268,7 +275,7 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 		if len(f) > 6 && f[6] != "" {
 			notMade = strings.Split(f[6], "; ")
 		}
-		plan := func() Plan {
+		sp := func() Plan {
 			if slices.Contains(notMade, "ngtcp2") { // the plan as on a machine without gtlsserver
 				defer func(was func() error) { ngtcp2Missing = was }(ngtcp2Missing)
 				ngtcp2Missing = func() error { return errors.New("no gtlsserver") }
@@ -277,9 +284,9 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 		}()
 		notMade = slices.DeleteFunc(notMade, func(s string) bool { return s == "ngtcp2" })
 		for _, nm := range notMade {
-			plan = withoutLink(t, plan, nm)
+			sp = withoutLink(t, sp, nm)
 		}
-		est, err := plan.Estimate()
+		est, err := sp.Estimate()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +298,7 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 			name = f[0] + "-calibrate-" + f[2]
 		}
 		recs := readCostRecords(t, "../testdata/costfit/"+name+".jsonl")
-		start := wall - experiment.Took(recs)
+		start := wall - plan.Took(recs)
 		for _, r := range recs {
 			if r.Kind == result.KindLinkCheck {
 				if r.Check != nil && r.Check.DurationMs > 0 {
@@ -301,7 +308,7 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				start -= experiment.LinkCheckTime(l)
+				start -= plan.LinkCheckTime(l)
 				break
 			}
 		}
@@ -317,14 +324,14 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 	if n < 9 {
 		t.Errorf("%d measured runs, want every study's smoke and quick (9)", n)
 	}
-	if m := medianDuration(starts); m < experiment.StartCost-100*time.Millisecond || m > experiment.StartCost+100*time.Millisecond {
-		t.Errorf("start and end of a run: median %v over %d runs (%v), StartCost %v", m, len(starts), starts, experiment.StartCost)
+	if m := medianDuration(starts); m < plan.StartCost-100*time.Millisecond || m > plan.StartCost+100*time.Millisecond {
+		t.Errorf("start and end of a run: median %v over %d runs (%v), StartCost %v", m, len(starts), starts, plan.StartCost)
 	}
 	var highway [][]*result.Record
 	for _, sc := range []string{"smoke", "quick"} {
 		highway = append(highway, readCostRecords(t, "../testdata/costfit/highway2023-"+sc+".jsonl"))
 	}
-	fit, err := experiment.FitCost(highway...)
+	fit, err := plan.FitCost(highway...)
 	if err != nil || fit.Flows != 67 || fit.FlowOverhead < highwayArmOverhead-50*time.Millisecond || fit.FlowOverhead > highwayArmOverhead+50*time.Millisecond {
 		t.Errorf("highway2023: fitted run overhead %v over %d gaps (%v), highwayArmOverhead %v", fit.FlowOverhead, fit.Flows, err, highwayArmOverhead)
 	}
@@ -399,17 +406,17 @@ func TestHighwayNotShardable(t *testing.T) {
 		}
 	}
 	check("Shardable", p.Shardable())
-	_, err := p.Shards(2, RunOptions{})
+	_, err := cutShards(p, 2, RunOptions{})
 	check("Shards(2)", err)
 	_, err = p.Prepare(RunOptions{Shard: plan.Shard{Index: 0, Count: 1}})
 	check("Prepare --shard 0/1", err)
 	_, _, err = MergeShards(p, RunOptions{}, []plan.Source{{Name: "shard-0.jsonl"}}, plan.MergeOptions{})
 	check("MergeShards", err)
-	one, err := p.Shards(1, RunOptions{})
-	if err != nil || len(one) != 1 || !one[0].Custom || one[0].Estimate <= experiment.StartCost {
+	one, err := cutShards(p, 1, RunOptions{})
+	if err != nil || len(one) != 1 || !one[0].Custom || one[0].Estimate <= plan.StartCost {
 		t.Errorf("Shards(1): %+v, %v: want the whole plan in one shard with its estimate", one, err)
 	}
-	if most, err := p.MaxShards(RunOptions{}); most != 1 || err != nil {
+	if most, err := maxShards(p, RunOptions{}); most != 1 || err != nil {
 		t.Errorf("MaxShards: %d, %v; want 1", most, err)
 	}
 	if err := carlucci().Plan(Smoke).Shardable(); err != nil {
@@ -482,4 +489,37 @@ func TestMergeCountsDuplicates(t *testing.T) {
 	if err != nil || check.Duplicates == 0 || !check.Complete() {
 		t.Errorf("a shard given twice: %+v, %v", check, err)
 	}
+}
+
+// resumed returns the parts' experiments of p.Prepare(o), as RunPrepared runs them: each cut to
+// o.Shard's share when sharded and set to continue from o.Resume.
+func resumed(p Plan, o RunOptions) ([]experiment.Config, error) {
+	pr, err := p.Prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]experiment.Config, len(pr.Parts))
+	for i, pp := range pr.Parts {
+		out[i] = pp.Config
+	}
+	return out, nil
+}
+
+// maxShards is Prepared.MaxShards of p prepared with o.
+func maxShards(p Plan, o RunOptions) (int, error) {
+	pr, err := p.Prepare(o)
+	if err != nil {
+		return 0, err
+	}
+	return pr.MaxShards()
+}
+
+// cutShards is Prepared.Shards of p prepared unsharded with o's Runs and Seed.
+func cutShards(p Plan, n int, o RunOptions) ([]Shard, error) {
+	o.Shard, o.Resume = plan.Shard{}, nil
+	pr, err := p.Prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	return pr.Shards(n)
 }

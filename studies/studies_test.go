@@ -468,16 +468,16 @@ func TestPlanResumed(t *testing.T) {
 		recs = append(recs, &result.Record{V: 1, Experiment: cs[0].Name, Run: i, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode,
 			Page: result.Page{Spec: cs[0].Pages[j.Page]}, Link: result.Link{Spec: cs[0].Links[j.Link]}, Warmup: j.Warmup, Valid: true, PLTMs: 100})
 	}
-	got, err := plan.Resumed(RunOptions{Resume: recs})
+	pr, err := plan.Prepare(RunOptions{Resume: recs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r0, r1 := experiment.Remaining(got[0]), experiment.Remaining(got[1]); r0 != len(experiment.Schedule(cs[0]))-3 || r1 != len(experiment.Schedule(cs[1])) {
+	if r0, r1 := len(pr.Parts[0].Left()), len(pr.Parts[1].Left()); r0 != len(experiment.Schedule(cs[0]))-3 || r1 != len(experiment.Schedule(cs[1])) {
 		t.Errorf("remaining %d and %d loads", r0, r1)
 	}
 	// A record that is not the scheduled load: refused, naming the part.
 	recs[2].Protocol = "h1"
-	if _, err := plan.Resumed(RunOptions{Resume: recs}); err == nil || !strings.Contains(err.Error(), "part cubic") {
+	if _, err := plan.Prepare(RunOptions{Resume: recs}); err == nil || !strings.Contains(err.Error(), "part cubic") {
 		t.Errorf("mismatched records: error %v, want one naming part cubic", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/analysis"
-	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -46,7 +46,10 @@ type Support struct {
 	Plan  Plan
 	// Records are every record read back (all parts, link checks and flow lines included).
 	Records []*result.Record
-	parts   map[string]*PartResult
+	// Estimate is the cost model's time of Plan in one process as the run that made the
+	// records prepared it (Prepared.Estimate); 0: the report derives it (Plan.Estimate).
+	Estimate time.Duration
+	parts    map[string]*PartResult
 	// decided counts, per part, the loads `reproduce --decide` added (pooled with the part's).
 	decided map[string]int
 }
@@ -220,18 +223,31 @@ func median(g *analysis.Group) float64 {
 // joinSee joins section names for a findings table cell.
 func joinSee(see []string) string { return strings.Join(see, "; ") }
 
-// EstimatedTook is the closing line of a run of plan whose records are recs: "estimated X on one
-// 2-core machine, took Y" (Y from experiment.Took: the longest shard when shards ran at once;
-// "took n/a" when no line has a time). X is the cost model's Plan.Estimate.
-func EstimatedTook(plan Plan, recs []*result.Record) string {
-	est, err := plan.Estimate()
-	e := "not estimated (" + fmt.Sprint(err) + ")"
-	if err == nil {
-		e = "estimated " + FormatEstimate(est) + " on one 2-core machine"
-	}
-	took := experiment.Took(recs)
+// EstimatedTook is the closing line of a run estimated at est whose records are recs: "estimated
+// X on one 2-core machine, took Y" (Y from plan.Took: the longest shard when shards ran at once;
+// "took n/a" when no line has a time).
+func EstimatedTook(est time.Duration, recs []*result.Record) string {
+	return tookLine("estimated "+FormatEstimate(est)+" on one 2-core machine", recs)
+}
+
+// tookLine is e, then how long the records took.
+func tookLine(e string, recs []*result.Record) string {
+	took := plan.Took(recs)
 	if took == 0 {
 		return e + ", took n/a (no timed line)"
 	}
-	return e + ", took " + FormatEstimate(took+experiment.StartCost)
+	return e + ", took " + FormatEstimate(took+plan.StartCost)
+}
+
+// estimatedTook is the closing line of the evaluated run: EstimatedTook with e.Estimate, or the
+// cost model's Plan.Estimate when the run gave none.
+func (e *Support) estimatedTook() string {
+	if e.Estimate > 0 {
+		return EstimatedTook(e.Estimate, e.Records)
+	}
+	est, err := e.Plan.Estimate()
+	if err != nil {
+		return tookLine("not estimated ("+err.Error()+")", e.Records)
+	}
+	return EstimatedTook(est, e.Records)
 }

@@ -35,15 +35,15 @@ func cellName(part, link, a, b string) string {
 	return fmt.Sprintf("%s: %s %s vs %s", part, link, a, b)
 }
 
-// decideCost is the time the one cost model (experiment.Estimate) gives for more loads per arm
-// of one cell, bring-up and self-check of its link included: the one place a verdict asks the
-// cost model. A spec the model cannot read (refused before any run anyway) costs 0.
+// decideCost is the time the one cost model gives for more loads per arm of one cell (the Total
+// of their plan), bring-up and self-check of its link included: the one place a verdict asks
+// the cost model. A spec the model cannot read (refused before any run anyway) costs 0.
 func decideCost(c experiment.Config) time.Duration {
-	d, err := experiment.Estimate(c)
+	p, err := experiment.NewPlan(c)
 	if err != nil {
 		return 0
 	}
-	return d
+	return p.Total()
 }
 
 // needFor builds the Need of a cell of part pr with runs loads per arm wanted and have measured.

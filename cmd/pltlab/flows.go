@@ -15,8 +15,8 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/artifacts"
-	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
@@ -215,11 +215,11 @@ func (f *flowsFlags) plan() (flows.Plan, error) {
 	return p, nil
 }
 
-// estimateFlows is the cost model's time of plan p (experiment.EstimateFlows: the link's
+// estimateFlows is the cost model's time of plan p (plan.EstimateFlows: the link's
 // bring-up and self-check, and per run its set-up and teardown), plus every run's length.
 func estimateFlows(p flows.Plan) time.Duration {
 	jobs := p.Jobs()
-	d, _ := experiment.EstimateFlows(len(jobs), 0, p.Link) // the link was parsed before
+	d, _ := plan.EstimateFlows(len(jobs), 0, p.Link) // the link was parsed before
 	for _, j := range jobs {
 		d += p.RunLength(j)
 	}

@@ -15,7 +15,11 @@ import (
 // line and one valid load per job) and returns their names.
 func writeShardFiles(t *testing.T, dir string, c experiment.Config, n int) []string {
 	t.Helper()
-	plan, err := experiment.PlanShards(c, n)
+	whole, err := experiment.NewPlan(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := whole.Shards(n)
 	if err != nil {
 		t.Fatal(err)
 	}

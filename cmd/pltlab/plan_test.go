@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/studies"
 )
 
 // TestReproduceDryRunAnnouncesTheRuns checks that --runs, --seed and --shard change the page
@@ -67,5 +70,26 @@ func TestJobsAnnounceTheRuns(t *testing.T) {
 	}
 	if a, b := count(""), count("50"); a != "165" || b != "663" {
 		t.Errorf("slurm job comments: %s loads at the scale's runs, %s with --runs 50; want 165 and 663", a, b)
+	}
+}
+
+// TestReproduceDerivesItsPlanOnce counts the plans derived (experiment.NewPlan) by one
+// `reproduce carlucci2015 --runs 50` that prints its plan, whole and as one shard: one per
+// part, once; the announcement, the estimates, the part lines and the shard's share read it.
+func TestReproduceDerivesItsPlanOnce(t *testing.T) {
+	st, err := studies.Lookup("carlucci2015")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := int64(len(st.Plan(st.DefaultScale).Parts))
+	for _, extra := range [][]string{nil, {"--shard", "1/3"}} {
+		before := experiment.Derivations()
+		args := append([]string{"reproduce", "carlucci2015", "--runs", "50", "--dry-run", "--out", filepath.Join(t.TempDir(), "none")}, extra...)
+		if code, _, errOut := runCLI(t, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errOut)
+		}
+		if n := experiment.Derivations() - before; n != parts {
+			t.Errorf("%s derived %d part plans, want %d (one per part)", strings.Join(args, " "), n, parts)
+		}
 	}
 }

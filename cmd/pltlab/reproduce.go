@@ -97,48 +97,7 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
   sudo ./bin/pltlab reproduce kakhki2017 --scale smoke --shard 1/3 --out /tmp/kk/shard-1
   ./bin/pltlab reproduce kakhki2017 --scale smoke --merge /tmp/kk/shard-*/results.jsonl --out /tmp/kk/merged`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			m, files, err := f.mode(args)
-			if err != nil {
-				return err
-			}
-			if m == modeList {
-				return listStudies(cmd.OutOrStdout(), f.nodes, studies.RunOptions{Runs: f.runs, Seed: f.seed})
-			}
-			if m == modeMerge {
-				args = args[:1]
-			}
-			st, plan, err := f.plan(args)
-			if err != nil {
-				return err
-			}
-			if _, err := f.shardOf(plan); err != nil {
-				return err
-			}
-			dir := f.outDir(st)
-			if err := checkViewFlag(f.view, dir); err != nil {
-				return err // --dry-run too: it shows what the flags would do
-			}
-			switch m {
-			case modeDryRun:
-				return dryRunStudy(cmd.OutOrStdout(), plan, f, dir)
-			case modeMerge:
-				return mergeStudy(cmd, st, plan, f, dir, files)
-			}
-			job, err := f.jobOf(st, plan, m, dir)
-			if err != nil {
-				return err
-			}
-			if err := setup.begin(cmd); err != nil {
-				return err
-			}
-			stopView, err := startViewBeside(cmd.Context(), f.view, dir, cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			defer stopView()
-			return reproduce(cmd, job, f)
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd, args, setup) },
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.list, "list", false, "list the studies with their sizes and estimated times")
@@ -160,6 +119,56 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 	addViewFlag(fl, &f.view)
 	fl.BoolVar(&f.calibrate, "calibrate", false, "carlucci2015 only: sweep candidate page compositions and rank them against the paper")
 	return cmd
+}
+
+// run does what the flags ask of reproduce: list, merge, or derive the plan once
+// (reproduceFlags.prepare) and print it (--dry-run) or run it (run, --resume, --decide), making
+// setup once the flags are checked.
+func (f *reproduceFlags) run(cmd *cobra.Command, args []string, setup *measureSetup) error {
+	m, files, err := f.mode(args)
+	if err != nil {
+		return err
+	}
+	if m == modeList {
+		return listStudies(cmd.OutOrStdout(), f.nodes, studies.RunOptions{Runs: f.runs, Seed: f.seed})
+	}
+	if m == modeMerge {
+		args = args[:1]
+	}
+	st, plan, err := f.plan(args)
+	if err != nil {
+		return err
+	}
+	dir := f.outDir(st)
+	if m == modeMerge {
+		if err := checkViewFlag(f.view, dir); err != nil {
+			return err
+		}
+		return mergeStudy(cmd, st, plan, *f, dir, files)
+	}
+	prep, err := f.prepare(plan)
+	if err != nil {
+		return err
+	}
+	if err := checkViewFlag(f.view, dir); err != nil {
+		return err // --dry-run too: it shows what the flags would do
+	}
+	if m == modeDryRun {
+		return dryRunStudy(cmd.OutOrStdout(), prep, *f, dir)
+	}
+	job, err := f.jobOf(st, prep, m, dir)
+	if err != nil {
+		return err
+	}
+	if err := setup.begin(cmd); err != nil {
+		return err
+	}
+	stopView, err := startViewBeside(cmd.Context(), f.view, dir, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer stopView()
+	return reproduce(cmd, job, *f)
 }
 
 // plan resolves the study and its plan from the arguments and flags, as usage errors.
@@ -265,7 +274,8 @@ func (f *reproduceFlags) outDir(st *studies.Study) string {
 // jobOf is the reproduction mode m asks of plan in dir (studies.Job), with the per-load
 // evidence options of the flags. Bad input is refused before anything is written (usage
 // errors).
-func (f *reproduceFlags) jobOf(st *studies.Study, plan studies.Plan, m reproduceMode, dir string) (studies.Job, error) {
+func (f *reproduceFlags) jobOf(st *studies.Study, prep *studies.Prepared, m reproduceMode, dir string) (studies.Job, error) {
+	plan := prep.Plan
 	ac, err := f.art.config()
 	if err != nil {
 		return studies.Job{}, err
@@ -286,12 +296,12 @@ func (f *reproduceFlags) jobOf(st *studies.Study, plan studies.Plan, m reproduce
 	o.Chrome, o.Version, o.SkipLinkCheck = f.chrome, pltlabVersion(), f.noCheck
 	o.Configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
 	o.Process = processSettings{} // the process-wide settings a study's arms switch, made here
-	return studies.Job{Study: st, Plan: plan, Mode: mode, Dir: dir, Options: o}, nil
+	return studies.Job{Study: st, Plan: plan, Mode: mode, Dir: dir, Options: o, Prepared: prep}, nil
 }
 
 // listStudies prints every study with the loads and estimated time of each scale (the cost
-// model's, experiment.LoadOverhead), and with nodes > 0 its time on that many nodes (one shard
-// each, Plan.EstimateOn), each plan with o applied (--runs, --seed).
+// model's, plan.LoadOverhead), and with nodes > 0 its time on that many nodes (one shard
+// each, Plan.EstimateOn), each plan prepared once with o (--runs, --seed).
 func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	onNodes := ""
@@ -303,12 +313,16 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 	for _, st := range list {
 		name := strings.TrimSpace(st.Name + " " + st.Option)
 		for _, sc := range studies.Scales {
-			p := st.Plan(sc).Apply(o)
+			pr, err := st.Plan(sc).Prepare(o) // each scale's plan derived once
+			if err != nil {
+				return err
+			}
+			p := pr.Plan
 			def := ""
 			if sc == st.DefaultScale {
 				def = " (default)"
 			}
-			est, err := p.Estimate()
+			est, err := pr.Estimate()
 			if err != nil {
 				return err
 			}
@@ -316,11 +330,11 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 			if nodes > 0 && p.Shardable() != nil {
 				col = "\tnot shardable (runs whole)"
 			} else if nodes > 0 {
-				most, err := p.MaxShards(o)
+				most, err := pr.MaxShards()
 				if err != nil {
 					return err
 				}
-				on, err := p.EstimateOn(nodes, o)
+				on, err := pr.EstimateOn(nodes)
 				if err != nil {
 					return err
 				}
@@ -335,31 +349,30 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 	return tw.Flush()
 }
 
-// shardOf parses --shard for plan (nil when not sharded), as usage errors: a count larger than
-// the work is refused with the largest useful count.
-func (f *reproduceFlags) shardOf(p studies.Plan) (*studies.Shard, error) {
-	if f.shard == "" {
-		return nil, nil
+// prepare derives the plan of the run the flags give, once (studies.Plan.Prepare: every part's
+// schedule, cost-model times and the shard's share), for the dry run and the run to read, as
+// usage errors: a count larger than the work is refused with the largest useful count.
+func (f *reproduceFlags) prepare(p studies.Plan) (*studies.Prepared, error) {
+	if f.shard != "" {
+		if err := p.Shardable(); err != nil {
+			return nil, usagef("bad --shard %s: %v", f.shard, err)
+		}
+		if _, err := plan.ParseShard(f.shard, os.Getenv); err != nil {
+			return nil, usagef("bad --shard: %v", err)
+		}
 	}
-	if err := p.Shardable(); err != nil {
+	prep, err := p.Prepare(f.options())
+	if err != nil && f.shard != "" {
 		return nil, usagef("bad --shard %s: %v", f.shard, err)
 	}
-	sh, err := plan.ParseShard(f.shard, os.Getenv)
-	if err != nil {
-		return nil, usagef("bad --shard: %v", err)
-	}
-	shards, err := p.Shards(sh.Count, f.options())
-	if err != nil {
-		return nil, usagef("bad --shard %s: %v", f.shard, err)
-	}
-	return &shards[sh.Index], nil
+	return prep, asUsage(err)
 }
 
 // options are the run options the flags give that decide the plan (and so the shards).
 func (f *reproduceFlags) options() studies.RunOptions {
 	o := studies.RunOptions{Runs: f.runs, Seed: f.seed}
 	if f.shard != "" {
-		o.Shard, _ = plan.ParseShard(f.shard, os.Getenv) // checked by shardOf
+		o.Shard, _ = plan.ParseShard(f.shard, os.Getenv) // checked by prepare
 	}
 	return o
 }
@@ -400,11 +413,11 @@ func mergeStudy(cmd *cobra.Command, st *studies.Study, sp studies.Plan, f reprod
 	for _, line := range check.Short {
 		fmt.Fprintf(stderr, "pltlab: %s\n", line)
 	}
-	fmt.Fprintf(stderr, "pltlab: merged %d of %d shards of %s scale %s into %s: %s\n", check.Count-len(check.Missing), check.Count, st.Name, sp.Scale, jsonl, studies.EstimatedTook(sp, recs))
+	fmt.Fprintf(stderr, "pltlab: merged %d of %d shards of %s scale %s into %s: %s\n", check.Count-len(check.Missing), check.Count, st.Name, sp.Scale, jsonl, studies.EstimatedTook(check.Estimate, recs))
 	if check.Duplicates > 0 {
 		fmt.Fprintf(stderr, "pltlab: %d lines were read twice and kept once (the same shard's file given twice, or a shard rerun over its first file)\n", check.Duplicates)
 	}
-	ev, js, werr := studies.Judge(dir, st, sp, recs)
+	ev, js, werr := studies.Judge(dir, st, sp, recs, check.Estimate)
 	if werr == nil {
 		werr = printStudy(cmd.OutOrStdout(), dir, st, ev, js)
 	}
@@ -535,16 +548,13 @@ func prefixAll(dir string, names []string) []string {
 // dryRunStudy prints the plan the flags give (studies.Prepared.Announce, then a line per part
 // and flow part with its loads, links and estimate) without measuring: no root, no Chromium and
 // no file are needed. With --resume, the loads already in --out are counted as made.
-func dryRunStudy(w io.Writer, plan studies.Plan, f reproduceFlags, dir string) error {
-	o := f.options()
+func dryRunStudy(w io.Writer, prep *studies.Prepared, f reproduceFlags, dir string) error {
 	if f.resume {
 		if recs, _, err := analysis.ReadFiles([]string{filepath.Join(dir, "results.jsonl")}, nil, nil); err == nil {
-			o.Resume = recs
+			if err := prep.Resume(recs); err != nil {
+				return usagef("%v", err)
+			}
 		}
-	}
-	prep, err := plan.Prepare(o)
-	if err != nil {
-		return usagef("%v", err)
 	}
 	line, err := prep.Announce()
 	if err != nil {

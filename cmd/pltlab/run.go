@@ -17,6 +17,7 @@ import (
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/pages"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
@@ -368,7 +369,7 @@ func armModes(arms []experiment.Arm) []result.Mode {
 // before anything is set up), and prints the summary table to summaryTo (nil: stdout; stderr
 // when the records go to stdout). An interrupt keeps every written record and exits with 130; a reader of stdout that goes away (broken pipe)
 // stops the run in order, with everything torn down, and exits with code 141.
-func runExperiment(cmd *cobra.Command, plan *experiment.Plan, out string, mode outMode, summaryTo io.Writer) error {
+func runExperiment(cmd *cobra.Command, xp *experiment.Plan, out string, mode outMode, summaryTo io.Writer) error {
 	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
 	var sink io.Writer = cmd.OutOrStdout()
 	if summaryTo == nil {
@@ -390,11 +391,11 @@ func runExperiment(cmd *cobra.Command, plan *experiment.Plan, out string, mode o
 		if err != nil {
 			return fmt.Errorf("--resume: read %s: %w", out, err)
 		}
-		if err := plan.Resume(old); err != nil {
+		if err := xp.Resume(old); err != nil {
 			return usagef("--resume %s: %v: give the flags of the interrupted run", out, err)
 		}
 		recs = old
-		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", plan.Config.Name, len(plan.Config.Done), len(plan.Mine))
+		fmt.Fprintf(stderr, "pltlab: resuming %s: %d of %d loads already made\n", xp.Config.Name, len(xp.Config.Done), len(xp.Mine))
 	}
 	if os.Geteuid() == 0 && os.Getenv(rootlessEnv) == "" {
 		shaping.CleanStale(slog.Default()) // namespaces and devices of killed runs, even for --link none
@@ -407,18 +408,18 @@ func runExperiment(cmd *cobra.Command, plan *experiment.Plan, out string, mode o
 		return err
 	}
 	defer cleanup()
-	plan.Config.TempDir = tmp
-	left := plan.Left()
+	xp.Config.TempDir = tmp
+	left := xp.Left()
 	observe, finish := newProgress(len(left), stderr, isTerminal(stderr))
-	plan.Config.Observer = func(p experiment.Progress) {
+	xp.Config.Observer = func(p experiment.Progress) {
 		if p.Record != nil {
 			recs = append(recs, p.Record)
 		}
 		observe(p)
 	}
-	est, _ := plan.Estimate(left) // the loads still to make, in this shard
-	est += experiment.StartCost
-	sum, err := experiment.RunPlan(ctx, plan, result.NewWriter(sink))
+	est, _ := xp.Estimate(left) // the loads still to make, in this shard
+	est += plan.StartCost
+	sum, err := experiment.RunPlan(ctx, xp, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {
 		if perr := printSummary(summaryTo, recs); perr != nil && !isBrokenPipe(perr) {

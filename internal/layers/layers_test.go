@@ -17,8 +17,10 @@ const module = "github.com/pltlab/pltlab/"
 // result and protocol, import nothing of ours; within shaping, the LINK grammar (shaping/linkspec)
 // imports only shaping/emu and result, the capture (shaping/capture) only shaping/pcapng, the
 // link runtime (shaping) those two and its backends, and the self-check (shaping/selfcheck) sits
-// above the runtime; plan (shard names, the cut, recorded membership, the merge of shard files)
-// imports only result and sits below flows, experiment, studies, cluster, analysis, view and cmd;
+// above the runtime; plan (the seeded schedule, the cost model, shard names, the cut, recorded
+// membership, completeness, the merge of shard files) imports only the leaves that describe a
+// load (result, protocol, pages, device, shaping/linkspec) and sits below flows, experiment,
+// studies, cluster, analysis, view and cmd;
 // device (slow client devices: presets, the cgroup budget, CPU by process) is a leaf that
 // browser, experiment and cmd/pltlab use; internal/fileout (create-write-close) is a leaf
 // that analysis, studies and cmd/pltlab use; view (the results dashboard) reads results
@@ -27,7 +29,7 @@ const module = "github.com/pltlab/pltlab/"
 // package must be placed in the layering on purpose.
 var allowed = map[string][]string{
 	"result":                           nil,
-	"plan":                             {"result"},
+	"plan":                             {"device", "pages", "protocol", "result", "shaping/linkspec"},
 	"internal/hostenv":                 {"result"},
 	"protocol":                         nil,
 	"shaping/emu":                      nil,

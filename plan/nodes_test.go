@@ -1,11 +1,10 @@
-package experiment
+package plan
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -20,12 +19,12 @@ func TestNodeOverlaps(t *testing.T) {
 		line("1/3", "a", 2, 50*time.Second), line("1/3", "a", 2, 200*time.Second),
 		line("2/3", "b", 4, 0), line("0/1", "b", 4, 10*time.Second),
 	}
-	got := plan.NodeOverlaps(recs)
+	got := NodeOverlaps(recs)
 	if len(got) != 1 || !strings.Contains(got[0], "node a: shards [0/3 1/3] ran at once for 50s") {
 		t.Fatalf("overlaps %q", got)
 	}
 	// One after the other on one node: no warning.
-	if got := plan.NodeOverlaps([]*result.Record{line("0/2", "a", 2, 0), line("1/2", "a", 2, 2*time.Second)}); got != nil {
+	if got := NodeOverlaps([]*result.Record{line("0/2", "a", 2, 0), line("1/2", "a", 2, 2*time.Second)}); got != nil {
 		t.Fatalf("serial shards: %q", got)
 	}
 	if d := Took(recs[:4]); d != 151*time.Second {
