@@ -1,0 +1,177 @@
+package interop
+
+import (
+	"context"
+
+	"fmt"
+	"slices"
+	"time"
+)
+
+// GreaseVersion is the version the version-negotiation probe offers: of the reserved form
+// 0x?a?a?a?a, which no endpoint may support, so it forces Version Negotiation (RFC 9000
+// section 15).
+const GreaseVersion uint32 = 0x1a2a3a4a
+
+// MinInitialDatagram is the smallest UDP payload that may carry a client's Initial, in bytes
+// (RFC 9000 section 14.1).
+const MinInitialDatagram = 1200
+
+// SmallDatagram is the size of initial-under-1200's undersized datagram, in bytes.
+const SmallDatagram = 1000
+
+// AmplificationFactor is how many times the bytes received from an unvalidated address a
+// server may send to it (RFC 9000 section 8.1).
+const AmplificationFactor = 3
+
+// probeVersionNegotiation sends a 1200-byte datagram with a long header of GreaseVersion and
+// judges the answer (RFC 9000 sections 6.1 and 17.2.1): pass when a Version Negotiation packet
+// comes back whose DCID and SCID are the probe's SCID and DCID and whose list does not hold
+// the offered version; fail for no answer (a server SHOULD answer, section 6.1) or another one.
+func probeVersionNegotiation(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+	s, err := newSession(t, ev)
+	if err != nil {
+		return Error, "", err
+	}
+	defer s.close()
+	pkt, err := s.initial(ctx, t, GreaseVersion, MinInitialDatagram)
+	if err != nil {
+		return Error, "", err
+	}
+	if err := s.send(pkt); err != nil {
+		return Error, "", err
+	}
+	got, err := s.receive(ctx, t.Quiet, time.Now().Add(t.Quiet), func(d Datagram) bool { return true })
+	if err != nil {
+		return Error, "", err
+	}
+	if len(got) == 0 {
+		return Fail, fmt.Sprintf("no answer within %v to a 1200-byte datagram of version 0x%08x", t.Quiet, GreaseVersion), nil
+	}
+	raw := lastReceived(s)
+	h, err := ParseHeader(raw)
+	if err != nil || h.Type != TypeVersionNegotiation {
+		return Fail, fmt.Sprintf("answer of %d bytes is not a Version Negotiation packet (%v %v)", len(raw), h.Type, err), nil
+	}
+	for _, v := range h.Versions {
+		ev.VersionsListed = append(ev.VersionsListed, fmt.Sprintf("0x%08x", v))
+	}
+	switch {
+	case string(h.DCID) != string(s.scid) || string(h.SCID) != string(s.dcid):
+		return Fail, fmt.Sprintf("Version Negotiation does not echo the connection IDs (DCID %x SCID %x, sent DCID %x SCID %x)", h.DCID, h.SCID, s.dcid, s.scid), nil
+	case len(h.Versions) == 0:
+		return Fail, "Version Negotiation lists no version", nil
+	case slices.Contains(h.Versions, GreaseVersion):
+		return Fail, "Version Negotiation lists the version offered", nil
+	}
+	return Pass, fmt.Sprintf("Version Negotiation listing %d versions %v", len(h.Versions), ev.VersionsListed), nil
+}
+
+// lastReceived is the raw bytes of the session's last datagram received (kept for a case
+// that parses the answer itself).
+func lastReceived(s *session) []byte { return s.lastRaw }
+
+// probeSmallInitial sends a valid Initial (a real ClientHello) padded to a datagram of
+// SmallDatagram bytes and expects silence for t.Quiet (RFC 9000 section 14.1: the server
+// discards it); then, on new connection IDs, the same Initial in a 1200-byte datagram as the
+// control, which must be answered, or the silence proves nothing (outcome error).
+func probeSmallInitial(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+	s, err := newSession(t, ev)
+	if err != nil {
+		return Error, "", err
+	}
+	defer s.close()
+	pkt, err := s.initial(ctx, t, Version1, SmallDatagram)
+	if err != nil {
+		return Error, "", err
+	}
+	if err := s.send(pkt); err != nil {
+		return Error, "", err
+	}
+	answered, err := s.receive(ctx, 0, time.Now().Add(t.Quiet), nil)
+	if err != nil {
+		return Error, "", err
+	}
+	if err := s.newIDs(); err != nil {
+		return Error, "", err
+	}
+	if pkt, err = s.initial(ctx, t, Version1, MinInitialDatagram); err != nil {
+		return Error, "", err
+	}
+	if err := s.send(pkt); err != nil {
+		return Error, "", err
+	}
+	control, err := s.receive(ctx, t.Quiet, time.Now().Add(t.Quiet), func(Datagram) bool { return true })
+	if err != nil {
+		return Error, "", err
+	}
+	ok := len(control) > 0
+	ev.ControlAnswered = &ok
+	switch {
+	case len(answered) > 0:
+		return Fail, fmt.Sprintf("answered an Initial in a %d-byte datagram with %d datagrams (%d bytes)", SmallDatagram, len(answered), sumSizes(answered)), nil
+	case !ok:
+		return Error, fmt.Sprintf("no answer to the %d-byte Initial, but none to the 1200-byte control either: the silence proves nothing", SmallDatagram), nil
+	}
+	return Pass, fmt.Sprintf("no answer within %v to an Initial in a %d-byte datagram; the 1200-byte control was answered", t.Quiet, SmallDatagram), nil
+}
+
+// probeAmplification sends one Initial in a 1200-byte datagram, never sends anything else
+// (no ACK, so the server cannot validate the address, RFC 9000 section 8.1), and counts what
+// the server sends for t.Window: pass when it is at most AmplificationFactor x 1200 bytes. A
+// Retry (section 8.1.2) is a pass too, the server having sent no more than it. No answer at
+// all is an error: the limit was never tested.
+func probeAmplification(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+	s, err := newSession(t, ev)
+	if err != nil {
+		return Error, "", err
+	}
+	defer s.close()
+	pkt, err := s.initial(ctx, t, Version1, MinInitialDatagram)
+	if err != nil {
+		return Error, "", err
+	}
+	if err := s.send(pkt); err != nil {
+		return Error, "", err
+	}
+	got, err := s.receive(ctx, 0, time.Now().Add(t.Window), nil)
+	if err != nil {
+		return Error, "", err
+	}
+	ev.LimitBytes = AmplificationFactor * ev.BytesSent
+	ev.Ratio = float64(ev.BytesReceived) / float64(ev.BytesSent)
+	n := ev.BytesReceived
+	ev.EachUnderLimit = n > 0 && n-got[len(got)-1].Size < ev.LimitBytes
+	switch {
+	case n == 0:
+		return Error, fmt.Sprintf("no answer within %v to a valid Initial: the limit was not tested", t.Window), nil
+	case n > ev.LimitBytes:
+		how := "the last datagram left with the limit already reached"
+		if ev.EachUnderLimit {
+			how = "each datagram left while the bytes before it were under the limit: checked before each packet, not at its end"
+		}
+		return Fail, fmt.Sprintf("sent %d bytes in %d datagrams to an unvalidated address that sent %d (%.2fx > %dx, %d bytes over); %s", n, len(got), ev.BytesSent, ev.Ratio, AmplificationFactor, n-ev.LimitBytes, how), nil
+	case !ev.ServerHello && !hasType(got, TypeRetry):
+		return Fail, fmt.Sprintf("%d bytes received, within the limit, but no ServerHello TLS accepts and no Retry: %s", n, ev.TLSError), nil
+	}
+	return Pass, fmt.Sprintf("%d bytes in %d datagrams over %v to the probe's %d (%.2fx <= %dx)", n, len(got), t.Window, ev.BytesSent, ev.Ratio, AmplificationFactor), nil
+}
+
+func sumSizes(ds []Datagram) int {
+	n := 0
+	for _, d := range ds {
+		n += d.Size
+	}
+	return n
+}
+
+func hasType(ds []Datagram, pt PacketType) bool {
+	for _, d := range ds {
+		for _, p := range d.Packets {
+			if p.Type == pt {
+				return true
+			}
+		}
+	}
+	return false
+}
