@@ -198,3 +198,23 @@ func FuzzSplitDatagram(f *testing.F) {
 		ParseFrames(b)
 	})
 }
+
+// TestRecordTable: a record carries its case's rule and both versions, and the table names
+// every outcome and version.
+func TestRecordTable(t *testing.T) {
+	c := Cases[2]
+	r := Result{Case: c.Name, Outcome: Fail, Reason: "3879 bytes", Evidence: Evidence{BytesSent: 1200, BytesReceived: 3879}}
+	rec := NewRecord(r, c, ProbeClient, ProbeVersion("dev"), "quic-go", "quic-go v0.65.0", "127.0.0.1:1", "loopback")
+	if rec.V != 1 || rec.Kind != RecordKind || rec.Rule != c.Rule || rec.Versions["server"] != "quic-go v0.65.0" || !strings.HasPrefix(rec.Versions["client"], "pltlab-probe dev (crypto/tls of go") {
+		t.Errorf("record %+v", rec)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, []Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"amplification-limit", "FAIL", "3879", "quic-go: quic-go v0.65.0", "pltlab-probe: pltlab-probe dev"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
