@@ -50,8 +50,18 @@ func TestIntegrationProbes(t *testing.T) {
 				r := interop.Run(context.Background(), c, target)
 				b, _ := json.Marshal(r)
 				t.Logf("%s: %s: %s\n%s", c.Name, r.Outcome, r.Reason, b)
-				// Both stacks pass the first two cases; the amplification limit is a verdict
+				// Both stacks pass the other cases; the amplification limit is a verdict
 				// (quic-go overshoots it by design), judged below from the bytes on the wire.
+				// Neither stack sends a Stateless Reset here (quic-go: the server package
+				// sets no StatelessResetKey, without which quic-go never sends one;
+				// gtlsserver 0.12.1 drops short-header packets of unknown connections, of
+				// 43 to 1200 bytes alike): unsupported, a pass should one come.
+				if c.Name == "stateless-reset" {
+					if r.Outcome != interop.Unsupported && r.Outcome != interop.Pass {
+						t.Errorf("stateless-reset against %s: %s (%s), want unsupported or pass", stack, r.Outcome, r.Reason)
+					}
+					continue
+				}
 				if r.Outcome != interop.Pass && (c.Name != "amplification-limit" || r.Outcome != interop.Fail) {
 					t.Errorf("%s against %s: %s (%s)", c.Name, stack, r.Outcome, r.Reason)
 				}
@@ -135,10 +145,10 @@ func TestIntegrationProbeSilentServer(t *testing.T) {
 		}
 	}()
 	target := interop.Target{Addr: pc.LocalAddr().String(), ServerName: "plt.test", Quiet: 300 * time.Millisecond, Window: 300 * time.Millisecond}
-	want := map[string]interop.Outcome{"version-negotiation": interop.Fail, "initial-under-1200": interop.Error, "amplification-limit": interop.Error}
+	want := map[string]interop.Outcome{"version-negotiation": interop.Fail, "initial-under-1200": interop.Error, "amplification-limit": interop.Error, "stateless-reset": interop.Unsupported}
 	for _, c := range interop.Cases {
 		r := interop.Run(context.Background(), c, target)
-		if r.Outcome != want[c.Name] || !strings.Contains(r.Reason, "no answer") {
+		if r.Outcome != want[c.Name] || !strings.Contains(r.Reason, "no answer") && !strings.Contains(r.Reason, "no Stateless Reset") {
 			t.Errorf("%s: %s (%s), want %s", c.Name, r.Outcome, r.Reason, want[c.Name])
 		}
 	}

@@ -106,6 +106,9 @@ type Evidence struct {
 	// ProbeBytes and ControlAnswered: initial-under-1200's undersized datagram and whether the
 	// valid Initial sent after it, on new connection IDs, was answered.
 	ControlAnswered *bool `json:"control_answered,omitempty"`
+	// ResetToken is the last 16 bytes of a Stateless Reset, its Stateless Reset Token
+	// (stateless-reset, RFC 9000 section 10.3).
+	ResetToken string `json:"reset_token,omitempty"`
 	// LimitBytes is 3 x the bytes the probe sent before address validation and Ratio the bytes
 	// received over the bytes sent (amplification-limit, RFC 9000 section 8.1).
 	LimitBytes int     `json:"limit_bytes,omitempty"`
@@ -141,6 +144,7 @@ var Cases = []Case{
 	{Name: "version-negotiation", Rule: "RFC 9000 sections 6.1 and 17.2.1: a packet of an unsupported version in a datagram of 1200 bytes or more gets a Version Negotiation packet that echoes the connection IDs and lists the versions the server supports (not the one offered)", run: probeVersionNegotiation},
 	{Name: "initial-under-1200", Rule: "RFC 9000 section 14.1: a server discards an Initial in a UDP datagram under 1200 bytes (a valid Initial on new IDs is then answered, as the control)", run: probeSmallInitial},
 	{Name: "amplification-limit", Rule: "RFC 9000 section 8.1: before validating the client's address a server sends at most 3 times the bytes it received (the probe sends one 1200-byte Initial and never acknowledges)", run: probeAmplification},
+	{Name: "stateless-reset", Rule: "RFC 9000 sections 10.3 and 10.3.3: a server MAY answer a short-header packet of a connection it does not know with a Stateless Reset; one it sends looks like a short header, is at least 21 bytes and smaller than the packet that triggered it", run: probeStatelessReset},
 }
 
 // CaseNames lists the names of Cases.

@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"crypto/rand"
 
 	"fmt"
 	"slices"
@@ -174,4 +175,53 @@ func hasType(ds []Datagram, pt PacketType) bool {
 		}
 	}
 	return false
+}
+
+// ResetTrigger is the size of the stateless-reset probe's short-header packet, in bytes: more
+// than the 21 bytes a Stateless Reset needs at least, so that one smaller than it can exist
+// (RFC 9000 section 10.3.3), and small enough that no server takes it for a new connection.
+const ResetTrigger = 100
+
+// MinStatelessReset is the smallest Stateless Reset, in bytes: 5 bytes of header and
+// unpredictable bits (at least 38 of them) and the 16-byte token (RFC 9000 section 10.3).
+const MinStatelessReset = 21
+
+// probeStatelessReset sends a short-header packet of ResetTrigger random bytes (a fixed bit set,
+// an unknown 18-byte connection ID) and judges what comes back (RFC 9000 section 10.3): no
+// answer is unsupported (sending a Stateless Reset is a MAY); an answer passes when it has the
+// short header form with the fixed bit, at least MinStatelessReset bytes and fewer than the
+// trigger (section 10.3.3, so two endpoints cannot loop); anything else fails. The token cannot
+// be checked: a server derives it from a connection ID the probe never had from it.
+func probeStatelessReset(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+	s, err := newSession(t, ev)
+	if err != nil {
+		return Error, "", err
+	}
+	defer s.close()
+	pkt := make([]byte, ResetTrigger)
+	rand.Read(pkt)
+	pkt[0] = 0x40 | pkt[0]&0x3f
+	if err := s.send(pkt); err != nil {
+		return Error, "", err
+	}
+	got, err := s.receive(ctx, t.Quiet, time.Now().Add(t.Quiet), func(Datagram) bool { return true })
+	if err != nil {
+		return Error, "", err
+	}
+	if len(got) == 0 {
+		return Unsupported, fmt.Sprintf("no Stateless Reset within %v for a %d-byte short-header packet of an unknown connection (sending one is optional, RFC 9000 section 10.3)", t.Quiet, ResetTrigger), nil
+	}
+	raw := s.lastRaw
+	if len(raw) >= 16 {
+		ev.ResetToken = fmt.Sprintf("%x", raw[len(raw)-16:])
+	}
+	switch {
+	case raw[0]&0xc0 != 0x40:
+		return Fail, fmt.Sprintf("answer of %d bytes is not in the short header form with the fixed bit (first byte 0x%02x)", len(raw), raw[0]), nil
+	case len(raw) < MinStatelessReset:
+		return Fail, fmt.Sprintf("Stateless Reset of %d bytes, under the %d a reset needs", len(raw), MinStatelessReset), nil
+	case len(raw) >= ResetTrigger:
+		return Fail, fmt.Sprintf("Stateless Reset of %d bytes for a %d-byte packet: not smaller than its trigger (RFC 9000 section 10.3.3)", len(raw), ResetTrigger), nil
+	}
+	return Pass, fmt.Sprintf("Stateless Reset of %d bytes for a %d-byte packet of an unknown connection (token %s)", len(raw), ResetTrigger, ev.ResetToken), nil
 }

@@ -50,6 +50,7 @@ func TestProbesBuiltToFail(t *testing.T) {
 	}{
 		{"version-negotiation", "is not a Version Negotiation packet"},
 		{"initial-under-1200", "answered an Initial in a 1000-byte datagram with 4 datagrams (4800 bytes)"},
+		{"stateless-reset", "Stateless Reset of 1200 bytes for a 100-byte packet: not smaller than its trigger"},
 		{"amplification-limit", "sent 4800 bytes in 4 datagrams to an unvalidated address that sent 1200 (4.00x > 3x, 1200 bytes over); the last datagram left with the limit already reached"},
 	} {
 		t.Run(tc.c, func(t *testing.T) {
@@ -85,5 +86,16 @@ func TestProbesBuiltToFail(t *testing.T) {
 	r = Run(context.Background(), c, Target{Addr: fakeServer(t, echoes), ServerName: "plt.test", Quiet: 300 * time.Millisecond})
 	if r.Outcome != Fail || r.Reason != "Version Negotiation lists the version offered" {
 		t.Errorf("VN listing the offered version: %s: %s", r.Outcome, r.Reason)
+	}
+	reset := func(d []byte) [][]byte {
+		if d[0]&0x80 != 0 {
+			return nil
+		}
+		return [][]byte{append([]byte{0x5a}, make([]byte, len(d)-2)...)}
+	}
+	c, _ = lookup("stateless-reset")
+	r = Run(context.Background(), c, Target{Addr: fakeServer(t, reset), ServerName: "plt.test", Quiet: 300 * time.Millisecond})
+	if r.Outcome != Pass || r.Evidence.ResetToken != strings.Repeat("00", 16) || r.Evidence.BytesReceived != ResetTrigger-1 {
+		t.Errorf("a well-formed reset: %s: %s %+v", r.Outcome, r.Reason, r.Evidence)
 	}
 }
