@@ -41,13 +41,14 @@ type Target struct {
 
 // Defaults of Target.
 const (
-	// DefaultQuiet is 1 s: well above the first PTO of a server that has no RTT sample
-	// (3 x the 333 ms initial RTT would be about 1 s, RFC 9002 section 6.2.2, but servers
-	// answer a first Initial at once, not after a PTO).
+	// DefaultQuiet is 1 s: about the first probe timeout of a server without an RTT sample,
+	// 333 ms + 4 x 166.5 ms (RFC 9002 sections 6.2.1 and 6.2.2), though servers answer a
+	// first Initial at once.
 	DefaultQuiet = time.Second
-	// DefaultWindow is 4 s: room for the first flight and at least three PTO
-	// retransmissions of it from a server with an initial RTT of 333 ms or less (RFC 9002
-	// section 6.2.1: the PTO doubles after each), each of which counts towards the limit.
+	// DefaultWindow is 4 s: room for the first flight and the PTO retransmissions at about
+	// 1 s and 3 s after it of a server without an RTT sample (the PTO doubles each time, RFC
+	// 9002 section 6.2.1); every byte of them counts towards the limit (RFC 9002 section
+	// 6.2.2.1).
 	DefaultWindow = 4 * time.Second
 )
 
@@ -103,8 +104,9 @@ type Evidence struct {
 	TLSError    string `json:"tls_error,omitempty"`
 	// VersionsListed are a Version Negotiation packet's versions (version-negotiation).
 	VersionsListed []string `json:"versions_listed,omitempty"`
-	// ProbeBytes and ControlAnswered: initial-under-1200's undersized datagram and whether the
-	// valid Initial sent after it, on new connection IDs, was answered.
+	// ControlAnswered is whether initial-under-1200's control, the valid Initial sent in 1200
+	// bytes on new connection IDs after the undersized one, was answered (RFC 9000 section
+	// 14.1); without that answer the silence before it proves nothing.
 	ControlAnswered *bool `json:"control_answered,omitempty"`
 	// ResetToken is the last 16 bytes of a Stateless Reset, its Stateless Reset Token
 	// (stateless-reset, RFC 9000 section 10.3).

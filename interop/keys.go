@@ -132,11 +132,10 @@ var ErrDecrypt = errors.New("packet does not decrypt")
 // Seal protects one packet (RFC 9001 sections 5.3 and 5.4): hdr is the plaintext header
 // ending with the packet number field, whose length pnLen (1..4 bytes) the first byte's two
 // low bits already state; payload is the plaintext frames. The AEAD's associated data is the
-// plaintext header; the sample for header protection starts 4 bytes after the packet number
-// field's start (section 5.4.2), so payload must be at least 4-pnLen bytes longer than 0
-// plus the 16-byte sample minus the 16-byte tag. Seal returns header || ciphertext || tag
-// with the first byte's low bits (4 for a long header, 5 for a short one) and the packet
-// number masked.
+// plaintext header; the header protection sample is the 16 bytes that start 4 bytes after the
+// packet number field's start (section 5.4.2), so payload must hold at least 4-pnLen bytes
+// (the 16-byte tag completes the sample). Seal returns header || ciphertext || tag with the
+// first byte's low bits (4 for a long header, 5 for a short one) and the packet number masked.
 func (k *Keys) Seal(hdr []byte, pnLen int, pn uint64, payload []byte) ([]byte, error) {
 	if pnLen < 1 || pnLen > 4 || len(hdr) < pnLen+1 {
 		return nil, fmt.Errorf("seal: packet number length %d in a %d-byte header", pnLen, len(hdr))
