@@ -49,7 +49,7 @@ func probeVersionNegotiation(ctx context.Context, t Target, ev *Evidence) (Outco
 	if len(got) == 0 {
 		return Fail, fmt.Sprintf("no answer within %v to a 1200-byte datagram of version 0x%08x", t.Quiet, GreaseVersion), nil
 	}
-	raw := lastReceived(s)
+	raw := s.lastRaw
 	h, err := ParseHeader(raw)
 	if err != nil || h.Type != TypeVersionNegotiation {
 		return Fail, fmt.Sprintf("answer of %d bytes is not a Version Negotiation packet (%v %v)", len(raw), h.Type, err), nil
@@ -67,10 +67,6 @@ func probeVersionNegotiation(ctx context.Context, t Target, ev *Evidence) (Outco
 	}
 	return Pass, fmt.Sprintf("Version Negotiation listing %d versions %v", len(h.Versions), ev.VersionsListed), nil
 }
-
-// lastReceived is the raw bytes of the session's last datagram received (kept for a case
-// that parses the answer itself).
-func lastReceived(s *session) []byte { return s.lastRaw }
 
 // probeSmallInitial sends a valid Initial (a real ClientHello) padded to a datagram of
 // SmallDatagram bytes and expects silence for t.Quiet (RFC 9000 section 14.1: the server

@@ -149,7 +149,7 @@ func (s *session) describe(b []byte, k *Keys, fromServer bool) []PacketInfo {
 		case h.Type == TypeInitial && h.Version == Version1:
 			s.open(&pi, k, pkt, h, fromServer)
 		case h.Type == TypeHandshake && fromServer && s.hsKeys != nil:
-			s.open(&pi, s.hsKeys, pkt, h, false)
+			s.open(&pi, s.hsKeys, pkt, h, true)
 		case h.Type == TypeHandshake:
 			pi.Note = "not decrypted: no Handshake keys"
 		}
@@ -161,19 +161,22 @@ func (s *session) describe(b []byte, k *Keys, fromServer bool) []PacketInfo {
 	return out
 }
 
-// open decrypts one packet into pi; for the server's Initial packets it also feeds the CRYPTO
-// data to TLS (feedTLS).
-func (s *session) open(pi *PacketInfo, k *Keys, pkt []byte, h Header, feed bool) {
+// open decrypts one packet into pi. For the server's packets (fromServer) it keeps the largest
+// packet number per space, from which the next are recovered (RFC 9000 Appendix A.3), and
+// feeds the CRYPTO data of its Initial packets to TLS (feedTLS); the probe's own packets are
+// decoded as the first of their space.
+func (s *session) open(pi *PacketInfo, k *Keys, pkt []byte, h Header, fromServer bool) {
 	largest, ok := s.largest[h.Type]
-	if !ok {
+	if !ok || !fromServer {
 		largest = -1
 	}
+	feed := fromServer && h.Type == TypeInitial
 	_, pn, payload, err := k.Open(pkt, h.PNOffset, largest)
 	if err != nil {
 		pi.Note = err.Error()
 		return
 	}
-	if int64(pn) > largest {
+	if fromServer && int64(pn) > largest {
 		s.largest[h.Type] = int64(pn)
 	}
 	pi.PN = &pn
