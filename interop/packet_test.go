@@ -218,3 +218,32 @@ func TestRecordTable(t *testing.T) {
 		}
 	}
 }
+
+// TestParseHeaderErrors: truncated or malformed headers are errors, never panics or packets
+// running past the datagram.
+func TestParseHeaderErrors(t *testing.T) {
+	initial := unhex(t, rfcServerPacket)
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "packet truncated"},
+		{"long header of 6 bytes", []byte{0xc0, 0, 0, 0, 1, 0}, "long header of 6 bytes"},
+		{"connection ID over 20 bytes", append([]byte{0xc0, 0, 0, 0, 1, 21}, make([]byte, 30)...), "connection ID of 21 bytes"},
+		{"Length past the datagram", initial[:len(initial)-1], "Length 117 with 116 bytes left"},
+		{"Initial token past the datagram", []byte{0xc0, 0, 0, 0, 1, 0, 0, 0x05, 1}, "Initial token"},
+		{"Retry without its tag", []byte{0xf0, 0, 0, 0, 1, 0, 0, 1, 2}, "Retry without its tag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseHeader(tc.in)
+			if err == nil || !errors.Is(err, ErrShortPacket) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want ErrShortPacket with %q", err, tc.want)
+			}
+		})
+	}
+	other, err := ParseHeader(append([]byte{0xc0, 0xff, 0, 0, 0x1d, 0, 0}, 1, 2, 3))
+	if err != nil || other.Type != TypeOtherVersion || other.Version != 0xff00001d || other.Size != 10 {
+		t.Errorf("draft-29 long header: %+v, %v", other, err)
+	}
+}
