@@ -92,6 +92,7 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		newSlurmCmd(),
 		newK8sCmd(),
 		newViewCmd(),
+		newInteropCmd(),
 	)
 	for _, c := range root.Commands() {
 		wrapArgs(c)

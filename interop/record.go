@@ -1,0 +1,82 @@
+package interop
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// RecordVersion is the schema version of Record ("v").
+const RecordVersion = 1
+
+// RecordKind is Record's "kind": one interop case against one client and server.
+const RecordKind = "interop_case"
+
+// ProbeClient names this package's raw probe client in records.
+const ProbeClient = "pltlab-probe"
+
+// ProbeVersion describes the probe client's version: pltlab's build (given) and the Go
+// toolchain whose crypto/tls wrote the ClientHello.
+func ProbeVersion(pltlab string) string {
+	return fmt.Sprintf("%s %s (crypto/tls of %s)", ProbeClient, pltlab, runtime.Version())
+}
+
+// Record is one JSON line of `pltlab interop`: a case's outcome for one client against one
+// server, each named with the exact version that ran, and the evidence the verdict rests on.
+type Record struct {
+	V    int    `json:"v"`
+	Kind string `json:"kind"`
+	// Time is when the case started (RFC 3339, UTC).
+	Time string `json:"time"`
+	Case string `json:"case"`
+	// Rule is the RFC rule the case checks (Case.Rule).
+	Rule   string `json:"rule"`
+	Client string `json:"client"`
+	Server string `json:"server"`
+	// Versions maps "client" and "server" to the versions that ran, as read from them.
+	Versions map[string]string `json:"versions"`
+	// Target is the server's UDP address; Link the path to it ("loopback").
+	Target     string   `json:"target"`
+	Link       string   `json:"link"`
+	Outcome    Outcome  `json:"outcome"`
+	Reason     string   `json:"reason"`
+	DurationMS float64  `json:"duration_ms"`
+	Evidence   Evidence `json:"evidence"`
+}
+
+// NewRecord makes the record of result r of case c.
+func NewRecord(r Result, c Case, client, clientVersion, server, serverVersion, target, link string) Record {
+	return Record{
+		V: RecordVersion, Kind: RecordKind, Time: r.Start.UTC().Format(time.RFC3339),
+		Case: r.Case, Rule: c.Rule, Client: client, Server: server,
+		Versions: map[string]string{"client": clientVersion, "server": serverVersion},
+		Target:   target, Link: link, Outcome: r.Outcome, Reason: r.Reason,
+		DurationMS: float64(r.Duration.Microseconds()) / 1000, Evidence: r.Evidence,
+	}
+}
+
+// WriteTable writes records as a table for people: case, client, server, outcome, the bytes
+// each way and the reason.
+func WriteTable(w io.Writer, recs []Record) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\tclient\tserver\toutcome\tsent B\treceived B\treason")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.Case, r.Client, r.Server, strings.ToUpper(string(r.Outcome)),
+			r.Evidence.BytesSent, r.Evidence.BytesReceived, r.Reason)
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		for _, role := range []string{"client", "server"} {
+			name := map[string]string{"client": r.Client, "server": r.Server}[role]
+			if v := r.Versions[role]; !seen[name+v] {
+				seen[name+v] = true
+				fmt.Fprintf(tw, "\n%s: %s", name, v)
+			}
+		}
+	}
+	fmt.Fprintln(tw)
+	return tw.Flush()
+}
