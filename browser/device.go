@@ -163,10 +163,6 @@ func (b *Browser) calibrate(p *process) error {
 	return nil
 }
 
-// setBudget sets a group's budget (device.Group.SetBudget); a seam for the test of a budget that
-// does not hold.
-var setBudget = (*device.Group).SetBudget
-
 // timeSlowdown times the calibration script at desktop speed (the budget lifted, no CDP
 // throttling) and then with the device's slowdown applied, filling rec's budget and mechanism.
 func (b *Browser) timeSlowdown(ctx context.Context, p *process, rec *result.Device) (desk, slow float64, err error) {
@@ -188,7 +184,11 @@ func (b *Browser) timeSlowdown(ctx context.Context, p *process, rec *result.Devi
 	rec.CalibrationDesktopMs, rec.CalibrationDesktopCPUMs = round2(deskWall), round2(deskCPU)
 	var mech []string
 	if p.group != nil {
-		period, quota, err := setBudget(p.group, d.CPUs())
+		set := b.cfg.setBudget
+		if set == nil {
+			set = (*device.Group).SetBudget
+		}
+		period, quota, err := set(p.group, d.CPUs())
 		if err != nil {
 			return 0, 0, fmt.Errorf("device %s: set the CPU budget: %w", d.Name, err)
 		}

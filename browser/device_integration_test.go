@@ -28,9 +28,9 @@ func TestIntegrationDevice(t *testing.T) {
 	pageURL := info.URL("h2")
 	u, _ := url.Parse(pageURL)
 	port, _ := strconv.Atoi(u.Port())
-	launch := func(d device.Device) (*Browser, error) {
-		return Launch(ctx, WithChrome(chrome), WithNetNS(ns), WithProtocol("h2"), WithSPKI(info.SPKI),
-			WithResolve(info.Host, "127.0.0.1"), WithPort(port), WithDevice(d))
+	launch := func(d device.Device, opts ...Option) (*Browser, error) {
+		return Launch(ctx, append([]Option{WithChrome(chrome), WithNetNS(ns), WithProtocol("h2"), WithSPKI(info.SPKI),
+			WithResolve(info.Host, "127.0.0.1"), WithPort(port), WithDevice(d)}, opts...)...)
 	}
 	for _, spec := range []string{"motog4", "motog4:cdp", "desktop"} {
 		t.Run(spec, func(t *testing.T) {
@@ -80,11 +80,11 @@ func TestIntegrationDevice(t *testing.T) {
 		})
 	}
 	t.Run("budget not applied", func(t *testing.T) {
-		saved := setBudget
-		setBudget = func(g *device.Group, cpus float64) (int, int, error) { return device.BasePeriod, -1, nil }
-		defer func() { setBudget = saved }()
+		skipQuota := func(c *config) {
+			c.setBudget = func(*device.Group, float64) (int, int, error) { return device.BasePeriod, -1, nil }
+		}
 		d, _ := device.Parse("motog4")
-		b, err := launch(d)
+		b, err := launch(d, skipQuota)
 		if err == nil {
 			b.Close()
 			t.Fatal("a budget that was never applied passed the launch check")

@@ -82,6 +82,9 @@ type config struct {
 	creator               string
 	// device is the emulated client device (WithDevice); the zero value is the desktop.
 	device device.Device
+	// setBudget sets the device group's budget (nil: device.Group.SetBudget); a seam for the
+	// test of a budget the kernel does not apply.
+	setBudget func(g *device.Group, cpus float64) (periodUs, quotaUs int, err error)
 }
 
 func defaultConfig() config {

@@ -48,18 +48,16 @@ func TestLinkRecheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			old := selfCheck
-			selfCheck = func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error) {
-				c := tc.checks[calls]
-				calls++
-				return c, nil
-			}
-			defer func() { selfCheck = old }()
-			settleBusy = func(context.Context, time.Duration) (float64, float64) { return 0, 0 } // a quiet machine
-			defer func() { settleBusy = nil }()
 			var out bytes.Buffer
 			c := Config{Name: "e", Links: []string{"carlucci2015"}, Logger: slog.New(slog.DiscardHandler)}
-			r := &runner{c: c, w: result.NewWriter(&out), links: []linkspec.Spec{fakeLink{}.Spec()}, env: &result.Env{}, plts: map[Arm][]float64{}}
+			r := &runner{c: c, w: result.NewWriter(&out), links: []linkspec.Spec{fakeLink{}.Spec()}, env: &result.Env{}, plts: map[Arm][]float64{},
+				selfCheck: func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error) {
+					c := tc.checks[calls]
+					calls++
+					return c, nil
+				},
+				settleBusy: func(context.Context, time.Duration) (float64, float64) { return 0, 0 }, // a quiet machine
+			}
 			err := r.checkLink(context.Background(), 0, fakeLink{})
 			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, ErrLinkCheck)) {
 				t.Fatalf("err %v, want error %v", err, tc.wantErr)

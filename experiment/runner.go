@@ -227,6 +227,11 @@ type runner struct {
 	// loadOnce makes one attempt at a load; nil means (*runner).load (a seam for the tests of
 	// the one retry rule of loads).
 	loadOnce func(ctx context.Context, ls *linkSetup, i int, j Job) (*result.Record, error)
+	// selfCheck is the link self-check (nil: selfcheck.Run) and settleBusy how the repeat of a
+	// failed check measures the machine's busy share while it waits for a quiet one (nil:
+	// selfcheck's own, from /proc/stat): seams for the tests of the retry rule.
+	selfCheck  func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error)
+	settleBusy func(ctx context.Context, window time.Duration) (busyPct, stealPct float64)
 }
 
 // errWrite marks an error writing the result stream (wrapped in a writeError).
@@ -430,13 +435,6 @@ func (r *runner) checksLeft() int {
 	return n
 }
 
-// selfCheck is the link self-check the runner uses (a seam for the tests of the retry rule).
-var selfCheck = selfcheck.Run
-
-// settleBusy is how the repeat of a failed check measures the machine's busy share while it
-// waits for a quiet one (nil: selfcheck's own, from /proc/stat); a seam for the tests.
-var settleBusy func(ctx context.Context, window time.Duration) (busyPct, stealPct float64)
-
 // checkLink self-checks link li by the one retry rule (selfcheck.Retry: up to
 // result.Attempts checks), writes each check as a link_check line carrying its attempt
 // number, names a link that needed a second check in the summary (Summary.Rechecked) and
@@ -448,7 +446,7 @@ func (r *runner) checkLink(ctx context.Context, li int, l shaping.Link) error {
 	}
 	r.checked = li + 1
 	note, err := selfcheck.Retry(ctx, l, selfcheck.RetryOptions{
-		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Busy: settleBusy, Name: r.c.Links[li], Logger: r.c.Logger,
+		Check: selfcheck.Options{Quick: true}, Run: r.selfCheck, Busy: r.settleBusy, Name: r.c.Links[li], Logger: r.c.Logger,
 		Before: func(int) {
 			if r.c.Observer != nil {
 				r.c.Observer(Progress{Done: r.done, Total: r.total - r.sum.Resumed, Checking: r.c.Links[li],
