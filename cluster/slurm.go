@@ -69,17 +69,52 @@ func Slurm(s Sweep, o SlurmOptions) (map[string][]byte, error) {
 	}
 	name := s.name()
 	n := s.Shards
-	head := func(job string, cpus int, mem int, limit time.Duration, log string) string {
-		var b strings.Builder
-		fmt.Fprintf(&b, "#!/bin/bash\n#SBATCH --job-name=%s\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n", job, cpus)
-		fmt.Fprintf(&b, "#SBATCH --mem=%dM\n#SBATCH --time=%s\n#SBATCH --output=%s\n", mem, slurmTime(limit), filepath.Join(o.Dir, "logs", log))
-		if o.Partition != "" {
-			fmt.Fprintf(&b, "#SBATCH --partition=%s\n", o.Partition)
-		}
-		return b.String()
+	shards := slurmShards(s, o, est, shaped, name)
+	merge := slurmMerge(s, o, est, name)
+
+	submit := fmt.Sprintf(`#!/bin/sh
+# Submits the %d shards of %s as a Slurm job array and the merge as a job that runs
+# after every task has ended (afterany), then prints both job IDs.
+set -eu
+mkdir -p %[3]s/logs
+array=$(sbatch --parsable %[3]s/%[4]s)
+array=${array%%%%;*}
+merge=$(sbatch --parsable --dependency=afterany:$array %[3]s/%[5]s)
+echo "shards: job $array (array 0-%[6]d); merge and report: job ${merge%%%%;*}"
+`, n, s.label(), q(o.Dir), SlurmShardsScript, SlurmMergeScript, n-1)
+
+	files := map[string][]byte{
+		SlurmShardsScript: []byte(shards),
+		SlurmMergeScript:  []byte(merge),
+		SlurmSubmitScript: []byte(submit),
 	}
+	if s.Study == nil {
+		files[MatrixFile] = s.Matrix
+		for name, b := range s.Traces {
+			files[name] = b
+		}
+	}
+	return files, nil
+}
+
+// slurmHead is a job script's first lines: its #SBATCH name, one task of cpus CPUs, memory
+// (MiB), time limit, log file (in DIR/logs) and partition (o.Partition).
+func slurmHead(o SlurmOptions, job string, cpus, mem int, limit time.Duration, log string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/bash\n#SBATCH --job-name=%s\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n", job, cpus)
+	fmt.Fprintf(&b, "#SBATCH --mem=%dM\n#SBATCH --time=%s\n#SBATCH --output=%s\n", mem, slurmTime(limit), filepath.Join(o.Dir, "logs", log))
+	if o.Partition != "" {
+		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", o.Partition)
+	}
+	return b.String()
+}
+
+// slurmShards is the array job's script (see Slurm): one task per shard, its estimate and
+// limits in comments, a requeued task resuming its shard's file.
+func slurmShards(s Sweep, o SlurmOptions, est Estimates, shaped bool, name string) string {
+	n := s.Shards
 	var shards strings.Builder
-	shards.WriteString(head(name, s.CPUs, s.MemoryMiB, s.Time, "shard-%a.log"))
+	shards.WriteString(slurmHead(o, name, s.CPUs, s.MemoryMiB, s.Time, "shard-%a.log"))
 	fmt.Fprintf(&shards, "#SBATCH --array=0-%d\n#SBATCH --hint=nomultithread\n#SBATCH --requeue\n#SBATCH --open-mode=append\n", n-1)
 	if s.Exclusive {
 		shards.WriteString("#SBATCH --exclusive\n")
@@ -110,9 +145,14 @@ func Slurm(s Sweep, o SlurmOptions) (map[string][]byte, error) {
 	}
 	args = append(args, quoteAll(o.RunArgs)...)
 	fmt.Fprintf(&shards, "exec %s\n", strings.Join(args, " "))
+	return shards.String()
+}
 
+// slurmMerge is the final job's script (see Slurm): a study's merge and report, or a matrix's
+// merge and reports, naming what is missing.
+func slurmMerge(s Sweep, o SlurmOptions, est Estimates, name string) string {
 	var merge strings.Builder
-	merge.WriteString(head(name+"-merge", 1, mergeMemoryMiB(est.Loads), mergeTime(est.Loads), "merge.log"))
+	merge.WriteString(slurmHead(o, name+"-merge", 1, mergeMemoryMiB(est.Loads), mergeTime(est.Loads), "merge.log"))
 	if s.Study != nil {
 		fmt.Fprintf(&merge, `set -uo pipefail
 cd %[1]s
@@ -131,30 +171,7 @@ status=$?
 exit $status
 `, q(o.Dir), q(o.Pltlab))
 	}
-
-	submit := fmt.Sprintf(`#!/bin/sh
-# Submits the %d shards of %s as a Slurm job array and the merge as a job that runs
-# after every task has ended (afterany), then prints both job IDs.
-set -eu
-mkdir -p %[3]s/logs
-array=$(sbatch --parsable %[3]s/%[4]s)
-array=${array%%%%;*}
-merge=$(sbatch --parsable --dependency=afterany:$array %[3]s/%[5]s)
-echo "shards: job $array (array 0-%[6]d); merge and report: job ${merge%%%%;*}"
-`, n, s.label(), q(o.Dir), SlurmShardsScript, SlurmMergeScript, n-1)
-
-	files := map[string][]byte{
-		SlurmShardsScript: []byte(shards.String()),
-		SlurmMergeScript:  []byte(merge.String()),
-		SlurmSubmitScript: []byte(submit),
-	}
-	if s.Study == nil {
-		files[MatrixFile] = s.Matrix
-		for name, b := range s.Traces {
-			files[name] = b
-		}
-	}
-	return files, nil
+	return merge.String()
 }
 
 // slurmTime formats d as Slurm's D-HH:MM:SS, rounded up to a minute (sbatch(1), --time).

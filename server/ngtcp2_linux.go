@@ -553,31 +553,7 @@ func parseQlog(path, cc string, certLen int) (qlogFacts, error) {
 		return qlogFacts{}, err
 	}
 	defer f.Close()
-	type frame struct {
-		Type     string `json:"frame_type"`
-		StreamID *int64 `json:"stream_id"`
-		Offset   int64  `json:"offset"`
-		Length   int64  `json:"length"`
-	}
-	var ev struct {
-		Time  float64 `json:"time"`
-		Name  string  `json:"name"`
-		Trace *struct {
-			Common struct {
-				GroupID string `json:"group_id"`
-			} `json:"common_fields"`
-		} `json:"trace"`
-		Data struct {
-			Frames []frame `json:"frames"`
-			Header struct {
-				Type string `json:"packet_type"`
-			} `json:"header"`
-			Raw struct {
-				Length int64 `json:"length"`
-			} `json:"raw"`
-			SmoothedRTT *float64 `json:"smoothed_rtt"`
-		} `json:"data"`
-	}
+	var ev qlogEvent
 	q := qlogFacts{ConnInfo: ConnInfo{Protocol: "h3", ALPN: "h3", TLSVersion: "1.3", QUICCC: cc, Remote: ""}}
 	ci := &q.ConnInfo
 	extent := map[int64]int64{}
@@ -636,18 +612,52 @@ func parseQlog(path, cc string, certLen int) (qlogFacts, error) {
 	}
 	ci.Requests = len(extent)
 	ci.Resumed = handshakeCrypto > 0 && handshakeCrypto < int64(certLen)
+	ci.Opened, ci.Closed = qlogTimes(path, lastMs)
+	ci.Qlog = filepath.Base(path)
+	return q, nil
+}
+
+// qlogEvent is what parseQlog reads of one qlog event (or of the trace's header record).
+type qlogEvent struct {
+	Time  float64 `json:"time"`
+	Name  string  `json:"name"`
+	Trace *struct {
+		Common struct {
+			GroupID string `json:"group_id"`
+		} `json:"common_fields"`
+	} `json:"trace"`
+	Data struct {
+		Frames []struct {
+			Type     string `json:"frame_type"`
+			StreamID *int64 `json:"stream_id"`
+			Offset   int64  `json:"offset"`
+			Length   int64  `json:"length"`
+		} `json:"frames"`
+		Header struct {
+			Type string `json:"packet_type"`
+		} `json:"header"`
+		Raw struct {
+			Length int64 `json:"length"`
+		} `json:"raw"`
+		SmoothedRTT *float64 `json:"smoothed_rtt"`
+	} `json:"data"`
+}
+
+// qlogTimes returns when the connection of the qlog at path opened and closed: the file's birth
+// and last modification times (statx); on a file system without birth times, the opening is
+// the closing less the server's idle timeout and the trace's last event time (lastMs, ms).
+func qlogTimes(path string, lastMs float64) (opened, closed time.Time) {
 	var sx unix.Statx_t
 	if unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_BTIME|unix.STATX_MTIME, &sx) == nil {
 		if sx.Mask&unix.STATX_BTIME != 0 {
-			ci.Opened = time.Unix(sx.Btime.Sec, int64(sx.Btime.Nsec))
+			opened = time.Unix(sx.Btime.Sec, int64(sx.Btime.Nsec))
 		}
-		ci.Closed = time.Unix(sx.Mtime.Sec, int64(sx.Mtime.Nsec))
+		closed = time.Unix(sx.Mtime.Sec, int64(sx.Mtime.Nsec))
 	}
-	if ci.Opened.IsZero() { // no birth time on this file system: the qlog's own clock, from its end
-		ci.Opened = ci.Closed.Add(-Ngtcp2IdleTimeout - time.Duration(lastMs*float64(time.Millisecond)))
+	if opened.IsZero() { // no birth time on this file system: the qlog's own clock, from its end
+		opened = closed.Add(-Ngtcp2IdleTimeout - time.Duration(lastMs*float64(time.Millisecond)))
 	}
-	ci.Qlog = filepath.Base(path)
-	return q, nil
+	return opened, closed
 }
 
 // parseQlogCounters reads only what a bulk flow's record needs from its qlog, without decoding
