@@ -158,7 +158,7 @@ func (c *Config) ReadArchives() error {
 		if !pages.IsReplay(s) || c.Archives[s] != nil {
 			continue
 		}
-		a, err := pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+		a, err := c.archive(s)
 		if err != nil {
 			return fmt.Errorf("bad page %q: %w (a page is a SPEC, a preset, or har:FILE, a HAR 1.2 with response bodies)", s, err)
 		}
@@ -175,7 +175,14 @@ func (c Config) archive(s string) (*pages.Archive, error) {
 	if a := c.Archives[s]; a != nil {
 		return a, nil
 	}
-	return pages.ReadArchive(strings.TrimPrefix(s, pages.ReplayPrefix))
+	src, err := pages.ParseSource(s)
+	if err != nil {
+		return nil, err
+	}
+	if !src.Replay() {
+		return nil, fmt.Errorf("page %q replays no HAR", s)
+	}
+	return pages.ReadArchive(src.HAR)
 }
 
 // LaunchFunc launches a browser with the options given (browser.Launch's signature).

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/device"
@@ -56,8 +55,8 @@ func InputFiles(c Config) []result.InputFile {
 	}
 	var out []result.InputFile
 	for _, pg := range c.Pages {
-		if pages.IsReplay(pg) {
-			path, digest := strings.TrimPrefix(pg, pages.ReplayPrefix), ""
+		if src, _ := pages.ParseSource(pg); src.Replay() {
+			path, digest := src.HAR, ""
 			if a := c.Archives[pg]; a != nil {
 				digest = a.Digest // the bytes replayed, not read again
 			} else {

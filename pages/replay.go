@@ -15,9 +15,6 @@ import (
 // (pltlab run --page har:FILE).
 const ReplayPrefix = "har:"
 
-// IsReplay reports whether page (a --page value) names a HAR to replay (ReplayPrefix).
-func IsReplay(page string) bool { return strings.HasPrefix(page, ReplayPrefix) }
-
 // MatchKind says how a request matched an archive entry (Archive.Match).
 type MatchKind string
 
