@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"flag"
+	"github.com/pltlab/pltlab/pages"
 	"math"
 	"net/url"
 	"os"
@@ -74,13 +75,13 @@ func TestIntegrationArtifacts(t *testing.T) {
 	}
 }
 
-func readHAR(t *testing.T, path string) *HAR {
+func readHAR(t *testing.T, path string) *pages.HARFile {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h HAR
+	var h pages.HARFile
 	if err := json.Unmarshal(b, &h); err != nil {
 		t.Fatalf("HAR %s: %v", path, err)
 	}
@@ -88,7 +89,7 @@ func readHAR(t *testing.T, path string) *HAR {
 }
 
 // checkHAR checks the entries' count, protocol, status and connection.
-func checkHAR(t *testing.T, h *HAR, p protocol.Protocol, want int) {
+func checkHAR(t *testing.T, h *pages.HARFile, p protocol.Protocol, want int) {
 	t.Helper()
 	if h.Log.Version != "1.2" || len(h.Log.Pages) != 1 {
 		t.Errorf("HAR version %q with %d pages, want 1.2 with 1", h.Log.Version, len(h.Log.Pages))
@@ -109,12 +110,15 @@ func checkHAR(t *testing.T, h *HAR, p protocol.Protocol, want int) {
 }
 
 // bodyLen returns the length of the body c records (content.text, base64-decoded when so encoded).
-func bodyLen(t *testing.T, c HARContent) int64 {
+func bodyLen(t *testing.T, c pages.HARContent) int64 {
 	t.Helper()
-	if c.Encoding != "base64" {
-		return int64(len(c.Text))
+	if c.Text == nil {
+		return 0
 	}
-	b, err := base64.StdEncoding.DecodeString(c.Text)
+	if c.Encoding != "base64" {
+		return int64(len(*c.Text))
+	}
+	b, err := base64.StdEncoding.DecodeString(*c.Text)
 	if err != nil {
 		t.Errorf("content.text is not base64: %v", err)
 	}
@@ -136,9 +140,9 @@ const (
 
 // checkHARTimings checks that the subresources' HAR times match their Resource Timing durations
 // (responseEnd - startTime) within the bounds above.
-func checkHARTimings(t *testing.T, h *HAR, res []result.Resource) {
+func checkHARTimings(t *testing.T, h *pages.HARFile, res []result.Resource) {
 	t.Helper()
-	byURL := map[string]HAREntry{}
+	byURL := map[string]pages.HAREntry{}
 	for _, e := range h.Log.Entries {
 		byURL[e.Request.URL] = e
 	}

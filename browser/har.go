@@ -3,9 +3,9 @@ package browser
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/pltlab/pltlab/pages"
 	"io"
 	"math"
 	"net/url"
@@ -13,196 +13,12 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/network"
 )
-
-// HAR 1.2 (W3C Web Performance WG draft "HTTP Archive (HAR) format", 2012; the version Chrome
-// DevTools imports and exports). Only the fields pltlab fills are declared; names follow the spec,
-// custom fields start with "_" as the spec allows.
-
-// HAR is a HAR file: {"log": ...}.
-type HAR struct {
-	Log HARLog `json:"log"`
-}
-
-// HARLog is the log object.
-type HARLog struct {
-	// Version is the HAR version, "1.2".
-	Version string `json:"version"`
-	// Creator is pltlab and its version.
-	Creator HARCreator `json:"creator"`
-	// Browser is Chromium's product and version as DevTools reports it.
-	Browser HARCreator `json:"browser"`
-	// Pages has the one page loaded.
-	Pages []HARPage `json:"pages"`
-	// Entries has one entry per request, in issue order.
-	Entries []HAREntry `json:"entries"`
-}
-
-// HARCreator names the creator or the browser.
-type HARCreator struct {
-	// Name is the program's name, e.g. "pltlab" or "HeadlessChrome".
-	Name string `json:"name"`
-	// Version is its version ("-" when unknown).
-	Version string `json:"version"`
-}
-
-// HARPage is one page; its timings are ms from StartedDateTime.
-type HARPage struct {
-	// StartedDateTime is when the navigation started (ISO 8601, ms, UTC).
-	StartedDateTime string `json:"startedDateTime"`
-	// ID is "page_1", the pageref of every entry.
-	ID string `json:"id"`
-	// Title is the page's URL.
-	Title string `json:"title"`
-	// PageTimings are the page's milestones.
-	PageTimings HARPageTimings `json:"pageTimings"`
-}
-
-// HARPageTimings are the page's DOMContentLoaded and load times in ms (-1 = unknown).
-type HARPageTimings struct {
-	// OnContentLoad is the record's DCLMs (DOMContentLoaded event end), in ms.
-	OnContentLoad float64 `json:"onContentLoad"`
-	// OnLoad is the record's PLTMs (load event end), in ms; -1 for a timed-out load.
-	OnLoad float64 `json:"onLoad"`
-}
-
-// HAREntry is one request. Time is the sum of the non-negative timings except SSL, in ms.
-// Connection is Chromium's connection ID (Network.Response.connectionId): the same ID means the
-// same TCP connection (h1, h2) or QUIC connection (h3).
-type HAREntry struct {
-	// PageRef is "page_1".
-	PageRef string `json:"pageref"`
-	// StartedDateTime is when the request was issued (Network.requestWillBeSent wallTime).
-	StartedDateTime string `json:"startedDateTime"`
-	// Time is the request's total time in ms: the sum of Timings except SSL.
-	Time float64 `json:"time"`
-	// Request is the request as sent (headers from requestWillBeSentExtraInfo when present).
-	Request HARRequest `json:"request"`
-	// Response is the response as received.
-	Response HARResponse `json:"response"`
-	// Cache is empty: the HTTP cache is disabled during loads.
-	Cache struct{} `json:"cache"`
-	// Timings are the request's phases (see harTimings).
-	Timings HARTimings `json:"timings"`
-	// ServerIPAddress is the server's IP address (Network.Response.remoteIPAddress).
-	ServerIPAddress string `json:"serverIPAddress,omitempty"`
-	// Connection is Chromium's connection ID (Network.Response.connectionId) in decimal.
-	Connection string `json:"connection,omitempty"`
-	// ResourceType is Chromium's resource type ("Document", "Image", ...).
-	ResourceType string `json:"_resourceType,omitempty"`
-	// TransferSize is every byte received for the request (headers and body, encoded), as
-	// Network.loadingFinished's encodedDataLength.
-	TransferSize int64 `json:"_transferSize"`
-	// Error is the network error of a failed request.
-	Error string `json:"_error,omitempty"`
-}
-
-// HARRequest is an entry's request. HTTPVersion is the protocol as Chromium reports it
-// ("http/1.1", "h2", "h3").
-type HARRequest struct {
-	// Method is the HTTP method.
-	Method string `json:"method"`
-	// URL is the absolute URL.
-	URL string `json:"url"`
-	// HTTPVersion is Network.Response.protocol ("unknown" without a response).
-	HTTPVersion string `json:"httpVersion"`
-	// Cookies is always empty (pltlab's pages set none).
-	Cookies []HARNameValue `json:"cookies"`
-	// Headers are the request headers sorted by name (pseudo-headers included for h2/h3).
-	Headers []HARNameValue `json:"headers"`
-	// QueryString are the URL's query parameters.
-	QueryString []HARNameValue `json:"queryString"`
-	// HeadersSize is -1: DevTools does not give the request's header bytes on the wire.
-	HeadersSize int64 `json:"headersSize"`
-	// BodySize is 0 (GET requests).
-	BodySize int64 `json:"bodySize"`
-}
-
-// HARResponse is an entry's response. HeadersSize is the bytes received up to the end of the
-// headers (Network.Response.encodedDataLength; for h2/h3 the compressed frames), BodySize the
-// encoded body bytes received.
-type HARResponse struct {
-	// Status is the HTTP status code (0 for a failed request).
-	Status int64 `json:"status"`
-	// StatusText is the reason phrase ("" over h2 and h3, which have none).
-	StatusText string `json:"statusText"`
-	// HTTPVersion is Network.Response.protocol: "http/1.1", "h2" or "h3".
-	HTTPVersion string `json:"httpVersion"`
-	// Cookies is always empty.
-	Cookies []HARNameValue `json:"cookies"`
-	// Headers are the response headers sorted by name.
-	Headers []HARNameValue `json:"headers"`
-	// Content describes the decoded body.
-	Content HARContent `json:"content"`
-	// RedirectURL is always "" (no redirects on pltlab's pages).
-	RedirectURL string `json:"redirectURL"`
-	// HeadersSize is the bytes received up to the end of the headers, -1 when unknown.
-	HeadersSize int64 `json:"headersSize"`
-	// BodySize is the encoded body bytes received, -1 when unknown.
-	BodySize int64 `json:"bodySize"`
-}
-
-// HARNameValue is a header, cookie or query parameter.
-type HARNameValue struct {
-	// Name is the header, cookie or parameter name.
-	Name string `json:"name"`
-	// Value is its value (one pair per line of a multi-line header).
-	Value string `json:"value"`
-}
-
-// HARContent describes the decoded body: Size in bytes, MIME type and, when the body was
-// recorded, the body itself (HAR 1.2 content.text, with Encoding "base64" for a body that is
-// not UTF-8 text), so that the HAR replays (pltlab run --page har:FILE).
-type HARContent struct {
-	// Size is the decoded body size in bytes (sum of Network.dataReceived dataLength).
-	Size int64 `json:"size"`
-	// MimeType is the response's MIME type ("x-unknown" without a response).
-	MimeType string `json:"mimeType"`
-	// Text is the decoded body as Network.getResponseBody gave it after the load: the text
-	// itself, or its standard base64 when Encoding is "base64"; absent when not recorded.
-	Text string `json:"text,omitempty"`
-	// Encoding is "base64" when Text is base64 (a body that is not valid UTF-8), else absent.
-	Encoding string `json:"encoding,omitempty"`
-}
-
-// setBody records body in c: as text when it is valid UTF-8, else base64 (HAR 1.2 section
-// "content"). Size becomes the body's length when Chromium counted no data (a body served from
-// a single frame Chromium reported at loadingFinished only).
-func (c *HARContent) setBody(body []byte) {
-	if utf8.Valid(body) {
-		c.Text = string(body)
-	} else {
-		c.Text, c.Encoding = base64.StdEncoding.EncodeToString(body), "base64"
-	}
-	if c.Size == 0 {
-		c.Size = int64(len(body))
-	}
-}
-
-// HARTimings are an entry's phases in ms; -1 = does not apply (e.g. dns and connect on a reused
-// connection). SSL is included in Connect (HAR 1.2).
-type HARTimings struct {
-	// Blocked is the time queued in the browser, or waiting for a free connection, in ms.
-	Blocked float64 `json:"blocked"`
-	// DNS is the name resolution time in ms (-1: none; ~0 with --host-resolver-rules).
-	DNS float64 `json:"dns"`
-	// Connect is the TCP or QUIC connection set-up time, TLS included, in ms (-1: reused).
-	Connect float64 `json:"connect"`
-	// SSL is the TLS handshake time in ms, part of Connect (-1: none).
-	SSL float64 `json:"ssl"`
-	// Send is the time to send the request, in ms.
-	Send float64 `json:"send"`
-	// Wait is from the request sent to the end of the response headers, in ms.
-	Wait float64 `json:"wait"`
-	// Receive is from the end of the headers to the last byte, in ms.
-	Receive float64 `json:"receive"`
-}
 
 // netEvent is one recorded DevTools event: its method and parameters as Chromium sent them.
 type netEvent struct {
@@ -267,19 +83,19 @@ type harPageInfo struct {
 
 // buildHAR builds a HAR 1.2 log from recorded events (timings: see harTimings). Requests are in
 // the order they were issued; data: URLs are left out.
-func buildHAR(events []netEvent, info harPageInfo) (*HAR, error) {
+func buildHAR(events []netEvent, info harPageInfo) (*pages.HARFile, error) {
 	reqs, order, err := groupEvents(events)
 	if err != nil {
 		return nil, err
 	}
-	h := &HAR{Log: HARLog{Version: "1.2", Creator: HARCreator{Name: "pltlab", Version: orDash(info.Creator)},
-		Entries: []HAREntry{}}}
+	h := &pages.HARFile{Log: &pages.HARLog{Version: "1.2", Creator: pages.HARCreator{Name: "pltlab", Version: orDash(info.Creator)},
+		Entries: []pages.HAREntry{}}}
 	name, ver, _ := strings.Cut(info.Browser, "/")
-	h.Log.Browser = HARCreator{Name: orDash(name), Version: orDash(ver)}
+	h.Log.Browser = pages.HARCreator{Name: orDash(name), Version: orDash(ver)}
 	for _, id := range order {
 		if e, ok := harEntry(reqs[id]); ok {
 			if b, ok := info.Bodies[id]; ok && e.Response.Status != 0 {
-				e.Response.Content.setBody(b)
+				e.Response.Content.SetBody(b)
 			}
 			h.Log.Entries = append(h.Log.Entries, e)
 		}
@@ -288,8 +104,8 @@ func buildHAR(events []netEvent, info harPageInfo) (*HAR, error) {
 	if len(h.Log.Entries) > 0 && start.IsZero() {
 		start, _ = time.Parse(time.RFC3339Nano, h.Log.Entries[0].StartedDateTime)
 	}
-	h.Log.Pages = []HARPage{{StartedDateTime: harTime(start), ID: "page_1", Title: info.URL,
-		PageTimings: HARPageTimings{OnContentLoad: round3(info.DCLMs), OnLoad: round3(info.PLTMs)}}}
+	h.Log.Pages = []pages.HARPage{{StartedDateTime: harTime(start), ID: "page_1", Title: info.URL,
+		PageTimings: pages.HARPageTimings{OnContentLoad: round3(info.DCLMs), OnLoad: round3(info.PLTMs)}}}
 	return h, nil
 }
 
@@ -336,20 +152,20 @@ func groupEvents(events []netEvent) (map[network.RequestID]*harRequest, []networ
 
 // harEntry builds the entry of one request; ok is false for a request never sent (only extra
 // info seen) or for data: URLs.
-func harEntry(r *harRequest) (HAREntry, bool) {
+func harEntry(r *harRequest) (pages.HAREntry, bool) {
 	if r.sent == nil || r.sent.Request == nil || strings.HasPrefix(r.sent.Request.URL, "data:") {
-		return HAREntry{}, false
+		return pages.HAREntry{}, false
 	}
 	rq := r.sent.Request
-	e := HAREntry{PageRef: "page_1", StartedDateTime: harTime(wall(r.sent.WallTime)), ResourceType: string(r.sent.Type)}
-	e.Request = HARRequest{Method: rq.Method, URL: rq.URL, HTTPVersion: "unknown", Cookies: []HARNameValue{},
+	e := pages.HAREntry{PageRef: "page_1", StartedDateTime: harTime(wall(r.sent.WallTime)), ResourceType: string(r.sent.Type)}
+	e.Request = pages.HARRequest{Method: rq.Method, URL: rq.URL, HTTPVersion: "unknown", Cookies: []pages.HARNameValue{},
 		Headers: headerList(rq.Headers), QueryString: queryList(rq.URL), HeadersSize: -1, BodySize: 0}
 	if r.extraReq != nil && len(r.extraReq.Headers) > 0 {
 		e.Request.Headers = headerList(r.extraReq.Headers)
 	}
-	e.Response = HARResponse{HTTPVersion: "unknown", Cookies: []HARNameValue{}, Headers: []HARNameValue{},
-		Content: HARContent{Size: r.decoded, MimeType: "x-unknown"}, HeadersSize: -1, BodySize: -1}
-	e.Timings = HARTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
+	e.Response = pages.HARResponse{HTTPVersion: "unknown", Cookies: []pages.HARNameValue{}, Headers: []pages.HARNameValue{},
+		Content: pages.HARContent{Size: r.decoded, MimeType: "x-unknown"}, HeadersSize: -1, BodySize: -1}
+	e.Timings = pages.HARTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1}
 	if r.failed != nil {
 		e.Error = r.failed.ErrorText
 	}
@@ -365,7 +181,7 @@ func harEntry(r *harRequest) (HAREntry, bool) {
 }
 
 // fillResponse fills the response, connection and timings of e from r's response events.
-func fillResponse(e *HAREntry, r *harRequest) {
+func fillResponse(e *pages.HAREntry, r *harRequest) {
 	rs := r.resp.Response
 	e.Request.HTTPVersion, e.Response.HTTPVersion = rs.Protocol, rs.Protocol
 	e.Response.Status, e.Response.StatusText = rs.Status, rs.StatusText
@@ -395,8 +211,8 @@ func fillResponse(e *HAREntry, r *harRequest) {
 // DevTools, which counts it as "send", the time between the end of connect and sendStart (the
 // request waiting for a free connection, e.g. the seventh h1 request) is added to blocked, as HAR
 // 1.2 defines blocked: "time spent in a queue waiting for a network connection".
-func harTimings(t *network.ResourceTiming, issued float64, fin *network.EventLoadingFinished) HARTimings {
-	h := HARTimings{DNS: -1, Connect: -1, SSL: -1}
+func harTimings(t *network.ResourceTiming, issued float64, fin *network.EventLoadingFinished) pages.HARTimings {
+	h := pages.HARTimings{DNS: -1, Connect: -1, SSL: -1}
 	if issued > 0 && issued < t.RequestTime {
 		h.Blocked = (t.RequestTime - issued) * 1000
 	}
@@ -441,20 +257,22 @@ func leastNonNegative(vs ...float64) float64 {
 }
 
 // headerList turns DevTools headers into HAR name/value pairs sorted by name.
-func headerList(h network.Headers) []HARNameValue {
-	out := make([]HARNameValue, 0, len(h))
+func headerList(h network.Headers) []pages.HARNameValue {
+	out := make([]pages.HARNameValue, 0, len(h))
 	for k, v := range h {
 		for _, line := range strings.Split(fmt.Sprint(v), "\n") {
-			out = append(out, HARNameValue{Name: k, Value: line})
+			out = append(out, pages.HARNameValue{Name: k, Value: line})
 		}
 	}
-	slices.SortFunc(out, func(a, b HARNameValue) int { return strings.Compare(a.Name+"\x00"+a.Value, b.Name+"\x00"+b.Value) })
+	slices.SortFunc(out, func(a, b pages.HARNameValue) int {
+		return strings.Compare(a.Name+"\x00"+a.Value, b.Name+"\x00"+b.Value)
+	})
 	return out
 }
 
 // queryList returns the URL's query parameters in order.
-func queryList(u string) []HARNameValue {
-	out := []HARNameValue{}
+func queryList(u string) []pages.HARNameValue {
+	out := []pages.HARNameValue{}
 	pu, err := url.Parse(u)
 	if err != nil || pu.RawQuery == "" {
 		return out
@@ -463,7 +281,7 @@ func queryList(u string) []HARNameValue {
 		k, v, _ := strings.Cut(kv, "=")
 		k, _ = url.QueryUnescape(k)
 		v, _ = url.QueryUnescape(v)
-		out = append(out, HARNameValue{Name: k, Value: v})
+		out = append(out, pages.HARNameValue{Name: k, Value: v})
 	}
 	return out
 }
@@ -493,7 +311,7 @@ func orDash(s string) string {
 }
 
 // writeHAR writes h as indented JSON to path.
-func writeHAR(path string, h *HAR) error {
+func writeHAR(path string, h *pages.HARFile) error {
 	b, err := json.MarshalIndent(h, "", " ")
 	if err != nil {
 		return fmt.Errorf("har: encode: %w", err)

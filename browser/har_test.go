@@ -3,6 +3,7 @@ package browser
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/pltlab/pltlab/pages"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,7 +45,7 @@ func TestHARGolden(t *testing.T) {
 }
 
 // goldenHAR builds the HAR of a recorded load with fixed page facts.
-func goldenHAR(t *testing.T, name string) *HAR {
+func goldenHAR(t *testing.T, name string) *pages.HARFile {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "har", "events-"+name+".jsonl"))
 	if err != nil {
@@ -65,7 +66,7 @@ func goldenHAR(t *testing.T, name string) *HAR {
 
 // checkHARInvariants: every entry has the protocol's httpVersion, a connection, non-negative
 // phases whose sum is the entry's time, and bodies of the served sizes.
-func checkHARInvariants(t *testing.T, h *HAR, p protocol.Protocol) {
+func checkHARInvariants(t *testing.T, h *pages.HARFile, p protocol.Protocol) {
 	t.Helper()
 	if len(h.Log.Entries) < 2 {
 		t.Fatalf("%d entries", len(h.Log.Entries))
@@ -94,20 +95,20 @@ func TestHARTimings(t *testing.T) {
 	tm := harTimingsFrom(t, `{"requestTime":10.0,"proxyStart":-1,"proxyEnd":-1,"dnsStart":0.2,"dnsEnd":0.25,
 		"connectStart":0.25,"connectEnd":4.75,"sslStart":0.5,"sslEnd":4.7,"sendStart":57.75,"sendEnd":58.5,
 		"receiveHeadersStart":59,"receiveHeadersEnd":59.25}`, 9.99, 10.1)
-	want := HARTimings{Blocked: 10 + 0.2 + 53, DNS: 0.05, Connect: 4.5, SSL: 4.2, Send: 0.75, Wait: 0.75, Receive: 40.75}
+	want := pages.HARTimings{Blocked: 10 + 0.2 + 53, DNS: 0.05, Connect: 4.5, SSL: 4.2, Send: 0.75, Wait: 0.75, Receive: 40.75}
 	if tm != want {
 		t.Errorf("timings\n got %+v\nwant %+v", tm, want)
 	}
 	// A request on a reused connection: no dns, connect or ssl.
 	tm = harTimingsFrom(t, `{"requestTime":10.0,"dnsStart":-1,"dnsEnd":-1,"connectStart":-1,"connectEnd":-1,
 		"sslStart":-1,"sslEnd":-1,"sendStart":1,"sendEnd":1.5,"receiveHeadersEnd":20}`, 10.0, 10.05)
-	want = HARTimings{Blocked: 1, DNS: -1, Connect: -1, SSL: -1, Send: 0.5, Wait: 18.5, Receive: 30}
+	want = pages.HARTimings{Blocked: 1, DNS: -1, Connect: -1, SSL: -1, Send: 0.5, Wait: 18.5, Receive: 30}
 	if tm != want {
 		t.Errorf("reused connection timings\n got %+v\nwant %+v", tm, want)
 	}
 }
 
-func harTimingsFrom(t *testing.T, timing string, issued, finished float64) HARTimings {
+func harTimingsFrom(t *testing.T, timing string, issued, finished float64) pages.HARTimings {
 	t.Helper()
 	ev := []netEvent{
 		{Method: "Network.requestWillBeSent", Params: json.RawMessage(`{"requestId":"1","loaderId":"1","documentURL":"https://plt.test/","request":{"url":"https://plt.test/a.jpg","method":"GET","headers":{},"initialPriority":"Low","referrerPolicy":"no-referrer"},"timestamp":` + ftoa(issued) + `,"wallTime":1796115208.4,"initiator":{"type":"parser"},"redirectHasExtraInfo":false,"type":"Image"}`)},
@@ -157,8 +158,12 @@ func TestHARBodies(t *testing.T) {
 	tests := []struct{ text, encoding string }{{"<!DOCTYPE html>\n", ""}, {"/9j/4A==", "base64"}, {"", ""}}
 	for i, tt := range tests {
 		c := h.Log.Entries[i].Response.Content
-		if c.Text != tt.text || c.Encoding != tt.encoding {
-			t.Errorf("entry %d (%s): text %q encoding %q, want %q %q", i, h.Log.Entries[i].Request.URL, c.Text, c.Encoding, tt.text, tt.encoding)
+		text := ""
+		if c.Text != nil {
+			text = *c.Text
+		}
+		if text != tt.text || c.Encoding != tt.encoding || (c.Text == nil) != (tt.text == "") {
+			t.Errorf("entry %d (%s): text %q encoding %q, want %q %q", i, h.Log.Entries[i].Request.URL, text, c.Encoding, tt.text, tt.encoding)
 		}
 	}
 }
@@ -196,8 +201,8 @@ v.har(h).then(() => console.log('valid')).catch(e => { console.error(JSON.string
 		t.Run(p.Name, func(t *testing.T) {
 			f := filepath.Join(t.TempDir(), p.Name+".har")
 			h := goldenHAR(t, p.Name)
-			h.Log.Entries[0].Response.Content.setBody([]byte("<!DOCTYPE html>\n"))    // text
-			h.Log.Entries[1].Response.Content.setBody([]byte{0xff, 0xd8, 0xff, 0xe0}) // base64
+			h.Log.Entries[0].Response.Content.SetBody([]byte("<!DOCTYPE html>\n"))    // text
+			h.Log.Entries[1].Response.Content.SetBody([]byte{0xff, 0xd8, 0xff, 0xe0}) // base64
 			b, _ := json.Marshal(h)
 			if err := os.WriteFile(f, b, 0o644); err != nil {
 				t.Fatal(err)

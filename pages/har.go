@@ -14,106 +14,6 @@ import (
 	"strings"
 )
 
-// A HAR (HTTP Archive 1.2, W3C Web Performance WG draft, 2012) read for its page's shape. Only
-// the fields FromHAR uses are declared: package browser writes HARs (browser.HAR) but sits above
-// pages, so pages reads them with types of its own. The "_"-fields are Chrome DevTools' custom
-// fields (HAR 1.2 allows custom fields that start with "_").
-type harFile struct {
-	Log *struct {
-		Entries []harEntry `json:"entries"`
-	} `json:"log"`
-}
-
-type harEntry struct {
-	PageRef string `json:"pageref"`
-	Request struct {
-		Method  string         `json:"method"`
-		URL     string         `json:"url"`
-		Cookies []harNameValue `json:"cookies"`
-		Headers []harNameValue `json:"headers"`
-	} `json:"request"`
-	Response struct {
-		Status  int64          `json:"status"`
-		Cookies []harNameValue `json:"cookies"`
-		Headers []harNameValue `json:"headers"`
-		Content struct {
-			Size     int64   `json:"size"`
-			MimeType string  `json:"mimeType"`
-			Text     *string `json:"text"`
-			Encoding string  `json:"encoding"`
-		} `json:"content"`
-		BodySize int64 `json:"bodySize"`
-	} `json:"response"`
-	ResourceType string        `json:"_resourceType"`
-	Initiator    *harInitiator `json:"_initiator"`
-	Error        string        `json:"_error"`
-}
-
-type harNameValue struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// harInitiator is Chrome's "_initiator" (DevTools Network.Initiator): its type ("parser",
-// "script", "other", ...), the URL of the document or script that issued the request, and, for
-// "script", the JavaScript stack whose frames name the script.
-type harInitiator struct {
-	Type  string    `json:"type"`
-	URL   string    `json:"url"`
-	Stack *harStack `json:"stack"`
-}
-
-type harStack struct {
-	CallFrames []struct {
-		URL string `json:"url"`
-	} `json:"callFrames"`
-	Parent *harStack `json:"parent"`
-}
-
-// UnmarshalJSON reads "_initiator" in the two forms HAR writers use: Chrome DevTools' object
-// (DevTools Network.Initiator, above) and the npm package chrome-har's string (sitespeed.io,
-// browsertime): the URL of the parser's document or of the top call frame's script, with the
-// full initiator JSON-encoded in a separate "_initiator_detail" string. Any other JSON value
-// (null, a number, ...) reads as no initiator: a custom field that says nothing FromHAR can use
-// must not make a valid HAR 1.2 unreadable.
-func (in *harInitiator) UnmarshalJSON(b []byte) error {
-	*in = harInitiator{}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	switch v := v.(type) {
-	case string:
-		in.URL = v
-	case map[string]any:
-		type plain harInitiator // without this method
-		var p plain
-		if err := json.Unmarshal(b, &p); err != nil {
-			return nil // an object of another shape: no initiator
-		}
-		*in = harInitiator(p)
-	}
-	return nil
-}
-
-// url returns the initiator's URL: its url, else the first script URL on its stack.
-func (in *harInitiator) url() string {
-	if in == nil {
-		return ""
-	}
-	if in.URL != "" {
-		return in.URL
-	}
-	for s := in.Stack; s != nil; s = s.Parent {
-		for _, f := range s.CallFrames {
-			if f.URL != "" {
-				return f.URL
-			}
-		}
-	}
-	return ""
-}
-
 // ErrNotHAR marks input FromHAR cannot read as a page: not JSON, not a HAR (no "log" with
 // "entries"), no entries, or no document entry with a 2xx status.
 var ErrNotHAR = errors.New("not a HAR of a page load")
@@ -225,7 +125,7 @@ type HAR struct {
 	// File is the path as given; Digest is the lowercase hex SHA-256 of the file's bytes.
 	File, Digest string
 
-	entries []harEntry
+	entries []HAREntry
 }
 
 // ReadHAR reads and parses the HAR file name. Errors: the file cannot be opened; it is not a
@@ -296,7 +196,7 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 func ParseHAR(data []byte) (*HAR, error) {
 	sum := sha256.Sum256(data)
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, utf8BOM)))
-	var f harFile
+	var f HARFile
 	if err := dec.Decode(&f); err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
@@ -319,8 +219,8 @@ func ParseHAR(data []byte) (*HAR, error) {
 
 // mainDocument returns the index of the HAR's main document: its first document entry with a
 // host and a 2xx status; the error (ErrNotHAR) says there is none.
-func mainDocument(entries []harEntry) (int, error) {
-	main := slices.IndexFunc(entries, func(e harEntry) bool {
+func mainDocument(entries []HAREntry) (int, error) {
+	main := slices.IndexFunc(entries, func(e HAREntry) bool {
 		_, ok := harHost(e.Request.URL)
 		return ok && isDocument(&e) && e.Response.Status >= 200 && e.Response.Status < 300
 	})
@@ -355,7 +255,7 @@ func mimeBase(m string) string {
 
 // isDocument reports whether e is an HTML document: Chrome's resource type "document", or,
 // without a resource type, an HTML MIME type.
-func isDocument(e *harEntry) bool {
+func isDocument(e *HAREntry) bool {
 	rt := strings.ToLower(e.ResourceType)
 	m := mimeBase(e.Response.Content.MimeType)
 	return rt == "document" || rt == "" && (m == "text/html" || m == "application/xhtml+xml")
@@ -365,7 +265,7 @@ func isDocument(e *harEntry) bool {
 // (stylesheet, script, font, image, xhr, fetch, document), else by its MIME type. An entry
 // with no type of the grammar gives "" and the name it is counted under ("media",
 // "websocket", "mime application/octet-stream", ...).
-func harType(e *harEntry) (ObjectType, string) {
+func harType(e *HAREntry) (ObjectType, string) {
 	switch rt := strings.ToLower(e.ResourceType); rt {
 	case "stylesheet":
 		return TypeCSS, ""
@@ -406,7 +306,7 @@ func harType(e *harEntry) (ObjectType, string) {
 
 // harSize returns an entry's size in bytes and where it came from: response.bodySize (the
 // body bytes transferred) when positive, else response.content.size (the decoded body).
-func harSize(e *harEntry) (int64, string) {
+func harSize(e *HAREntry) (int64, string) {
 	if e.Response.BodySize > 0 {
 		return e.Response.BodySize, "bodySize"
 	}
@@ -414,7 +314,7 @@ func harSize(e *harEntry) (int64, string) {
 }
 
 // hasCookies reports whether e sent or set a cookie (HAR cookies or Cookie/Set-Cookie headers).
-func hasCookies(e *harEntry) bool {
+func hasCookies(e *HAREntry) bool {
 	if len(e.Request.Cookies) > 0 || len(e.Response.Cookies) > 0 {
 		return true
 	}
@@ -432,7 +332,7 @@ func hasCookies(e *harEntry) bool {
 }
 
 // compressed reports whether e's response had a Content-Encoding other than identity.
-func compressed(e *harEntry) bool {
+func compressed(e *HAREntry) bool {
 	for _, h := range e.Response.Headers {
 		if strings.EqualFold(h.Name, "content-encoding") && !strings.EqualFold(strings.TrimSpace(h.Value), "identity") {
 			return true

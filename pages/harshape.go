@@ -64,7 +64,7 @@ func (h *HAR) Shape() (*HARShape, error) {
 
 // deriver holds the state of one FromHAR.
 type deriver struct {
-	entries  []harEntry
+	entries  []HAREntry
 	main     int
 	mainHost string
 	byURL    map[string]int // URL -> the main document, or the index of its first entry
@@ -79,7 +79,7 @@ type deriver struct {
 	depths   map[int]int
 }
 
-func newDeriver(entries []harEntry, main int) *deriver {
+func newDeriver(entries []HAREntry, main int) *deriver {
 	host, _ := harHost(entries[main].Request.URL)
 	d := &deriver{entries: entries, main: main, mainHost: host, byURL: map[string]int{},
 		labels: map[string]string{}, of: map[int]int{}, counts: map[string]int{},
@@ -152,7 +152,7 @@ func (d *deriver) keep() {
 }
 
 // notes counts what a kept entry of type t does not carry into the page.
-func (d *deriver) notes(e *harEntry, t ObjectType) {
+func (d *deriver) notes(e *HAREntry, t ObjectType) {
 	if compressed(e) {
 		d.counts["compressed"]++
 	}

@@ -127,7 +127,7 @@ func (h *HAR) Archive() (*Archive, error) {
 
 // add indexes entry e when it is replayable: an http(s) URL, a response (status > 0) and a
 // recorded body (or none needed: content.size 0).
-func (a *Archive) add(e *harEntry, mainRef string) error {
+func (a *Archive) add(e *HAREntry, mainRef string) error {
 	u, err := url.Parse(e.Request.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || e.Response.Status <= 0 {
 		return nil

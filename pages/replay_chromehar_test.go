@@ -127,7 +127,7 @@ func TestHARInitiatorForms(t *testing.T) {
 	for _, tt := range tests {
 		har := `{"log":{"entries":[{"_resourceType":"document","_initiator":` + tt.json +
 			`,"request":{"method":"GET","url":"https://a.test/"},"response":{"status":200,"content":{"mimeType":"text/html","size":3,"text":"<p>"}}}]}}`
-		var f harFile
+		var f HARFile
 		if err := json.Unmarshal([]byte(har), &f); err != nil {
 			t.Errorf("_initiator %s: %v", tt.json, err)
 			continue
