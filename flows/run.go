@@ -37,6 +37,13 @@ type Config struct {
 	Env *result.Env
 	// Logger receives diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// UDPBuffers, when both > 0, are the receive and send buffers (setsockopt values) each QUIC
+	// flow's client socket is set to once quic-go has dialled from it (server.SetUDPBuffers), in
+	// place of the ones quic-go raised; the server's socket takes server.WithUDPBuffers.
+	UDPBuffers [2]int
+	// Stack, when set, is copied into every record (result.Flow.Stack), a QUIC flow's copy with
+	// the larger of the server's and the client's socket buffers as read back.
+	Stack *result.FlowStack
 }
 
 func (c Config) withDefaults() Config {
@@ -138,6 +145,7 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 	series := make(chan linkSeries, 1)
 	go func() { series <- sampleLink(l, epoch, c.Bin, nbins, stopSampler) }()
 	t := newTarget(l, srv)
+	t.udpBuffers = c.UDPBuffers
 	var wg sync.WaitGroup
 	for _, i := range dialOrder(c) {
 		fr := frs[i]
@@ -167,7 +175,18 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 		fr.stats, fr.statsErr = srv.FlowStats(fr.tr.odcid)
 		fr.countersCPU = processCPU() - cpu0
 	}
-	return c.records(l, epoch, frs, ls), nil
+	recs := c.records(l, epoch, frs, ls)
+	if c.Stack != nil {
+		info := srv.Info()
+		for i, r := range recs {
+			st := *c.Stack
+			if tr := frs[i].tr; tr != nil && tr.udpBuf != ([2]int{}) {
+				st.UDPRecvBuf, st.UDPSendBuf = max(info.UDPRcvBuf, tr.udpBuf[0]), max(info.UDPSndBuf, tr.udpBuf[1])
+			}
+			r.Stack = &st
+		}
+	}
+	return recs, nil
 }
 
 // MaxSeriesValues bounds the values a run keeps in memory: one goodput bin per flow and three
