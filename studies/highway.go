@@ -119,11 +119,15 @@ func highwayPlan(sc Scale) Plan {
 	if sc != Full {
 		p.ScaledDown = append(p.ScaledDown, "no emulated 10 Gbit/s path (full scale only)")
 	}
-	p.Custom = &CustomPart{Reps: hs.runs, Arms: n / hs.runs, RunCost: hs.duration + highwayArmOverhead,
-		Run: func(ctx context.Context, reps int, o RunOptions, w *result.Writer) error {
+	var units []CustomUnit
+	for _, hp := range hs.paths {
+		units = append(units, CustomUnit{Name: hp.name, Experiment: PartExperiment(Highway2023, hp.name), Arms: len(armsOn(hp))})
+	}
+	p.Custom = &CustomPart{Reps: hs.runs, Arms: n / hs.runs, RunCost: hs.duration + highwayArmOverhead, Units: units,
+		Run: func(ctx context.Context, reps int, paths []int, o RunOptions, w *result.Writer) error {
 			h := hs
 			h.runs = reps
-			return runHighway(ctx, h, o, w)
+			return runHighway(ctx, h, paths, o, w)
 		},
 		Keys: func(reps int) []string {
 			h := hs
@@ -186,8 +190,9 @@ func (p highwayPath) key() string {
 // (flows.ExecuteArms), hs.runs times (the plan's repetitions as applied: --runs replaces them),
 // arms in order within a repetition, each record with the full env and the schedule's length
 // (Scheduled), so that a resume (o.Resume) makes only the runs not yet made and a re-judge knows
-// what the run owed. A path that fails does not stop the next.
-func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Writer) error {
+// what the run owed. paths are the indexes into hs.paths to run (a shard's; nil: all). A path
+// that fails does not stop the next.
+func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions, w *result.Writer) error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -197,8 +202,16 @@ func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Wr
 			done[k] = true
 		}
 	}
+	shard := o.Shard.String() // "" unsharded
+	emit := func(r *result.Record) error {
+		r.Shard, r.ShardUnits = shard, o.units
+		return w.Write(r)
+	}
 	var errs []error
-	for _, p := range hs.paths {
+	for i, p := range hs.paths {
+		if paths != nil && !slices.Contains(paths, i) {
+			continue // another shard's path
+		}
 		arms := make([]flows.Arm, 0, len(highwayArms))
 		for _, a := range armsOn(p) {
 			arms = append(arms, a.flowsArm(o))
@@ -206,7 +219,7 @@ func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Wr
 		err := executeArms(ctx, flows.ArmPlan{Path: p.key(), Arms: arms, Runs: hs.runs, Duration: hs.duration,
 			Seed: o.Seed, Version: o.Version, Experiment: PartExperiment(Highway2023, p.name), Scheduled: len(highwayKeys(hs)),
 			SkipLinkCheck: o.SkipLinkCheck, Logger: o.Logger,
-			Done: func(arm string, run int) bool { return done[highwayKey(p.key(), arm, run)] }}, w.Write)
+			Done: func(arm string, run int) bool { return done[highwayKey(p.key(), arm, run)] }}, emit)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

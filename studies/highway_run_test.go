@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
@@ -50,7 +54,7 @@ func fakeHighway(t *testing.T, kill int) map[string]int {
 					return errKilled
 				}
 				made++
-				if err := emit(&result.Record{Kind: result.KindFlow, Experiment: p.Experiment, Run: run, Valid: true, Env: env, Scheduled: p.Scheduled,
+				if err := emit(&result.Record{Kind: result.KindFlow, Experiment: p.Experiment, Run: run, Time: time.Unix(int64(made), 0).UTC(), Valid: true, Env: env, Scheduled: p.Scheduled,
 					Flow: &result.Flow{Stack: &result.FlowStack{Path: p.Path, Arm: a.Name}}}); err != nil {
 					return err
 				}
@@ -150,3 +154,34 @@ type processStub struct{}
 
 func (processStub) DisableQUICGSO() func()      { return func() {} }
 func (processStub) CaptureLog(io.Writer) func() { return func() {} }
+
+// TestHighwayShardsMerge: the two shards of highway2023 at quick scale, one path each, merge
+// into a complete run whose shard check owes nothing; a shard that stopped early owes its path's
+// missing lines.
+func TestHighwayShardsMerge(t *testing.T) {
+	st, _ := Lookup(Highway2023)
+	p := st.Plan(Quick)
+	var srcs []plan.Source
+	for k := range 2 {
+		fakeHighway(t, 0)
+		o := RunOptions{Version: "test", Seed: 1, Runs: 1, Process: processStub{}, Shard: plan.Shard{Index: k, Count: 2}}
+		recs, err := runPlan(t, p, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, plan.Source{Name: fmt.Sprintf("shard-%d.jsonl", k), Records: recs})
+	}
+	o := RunOptions{Seed: 1, Runs: 1}
+	merged, check, err := MergeShards(p, o, srcs, plan.MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(check.Missing) > 0 || len(check.Short) > 0 || !Complete(p.Apply(o), merged) {
+		t.Errorf("merged shards: missing %v, short %v, complete %v", check.Missing, check.Short, Complete(p.Apply(o), merged))
+	}
+	short := srcs[1]
+	short.Records = short.Records[:len(short.Records)-1]
+	if _, check, err := MergeShards(p, o, []plan.Source{srcs[0], short}, plan.MergeOptions{}); err != nil || len(check.Short) != 1 || !strings.Contains(check.Short[0], "emu-1gbit") {
+		t.Errorf("a shard short of a line: %v, %+v", err, check)
+	}
+}
