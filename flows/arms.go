@@ -28,8 +28,9 @@ type Arm struct {
 	Mix []Spec
 	// H3Stack is the HTTP/3 stack serving its QUIC flows: "" (quic-go) or StackNgtcp2.
 	H3Stack string
-	// OSBuffers sets both endpoints' QUIC sockets back to the OS default buffers
-	// (net.core.rmem_default, wmem_default, read at run time) once quic-go has raised them.
+	// OSBuffers sets quic-go's server socket back to the OS default buffers
+	// (net.core.rmem_default, wmem_default, read at run time) once quic-go has raised them
+	// (server.WithUDPBuffers); the client's socket keeps what quic-go gave it.
 	OSBuffers bool
 	// Requires, when set, says at run time why the arm cannot run on this host (nil when it
 	// can); an arm that cannot run leaves one invalid record per run naming why (ArmSkipped).
@@ -205,11 +206,9 @@ func runArm(ctx context.Context, l shaping.Link, p ArmPlan, a Arm, run int, env 
 		defer func() { teardown(rec) }()
 	}
 	var opts []server.Option
-	var bufs [2]int
 	if a.OSBuffers {
 		// The kernel doubles the value given (socket(7)): half the default gives the default.
-		bufs = [2]int{sysctlInt("net/core/rmem_default") / 2, sysctlInt("net/core/wmem_default") / 2}
-		opts = append(opts, server.WithUDPBuffers(bufs[0], bufs[1]))
+		opts = append(opts, server.WithUDPBuffers(sysctlInt("net/core/rmem_default")/2, sysctlInt("net/core/wmem_default")/2))
 	}
 	srv, err := NewServer(ctx, l, p.Logger, append(Plan{H3Stack: a.H3Stack, Mixes: [][]Spec{a.Mix}}.stackOptions(), opts...)...)
 	if err != nil {
@@ -229,7 +228,7 @@ func runArm(ctx context.Context, l shaping.Link, p ArmPlan, a Arm, run int, env 
 	st := &result.FlowStack{Path: p.Path, Arm: a.Name}
 	cpu0, stack0 := processCPU(), srv.StackCPU()
 	recs, err := Run(ctx, l, srv, Config{Flows: a.Mix, Duration: p.Duration, Seed: p.Seed, Run: run,
-		Experiment: p.Experiment, Env: env, Logger: p.Logger, UDPBuffers: bufs, Stack: st})
+		Experiment: p.Experiment, Env: env, Logger: p.Logger, Stack: st})
 	cpu := processCPU() - cpu0 + srv.StackCPU() - stack0
 	if err != nil {
 		return nil, err

@@ -40,8 +40,6 @@ type target struct {
 	link  shaping.Link
 	info  server.Info
 	roots *x509.CertPool
-	// udpBuffers are Config.UDPBuffers: the QUIC client sockets' buffers after the dial.
-	udpBuffers [2]int
 }
 
 func newTarget(l shaping.Link, srv *server.Server) target {
@@ -61,8 +59,7 @@ type transfer struct {
 	odcid       string // an ngtcp2 flow's original destination connection ID (hex): its qlog's name for it
 	cc          string
 	key         capture.FlowKey
-	validErr    error  // set when the negotiated protocol is not the requested one
-	udpBuf      [2]int // a QUIC flow's client socket buffers (SO_RCVBUF, SO_SNDBUF) as read back
+	validErr    error // set when the negotiated protocol is not the requested one
 }
 
 // ngtcp2 reports whether the target's h3 is the ngtcp2 stack.
@@ -242,21 +239,10 @@ func (t target) dialQUIC(ctx context.Context, p protocol.Protocol, s Spec, port 
 		closeAll()
 		return nil, fmt.Errorf("QUIC handshake with %s: %w", addr, err)
 	}
-	var buf [2]int
-	if b := t.udpBuffers; b[0] > 0 && b[1] > 0 {
-		// After quic-go's set-up at its first dial, which raises the buffers of the socket.
-		if buf[0], buf[1], err = server.SetUDPBuffers(udp, b[0], b[1]); err != nil {
-			closeAll()
-			return nil, fmt.Errorf("set the client's QUIC socket buffers: %w", err)
-		}
-	} else {
-		buf[0], buf[1] = server.UDPBuffers(udp)
-	}
 	local := udp.LocalAddr().(*net.UDPAddr).AddrPort()
 	st := qc.ConnectionState()
 	tr := &transfer{alpn: st.TLS.NegotiatedProtocol, quicVersion: st.Version.String(), tlsVersion: tlsVersionName(st.TLS.Version),
-		key:    capture.FlowKey{Proto: capture.ProtoUDP, Server: addr, Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())},
-		udpBuf: buf}
+		key: capture.FlowKey{Proto: capture.ProtoUDP, Server: addr, Client: netip.AddrPortFrom(t.link.ClientAddr(), local.Port())}}
 	if tr.alpn != p.ALPN || st.Version != quic.Version1 {
 		tr.validErr = fmt.Errorf("%w: ALPN %q, QUIC %s, want %q over QUIC v1", ErrProtocol, tr.alpn, st.Version, p.ALPN)
 	}

@@ -37,12 +37,8 @@ type Config struct {
 	Env *result.Env
 	// Logger receives diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
-	// UDPBuffers, when both > 0, are the receive and send buffers (setsockopt values) each QUIC
-	// flow's client socket is set to once quic-go has dialled from it (server.SetUDPBuffers), in
-	// place of the ones quic-go raised; the server's socket takes server.WithUDPBuffers.
-	UDPBuffers [2]int
 	// Stack, when set, is copied into every record (result.Flow.Stack), a QUIC flow's copy with
-	// the larger of the server's and the client's socket buffers as read back.
+	// the buffers of quic-go's server socket as read back (server.Info; 0 for ngtcp2's).
 	Stack *result.FlowStack
 }
 
@@ -145,7 +141,6 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 	series := make(chan linkSeries, 1)
 	go func() { series <- sampleLink(l, epoch, c.Bin, nbins, stopSampler) }()
 	t := newTarget(l, srv)
-	t.udpBuffers = c.UDPBuffers
 	var wg sync.WaitGroup
 	for _, i := range dialOrder(c) {
 		fr := frs[i]
@@ -180,8 +175,8 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 		info := srv.Info()
 		for i, r := range recs {
 			st := *c.Stack
-			if tr := frs[i].tr; tr != nil && tr.udpBuf != ([2]int{}) {
-				st.UDPRecvBuf, st.UDPSendBuf = max(info.UDPRcvBuf, tr.udpBuf[0]), max(info.UDPSndBuf, tr.udpBuf[1])
+			if isQUICSpec(frs[i].spec) {
+				st.UDPRecvBuf, st.UDPSendBuf = info.UDPRcvBuf, info.UDPSndBuf
 			}
 			r.Stack = &st
 		}

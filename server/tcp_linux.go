@@ -107,9 +107,9 @@ func setUDPBuffers(conn *net.UDPConn, want int) (rcv, snd int, err error) {
 	return rcv, snd, err
 }
 
-// UDPBuffers returns conn's receive and send buffer sizes as getsockopt reports them (0 when
+// readUDPBuffers returns conn's receive and send buffer sizes as getsockopt reports them (0 when
 // unreadable).
-func UDPBuffers(conn *net.UDPConn) (rcv, snd int) {
+func readUDPBuffers(conn *net.UDPConn) (rcv, snd int) {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return 0, 0

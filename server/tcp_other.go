@@ -22,5 +22,5 @@ func setUDPBuffers(conn *net.UDPConn, want int) (rcv, snd int, err error) {
 	return 0, 0, errors.ErrUnsupported
 }
 
-// UDPBuffers is Linux only: other platforms get 0, 0.
-func UDPBuffers(conn *net.UDPConn) (rcv, snd int) { return 0, 0 }
+// readUDPBuffers is Linux only: other platforms get 0, 0.
+func readUDPBuffers(conn *net.UDPConn) (rcv, snd int) { return 0, 0 }
