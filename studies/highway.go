@@ -234,13 +234,17 @@ func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions,
 // executeArms runs one path's arms (flows.ExecuteArms); a seam for the tests.
 var executeArms = flows.ExecuteArms
 
-// flowsArm is the arm for the flows package's arms runner: the ngtcp2 arms require gtlsserver,
-// decided at run time and recorded (flows.ArmSkipped); setup makes the arm's host settings.
+// flowsArm is the arm for the flows package's arms runner. What the host lacks is decided when
+// it runs and recorded (flows.ArmSkipped): the ngtcp2 arms need gtlsserver, a TCP arm its
+// congestion control (flows.ParseSpec reads the kernel's list). setup makes the host settings.
 func (a highwayArm) flowsArm(o RunOptions) flows.Arm {
-	spec, _ := flows.ParseSpec(a.flow) // the arms' specs are fixed; a refused CC fails the run
+	spec, err := flows.ParseSpec(a.flow)
 	fa := flows.Arm{Name: a.name, Mix: []flows.Spec{spec}, H3Stack: a.stack, OSBuffers: a.osBuffers,
 		Setup: func(ctx context.Context, l shaping.Link) (func(*result.Record), error) { return a.setup(ctx, l, o) }}
-	if a.stack == flows.StackNgtcp2 {
+	switch {
+	case err != nil:
+		fa.Requires = func() error { return err }
+	case a.stack == flows.StackNgtcp2:
 		fa.Requires = func() error { return ngtcp2Missing() }
 	}
 	return fa
