@@ -113,3 +113,13 @@ func TestArmsResumeCheckAndSkip(t *testing.T) {
 		t.Errorf("every run done: %d lines, %d checks, want none", len(recs), *checks)
 	}
 }
+
+// TestArmSetupRefusal: an arm whose Setup refuses makes no run (no server is started) and the
+// refusal is the run's error.
+func TestArmSetupRefusal(t *testing.T) {
+	refused := errors.New("needs a process-wide setting")
+	a := Arm{Name: "x", Setup: func(context.Context, shaping.Link) (func(*result.Record), error) { return nil, refused }}
+	if _, err := runArm(context.Background(), armsLink{}, ArmPlan{}, a, 0, &result.Env{}); !errors.Is(err, refused) {
+		t.Fatalf("runArm: %v, want the refusal", err)
+	}
+}
