@@ -37,6 +37,9 @@ type Config struct {
 	Env *result.Env
 	// Logger receives diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// Stack, when set, is copied into every record (result.Flow.Stack), a QUIC flow's copy with
+	// the buffers of quic-go's server socket as read back (server.Info; 0 for ngtcp2's).
+	Stack *result.FlowStack
 }
 
 func (c Config) withDefaults() Config {
@@ -167,7 +170,18 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 		fr.stats, fr.statsErr = srv.FlowStats(fr.tr.odcid)
 		fr.countersCPU = processCPU() - cpu0
 	}
-	return c.records(l, epoch, frs, ls), nil
+	recs := c.records(l, epoch, frs, ls)
+	if c.Stack != nil {
+		info := srv.Info()
+		for i, r := range recs {
+			st := *c.Stack
+			if isQUICSpec(frs[i].spec) {
+				st.UDPRecvBuf, st.UDPSendBuf = info.UDPRcvBuf, info.UDPSndBuf
+			}
+			r.Stack = &st
+		}
+	}
+	return recs, nil
 }
 
 // MaxSeriesValues bounds the values a run keeps in memory: one goodput bin per flow and three

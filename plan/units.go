@@ -59,7 +59,8 @@ func ParseBlockID(id string) (part string, l, b int, ok bool) {
 // FlowID names a whole flow part: "flows:NAME".
 func FlowID(name string) string { return "flows:" + name }
 
-// CustomID names a study's own schedule run whole (highway2023's host-stack runs).
+// CustomID names a study's own schedule run whole; a unit of one is CustomID + ":" + its
+// name (highway2023: one per path, studies.CustomUnit).
 const CustomID = "custom"
 
 // Cut splits units (in plan order) into n shards of consecutive whole units balanced by their

@@ -53,6 +53,7 @@ type config struct {
 	tcpCC       string
 	tlsVersion  string
 	zeroRTT     bool
+	udpBuffers  [2]int // WithUDPBuffers: SO_RCVBUF, SO_SNDBUF set after quic-go's set-up; 0 keeps UDPBufferSize
 	logger      *slog.Logger
 	keyLog      io.Writer
 	qlogDir     func() string
@@ -111,6 +112,12 @@ func WithTLSVersion(v string) Option { return func(c *config) { c.tlsVersion = v
 // With0RTT makes the QUIC listener accept 0-RTT data on resumed connections (quic-go Allow0RTT;
 // default false). TLS session resumption is always on, for TCP and QUIC.
 func With0RTT(on bool) Option { return func(c *config) { c.zeroRTT = on } }
+
+// WithUDPBuffers sets the QUIC socket's receive and send buffers to rcv and snd bytes (the
+// values given to setsockopt, which Linux doubles) once quic-go has set up its listener, in
+// place of the UDPBufferSize it raised them to: the buffers a host keeps without raising them
+// (e.g. net.core.rmem_default). Info reports the sizes read back.
+func WithUDPBuffers(rcv, snd int) Option { return func(c *config) { c.udpBuffers = [2]int{rcv, snd} } }
 
 // WithKeyLog makes every TLS handshake, over TCP and QUIC, write its secrets to w in the NSS key
 // log format (SSLKEYLOGFILE; crypto/tls Config.KeyLogWriter), for decrypting captures. w must be

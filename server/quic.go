@@ -104,6 +104,13 @@ func (s *Server) startQUIC(udp *net.UDPConn) error {
 	if err != nil {
 		return fmt.Errorf("listen QUIC on %s: %w", udp.LocalAddr(), err)
 	}
+	if b := s.cfg.udpBuffers; b[0] > 0 && b[1] > 0 {
+		// After quic-go's set-up, which raises the buffers of the socket it is given.
+		if s.info.UDPRcvBuf, s.info.UDPSndBuf, err = resetUDPBuffers(udp, b[0], b[1]); err != nil {
+			ln.Close()
+			return fmt.Errorf("set the QUIC socket buffers of %s: %w", udp.LocalAddr(), err)
+		}
+	}
 	s.qln = &quicListener{EarlyListener: ln, protocol: s.quicP.Name, reg: s.reg}
 	s.h3 = &http3.Server{
 		Handler:     s.handler,
@@ -160,4 +167,17 @@ func quicGoStack() string {
 		}
 	}
 	return "quic-go " + v
+}
+
+// resetUDPBuffers sets conn's receive and send buffers to rcv and snd bytes through the net
+// package (SetReadBuffer, SetWriteBuffer: SO_RCVBUF and SO_SNDBUF, which Linux doubles and caps
+// at net.core.rmem_max and wmem_max) and returns the sizes read back (readUDPBuffers). It is how a
+// caller that hands quic-go its own socket (quic.Transport{Conn: conn}) sets buffers other than
+// the ones quic-go raises them to: after quic-go's set-up (its listen or first dial).
+func resetUDPBuffers(conn *net.UDPConn, rcv, snd int) (gotRcv, gotSnd int, err error) {
+	if err := errors.Join(conn.SetReadBuffer(rcv), conn.SetWriteBuffer(snd)); err != nil {
+		return 0, 0, err
+	}
+	gotRcv, gotSnd = readUDPBuffers(conn)
+	return gotRcv, gotSnd, nil
 }

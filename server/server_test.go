@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -320,4 +321,18 @@ func initialUserNS() bool {
 	}
 	f := strings.Fields(string(b))
 	return len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295"
+}
+
+// TestUDPBuffersAfterQUICGo: WithUDPBuffers sets the QUIC socket's buffers once quic-go has set
+// up its listener (which raises them), through the socket pltlab handed it, and Info reports
+// them read back (Linux doubles the value given, socket(7)).
+func TestUDPBuffersAfterQUICGo(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("socket buffers are read back on Linux only")
+	}
+	dir, _ := writeTestPage(t, 1, 8)
+	i := startServer(t, dir, WithUDPBuffers(106496, 106496)).Info()
+	if i.UDPRcvBuf != 2*106496 || i.UDPSndBuf != 2*106496 {
+		t.Errorf("UDP buffers %d/%d, want %d each", i.UDPRcvBuf, i.UDPSndBuf, 2*106496)
+	}
 }

@@ -107,6 +107,20 @@ func setUDPBuffers(conn *net.UDPConn, want int) (rcv, snd int, err error) {
 	return rcv, snd, err
 }
 
+// readUDPBuffers returns conn's receive and send buffer sizes as getsockopt reports them (0 when
+// unreadable).
+func readUDPBuffers(conn *net.UDPConn) (rcv, snd int) {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return 0, 0
+	}
+	_ = rc.Control(func(fd uintptr) {
+		rcv, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUF)
+		snd, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF)
+	})
+	return rcv, snd
+}
+
 func setSockBuf(fd, force, plain, want int) (int, error) {
 	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, force, want) != nil {
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, plain, want) // capped by the sysctl; read back below

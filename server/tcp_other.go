@@ -21,3 +21,6 @@ func getTCPCC(c syscall.RawConn) (string, error) { return "", errors.ErrUnsuppor
 func setUDPBuffers(conn *net.UDPConn, want int) (rcv, snd int, err error) {
 	return 0, 0, errors.ErrUnsupported
 }
+
+// readUDPBuffers is Linux only: other platforms get 0, 0.
+func readUDPBuffers(conn *net.UDPConn) (rcv, snd int) { return 0, 0 }

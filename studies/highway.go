@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/netip"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -18,13 +16,8 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/flows"
-	"github.com/pltlab/pltlab/internal/hostenv"
-	"github.com/pltlab/pltlab/internal/hostload"
-	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
-	"github.com/pltlab/pltlab/shaping/linkspec"
-	"golang.org/x/sys/unix"
 )
 
 // Highway2023 is the name of the study "QUIC on the Highway" (IFIP Networking 2023).
@@ -53,13 +46,6 @@ var highwayArms = []highwayArm{
 	{name: "ngtcp2-cubic", flow: "h3:cubic", stack: flows.StackNgtcp2},
 	{name: "ngtcp2-bbr", flow: "h3:bbr", stack: flows.StackNgtcp2},
 }
-
-// ngtcp2Missing says why the ngtcp2 arms and parts cannot run here (gtlsserver not on PATH), nil
-// when they can; a seam for tests.
-var ngtcp2Missing = func() error { return flows.CheckStack(flows.StackNgtcp2) }
-
-// haveNgtcp2 reports whether the ngtcp2 arms and parts can run here.
-func haveNgtcp2() bool { return ngtcp2Missing() == nil }
 
 // highwayPath is where the arms run: the veth pair ("veth") or an emulated LINK spec.
 type highwayPath struct {
@@ -91,16 +77,15 @@ var highwayScales = map[Scale]highwayScale{
 // estimates twice the measured time.
 const highwayArmOverhead = time.Second
 
-// armsOn returns the arms that apply to a path: the veth offload switches only on veth, the
-// ngtcp2 arms only where gtlsserver is installed (the plan says so otherwise).
+// armsOn returns the arms that apply to a path: the veth offload switches only on veth. The
+// ngtcp2 arms are always planned; whether gtlsserver is here is decided when they run, and an
+// arm that cannot run leaves records saying why (flows.ArmSkipped).
 func armsOn(p highwayPath) []highwayArm {
 	var out []highwayArm
-	ng := haveNgtcp2()
 	for _, a := range highwayArms {
-		if a.noOffload && p.link != "" || a.stack == flows.StackNgtcp2 && !ng {
-			continue
+		if !(a.noOffload && p.link != "") {
+			out = append(out, a)
 		}
-		out = append(out, a)
 	}
 	return out
 }
@@ -131,17 +116,18 @@ func highwayPlan(sc Scale) Plan {
 		},
 		NotRun: []string{"AES-NI on and off: see the finding \"aesni\""},
 	}
-	if !haveNgtcp2() {
-		p.NotRun = append(p.NotRun, "the ngtcp2 arms: "+ngtcp2Missing().Error())
-	}
 	if sc != Full {
 		p.ScaledDown = append(p.ScaledDown, "no emulated 10 Gbit/s path (full scale only)")
 	}
-	p.Custom = &CustomPart{Reps: hs.runs, Arms: n / hs.runs, RunCost: hs.duration + highwayArmOverhead,
-		Run: func(ctx context.Context, reps int, o RunOptions, w *result.Writer) error {
+	var units []CustomUnit
+	for _, hp := range hs.paths {
+		units = append(units, CustomUnit{Name: hp.name, Experiment: PartExperiment(Highway2023, hp.name), Arms: len(armsOn(hp))})
+	}
+	p.Custom = &CustomPart{Reps: hs.runs, Arms: n / hs.runs, RunCost: hs.duration + highwayArmOverhead, Units: units,
+		Run: func(ctx context.Context, reps int, paths []int, o RunOptions, w *result.Writer) error {
 			h := hs
 			h.runs = reps
-			return runHighway(ctx, h, o, w)
+			return runHighway(ctx, h, paths, o, w)
 		},
 		Keys: func(reps int) []string {
 			h := hs
@@ -200,137 +186,119 @@ func (p highwayPath) key() string {
 	return p.name
 }
 
-// runHighway runs every arm on every path, hs.runs times (the plan's repetitions as applied:
-// --runs replaces them), arms interleaved per repetition, each record with the full env
-// (hostenv.Local: kernel, QUIC stack, user namespace, idle polling) and the schedule's length
+// runHighway runs every arm on every path through the flows package's arms runner
+// (flows.ExecuteArms), hs.runs times (the plan's repetitions as applied: --runs replaces them),
+// arms in order within a repetition, each record with the full env and the schedule's length
 // (Scheduled), so that a resume (o.Resume) makes only the runs not yet made and a re-judge knows
-// what the run owed.
-func runHighway(ctx context.Context, hs highwayScale, o RunOptions, w *result.Writer) error {
-	log := o.Logger
-	if log == nil {
-		log = slog.Default()
-		o.Logger = log
+// what the run owed. paths are the indexes into hs.paths to run (a shard's; nil: all). A path
+// that fails does not stop the next.
+func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions, w *result.Writer) error {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
-	env := hostenv.Local(o.Version, o.Seed)
-	env.IdlePollCPUs = idlepoll.Active()
-	total := len(highwayKeys(hs))
-	var errs []error
-	for _, p := range hs.paths {
-		if err := runHighwayPath(ctx, p, hs, o, env, total, w); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			log.Warn("highway path failed", "path", p.name, "err", err)
-			errs = append(errs, fmt.Errorf("path %s: %w", p.name, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// openHighwayPath opens a path: the veth pair, or the emulated link; a seam for the tests.
-var openHighwayPath = func(ctx context.Context, p highwayPath, log *slog.Logger) (shaping.Link, *shaping.VethLink, error) {
-	if p.link == "" {
-		v, err := shaping.OpenVeth(ctx, 0)
-		return v, v, err
-	}
-	spec, err := linkspec.Parse(p.link)
-	if err != nil {
-		return nil, nil, err
-	}
-	l, err := shaping.Open(ctx, spec, shaping.WithLogger(log))
-	return l, nil, err
-}
-
-// checkHighwayPath self-checks an emulated path's link (flows.CheckLink); a seam for the tests.
-var checkHighwayPath = flows.CheckLink
-
-// highwayPause is the quiet time after every run (flows.DefaultPause), so the next starts on an
-// empty queue; a seam for the tests.
-var highwayPause = flows.DefaultPause
-
-// runHighwayArmFunc runs one arm (runHighwayArm); a seam for the tests.
-var runHighwayArmFunc = runHighwayArm
-
-// runHighwayPath opens one path, self-checks an emulated one by the one retry rule (its
-// link_check lines written first; unless o.SkipLinkCheck), and runs its arms, skipping the runs
-// a resumed reproduction already has.
-func runHighwayPath(ctx context.Context, p highwayPath, hs highwayScale, o RunOptions, env *result.Env, total int, w *result.Writer) error {
 	done := map[string]bool{} // (path, arm, run) already in o.Resume
 	for _, r := range o.Resume {
 		if k := highwayKeyOf(r); k != "" {
 			done[k] = true
 		}
 	}
-	left := 0
-	for run := range hs.runs {
-		for _, a := range armsOn(p) {
-			if !done[highwayKey(p.key(), a.name, run)] {
-				left++
-			}
+	shard := o.Shard.String() // "" unsharded
+	emit := func(r *result.Record) error {
+		r.Shard, r.ShardUnits = shard, o.units
+		return w.Write(r)
+	}
+	var errs []error
+	for i, p := range hs.paths {
+		if paths != nil && !slices.Contains(paths, i) {
+			continue // another shard's path
 		}
-	}
-	if left == 0 {
-		return nil // made by the interrupted run being resumed: no link to open or check
-	}
-	l, veth, err := openHighwayPath(ctx, p, o.Logger)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	experiment := PartExperiment(Highway2023, p.name)
-	if p.link != "" && !o.SkipLinkCheck {
-		if err := checkHighwayPath(ctx, l, p.link, experiment, env, o.Logger, w.Write); err != nil {
-			return err
-		}
-	}
-	for run := range hs.runs {
+		arms := make([]flows.Arm, 0, len(highwayArms))
 		for _, a := range armsOn(p) {
-			if done[highwayKey(p.key(), a.name, run)] {
-				continue // made by the interrupted run being resumed
-			}
-			var rec *result.Record
-			var earlier []result.EarlierAttempt
-			_, err := result.Retry(func(attempt int) (again bool, err error) {
-				host := hostload.Start()
-				rec, err = runHighwayArmFunc(ctx, l, veth, p, a, run, hs.duration, o, env)
-				if err != nil {
-					return false, fmt.Errorf("arm %s: %w", a.name, err)
-				}
-				busy, steal := host.End()
-				if rec == nil {
-					return false, nil
-				}
-				if attempt > 1 {
-					rec.Attempt, rec.EarlierAttempts = attempt, earlier
-				}
-				// The one retry rule (result.Retry): a run the emulator was late in is
-				// invalid, and made once more.
-				if !result.MarkLate(hostload.Describe(busy, steal), rec) || attempt >= result.Attempts {
-					return false, nil
-				}
-				o.Logger.Warn("emulator late during a highway run: made again", "path", p.name, "arm", a.name, "run", run,
-					"late_ms", rec.Emulator.LateMs(), "bound_ms", rec.Emulator.LateBound())
-				earlier = append(earlier, result.Earlier(rec, busy, steal))
-				if !sleepCtxStudies(ctx, highwayPause) {
-					return false, ctx.Err()
-				}
-				return true, nil
-			})
-			if err != nil {
-				return err
-			}
-			if rec != nil {
-				rec.Scheduled = total
-				if err := w.Write(rec); err != nil {
-					return err
-				}
-			}
-			if !sleepCtxStudies(ctx, highwayPause) {
+			arms = append(arms, a.flowsArm(o))
+		}
+		err := executeArms(ctx, flows.ArmPlan{Path: p.key(), Arms: arms, Runs: hs.runs, Duration: hs.duration,
+			Seed: o.Seed, Version: o.Version, Experiment: PartExperiment(Highway2023, p.name), Scheduled: len(highwayKeys(hs)),
+			SkipLinkCheck: o.SkipLinkCheck, Logger: o.Logger,
+			Done: func(arm string, run int) bool { return done[highwayKey(p.key(), arm, run)] }}, emit)
+		if err != nil {
+			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			o.Logger.Warn("highway path failed", "path", p.name, "err", err)
+			errs = append(errs, fmt.Errorf("path %s: %w", p.name, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// executeArms runs one path's arms (flows.ExecuteArms); a seam for the tests.
+var executeArms = flows.ExecuteArms
+
+// flowsArm is the arm for the flows package's arms runner. What the host lacks is decided when
+// it runs and recorded (flows.ArmSkipped): the ngtcp2 arms need gtlsserver, a TCP arm its
+// congestion control (flows.ParseSpec reads the kernel's list). setup makes the host settings.
+func (a highwayArm) flowsArm(o RunOptions) flows.Arm {
+	spec, err := flows.ParseSpec(a.flow)
+	fa := flows.Arm{Name: a.name, Mix: []flows.Spec{spec}, H3Stack: a.stack, OSBuffers: a.osBuffers,
+		Setup: func(ctx context.Context, l shaping.Link) (func(*result.Record), error) { return a.setup(ctx, l, o) }}
+	switch {
+	case err != nil:
+		fa.Requires = func() error { return err }
+	case a.stack == flows.StackNgtcp2:
+		fa.Requires = func() error { return ngtcp2Missing() }
+	}
+	return fa
+}
+
+// setup makes arm a's host settings before a run: the veth offloads off, quic-go's GSO off (a
+// process-wide setting cmd makes: RunOptions.Process), quic-go's log captured. The teardown it
+// returns undoes them and completes the run's record with what the arm varied.
+func (a highwayArm) setup(ctx context.Context, l shaping.Link, o RunOptions) (func(*result.Record), error) {
+	var undo []func()
+	undoAll := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	if a.noOffload {
+		veth, ok := l.(*shaping.VethLink)
+		if !ok {
+			return nil, errors.New("the arm switches the veth offloads: its path is not the veth pair")
+		}
+		if err := veth.SetOffloads(ctx, false); err != nil {
+			return nil, err
+		}
+		undo = append(undo, func() { veth.SetOffloads(context.Background(), true) })
+	}
+	if a.noGSO {
+		// quic-go reads it whenever it wraps a UDP socket: the server's at Start, the client's
+		// at its dial, both inside the run.
+		if o.Process == nil {
+			undoAll()
+			return nil, errors.New("the arm needs quic-go's GSO switched off, a process-wide setting this run was not given (studies.RunOptions.Process)")
+		}
+		undo = append(undo, o.Process.DisableQUICGSO())
+	}
+	qlog := &quicGoLog{}
+	if o.Process != nil {
+		undo = append(undo, o.Process.CaptureLog(qlog))
+	}
+	return func(r *result.Record) {
+		if r != nil && r.Stack != nil {
+			st := r.Stack
+			st.QUICGSO, st.Offloads = !a.noGSO, !a.noOffload
+			if r.Protocol == "h3" {
+				st.UDPBuffers = "raised"
+				if a.osBuffers {
+					st.UDPBuffers = "os-default"
+				}
+			}
+			qlog.mu.Lock()
+			st.QUICWarning = strings.TrimSpace(qlog.buf.String())
+			qlog.mu.Unlock()
+		}
+		undoAll()
+	}, nil
 }
 
 // quicGoLog collects what quic-go logs through the standard log package (its buffer warning),
@@ -346,169 +314,6 @@ func (q *quicGoLog) Write(b []byte) (int, error) {
 	return q.buf.Write(b)
 }
 
-// runHighwayArm runs one bulk flow of arm a on path p and returns its record.
-func runHighwayArm(ctx context.Context, l shaping.Link, veth *shaping.VethLink, p highwayPath, a highwayArm, run int,
-	dur time.Duration, o RunOptions, env *result.Env) (*result.Record, error) {
-	spec, err := flows.ParseSpec(a.flow)
-	if err != nil {
-		return nil, err
-	}
-	if a.noOffload {
-		if err := veth.SetOffloads(ctx, false); err != nil {
-			return nil, err
-		}
-		defer veth.SetOffloads(context.Background(), true)
-	}
-	if a.noGSO {
-		// quic-go reads it whenever it wraps a UDP socket: the server's at Start, the
-		// client's at its dial, both inside this arm. A process-wide setting: cmd makes it.
-		if o.Process == nil {
-			return nil, errors.New("the arm needs quic-go's GSO switched off, a process-wide setting this run was not given (studies.RunOptions.Process)")
-		}
-		defer o.Process.DisableQUICGSO()()
-	}
-	qlog := &quicGoLog{}
-	if o.Process != nil {
-		defer o.Process.CaptureLog(qlog)()
-	}
-	srv, err := flows.NewStackServer(ctx, l, o.Logger, a.stack, []flows.Spec{spec})
-	if err != nil {
-		return nil, err
-	}
-	defer srv.Close()
-	if info := srv.Info(); info.H3Stack == flows.StackNgtcp2 {
-		e := *env
-		e.QUIC = info.QUICStack // read from the running server
-		env = &e
-	}
-	addrs := []netip.Addr{l.HostAddr(), l.ClientAddr()}
-	stop := make(chan struct{})
-	bufs := make(chan [2]int, 1)
-	go func() { bufs <- watchUDPBuffers(addrs, a.osBuffers, stop) }()
-	emu, _ := l.(interface{ EmulatorCPU() time.Duration })
-	var emu0 time.Duration
-	if emu != nil {
-		emu0 = emu.EmulatorCPU()
-	}
-	cpu0, stack0 := processCPU(), srv.StackCPU()
-	recs, err := flows.Run(ctx, l, srv, flows.Config{Flows: []flows.Spec{spec}, Duration: dur, Seed: o.Seed, Run: run,
-		Experiment: PartExperiment(Highway2023, p.name), Env: env, Logger: o.Logger})
-	// Both endpoints: this process (the client, and quic-go's or the TCP server) and the ngtcp2
-	// server's own process, which getrusage does not count.
-	cpu := processCPU() - cpu0 + srv.StackCPU() - stack0
-	if len(recs) == 1 && recs[0].Flow != nil {
-		cpu -= time.Duration(recs[0].CountersCPUS * float64(time.Second)) // reading the ngtcp2 qlog: pltlab's, not the transfer's
-	}
-	close(stop)
-	got := <-bufs
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) != 1 {
-		return nil, fmt.Errorf("flows returned %d records for one flow", len(recs))
-	}
-	r := recs[0]
-	st := &result.FlowStack{Path: p.key(), Arm: a.name, QUICGSO: !a.noGSO, Offloads: !a.noOffload, CPUSeconds: cpu.Seconds()}
-	if emu != nil {
-		e := emu.EmulatorCPU() - emu0
-		st.EmulatorCPUSeconds = e.Seconds()
-		st.CPUSeconds = (cpu - e).Seconds()
-	}
-	if r.Bytes > 0 {
-		st.CPUSPerGB = st.CPUSeconds / (float64(r.Bytes) / 1e9)
-	}
-	if spec.Protocol == "h3" {
-		st.UDPBuffers = "raised"
-		if a.osBuffers {
-			st.UDPBuffers = "os-default"
-		}
-		st.UDPRecvBuf, st.UDPSendBuf = got[0], got[1]
-	}
-	qlog.mu.Lock()
-	st.QUICWarning = strings.TrimSpace(qlog.buf.String())
-	qlog.mu.Unlock()
-	r.Stack = st
-	if p.link == "" {
-		r.Link.Spec = shaping.ShaperVeth
-	} else {
-		r.Link.Spec = p.link
-	}
-	return r, nil
-}
-
-// processCPU is the process's user + system CPU time (getrusage RUSAGE_SELF).
-func processCPU() time.Duration {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// watchUDPBuffers finds this process's UDP sockets bound to one of addrs every 20 ms until stop
-// and returns the largest SO_RCVBUF and SO_SNDBUF read back. With osDefault it first sets each
-// socket's buffers back to the OS defaults (net.core.rmem_default, wmem_default): quic-go
-// raises them to 7 MiB when it wraps a socket, with SO_RCVBUFFORCE where SO_RCVBUF is capped
-// by rmem_max, and as root that always succeeds, so the OS default is otherwise never seen.
-// That is the buffer an unprivileged process keeps on a stock kernel (rmem_max = rmem_default
-// = 212992 on Debian 12), when quic-go warns that it could not raise it.
-func watchUDPBuffers(addrs []netip.Addr, osDefault bool, stop <-chan struct{}) [2]int {
-	rdef, wdef := sysctlInt("net/core/rmem_default"), sysctlInt("net/core/wmem_default")
-	var got [2]int
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ents, _ := os.ReadDir("/proc/self/fd")
-		for _, e := range ents {
-			fd, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err != nil || typ != unix.SOCK_DGRAM {
-				continue
-			}
-			sa, err := unix.Getsockname(fd)
-			in4, ok := sa.(*unix.SockaddrInet4)
-			if err != nil || !ok || !slices.Contains(addrs, netip.AddrFrom4(in4.Addr)) {
-				continue
-			}
-			if osDefault && rdef > 0 && wdef > 0 {
-				// The kernel doubles the value given (socket(7)); halve the default.
-				unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, rdef/2)
-				unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, wdef/2)
-			}
-			r, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
-			s, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF)
-			got[0], got[1] = max(got[0], r), max(got[1], s)
-		}
-		select {
-		case <-stop:
-			return got
-		case <-tick.C:
-		}
-	}
-}
-
-// sysctlInt reads an integer sysctl under /proc/sys (0 when unreadable).
-func sysctlInt(key string) int {
-	b, err := os.ReadFile("/proc/sys/" + key)
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return n
-}
-
-// sleepCtxStudies sleeps d unless ctx ends first (false then).
-func sleepCtxStudies(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
-}
-
 // highwayRuns returns the goodputs (Mbit/s) and CPU-s per GB of arm on path from the records.
 func highwayRuns(e *Support, path, arm string) (mbps, cpuGB []float64) {
 	for _, r := range e.Records {
@@ -519,6 +324,19 @@ func highwayRuns(e *Support, path, arm string) (mbps, cpuGB []float64) {
 		cpuGB = append(cpuGB, r.Stack.CPUSPerGB)
 	}
 	return mbps, cpuGB
+}
+
+// highwaySkipped is why the records say arm could not run on path on the host that made them
+// (flows.ArmSkipped), "" when they say nothing of it.
+func highwaySkipped(e *Support, path, arm string) string {
+	for _, r := range e.Records {
+		if r.IsFlow() && r.Stack != nil && r.Stack.Path == path && r.Stack.Arm == arm {
+			if why, ok := strings.CutPrefix(r.InvalidReason, flows.ArmSkipped); ok {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 // highwayMean is the mean of xs (NaN when empty).
@@ -614,9 +432,9 @@ func judgeImplementations(e *Support) Judgement {
 	n, ncpu := highwayRuns(e, "veth", "ngtcp2-cubic")
 	see, cells := []string{"Goodput per arm"}, []string{"veth: quic vs ngtcp2-cubic"}
 	if len(q) < HighwayMinRuns || len(n) < HighwayMinRuns {
-		if !haveNgtcp2() && len(n) == 0 {
+		if why := highwaySkipped(e, "veth", "ngtcp2-cubic"); why != "" && len(n) == 0 {
 			return Judgement{Verdict: NotTestable, See: see, Cells: cells,
-				Evidence: "one QUIC stack on this machine (quic-go): " + ngtcp2Missing().Error()}
+				Evidence: "one QUIC stack on this machine (quic-go): " + why}
 		}
 		return notRun(fmt.Sprintf("too few valid runs on the veth path (quic-go %d, ngtcp2 %d; need %d an arm)", len(q), len(n), HighwayMinRuns))
 	}

@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
-	"log/slog"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
-	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
@@ -26,33 +27,40 @@ func (l fakeLink) Spec() linkspec.Spec          { return l.spec }
 func (fakeLink) TakeCounters() *result.Emulator { return nil }
 func (fakeLink) Close() error                   { return nil }
 
-// fakeHighway replaces the paths, checks and runs of highway2023 for the test: each run writes a
-// valid flow line; it fails with errKilled after kill runs (0: never), as a killed process
-// would stop. It returns the checks made, by path.
+// fakeHighway replaces the arms runner of highway2023 for the test (its retry and env are
+// flows' tests'): an emulated path is checked first, then each run not done writes a valid
+// flow line; it fails with errKilled after kill runs (0: never), as a killed process would
+// stop. It returns the checks made, by path.
 func fakeHighway(t *testing.T, kill int) map[string]int {
 	t.Helper()
 	checks := map[string]int{}
-	oldOpen, oldCheck, oldArm, oldPause := openHighwayPath, checkHighwayPath, runHighwayArmFunc, highwayPause
-	t.Cleanup(func() {
-		openHighwayPath, checkHighwayPath, runHighwayArmFunc, highwayPause = oldOpen, oldCheck, oldArm, oldPause
-	})
-	highwayPause = 0
-	openHighwayPath = func(ctx context.Context, p highwayPath, log *slog.Logger) (shaping.Link, *shaping.VethLink, error) {
-		return fakeLink{}, nil, nil
-	}
-	checkHighwayPath = func(ctx context.Context, l shaping.Link, name, exp string, env *result.Env, log *slog.Logger, emit func(*result.Record) error) error {
-		checks[name]++
-		return emit(&result.Record{Kind: result.KindLinkCheck, Experiment: exp, Run: -1, Check: &result.LinkCheck{Pass: true}, Env: env})
-	}
+	old := executeArms
+	t.Cleanup(func() { executeArms = old })
 	made := 0
-	runHighwayArmFunc = func(ctx context.Context, l shaping.Link, veth *shaping.VethLink, p highwayPath, a highwayArm, run int,
-		dur time.Duration, o RunOptions, env *result.Env) (*result.Record, error) {
-		if kill > 0 && made == kill {
-			return nil, errKilled
+	executeArms = func(ctx context.Context, p flows.ArmPlan, emit func(*result.Record) error) error {
+		env := &result.Env{Kernel: "fake", Pltlab: p.Version}
+		if p.Path != "veth" && !p.SkipLinkCheck {
+			checks[p.Path]++
+			if err := emit(&result.Record{Kind: result.KindLinkCheck, Experiment: p.Experiment, Run: -1, Check: &result.LinkCheck{Pass: true}, Env: env}); err != nil {
+				return err
+			}
 		}
-		made++
-		return &result.Record{Kind: result.KindFlow, Experiment: PartExperiment(Highway2023, p.name), Run: run, Valid: true, Env: env,
-			Flow: &result.Flow{Stack: &result.FlowStack{Path: p.key(), Arm: a.name}}}, nil
+		for run := range p.Runs {
+			for _, a := range p.Arms {
+				if p.Done(a.Name, run) {
+					continue
+				}
+				if kill > 0 && made == kill {
+					return errKilled
+				}
+				made++
+				if err := emit(&result.Record{Kind: result.KindFlow, Experiment: p.Experiment, Run: run, Time: time.Unix(int64(made), 0).UTC(), Valid: true, Env: env, Scheduled: p.Scheduled,
+					Flow: &result.Flow{Stack: &result.FlowStack{Path: p.Path, Arm: a.Name}}}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}
 	return checks
 }
@@ -135,7 +143,7 @@ func TestHighwayResumesAndChecks(t *testing.T) {
 // TestHighwayGSOArmNeedsTheSetting checks that the arm without GSO refuses to run without the
 // process-wide setting (a library never sets it itself).
 func TestHighwayGSOArmNeedsTheSetting(t *testing.T) {
-	_, err := runHighwayArm(context.Background(), fakeLink{}, nil, highwayPath{name: "veth"}, highwayArm{name: "quic-no-gso", flow: "h3", noGSO: true}, 0, time.Second, RunOptions{}, &result.Env{})
+	_, err := highwayArm{name: "quic-no-gso", flow: "h3", noGSO: true}.setup(context.Background(), fakeLink{}, RunOptions{})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("process-wide")) {
 		t.Fatalf("no-GSO arm without the setting: %v", err)
 	}
@@ -147,49 +155,33 @@ type processStub struct{}
 func (processStub) DisableQUICGSO() func()      { return func() {} }
 func (processStub) CaptureLog(io.Writer) func() { return func() {} }
 
-// TestHighwayLateRetry: a highway run during which the emulator was late is made once more by
-// the one retry rule (result.Retry): the run leaves one line, the second attempt's,
-// summarising the first; a run late twice leaves its line invalid, naming the lateness.
-func TestHighwayLateRetry(t *testing.T) {
+// TestHighwayShardsMerge: the two shards of highway2023 at quick scale, one path each, merge
+// into a complete run whose shard check owes nothing; a shard that stopped early owes its path's
+// missing lines.
+func TestHighwayShardsMerge(t *testing.T) {
 	st, _ := Lookup(Highway2023)
-	p := st.Plan(Quick).Apply(RunOptions{Runs: 1})
-	want := p.Custom.Runs()
-	fakeHighway(t, 0)
-	fake := runHighwayArmFunc
-	calls := 0
-	runHighwayArmFunc = func(ctx context.Context, l shaping.Link, veth *shaping.VethLink, hp highwayPath, a highwayArm, run int,
-		dur time.Duration, o RunOptions, env *result.Env) (*result.Record, error) {
-		calls++
-		r, err := fake(ctx, l, veth, hp, a, run, dur, o, env)
-		if calls <= 3 { // the first run late, its retry late, then the second run late once
-			r.Emulator = &result.Emulator{Down: result.Direction{TimingErrMaxMs: 12}}
+	p := st.Plan(Quick)
+	var srcs []plan.Source
+	for k := range 2 {
+		fakeHighway(t, 0)
+		o := RunOptions{Version: "test", Seed: 1, Runs: 1, Process: processStub{}, Shard: plan.Shard{Index: k, Count: 2}}
+		recs, err := runPlan(t, p, o)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return r, err
+		srcs = append(srcs, plan.Source{Name: fmt.Sprintf("shard-%d.jsonl", k), Records: recs})
 	}
-	recs, err := runPlan(t, p, RunOptions{Version: "test", Seed: 1, Runs: 1, Process: processStub{}})
+	o := RunOptions{Seed: 1, Runs: 1}
+	merged, check, err := MergeShards(p, o, srcs, plan.MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var runs []*result.Record
-	for _, r := range recs {
-		if highwayKeyOf(r) != "" {
-			runs = append(runs, r)
-		}
+	if len(check.Missing) > 0 || len(check.Short) > 0 || !Complete(p.Apply(o), merged) {
+		t.Errorf("merged shards: missing %v, short %v, complete %v", check.Missing, check.Short, Complete(p.Apply(o), merged))
 	}
-	if len(runs) != want || calls != want+2 {
-		t.Fatalf("%d lines from %d attempts, want %d lines from %d", len(runs), calls, want, want+2)
-	}
-	first, second := runs[0], runs[1]
-	if first.Valid || first.Attempt != 2 || len(first.EarlierAttempts) != 1 ||
-		!strings.HasPrefix(first.InvalidReason, "emulator late: a packet left 12.00 ms after its time (down), bound 5.00 ms (machine: CPU") {
-		t.Errorf("late twice: valid %v, attempt %d, %d earlier, reason %q", first.Valid, first.Attempt, len(first.EarlierAttempts), first.InvalidReason)
-	}
-	if !second.Valid || second.Attempt != 2 || len(second.EarlierAttempts) != 1 || second.EarlierAttempts[0].LateMs != 12 {
-		t.Errorf("late once: valid %v (%s), attempt %d, earlier %+v", second.Valid, second.InvalidReason, second.Attempt, second.EarlierAttempts)
-	}
-	for _, r := range runs[2:] {
-		if !r.Valid || r.Attempt != 0 {
-			t.Errorf("a run on time: valid %v, attempt %d", r.Valid, r.Attempt)
-		}
+	short := srcs[1]
+	short.Records = short.Records[:len(short.Records)-1]
+	if _, check, err := MergeShards(p, o, []plan.Source{srcs[0], short}, plan.MergeOptions{}); err != nil || len(check.Short) != 1 || !strings.Contains(check.Short[0], "emu-1gbit") {
+		t.Errorf("a shard short of a line: %v, %+v", err, check)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -113,10 +114,18 @@ func TestHighwayImplementations(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s with %q", c.name, j.Verdict, j.Evidence, c.want, c.text)
 		}
 	}
+	// Whether gtlsserver was there is what the records say (decided when the arm ran), not
+	// the judging host.
+	skipped := &result.Record{Kind: result.KindFlow, Experiment: PartExperiment(Highway2023, "veth"), Run: 0,
+		InvalidReason: flows.ArmSkipped + "the ngtcp2 HTTP/3 stack needs gtlsserver",
+		Flow:          &result.Flow{Stack: &result.FlowStack{Path: "veth", Arm: "ngtcp2-cubic"}}}
+	if j := judge(append(slices.Clone(quic), skipped)); j.Verdict != NotTestable || !strings.Contains(j.Evidence, "gtlsserver") {
+		t.Errorf("without gtlsserver: %s (%s), want not testable naming it", j.Verdict, j.Evidence)
+	}
 	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
 	ngtcp2Missing = func() error { return errors.New("the ngtcp2 HTTP/3 stack needs gtlsserver") }
-	if j := judge(quic); j.Verdict != NotTestable || !strings.Contains(j.Evidence, "gtlsserver") {
-		t.Errorf("without gtlsserver: %s (%s), want not testable naming it", j.Verdict, j.Evidence)
+	if j := judge(quic); j.Verdict != NotRun {
+		t.Errorf("records without the ngtcp2 arm, judged where gtlsserver is missing: %s (%s), want not run", j.Verdict, j.Evidence)
 	}
 }
 

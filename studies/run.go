@@ -173,8 +173,8 @@ func (pr *Prepared) FlowRuns() int {
 			n += len(f.Mixes) * f.Runs
 		}
 	}
-	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || pr.Shard.Custom) {
-		n += c.Runs()
+	if c := pr.Plan.Custom; c != nil {
+		n += c.Reps * pr.customArms()
 	}
 	return n
 }
@@ -370,8 +370,8 @@ func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experimen
 			}
 		}
 	}
-	if ctx.Err() == nil && p.Custom != nil && (sh == nil || sh.Custom) {
-		if err := p.Custom.Run(ctx, p.Custom.Reps, o, w); err != nil {
+	if ctx.Err() == nil && p.Custom != nil && (sh == nil || len(sh.Custom) > 0) {
+		if err := p.Custom.Run(ctx, p.Custom.Reps, pr.customUnits(), o, w); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.Study, err))
 		}
 	}
@@ -426,8 +426,9 @@ func (pr *Prepared) PartLines() []string {
 		est, _ := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
 		out = append(out, fmt.Sprintf("flows %s: %d mix(es) x %d run(s) of %s on %s, estimated %s", f.Name, len(f.Mixes), f.Runs, f.Duration, f.Link, FormatEstimate(est)))
 	}
-	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || pr.Shard.Custom) {
-		out = append(out, fmt.Sprintf("custom: %d repetition(s) x %d run(s), estimated %s", c.Reps, c.Arms, FormatEstimate(c.Estimate())))
+	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || len(pr.Shard.Custom) > 0) {
+		arms := pr.customArms()
+		out = append(out, fmt.Sprintf("custom: %d repetition(s) x %d run(s), estimated %s", c.Reps, arms, FormatEstimate(time.Duration(c.Reps*arms)*c.RunCost)))
 	}
 	return out
 }
@@ -470,4 +471,31 @@ type ProcessSettings interface {
 	// CaptureLog copies what is logged through the standard log package (quic-go's warnings,
 	// e.g. that it could not raise the UDP buffers) to w as well, until restore.
 	CaptureLog(w io.Writer) (restore func())
+}
+
+// customUnits returns the units of the Custom schedule the run makes (indexes into
+// Custom.Units): nil, all of them, when it is not sharded or the schedule has no units.
+func (pr *Prepared) customUnits() []int {
+	if pr.Shard == nil || slices.Contains(pr.Shard.Custom, CustomAll) {
+		return nil
+	}
+	return pr.Shard.Custom
+}
+
+// customArms returns the Custom schedule's runs per repetition that the run makes (0 when a
+// shard runs none of it).
+func (pr *Prepared) customArms() int {
+	c := pr.Plan.Custom
+	if c == nil || pr.Shard != nil && len(pr.Shard.Custom) == 0 {
+		return 0
+	}
+	units := pr.customUnits()
+	if units == nil {
+		return c.Arms
+	}
+	n := 0
+	for _, i := range units {
+		n += c.Units[i].Arms
+	}
+	return n
 }

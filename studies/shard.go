@@ -33,8 +33,9 @@ type Shard struct {
 	Parts []PartShare
 	// Flows index Plan.Flows: the flow parts it runs whole.
 	Flows []int
-	// Custom is true for the one shard that runs the plan's Custom schedule (whole).
-	Custom bool
+	// Custom index Plan.Custom.Units: the units of the plan's Custom schedule it runs whole
+	// (CustomAll: the whole of a schedule without units).
+	Custom []int
 	// Units are the IDs of its units in plan order (plan.BlockID, plan.FlowID, plan.CustomID):
 	// what its lines record (the study's plan line lists them, every line carries their digest).
 	Units []string
@@ -62,12 +63,16 @@ func (s Shard) Share(i int) *PartShare {
 	return nil
 }
 
+// CustomAll in Shard.Custom stands for the whole of a Custom schedule without units.
+const CustomAll = -1
+
 // unit is one indivisible piece of a study's work (plan.Unit): a measured block of one part's
-// link, or a whole flow part, or the Custom schedule.
+// link, or a whole flow part, or a unit of the Custom schedule.
 type unit struct {
 	plan.Unit
 	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
 	block      int // index into the part plan's Units, or -1
+	custom     int // index into Custom.Units (CustomAll: the whole schedule)
 }
 
 // units lists the plan's work in plan order: every part's measured blocks (Units of its
@@ -86,8 +91,13 @@ func (p Plan) units(parts []*experiment.Plan) ([]unit, error) {
 		}
 		us = append(us, unit{Unit: plan.Unit{ID: plan.FlowID(fp.Name), Cost: d, Boundary: true}, part: -1, flow: f, block: -1})
 	}
-	if p.Custom != nil {
-		us = append(us, unit{Unit: plan.Unit{ID: plan.CustomID, Cost: p.Custom.Estimate(), Boundary: true}, part: -1, flow: -1, block: -1})
+	if c := p.Custom; c != nil && len(c.Units) == 0 {
+		us = append(us, unit{Unit: plan.Unit{ID: plan.CustomID, Cost: c.Estimate(), Boundary: true}, part: -1, flow: -1, block: -1, custom: CustomAll})
+	} else if c != nil {
+		for i, cu := range c.Units {
+			cost := time.Duration(c.Reps*cu.Arms) * c.RunCost
+			us = append(us, unit{Unit: plan.Unit{ID: plan.CustomID + ":" + cu.Name, Cost: cost, Boundary: true}, part: -1, flow: -1, block: -1, custom: i})
+		}
 	}
 	return us, nil
 }
@@ -118,17 +128,17 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
 func (pr *Prepared) Shards(n int) ([]Shard, error) { return pr.Plan.shardsOf(pr.Parts, n) }
 
 // ErrNotShardable is returned (wrapped) when a study's plan cannot be split into shards: its
-// Custom schedule (highway2023's host-stack runs) runs whole in one process.
+// Custom schedule has no units (CustomPart.Units) and runs whole in one process.
 var ErrNotShardable = errors.New("not shardable")
 
 // Shardable returns nil when the plan can run in shards (pltlab reproduce --shard, --merge,
 // the Slurm and Kubernetes jobs), and otherwise one line wrapping ErrNotShardable that says why:
-// a plan with a Custom schedule runs it whole, in one process.
+// a plan with a Custom schedule without units runs it whole, in one process.
 func (p Plan) Shardable() error {
-	if p.Custom == nil {
+	if p.Custom == nil || len(p.Custom.Units) > 0 {
 		return nil
 	}
-	return fmt.Errorf("%s is %w: its %d bulk runs are one schedule that switches the host's stack settings (GSO, offloads, UDP buffers) arm by arm on each path, run whole in one process: run it without --shard",
+	return fmt.Errorf("%s is %w: its %d bulk runs are one schedule without units, run whole in one process: run it without --shard",
 		p.Study, ErrNotShardable, p.Custom.Runs())
 }
 
@@ -183,7 +193,7 @@ func assemble(us []unit, parts []*experiment.Plan, sh plan.Shard, idx []int) Sha
 			s.Flows = append(s.Flows, u.flow)
 			s.Estimate += u.Cost
 		default:
-			s.Custom = true
+			s.Custom = append(s.Custom, u.custom)
 			s.Estimate += u.Cost
 		}
 	}
@@ -198,8 +208,8 @@ func assemble(us []unit, parts []*experiment.Plan, sh plan.Shard, idx []int) Sha
 // MaxShards returns the largest useful shard count of the prepared plan: its measured blocks
 // plus its flow parts (1 when it is not shardable).
 func (pr *Prepared) MaxShards() (int, error) {
-	if pr.Plan.Custom != nil {
-		return 1, nil // not shardable: see ErrNotShardable
+	if pr.Plan.Shardable() != nil {
+		return 1, nil // see ErrNotShardable
 	}
 	us, err := pr.Plan.units(pr.Parts)
 	return len(us), err
@@ -314,6 +324,11 @@ func (p Plan) splitSources(plans []*experiment.Plan, srcs []plan.Source) (bySrc 
 	flowParts := map[string]bool{}
 	for _, f := range p.Flows {
 		flowParts[PartExperiment(p.Study, f.Name)] = true
+	}
+	if p.Custom != nil {
+		for _, cu := range p.Custom.Units {
+			flowParts[cu.Experiment] = true
+		}
 	}
 	countFile := ""
 	bySrc = map[string][]plan.Source{}
@@ -440,6 +455,15 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 			}
 			if got := flowLines[made{PartExperiment(p.Study, fp.Name), name, 0}]; got < want {
 				check.Short = append(check.Short, fmt.Sprintf("shard %s: flows %s: %d of %d flow lines", name, fp.Name, got, want))
+			}
+		}
+		for _, i := range s.Custom {
+			if i == CustomAll {
+				continue
+			}
+			cu := p.Custom.Units[i]
+			if got, want := flowLines[made{cu.Experiment, name, 0}], p.Custom.Reps*cu.Arms; got < want {
+				check.Short = append(check.Short, fmt.Sprintf("shard %s: %s: %d of %d flow lines", name, cu.Name, got, want))
 			}
 		}
 	}

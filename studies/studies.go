@@ -137,14 +137,18 @@ type Plan struct {
 
 // CustomPart is a study's own schedule of bulk runs: Reps repetitions of Arms runs (every arm on
 // every path), each costed at RunCost by the cost model. Run makes them, writing every record to
-// w; reps is Reps as applied (Plan.Apply: --runs replaces it).
+// w; reps is Reps as applied (Plan.Apply: --runs replaces it). Its Units (highway2023: one per
+// path) are the pieces a shard runs whole; a schedule without Units is not shardable.
 type CustomPart struct {
 	// Reps is the number of repetitions of every arm; Arms the runs of one repetition.
 	Reps, Arms int
 	// RunCost is the cost model's time of one run (its duration plus the per-run overhead).
 	RunCost time.Duration
-	// Run makes the schedule with reps repetitions, skipping the runs o.Resume holds.
-	Run func(ctx context.Context, reps int, o RunOptions, w *result.Writer) error
+	// Units are the schedule's independent pieces, in run order; their Arms add up to Arms.
+	Units []CustomUnit
+	// Run makes the schedule's units (indexes into Units; nil: all of them) with reps
+	// repetitions, skipping the runs o.Resume holds.
+	Run func(ctx context.Context, reps int, units []int, o RunOptions, w *result.Writer) error
 	// Keys lists the runs of the schedule with reps repetitions, one key each, in run order;
 	// KeyOf is the key of a record of such a run ("" for any other line). Complete and a resume
 	// read them.
@@ -153,6 +157,17 @@ type CustomPart struct {
 	// Note, when set, says what reps repetitions run against the paper (the report's first
 	// "scaled down" line, from the repetitions as applied or as recorded).
 	Note func(reps int) string
+}
+
+// CustomUnit is one independent piece of a Custom schedule (highway2023: the arms of one path),
+// which one shard runs whole.
+type CustomUnit struct {
+	// Name names the unit in the shard plan (plan.CustomID + ":" + Name).
+	Name string
+	// Experiment names the experiment of its records.
+	Experiment string
+	// Arms is its runs per repetition.
+	Arms int
 }
 
 // Runs returns the number of bulk runs of the schedule: Reps x Arms.

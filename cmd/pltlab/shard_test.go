@@ -69,11 +69,9 @@ func TestClusterCommands(t *testing.T) {
 		{"reproduce shard too many", []string{"reproduce", "kakhki2017", "--scale", "smoke", "--shard", "1/5"}, "at most 4 shards"},
 		{"reproduce merge without files", []string{"reproduce", "kakhki2017", "--merge"}, "--merge needs"},
 		{"list nodes without list", []string{"reproduce", "kakhki2017", "--nodes", "3"}, "--nodes is for --list"},
-		{"reproduce highway shard", []string{"reproduce", "highway2023", "--scale", "smoke", "--shard", "0/2"}, "highway2023 is not shardable"},
-		{"reproduce highway one shard", []string{"reproduce", "highway2023", "--shard", "0/1"}, "highway2023 is not shardable"},
-		{"reproduce highway merge", []string{"reproduce", "highway2023", "--merge", matrix}, "--merge: highway2023 is not shardable"},
-		{"slurm highway", []string{"slurm", "--study", "highway2023", "--shards", "2", "--out", dir}, "highway2023 is not shardable"},
-		{"k8s highway", []string{"k8s", "--study", "highway2023", "--shards", "1", "--image", "x"}, "highway2023 is not shardable"},
+		{"reproduce highway shard", []string{"reproduce", "highway2023", "--scale", "smoke", "--shard", "0/2"}, "highway2023 at scale smoke has 1 measured blocks and flow parts, so at most 1 shards"},
+		{"slurm highway", []string{"slurm", "--study", "highway2023", "--scale", "smoke", "--shards", "2", "--out", dir}, "at most 1 shards"},
+		{"k8s highway", []string{"k8s", "--study", "highway2023", "--scale", "smoke", "--shards", "2", "--image", "x"}, "at most 1 shards"},
 		{"k8s no image", []string{"k8s", "--matrix", matrix, "--shards", "2"}, "bad image"},
 		{"k8s parallelism", []string{"k8s", "--matrix", matrix, "--shards", "2", "--parallelism", "3", "--image", "x"}, "bad parallelism 3"},
 	} {
@@ -164,23 +162,23 @@ func TestSlurmShipsTraces(t *testing.T) {
 	}
 }
 
-// TestListNodesNotShardable: `reproduce --list --nodes N` gives every shardable study's time on N
-// nodes and says of highway2023, whose host-stack runs are one schedule, that it runs whole.
-func TestListNodesNotShardable(t *testing.T) {
+// TestListNodesHighwayByPath: `reproduce --list --nodes N` gives every study's time on N nodes;
+// highway2023 shards by path, so its quick scale (veth and the 1 Gbit/s path) takes at most 2.
+func TestListNodesHighwayByPath(t *testing.T) {
 	code, out, errOut := runCLI(t, "reproduce", "--list", "--nodes", "4")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	if strings.Contains(out, "not shardable") {
+		t.Errorf("a study listed as not shardable:\n%s", out)
+	}
+	quick := false
 	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 || (f[0] != "highway2023" && f[0] != "kakhki2017") {
-			continue
-		}
-		if hw := f[0] == "highway2023"; hw != strings.Contains(line, "not shardable (runs whole)") {
-			t.Errorf("line %q: highway2023 (and only it) is not shardable", line)
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "highway2023" && f[1] == "quick" {
+			quick = strings.Contains(line, "(2 shards at most)")
 		}
 	}
-	if !strings.Contains(out, "highway2023") || !strings.Contains(out, "kakhki2017") {
-		t.Fatalf("list without highway2023 or kakhki2017:\n%s", out)
+	if !quick || !strings.Contains(out, "kakhki2017") {
+		t.Fatalf("list without highway2023 quick on 2 shards at most, or without kakhki2017:\n%s", out)
 	}
 }
