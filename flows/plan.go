@@ -269,57 +269,7 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 			sum.Resumed++
 			continue
 		}
-		var recs []*result.Record
-		var earlier [][]result.EarlierAttempt
-		_, err := result.Retry(func(attempt int) (again bool, err error) {
-			if _, err := rec.Begin(i, l); err != nil {
-				return false, err
-			}
-			host := hostload.Start()
-			recs, err = runFlows(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
-				Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger})
-			busy, steal := host.End()
-			rec.StopQlogs()
-			cerr := srv.CloseConnections() // ends the qlogs of the run's connections
-			late := result.MarkLate(hostload.Describe(busy, steal), recs...)
-			keep := p.Artifacts.For != artifacts.KeepInvalid
-			for _, r := range recs {
-				keep = keep || !r.Valid
-			}
-			if aerr := rec.End(keep, recs); aerr != nil {
-				p.Logger.Warn("artifacts", "run", i, "err", aerr)
-			}
-			if err != nil {
-				return false, err
-			}
-			if cerr != nil {
-				return false, cerr
-			}
-			if attempt == 1 {
-				sum.Runs++
-			}
-			if len(recs) > 0 {
-				sum.ArtifactsFailed += len(recs[0].ArtifactsFailed)
-			}
-			if attempt > 1 {
-				sum.Redone++
-				for k, r := range recs {
-					r.Attempt, r.EarlierAttempts = attempt, earlier[k]
-				}
-			}
-			if !late || attempt >= result.Attempts {
-				return false, nil
-			}
-			p.Logger.Warn("emulator late during a flow run: made again", "run", j.Run, "mix", Mix(p.Mixes[j.Mix]),
-				"late_ms", recs[0].Emulator.LateMs(), "bound_ms", recs[0].Emulator.LateBound())
-			if earlier == nil {
-				earlier = make([][]result.EarlierAttempt, len(recs))
-			}
-			for k, r := range recs {
-				earlier[k] = append(earlier[k], result.Earlier(r, busy, steal))
-			}
-			return true, nil
-		})
+		recs, err := p.runAttempts(ctx, i, j, l, srv, rec, env, &sum)
 		if err != nil {
 			return sum, err
 		}
@@ -344,6 +294,65 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 		}
 	}
 	return sum, ctx.Err()
+}
+
+// runAttempts makes run i of the schedule (job j) on l and srv by the one retry rule
+// (result.Retry: a run the emulator was late in is invalid and made once more, its flows'
+// records summarising the earlier attempt), keeping each attempt's artifacts through rec, and
+// counts it in sum. It returns the last attempt's records.
+func (p Plan) runAttempts(ctx context.Context, i int, j Job, l shaping.Link, srv *server.Server, rec *artifacts.Recorder, env *result.Env, sum *Summary) ([]*result.Record, error) {
+	var recs []*result.Record
+	var earlier [][]result.EarlierAttempt
+	_, err := result.Retry(func(attempt int) (again bool, err error) {
+		if _, err := rec.Begin(i, l); err != nil {
+			return false, err
+		}
+		host := hostload.Start()
+		recs, err = runFlows(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
+			Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger})
+		busy, steal := host.End()
+		rec.StopQlogs()
+		cerr := srv.CloseConnections() // ends the qlogs of the run's connections
+		late := result.MarkLate(hostload.Describe(busy, steal), recs...)
+		keep := p.Artifacts.For != artifacts.KeepInvalid
+		for _, r := range recs {
+			keep = keep || !r.Valid
+		}
+		if aerr := rec.End(keep, recs); aerr != nil {
+			p.Logger.Warn("artifacts", "run", i, "err", aerr)
+		}
+		if err != nil {
+			return false, err
+		}
+		if cerr != nil {
+			return false, cerr
+		}
+		if attempt == 1 {
+			sum.Runs++
+		}
+		if len(recs) > 0 {
+			sum.ArtifactsFailed += len(recs[0].ArtifactsFailed)
+		}
+		if attempt > 1 {
+			sum.Redone++
+			for k, r := range recs {
+				r.Attempt, r.EarlierAttempts = attempt, earlier[k]
+			}
+		}
+		if !late || attempt >= result.Attempts {
+			return false, nil
+		}
+		p.Logger.Warn("emulator late during a flow run: made again", "run", j.Run, "mix", Mix(p.Mixes[j.Mix]),
+			"late_ms", recs[0].Emulator.LateMs(), "bound_ms", recs[0].Emulator.LateBound())
+		if earlier == nil {
+			earlier = make([][]result.EarlierAttempt, len(recs))
+		}
+		for k, r := range recs {
+			earlier[k] = append(earlier[k], result.Earlier(r, busy, steal))
+		}
+		return true, nil
+	})
+	return recs, err
 }
 
 // StackNgtcp2 is the ngtcp2 HTTP/3 stack (server.StackNgtcp2), for the packages above flows.
