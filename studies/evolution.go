@@ -364,41 +364,93 @@ func arrival(st []evoState) (at int, ok bool) {
 	return at, at >= 0 && seenAbsent
 }
 
+// featureName is a feature as the evidence names it.
+func featureName(n string) string {
+	if ver, ok := strings.CutPrefix(n, "lists "); ok {
+		return "lists " + versionName(ver) + " in Version Negotiation"
+	}
+	return n
+}
+
+// invert is a feature's states negated (known states only): its arrivals are the feature's
+// departures.
+func invert(st []evoState) []evoState {
+	out := make([]evoState, len(st))
+	for i, s := range st {
+		out[i] = evoState{known: s.known, has: s.known && !s.has}
+	}
+	return out
+}
+
+// lastKnownBefore is the release of the last known state before index at ("" when none).
+func (d evoData) lastKnownBefore(st []evoState, at int) string {
+	for i := at - 1; i >= 0; i-- {
+		if st[i].known {
+			return d.releases[i]
+		}
+	}
+	return ""
+}
+
 // judgeArrival judges "features arrive over releases": reproduced when at least one feature is
 // absent at the earlier releases and present from some release on (the first release listing or
-// passing it is the evidence), contradicted when, over EvolutionMinReleases or more releases,
-// none does; inconclusive with fewer releases. An observation has no sampling error: the
-// count's interval is the count itself, claimed > 0.5 (at least one), by the one rule (fold).
+// passing it is the evidence); contradicted when, over EvolutionMinReleases or more releases,
+// no feature changes at all; inconclusive when features change but none arrives (departures
+// only, or back and forth: the range shows evolution, not an arrival; a feature present from
+// the oldest release may have arrived before the range) and with fewer releases. An observation
+// has no sampling error: the count of arrivals' interval is the count itself, claimed > 0.5 (at
+// least one), contradicted below (none), by the one rule (fold); a change that is no arrival
+// holds the verdict at inconclusive.
 func judgeArrival(d evoData) Judgement {
 	if len(d.releases) < EvolutionMinReleases {
 		return Judgement{Verdict: Inconclusive, Evidence: fmt.Sprintf("%d quic-go release(s) with judged cases (%s); the finding needs %d", len(d.releases), strings.Join(d.releases, ", "), EvolutionMinReleases)}
 	}
 	names, states := d.features()
-	var arrivals []string
+	var arrivals, departures, other, always []string
 	for _, n := range names {
-		if at, ok := arrival(states[n]); ok {
-			last := ""
-			for i := at - 1; i >= 0; i-- {
-				if states[n][i].known {
-					last = d.releases[i]
-					break
+		st := states[n]
+		at, ok := arrival(st)
+		dat, dok := arrival(invert(st))
+		known, has := 0, 0
+		for _, s := range st {
+			if s.known {
+				known++
+				if s.has {
+					has++
 				}
 			}
-			f := n
-			if ver, ok := strings.CutPrefix(n, "lists "); ok {
-				f = "lists " + versionName(ver) + " in Version Negotiation"
-			}
-			arrivals = append(arrivals, fmt.Sprintf("%s from %s on (not at %s)", f, d.releases[at], last))
+		}
+		switch {
+		case ok:
+			arrivals = append(arrivals, fmt.Sprintf("%s from %s on (not at %s)", featureName(n), d.releases[at], d.lastKnownBefore(st, at)))
+		case dok:
+			departures = append(departures, fmt.Sprintf("%s up to %s, not from %s on", featureName(n), d.lastKnownBefore(st, dat), d.releases[dat]))
+		case has > 0 && has < known:
+			other = append(other, featureName(n)+" back and forth")
+		case has == known && has > 0:
+			always = append(always, featureName(n))
 		}
 	}
+	span := fmt.Sprintf("over %d releases (%s to %s)", len(d.releases), d.releases[0], d.releases[len(d.releases)-1])
 	n := float64(len(arrivals))
 	v, _ := fold(every, Alpha, within(n, n, Region{Lo: 0.5, Hi: math.Inf(1)}))
-	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: d.releaseCells()}
-	if len(arrivals) > 0 {
-		j.Evidence = fmt.Sprintf("over %d releases (%s to %s): %s", len(d.releases), d.releases[0], d.releases[len(d.releases)-1], strings.Join(arrivals, "; "))
-	} else {
-		j.Evidence = fmt.Sprintf("over %d releases (%s to %s) no feature arrives: each of %d (cases passed, versions listed) is present from the first release, never, or not for good", len(d.releases), d.releases[0], d.releases[len(d.releases)-1], len(names))
+	if v == Contradicted && len(departures)+len(other) > 0 {
+		v = Inconclusive
 	}
+	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: d.releaseCells()}
+	parts := []string{}
+	if len(arrivals) > 0 {
+		parts = append(parts, "arrive: "+strings.Join(arrivals, "; "))
+	} else {
+		parts = append(parts, "no feature arrives")
+	}
+	if len(departures)+len(other) > 0 {
+		parts = append(parts, "change otherwise: "+strings.Join(append(departures, other...), "; "))
+	}
+	if len(always) > 0 {
+		parts = append(parts, "present from the oldest release on (an arrival before the range cannot be seen): "+strings.Join(always, "; "))
+	}
+	j.Evidence = span + ": " + strings.Join(parts, "; ")
 	return j
 }
 

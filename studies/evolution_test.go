@@ -66,12 +66,19 @@ func TestEvolutionArrival(t *testing.T) {
 	recs := join(evoRelease("v0.66.0", 0, []string{v1, v2}, P, F, U), evoRelease("v0.33.0", 0, []string{v1, d29}, P, F, U),
 		evoRelease("v0.40.1", 0, []string{v1, v2, d29}, P, F, U))
 	a, r, _ := judgeEvo(recs)
-	if a.Verdict != Reproduced || !strings.Contains(a.Evidence, "lists 0x6b3343cf (QUIC v2 (RFC 9369)) in Version Negotiation from v0.40.1 on (not at v0.33.0)") {
+	if a.Verdict != Reproduced || !strings.Contains(a.Evidence, "arrive: lists 0x6b3343cf (QUIC v2 (RFC 9369)) in Version Negotiation from v0.40.1 on (not at v0.33.0)") ||
+		!strings.Contains(a.Evidence, "change otherwise: lists 0xff00001d (draft-29) in Version Negotiation up to v0.40.1, not from v0.66.0 on") {
 		t.Errorf("arrival: %s: %s", a.Verdict, a.Evidence)
 	}
-	// draft-29 leaves: not an arrival, and no case regresses.
-	if strings.Contains(a.Evidence, "draft-29") {
-		t.Errorf("draft-29's departure counted as an arrival: %s", a.Evidence)
+	// draft-29 leaves (the data of 2026-12-06: listed up to v0.35.0): a change, no arrival,
+	// so inconclusive.
+	recs = join(evoRelease("v0.33.0", 0, []string{v1, v2, d29}, P, F, U), evoRelease("v0.35.0", 0, []string{v1, v2, d29}, P, F, U),
+		evoRelease("v0.37.0", 0, []string{v1, v2}, P, F, U), evoRelease("v0.66.0", 0, []string{v1, v2}, P, F, U))
+	if a, _, _ := judgeEvo(recs); a.Verdict != Inconclusive || a.Evidence != "over 4 releases (v0.33.0 to v0.66.0): no feature arrives; "+
+		"change otherwise: lists 0xff00001d (draft-29) in Version Negotiation up to v0.35.0, not from v0.37.0 on; "+
+		"present from the oldest release on (an arrival before the range cannot be seen): lists 0x00000001 (QUIC v1) in Version Negotiation; "+
+		"lists 0x6b3343cf (QUIC v2 (RFC 9369)) in Version Negotiation; passes initial-under-1200; passes version-negotiation" {
+		t.Errorf("departure only: %s: %s", a.Verdict, a.Evidence)
 	}
 	if r.Verdict != Contradicted || !strings.Contains(r.Evidence, "every case is monotone over 3 releases (v0.33.0 to v0.66.0)") {
 		t.Errorf("regression: %s: %s", r.Verdict, r.Evidence)
