@@ -151,7 +151,7 @@ func runEvolution(ctx context.Context, servers []string, reps int, o RunOptions,
 			return err
 		}
 		return w.Write(&result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: rep,
-			Time: time.Now().UTC(), Valid: rec.Outcome != interop.Error, Interop: b})
+			Scheduled: reps * len(servers) * len(interop.Cases), Time: time.Now().UTC(), Valid: rec.Outcome != interop.Error, Interop: b})
 	}
 	var errs []error
 	for rep := range reps {

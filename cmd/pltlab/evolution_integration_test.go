@@ -98,3 +98,35 @@ func TestIntegrationStudyEvolutionSmoke(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationQuicGoErasInterop runs `pltlab interop --server quic-go@v0.66.0` (the endpoint
+// built from the module proxy, or taken from the cache) with one case: its record names the
+// release the binary reports and the build (era, toolchain, module sum, binary digest), and
+// the build's progress goes to stderr when the binary is not cached. In make test-studies with
+// the quic-go history test.
+func TestIntegrationQuicGoErasInterop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	out := filepath.Join(t.TempDir(), "i.jsonl")
+	code, stdout, errOut := runCLI(t, "interop", "--server", "quic-go@v0.66.0", "--cases", "version-negotiation", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec interop.Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	bd := rec.Build
+	if rec.Server != "quic-go@v0.66.0" || rec.Outcome != interop.Pass || bd == nil || bd.Release != "v0.66.0" || bd.Era != "v0.48-v0.66" ||
+		!strings.HasPrefix(bd.Sum, "h1:") || len(bd.BinarySHA256) != 64 || !strings.HasPrefix(rec.Versions["server"], "quic-go v0.66.0 (pltlab interop endpoint, go") {
+		t.Errorf("record: server %s outcome %s build %+v version %q", rec.Server, rec.Outcome, bd, rec.Versions["server"])
+	}
+	if !strings.Contains(stdout, "quic-go@v0.66.0: quic-go v0.66.0") {
+		t.Errorf("table lacks the version:\n%s", stdout)
+	}
+}
