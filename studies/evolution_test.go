@@ -241,3 +241,22 @@ func evolutionScheduled(p Plan) []*result.Record {
 	}
 	return out
 }
+
+// TestEvolutionIdentify: the lines of a smoke run made with --runs 2 (quick's repetitions) are
+// known as smoke by their servers, and re-judged with two repetitions.
+func TestEvolutionIdentify(t *testing.T) {
+	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
+	ngtcp2Missing = func() error { return nil }
+	p := evolutionPlan(Smoke).Apply(RunOptions{Runs: 2})
+	recs := evolutionScheduled(p)
+	for _, r := range recs {
+		r.Scheduled = p.Custom.Runs()
+	}
+	st, got, _, ok := Identify(recs)
+	if !ok || st.Name != Evolution || got.Scale != Smoke {
+		t.Fatalf("identified %v scale %s", ok, got.Scale)
+	}
+	if d := FromRecords(got, recs); d.Custom.Reps != 2 {
+		t.Errorf("re-judged with %d repetitions, want 2", d.Custom.Reps)
+	}
+}
