@@ -14,7 +14,9 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 INTEGRATION_TIMEOUT ?= 14m
 RACE_PKGS := /(shaping|server|internal/idlepoll|flows|browser|view|pages|experiment|device|artifacts|result)(/|$$)
 # STUDY_TESTS are the whole-study integration tests (every study's smoke scale through
-# `reproduce`, and one through Slurm) and the quic-go history test (three releases built from the
+# `reproduce`, evolution's against three quic-go releases built from the module proxy and
+# ngtcp2 included: TestIntegrationStudyEvolutionSmoke, about 30 s warm; and one through Slurm)
+# and the quic-go history test (three releases built from the
 # module proxy and run against each other, about 70 s from an empty cache): about 6 minutes on
 # 2 cores, so they run in their own target, test-studies, which CI runs after make test.
 STUDY_TESTS := ^TestIntegration(Study|SlurmStudy|QuicGoEras)

@@ -45,6 +45,20 @@ type Record struct {
 	Reason     string   `json:"reason"`
 	DurationMS float64  `json:"duration_ms"`
 	Evidence   Evidence `json:"evidence"`
+	// Build is the provenance of a server built from a release for the interop matrix (a
+	// quic-go release's endpoint); nil for a server the project links or a system package.
+	Build *Build `json:"build,omitempty"`
+}
+
+// Build is how a probed server's program was built: the release, its API era, the Go
+// toolchain, the module's go.sum hash and the binary's SHA-256 (hex), as interop/quicgo
+// recorded them beside the binary.
+type Build struct {
+	Release      string `json:"release"`
+	Era          string `json:"era"`
+	Toolchain    string `json:"toolchain"`
+	Sum          string `json:"sum"`
+	BinarySHA256 string `json:"binary_sha256"`
 }
 
 // NewRecord makes the record of result r of case c.

@@ -2,6 +2,7 @@
 package result
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -42,6 +43,9 @@ const (
 	// which it lacked (Record.Merge), so that every reader of the merged file knows whether it is
 	// complete.
 	KindMerge Kind = "merge"
+	// KindInterop is one interop case against one server (Record.Interop holds the case's
+	// record as package interop writes it): the study evolution's lines.
+	KindInterop Kind = "interop_case"
 )
 
 // OriginConns counts the connections the server accepted during a load that served one host.
@@ -226,6 +230,10 @@ type Record struct {
 	// Cross names the bulk flow kept running through the same link during the load (flows
 	// spec PROTO:CC, e.g. "h1:cubic"), "" when none ran (`pltlab run --cross`).
 	Cross string `json:"cross,omitempty" role:"setting"`
+	// Interop is, on a KindInterop line, the interop case's own record (interop.Record's JSON:
+	// case, server and its exact version and build, outcome, reason and the datagrams as
+	// evidence), kept as written; nil on other lines.
+	Interop json.RawMessage `json:"interop,omitempty" role:"measure"`
 	// Flow holds a KindFlow line's fields, inlined at the top level of the JSON object; nil on
 	// other lines.
 	*Flow `role:"mixed"`

@@ -50,9 +50,57 @@ func Identify(recs []*result.Record) (s *Study, plan Plan, exact, ok bool) {
 				return st, p, true, true
 			}
 		}
+		if sc, ok := customScale(st.Name, recs, ""); ok {
+			return st, st.Plan(sc), false, true
+		}
 		return st, st.Plan(st.DefaultScale), false, true
 	}
 	return nil, Plan{}, false, false
+}
+
+// customScale returns the scale of study whose own schedule, with the repetitions its records
+// were scheduled with (a run made with --runs), holds every run of recs: each key among the
+// scale's and the recorded schedule (field scheduled, where recorded) a whole number of its
+// repetitions; the first such scale from the smallest, or only scale only when given. ok false
+// when none, or when the study has no own schedule.
+func customScale(study string, recs []*result.Record, only Scale) (Scale, bool) {
+	st, err := Lookup(study)
+	if err != nil {
+		return "", false
+	}
+	for _, sc := range Scales {
+		if only != "" && sc != only {
+			continue
+		}
+		c := st.Plan(sc).Custom
+		if c == nil || c.KeyOf == nil || c.Keys == nil || c.Arms == 0 {
+			return "", false
+		}
+		sched, seen := 0, false
+		for _, r := range recs {
+			if c.KeyOf(r) != "" {
+				sched, seen = max(sched, r.Scheduled), true
+			}
+		}
+		reps := c.Reps
+		if sched > 0 {
+			if sched%c.Arms != 0 {
+				continue
+			}
+			reps = sched / c.Arms
+		}
+		if !seen {
+			continue
+		}
+		keys := map[string]bool{}
+		for _, k := range c.Keys(reps) {
+			keys[k] = true
+		}
+		if !slices.ContainsFunc(recs, func(r *result.Record) bool { k := c.KeyOf(r); return k != "" && !keys[k] }) {
+			return sc, true
+		}
+	}
+	return "", false
 }
 
 // belongs reports whether a record is st's: one of a part, a flow part or st's own schedule
@@ -98,6 +146,12 @@ func flowsOfScale(p Plan, recs []*result.Record) bool {
 	if c := p.Custom; c != nil && c.KeyOf != nil && slices.ContainsFunc(recs, func(r *result.Record) bool { return c.KeyOf(r) != "" }) {
 		seen = true
 		if d.Custom.Reps != c.Reps {
+			return false
+		}
+		// Another scale's runs can match the repetitions (smoke made with --runs 2 has quick's):
+		// every run's key must be the scale's and the recorded schedule (field scheduled) a
+		// whole number of its repetitions.
+		if s, ok := customScale(p.Study, recs, p.Scale); !ok || s != p.Scale {
 			return false
 		}
 	}

@@ -62,6 +62,9 @@ func goldenCases(t *testing.T) []goldenCase {
 			if st.Name == Highway2023 {
 				recs = highwayScheduled(sc)
 			}
+			if st.Name == Evolution {
+				recs = evolutionScheduled(p)
+			}
 			cs = append(cs, goldenCase{st.Name + st.Option + "-" + string(sc), st, p, recs})
 		}
 	}

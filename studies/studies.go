@@ -270,7 +270,7 @@ type Judgement struct {
 func notRun(why string) Judgement { return Judgement{Verdict: NotRun, Evidence: why} }
 
 // registry lists every study in --list order.
-var registry = []*Study{carlucci(), kakhki(), muthuraj(), highway(), modquic()}
+var registry = []*Study{carlucci(), kakhki(), muthuraj(), highway(), modquic(), evolution()}
 
 // All returns every study in listing order.
 func All() []*Study { return slices.Clone(registry) }

@@ -617,6 +617,9 @@ func TestDefaultScaleJudgesEveryFinding(t *testing.T) {
 			if st.Name == Highway2023 { // its own schedule: every arm on every path, every run
 				recs = append(recs, highwayScheduled(plan.Scale)...)
 			}
+			if st.Name == Evolution { // its own schedule: every case against every server
+				recs = append(recs, evolutionScheduled(plan)...)
+			}
 			if !Complete(plan, recs) {
 				t.Fatal("the records of every scheduled load are not a complete run")
 			}

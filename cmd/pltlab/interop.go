@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os/exec"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pltlab/pltlab/interop"
+	"github.com/pltlab/pltlab/interop/matrix"
 	"github.com/pltlab/pltlab/server"
 )
 
@@ -30,10 +30,12 @@ type interopFlags struct {
 func newInteropCmd() *cobra.Command {
 	var f interopFlags
 	cmd := &cobra.Command{
-		Use:   "interop --server STACK[,STACK] [--cases CASE,...] [--out FILE.jsonl]",
+		Use:   "interop --server SERVER[,SERVER] [--cases CASE,...] [--out FILE.jsonl]",
 		Short: "Probe QUIC servers' behaviour with a raw client and judge it from the wire (issue 52)",
 		Long: `interop starts the project's HTTP/3 server on each --server stack (quic-go in this process,
-ngtcp2: Debian's gtlsserver) on loopback and runs each case against it with pltlab's own raw QUIC
+ngtcp2: Debian's gtlsserver), or the interop endpoint of a quic-go release (quic-go@v0.40.1: built
+on demand from the Go module proxy into the user's cache, its progress on stderr; the record
+carries the release, API era, Go toolchain, module sum and binary digest) on loopback and runs each case against it with pltlab's own raw QUIC
 client, which builds its packets from RFC 9000/9001 and records every datagram it sent and
 received. Each case's outcome (pass, fail, unsupported, error) is judged from those datagrams,
 never from an exit code; one JSON line per case and server goes to --out (client, server, their
@@ -44,12 +46,14 @@ Exit 0 when every case reached a verdict (pass, fail or unsupported: a fail is a
 some case ended in error (the probe could not tell), 2 on bad input (before anything starts).`,
 		Example: `  ./bin/pltlab interop --server quic-go --out /tmp/interop-quic-go.jsonl --force
   ./bin/pltlab interop --server quic-go,ngtcp2 --cases amplification-limit,version-negotiation --out /tmp/interop.jsonl --force
-  ./bin/pltlab interop --server ngtcp2 --cases initial-under-1200 --quiet 2s`,
+  ./bin/pltlab interop --server ngtcp2 --cases initial-under-1200 --quiet 2s
+  ./bin/pltlab interop --server quic-go@v0.40.1,quic-go@v0.66.0 --out /tmp/interop-releases.jsonl --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runInterop(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.servers, "server", server.StackQUICGo, "server stacks, comma-separated: "+strings.Join(server.H3Stacks, ", "))
+	fl.StringVar(&f.servers, "server", server.StackQUICGo, "servers, comma-separated: "+strings.Join(server.H3Stacks, ", ")+
+		", or quic-go@vX.Y.Z (a release v0.33.0 to v0.66.x, its endpoint built on demand from the module proxy)")
 	fl.StringVar(&f.cases, "cases", "all", "cases, comma-separated: all, "+strings.Join(interop.CaseNames(), ", "))
 	fl.StringVar(&f.out, "out", "-", "JSON Lines output file, - for stdout")
 	fl.BoolVar(&f.force, "force", false, "replace an existing --out file")
@@ -70,16 +74,9 @@ func caseHelp() string {
 // parse checks every flag and returns the stacks and cases, refusing bad input with a usage
 // error (exit 2) before anything is started or written.
 func (f interopFlags) parse() ([]string, []interop.Case, error) {
-	var stacks []string
-	for _, s := range strings.Split(f.servers, ",") {
-		s = strings.TrimSpace(s)
-		if !slices.Contains(server.H3Stacks, s) {
-			return nil, nil, usagef("bad --server %q: accepted %s, comma-separated", s, strings.Join(server.H3Stacks, ", "))
-		}
-		if slices.Contains(stacks, s) {
-			return nil, nil, usagef("bad --server %q: given twice", s)
-		}
-		stacks = append(stacks, s)
+	stacks, err := matrix.ParseServers(f.servers)
+	if err != nil {
+		return nil, nil, usagef("bad --server %v", err)
 	}
 	cases, err := interop.ParseCases(f.cases)
 	if err != nil {
@@ -98,9 +95,9 @@ func runInterop(cmd *cobra.Command, f interopFlags) error {
 	if err != nil {
 		return err
 	}
-	if slices.Contains(stacks, server.StackNgtcp2) {
-		if _, err := exec.LookPath(server.Ngtcp2Binary); err != nil {
-			return fmt.Errorf("--server %s needs %s (Debian package ngtcp2-server; make setup installs it): %w", server.StackNgtcp2, server.Ngtcp2Binary, err)
+	if slices.Contains(stacks, matrix.Ngtcp2) {
+		if err := matrix.Ngtcp2Missing(); err != nil {
+			return fmt.Errorf("--server %s: %w", matrix.Ngtcp2, err)
 		}
 	}
 	out, table := cmd.OutOrStdout(), cmd.OutOrStdout()
@@ -141,30 +138,20 @@ func runInterop(cmd *cobra.Command, f interopFlags) error {
 	return nil
 }
 
-// interopStack starts the server of one stack, runs the cases and writes their records.
+// interopStack starts the server of one stack (building a quic-go release's endpoint first,
+// its progress on stderr), runs the cases and writes their records.
 func interopStack(cmd *cobra.Command, stack string, cases []interop.Case, f interopFlags, out io.Writer) ([]interop.Record, error) {
-	srv, err := server.New("", server.WithAddr("127.0.0.1:0"), server.WithProtocols("h3"),
-		server.WithH3Stack(stack, ""), server.WithLogger(slog.Default()))
+	progress := func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), line) }
+	t, err := matrix.Start(cmd.Context(), stack, matrix.Options{Progress: progress, Logger: slog.Default()})
 	if err != nil {
-		return nil, fmt.Errorf("server %s: %w", stack, err)
+		return nil, err
 	}
-	if err := srv.Start(cmd.Context()); err != nil {
-		return nil, fmt.Errorf("start server %s: %w", stack, err)
-	}
-	info := srv.Info()
-	t := interop.Target{Addr: info.Addr("h3"), ServerName: info.Host, Quiet: f.quiet, Window: f.window}
 	enc := json.NewEncoder(out)
-	var recs []interop.Record
-	for _, c := range cases {
-		if err := cmd.Context().Err(); err != nil {
-			return recs, errors.Join(err, srv.Close())
+	recs, err := t.Run(cmd.Context(), cases, f.quiet, f.window, pltlabVersion(), func(r interop.Record) error {
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("write record: %w", err)
 		}
-		r := interop.Run(cmd.Context(), c, t)
-		rec := interop.NewRecord(r, c, interop.ProbeClient, interop.ProbeVersion(pltlabVersion()), stack, info.QUICStack, t.Addr, "loopback")
-		recs = append(recs, rec)
-		if err := enc.Encode(rec); err != nil {
-			return recs, errors.Join(fmt.Errorf("write record: %w", err), srv.Close())
-		}
-	}
-	return recs, srv.Close()
+		return nil
+	})
+	return recs, errors.Join(err, t.Close())
 }

@@ -24,6 +24,8 @@ func TestInteropRefusals(t *testing.T) {
 	}{
 		{"unknown server", []string{"--server", "picoquic"}, `bad --server "picoquic": accepted quic-go, ngtcp2`},
 		{"server twice", []string{"--server", "quic-go,quic-go"}, `bad --server "quic-go": given twice`},
+		{"release outside the history", []string{"--server", "quic-go,quic-go@v0.99.0"}, `bad --server "quic-go@v0.99.0": bad quic-go version "v0.99.0": accepted a release v0.33.0 to v0.66.x`},
+		{"release not a version", []string{"--server", "quic-go@latest"}, `bad --server "quic-go@latest": bad quic-go version "latest"`},
 		{"unknown case", []string{"--cases", "handshake"}, `bad --cases: unknown case "handshake"; accepted: all, version-negotiation`},
 		{"case twice", []string{"--cases", "amplification-limit,amplification-limit"}, `given twice`},
 		{"zero quiet", []string{"--quiet", "0s"}, "bad --quiet 0s"},

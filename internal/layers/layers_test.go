@@ -48,6 +48,7 @@ var allowed = map[string][]string{
 	"internal/testenv":                 {"result"},
 	"internal/fileout":                 nil,
 	"interop/quicgo":                   nil,
+	"interop/matrix":                   {"interop", "interop/quicgo", "server", "pages", "result", "protocol"},
 	"scripts/memchurn":                 nil,
 	"internal/hostload":                {"internal/idlepoll"},
 	"internal/idlepoll":                nil,
@@ -63,11 +64,11 @@ var allowed = map[string][]string{
 	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},
 	"flows":                            {"internal/hostenv", "internal/hostload", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
 	"experiment":                       {"device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
-	"studies":                          {"internal/hostenv", "internal/hostload", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
+	"studies":                          {"interop", "interop/matrix", "internal/hostenv", "internal/hostload", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
 	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
 	"view":                             {"plan", "analysis", "result", "protocol"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
-	"cmd/pltlab":                       {"device", "interop", "plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
+	"cmd/pltlab":                       {"device", "interop", "interop/matrix", "plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
 }
 
 // fenced lists third-party import paths (prefixes) and the only packages of ours that may

@@ -1,0 +1,666 @@
+package studies
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/interop"
+	"github.com/pltlab/pltlab/interop/matrix"
+	"github.com/pltlab/pltlab/result"
+)
+
+// Evolution names the study of QUIC implementations' behaviour over their releases.
+const Evolution = "evolution"
+
+// EvolutionPart is the part name of the study's interop lines (experiment "evolution/interop").
+const EvolutionPart = "interop"
+
+// EvolutionMinReleases is the fewest quic-go releases with a judged outcome that the findings
+// over releases (arrival, regression) need: with two, a change cannot be told from the ends of
+// the range; with three, a feature can be absent, arrive and stay.
+const EvolutionMinReleases = 3
+
+// evolutionCaseCost is the cost model's time of one case against one server: the cases take
+// 1 s (version-negotiation, stateless-reset: the --quiet wait), 2 s (initial-under-1200 and
+// its control) and 4 s (amplification-limit's window); 6.2 s for the four, measured.
+const evolutionCaseCost = 1600 * time.Millisecond
+
+const evolutionCitation = `Maxime Piraux, Quentin De Coninck, Olivier Bonaventure: "Observing the Evolution of QUIC ` +
+	`Implementations", EPIQ 2018 (ACM CoNEXT workshop), arXiv:1810.09134. QUIC-Tracker's test suite run against the ` +
+	`public QUIC implementations daily over a semester: features appear in releases over time, some releases regress ` +
+	`on tests an earlier one passed, and implementations answer the same test differently.`
+
+// evolutionScale is what one scale runs: quic-go releases (oldest first) and repetitions.
+type evolutionScale struct {
+	releases []string
+	reps     int
+}
+
+// evolutionAll are the releases of the quick and full scales: twelve spread over v0.33-v0.66,
+// every API era and both toolchains (v0.33-v0.37 build with a fetched go1.20).
+var evolutionAll = []string{"v0.33.0", "v0.35.0", "v0.37.0", "v0.40.1", "v0.43.0", "v0.46.0", "v0.48.2", "v0.52.0", "v0.56.0", "v0.60.0", "v0.63.0", "v0.66.0"}
+
+// evolutionScales: smoke runs three releases that build with the local Go (one per API era),
+// once; quick every release twice; full every release five times.
+var evolutionScales = map[Scale]evolutionScale{
+	Smoke: {releases: []string{"v0.40.1", "v0.48.2", "v0.66.0"}, reps: 1},
+	Quick: {releases: evolutionAll, reps: 2},
+	Full:  {releases: evolutionAll, reps: 5},
+}
+
+func evolution() *Study {
+	return &Study{Name: Evolution, Title: "Piraux, De Coninck, Bonaventure, EPIQ 2018: the evolution of QUIC implementations",
+		Citation: evolutionCitation, DefaultScale: Quick, Plan: evolutionPlan, Findings: evolutionFindings(),
+		Sections: evolutionSections, Differences: evolutionDifferences}
+}
+
+// evolutionServers are the servers of a scale, in run order: the quic-go releases oldest first,
+// then ngtcp2 when installed (decided now: at run time).
+func evolutionServers(es evolutionScale) []string {
+	var out []string
+	for _, v := range es.releases {
+		out = append(out, matrix.ReleaseName(v))
+	}
+	if ngtcp2Missing() == nil {
+		out = append(out, matrix.Ngtcp2)
+	}
+	return out
+}
+
+// evolutionPlan is the study's plan at a scale: no page loads, its own schedule of every case
+// against every server, once per repetition.
+func evolutionPlan(sc Scale) Plan {
+	es := evolutionScales[sc]
+	servers := evolutionServers(es)
+	p := Plan{Study: Evolution, Scale: sc,
+		ScaledDown: []string{fmt.Sprintf("%d quic-go releases (%s) and ngtcp2 (Debian's) instead of the paper's public implementations, "+
+			"on loopback, with pltlab's four probe cases instead of QUIC-Tracker's suite", len(es.releases), strings.Join(es.releases, ", "))},
+	}
+	if err := ngtcp2Missing(); err != nil {
+		p.NotRun = []string{"ngtcp2, the second implementation: " + err.Error()}
+	}
+	p.Custom = &CustomPart{Reps: es.reps, Arms: len(servers) * len(interop.Cases), RunCost: evolutionCaseCost,
+		Run: func(ctx context.Context, reps int, o RunOptions, w *result.Writer) error {
+			return runEvolution(ctx, servers, reps, o, w)
+		},
+		Keys: func(reps int) []string { return evolutionKeys(servers, reps) },
+		KeyOf: func(r *result.Record) string {
+			if rec, ok := interopOf(r); ok {
+				return evolutionKey(rec.Server, rec.Case, r.Run)
+			}
+			return ""
+		},
+		Note: func(reps int) string {
+			return fmt.Sprintf("%d repetition(s) of every case against every server (the paper: daily runs over a semester)", reps)
+		}}
+	return p
+}
+
+// evolutionKey is one case's key: "SERVER|CASE|REP".
+func evolutionKey(server, c string, rep int) string { return fmt.Sprint(server, "|", c, "|", rep) }
+
+// evolutionKeys lists the schedule's keys in run order: repetition, server, case.
+func evolutionKeys(servers []string, reps int) []string {
+	var out []string
+	for rep := range reps {
+		for _, s := range servers {
+			for _, c := range interop.Cases {
+				out = append(out, evolutionKey(s, c.Name, rep))
+			}
+		}
+	}
+	return out
+}
+
+// interopOf decodes an interop line's case record; false for any other line.
+func interopOf(r *result.Record) (interop.Record, bool) {
+	var rec interop.Record
+	if r == nil || r.Kind != result.KindInterop || len(r.Interop) == 0 || json.Unmarshal(r.Interop, &rec) != nil {
+		return rec, false
+	}
+	return rec, true
+}
+
+// runEvolution runs every case against every server, reps times, skipping the cases o.Resume
+// holds; each server is started (a release's endpoint built first, progress to the logger) and
+// stopped once per repetition. A server that does not start gets one error line per case (no
+// evidence of anything) and the run goes on; the errors are returned joined at the end.
+func runEvolution(ctx context.Context, servers []string, reps int, o RunOptions, w *result.Writer) error {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	done := map[string]bool{}
+	for _, r := range o.Resume {
+		if rec, ok := interopOf(r); ok {
+			done[evolutionKey(rec.Server, rec.Case, r.Run)] = true
+		}
+	}
+	write := func(rep int, rec interop.Record) error {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		return w.Write(&result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: rep,
+			Scheduled: reps * len(servers) * len(interop.Cases), Time: time.Now().UTC(), Valid: rec.Outcome != interop.Error, Interop: b})
+	}
+	var errs []error
+	for rep := range reps {
+		for _, s := range servers {
+			var cases []interop.Case
+			for _, c := range interop.Cases {
+				if !done[evolutionKey(s, c.Name, rep)] {
+					cases = append(cases, c)
+				}
+			}
+			if len(cases) == 0 {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+			log.Info("evolution: probing", "server", s, "repetition", rep+1, "of", reps)
+			t, err := matrix.Start(ctx, s, matrix.Options{Logger: log, Progress: func(l string) { log.Info(l) }})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s, err))
+				for _, c := range cases {
+					rec := interop.Record{V: interop.RecordVersion, Kind: interop.RecordKind, Time: time.Now().UTC().Format(time.RFC3339),
+						Case: c.Name, Rule: c.Rule, Client: interop.ProbeClient, Server: s, Link: "loopback",
+						Versions: map[string]string{"client": interop.ProbeVersion(o.Version)},
+						Outcome:  interop.Error, Reason: "the server did not start: " + err.Error()}
+					if err := write(rep, rec); err != nil {
+						return errors.Join(append(errs, err)...)
+					}
+				}
+				continue
+			}
+			_, err = t.Run(ctx, cases, 0, 0, o.Version, func(rec interop.Record) error { return write(rep, rec) })
+			if cerr := t.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", s, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// evoState is one release's state of one feature: known when its judged repetitions agree, and
+// then has when the feature is there (the case passed, the version was listed).
+type evoState struct {
+	known, has bool
+}
+
+// evoData are the interop lines of a run sorted for judging: the quic-go releases oldest first
+// and, per server, the records of each case (errors left out: they are evidence of nothing).
+type evoData struct {
+	releases []string                               // quic-go releases with at least one judged record, oldest first
+	byServer map[string]map[string][]interop.Record // server name, case: records without errors
+	errors   int                                    // records with outcome error, left out
+}
+
+// evolutionData sorts the interop lines of recs.
+func evolutionData(recs []*result.Record) evoData {
+	d := evoData{byServer: map[string]map[string][]interop.Record{}}
+	for _, r := range recs {
+		rec, ok := interopOf(r)
+		if !ok {
+			continue
+		}
+		if rec.Outcome == interop.Error {
+			d.errors++
+			continue
+		}
+		if d.byServer[rec.Server] == nil {
+			d.byServer[rec.Server] = map[string][]interop.Record{}
+			if v, ok := matrix.Release(rec.Server); ok {
+				d.releases = append(d.releases, v)
+			}
+		}
+		d.byServer[rec.Server][rec.Case] = append(d.byServer[rec.Server][rec.Case], rec)
+	}
+	slices.SortFunc(d.releases, compareRelease)
+	return d
+}
+
+// releaseCells names the servers of the judged releases ("quic-go@v0.40.1"), oldest first.
+func (d evoData) releaseCells() []string {
+	out := make([]string, len(d.releases))
+	for i, v := range d.releases {
+		out[i] = matrix.ReleaseName(v)
+	}
+	return out
+}
+
+// compareRelease orders quic-go releases "vA.B.C" by their numbers (an unparsable one first).
+func compareRelease(a, b string) int {
+	pa, pb := releaseNums(a), releaseNums(b)
+	return cmp.Or(cmp.Compare(pa[0], pb[0]), cmp.Compare(pa[1], pb[1]), cmp.Compare(pa[2], pb[2]), strings.Compare(a, b))
+}
+
+// releaseNums are a release's three numbers (-1 where not a number).
+func releaseNums(v string) [3]int {
+	out := [3]int{-1, -1, -1}
+	for i, f := range strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out[i] = n
+		}
+	}
+	return out
+}
+
+// outcome is the outcome every judged record of a server's case agrees on, "" when none or
+// when they disagree (a flaky case is evidence of neither state).
+func (d evoData) outcome(server, c string) interop.Outcome {
+	var o interop.Outcome
+	for _, r := range d.byServer[server][c] {
+		if o != "" && r.Outcome != o {
+			return ""
+		}
+		o = r.Outcome
+	}
+	return o
+}
+
+// greased reports a version of the reserved pattern 0x?a?a?a?a (RFC 9000 section 15), which a
+// server lists to exercise negotiation: not a feature.
+func greased(v string) bool {
+	n, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 32)
+	return err == nil && n&0x0f0f0f0f == 0x0a0a0a0a
+}
+
+// versionNames names the versions a report mentions.
+var versionNames = map[string]string{"0x00000001": "QUIC v1", "0x6b3343cf": "QUIC v2 (RFC 9369)", "0xff00001d": "draft-29", "0x709a50c4": "QUIC v2 draft"}
+
+// versionName is "0x6b3343cf (QUIC v2 (RFC 9369))" or the number alone.
+func versionName(v string) string {
+	if n, ok := versionNames[v]; ok {
+		return v + " (" + n + ")"
+	}
+	return v
+}
+
+// features returns, per feature of the quic-go releases ("lists VERSION in Version
+// Negotiation", "passes CASE"), its state at each release of d.releases in order.
+func (d evoData) features() (names []string, states map[string][]evoState) {
+	states = map[string][]evoState{}
+	add := func(name string, i int, st evoState) {
+		if states[name] == nil {
+			states[name] = make([]evoState, len(d.releases))
+			names = append(names, name)
+		}
+		states[name][i] = st
+	}
+	for i, v := range d.releases {
+		s := matrix.ReleaseName(v)
+		for _, c := range interop.Cases {
+			if o := d.outcome(s, c.Name); o != "" {
+				add("passes "+c.Name, i, evoState{known: true, has: o == interop.Pass})
+			}
+		}
+	}
+	// The versions listed: every version any release lists (greased ones aside), then each
+	// release's state: known where its passing version-negotiation records agree on it.
+	counts, passes := make([]map[string]int, len(d.releases)), make([]int, len(d.releases))
+	var listed []string
+	for i, v := range d.releases {
+		counts[i] = map[string]int{}
+		for _, r := range d.byServer[matrix.ReleaseName(v)]["version-negotiation"] {
+			if r.Outcome != interop.Pass {
+				continue
+			}
+			passes[i]++
+			for _, ver := range r.Evidence.VersionsListed {
+				if !greased(ver) {
+					counts[i][ver]++
+					if !slices.Contains(listed, ver) {
+						listed = append(listed, ver)
+					}
+				}
+			}
+		}
+	}
+	for _, ver := range listed {
+		for i := range d.releases {
+			switch c := counts[i][ver]; {
+			case passes[i] == 0:
+			case c == passes[i]:
+				add("lists "+ver, i, evoState{known: true, has: true})
+			case c == 0:
+				add("lists "+ver, i, evoState{known: true})
+			}
+		}
+	}
+	slices.Sort(names)
+	return names, states
+}
+
+// arrival is where a feature arrives: absent at every known release before index at, present at
+// it and at every known release after; false when the feature does not arrive so (present from
+// the first known release, never present, or present and absent again).
+func arrival(st []evoState) (at int, ok bool) {
+	at, seenAbsent := -1, false
+	for i, s := range st {
+		switch {
+		case !s.known:
+		case s.has && at < 0:
+			at = i
+		case !s.has && at >= 0:
+			return -1, false
+		case !s.has:
+			seenAbsent = true
+		}
+	}
+	return at, at >= 0 && seenAbsent
+}
+
+// featureName is a feature as the evidence names it.
+func featureName(n string) string {
+	if ver, ok := strings.CutPrefix(n, "lists "); ok {
+		return "lists " + versionName(ver) + " in Version Negotiation"
+	}
+	return n
+}
+
+// invert is a feature's states negated (known states only): its arrivals are the feature's
+// departures.
+func invert(st []evoState) []evoState {
+	out := make([]evoState, len(st))
+	for i, s := range st {
+		out[i] = evoState{known: s.known, has: s.known && !s.has}
+	}
+	return out
+}
+
+// lastKnownBefore is the release of the last known state before index at ("" when none).
+func (d evoData) lastKnownBefore(st []evoState, at int) string {
+	for i := at - 1; i >= 0; i-- {
+		if st[i].known {
+			return d.releases[i]
+		}
+	}
+	return ""
+}
+
+// judgeArrival judges "features arrive over releases": reproduced when at least one feature is
+// absent at the earlier releases and present from some release on (the first release listing or
+// passing it is the evidence); contradicted when, over EvolutionMinReleases or more releases,
+// no feature changes at all; inconclusive when features change but none arrives (departures
+// only, or back and forth: the range shows evolution, not an arrival; a feature present from
+// the oldest release may have arrived before the range) and with fewer releases. An observation
+// has no sampling error: the count of arrivals' interval is the count itself, claimed > 0.5 (at
+// least one), contradicted below (none), by the one rule (fold); a change that is no arrival
+// holds the verdict at inconclusive.
+func judgeArrival(d evoData) Judgement {
+	if len(d.releases) < EvolutionMinReleases {
+		return Judgement{Verdict: Inconclusive, Evidence: fmt.Sprintf("%d quic-go release(s) with judged cases (%s); the finding needs %d", len(d.releases), strings.Join(d.releases, ", "), EvolutionMinReleases)}
+	}
+	names, states := d.features()
+	var arrivals, departures, other, always []string
+	for _, n := range names {
+		st := states[n]
+		at, ok := arrival(st)
+		dat, dok := arrival(invert(st))
+		known, has := 0, 0
+		for _, s := range st {
+			if s.known {
+				known++
+				if s.has {
+					has++
+				}
+			}
+		}
+		switch {
+		case ok:
+			arrivals = append(arrivals, fmt.Sprintf("%s from %s on (not at %s)", featureName(n), d.releases[at], d.lastKnownBefore(st, at)))
+		case dok:
+			departures = append(departures, fmt.Sprintf("%s up to %s, not from %s on", featureName(n), d.lastKnownBefore(st, dat), d.releases[dat]))
+		case has > 0 && has < known:
+			other = append(other, featureName(n)+" back and forth")
+		case has == known && has > 0:
+			always = append(always, featureName(n))
+		}
+	}
+	span := fmt.Sprintf("over %d releases (%s to %s)", len(d.releases), d.releases[0], d.releases[len(d.releases)-1])
+	n := float64(len(arrivals))
+	v, _ := fold(every, Alpha, within(n, n, Region{Lo: 0.5, Hi: math.Inf(1)}))
+	if v == Contradicted && len(departures)+len(other) > 0 {
+		v = Inconclusive
+	}
+	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: d.releaseCells()}
+	parts := []string{}
+	if len(arrivals) > 0 {
+		parts = append(parts, "arrive: "+strings.Join(arrivals, "; "))
+	} else {
+		parts = append(parts, "no feature arrives")
+	}
+	if len(departures)+len(other) > 0 {
+		parts = append(parts, "change otherwise: "+strings.Join(append(departures, other...), "; "))
+	}
+	if len(always) > 0 {
+		parts = append(parts, "present from the oldest release on (an arrival before the range cannot be seen): "+strings.Join(always, "; "))
+	}
+	j.Evidence = span + ": " + strings.Join(parts, "; ")
+	return j
+}
+
+// judgeRegression judges "some releases regress a feature an earlier one had": reproduced when
+// some case passes at a release and fails at a later one, contradicted when every case is
+// monotone over EvolutionMinReleases or more releases (never a pass followed by a fail),
+// inconclusive with fewer. Errors and disagreeing repetitions are no state (evoData.outcome).
+func judgeRegression(d evoData) Judgement {
+	if len(d.releases) < EvolutionMinReleases {
+		return Judgement{Verdict: Inconclusive, Evidence: fmt.Sprintf("%d quic-go release(s) with judged cases (%s); the finding needs %d", len(d.releases), strings.Join(d.releases, ", "), EvolutionMinReleases)}
+	}
+	var regressions, monotone []string
+	for _, c := range interop.Cases {
+		lastPass, found := "", ""
+		for _, v := range d.releases {
+			switch d.outcome(matrix.ReleaseName(v), c.Name) {
+			case interop.Pass:
+				lastPass = v
+			case interop.Fail:
+				if lastPass != "" && found == "" {
+					found = fmt.Sprintf("%s passes at %s and fails at %s", c.Name, lastPass, v)
+				}
+			}
+		}
+		if found != "" {
+			regressions = append(regressions, found)
+		} else {
+			monotone = append(monotone, c.Name)
+		}
+	}
+	n := float64(len(regressions))
+	v, _ := fold(every, Alpha, within(n, n, Region{Lo: 0.5, Hi: math.Inf(1)}))
+	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: d.releaseCells()}
+	if len(regressions) > 0 {
+		j.Evidence = strings.Join(regressions, "; ")
+	} else {
+		j.Evidence = fmt.Sprintf("every case is monotone over %d releases (%s to %s): no pass followed by a fail (%s)", len(d.releases), d.releases[0], d.releases[len(d.releases)-1], strings.Join(monotone, ", "))
+	}
+	return j
+}
+
+// judgeDiffer judges "implementations differ on the same case": the newest quic-go release
+// probed against ngtcp2, case by case where both have an outcome their repetitions agree on;
+// reproduced when some case's outcome differs, contradicted when every compared case agrees,
+// inconclusive when none is comparable; not testable here without ngtcp2 (gtlsserver).
+func judgeDiffer(d evoData) Judgement {
+	if len(d.byServer[matrix.Ngtcp2]) == 0 {
+		if err := ngtcp2Missing(); err != nil {
+			return Judgement{Verdict: NotTestable, Evidence: "the second implementation, ngtcp2, is not installed here: " + err.Error()}
+		}
+		return notRun("no judged ngtcp2 case in the records")
+	}
+	if len(d.releases) == 0 {
+		return notRun("no judged quic-go case in the records")
+	}
+	newest := matrix.ReleaseName(d.releases[len(d.releases)-1])
+	var differ, same []string
+	for _, c := range interop.Cases {
+		a, b := d.outcome(newest, c.Name), d.outcome(matrix.Ngtcp2, c.Name)
+		if a == "" || b == "" {
+			continue
+		}
+		desc := fmt.Sprintf("%s: %s %s, ngtcp2 %s", c.Name, newest, a, b)
+		if c.Name == "amplification-limit" {
+			ra, rb := d.byServer[newest][c.Name][0].Evidence, d.byServer[matrix.Ngtcp2][c.Name][0].Evidence
+			desc = fmt.Sprintf("%s: %s %s (%d bytes for %d, %.2fx), ngtcp2 %s (%d bytes, %.2fx)", c.Name, newest, a, ra.BytesReceived, ra.BytesSent, ra.Ratio, b, rb.BytesReceived, rb.Ratio)
+		}
+		if a != b {
+			differ = append(differ, desc)
+		} else {
+			same = append(same, desc)
+		}
+	}
+	if len(differ)+len(same) == 0 {
+		return Judgement{Verdict: Inconclusive, Evidence: "no case with an agreed outcome at both " + newest + " and ngtcp2"}
+	}
+	n := float64(len(differ))
+	v, _ := fold(every, Alpha, within(n, n, Region{Lo: 0.5, Hi: math.Inf(1)}))
+	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: []string{newest, matrix.Ngtcp2}}
+	j.Evidence = fmt.Sprintf("%d of %d cases differ", len(differ), len(differ)+len(same))
+	if len(differ) > 0 {
+		j.Evidence += ": " + strings.Join(differ, "; ")
+	}
+	if len(same) > 0 {
+		j.Evidence += "; the same: " + strings.Join(same, "; ")
+	}
+	return j
+}
+
+func evolutionFindings() []Finding {
+	data := func(e *Support) evoData { return evolutionData(e.Records) }
+	return []Finding{
+		{ID: "arrival", Source: "Piraux et al. 2018, section 4: implementations gain features over the semester (new versions, new tests passed)",
+			Claim:     "features arrive over releases",
+			Criterion: fmt.Sprintf("over %d or more quic-go releases: some feature (a version listed in Version Negotiation, greased ones aside, or a case passed) absent at the earlier releases and present from one release on; contradicted when none arrives", EvolutionMinReleases),
+			Judge:     func(e *Support) Judgement { return judgeArrival(data(e)) }},
+		{ID: "regression", Source: "Piraux et al. 2018, section 4: some versions fail tests an earlier version passed",
+			Claim:     "some releases regress a feature an earlier one had",
+			Criterion: fmt.Sprintf("over %d or more quic-go releases: some case passes at a release and fails at a later one; contradicted when every case is monotone (errors and disagreeing repetitions are no evidence)", EvolutionMinReleases),
+			Judge:     func(e *Support) Judgement { return judgeRegression(data(e)) }},
+		{ID: "differ", Source: "Piraux et al. 2018, section 4: implementations behave differently on the same test",
+			Claim:     "implementations differ on the same case",
+			Criterion: "the newest quic-go release probed and ngtcp2: some case's agreed outcome differs; contradicted when every comparable case agrees",
+			Judge:     func(e *Support) Judgement { return judgeDiffer(data(e)) }},
+	}
+}
+
+// evolutionSections are the release x case table and each endpoint's build provenance.
+func evolutionSections(e *Support) []Section {
+	var servers []string
+	cells := map[string]map[string][]interop.Record{}
+	builds := map[string]*interop.Build{}
+	versions := map[string]string{}
+	for _, r := range e.Records {
+		rec, ok := interopOf(r)
+		if !ok {
+			continue
+		}
+		if cells[rec.Server] == nil {
+			cells[rec.Server] = map[string][]interop.Record{}
+			servers = append(servers, rec.Server)
+		}
+		cells[rec.Server][rec.Case] = append(cells[rec.Server][rec.Case], rec)
+		if rec.Build != nil {
+			builds[rec.Server] = rec.Build
+		}
+		if v := rec.Versions["server"]; v != "" {
+			versions[rec.Server] = v
+		}
+	}
+	slices.SortStableFunc(servers, func(a, b string) int {
+		va, oka := matrix.Release(a)
+		vb, okb := matrix.Release(b)
+		switch {
+		case oka && okb:
+			return compareRelease(va, vb)
+		case oka:
+			return -1
+		case okb:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	t := Table{Caption: "Each case against each server: the outcome of every repetition and its key evidence (the records hold every datagram)",
+		Header: append([]string{"server"}, interop.CaseNames()...)}
+	for _, s := range servers {
+		row := []string{s}
+		for _, c := range interop.CaseNames() {
+			row = append(row, evoCell(cells[s][c]))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	prov := Table{Caption: "What ran: each server's version as read from it and, for a release's endpoint, its build",
+		Header: []string{"server", "version", "era", "toolchain", "module sum", "binary SHA-256"}}
+	for _, s := range servers {
+		b := builds[s]
+		if b == nil {
+			prov.Rows = append(prov.Rows, []string{s, versions[s], "", "", "", ""})
+			continue
+		}
+		prov.Rows = append(prov.Rows, []string{s, versions[s], b.Era, b.Toolchain, b.Sum, b.BinarySHA256})
+	}
+	return []Section{
+		{ID: "matrix", Title: "Release x case", Text: []string{"pltlab's raw probe client against each quic-go release's interop endpoint (built from the module proxy) and ngtcp2, on loopback. An error is the probe unable to tell, evidence of nothing."},
+			Tables: []Table{t}},
+		{ID: "builds", Title: "Build provenance", Tables: []Table{prov}},
+	}
+}
+
+// evoCell is one table cell: each repetition's outcome (once when they agree) and the key
+// evidence of the first judged record.
+func evoCell(recs []interop.Record) string {
+	if len(recs) == 0 {
+		return "-"
+	}
+	var outs []string
+	for _, r := range recs {
+		if !slices.Contains(outs, string(r.Outcome)) {
+			outs = append(outs, string(r.Outcome))
+		}
+	}
+	s := strings.Join(outs, "/")
+	for _, r := range recs {
+		if r.Outcome == interop.Error {
+			continue
+		}
+		switch ev := r.Evidence; {
+		case len(ev.VersionsListed) > 0:
+			var vs []string
+			for _, v := range ev.VersionsListed {
+				if !greased(v) {
+					vs = append(vs, v)
+				}
+			}
+			s += ": " + strings.Join(vs, " ")
+		case ev.Ratio > 0:
+			s += fmt.Sprintf(": %d B for %d (%.2fx)", ev.BytesReceived, ev.BytesSent, ev.Ratio)
+		case ev.ResetToken != "":
+			s += fmt.Sprintf(": reset of %d B", ev.BytesReceived)
+		}
+		return s
+	}
+	return s + ": " + recs[0].Reason
+}
+
+// evolutionDifferences says what differs from the paper's testbed.
+func evolutionDifferences(e *Support) []string {
+	return []string{
+		"one implementation's history (quic-go's releases, built now from the module proxy) instead of daily runs against the public implementations' servers over a semester",
+		"pltlab's four probe cases (version negotiation, Initial under 1200 bytes, amplification limit, stateless reset) instead of QUIC-Tracker's suite",
+		"loopback on one machine instead of the Internet",
+	}
+}
