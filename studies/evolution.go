@@ -89,8 +89,8 @@ func evolutionPlan(sc Scale) Plan {
 		p.NotRun = []string{"ngtcp2, the second implementation: " + err.Error()}
 	}
 	p.Custom = &CustomPart{Reps: es.reps, Arms: len(servers) * len(interop.Cases), RunCost: evolutionCaseCost,
-		Run: func(ctx context.Context, reps int, o RunOptions, w *result.Writer) error {
-			return runEvolution(ctx, servers, reps, o, w)
+		Run: func(ctx context.Context, reps int, _ []int, o RunOptions, w *result.Writer) error {
+			return runEvolution(ctx, servers, reps, o, w) // no Units: the schedule runs whole
 		},
 		Keys: func(reps int) []string { return evolutionKeys(servers, reps) },
 		KeyOf: func(r *result.Record) string {

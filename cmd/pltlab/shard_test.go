@@ -169,8 +169,12 @@ func TestListNodesHighwayByPath(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if strings.Contains(out, "not shardable") {
-		t.Errorf("a study listed as not shardable:\n%s", out)
+	for _, line := range strings.Split(out, "\n") {
+		// evolution's schedule has no units yet (it runs whole, and says so); every other
+		// study shards.
+		if strings.Contains(line, "not shardable") && !strings.HasPrefix(line, "evolution ") {
+			t.Errorf("a study listed as not shardable: %s", line)
+		}
 	}
 	quick := false
 	for _, line := range strings.Split(out, "\n") {
