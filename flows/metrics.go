@@ -79,54 +79,138 @@ func Intersect(ws []Window) Window {
 }
 
 // ReadEdges finds, while a flow's body is read, the two reads its steady-state goodput is
-// measured between: the last read returning at or before each edge (from, to) of the steady
-// window. A read's bytes arrived at the transport between the previous read and it, so the
-// bytes read after one read up to and including a later one, over the time between the two,
-// is the goodput of exactly that time. Counting the reads inside [from, to) over to - from
-// instead (the bins' mean) is biased whenever an edge falls in a receive hole: a lost packet
-// holds back every byte behind it until its retransmission (head-of-line blocking, about one
-// RTT), and the catch-up read just after from carries bytes that arrived before it. On a
-// 10 Mbit/s, 36 ms link quic-go's NewReno flow has such a hole near 2 s in most runs, and its
-// 2 s window measured 9.838 Mbit/s, over the 9.777 the link carries of QUIC payload
-// (TestIntegrationNgtcp2Flows, 2026-12-04). Note is called by the one goroutine reading;
-// Goodput after it is done.
+// measured between, one at or before each edge (from, to) of the steady window. A read's bytes
+// arrived at the transport before it returned, so the bytes read after one read up to and
+// including a later one, over the time between the two, is the goodput of exactly that time,
+// provided nothing had arrived and was still held back at the first read and nothing at the
+// second. A receive hole holds bytes back: a lost packet holds every byte behind it until its
+// retransmission arrives (head-of-line blocking, about one RTT), and the catch-up read after
+// it carries bytes that arrived long before. An edge at such a read biases the goodput: at the
+// from edge upwards, at the to edge downwards. Two measured cases on a 10 Mbit/s, 36 ms link
+// (TestIntegrationNgtcp2Flows, quic-go's NewReno flow, which has a loss episode near 2 s in
+// most runs): the bins' mean over the window measured 9.838 Mbit/s (2026-12-04), and the last
+// read before the edge 9.793 (CI, 2026-12-07), both over the 9.777 the link carries of QUIC
+// payload: that read fell inside a recovery of two losses, after the first retransmission and
+// 1 ms before the second, which released 83 KB held since before it.
+//
+// So an edge read must be clean: no later read within the horizon (one loaded RTT: the base
+// RTT plus the queue's drain time, the longest a retransmission fills a hole after a read)
+// may have read more than the link can carry since it, rate x elapsed plus a slack of three
+// MTUs and 3 ms at the link's rate (receive batching and the reader's own scheduling). Bytes
+// beyond that had arrived before the read: they were held. Each edge is the last clean read
+// at or before it and at most the lookback (a quarter of the window) before it, and a read is
+// clean only when reads went on for the whole horizon after it, so the to edge lies at least
+// one horizon before the window's end. Without a clean read in the lookback the edge is the
+// last read at or before it, as before, and Goodput reports the bytes it held. On a link of
+// unlimited rate no read can be judged (rate 0): every read counts as clean.
+//
+// Note is called by the one goroutine reading; Goodput after it is done.
 type ReadEdges struct {
-	from, to time.Time
-	last     [2]readEdge
+	from, to          time.Time
+	rate              float64 // the link's rate in bytes per second; 0 = unlimited (not judged)
+	slack             float64 // bytes a later read may be ahead of the link's rate
+	horizon, lookback time.Duration
+	last              [2]readEdge // the last read at or before each edge
+	reads             []readEdge  // reads in [edge-lookback, edge+horizon] of either edge
 }
 
-// readEdge is the last read at or before an edge: when it returned and the bytes read up to
-// and including it.
+// readEdge is a read: when it returned and the bytes read up to and including it.
 type readEdge struct {
 	at  time.Time
 	cum int64
 	ok  bool
 }
 
-// NewReadEdges returns a ReadEdges for a steady window [from, to].
-func NewReadEdges(from, to time.Time) *ReadEdges { return &ReadEdges{from: from, to: to} }
+// EdgeSlackDelay is the time at the link's rate that a read may be ahead of the link, beside
+// three MTUs, before ReadEdges counts the bytes as held back (see ReadEdges).
+const EdgeSlackDelay = 3 * time.Millisecond
+
+// NewReadEdges returns a ReadEdges for a steady window [from, to] on a link of rate bit/s (0:
+// unlimited), MTU mtu bytes and a loaded RTT of horizon (the base RTT plus the queue's drain
+// time). The horizon is at most an eighth of the window and the lookback a quarter.
+func NewReadEdges(from, to time.Time, rate float64, mtu int, horizon time.Duration) *ReadEdges {
+	w := to.Sub(from)
+	return &ReadEdges{from: from, to: to, rate: rate / 8, slack: 3*float64(mtu) + rate/8*EdgeSlackDelay.Seconds(),
+		horizon: min(horizon, w/8), lookback: w / 4}
+}
 
 // Note records a read that returned at at, cum bytes having been read up to and including it.
 func (e *ReadEdges) Note(at time.Time, cum int64) {
+	r := readEdge{at: at, cum: cum, ok: true}
+	near := false
 	for i, edge := range [2]time.Time{e.from, e.to} {
 		if !at.After(edge) {
-			e.last[i] = readEdge{at: at, cum: cum, ok: true}
+			e.last[i] = r
 		}
+		near = near || !at.Before(edge.Add(-e.lookback)) && !at.After(edge.Add(e.horizon))
+	}
+	if near {
+		e.reads = append(e.reads, r)
 	}
 }
 
-// Goodput returns the goodput in bit/s between the two edge reads, and the times it is
-// measured between. Without a read at or before from, the window opens at from with nothing
-// read; without a read in (its opening, to], the goodput is 0 over [from, to].
-func (e *ReadEdges) Goodput() (bps float64, from, to time.Time) {
-	a, b := e.last[0], e.last[1]
+// held returns the bytes the read reads[i] is known to have held back: the most any later read
+// within the horizon read beyond the link's rate and the slack (0 when none did), and whether
+// reads went on for the whole horizon after it.
+func (e *ReadEdges) held(i int) (held float64, verified bool) {
+	a := e.reads[i]
+	for _, c := range e.reads[i+1:] {
+		dt := c.at.Sub(a.at)
+		if dt > e.horizon {
+			return held, true
+		}
+		held = max(held, float64(c.cum-a.cum)-e.rate*dt.Seconds()-e.slack)
+		if dt == e.horizon {
+			return held, true
+		}
+	}
+	return held, false
+}
+
+// edge returns the read an edge is measured at (see ReadEdges) and the bytes it held back.
+func (e *ReadEdges) edge(k int, edge time.Time) (readEdge, float64) {
+	if e.rate <= 0 {
+		return e.last[k], 0
+	}
+	for i := len(e.reads) - 1; i >= 0; i-- {
+		r := e.reads[i]
+		if r.at.After(edge) {
+			continue
+		}
+		if r.at.Before(edge.Add(-e.lookback)) {
+			break
+		}
+		if held, ok := e.held(i); ok && held <= 0 {
+			return r, 0
+		}
+	}
+	if !e.last[k].ok {
+		return e.last[k], 0
+	}
+	for i, r := range e.reads {
+		if r == e.last[k] {
+			held, _ := e.held(i)
+			return r, max(held, 0)
+		}
+	}
+	return e.last[k], 0
+}
+
+// Goodput returns the goodput in bit/s between the two edge reads, the times it is measured
+// between, and the bytes the edge reads are known to have held back beyond the slack (0 when
+// both are clean; such bytes bias the goodput by at most held x 8 / (to - from)). Without a
+// read at or before from, the window opens at from with nothing read; without a read in (its
+// opening, to], the goodput is 0 over [from, to].
+func (e *ReadEdges) Goodput() (bps float64, from, to time.Time, held int64) {
+	a, ha := e.edge(0, e.from)
+	b, hb := e.edge(1, e.to)
 	if !a.ok {
 		a = readEdge{at: e.from}
 	}
 	if !b.ok || !b.at.After(a.at) || b.cum == a.cum {
-		return 0, e.from, e.to
+		return 0, e.from, e.to, 0
 	}
-	return float64(b.cum-a.cum) * 8 / b.at.Sub(a.at).Seconds(), a.at, b.at
+	return float64(b.cum-a.cum) * 8 / b.at.Sub(a.at).Seconds(), a.at, b.at, int64(math.Ceil(ha + hb))
 }
 
 // Binner counts bytes into fixed-width bins of time since an epoch. Add may be called from one

@@ -230,7 +230,7 @@ func TestReadEdges(t *testing.T) {
 	epoch := time.Unix(100, 0)
 	from, to := epoch.Add(2*time.Second), epoch.Add(4*time.Second)
 	hole := func(ms int) bool { return ms > 1940 && ms < 2030 || ms > 3990 && ms < 4010 }
-	e := NewReadEdges(from, to)
+	e := NewReadEdges(from, to, 10e6, 1500, 100*time.Millisecond)
 	b := NewBinner(epoch, 100*time.Millisecond, 50)
 	var cum int64
 	held := 0
@@ -249,19 +249,95 @@ func TestReadEdges(t *testing.T) {
 	if bins < 10.15e6 {
 		t.Fatalf("fixture: the bins' mean is %.3f Mbit/s, want it biased above 10.15", bins/1e6)
 	}
-	bps, f, l := e.Goodput()
-	if math.Abs(bps-10e6) > 1 || f != epoch.Add(1940*time.Millisecond) || l != epoch.Add(3990*time.Millisecond) {
+	bps, f, l, kept := e.Goodput()
+	if math.Abs(bps-10e6) > 1 || f != epoch.Add(1940*time.Millisecond) || l != epoch.Add(3990*time.Millisecond) || kept != 0 {
 		t.Errorf("goodput %.6f Mbit/s between %v and %v, want 10 between 1.940 s and 3.990 s", bps/1e6, f.Sub(epoch), l.Sub(epoch))
 	}
-	late := NewReadEdges(from, to)
+	late := NewReadEdges(from, to, 0, 1500, 100*time.Millisecond)
 	late.Note(epoch.Add(2500*time.Millisecond), 1000)
 	late.Note(epoch.Add(3*time.Second), 2000)
-	if bps, f, _ := late.Goodput(); f != from || math.Abs(bps-2000*8/1.0) > 1e-6 {
+	if bps, f, _, _ := late.Goodput(); f != from || math.Abs(bps-2000*8/1.0) > 1e-6 {
 		t.Errorf("no read before the window: %.1f bit/s from %v, want 16000 from its start", bps, f.Sub(epoch))
 	}
-	idle := NewReadEdges(from, to)
+	idle := NewReadEdges(from, to, 0, 1500, 100*time.Millisecond)
 	idle.Note(epoch.Add(time.Second), 5000)
-	if bps, f, l := idle.Goodput(); bps != 0 || f != from || l != to {
+	if bps, f, l, _ := idle.Goodput(); bps != 0 || f != from || l != to {
 		t.Errorf("no read inside the window: %v between %v and %v, want 0 over the window", bps, f, l)
+	}
+}
+
+// recoveryReads feeds e a 10 Mbit/s flow read 1250 bytes a millisecond for 5 s, with loss
+// recoveries of two losses each: for each start s in starts, the first lost packet holds
+// bytes from s to s+70 ms, when its retransmission is read alone (1250 bytes), and the second
+// holds every byte behind it until s+105 ms, read at once (the read trace of quic-go's NewReno
+// flow in TestIntegrationNgtcp2Flows in CI on 2026-12-07).
+func recoveryReads(e *ReadEdges, epoch time.Time, starts ...int) {
+	var cum int64
+	held := int64(0)
+	for ms := 1; ms <= 5000; ms++ {
+		held += 1250
+		read := true
+		for _, s := range starts {
+			switch {
+			case ms == s+70:
+				cum += 1250
+				e.Note(epoch.Add(time.Duration(ms)*time.Millisecond), cum)
+				held -= 1250
+				read = false
+			case ms > s && ms < s+105:
+				read = false
+			}
+		}
+		if read {
+			cum += held
+			e.Note(epoch.Add(time.Duration(ms)*time.Millisecond), cum)
+			held = 0
+		}
+	}
+}
+
+// TestReadEdgesRecovery: an edge falling between the two retransmissions of a loss recovery
+// (the last read before it held 86 KB back) is moved to the clean read before the recovery,
+// so the goodput is the link's 10 Mbit/s, not the 10.2 the last read before the edge gives;
+// the to edge lies a horizon before the window's end, where reads were seen for a whole
+// horizon after it. With the recovery over the whole lookback the edge stays at the last read
+// and the held bytes are reported; on an unlimited link (rate 0) reads are not judged.
+func TestReadEdgesRecovery(t *testing.T) {
+	epoch := time.Unix(100, 0)
+	from, to := epoch.Add(2*time.Second), epoch.Add(4*time.Second)
+	ms := func(d time.Time) float64 { return float64(d.Sub(epoch)) / 1e6 }
+	e := NewReadEdges(from, to, 10e6, 1500, 100*time.Millisecond)
+	recoveryReads(e, epoch, 1900)
+	bps, f, l, held := e.Goodput()
+	if math.Abs(bps-10e6) > 1 || f != epoch.Add(1900*time.Millisecond) || l != epoch.Add(4000*time.Millisecond) || held != 0 {
+		t.Errorf("goodput %.6f Mbit/s between %.0f and %.0f ms, held %d: want 10 between 1900 and 4000 ms, none held", bps/1e6, ms(f), ms(l), held)
+	}
+	old := NewReadEdges(from, to, 0, 1500, 100*time.Millisecond)
+	recoveryReads(old, epoch, 1900)
+	if bps, f, _, _ := old.Goodput(); f != epoch.Add(1970*time.Millisecond) || bps < 10.15e6 {
+		t.Errorf("fixture: unjudged reads give %.3f Mbit/s from %.0f ms, want over 10.15 from the read at 1970 ms", bps/1e6, ms(f))
+	}
+	// The window's end: the last read before 4 s is seen for a horizon only up to 4.1 s.
+	cut := NewReadEdges(from, to, 10e6, 1500, 100*time.Millisecond)
+	for i := 1; i <= 4050; i++ {
+		cut.Note(epoch.Add(time.Duration(i)*time.Millisecond), int64(i)*1250)
+	}
+	if _, _, l, _ := cut.Goodput(); l != epoch.Add(3950*time.Millisecond) {
+		t.Errorf("reads up to 4050 ms: to edge at %.0f ms, want 3950 (a 100 ms horizon seen after it)", ms(l))
+	}
+	// A reader stalled from 1.3 to 1.6 s drains what it held at 1.5 times the link's rate until
+	// 2.2 s: every read of the lookback [1.5 s, 2 s] holds bytes back, so the edge stays at the
+	// last read before 2 s, which held 50 ms of the link (62.5 KB) less the slack (8.25 KB).
+	busy := NewReadEdges(from, to, 10e6, 1500, 100*time.Millisecond)
+	for i := 1; i <= 5000; i++ {
+		switch {
+		case i <= 1300 || i >= 2200:
+			busy.Note(epoch.Add(time.Duration(i)*time.Millisecond), int64(i)*1250)
+		case i >= 1600:
+			busy.Note(epoch.Add(time.Duration(i)*time.Millisecond), 1250*(3*int64(i)-2200)/2)
+		}
+	}
+	if _, f, _, held := busy.Goodput(); held != 62500-8250 || f != from {
+		t.Errorf("no clean read in the lookback: from %.0f ms, %d bytes held; want the read at 2000 ms and 54250 bytes held", ms(f), held)
 	}
 }

@@ -66,6 +66,9 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 				t.Errorf("%s flow %d: goodput measured over [%.3f, %.3f] s, want the reads at or up to 0.5 s before the steady state's edges [%.1f, %.1f]",
 					name, i, r.GoodputFromS, r.GoodputToS, r.SteadyFromS, r.SteadyToS)
 			}
+			if r.GoodputHeldBytes > 0 {
+				t.Logf("%s flow %d: no clean read near an edge of the goodput's window: %d bytes held back", name, i, r.GoodputHeldBytes)
+			}
 			if r.GoodputBps < 0.2e6 {
 				t.Errorf("%s flow %d: goodput %.3f Mbit/s: starved", name, i, r.GoodputBps/1e6)
 			}
@@ -86,7 +89,10 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 	// in make test on 2026-12-06 beside a compile: quic-go alone 9.799 Mbit/s against the 9.777
 	// ceiling with the emulator 10.35 ms late. (On 2026-12-04, 9.838 Mbit/s on time: a receive
 	// hole's catch-up counted in the steady window; the goodput is now measured between the
-	// reads at the window's edges, ReadEdges, which check asserts.)
+	// reads at the window's edges, ReadEdges, which check asserts. In CI on 2026-12-07, 9.793
+	// on time: the last read before the window's start fell between the two retransmissions
+	// of a loss recovery and held 83 KB back; an edge is now a clean read, one no later read
+	// shows to have held bytes back, and the bytes a fallback edge held are logged.)
 	run := func(srv *server.Server, c Config) []*result.Record {
 		t.Helper()
 		for attempt := 1; ; attempt++ {

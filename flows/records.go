@@ -40,8 +40,8 @@ func (c Config) records(l shaping.Link, epoch time.Time, frs []*flowRun, ls link
 		f.SteadyFromS, f.SteadyToS = steady[i].Seconds(c.Bin)
 		f.GoodputFromS, f.GoodputToS = f.SteadyFromS, f.SteadyToS
 		if fr.edges != nil {
-			bps, from, to := fr.edges.Goodput()
-			f.GoodputBps = finite(bps)
+			bps, from, to, held := fr.edges.Goodput()
+			f.GoodputBps, f.GoodputHeldBytes = finite(bps), held
 			f.GoodputFromS, f.GoodputToS = from.Sub(epoch).Seconds(), to.Sub(epoch).Seconds()
 		}
 		f.RunFromS, f.RunToS = m.run.Seconds(c.Bin)

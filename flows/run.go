@@ -17,6 +17,7 @@ import (
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/capture"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // Config configures one run of a flow mix through a link.
@@ -77,6 +78,16 @@ func NewServer(ctx context.Context, l shaping.Link, log *slog.Logger, extra ...s
 	return srv, nil
 }
 
+// loadedRTT is the longest round trip a packet of the link sees: the base RTT, the down queue's
+// drain time at its rate and twice the jitter; plus 10 ms for the hosts.
+func loadedRTT(spec linkspec.Spec) time.Duration {
+	q := spec.QueueBytes
+	if q == 0 {
+		q = linkspec.ByteSize(spec.QueuePackets * cmp.Or(spec.MTU, 1500))
+	}
+	return spec.RTT + spec.Down.Transmit(q) + 2*spec.Jitter + 10*time.Millisecond
+}
+
 // flowRun is one flow during a run.
 type flowRun struct {
 	spec     Spec
@@ -132,10 +143,12 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 	l.TakeCounters()
 	epoch := time.Now()
 	frs := make([]*flowRun, len(c.Flows))
+	spec := l.Spec()
 	for i, s := range c.Flows {
-		w := SteadyWindow(s.Start, s.Start+s.Duration, l.Spec().RTT, c.Bin)
+		w := SteadyWindow(s.Start, s.Start+s.Duration, spec.RTT, c.Bin)
 		frs[i] = &flowRun{spec: s, bins: NewBinner(epoch, c.Bin, nbins),
-			edges: NewReadEdges(epoch.Add(time.Duration(w.From)*c.Bin), epoch.Add(time.Duration(w.To)*c.Bin))}
+			edges: NewReadEdges(epoch.Add(time.Duration(w.From)*c.Bin), epoch.Add(time.Duration(w.To)*c.Bin),
+				float64(spec.Down), cmp.Or(spec.MTU, 1500), loadedRTT(spec))}
 	}
 	stopSampler := make(chan struct{})
 	series := make(chan linkSeries, 1)

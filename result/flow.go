@@ -32,15 +32,22 @@ type Flow struct {
 	StartS    float64 `json:"start_s" role:"setting"`
 	DurationS float64 `json:"duration_s" role:"setting"`
 	// GoodputBps is the flow's mean goodput over its steady state, bit/s: the body bytes read
-	// after the last read at or before SteadyFromS up to the last read at or before SteadyToS,
-	// over the time between those two reads [GoodputFromS, GoodputToS] (flows.ReadEdges: a
-	// window cut between reads, so that a receive hole at an edge biases it neither way).
+	// after a clean read near SteadyFromS up to a clean read near SteadyToS, over the time
+	// between those two reads [GoodputFromS, GoodputToS] (flows.ReadEdges: a read is clean
+	// when no receive hole held bytes back at it, so that a hole at an edge biases it neither
+	// way).
 	GoodputBps float64 `json:"goodput_bps" role:"measure"`
 	// GoodputFromS and GoodputToS are the two reads GoodputBps is measured between, in seconds
-	// since the run's start; each lies at or before its edge of the steady state (the steady
-	// state's own edges when the records predate them or no read came before an edge).
+	// since the run's start; each lies at or up to a quarter of the steady state before its
+	// edge of it (the steady state's own edges when the records predate them or no read came
+	// before an edge).
 	GoodputFromS float64 `json:"goodput_from_s,omitempty" role:"measure"`
 	GoodputToS   float64 `json:"goodput_to_s,omitempty" role:"measure"`
+	// GoodputHeldBytes is what the two edge reads are known to have held back (bytes that had
+	// arrived behind a receive hole, seen as later reads ahead of the link's rate) when no clean
+	// read lay near an edge; it biases GoodputBps by at most GoodputHeldBytes*8 over the
+	// window. 0 when both edges are clean, or on an unlimited link (not judged).
+	GoodputHeldBytes int64 `json:"goodput_held_bytes,omitempty" role:"measure"`
 	// MeanGoodputBps is Bytes*8 over the whole flow (slow start included), bit/s.
 	MeanGoodputBps float64 `json:"mean_goodput_bps" role:"measure"`
 	// SteadyFromS and SteadyToS bound the flow's steady state: from its start plus
