@@ -66,14 +66,16 @@ type ArmPlan struct {
 	Pause time.Duration
 	// Logger receives diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// seams are the steps the tests replace (nil: the real ones).
+	seams seams
 }
 
 // ArmSkipped starts the invalid reason of the records of an arm that could not run on the
 // host (Arm.Requires).
 const ArmSkipped = "not run on this host: "
 
-// openArmPath opens an arms plan's path; a seam for the tests.
-var openArmPath = func(ctx context.Context, path string, log *slog.Logger) (shaping.Link, error) {
+// openArmPath opens an arms plan's path: the bare veth pair, or an emulated link.
+func openArmPath(ctx context.Context, path string, log *slog.Logger) (shaping.Link, error) {
 	if path == shaping.ShaperVeth {
 		return shaping.OpenVeth(ctx, 0)
 	}
@@ -83,12 +85,6 @@ var openArmPath = func(ctx context.Context, path string, log *slog.Logger) (shap
 	}
 	return shaping.Open(ctx, spec, shaping.WithLogger(log))
 }
-
-// runArmFunc makes one run of an arm (runArm); a seam for the tests.
-var runArmFunc = runArm
-
-// armCheck self-checks an emulated path (CheckLink); a seam for the tests.
-var armCheck = CheckLink
 
 // ExecuteArms runs the plan: it opens the path, self-checks an emulated one (its link_check
 // lines first, unless SkipLinkCheck), and makes every run not Done, each by the one retry rule
@@ -114,7 +110,16 @@ func ExecuteArms(ctx context.Context, p ArmPlan, emit func(*result.Record) error
 	if left == 0 {
 		return nil
 	}
-	l, err := openArmPath(ctx, p.Path, p.Logger)
+	open, check := openArmPath, p.seams.armCheck
+	if p.seams.openPath != nil {
+		open = p.seams.openPath
+	}
+	if check == nil {
+		check = func(ctx context.Context, l shaping.Link, name, exp string, env *result.Env, log *slog.Logger, emit func(*result.Record) error) error {
+			return checkLink(ctx, l, name, exp, env, log, emit, p.seams)
+		}
+	}
+	l, err := open(ctx, p.Path, p.Logger)
 	if err != nil {
 		return err
 	}
@@ -122,7 +127,7 @@ func ExecuteArms(ctx context.Context, p ArmPlan, emit func(*result.Record) error
 	env := hostenv.Local(p.Version, p.Seed)
 	env.IdlePollCPUs = idlepoll.Active()
 	if p.Path != shaping.ShaperVeth && !p.SkipLinkCheck {
-		if err := armCheck(ctx, l, p.Path, p.Experiment, env, p.Logger, emit); err != nil {
+		if err := check(ctx, l, p.Path, p.Experiment, env, p.Logger, emit); err != nil {
 			return err
 		}
 	}
@@ -158,11 +163,15 @@ func (p ArmPlan) runOne(ctx context.Context, l shaping.Link, a Arm, run int, env
 		r.Link.Spec = p.Path
 		return emit(r)
 	}
+	runArmOnce := runArm
+	if p.seams.runArm != nil {
+		runArmOnce = p.seams.runArm
+	}
 	var rec *result.Record
 	var earlier []result.EarlierAttempt
 	_, err := result.Retry(func(attempt int) (again bool, err error) {
 		host := hostload.Start()
-		rec, err = runArmFunc(ctx, l, p, a, run, env)
+		rec, err = runArmOnce(ctx, l, p, a, run, env)
 		if err != nil {
 			return false, fmt.Errorf("arm %s: %w", a.Name, err)
 		}

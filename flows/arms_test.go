@@ -25,17 +25,15 @@ func (armsLink) Close() error                   { return nil }
 
 // fakeArms replaces the path, its check and the runs of ExecuteArms: each run gives a valid
 // flow record, late (emulator behind its bound) when late says so. It returns the checks made.
-func fakeArms(t *testing.T, late func(call int) bool) (checks *int, calls *int) {
+func fakeArms(t *testing.T, late func(call int) bool) (s seams, checks *int, calls *int) {
 	t.Helper()
-	oldOpen, oldRun, oldCheck := openArmPath, runArmFunc, armCheck
-	t.Cleanup(func() { openArmPath, runArmFunc, armCheck = oldOpen, oldRun, oldCheck })
 	checks, calls = new(int), new(int)
-	openArmPath = func(context.Context, string, *slog.Logger) (shaping.Link, error) { return armsLink{}, nil }
-	armCheck = func(_ context.Context, _ shaping.Link, _, exp string, env *result.Env, _ *slog.Logger, emit func(*result.Record) error) error {
+	s.openPath = func(context.Context, string, *slog.Logger) (shaping.Link, error) { return armsLink{}, nil }
+	s.armCheck = func(_ context.Context, _ shaping.Link, _, exp string, env *result.Env, _ *slog.Logger, emit func(*result.Record) error) error {
 		*checks++
 		return emit(&result.Record{Kind: result.KindLinkCheck, Experiment: exp, Run: -1, Check: &result.LinkCheck{Pass: true}, Env: env})
 	}
-	runArmFunc = func(_ context.Context, _ shaping.Link, p ArmPlan, a Arm, run int, env *result.Env) (*result.Record, error) {
+	s.runArm = func(_ context.Context, _ shaping.Link, p ArmPlan, a Arm, run int, env *result.Env) (*result.Record, error) {
 		*calls++
 		r := &result.Record{Kind: result.KindFlow, Experiment: p.Experiment, Run: run, Valid: true, Env: env,
 			Flow: &result.Flow{Stack: &result.FlowStack{Path: p.Path, Arm: a.Name}}}
@@ -44,7 +42,7 @@ func fakeArms(t *testing.T, late func(call int) bool) (checks *int, calls *int) 
 		}
 		return r, nil
 	}
-	return checks, calls
+	return s, checks, calls
 }
 
 // execArms runs p and returns its records.
@@ -61,8 +59,8 @@ func execArms(t *testing.T, p ArmPlan) []*result.Record {
 // retry rule (result.Retry): the run leaves one line, the second attempt's, summarising the
 // first; a run late twice leaves its line invalid, naming the lateness.
 func TestArmsLateRetry(t *testing.T) {
-	_, calls := fakeArms(t, func(call int) bool { return call <= 3 }) // the first run late twice, the second once
-	p := ArmPlan{Path: shaping.ShaperVeth, Arms: []Arm{{Name: "a"}, {Name: "b"}, {Name: "c"}}, Runs: 1, Pause: 1, Version: "test", Scheduled: 3}
+	fake, _, calls := fakeArms(t, func(call int) bool { return call <= 3 }) // the first run late twice, the second once
+	p := ArmPlan{Path: shaping.ShaperVeth, Arms: []Arm{{Name: "a"}, {Name: "b"}, {Name: "c"}}, Runs: 1, Pause: 1, Version: "test", Scheduled: 3, seams: fake}
 	recs := execArms(t, p)
 	if len(recs) != 3 || *calls != 5 {
 		t.Fatalf("%d lines from %d attempts, want 3 from 5", len(recs), *calls)
@@ -89,11 +87,11 @@ func TestArmsLateRetry(t *testing.T) {
 // is not), a run Done is not made again, and an arm the host cannot run (Requires, asked at run
 // time) leaves an invalid record per run naming why.
 func TestArmsResumeCheckAndSkip(t *testing.T) {
-	checks, calls := fakeArms(t, func(int) bool { return false })
+	fake, checks, calls := fakeArms(t, func(int) bool { return false })
 	missing := errors.New("no gtlsserver")
 	arms := []Arm{{Name: "a"}, {Name: "ng", Requires: func() error { return missing }}}
 	p := ArmPlan{Path: "rate=1gbit,rtt=1ms", Arms: arms, Runs: 2, Pause: 1,
-		Done: func(arm string, run int) bool { return arm == "a" && run == 0 }}
+		Done: func(arm string, run int) bool { return arm == "a" && run == 0 }, seams: fake}
 	recs := execArms(t, p)
 	if *checks != 1 || recs[0].Kind != result.KindLinkCheck {
 		t.Errorf("%d checks, first line %s: want the path checked once, first", *checks, recs[0].Kind)

@@ -64,6 +64,8 @@ type Plan struct {
 	// Progress, when set, is called after every run with the number done and scheduled, the
 	// job and its records.
 	Progress func(done, total int, j Job, recs []*result.Record)
+	// seams are the steps the tests of the retry rules replace (nil: the real ones).
+	seams seams
 }
 
 // DefaultPause is the quiet time between the runs of a Plan.
@@ -308,7 +310,7 @@ func (p Plan) runAttempts(ctx context.Context, i int, j Job, l shaping.Link, srv
 			return false, err
 		}
 		host := hostload.Start()
-		recs, err = runFlows(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
+		recs, err = p.seams.runFlows(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
 			Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger})
 		busy, steal := host.End()
 		rec.StopQlogs()
@@ -386,22 +388,37 @@ func (p Plan) stackOptions() []server.Option {
 	return opts
 }
 
-// runFlows makes one flow run for Execute (Run; a seam for the tests of the retry rule).
-var runFlows = Run
+// seams are what the tests of the bulk-flow runners put in place of the real steps, carried by
+// Plan and ArmPlan (unexported: only this package's tests set them); a nil field takes the real
+// step.
+type seams struct {
+	// run makes one flow run for Execute (Run).
+	run func(context.Context, shaping.Link, *server.Server, Config) ([]*result.Record, error)
+	// check is the link self-check (selfcheck.Run) and busy how the repeat of a failed check
+	// measures the machine's busy share while it waits for a quiet one (selfcheck's own).
+	check func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error)
+	busy  func(ctx context.Context, window time.Duration) (busyPct, stealPct float64)
+	// openPath opens an arms plan's path (openArmPath), runArm makes one run of an arm
+	// (runArm) and armCheck self-checks an emulated path (CheckLink with check and busy).
+	openPath func(ctx context.Context, path string, log *slog.Logger) (shaping.Link, error)
+	runArm   func(ctx context.Context, l shaping.Link, p ArmPlan, a Arm, run int, env *result.Env) (*result.Record, error)
+	armCheck func(ctx context.Context, l shaping.Link, name, experiment string, env *result.Env, log *slog.Logger, emit func(*result.Record) error) error
+}
 
-// selfCheck is the link self-check the flows runner uses (a seam for the tests of the retry rule).
-var selfCheck = selfcheck.Run
-
-// settleBusy is how the repeat of a failed check measures the machine's busy share while it
-// waits for a quiet one (nil: selfcheck's own, from /proc/stat); a seam for the tests.
-var settleBusy func(ctx context.Context, window time.Duration) (busyPct, stealPct float64)
+// runFlows is s.run or Run.
+func (s seams) runFlows(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*result.Record, error) {
+	if s.run != nil {
+		return s.run(ctx, l, srv, c)
+	}
+	return Run(ctx, l, srv, c)
+}
 
 // checkLink self-checks a shaped link by the one retry rule (CheckLink).
 func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {
 	if p.SkipLinkCheck {
 		return nil
 	}
-	return CheckLink(ctx, l, p.Link, p.Experiment, env, p.Logger, emit)
+	return checkLink(ctx, l, p.Link, p.Experiment, env, p.Logger, emit, p.seams)
 }
 
 // CheckLink self-checks a shaped link (one with a namespace; an unshaped link or a veth path is
@@ -411,6 +428,11 @@ func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, em
 // every attempt failed. It is the check of every bulk-flow runner (Execute and the studies' own
 // schedules).
 func CheckLink(ctx context.Context, l shaping.Link, name, experiment string, env *result.Env, log *slog.Logger, emit func(*result.Record) error) error {
+	return checkLink(ctx, l, name, experiment, env, log, emit, seams{})
+}
+
+// checkLink is CheckLink with the self-check and settle steps of s.
+func checkLink(ctx context.Context, l shaping.Link, name, experiment string, env *result.Env, log *slog.Logger, emit func(*result.Record) error, s seams) error {
 	if l.Namespace() == "" || l.Spec().Shaper == shaping.ShaperVeth {
 		return nil
 	}
@@ -418,7 +440,7 @@ func CheckLink(ctx context.Context, l shaping.Link, name, experiment string, env
 		log = slog.Default()
 	}
 	_, err := selfcheck.Retry(ctx, l, selfcheck.RetryOptions{
-		Check: selfcheck.Options{Quick: true}, Run: selfCheck, Busy: settleBusy, Name: name, Logger: log,
+		Check: selfcheck.Options{Quick: true}, Run: s.check, Busy: s.busy, Name: name, Logger: log,
 		Record: func(chk result.LinkCheck) error {
 			// A repeat is named in every report from its attempt number (result.RecheckedLinks).
 			r := &result.Record{Kind: result.KindLinkCheck, Experiment: experiment, Run: -1, Time: time.Now().UTC(),

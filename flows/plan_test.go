@@ -119,7 +119,7 @@ func TestExecuteLateRetry(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			runFlows = func(_ context.Context, _ shaping.Link, _ *server.Server, c Config) ([]*result.Record, error) {
+			run := func(_ context.Context, _ shaping.Link, _ *server.Server, c Config) ([]*result.Record, error) {
 				e := &result.Emulator{}
 				if tc.lates[calls] {
 					e = late
@@ -132,9 +132,9 @@ func TestExecuteLateRetry(t *testing.T) {
 				}
 				return out, nil
 			}
-			defer func() { runFlows = Run }()
 			p := Plan{Link: "none", Mixes: [][]Spec{{{Protocol: "h2", CC: "reno"}, {Protocol: "h3", CC: "newreno"}}}, Runs: 1,
-				Duration: time.Second, Seed: 3, Experiment: "ex", Pause: time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+				Duration: time.Second, Seed: 3, Experiment: "ex", Pause: time.Millisecond, Logger: slog.New(slog.DiscardHandler),
+				seams: seams{run: run}}
 			var recs []*result.Record
 			sum, err := Execute(context.Background(), p, func(r *result.Record) error { recs = append(recs, r); return nil })
 			if err != nil {

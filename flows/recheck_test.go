@@ -38,16 +38,14 @@ func TestFlowsLinkRecheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			old := selfCheck
-			selfCheck = func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error) {
-				calls++
-				return tc.checks[calls-1], nil
-			}
-			defer func() { selfCheck = old }()
-			settleBusy = func(context.Context, time.Duration) (float64, float64) { return 0, 0 } // a quiet machine
-			defer func() { settleBusy = nil }()
 			var lines []*result.Record
-			p := Plan{Link: "carlucci2015", Experiment: "f", Logger: slog.New(slog.DiscardHandler)}
+			p := Plan{Link: "carlucci2015", Experiment: "f", Logger: slog.New(slog.DiscardHandler), seams: seams{
+				check: func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error) {
+					calls++
+					return tc.checks[calls-1], nil
+				},
+				busy: func(context.Context, time.Duration) (float64, float64) { return 0, 0 }, // a quiet machine
+			}}
 			err := p.checkLink(context.Background(), checkedLink{}, &result.Env{}, func(r *result.Record) error {
 				lines = append(lines, r)
 				return nil
