@@ -207,6 +207,10 @@ func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions,
 		r.Shard, r.ShardUnits = shard, o.units
 		return w.Write(r)
 	}
+	execute := o.executeArms
+	if execute == nil {
+		execute = flows.ExecuteArms
+	}
 	var errs []error
 	for i, p := range hs.paths {
 		if paths != nil && !slices.Contains(paths, i) {
@@ -216,7 +220,7 @@ func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions,
 		for _, a := range armsOn(p) {
 			arms = append(arms, a.flowsArm(o))
 		}
-		err := executeArms(ctx, flows.ArmPlan{Path: p.key(), Arms: arms, Runs: hs.runs, Duration: hs.duration,
+		err := execute(ctx, flows.ArmPlan{Path: p.key(), Arms: arms, Runs: hs.runs, Duration: hs.duration,
 			Seed: o.Seed, Version: o.Version, Experiment: PartExperiment(Highway2023, p.name), Scheduled: len(highwayKeys(hs)),
 			SkipLinkCheck: o.SkipLinkCheck, Logger: o.Logger,
 			Done: func(arm string, run int) bool { return done[highwayKey(p.key(), arm, run)] }}, emit)
@@ -230,9 +234,6 @@ func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions,
 	}
 	return errors.Join(errs...)
 }
-
-// executeArms runs one path's arms (flows.ExecuteArms); a seam for the tests.
-var executeArms = flows.ExecuteArms
 
 // flowsArm is the arm for the flows package's arms runner. What the host lacks is decided when
 // it runs and recorded (flows.ArmSkipped): the ngtcp2 arms need gtlsserver, a TCP arm its

@@ -30,14 +30,11 @@ func (fakeLink) Close() error                   { return nil }
 // fakeHighway replaces the arms runner of highway2023 for the test (its retry and env are
 // flows' tests'): an emulated path is checked first, then each run not done writes a valid
 // flow line; it fails with errKilled after kill runs (0: never), as a killed process would
-// stop. It returns the checks made, by path.
-func fakeHighway(t *testing.T, kill int) map[string]int {
-	t.Helper()
+// stop. It sets o's arms runner and returns the checks made, by path.
+func fakeHighway(o *RunOptions, kill int) map[string]int {
 	checks := map[string]int{}
-	old := executeArms
-	t.Cleanup(func() { executeArms = old })
 	made := 0
-	executeArms = func(ctx context.Context, p flows.ArmPlan, emit func(*result.Record) error) error {
+	o.executeArms = func(ctx context.Context, p flows.ArmPlan, emit func(*result.Record) error) error {
 		env := &result.Env{Kernel: "fake", Pltlab: p.Version}
 		if p.Path != "veth" && !p.SkipLinkCheck {
 			checks[p.Path]++
@@ -93,8 +90,8 @@ func TestHighwayResumesAndChecks(t *testing.T) {
 	st, _ := Lookup(Highway2023)
 	p := st.Plan(Quick).Apply(RunOptions{Runs: 2})
 	want := p.Custom.Runs()
-	checks := fakeHighway(t, 5)
 	o := RunOptions{Version: "test", Seed: 1, Runs: 2, Process: processStub{}}
+	checks := fakeHighway(&o, 5)
 	first, err := runPlan(t, p, o)
 	if !errors.Is(err, errKilled) {
 		t.Fatalf("the killed run: %v", err)
@@ -102,7 +99,7 @@ func TestHighwayResumesAndChecks(t *testing.T) {
 	if Complete(p, first) {
 		t.Fatalf("5 of %d runs judged complete", want)
 	}
-	fakeHighway(t, 0)
+	fakeHighway(&o, 0)
 	o.Resume = first
 	rest, err := runPlan(t, p, o)
 	if err != nil {
@@ -163,8 +160,8 @@ func TestHighwayShardsMerge(t *testing.T) {
 	p := st.Plan(Quick)
 	var srcs []plan.Source
 	for k := range 2 {
-		fakeHighway(t, 0)
 		o := RunOptions{Version: "test", Seed: 1, Runs: 1, Process: processStub{}, Shard: plan.Shard{Index: k, Count: 2}}
+		fakeHighway(&o, 0)
 		recs, err := runPlan(t, p, o)
 		if err != nil {
 			t.Fatal(err)

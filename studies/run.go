@@ -46,6 +46,9 @@ type RunOptions struct {
 	// units is the digest of the shard's units (plan.Digest), set by RunPrepared for the flow
 	// lines' shard_units.
 	units string
+	// executeArms runs one path's arms of a flows study (nil: flows.ExecuteArms); the tests
+	// replace it.
+	executeArms func(context.Context, flows.ArmPlan, func(*result.Record) error) error
 }
 
 // Configs returns the experiments of p.Apply(o), each named PartExperiment(study, part), with
