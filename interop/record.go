@@ -48,6 +48,8 @@ type Record struct {
 	// Build is the provenance of a server built from a release for the interop matrix (a
 	// quic-go release's endpoint); nil for a server the project links or a system package.
 	Build *Build `json:"build,omitempty"`
+	// ClientBuild is the same for a client built from a release (exchange cases).
+	ClientBuild *Build `json:"client_build,omitempty"`
 }
 
 // Build is how a probed server's program was built: the release, its API era, the Go
