@@ -25,7 +25,7 @@ func needExchange(t *testing.T, names ...string) {
 		t.Skip("tshark not installed")
 	}
 	for _, n := range names {
-		if n == Ngtcp2 && (Ngtcp2Missing() != nil || exec.Command("sh", "-c", "command -v "+Ngtcp2Client).Run() != nil) {
+		if n == Ngtcp2 && (Ngtcp2Missing() != nil || Ngtcp2ClientMissing() != nil) {
 			t.Skip("ngtcp2 not installed")
 		}
 	}

@@ -70,8 +70,8 @@ func OpenPeer(ctx context.Context, name string, o Options) (Peer, error) {
 		if err := Ngtcp2Missing(); err != nil {
 			return Peer{}, err
 		}
-		if _, err := exec.LookPath(Ngtcp2Client); err != nil {
-			return Peer{}, fmt.Errorf("%s not found (Debian package ngtcp2-client; make setup installs it): %w", Ngtcp2Client, err)
+		if err := Ngtcp2ClientMissing(); err != nil {
+			return Peer{}, err
 		}
 		return Peer{Name: name, Version: "ngtcp2 " + dpkgVersion("ngtcp2-server") + " (gtlsserver), " + dpkgVersion("ngtcp2-client") + " (gtlsclient)"}, nil
 	}
@@ -87,6 +87,15 @@ func OpenPeer(ctx context.Context, name string, o Options) (Peer, error) {
 	}
 	return Peer{Name: name, Version: fmt.Sprintf("quic-go %s (pltlab interop endpoint, %s)", ep.Version, ep.Toolchain), Binary: ep.Binary,
 		Build: &interop.Build{Release: ep.Version, Era: ep.Era, Toolchain: ep.Toolchain, Sum: ep.Sum, BinarySHA256: ep.BinarySHA256}}, nil
+}
+
+// Ngtcp2ClientMissing returns nil when the ngtcp2 client (Debian's gtlsclient) is installed,
+// else an error naming the binary and its package.
+func Ngtcp2ClientMissing() error {
+	if _, err := exec.LookPath(Ngtcp2Client); err != nil {
+		return fmt.Errorf("%s not found (Debian package ngtcp2-client; make setup installs it): %w", Ngtcp2Client, err)
+	}
+	return nil
 }
 
 // dpkgVersion is the installed version of Debian package pkg ("unknown" when dpkg cannot say).
