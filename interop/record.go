@@ -104,10 +104,10 @@ func WriteTable(w io.Writer, recs []Record) error {
 	return tw.Flush()
 }
 
-// drops writes n datagrams dropped by the link as "+n lost" (nothing for none).
+// drops writes n datagrams dropped by the link as "+n dropped" (nothing for none).
 func drops(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" +%d lost", n)
+	return fmt.Sprintf(" +%d dropped", n)
 }

@@ -22,7 +22,7 @@ const Tshark = "tshark"
 // of the datagram's coalesced packets joined by commas.
 var wireFields = []string{
 	"frame.interface_id", "quic.header_form", "quic.long.packet_type", "quic.long.packet_type_v2",
-	"quic.version", "quic.scid", "quic.key_phase", "quic.frame_type", "quic.token",
+	"quic.version", "quic.scid", "quic.dcid", "quic.key_phase", "quic.frame_type", "quic.token",
 	"quic.retry_token", "quic.stream.stream_id", "tls.handshake.type", "tls.handshake.extension.type",
 	"tls.handshake.extensions_alpn_str", "quic.decryption_failed",
 }
@@ -69,7 +69,8 @@ type connTLS struct{ psk, cert, early bool }
 // DecodeFields reads tshark's field lines (wireFields, tab-separated) into a Wire.
 func DecodeFields(r io.Reader) (*interop.Wire, error) {
 	w := &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, KeyPhaseFlips: map[string]int{}, Streams: map[string]int{}}
-	var conns []string // client source connection IDs, in order
+	var conns []string           // the connections' keys (connKey), in order
+	alias := map[string]string{} // a Retry's source connection ID -> the key of its connection
 	var tls []connTLS
 	lastPhase := map[string]string{}
 	streams := map[string]map[string]bool{}
@@ -105,46 +106,53 @@ func DecodeFields(r io.Reader) (*interop.Wire, error) {
 			}
 		}
 		if dir == "up" && slices.Contains(types, "initial") {
-			if scid := first(v(5)); scid != "" && !slices.Contains(conns, scid) {
-				conns = append(conns, scid)
+			if key := connKey(first(v(5)), first(v(6)), alias); !slices.Contains(conns, key) {
+				conns = append(conns, key)
 				tls = append(tls, connTLS{})
 				clear(lastPhase) // a new connection's keys start at phase 0
 			}
 			if retrySeen && w.RetryToken != "" && !w.TokenEchoed {
-				w.TokenEchoed = slices.Contains(v(8), w.RetryToken)
+				w.TokenEchoed = slices.Contains(v(9), w.RetryToken)
+			}
+		}
+		if dir == "down" && len(conns) > 0 {
+			for _, scid := range v(5) {
+				if _, ok := alias[scid]; !ok && scid != "" {
+					alias[scid] = conns[len(conns)-1]
+				}
 			}
 		}
 		if dir == "down" && slices.Contains(types, "retry") && w.RetryToken == "" {
-			w.RetryToken, retrySeen = first(v(9)), true
+			w.RetryToken, retrySeen = first(v(10)), true
 		}
-		for _, kp := range v(6) {
+		for _, kp := range v(7) {
 			if p, ok := lastPhase[dir]; ok && p != kp {
 				w.KeyPhaseFlips[dir]++
 			}
 			lastPhase[dir] = kp
 		}
-		frames := ints(v(7))
+		frames := ints(v(8))
 		if dir == "down" {
 			w.HandshakeDone += count(frames, frameHSDone)
 		}
-		for _, id := range ints(v(10)) {
+		for _, id := range ints(v(11)) {
 			kind := dir + " " + map[int]string{0: "bidi", 1: "bidi", 2: "uni", 3: "uni"}[id%4]
 			if streams[kind] == nil {
 				streams[kind] = map[string]bool{}
 			}
 			streams[kind][strconv.Itoa(id)] = true
 		}
-		hs, ext := ints(v(11)), ints(v(12))
+		hs, ext := ints(v(12)), ints(v(13))
 		if dir == "down" && len(tls) > 0 {
 			c := &tls[len(tls)-1]
 			c.psk = c.psk || slices.Contains(hs, tlsServerHello) && slices.Contains(ext, extPreSharedKey)
 			c.cert = c.cert || slices.Contains(hs, tlsCertificate)
 			c.early = c.early || slices.Contains(hs, tlsEncryptedExts) && slices.Contains(ext, extEarlyData)
-			if a := first(v(13)); a != "" && w.ALPN == "" {
+			if a := first(v(14)); a != "" && w.ALPN == "" {
 				w.ALPN = a
 			}
 		}
-		w.Undecrypted += len(v(14))
+		w.Undecrypted += len(v(15))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read tshark output: %w", err)
@@ -158,6 +166,20 @@ func DecodeFields(r io.Reader) (*interop.Wire, error) {
 		w.Streams[k] = len(ids)
 	}
 	return w, nil
+}
+
+// connKey names the connection of a client Initial: its source connection ID, or, for a client
+// that uses zero-length ones (quic-go's clients before v0.35 did), its destination connection
+// ID, which after the server's first Initial or Retry is the one the server chose (alias maps
+// the server's source connection IDs to the connection they were first seen in).
+func connKey(scid, dcid string, alias map[string]string) string {
+	if scid != "" {
+		return "s:" + scid
+	}
+	if k, ok := alias[dcid]; ok {
+		return k
+	}
+	return "d:" + dcid
 }
 
 // packetTypes names the packets of one datagram from the header forms (1 long, 0 short) and

@@ -9,23 +9,37 @@ import (
 )
 
 // line joins tshark's fields (wireFields' order) as one line of its output.
-func line(iface, forms, t1, t2, versions, scid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted string) string {
-	return strings.Join([]string{iface, forms, t1, t2, versions, scid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted}, "\t")
+func line(iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted string) string {
+	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted}, "\t")
 }
 
 // retryCapture is a capture's decoded lines of one connection with a Retry, a dropped
 // datagram, a key update by the client followed by the server, and three files: what tshark
 // prints for the link's four interfaces (0 down, 1 up, 2 down-dropped, 3 up-dropped).
 var retryCapture = strings.Join([]string{
-	line("1", "1", "0", "", "0x00000001", "aa11", "", "6,0", "", "", "", "1", "0,10,16,43,51,57,41,42", "h3", ""),
-	line("0", "1", "3", "", "0x00000001", "bb22", "", "", "", "cafe", "", "", "", "", ""),
-	line("1", "1", "0", "", "0x00000001", "aa11", "", "6,0", "cafe", "", "", "1", "0,10,16,43,51,57", "h3", ""),
-	line("3", "", "", "", "", "", "", "", "", "", "", "", "", "", ""),
-	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb22,bb22", "", "2,6,6", "", "", "", "2,8,11,15,20", "43,51,16,57", "h3", ""),
-	line("1", "0", "", "", "", "", "0", "8,8,8", "", "", "0,4,8,2", "", "", "", ""),
-	line("0", "0", "", "", "", "", "0", "30,8,8,8,8", "", "", "0,4,8,3", "4", "42", "", ""),
-	line("1", "0", "", "", "", "", "1", "2", "", "", "", "", "", "", ""),
-	line("0", "0", "", "", "", "", "1", "8", "", "", "0", "", "", "", "1"),
+	line("1", "1", "0", "", "0x00000001", "aa11", "dd01", "", "6,0", "", "", "", "1", "0,10,16,43,51,57,41,42", "h3", ""),
+	line("0", "1", "3", "", "0x00000001", "bb22", "aa11", "", "", "", "cafe", "", "", "", "", ""),
+	line("1", "1", "0", "", "0x00000001", "aa11", "bb22", "", "6,0", "cafe", "", "", "1", "0,10,16,43,51,57", "h3", ""),
+	line("3", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""),
+	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb33,bb33", "aa11,aa11", "", "2,6,6", "", "", "", "2,8,11,15,20", "43,51,16,57", "h3", ""),
+	line("1", "0", "", "", "", "", "bb33", "0", "8,8,8", "", "", "0,4,8,2", "", "", "", ""),
+	line("0", "0", "", "", "", "", "aa11", "0", "30,8,8,8,8", "", "", "0,4,8,3", "4", "42", "", ""),
+	line("1", "0", "", "", "", "", "bb33", "1", "2", "", "", "", "", "", "", ""),
+	line("0", "0", "", "", "", "", "aa11", "1", "8", "", "", "0", "", "", "", "1"),
+}, "\n") + "\n"
+
+// zeroLengthCapture is a client with zero-length connection IDs (quic-go before v0.35): a
+// Retry, its Initials then sent to the server's chosen ID, and a second connection that resumes
+// with 0-RTT accepted.
+var zeroLengthCapture = strings.Join([]string{
+	line("1", "1", "0", "", "0x00000001", "", "dd01", "", "6,0", "", "", "", "1", "", "h3", ""),
+	line("0", "1", "3", "", "0x00000001", "bb22", "", "", "", "", "cafe", "", "", "", "", ""),
+	line("1", "1", "0", "", "0x00000001", "", "bb22", "", "6,0", "cafe", "", "", "1", "", "h3", ""),
+	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb33,bb33", ",", "", "2,6,6", "", "", "", "2,8,11,15,20", "43,51,16,57", "h3", ""),
+	line("0", "0", "", "", "", "", "", "0", "30", "", "", "", "", "", "", ""),
+	line("1", "1,1", "0,2", "", "0x00000001,0x00000001", ",", "bb33,bb33", "", "2,6", "", "", "", "20", "", "", ""),
+	line("1", "1,1", "0,1", "", "0x00000001,0x00000001", ",", "dd02,dd02", "", "6,0,8", "", "", "0", "1", "41,42", "h3", ""),
+	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb44,bb44", ",", "", "2,6,6", "", "", "", "2,8,20", "43,51,41,16,57,42", "h3", ""),
 }, "\n") + "\n"
 
 // TestDecodeFields reads each fact of a capture's lines: datagrams per interface, packets per
@@ -65,7 +79,15 @@ func TestDecodeFields(t *testing.T) {
 	if !slices.Equal(w.Versions, []string{wireV1}) {
 		t.Errorf("versions %v", w.Versions)
 	}
-	for _, bad := range []string{"1\t1\n", line("7", "", "", "", "", "", "", "", "", "", "", "", "", "", "")} {
+	z, err := DecodeFields(strings.NewReader(zeroLengthCapture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z.Connections != 2 || !z.TokenEchoed || !slices.Equal(z.Resumed, []bool{false, true}) || !slices.Equal(z.EarlyData, []bool{false, true}) || z.Packets["up 0rtt"] != 1 {
+		t.Errorf("zero-length IDs: %d connections (want 2: the Retry keeps the first), echoed %v, resumed %v, early data %v, %d 0-RTT packets",
+			z.Connections, z.TokenEchoed, z.Resumed, z.EarlyData, z.Packets["up 0rtt"])
+	}
+	for _, bad := range []string{"1\t1\n", line("7", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "")} {
 		if _, err := DecodeFields(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
