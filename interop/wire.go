@@ -25,6 +25,9 @@ type Wire struct {
 	// KeyPhaseFlips counts the changes of the key phase bit between consecutive decrypted
 	// 1-RTT packets, per direction.
 	KeyPhaseFlips map[string]int `json:"key_phase_flips,omitempty"`
+	// KeyUpdateFirst is the direction whose packets flipped the key phase first ("up": the
+	// client initiated the key update), "" when none flipped.
+	KeyUpdateFirst string `json:"key_update_first,omitempty"`
 	// Resumed is, per connection in order, whether the server's ServerHello carried
 	// pre_shared_key with no Certificate in that connection.
 	Resumed []bool `json:"resumed,omitempty"`

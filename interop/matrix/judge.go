@@ -95,7 +95,8 @@ func judgeKeyUpdate(w *interop.Wire, files []interop.FileCheck) (interop.Outcome
 	v.need(w.KeyPhaseFlips["up"] > 0, "the client's 1-RTT packets never flipped the key phase bit")
 	v.need(w.KeyPhaseFlips["down"] > 0, "the server's 1-RTT packets never flipped the key phase bit")
 	v.filesWhole(files)
-	return v.outcome(fmt.Sprintf("key phase flipped %d times up and %d down, the file whole", w.KeyPhaseFlips["up"], w.KeyPhaseFlips["down"]))
+	who := map[string]string{"up": "the client", "down": "the server"}[w.KeyUpdateFirst]
+	return v.outcome(fmt.Sprintf("key phase flipped %d times up and %d down (%s first), the file whole", w.KeyPhaseFlips["up"], w.KeyPhaseFlips["down"], who))
 }
 
 func judgeV2(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {

@@ -128,6 +128,9 @@ func DecodeFields(r io.Reader) (*interop.Wire, error) {
 		for _, kp := range v(7) {
 			if p, ok := lastPhase[dir]; ok && p != kp {
 				w.KeyPhaseFlips[dir]++
+				if w.KeyUpdateFirst == "" {
+					w.KeyUpdateFirst = dir
+				}
 			}
 			lastPhase[dir] = kp
 		}

@@ -68,6 +68,7 @@ func TestDecodeFields(t *testing.T) {
 	check("handshake done", w.HandshakeDone, 1)
 	check("flips up", w.KeyPhaseFlips["up"], 1)
 	check("flips down", w.KeyPhaseFlips["down"], 1)
+	check("first flip", w.KeyUpdateFirst, "up")
 	check("down bidi", w.Streams["down bidi"], 3)
 	check("up uni", w.Streams["up uni"], 1)
 	check("down uni", w.Streams["down uni"], 1)
