@@ -16,6 +16,10 @@ type Wire struct {
 	// Connections is how many connections the client opened: distinct source connection IDs
 	// in its Initial packets (a Retry changes the destination ID, not the source).
 	Connections int `json:"connections"`
+	// Handshakes counts the connections whose handshake completed on the wire: the client's
+	// 1-RTT packets (sent only once it has the server's Finished) reached the server, and the
+	// server's 1-RTT packets reached the client after them.
+	Handshakes int `json:"handshakes"`
 	// HandshakeDone counts the HANDSHAKE_DONE frames the server's delivered packets carried.
 	HandshakeDone int `json:"handshake_done"`
 	// RetryToken is the token of the server's first Retry (hex) and TokenEchoed whether the

@@ -59,7 +59,7 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 		return "", "", err
 	}
 	defer os.RemoveAll(root)
-	d, names, err := prepare(root, c.Files)
+	d, names, err := prepare(root, c.Files, c.runs())
 	if err != nil {
 		return "", "", err
 	}
@@ -99,7 +99,7 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 	if err != nil {
 		return "", "", err
 	}
-	ev.Wire, ev.Files = w, checkFiles(d, names)
+	ev.Wire, ev.Files = w, checkFiles(d, names, c.runs())
 	out, reason := c.judge(w, ev.Files)
 	if out == interop.Fail {
 		reason += " (client: " + summary + ")"
@@ -107,13 +107,18 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 	return out, reason, nil
 }
 
-// prepare makes the exchange's directories, a certificate and the files served: random bytes
-// of the sizes given, named 1.bin, 2.bin, ...
-func prepare(root string, sizes []int) (peerDir, []string, error) {
+// prepare makes the exchange's directories (one for each of the client's runs), a certificate
+// and the files served: random bytes of the sizes given, named 1.bin, 2.bin, ...
+func prepare(root string, sizes []int, runs int) (peerDir, []string, error) {
 	d := peerDir{root: root, www: filepath.Join(root, "www"), dl: filepath.Join(root, "dl"),
 		serverKeys: filepath.Join(root, "server.keys"), clientKeys: filepath.Join(root, "client.keys")}
 	if err := errors.Join(os.Mkdir(d.www, 0o755), os.Mkdir(d.dl, 0o777)); err != nil {
 		return d, nil, err
+	}
+	for i := 1; i <= runs; i++ {
+		if err := os.Mkdir(d.run(i), 0o777); err != nil {
+			return d, nil, err
+		}
 	}
 	var err error
 	if d.cert, d.key, err = writeCert(root); err != nil {
@@ -132,17 +137,23 @@ func prepare(root string, sizes []int) (peerDir, []string, error) {
 	return d, names, nil
 }
 
-// checkFiles compares each file the client saved with the one served.
-func checkFiles(d peerDir, names []string) []interop.FileCheck {
+// checkFiles compares each file the client saved in each of its runs with the one served
+// (named "1.bin", or "run 2: 1.bin" when the client ran more than once).
+func checkFiles(d peerDir, names []string, runs int) []interop.FileCheck {
 	var out []interop.FileCheck
-	for _, n := range names {
-		want, _ := os.ReadFile(filepath.Join(d.www, n))
-		got, err := os.ReadFile(filepath.Join(d.dl, n))
-		fc := interop.FileCheck{Name: n, Bytes: len(want), Got: len(got), Match: err == nil && bytes.Equal(got, want)}
-		if err != nil {
-			fc.Got = -1
+	for i := 1; i <= runs; i++ {
+		for _, n := range names {
+			want, _ := os.ReadFile(filepath.Join(d.www, n))
+			got, err := os.ReadFile(filepath.Join(d.run(i), n))
+			fc := interop.FileCheck{Name: n, Bytes: len(want), Got: len(got), Match: err == nil && bytes.Equal(got, want)}
+			if runs > 1 {
+				fc.Name = fmt.Sprintf("run %d: %s", i, n)
+			}
+			if err != nil {
+				fc.Got = -1
+			}
+			out = append(out, fc)
 		}
-		out = append(out, fc)
 	}
 	return out
 }

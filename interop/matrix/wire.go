@@ -63,8 +63,9 @@ var (
 	v2Types = map[string]string{"1": "initial", "2": "0rtt", "3": "handshake", "0": "retry"}
 )
 
-// connTLS is what one connection's server said in TLS.
-type connTLS struct{ psk, cert, early bool }
+// connTLS is what one connection's server said in TLS, and how far its handshake got: the
+// client's 1-RTT packets delivered (up1RTT), then a server 1-RTT packet delivered (done).
+type connTLS struct{ psk, cert, early, up1RTT, done bool }
 
 // DecodeFields reads tshark's field lines (wireFields, tab-separated) into a Wire.
 func DecodeFields(r io.Reader) (*interop.Wire, error) {
@@ -146,6 +147,11 @@ func DecodeFields(r io.Reader) (*interop.Wire, error) {
 			streams[kind][strconv.Itoa(id)] = true
 		}
 		hs, ext := ints(v(12)), ints(v(13))
+		if len(tls) > 0 && slices.Contains(types, "1rtt") {
+			c := &tls[len(tls)-1]
+			c.up1RTT = c.up1RTT || dir == "up"
+			c.done = c.done || dir == "down" && c.up1RTT
+		}
 		if dir == "down" && len(tls) > 0 {
 			c := &tls[len(tls)-1]
 			c.psk = c.psk || slices.Contains(hs, tlsServerHello) && slices.Contains(ext, extPreSharedKey)
@@ -162,6 +168,9 @@ func DecodeFields(r io.Reader) (*interop.Wire, error) {
 	}
 	w.Connections = len(conns)
 	for _, c := range tls {
+		if c.done {
+			w.Handshakes++
+		}
 		w.Resumed = append(w.Resumed, c.psk && !c.cert)
 		w.EarlyData = append(w.EarlyData, c.early)
 	}

@@ -23,7 +23,7 @@ var retryCapture = strings.Join([]string{
 	line("3", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""),
 	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb33,bb33", "aa11,aa11", "", "2,6,6", "", "", "", "2,8,11,15,20", "43,51,16,57", "h3", ""),
 	line("1", "0", "", "", "", "", "bb33", "0", "8,8,8", "", "", "0,4,8,2", "", "", "", ""),
-	line("0", "0", "", "", "", "", "aa11", "0", "30,8,8,8,8", "", "", "0,4,8,3", "4", "42", "", ""),
+	line("0", "0", "", "", "", "", "aa11", "0", "30,2,8,8,8,8", "", "", "0,4,8,3", "4", "42", "", ""),
 	line("1", "0", "", "", "", "", "bb33", "1", "2", "", "", "", "", "", "", ""),
 	line("0", "0", "", "", "", "", "aa11", "1", "8", "", "", "0", "", "", "", "1"),
 }, "\n") + "\n"
@@ -66,6 +66,7 @@ func TestDecodeFields(t *testing.T) {
 	check("retry token", w.RetryToken, "cafe")
 	check("token echoed", w.TokenEchoed, true)
 	check("handshake done", w.HandshakeDone, 1)
+	check("handshakes completed", w.Handshakes, 1)
 	check("flips up", w.KeyPhaseFlips["up"], 1)
 	check("flips down", w.KeyPhaseFlips["down"], 1)
 	check("first flip", w.KeyUpdateFirst, "up")
@@ -103,7 +104,7 @@ func TestJudges(t *testing.T) {
 	whole := []interop.FileCheck{{Name: "1.bin", Bytes: 10, Got: 10, Match: true}}
 	short := []interop.FileCheck{{Name: "1.bin", Bytes: 10, Got: -1}}
 	ok := func() *interop.Wire {
-		return &interop.Wire{Datagrams: map[string]int{"down": 5}, Packets: map[string]int{}, Versions: []string{wireV1}, Connections: 1, HandshakeDone: 1,
+		return &interop.Wire{Datagrams: map[string]int{"down": 5}, Packets: map[string]int{}, Versions: []string{wireV1}, Connections: 1, Handshakes: 1, HandshakeDone: 1,
 			KeyPhaseFlips: map[string]int{}, Streams: map[string]int{"down bidi": 1}}
 	}
 	for _, tt := range []struct {
@@ -114,7 +115,8 @@ func TestJudges(t *testing.T) {
 		why   string
 	}{
 		{"handshake", func(w *interop.Wire) {}, whole, interop.Pass, "one connection"},
-		{"handshake", func(w *interop.Wire) { w.HandshakeDone = 0 }, whole, interop.Fail, "no HANDSHAKE_DONE"},
+		{"handshake", func(w *interop.Wire) { w.HandshakeDone = 0 }, whole, interop.Fail, "no HANDSHAKE_DONE frame from the server among 5 delivered datagrams"},
+		{"handshake", func(w *interop.Wire) { w.Handshakes = 0 }, whole, interop.Fail, "0 of 1 connections completed the handshake"},
 		{"handshake", func(w *interop.Wire) { w.Connections = 2 }, whole, interop.Fail, "2 connections"},
 		{"handshake", func(w *interop.Wire) {}, short, interop.Fail, "1.bin: 0 of 10 bytes"},
 		{"handshake", func(w *interop.Wire) { w.Versions = []string{wireV2} }, whole, interop.Fail, "versions [0x6b3343cf]"},
@@ -133,6 +135,12 @@ func TestJudges(t *testing.T) {
 		{"v2", func(w *interop.Wire) { w.Versions = []string{wireV2} }, whole, interop.Pass, "QUIC v2"},
 		{"v2", func(w *interop.Wire) {}, whole, interop.Fail, "want 0x6b3343cf alone"},
 		{"transferloss", func(w *interop.Wire) { w.Datagrams["up-dropped"] = 3 }, whole, interop.Pass, "dropped 3 datagrams up"},
+		{"handshakeloss", func(w *interop.Wire) {
+			w.Connections, w.Handshakes, w.HandshakeDone, w.Datagrams["down-dropped"] = 5, 5, 3, 4
+		}, whole, interop.Pass,
+			"5 handshakes done and the file whole each time though the link dropped 0 datagrams up and 4 down (3 HANDSHAKE_DONE delivered)"},
+		{"handshakeloss", func(w *interop.Wire) { w.Connections, w.Handshakes = 5, 4 }, whole, interop.Fail, "4 of 5 connections completed the handshake"},
+		{"handshakeloss", func(w *interop.Wire) {}, whole, interop.Fail, "1 connections (client source connection IDs in its Initials), want 5"},
 	} {
 		c, found := LookupExchange(tt.name)
 		if !found {
