@@ -64,8 +64,8 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 		return "", "", err
 	}
 	l, err := shaping.Open(ctx, spec, shaping.WithLogger(log))
-	if errors.Is(err, shaping.ErrNotRoot) || errors.Is(err, shaping.ErrNoTUN) {
-		return interop.Unsupported, "the emulated link cannot open here: " + err.Error(), nil
+	if errors.Is(err, shaping.ErrNotRoot) || errors.Is(err, shaping.ErrNoTUN) || errors.Is(err, errors.ErrUnsupported) {
+		return interop.Unsupported, "the case's emulated link cannot open here (exchange cases need root on Linux): " + err.Error(), nil
 	}
 	if err != nil {
 		return "", "", fmt.Errorf("open link %s: %w", c.Link, err)
