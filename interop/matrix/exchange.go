@@ -78,7 +78,7 @@ const (
 // Exchanges are the exchange cases, in the order they run.
 var Exchanges = []Exchange{
 	{Name: "handshake", Link: LinkPlain, Files: []int{10_000}, judge: judgeHandshake,
-		Rule: "one connection (one client source connection ID in the client's Initials), QUIC v1 in every long header, no Retry, a HANDSHAKE_DONE frame from the server (RFC 9001 section 4.1.2) and the file whole"},
+		Rule: "one connection (one client source connection ID in the client's Initials) whose handshake completed on the wire (the client's 1-RTT packets delivered, then the server's), QUIC v1 in every long header, no Retry, a HANDSHAKE_DONE frame from the server (RFC 9001 section 4.1.2) and the file whole"},
 	{Name: "transfer", Link: LinkPlain, Files: []int{500_000, 300_000, 200_000}, judge: judgeTransfer,
 		Rule: "one connection, the server's STREAM frames on at least as many client-initiated bidirectional streams as files (multiplexed, RFC 9000 section 2.1) and every file whole"},
 	{Name: "retry", Link: LinkPlain, Files: []int{10_000}, Server: ServerFeatures{Retry: true}, judge: judgeRetry,
@@ -94,9 +94,9 @@ var Exchanges = []Exchange{
 	{Name: "v2", Link: LinkPlain, Files: []int{10_000}, Server: ServerFeatures{V2: true}, Client: ClientFeatures{V2: true}, judge: judgeV2,
 		Rule: "the connection runs QUIC version 2 (RFC 9369): one connection, version 0x6b3343cf in every long header both ways (a cleartext field; HANDSHAKE_DONE is not asked, as the capture's dissector may not know v2's keys), the file whole"},
 	{Name: "handshakeloss", Link: LinkHandshakeLoss, Files: []int{1_000}, Runs: HandshakeLossRuns, judge: judgeLoss(HandshakeLossRuns),
-		Rule: "through 30 % random loss each way the client connects 5 times, one after another: 5 connections, a HANDSHAKE_DONE delivered on each, QUIC v1, the 1 kB file whole every time; the packets the link dropped are counted as the evidence that loss was met"},
+		Rule: "through 30 % random loss each way the client connects 5 times, one after another: 5 connections, each handshake completed on the wire, QUIC v1, the 1 kB file whole every time (HANDSHAKE_DONE is counted, not asked: a client may close before a lost one is sent again); the packets the link dropped are counted as the evidence that loss was met"},
 	{Name: "transferloss", Link: LinkTransferLoss, Files: []int{1_000_000}, judge: judgeLoss(1),
-		Rule: "through 2 % random loss each way a 1 MB file arrives whole on one connection (HANDSHAKE_DONE, QUIC v1); the packets the link dropped are counted"},
+		Rule: "through 2 % random loss each way a 1 MB file arrives whole on one connection whose handshake completed on the wire, QUIC v1; the packets the link dropped are counted"},
 }
 
 // ExchangeNames lists the names of Exchanges.
