@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/pltlab/pltlab/internal/testenv"
 	"github.com/pltlab/pltlab/interop"
+	"github.com/pltlab/pltlab/server"
 )
 
-// needExchange skips where an exchange cannot run: -short, not root (the emulated link), no
-// tshark, and ngtcp2 not installed when one of names is ngtcp2.
+// needExchange skips where an exchange cannot run: -short, not root (the emulated link); tshark,
+// and ngtcp2's programs when one of names is ngtcp2, are required (testenv.Require: a skip
+// here, a failure in CI).
 func needExchange(t *testing.T, names ...string) {
 	t.Helper()
 	if testing.Short() {
@@ -21,13 +24,9 @@ func needExchange(t *testing.T, names ...string) {
 	if os.Geteuid() != 0 {
 		t.Skip("emulated links need root")
 	}
-	if _, err := exec.LookPath(Tshark); err != nil {
-		t.Skip("tshark not installed")
-	}
-	for _, n := range names {
-		if n == Ngtcp2 && (Ngtcp2Missing() != nil || Ngtcp2ClientMissing() != nil) {
-			t.Skip("ngtcp2 not installed")
-		}
+	testenv.Require(t, Tshark)
+	if slices.Contains(names, Ngtcp2) {
+		testenv.Require(t, server.Ngtcp2Binary, Ngtcp2Client)
 	}
 }
 
