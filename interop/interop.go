@@ -120,6 +120,10 @@ type Evidence struct {
 	// rather than at the packet's end (quic-go's choice since its pull request 2862, "allow an
 	// amplification factor of 3.x") overshoots by less than one datagram and shows this.
 	EachUnderLimit bool `json:"each_under_limit,omitempty"`
+	// Wire is an exchange case's decrypted capture (nil for a probe) and Files the files its
+	// client fetched.
+	Wire  *Wire       `json:"wire,omitempty"`
+	Files []FileCheck `json:"files,omitempty"`
 }
 
 // Result is one case's outcome against one server, with its evidence.

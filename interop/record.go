@@ -48,6 +48,8 @@ type Record struct {
 	// Build is the provenance of a server built from a release for the interop matrix (a
 	// quic-go release's endpoint); nil for a server the project links or a system package.
 	Build *Build `json:"build,omitempty"`
+	// ClientBuild is the same for a client built from a release (exchange cases).
+	ClientBuild *Build `json:"client_build,omitempty"`
 }
 
 // Build is how a probed server's program was built: the release, its API era, the Go
@@ -72,14 +74,21 @@ func NewRecord(r Result, c Case, client, clientVersion, server, serverVersion, t
 	}
 }
 
-// WriteTable writes records as a table for people: case, client, server, outcome, the bytes
-// each way and the reason.
+// WriteTable writes records as a table for people: case, client, server, outcome, what went
+// each way (a probe's bytes sent and received; an exchange case's datagrams up and down, the
+// link's drops after a "+") and the reason.
 func WriteTable(w io.Writer, recs []Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tclient\tserver\toutcome\tsent B\treceived B\treason")
+	fmt.Fprintln(tw, "case\tclient\tserver\toutcome\tsent\treceived\treason")
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", r.Case, r.Client, r.Server, strings.ToUpper(string(r.Outcome)),
-			r.Evidence.BytesSent, r.Evidence.BytesReceived, r.Reason)
+		sent, recv := fmt.Sprintf("%d B", r.Evidence.BytesSent), fmt.Sprintf("%d B", r.Evidence.BytesReceived)
+		if x := r.Evidence.Wire; x != nil {
+			sent = fmt.Sprintf("%d dgr", x.Datagrams["up"]) + drops(x.Datagrams["up-dropped"])
+			recv = fmt.Sprintf("%d dgr", x.Datagrams["down"]) + drops(x.Datagrams["down-dropped"])
+		} else if r.Link != "loopback" {
+			sent, recv = "-", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Case, r.Client, r.Server, strings.ToUpper(string(r.Outcome)), sent, recv, r.Reason)
 	}
 	seen := map[string]bool{}
 	for _, r := range recs {
@@ -93,4 +102,12 @@ func WriteTable(w io.Writer, recs []Record) error {
 	}
 	fmt.Fprintln(tw)
 	return tw.Flush()
+}
+
+// drops writes n datagrams dropped by the link as "+n dropped" (nothing for none).
+func drops(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" +%d dropped", n)
 }

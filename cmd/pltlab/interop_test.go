@@ -26,7 +26,10 @@ func TestInteropRefusals(t *testing.T) {
 		{"server twice", []string{"--server", "quic-go,quic-go"}, `bad --server "quic-go": given twice`},
 		{"release outside the history", []string{"--server", "quic-go,quic-go@v0.99.0"}, `bad --server "quic-go@v0.99.0": bad quic-go version "v0.99.0": accepted a release v0.33.0 to v0.66.x`},
 		{"release not a version", []string{"--server", "quic-go@latest"}, `bad --server "quic-go@latest": bad quic-go version "latest"`},
-		{"unknown case", []string{"--cases", "handshake"}, `bad --cases: unknown case "handshake"; accepted: all, version-negotiation`},
+		{"unknown case", []string{"--cases", "ecn"}, `bad --cases: unknown case "ecn"; accepted: all, version-negotiation`},
+		{"unknown client", []string{"--client", "picoquic", "--cases", "handshake"}, `bad --client "picoquic": accepted quic-go, ngtcp2`},
+		{"client release outside the history", []string{"--client", "quic-go@v0.32.0"}, `bad --client "quic-go@v0.32.0": bad quic-go version "v0.32.0"`},
+		{"exchange case twice", []string{"--cases", "retry,handshake,retry"}, `case "retry" given twice`},
 		{"case twice", []string{"--cases", "amplification-limit,amplification-limit"}, `given twice`},
 		{"zero quiet", []string{"--quiet", "0s"}, "bad --quiet 0s"},
 		{"negative window", []string{"--window", "-1s"}, "both must be positive durations"},
@@ -93,4 +96,51 @@ func TestIntegrationInterop(t *testing.T) {
 	}
 	code, _, errOut = runCLI(t, args...)
 	wantUsage(t, code, errOut, "--out "+out+" exists: remove it or add --force")
+}
+
+// TestIntegrationInteropExchange runs `pltlab interop` with a probe case and two exchange cases,
+// the quic-go client against ngtcp2's server through the cases' emulated links (root, tshark
+// and ngtcp2 needed; about 10 s), and reads the records back: the probe's client is the probe,
+// the exchange cases' the quic-go endpoint, each judged pass from its decrypted capture, and
+// the table shows the datagrams each way.
+func TestIntegrationInteropExchange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers: skipped with -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("emulated links need root")
+	}
+	testenv.Require(t, "gtlsserver", "tshark")
+	out := filepath.Join(t.TempDir(), "interop.jsonl")
+	code, stdout, errOut := runCLI(t, "interop", "--server", "ngtcp2", "--client", "quic-go", "--cases", "version-negotiation,handshake,retry", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []interop.Record
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r interop.Record
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		recs = append(recs, r)
+	}
+	if len(recs) != 3 || recs[0].Client != interop.ProbeClient || recs[1].Case != "handshake" || recs[2].Case != "retry" {
+		t.Fatalf("records %+v", recs)
+	}
+	for _, r := range recs[1:] {
+		if r.Client != "quic-go" || r.Server != "ngtcp2" || r.Outcome != interop.Pass || r.Evidence.Wire == nil || r.Link != "rate=10mbit,rtt=30ms" ||
+			r.ClientBuild == nil || !strings.HasPrefix(r.Versions["client"], "quic-go v0.") || !strings.HasPrefix(r.Versions["server"], "ngtcp2 ") {
+			t.Errorf("record %s: %+v", r.Case, r)
+		}
+	}
+	if w := recs[2].Evidence.Wire; w == nil || !w.TokenEchoed || w.Packets["down retry"] == 0 {
+		t.Errorf("retry's wire: %+v", w)
+	}
+	if !strings.Contains(stdout, " dgr ") && !strings.Contains(stdout, " dgr") {
+		t.Errorf("table without datagram counts:\n%s", stdout)
+	}
 }

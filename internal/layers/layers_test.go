@@ -48,7 +48,7 @@ var allowed = map[string][]string{
 	"internal/testenv":                 {"result"},
 	"internal/fileout":                 nil,
 	"interop/quicgo":                   nil,
-	"interop/matrix":                   {"interop", "interop/quicgo", "server", "pages", "result", "protocol"},
+	"interop/matrix":                   {"interop", "interop/quicgo", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol"},
 	"scripts/memchurn":                 nil,
 	"internal/hostload":                {"internal/idlepoll"},
 	"internal/idlepoll":                nil,

@@ -49,6 +49,9 @@ type Endpoint struct {
 	Tried     []string `json:"tried,omitempty"`
 	// Sum is the quic-go module's go.sum hash ("h1:..."), so a build names exactly what it built.
 	Sum string `json:"sum"`
+	// SourceSHA256 is the digest (hex) of the endpoint source it was built from (Era.Source): a
+	// cached build of an older source is built again.
+	SourceSHA256 string `json:"source_sha256"`
 	// Binary is the endpoint's path and BinarySHA256 its digest (hex).
 	Binary       string `json:"binary"`
 	BinarySHA256 string `json:"binary_sha256"`
@@ -84,7 +87,8 @@ func CheckVersion(v string) error {
 	return nil
 }
 
-// Build returns the endpoint built with quic-go release version, from the cache or built now:
+// Build returns the endpoint built with quic-go release version, from the cache (when built
+// from the same source, SourceSHA256) or built now:
 // a module requiring that release, the era's endpoint source, `go mod tidy` and `go build`,
 // first with the local Go and then, if that fails, with the newest patch of the Go release
 // the release's qtls fork supports (Toolchains). The build happens in a temporary directory
@@ -97,8 +101,13 @@ func Build(ctx context.Context, version string, o Options) (Endpoint, error) {
 	}
 	era, _ := EraOf(version)
 	o = o.withDefaults()
+	src, err := era.Source()
+	if err != nil {
+		return Endpoint{}, err
+	}
+	srcSum := sha256.Sum256(src)
 	dir := filepath.Join(o.Cache, version)
-	if b, err := readBuild(dir); err == nil {
+	if b, err := readBuild(dir); err == nil && b.SourceSHA256 == hex.EncodeToString(srcSum[:]) {
 		b.Cached = true
 		return b, nil
 	}
@@ -110,10 +119,6 @@ func Build(ctx context.Context, version string, o Options) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("quic-go cache: %w", err)
 	}
 	defer os.RemoveAll(work)
-	src, err := era.Source()
-	if err != nil {
-		return Endpoint{}, err
-	}
 	gomod := fmt.Sprintf("module pltlab.local/interop-endpoint\n\ngo 1.19\n\nrequire %s %s\n", Module, version)
 	if err := os.WriteFile(filepath.Join(work, "go.mod"), []byte(gomod), 0o644); err != nil {
 		return Endpoint{}, err
@@ -135,7 +140,7 @@ func Build(ctx context.Context, version string, o Options) (Endpoint, error) {
 	if err != nil {
 		return Endpoint{}, err
 	}
-	b := Endpoint{Version: version, Era: era.Name, Sum: info.Sum}
+	b := Endpoint{Version: version, Era: era.Name, Sum: info.Sum, SourceSHA256: hex.EncodeToString(srcSum[:])}
 	start := time.Now()
 	for _, tc := range toolchains {
 		o.progress("quic-go %s: building with %s", version, tc)
@@ -167,7 +172,7 @@ func Build(ctx context.Context, version string, o Options) (Endpoint, error) {
 	if err := os.WriteFile(filepath.Join(work, "build.json"), j, 0o644); err != nil {
 		return Endpoint{}, err
 	}
-	os.RemoveAll(dir) // a build.json-less leftover of an older layout
+	os.RemoveAll(dir) // a leftover of an older layout, or a build of an older source
 	if err := os.Rename(work, dir); err != nil {
 		return Endpoint{}, fmt.Errorf("quic-go cache: %w", err)
 	}

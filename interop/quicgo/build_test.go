@@ -41,7 +41,7 @@ func TestEras(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := string(src)
-		if !strings.Contains(s, "http3."+e.ClientType+"{") || strings.Count(s, e.ConfigField+": &quic.Config{}") != 2 || strings.Contains(s, "{{") {
+		if !strings.Contains(s, "http3."+e.ClientType+"{") || strings.Count(s, e.ConfigField+": qc") != 2 || strings.Contains(s, "{{") {
 			t.Errorf("era %s source does not use %s and %s", e.Name, e.ClientType, e.ConfigField)
 		}
 	}

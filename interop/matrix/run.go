@@ -1,0 +1,169 @@
+package matrix
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/pltlab/pltlab/interop"
+	"github.com/pltlab/pltlab/shaping"
+	"github.com/pltlab/pltlab/shaping/capture"
+	"github.com/pltlab/pltlab/shaping/linkspec"
+)
+
+// RunExchange runs exchange case c with client fetching from srv through the case's emulated
+// link (client in the link's namespace, server on its host address) while the link records a
+// capture, then judges the case from that capture decrypted with both key logs (Decode) and
+// from the files the client saved. The outcome is unsupported, with the reason, when a peer
+// cannot do what the case asks, when the machine cannot open the link (not root) or when
+// tshark is missing; error when the exchange could not be set up or read; pass or fail from
+// the evidence otherwise. log receives the link's setup and faults (nil: discarded).
+func RunExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger) interop.Record {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := interop.Result{Case: c.Name, Start: time.Now()}
+	addr := ""
+	out, reason, err := runExchange(ctx, c, client, srv, log, &r.Evidence, &addr)
+	r.Duration = time.Since(r.Start)
+	if err != nil {
+		out, reason = interop.Error, err.Error()
+	}
+	r.Outcome, r.Reason = out, reason
+	rec := interop.NewRecord(r, interop.Case{Rule: c.Rule}, client.Name, client.Version, srv.Name, srv.Version, addr, c.Link)
+	rec.Build, rec.ClientBuild = srv.Build, client.Build
+	return rec
+}
+
+func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger, ev *interop.Evidence, addr *string) (interop.Outcome, string, error) {
+	if why := notSupported(c, client, srv); why != "" {
+		return interop.Unsupported, why, nil
+	}
+	if _, err := exec.LookPath(Tshark); err != nil {
+		return interop.Unsupported, "tshark not found (Debian package tshark; make setup installs it): the capture cannot be decrypted", nil
+	}
+	spec, err := linkspec.Parse(c.Link)
+	if err != nil {
+		return "", "", fmt.Errorf("link %s: %w", c.Link, err)
+	}
+	root, err := os.MkdirTemp("", "pltlab-exchange-")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(root)
+	d, names, err := prepare(root, c.Files, c.runs())
+	if err != nil {
+		return "", "", err
+	}
+	l, err := shaping.Open(ctx, spec, shaping.WithLogger(log))
+	if errors.Is(err, shaping.ErrNotRoot) || errors.Is(err, shaping.ErrNoTUN) || errors.Is(err, errors.ErrUnsupported) {
+		return interop.Unsupported, "the case's emulated link cannot open here (exchange cases need root on Linux): " + err.Error(), nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("open link %s: %w", c.Link, err)
+	}
+	defer l.Close()
+	capt, ok := l.(capture.Capturer)
+	if !ok {
+		return "", "", fmt.Errorf("link %s records no capture (shaper %s)", c.Link, spec.Shaper)
+	}
+	a, stop, unsup, err := startServer(ctx, srv, l.HostAddr(), d, c.Server)
+	if err != nil || unsup != "" {
+		return interop.Unsupported, unsup, err
+	}
+	*addr = a
+	pcap := filepath.Join(root, "link.pcapng")
+	if err := capt.StartCapture(pcap); err != nil {
+		stop()
+		return "", "", fmt.Errorf("capture: %w", err)
+	}
+	unsup, summary := runClient(ctx, l, client, a, d, c, names)
+	_, cerr := capt.StopCapture(nil)
+	stop()
+	if unsup != "" || cerr != nil {
+		return interop.Unsupported, unsup, cerr
+	}
+	keys := filepath.Join(root, "keys.log")
+	if err := joinFiles(keys, d.clientKeys, d.serverKeys); err != nil {
+		return "", "", err
+	}
+	w, err := Decode(ctx, pcap, keys)
+	if err != nil {
+		return "", "", err
+	}
+	ev.Wire, ev.Files = w, checkFiles(d, names, c.runs())
+	out, reason := c.judge(w, ev.Files)
+	if out == interop.Fail {
+		reason += " (client: " + summary + ")"
+	}
+	return out, reason, nil
+}
+
+// prepare makes the exchange's directories (one for each of the client's runs), a certificate
+// and the files served: random bytes of the sizes given, named 1.bin, 2.bin, ...
+func prepare(root string, sizes []int, runs int) (peerDir, []string, error) {
+	d := peerDir{root: root, www: filepath.Join(root, "www"), dl: filepath.Join(root, "dl"),
+		serverKeys: filepath.Join(root, "server.keys"), clientKeys: filepath.Join(root, "client.keys")}
+	if err := errors.Join(os.Mkdir(d.www, 0o755), os.Mkdir(d.dl, 0o777)); err != nil {
+		return d, nil, err
+	}
+	for i := 1; i <= runs; i++ {
+		if err := os.Mkdir(d.run(i), 0o777); err != nil {
+			return d, nil, err
+		}
+	}
+	var err error
+	if d.cert, d.key, err = writeCert(root); err != nil {
+		return d, nil, err
+	}
+	var names []string
+	for i, n := range sizes {
+		b := make([]byte, n)
+		rand.Read(b)
+		name := strconv.Itoa(i+1) + ".bin"
+		if err := os.WriteFile(filepath.Join(d.www, name), b, 0o644); err != nil {
+			return d, nil, err
+		}
+		names = append(names, name)
+	}
+	return d, names, nil
+}
+
+// checkFiles compares each file the client saved in each of its runs with the one served
+// (named "1.bin", or "run 2: 1.bin" when the client ran more than once).
+func checkFiles(d peerDir, names []string, runs int) []interop.FileCheck {
+	var out []interop.FileCheck
+	for i := 1; i <= runs; i++ {
+		for _, n := range names {
+			want, _ := os.ReadFile(filepath.Join(d.www, n))
+			got, err := os.ReadFile(filepath.Join(d.run(i), n))
+			fc := interop.FileCheck{Name: n, Bytes: len(want), Got: len(got), Match: err == nil && bytes.Equal(got, want)}
+			if runs > 1 {
+				fc.Name = fmt.Sprintf("run %d: %s", i, n)
+			}
+			if err != nil {
+				fc.Got = -1
+			}
+			out = append(out, fc)
+		}
+	}
+	return out
+}
+
+// joinFiles writes the concatenation of the files that exist among srcs into dst.
+func joinFiles(dst string, srcs ...string) error {
+	var b []byte
+	for _, s := range srcs {
+		x, _ := os.ReadFile(s)
+		b = append(b, x...)
+	}
+	return os.WriteFile(dst, b, 0o600)
+}

@@ -1,0 +1,248 @@
+package matrix
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pltlab/pltlab/interop"
+)
+
+// Tshark is the dissector that decrypts an exchange case's capture (Debian package tshark;
+// make setup installs it).
+const Tshark = "tshark"
+
+// wireFields are the fields Decode asks tshark for, one line per captured datagram, the values
+// of the datagram's coalesced packets joined by commas.
+var wireFields = []string{
+	"frame.interface_id", "quic.header_form", "quic.long.packet_type", "quic.long.packet_type_v2",
+	"quic.version", "quic.scid", "quic.dcid", "quic.key_phase", "quic.frame_type", "quic.token",
+	"quic.retry_token", "quic.stream.stream_id", "tls.handshake.type", "tls.handshake.extension.type",
+	"tls.handshake.extensions_alpn_str", "quic.decryption_failed",
+}
+
+// Decode runs tshark on the pcapng capture of a link (package shaping/capture's four
+// interfaces: down, up, down-dropped, up-dropped) with the TLS key log keylog and reads the
+// facts of its QUIC packets (DecodeFields). Errors: tshark missing or failing.
+func Decode(ctx context.Context, pcap, keylog string) (*interop.Wire, error) {
+	args := []string{"-r", pcap, "-o", "tls.keylog_file:" + keylog, "-T", "fields", "-E", "separator=/t", "-E", "aggregator=,", "-E", "occurrence=a"}
+	for _, f := range wireFields {
+		args = append(args, "-e", f)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, Tshark, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("tshark %s: %w: %s", pcap, err, strings.TrimSpace(stderr.String()))
+	}
+	return DecodeFields(bytes.NewReader(out))
+}
+
+// TLS handshake message and extension numbers (RFC 8446 section 4) and QUIC frame types
+// (RFC 9000 section 19) Decode reads.
+const (
+	tlsServerHello   = 2
+	tlsEncryptedExts = 8
+	tlsCertificate   = 11
+	extPreSharedKey  = 41
+	extEarlyData     = 42
+	frameHSDone      = 0x1e
+)
+
+// v1Types and v2Types name the long header packet types of QUIC v1 (RFC 9000 section 17.2)
+// and v2 (RFC 9369 section 3.2).
+var (
+	v1Types = map[string]string{"0": "initial", "1": "0rtt", "2": "handshake", "3": "retry"}
+	v2Types = map[string]string{"1": "initial", "2": "0rtt", "3": "handshake", "0": "retry"}
+)
+
+// connTLS is what one connection's server said in TLS, and how far its handshake got: the
+// client's 1-RTT packets delivered (up1RTT), then a server 1-RTT packet delivered (done).
+type connTLS struct{ psk, cert, early, up1RTT, done bool }
+
+// DecodeFields reads tshark's field lines (wireFields, tab-separated) into a Wire.
+func DecodeFields(r io.Reader) (*interop.Wire, error) {
+	w := &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, KeyPhaseFlips: map[string]int{}, Streams: map[string]int{}}
+	var conns []string           // the connections' keys (connKey), in order
+	alias := map[string]string{} // a Retry's source connection ID -> the key of its connection
+	var tls []connTLS
+	lastPhase := map[string]string{}
+	streams := map[string]map[string]bool{}
+	retrySeen := false
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Split(sc.Text(), "\t")
+		if len(f) != len(wireFields) {
+			return nil, fmt.Errorf("tshark line with %d fields, want %d: %q", len(f), len(wireFields), sc.Text())
+		}
+		v := func(i int) []string {
+			if f[i] == "" {
+				return nil
+			}
+			return strings.Split(f[i], ",")
+		}
+		dir := map[string]string{"0": "down", "1": "up", "2": "down-dropped", "3": "up-dropped"}[f[0]]
+		if dir == "" {
+			return nil, fmt.Errorf("tshark line of interface %q: want 0 to 3 (package shaping/capture's interfaces)", f[0])
+		}
+		w.Datagrams[dir]++
+		if dir != "up" && dir != "down" {
+			continue
+		}
+		types := packetTypes(v(1), v(2), v(3), v(4))
+		for _, t := range types {
+			w.Packets[dir+" "+t]++
+		}
+		for _, ver := range v(4) {
+			if !slices.Contains(w.Versions, ver) {
+				w.Versions = append(w.Versions, ver)
+			}
+		}
+		if dir == "up" && slices.Contains(types, "initial") {
+			if key := connKey(first(v(5)), first(v(6)), alias); !slices.Contains(conns, key) {
+				conns = append(conns, key)
+				tls = append(tls, connTLS{})
+				clear(lastPhase) // a new connection's keys start at phase 0
+			}
+			if retrySeen && w.RetryToken != "" && !w.TokenEchoed {
+				w.TokenEchoed = slices.Contains(v(9), w.RetryToken)
+			}
+		}
+		if dir == "down" && len(conns) > 0 {
+			for _, scid := range v(5) {
+				if _, ok := alias[scid]; !ok && scid != "" {
+					alias[scid] = conns[len(conns)-1]
+				}
+			}
+		}
+		if dir == "down" && slices.Contains(types, "retry") && w.RetryToken == "" {
+			w.RetryToken, retrySeen = first(v(10)), true
+		}
+		for _, kp := range v(7) {
+			if p, ok := lastPhase[dir]; ok && p != kp {
+				w.KeyPhaseFlips[dir]++
+				if w.KeyUpdateFirst == "" {
+					w.KeyUpdateFirst = dir
+				}
+			}
+			lastPhase[dir] = kp
+		}
+		frames := ints(v(8))
+		if dir == "down" {
+			w.HandshakeDone += count(frames, frameHSDone)
+		}
+		for _, id := range ints(v(11)) {
+			kind := dir + " " + map[int]string{0: "bidi", 1: "bidi", 2: "uni", 3: "uni"}[id%4]
+			if streams[kind] == nil {
+				streams[kind] = map[string]bool{}
+			}
+			streams[kind][strconv.Itoa(id)] = true
+		}
+		hs, ext := ints(v(12)), ints(v(13))
+		if len(tls) > 0 && slices.Contains(types, "1rtt") {
+			c := &tls[len(tls)-1]
+			c.up1RTT = c.up1RTT || dir == "up"
+			c.done = c.done || dir == "down" && c.up1RTT
+		}
+		if dir == "down" && len(tls) > 0 {
+			c := &tls[len(tls)-1]
+			c.psk = c.psk || slices.Contains(hs, tlsServerHello) && slices.Contains(ext, extPreSharedKey)
+			c.cert = c.cert || slices.Contains(hs, tlsCertificate)
+			c.early = c.early || slices.Contains(hs, tlsEncryptedExts) && slices.Contains(ext, extEarlyData)
+			if a := first(v(14)); a != "" && w.ALPN == "" {
+				w.ALPN = a
+			}
+		}
+		w.Undecrypted += len(v(15))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read tshark output: %w", err)
+	}
+	w.Connections = len(conns)
+	for _, c := range tls {
+		if c.done {
+			w.Handshakes++
+		}
+		w.Resumed = append(w.Resumed, c.psk && !c.cert)
+		w.EarlyData = append(w.EarlyData, c.early)
+	}
+	for k, ids := range streams {
+		w.Streams[k] = len(ids)
+	}
+	return w, nil
+}
+
+// connKey names the connection of a client Initial: its source connection ID, or, for a client
+// that uses zero-length ones (quic-go's clients before v0.35 did), its destination connection
+// ID, which after the server's first Initial or Retry is the one the server chose (alias maps
+// the server's source connection IDs to the connection they were first seen in).
+func connKey(scid, dcid string, alias map[string]string) string {
+	if scid != "" {
+		return "s:" + scid
+	}
+	if k, ok := alias[dcid]; ok {
+		return k
+	}
+	return "d:" + dcid
+}
+
+// packetTypes names the packets of one datagram from the header forms (1 long, 0 short) and
+// the long headers' types (v1 and v2 numbering) and versions, in order.
+func packetTypes(forms, t1, t2, versions []string) []string {
+	var out []string
+	long := 0
+	for _, form := range forms {
+		if form != "1" {
+			out = append(out, "1rtt")
+			continue
+		}
+		name := "long"
+		if long < len(versions) && versions[long] == wireV2 && long < len(t2) {
+			name = v2Types[t2[long]]
+		} else if long < len(t1) {
+			name = v1Types[t1[long]]
+		}
+		if name == "" {
+			name = "long"
+		}
+		out = append(out, name)
+		long++
+	}
+	return out
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// ints parses decimal or 0x-hex values, skipping any that are neither.
+func ints(s []string) []int {
+	var out []int
+	for _, x := range s {
+		if n, err := strconv.ParseInt(x, 0, 64); err == nil {
+			out = append(out, int(n))
+		}
+	}
+	return out
+}
+
+func count(s []int, v int) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,173 @@
+package matrix
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pltlab/pltlab/interop"
+)
+
+// line joins tshark's fields (wireFields' order) as one line of its output.
+func line(iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted string) string {
+	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted}, "\t")
+}
+
+// retryCapture is a capture's decoded lines of one connection with a Retry, a dropped
+// datagram, a key update by the client followed by the server, and three files: what tshark
+// prints for the link's four interfaces (0 down, 1 up, 2 down-dropped, 3 up-dropped).
+var retryCapture = strings.Join([]string{
+	line("1", "1", "0", "", "0x00000001", "aa11", "dd01", "", "6,0", "", "", "", "1", "0,10,16,43,51,57,41,42", "h3", ""),
+	line("0", "1", "3", "", "0x00000001", "bb22", "aa11", "", "", "", "cafe", "", "", "", "", ""),
+	line("1", "1", "0", "", "0x00000001", "aa11", "bb22", "", "6,0", "cafe", "", "", "1", "0,10,16,43,51,57", "h3", ""),
+	line("3", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""),
+	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb33,bb33", "aa11,aa11", "", "2,6,6", "", "", "", "2,8,11,15,20", "43,51,16,57", "h3", ""),
+	line("1", "0", "", "", "", "", "bb33", "0", "8,8,8", "", "", "0,4,8,2", "", "", "", ""),
+	line("0", "0", "", "", "", "", "aa11", "0", "30,2,8,8,8,8", "", "", "0,4,8,3", "4", "42", "", ""),
+	line("1", "0", "", "", "", "", "bb33", "1", "2", "", "", "", "", "", "", ""),
+	line("0", "0", "", "", "", "", "aa11", "1", "8", "", "", "0", "", "", "", "1"),
+}, "\n") + "\n"
+
+// zeroLengthCapture is a client with zero-length connection IDs (quic-go before v0.35): a
+// Retry, its Initials then sent to the server's chosen ID, and a second connection that resumes
+// with 0-RTT accepted.
+var zeroLengthCapture = strings.Join([]string{
+	line("1", "1", "0", "", "0x00000001", "", "dd01", "", "6,0", "", "", "", "1", "", "h3", ""),
+	line("0", "1", "3", "", "0x00000001", "bb22", "", "", "", "", "cafe", "", "", "", "", ""),
+	line("1", "1", "0", "", "0x00000001", "", "bb22", "", "6,0", "cafe", "", "", "1", "", "h3", ""),
+	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb33,bb33", ",", "", "2,6,6", "", "", "", "2,8,11,15,20", "43,51,16,57", "h3", ""),
+	line("0", "0", "", "", "", "", "", "0", "30", "", "", "", "", "", "", ""),
+	line("1", "1,1", "0,2", "", "0x00000001,0x00000001", ",", "bb33,bb33", "", "2,6", "", "", "", "20", "", "", ""),
+	line("1", "1,1", "0,1", "", "0x00000001,0x00000001", ",", "dd02,dd02", "", "6,0,8", "", "", "0", "1", "41,42", "h3", ""),
+	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb44,bb44", ",", "", "2,6,6", "", "", "", "2,8,20", "43,51,41,16,57,42", "h3", ""),
+}, "\n") + "\n"
+
+// TestDecodeFields reads each fact of a capture's lines: datagrams per interface, packets per
+// type, connections, the Retry token and its echo, key phase flips, streams, TLS.
+func TestDecodeFields(t *testing.T) {
+	w, err := DecodeFields(strings.NewReader(retryCapture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, got, want any) {
+		t.Helper()
+		if !equalAny(got, want) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	check("datagrams up", w.Datagrams["up"], 4)
+	check("datagrams down", w.Datagrams["down"], 4)
+	check("up-dropped", w.Datagrams["up-dropped"], 1)
+	check("down retry", w.Packets["down retry"], 1)
+	check("up initial", w.Packets["up initial"], 2)
+	check("down handshake", w.Packets["down handshake"], 1)
+	check("down 1rtt", w.Packets["down 1rtt"], 2)
+	check("connections", w.Connections, 1)
+	check("retry token", w.RetryToken, "cafe")
+	check("token echoed", w.TokenEchoed, true)
+	check("handshake done", w.HandshakeDone, 1)
+	check("handshakes completed", w.Handshakes, 1)
+	check("flips up", w.KeyPhaseFlips["up"], 1)
+	check("flips down", w.KeyPhaseFlips["down"], 1)
+	check("first flip", w.KeyUpdateFirst, "up")
+	check("down bidi", w.Streams["down bidi"], 3)
+	check("up uni", w.Streams["up uni"], 1)
+	check("down uni", w.Streams["down uni"], 1)
+	check("alpn", w.ALPN, "h3")
+	check("undecrypted", w.Undecrypted, 1)
+	if !slices.Equal(w.Resumed, []bool{false}) || !slices.Equal(w.EarlyData, []bool{false}) {
+		t.Errorf("resumed %v, early data %v: want [false] each (a Certificate; the early_data of a NewSessionTicket is not acceptance)", w.Resumed, w.EarlyData)
+	}
+	if !slices.Equal(w.Versions, []string{wireV1}) {
+		t.Errorf("versions %v", w.Versions)
+	}
+	z, err := DecodeFields(strings.NewReader(zeroLengthCapture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z.Connections != 2 || !z.TokenEchoed || !slices.Equal(z.Resumed, []bool{false, true}) || !slices.Equal(z.EarlyData, []bool{false, true}) || z.Packets["up 0rtt"] != 1 {
+		t.Errorf("zero-length IDs: %d connections (want 2: the Retry keeps the first), echoed %v, resumed %v, early data %v, %d 0-RTT packets",
+			z.Connections, z.TokenEchoed, z.Resumed, z.EarlyData, z.Packets["up 0rtt"])
+	}
+	for _, bad := range []string{"1\t1\n", line("7", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "")} {
+		if _, err := DecodeFields(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func equalAny(a, b any) bool { return a == b }
+
+// TestJudges: each judge passes on the evidence it asks for and fails, naming what is
+// missing, without it.
+func TestJudges(t *testing.T) {
+	whole := []interop.FileCheck{{Name: "1.bin", Bytes: 10, Got: 10, Match: true}}
+	short := []interop.FileCheck{{Name: "1.bin", Bytes: 10, Got: -1}}
+	ok := func() *interop.Wire {
+		return &interop.Wire{Datagrams: map[string]int{"down": 5}, Packets: map[string]int{}, Versions: []string{wireV1}, Connections: 1, Handshakes: 1, HandshakeDone: 1,
+			KeyPhaseFlips: map[string]int{}, Streams: map[string]int{"down bidi": 1}}
+	}
+	for _, tt := range []struct {
+		name  string
+		edit  func(w *interop.Wire)
+		files []interop.FileCheck
+		want  interop.Outcome
+		why   string
+	}{
+		{"handshake", func(w *interop.Wire) {}, whole, interop.Pass, "one connection"},
+		{"handshake", func(w *interop.Wire) { w.HandshakeDone = 0 }, whole, interop.Fail, "no HANDSHAKE_DONE frame from the server among 5 delivered datagrams"},
+		{"handshake", func(w *interop.Wire) { w.Handshakes = 0 }, whole, interop.Fail, "0 of 1 connections completed the handshake"},
+		{"handshake", func(w *interop.Wire) { w.Connections = 2 }, whole, interop.Fail, "2 connections"},
+		{"handshake", func(w *interop.Wire) {}, short, interop.Fail, "1.bin: 0 of 10 bytes"},
+		{"handshake", func(w *interop.Wire) { w.Versions = []string{wireV2} }, whole, interop.Fail, "versions [0x6b3343cf]"},
+		{"transfer", func(w *interop.Wire) {}, whole, interop.Pass, "1 files whole"},
+		{"retry", func(w *interop.Wire) {}, whole, interop.Fail, "the server sent no Retry packet (5 datagrams"},
+		{"retry", func(w *interop.Wire) { w.Packets["down retry"] = 1; w.RetryToken = "cafe" }, whole, interop.Fail, "did not carry its token"},
+		{"retry", func(w *interop.Wire) { w.Packets["down retry"] = 1; w.RetryToken = "cafe"; w.TokenEchoed = true }, whole, interop.Pass, "2-byte token"},
+		{"resumption", func(w *interop.Wire) { w.Connections = 2; w.Resumed = []bool{false, true} }, whole, interop.Pass, "resumed"},
+		{"resumption", func(w *interop.Wire) { w.Connections = 2; w.Resumed = []bool{false, false} }, whole, interop.Fail, "want [false true]"},
+		{"zerortt", func(w *interop.Wire) { w.Connections = 2; w.Packets["up 0rtt"] = 2; w.EarlyData = []bool{false, true} }, whole, interop.Pass, "2 0-RTT packets"},
+		{"zerortt", func(w *interop.Wire) { w.Connections = 2; w.Packets["up 0rtt"] = 2; w.EarlyData = []bool{false, false} }, whole, interop.Fail, "want it in the second"},
+		{"http3", func(w *interop.Wire) { w.ALPN = "h3"; w.Streams["up uni"], w.Streams["down uni"] = 3, 3 }, whole, interop.Pass, "ALPN h3"},
+		{"http3", func(w *interop.Wire) { w.ALPN = "hq-interop" }, whole, interop.Fail, `ALPN "hq-interop"`},
+		{"keyupdate", func(w *interop.Wire) { w.KeyPhaseFlips["up"] = 1 }, whole, interop.Fail, "the server's 1-RTT packets never flipped"},
+		{"keyupdate", func(w *interop.Wire) { w.KeyPhaseFlips["up"], w.KeyPhaseFlips["down"] = 1, 1 }, whole, interop.Pass, "flipped 1 times up"},
+		{"v2", func(w *interop.Wire) { w.Versions = []string{wireV2} }, whole, interop.Pass, "QUIC v2"},
+		{"v2", func(w *interop.Wire) {}, whole, interop.Fail, "want 0x6b3343cf alone"},
+		{"transferloss", func(w *interop.Wire) { w.Datagrams["up-dropped"] = 3 }, whole, interop.Pass, "dropped 3 datagrams up"},
+		{"handshakeloss", func(w *interop.Wire) {
+			w.Connections, w.Handshakes, w.HandshakeDone, w.Datagrams["down-dropped"] = 5, 5, 3, 4
+		}, whole, interop.Pass,
+			"5 handshakes done and the file whole each time though the link dropped 0 datagrams up and 4 down (3 HANDSHAKE_DONE delivered)"},
+		{"handshakeloss", func(w *interop.Wire) { w.Connections, w.Handshakes = 5, 4 }, whole, interop.Fail, "4 of 5 connections completed the handshake"},
+		{"handshakeloss", func(w *interop.Wire) {}, whole, interop.Fail, "1 connections (client source connection IDs in its Initials), want 5"},
+	} {
+		c, found := LookupExchange(tt.name)
+		if !found {
+			t.Fatalf("no case %s", tt.name)
+		}
+		w := ok()
+		tt.edit(w)
+		out, why := c.judge(w, tt.files)
+		if out != tt.want || !strings.Contains(why, tt.why) {
+			t.Errorf("%s: %s (%s), want %s with %q", tt.name, out, why, tt.want, tt.why)
+		}
+	}
+}
+
+// TestParseExchangeCases: probe and exchange cases mix in one list, in the order given; "all"
+// is both sets; unknown and repeated names are refused naming the accepted ones.
+func TestParseExchangeCases(t *testing.T) {
+	p, e, err := ParseCases("retry, version-negotiation,handshake")
+	if err != nil || len(p) != 1 || p[0].Name != "version-negotiation" || len(e) != 2 || e[0].Name != "retry" || e[1].Name != "handshake" {
+		t.Fatalf("%v %v %v", p, e, err)
+	}
+	if p, e, err := ParseCases("all"); err != nil || len(p) != len(interop.Cases) || len(e) != len(Exchanges) {
+		t.Errorf("all: %d probes, %d exchanges, %v", len(p), len(e), err)
+	}
+	for in, want := range map[string]string{"ecn": `unknown case "ecn"; accepted: all, version-negotiation`, "retry,retry": `case "retry" given twice`, "all,retry": `unknown case "all"`} {
+		if _, _, err := ParseCases(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package interop
+
+// Wire is what an exchange case (a real client and server through an emulated link, package
+// interop/matrix) read from the link's capture, decrypted with both endpoints' TLS key logs:
+// the facts its verdict rests on, per direction ("up": client to server, "down": server to
+// client), counting only the datagrams the link delivered unless a name says dropped.
+type Wire struct {
+	// Datagrams counts the datagrams per direction: "up", "down", and those the link's loss
+	// dropped, "up-dropped" and "down-dropped".
+	Datagrams map[string]int `json:"datagrams"`
+	// Packets counts the QUIC packets per direction and type ("up initial", "down 1rtt",
+	// "up 0rtt", "down retry").
+	Packets map[string]int `json:"packets"`
+	// Versions are the versions of the long headers seen, in hex ("0x00000001").
+	Versions []string `json:"versions"`
+	// Connections is how many connections the client opened: distinct source connection IDs
+	// in its Initial packets (a Retry changes the destination ID, not the source).
+	Connections int `json:"connections"`
+	// Handshakes counts the connections whose handshake completed on the wire: the client's
+	// 1-RTT packets (sent only once it has the server's Finished) reached the server, and the
+	// server's 1-RTT packets reached the client after them.
+	Handshakes int `json:"handshakes"`
+	// HandshakeDone counts the HANDSHAKE_DONE frames the server's delivered packets carried.
+	HandshakeDone int `json:"handshake_done"`
+	// RetryToken is the token of the server's first Retry (hex) and TokenEchoed whether the
+	// client's next Initial carried that token.
+	RetryToken  string `json:"retry_token,omitempty"`
+	TokenEchoed bool   `json:"token_echoed,omitempty"`
+	// KeyPhaseFlips counts the changes of the key phase bit between consecutive decrypted
+	// 1-RTT packets, per direction.
+	KeyPhaseFlips map[string]int `json:"key_phase_flips,omitempty"`
+	// KeyUpdateFirst is the direction whose packets flipped the key phase first ("up": the
+	// client initiated the key update), "" when none flipped.
+	KeyUpdateFirst string `json:"key_update_first,omitempty"`
+	// Resumed is, per connection in order, whether the server's ServerHello carried
+	// pre_shared_key with no Certificate in that connection.
+	Resumed []bool `json:"resumed,omitempty"`
+	// EarlyData is, per connection, whether the server's EncryptedExtensions carried early_data
+	// (it accepted 0-RTT).
+	EarlyData []bool `json:"early_data,omitempty"`
+	// ALPN is the protocol the server chose in its EncryptedExtensions.
+	ALPN string `json:"alpn,omitempty"`
+	// Streams counts the distinct stream IDs of delivered STREAM frames per direction and kind
+	// ("down bidi", "up uni").
+	Streams map[string]int `json:"streams,omitempty"`
+	// Undecrypted counts the packets the capture's dissector could not decrypt.
+	Undecrypted int `json:"undecrypted,omitempty"`
+}
+
+// FileCheck is one file an exchange case fetched: its name, the bytes served, the bytes the
+// client saved (-1: none saved) and whether they are the same bytes.
+type FileCheck struct {
+	Name  string `json:"name"`
+	Bytes int    `json:"bytes"`
+	Got   int    `json:"got"`
+	Match bool   `json:"match"`
+}
