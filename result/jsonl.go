@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 )
 
 // ErrVersion is returned (wrapped) by Reader.Next for a record whose "v" is not Version.
@@ -129,7 +130,10 @@ func (rd *Reader) readLine() (line []byte, tooLong bool, err error) {
 
 func (rd *Reader) decode(b []byte) (*Record, error) {
 	var probe struct {
-		V *int `json:"v"`
+		V       *int            `json:"v"`
+		Kind    Kind            `json:"kind"`
+		Time    time.Time       `json:"time"`
+		Interop json.RawMessage `json:"interop"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
 		return nil, &LineError{Name: rd.name, Line: rd.line, Err: err}
@@ -139,6 +143,11 @@ func (rd *Reader) decode(b []byte) (*Record, error) {
 	}
 	if *probe.V != Version {
 		return nil, fmt.Errorf("%s:%d: %w %d (this pltlab reads v%d)", rd.name, rd.line, ErrVersion, *probe.V, Version)
+	}
+	if probe.Kind == KindInterop && len(probe.Interop) == 0 {
+		// `pltlab interop --out` writes the case's own record as the line, whose fields are
+		// not Record's (a study wraps it in Interop): either way a reader finds it in Interop.
+		return &Record{V: *probe.V, Kind: KindInterop, Time: probe.Time, Run: -1, Interop: json.RawMessage(bytes.Clone(b))}, nil
 	}
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {

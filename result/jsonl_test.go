@@ -216,3 +216,26 @@ func TestReaderBOM(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderInteropLines: an interop case's line as `pltlab interop --out` writes it (the case's
+// own record, whose "link" is a string) and as a study wraps it are both read as KindInterop
+// records holding the case's record in Interop; the flat line is kept whole.
+func TestReaderInteropLines(t *testing.T) {
+	flat := `{"v":1,"kind":"interop_case","time":"2026-12-07T02:00:00Z","case":"handshake","link":"rate=10mbit,rtt=30ms","outcome":"pass"}`
+	wrapped := `{"v":1,"kind":"interop_case","experiment":"evolution/matrix","run":3,"time":"2026-12-07T02:00:01Z","valid":true,"interop":{"case":"v2","outcome":"fail"}}`
+	rd := NewReader(strings.NewReader(flat+"\n"+wrapped+"\n"), "interop.jsonl")
+	a, err := rd.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Kind != KindInterop || string(a.Interop) != flat || a.Time != time.Date(2026, 12, 7, 2, 0, 0, 0, time.UTC) || a.Run != -1 {
+		t.Errorf("flat line read as %+v", a)
+	}
+	b, err := rd.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Kind != KindInterop || string(b.Interop) != `{"case":"v2","outcome":"fail"}` || b.Run != 3 || b.Experiment != "evolution/matrix" {
+		t.Errorf("wrapped line read as %+v", b)
+	}
+}

@@ -232,7 +232,8 @@ type Record struct {
 	Cross string `json:"cross,omitempty" role:"setting"`
 	// Interop is, on a KindInterop line, the interop case's own record (interop.Record's JSON:
 	// case, server and its exact version and build, outcome, reason and the datagrams as
-	// evidence), kept as written; nil on other lines.
+	// evidence), kept as written; nil on other lines. A study's line wraps it here; a line of
+	// `pltlab interop --out` is the case's record itself, which Reader puts here whole.
 	Interop json.RawMessage `json:"interop,omitempty" role:"measure"`
 	// Flow holds a KindFlow line's fields, inlined at the top level of the JSON object; nil on
 	// other lines.

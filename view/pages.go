@@ -154,6 +154,9 @@ func (s *Server) setPage(c *gin.Context, l *loaded) {
 		d["Skipped"] = fmt.Sprintf("%d corrupt or refused line(s) skipped", n)
 	}
 	d["Groups"] = groupRows(l, l.report.Groups)
+	if g := interopGridOf(l.recs); g != nil {
+		d["Interop"] = g
+	}
 	var cmps []cmpRow
 	for _, cm := range l.report.Comparisons {
 		cmps = append(cmps, cmpRow{C: cm, Label: fmt.Sprintf("%s vs %s, page %s, link %s, %s", cm.Protocol, cm.Baseline, cm.Page, cm.Link, cm.Mode),

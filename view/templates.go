@@ -129,11 +129,19 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{end}}</tbody></table></section>{{end}}
 {{template "live" .}}
 {{with .Study}}<div class="study-report">{{html .Body}}</div>{{end}}
-<h2 id="groups">Groups</h2>
+{{with .Interop}}<section id="interop"><h2>Interop cases</h2>
+<p class="note">A row per case, a column per client → server; each cell counts its runs' outcomes and takes the colour of the worst (pass, unsupported, fail, error). Each run's reason and evidence are below the grid.</p>
+<table class="interop"><thead><tr><th class="text">case</th>{{range .Pairs}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
+{{range $i, $r := .Rows}}<tr><td class="text" title="{{.Rule}}"><a href="#io-{{$i}}">{{.Case}}</a></td>{{range .Cells}}{{if .}}<td class="{{.Class}}">{{.Counts}}</td>{{else}}<td class="io-none">not run</td>{{end}}{{end}}</tr>
+{{end}}</tbody></table>
+{{range $i, $r := .Rows}}<h3 id="io-{{$i}}">{{.Case}}</h3>{{if .Rule}}<p class="note">{{.Rule}}</p>{{end}}
+{{range $j, $c := .Cells}}{{if $c}}{{range $c.Runs}}<details class="interop-run"><summary><span class="io-{{.Outcome}}">{{.Outcome}}</span> {{index $.Interop.Pairs $j}}: {{.Reason}}</summary><p class="note">link {{.Link}}; {{.Versions}}</p><pre>{{.Evidence}}</pre></details>
+{{end}}{{end}}{{end}}{{end}}</section>{{end}}
+{{if or .Groups (not .Interop)}}<h2 id="groups">Groups</h2>
 {{template "groups" .Groups}}
 {{template "comparisons" .Comparisons}}
-{{template "compareform" .Options}}
-{{if not .Study}}<div class="report">{{html .Report}}</div>{{end}}
+{{template "compareform" .Options}}{{end}}
+{{if not .Study}}{{if or .Groups (not .Interop)}}<div class="report">{{html .Report}}</div>{{end}}{{end}}
 {{end}}
 {{template "foot"}}{{end}}
 
