@@ -130,10 +130,7 @@ func TestIntegrationRunMatrix(t *testing.T) {
 func TestIntegrationRunInterrupt(t *testing.T) {
 	needRootAndChromium(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "pltlab")
-	if b, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
+	bin := buildPltlab(t)
 	out := filepath.Join(dir, "r.jsonl")
 	before := chromiums()
 	cmd := exec.Command(bin, "run", "--page", "5x20KB", "--link", "rate=10mbit,rtt=20ms", "--runs", "100", "--out", out)

@@ -34,10 +34,7 @@ func TestIntegrationRootless(t *testing.T) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "pltlab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build pltlab: %v\n%s", err, out)
-	}
+	bin := buildPltlab(t)
 	shell := asNobody(exec.Command(bin, "shell", "--link", "rate=3mbit,rtt=50ms", "--", "sh", "-c", "ping -c 2 -i 0.2 -q $PLTLAB_HOST_ADDR >/dev/null && exit 3"))
 	shell.Dir = dir
 	err = shell.Run()

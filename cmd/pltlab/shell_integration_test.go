@@ -26,17 +26,6 @@ func linkLeftovers(t *testing.T, pid int) []string {
 	return found
 }
 
-// buildPltlab builds this command into a temporary directory; a build failure fails the test
-// (a test that skips when the code does not build would hide the breakage).
-func buildPltlab(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pltlab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build pltlab: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestIntegrationShellInterrupt runs `pltlab shell -- ... sleep 30`, interrupts it once the
 // command runs behind the link, and checks the exit status and that the link is gone; then checks
 // that exit codes pass through, that a bad link is a usage error, and that `pltlab link check

@@ -43,10 +43,7 @@ func TestIntegrationRefusesForbiddenTCPCC(t *testing.T) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "pltlab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build pltlab: %v\n%s", err, out)
-	}
+	bin := buildPltlab(t)
 	out := filepath.Join(dir, "r.jsonl")
 	for _, args := range [][]string{
 		{"run", "--page", "3x10KB", "--link", "none", "--runs", "1", "--tcp-cc", forbidden, "--out", out},
