@@ -74,7 +74,6 @@ type config struct {
 	origins   []string       // the pages' other origins (WithOriginHosts), reached on port 443 of their URLs
 	ip        string
 	port      int
-	flags     []string
 	logger    *slog.Logger
 	tempDir   string
 	// NetLog and HAR (netlog.go)
@@ -171,12 +170,6 @@ func (c *config) allHosts() []string {
 // port.
 func WithPort(port int) Option { return func(c *config) { c.port = port } }
 
-// WithFlags adds Chromium switches ("--name" or "--name=value") after the defaults and the
-// protocol switches; a later switch of the same name replaces an earlier one.
-func WithFlags(flags ...string) Option {
-	return func(c *config) { c.flags = append(c.flags, flags...) }
-}
-
 // WithTempDir puts the temporary user-data-dirs under dir and gives Chromium TMPDIR=dir (on its
 // own process only), so that a caller can remove every file of a run at once. "" (the default)
 // means os.TempDir() and Chromium's inherited environment.
@@ -269,7 +262,7 @@ func SitesFlags(p string, hosts []string, port int, ip, spki string) []string {
 }
 
 // args returns every switch of the configuration in order: DefaultFlags, --no-sandbox when root,
-// the protocol switches, then WithFlags. The user-data-dir is added by Launch.
+// then the protocol switches. The user-data-dir is added by Launch.
 func (c *config) args() []string {
 	args := append([]string(nil), DefaultFlags...)
 	if os.Geteuid() == 0 {
@@ -291,8 +284,7 @@ func (c *config) args() []string {
 	if len(c.origins) > 0 {
 		flags[0] = originRules(flags[0], c.origins, net.JoinHostPort(c.ip, strconv.Itoa(c.port)))
 	}
-	args = append(args, flags...)
-	return append(args, c.flags...)
+	return append(args, flags...)
 }
 
 // originRules adds "MAP HOST IP:PORT" for every origin host to the --host-resolver-rules switch

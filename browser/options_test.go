@@ -33,10 +33,9 @@ func TestProtocolFlags(t *testing.T) {
 func TestArgs(t *testing.T) {
 	c := defaultConfig()
 	c.protocol, c.spki, c.port = "h3", "pin", 443
-	c.flags = []string{"--lang=en"}
 	args := c.args()
 	for _, want := range []string{"--headless", "--disable-background-networking", "--disable-component-update",
-		"--disable-sync", "--no-first-run", "--origin-to-force-quic-on=plt.test:443", "--lang=en"} {
+		"--disable-sync", "--no-first-run", "--origin-to-force-quic-on=plt.test:443"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args lack %s: %q", want, args)
 		}

@@ -367,12 +367,6 @@ func CheckStack(stack string) error {
 	return nil
 }
 
-// NewStackServer is NewServer with h3 served by stack ("" for quic-go): for StackNgtcp2, one
-// gtlsserver per QUIC controller the mixes name (their specs resolved, ResolveQUIC).
-func NewStackServer(ctx context.Context, l shaping.Link, log *slog.Logger, stack string, mixes ...[]Spec) (*server.Server, error) {
-	return NewServer(ctx, l, log, Plan{H3Stack: stack, Mixes: mixes}.stackOptions()...)
-}
-
 // stackOptions are the server options of the plan's h3 stack: for ngtcp2 one process per
 // controller the mixes name (server.WithNgtcp2BulkCCs).
 func (p Plan) stackOptions() []server.Option {

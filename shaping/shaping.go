@@ -91,18 +91,9 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// WithTCPBufMax raises the maximum of net.ipv4.tcp_rmem and tcp_wmem inside the client namespace
-// to n bytes (default DefaultTCPBufMax). A single TCP stream needs rate x RTT of window.
-func WithTCPBufMax(n int) Option { return func(o *options) { o.tcpBufMax = n } }
-
 // WithNetemRunner replaces the runner of the netem backend's tc/ip command lines (tests record
 // them with it; the sch_netem availability check is then skipped). Default netem.ExecRunner.
 func WithNetemRunner(r netem.Runner) Option { return func(o *options) { o.runner = r } }
-
-// WithRealtime lets (true, the default) or forbids the emulator's forwarder threads to run at
-// SCHED_FIFO priority. The choice is read once, when the link opens. Without real-time
-// priority, wake-ups were 0.1-11 ms late at p99 under full CPU load here instead of 20-80 us.
-func WithRealtime(on bool) Option { return func(o *options) { o.realtime = on } }
 
 // WithOffload selects the emulator's fast path (true, the default): TUN devices with the
 // virtio-net header and TSO/USO/GRO offloads, read and written in batches, the link model
