@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,23 +72,14 @@ func newSettingsIndex(recs []*result.Record) *settingsIndex {
 	}
 	ix := &settingsIndex{tcp: map[string]string{}, browser: map[string]string{}}
 	for e, set := range tcp {
-		ix.tcp[e] = strings.Join(sortedKeys(set), " + ")
+		ix.tcp[e] = strings.Join(slices.Sorted(maps.Keys(set)), " + ")
 	}
 	for e, set := range browsers {
 		if len(set) == 1 {
-			ix.browser[e] = sortedKeys(set)[0]
+			ix.browser[e] = slices.Collect(maps.Keys(set))[0]
 		}
 	}
 	return ix
-}
-
-func sortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // tcpLabel names the TCP settings: "tcp_cc cubic, TLS 1.2".

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,16 +157,9 @@ func settingsDiff(a, b *result.Record) [][3]string {
 // diffSettings is settingsDiff of two records decoded as JSON objects.
 func diffSettings(a, b map[string]any) [][3]string {
 	fa, fb := settingLeaves(a), settingLeaves(b)
-	var keys []string
-	for k := range fa {
-		keys = append(keys, k)
-	}
-	for k := range fb {
-		if _, ok := fa[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
+	keys := slices.Concat(slices.Collect(maps.Keys(fa)), slices.Collect(maps.Keys(fb)))
 	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	var out [][3]string
 	for _, k := range keys {
 		if fa[k] != fb[k] {
