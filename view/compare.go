@@ -128,7 +128,7 @@ func makePair(a, b side) pair {
 	var buf bytes.Buffer
 	if err := analysis.WriteGroupPlot(&buf, analysis.ECDFPlot, "A vs B", []string{"A: " + a.G.Protocol, "B: " + b.G.Protocol},
 		[]*analysis.Group{a.G, b.G}, analysis.PLT, "svg"); err == nil {
-		p.ECDF = inlineSVG(buf.String())
+		p.ECDF = analysis.InlineSVG(buf.String())
 	} else {
 		p.ECDF = template.HTMLEscapeString(err.Error())
 	}
