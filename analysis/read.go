@@ -75,17 +75,6 @@ func bad(v, limit float64) bool {
 	return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > limit
 }
 
-// ReadRecords reads every record of the JSON Lines stream r (named name in messages, "-" for
-// stdin). A corrupt or truncated line is skipped with a warning on log naming the file and line,
-// and counted in skipped; a record with out-of-range values (ValidateRecord) is refused the
-// same way and counted in skipped too. At most MaxWarnings warnings of each kind are logged.
-// A record of another schema version stops the read with an error wrapping
-// result.ErrVersion; a read error is returned wrapped. log may be nil (no warnings).
-func ReadRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Record, skipped int, err error) {
-	recs, _, st, err := readRecords(r, name, log)
-	return recs, st.Corrupt + st.RefusedCount, err
-}
-
 func readRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Record, lines []int, st ReadStats, err error) {
 	rd := result.NewReader(r, name)
 	defer func() {

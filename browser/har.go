@@ -2,10 +2,8 @@ package browser
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/pltlab/pltlab/pages"
 	"io"
 	"math"
 	"net/url"
@@ -13,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pltlab/pltlab/pages"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
@@ -340,21 +340,6 @@ func writeEvents(w io.Writer, events []netEvent) error {
 		}
 	}
 	return bw.Flush()
-}
-
-// readEvents reads what writeEvents wrote.
-func readEvents(r io.Reader) ([]netEvent, error) {
-	var out []netEvent
-	dec := json.NewDecoder(r)
-	for dec.More() {
-		var e netEvent
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("read events: %w", err)
-		}
-		e.Params = bytes.TrimSpace(e.Params)
-		out = append(out, e)
-	}
-	return out, nil
 }
 
 // writeEventsFile writes events to path with writeEvents.
