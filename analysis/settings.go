@@ -244,49 +244,43 @@ func (r *Report) warnings(recs []*result.Record) []string {
 // inputSplits says, for each link spec whose loads read different contents of its input files
 // (trace:FILE changed between runs), that those loads are reported separately.
 func inputSplits(recs []*result.Record) []string {
-	labels := map[string][]string{}
-	var specs []string
-	for _, r := range recs {
-		if r == nil || !r.IsLoad() || len(r.Link.Inputs) == 0 {
-			continue
-		}
-		l := r.Link.Label()
-		if _, ok := labels[r.Link.Spec]; !ok {
-			specs = append(specs, r.Link.Spec)
-		}
-		if !slices.Contains(labels[r.Link.Spec], l) {
-			labels[r.Link.Spec] = append(labels[r.Link.Spec], l)
-		}
-	}
-	var out []string
-	for _, sp := range specs {
-		if ls := labels[sp]; len(ls) > 1 {
-			out = append(out, fmt.Sprintf("link %s was measured over %d different contents of its input files: reported separately, never pooled: %s", sp, len(ls), strings.Join(quoteAll(ls), " | ")))
-		}
-	}
-	return out
+	return splits(recs, "link %s was measured over %d different contents of its input files: reported separately, never pooled: %s",
+		func(r *result.Record) (string, string, bool) {
+			return r.Link.Spec, r.Link.Label(), len(r.Link.Inputs) > 0
+		})
 }
 
 // archiveSplits says, for each replayed page spec (har:FILE) whose loads replayed different
 // archives (the file changed between runs), that those loads are reported separately.
 func archiveSplits(recs []*result.Record) []string {
+	return splits(recs, "page %s replayed %d different archives: reported separately, never pooled: %s",
+		func(r *result.Record) (string, string, bool) { return r.Page.Spec, r.PageLabel(), r.Replay != nil })
+}
+
+// splits formats format (spec, count, labels) for each spec, in order of first load, whose
+// loads carry more than one label; of names a load's spec and label, and whether it counts.
+func splits(recs []*result.Record, format string, of func(*result.Record) (spec, label string, ok bool)) []string {
 	labels := map[string][]string{}
 	var specs []string
 	for _, r := range recs {
-		if r == nil || !r.IsLoad() || r.Replay == nil {
+		if r == nil || !r.IsLoad() {
 			continue
 		}
-		if _, ok := labels[r.Page.Spec]; !ok {
-			specs = append(specs, r.Page.Spec)
+		sp, l, ok := of(r)
+		if !ok {
+			continue
 		}
-		if l := r.PageLabel(); !slices.Contains(labels[r.Page.Spec], l) {
-			labels[r.Page.Spec] = append(labels[r.Page.Spec], l)
+		if _, seen := labels[sp]; !seen {
+			specs = append(specs, sp)
+		}
+		if !slices.Contains(labels[sp], l) {
+			labels[sp] = append(labels[sp], l)
 		}
 	}
 	var out []string
 	for _, sp := range specs {
 		if ls := labels[sp]; len(ls) > 1 {
-			out = append(out, fmt.Sprintf("page %s replayed %d different archives: reported separately, never pooled: %s", sp, len(ls), strings.Join(quoteAll(ls), " | ")))
+			out = append(out, fmt.Sprintf(format, sp, len(ls), strings.Join(quoteAll(ls), " | ")))
 		}
 	}
 	return out
