@@ -203,9 +203,7 @@ func (g *Group) add(r *result.Record, m Metric) {
 		g.Valid++
 	case !r.Valid:
 		reason := r.InvalidReason
-		if reason == "" {
-			reason = "unspecified"
-		}
+		reason = cmp.Or(reason, "unspecified")
 		g.Invalid[reason]++
 	case v <= 0 || math.IsNaN(v) || math.IsInf(v, 0):
 		g.Invalid["no "+string(m)]++

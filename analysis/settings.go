@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -108,9 +109,7 @@ func (ix *settingsIndex) of(r *result.Record) string {
 		parts = append(parts, t)
 	}
 	b := r.Browser
-	if b == "" {
-		b = ix.browser[r.Experiment] // a harness_error line has no browser
-	}
+	b = cmp.Or(b, ix.browser[r.Experiment]) // a harness_error line has no browser
 	if b != "" {
 		parts = append(parts, b)
 	}

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -130,9 +131,7 @@ func groupEvents(events []netEvent) (map[network.RequestID]*harRequest, []networ
 		switch ev := v.(type) {
 		case *network.EventRequestWillBeSent:
 			r := get(ev.RequestID)
-			if r.sent == nil {
-				r.sent = ev
-			}
+			r.sent = cmp.Or(r.sent, ev)
 		case *network.EventRequestWillBeSentExtraInfo:
 			get(ev.RequestID).extraReq = ev
 		case *network.EventResponseReceived:

@@ -181,9 +181,7 @@ func K8sMerge(s Sweep, o K8sOptions) ([]byte, error) {
 	}
 	name := s.name()
 	claim := o.ResultsClaim
-	if claim == "" {
-		claim = name + "-results"
-	}
+	claim = cmp.Or(claim, name+"-results")
 	var script string
 	if s.Study != nil {
 		script = fmt.Sprintf("exec pltlab reproduce %s --merge %s/shard-*/results.jsonl --out %s/merged --force",

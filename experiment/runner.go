@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -159,9 +160,7 @@ func parseLinks(c Config) ([]linkspec.Spec, error) {
 		if err != nil {
 			return nil, err
 		}
-		if spec.Seed == 0 {
-			spec.Seed = c.Seed
-		}
+		spec.Seed = cmp.Or(spec.Seed, c.Seed)
 		out = append(out, spec)
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -31,9 +32,7 @@ type Cross struct {
 // StartCross starts cross traffic of flow s through l and returns once its first connection is
 // up (or failed: the error is returned and nothing keeps running).
 func StartCross(ctx context.Context, l shaping.Link, s Spec, log *slog.Logger) (*Cross, error) {
-	if log == nil {
-		log = slog.Default()
-	}
+	log = cmp.Or(log, slog.Default())
 	ctx, cancel := context.WithCancel(ctx)
 	srv, err := NewServer(ctx, l, log)
 	if err != nil {

@@ -12,6 +12,7 @@
 package shaping
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -149,9 +150,7 @@ func Open(ctx context.Context, spec linkspec.Spec, opts ...Option) (Link, error)
 	for _, f := range opts {
 		f(&o)
 	}
-	if spec.MTU == 0 {
-		spec.MTU = linkspec.DefaultMTU
-	}
+	spec.MTU = cmp.Or(spec.MTU, linkspec.DefaultMTU)
 	switch spec.Shaper {
 	case linkspec.ShaperNone:
 		return noneLink{spec: spec}, nil

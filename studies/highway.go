@@ -2,6 +2,7 @@ package studies
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -193,9 +194,7 @@ func (p highwayPath) key() string {
 // what the run owed. paths are the indexes into hs.paths to run (a shard's; nil: all). A path
 // that fails does not stop the next.
 func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions, w *result.Writer) error {
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Logger = cmp.Or(o.Logger, slog.Default())
 	done := map[string]bool{} // (path, arm, run) already in o.Resume
 	for _, r := range o.Resume {
 		if k := highwayKeyOf(r); k != "" {
@@ -573,9 +572,7 @@ func highwaySections(e *Support) []Section {
 			if rcv > 0 {
 				rcvCell = strconv.Itoa(rcv)
 			}
-			if warn == "" {
-				warn = "-"
-			}
+			warn = cmp.Or(warn, "-")
 			t.Rows = append(t.Rows, []string{p, a.name, strconv.Itoa(len(mb)), fmt.Sprintf("%.0f", highwayMean(mb)),
 				fmt.Sprintf("%.0f-%.0f", slices.Min(mb), slices.Max(mb)), fmt.Sprintf("%.2f", highwayMean(cg)), emuCell, rcvCell, warn})
 		}

@@ -1,6 +1,7 @@
 package studies
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -195,9 +196,7 @@ func (pr *Prepared) Announce() (string, error) {
 		fmt.Fprintf(&b, " --runs %d", p.Options.Runs)
 	}
 	seed := p.Options.Seed
-	if seed == 0 {
-		seed = experiment.DefaultSeed
-	}
+	seed = cmp.Or(seed, experiment.DefaultSeed)
 	fmt.Fprintf(&b, " seed %d", seed)
 	if pr.Shard != nil {
 		fmt.Fprintf(&b, " shard %s", pr.Shard.Shard)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -154,9 +155,7 @@ func newLinkPresetsCmd() *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tSPEC\tSOURCE")
 			for _, p := range linkspec.Presets() {
 				spec := p.Spec
-				if spec == "" {
-					spec = "(no shaping)"
-				}
+				spec = cmp.Or(spec, "(no shaping)")
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, spec, p.Doc)
 			}
 			return tw.Flush()
