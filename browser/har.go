@@ -89,10 +89,10 @@ func buildHAR(events []netEvent, info harPageInfo) (*pages.HARFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &pages.HARFile{Log: &pages.HARLog{Version: "1.2", Creator: pages.HARCreator{Name: "pltlab", Version: orDash(info.Creator)},
+	h := &pages.HARFile{Log: &pages.HARLog{Version: "1.2", Creator: pages.HARCreator{Name: "pltlab", Version: cmp.Or(info.Creator, "-")},
 		Entries: []pages.HAREntry{}}}
 	name, ver, _ := strings.Cut(info.Browser, "/")
-	h.Log.Browser = pages.HARCreator{Name: orDash(name), Version: orDash(ver)}
+	h.Log.Browser = pages.HARCreator{Name: cmp.Or(name, "-"), Version: cmp.Or(ver, "-")}
 	for _, id := range order {
 		if e, ok := harEntry(reqs[id]); ok {
 			if b, ok := info.Bodies[id]; ok && e.Response.Status != 0 {
@@ -301,13 +301,6 @@ func harTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 
 // round3 rounds to 1 us (3 decimals of ms), keeping files short and golden files stable.
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
 
 // writeHAR writes h as indented JSON to path.
 func writeHAR(path string, h *pages.HARFile) error {

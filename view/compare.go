@@ -2,6 +2,7 @@ package view
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -163,17 +164,10 @@ func diffSettings(a, b map[string]any) [][3]string {
 	var out [][3]string
 	for _, k := range keys {
 		if fa[k] != fb[k] {
-			out = append(out, [3]string{k, orDash(fa[k]), orDash(fb[k])})
+			out = append(out, [3]string{k, cmp.Or(fa[k], "-"), cmp.Or(fb[k], "-")})
 		}
 	}
 	return out
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // recordMap returns r's JSON object.
