@@ -308,16 +308,6 @@ func (p Plan) CheckDevices() error {
 	return nil
 }
 
-// Run runs the plan's parts one after another, then its flow parts when a FlowRunner is
-// available, writing every record to w: RunPrepared of p.Prepare(o).
-func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experiment.Summary, error) {
-	pr, err := p.Prepare(o)
-	if err != nil {
-		return experiment.Summary{}, err
-	}
-	return RunPrepared(ctx, pr, w)
-}
-
 // RunPrepared runs a prepared plan with its Options' machine settings: its parts' loads left in
 // its shard one part after another (experiment.RunPlan of the part plans as prepared), then its flow parts (the shard's) when a FlowRunner is available, then
 // its Custom schedule, writing every record to w. A part that fails does not stop the next
