@@ -188,9 +188,7 @@ func fillResponse(e *pages.HAREntry, r *harRequest) {
 	if r.extraResp != nil && len(r.extraResp.Headers) > 0 {
 		e.Response.Headers = headerList(r.extraResp.Headers)
 	}
-	if rs.MimeType != "" {
-		e.Response.Content.MimeType = rs.MimeType
-	}
+	e.Response.Content.MimeType = cmp.Or(rs.MimeType, e.Response.Content.MimeType)
 	e.Response.HeadersSize = int64(rs.EncodedDataLength)
 	if r.finished != nil {
 		e.Response.BodySize = max(int64(r.finished.EncodedDataLength)-e.Response.HeadersSize, 0)

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -179,9 +180,7 @@ func WithTempDir(dir string) Option { return func(c *config) { c.tempDir = dir }
 // The default discards everything.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
-		if l != nil {
-			c.logger = l
-		}
+		c.logger = cmp.Or(l, c.logger)
 	}
 }
 

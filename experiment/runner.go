@@ -708,9 +708,7 @@ func serverFacts(rec *result.Record, srv *server.Server, since time.Time, origin
 	}
 	if ok {
 		rec.TLSVersion, rec.Resumed, rec.Used0RTT = conn.TLSVersion, conn.Resumed, conn.Used0RTT
-		if conn.TCPCC != "" {
-			rec.CC = conn.TCPCC
-		}
+		rec.CC = cmp.Or(conn.TCPCC, rec.CC)
 	}
 	rec.TCPCC = rec.CC // the v1 field, kept for readers of older records
 	if quic && info.H3Stack == server.StackNgtcp2 {

@@ -86,9 +86,7 @@ type options struct {
 // WithLogger sets the logger for setup, teardown and emulator faults (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
-		if l != nil {
-			o.logger = l
-		}
+		o.logger = cmp.Or(l, o.logger)
 	}
 }
 

@@ -558,9 +558,7 @@ func highwaySections(e *Support) []Section {
 					eg = append(eg, r.Stack.EmulatorCPUSeconds/(float64(r.Bytes)/1e9))
 				}
 				rcv = max(rcv, r.Stack.UDPRecvBuf)
-				if r.Stack.QUICWarning != "" {
-					warn = r.Stack.QUICWarning
-				}
+				warn = cmp.Or(r.Stack.QUICWarning, warn)
 			}
 			if len(mb) == 0 {
 				continue

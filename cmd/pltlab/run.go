@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -178,9 +179,7 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 			return c, usagef("bad --timeout %v: accepted 1s or more", f.timeout)
 		}
 	}
-	if f.name != "" {
-		c.Name = f.name
-	}
+	c.Name = cmp.Or(f.name, c.Name)
 	c.Chrome, c.SkipLinkCheck = f.chrome, f.noCheck
 	art, err := f.art.config()
 	if err != nil {
