@@ -436,10 +436,7 @@ func quicCC(c Config) string {
 	if h3Stack(c) == "" {
 		return ""
 	}
-	if c.QUICCC == "" {
-		return server.DefaultNgtcp2CC
-	}
-	return c.QUICCC
+	return cmp.Or(c.QUICCC, server.DefaultNgtcp2CC)
 }
 
 // PageSpec parses one page of c: a page SPEC (pages.ParseSpec), or "har:FILE", a HAR to replay

@@ -181,10 +181,7 @@ func pathName(k string) string {
 
 // key is how the path is named in the records (Stack.Path): the LINK spec, or "veth".
 func (p highwayPath) key() string {
-	if p.link != "" {
-		return p.link
-	}
-	return p.name
+	return cmp.Or(p.link, p.name)
 }
 
 // runHighway runs every arm on every path through the flows package's arms runner
