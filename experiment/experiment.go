@@ -245,9 +245,7 @@ func (c Config) withDefaults() Config {
 		// Every shard of a sweep must name it alike, whenever and wherever it starts.
 		c.Name = "sweep-" + configHash(c)
 	}
-	if c.Name == "" {
-		c.Name = "run-" + time.Now().UTC().Format("20060102T150405Z")
-	}
+	c.Name = cmp.Or(c.Name, "run-"+time.Now().UTC().Format("20060102T150405Z"))
 	c.Logger = cmp.Or(c.Logger, slog.Default())
 	return c
 }
