@@ -189,11 +189,8 @@ func stallsSeen(spans []result.StallSpan, all []idlepoll.Freeze) (seen int, floo
 		}
 	}
 	for _, s := range spans {
-		for _, fr := range freezes {
-			if fr.Start.Before(s.To) && fr.End.After(s.From) {
-				seen++
-				break
-			}
+		if slices.ContainsFunc(freezes, func(fr idlepoll.Freeze) bool { return fr.Start.Before(s.To) && fr.End.After(s.From) }) {
+			seen++
 		}
 	}
 	return seen, floor
