@@ -229,22 +229,16 @@ func (c *config) validate() error {
 	return nil
 }
 
-// ProtocolFlags returns the Chromium switches that force protocol p (a protocol.Table name) on
-// the server host:port pinned by spki, with host resolved to ip: the table's switches
+// SitesFlags returns the Chromium switches that force protocol p (a protocol.Table name) on the
+// server's sites hosts at port, pinned by spki, every host resolved to ip: the table's switches
 // (protocol.Protocol.Chromium: h1 = --disable-http2 --disable-quic, with an h1-only ALPN on the
-// server; h2 = --disable-quic; h3 = --origin-to-force-quic-on=HOST:PORT; docs/design.md,
-// "Forcing a protocol"), after --host-resolver-rules="MAP host ip, MAP * ~NOTFOUND" (every other
-// name fails inside Chromium, so it sends no DNS query anywhere: without it Chromium 156 still
-// looks up accounts.google.com and update.googleapis.com) and
-// --ignore-certificate-errors-spki-list=spki. h3 also needs a --user-data-dir, which Launch
-// always gives. An unknown p adds no protocol switches (validate refuses it first).
-func ProtocolFlags(p, host string, port int, ip, spki string) []string {
-	return SitesFlags(p, []string{host}, port, ip, spki)
-}
-
-// SitesFlags is ProtocolFlags for a server with several sites: every host of hosts maps to ip
-// ("MAP a.test ip, MAP b.test ip, MAP * ~NOTFOUND") and, for h3, QUIC is forced on each of their
-// origins (--origin-to-force-quic-on=a.test:PORT,b.test:PORT).
+// server; h2 = --disable-quic; h3 = --origin-to-force-quic-on=a.test:PORT,b.test:PORT, each
+// host's origin; docs/design.md, "Forcing a protocol"), after
+// --host-resolver-rules="MAP a.test ip, MAP b.test ip, MAP * ~NOTFOUND" (every other name fails
+// inside Chromium, so it sends no DNS query anywhere: without it Chromium 156 still looks up
+// accounts.google.com and update.googleapis.com) and --ignore-certificate-errors-spki-list=spki.
+// h3 also needs a --user-data-dir, which Launch always gives. An unknown p adds no protocol
+// switches (validate refuses it first).
 func SitesFlags(p string, hosts []string, port int, ip, spki string) []string {
 	var rules []string
 	for _, h := range hosts {

@@ -22,9 +22,9 @@ func TestProtocolFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.proto, func(t *testing.T) {
-			got := ProtocolFlags(tc.proto, "plt.test", 8443, "127.0.0.1", pin)
+			got := SitesFlags(tc.proto, []string{"plt.test"}, 8443, "127.0.0.1", pin)
 			if !slices.Equal(got, tc.want) {
-				t.Errorf("ProtocolFlags(%s) =\n  %q\nwant\n  %q", tc.proto, got, tc.want)
+				t.Errorf("SitesFlags(%s) =\n  %q\nwant\n  %q", tc.proto, got, tc.want)
 			}
 		})
 	}
