@@ -24,9 +24,6 @@ type Cross struct {
 	srv    *server.Server
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	mu     sync.Mutex
-	bytes  int64
-	starts int
 }
 
 // StartCross starts cross traffic of flow s through l and returns once its first connection is
@@ -63,16 +60,10 @@ func StartCross(ctx context.Context, l shaping.Link, s Spec, log *slog.Logger) (
 // loop drains tr, then reconnects, until ctx ends.
 func (c *Cross) loop(ctx context.Context, t target, tr *transfer, log *slog.Logger) {
 	for {
-		c.mu.Lock()
-		c.starts++
-		c.mu.Unlock()
 		stop := context.AfterFunc(ctx, func() { tr.close() })
-		n, err := io.Copy(io.Discard, tr.body)
+		_, err := io.Copy(io.Discard, tr.body)
 		stop()
 		tr.close()
-		c.mu.Lock()
-		c.bytes += n
-		c.mu.Unlock()
 		if ctx.Err() != nil {
 			return
 		}
@@ -91,13 +82,6 @@ func (c *Cross) loop(ctx context.Context, t target, tr *transfer, log *slog.Logg
 
 // Spec returns the cross traffic's flow.
 func (c *Cross) Spec() Spec { return c.spec }
-
-// Stats returns the bytes received by finished connections and how many connections were made.
-func (c *Cross) Stats() (bytes int64, connections int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes, c.starts
-}
 
 // Close stops the flow and its server.
 func (c *Cross) Close() error {
