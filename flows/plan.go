@@ -10,11 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pltlab/pltlab/internal/idlepoll"
-
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/internal/hostload"
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
