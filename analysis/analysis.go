@@ -139,18 +139,10 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Metric == "" {
-		o.Metric = PLT
-	}
-	if o.Alpha == 0 {
-		o.Alpha = DefaultAlpha
-	}
-	if o.Bootstrap == 0 {
-		o.Bootstrap = DefaultBootstrap
-	}
-	if o.Seed == 0 {
-		o.Seed = DefaultSeed
-	}
+	o.Metric = cmp.Or(o.Metric, PLT)
+	o.Alpha = cmp.Or(o.Alpha, DefaultAlpha)
+	o.Bootstrap = cmp.Or(o.Bootstrap, DefaultBootstrap)
+	o.Seed = cmp.Or(o.Seed, DefaultSeed)
 	return o
 }
 

@@ -7,9 +7,7 @@ import (
 	"math"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/pltlab/pltlab/result"
 )
@@ -77,32 +75,9 @@ func WriteGroupPlot(w io.Writer, kind PlotKind, title string, labels []string, g
 }
 
 func ecdfLines(p *plot.Plot, labels []string, groups []*Group, m Metric) error {
-	p.X.Label.Text = m.Label()
-	p.Y.Label.Text = "fraction of loads (ECDF)"
-	p.Y.Min, p.Y.Max = 0, 1.02
-	p.Add(plotter.NewGrid())
-	right := 0.0
-	for _, g := range groups {
-		if n := len(g.Completed); n > 0 {
-			right = math.Max(right, g.Completed[n-1]*1.05)
-		}
-	}
-	for i, g := range groups {
-		xys := ecdfPoints(g, right)
-		if len(xys) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return err
-		}
-		l.Color, l.Dashes, l.Width = plotutil.Color(i), plotutil.Dashes(i), vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (n=%d)", labels[i], len(g.Sample)), l)
-	}
 	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Millimeter*2, vg.Millimeter*2
-	return nil
+	return addECDF(p, groups, m, func(i int, _ *Group) int { return i },
+		func(i int, g *Group) string { return fmt.Sprintf("%s (n=%d)", labels[i], len(g.Sample)) })
 }
 
 func boxes(p *plot.Plot, labels []string, groups []*Group, m Metric) error {

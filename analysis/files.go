@@ -28,17 +28,6 @@ func Summary(w io.Writer, recs []*result.Record, opts Options) error {
 // DirFiles are the files WriteDir writes, in order.
 var DirFiles = []string{"report.md", "report.html", "report.json", "report.csv", "plt.svg", "plt.png"}
 
-// WriteDir analyses recs and writes DirFiles into dir (created if missing): the markdown,
-// HTML, JSON and CSV reports and the ECDF figure as SVG and PNG. It returns ErrNoRecords when
-// recs hold no page loads (nothing is written then).
-func WriteDir(dir string, recs []*result.Record, opts Options) error {
-	rep := Analyze(recs, opts)
-	if rep.Empty() {
-		return ErrNoRecords
-	}
-	return rep.WriteDir(dir)
-}
-
 // WriteDir writes DirFiles for r into dir (created if missing).
 func (r *Report) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

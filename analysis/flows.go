@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pltlab/pltlab/result"
 )
@@ -178,13 +179,7 @@ func flowRow(g *FlowGroup) []string {
 
 // FlowsInMix returns the number of flows in the group's mix.
 func (g *FlowGroup) FlowsInMix() int {
-	n := 1
-	for _, c := range g.Mix {
-		if c == '+' {
-			n++
-		}
-	}
-	return n
+	return 1 + strings.Count(g.Mix, "+")
 }
 
 // flowTable returns the flow groups as a table, header first (nil when there are none).

@@ -1,9 +1,12 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -181,26 +184,23 @@ func fmtRatioCI(lo, hi float64) string {
 // netNotes lists the network failures of the groups by Chromium error, one string per group
 // that has any.
 func netNotes(gs []*Group) []string {
-	var notes []string
-	for _, g := range gs {
-		var parts []string
-		for _, e := range sortedKeys(g.netErrorSet()) {
-			parts = append(parts, fmt.Sprintf("%s x%d", e, g.NetErrors[e]))
-		}
-		if len(parts) > 0 {
-			notes = append(notes, g.Protocol+": "+strings.Join(parts, ", "))
-		}
-	}
-	return notes
+	return countNotes(gs, func(g *Group) map[string]int { return g.NetErrors })
 }
 
 // invalidNotes lists the invalid reasons of the groups, one string per group that has any.
 func invalidNotes(gs []*Group) []string {
+	return countNotes(gs, func(g *Group) map[string]int { return g.Invalid })
+}
+
+// countNotes lists the counts of each group ("h2: a x2, b x1", names sorted), one string per
+// group that has any.
+func countNotes(gs []*Group, counts func(*Group) map[string]int) []string {
 	var notes []string
 	for _, g := range gs {
+		m := counts(g)
 		var parts []string
-		for _, r := range g.Reasons() {
-			parts = append(parts, fmt.Sprintf("%s x%d", r, g.Invalid[r]))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			parts = append(parts, fmt.Sprintf("%s x%d", k, m[k]))
 		}
 		if len(parts) > 0 {
 			notes = append(notes, g.Protocol+": "+strings.Join(parts, ", "))
@@ -260,9 +260,4 @@ func (r *Report) conditions() []condition {
 	return out
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
+func orDash(s string) string { return cmp.Or(s, "-") }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 
@@ -99,23 +100,8 @@ func (g *Group) InvalidTotal() int {
 	return n
 }
 
-func (g *Group) netErrorSet() map[string]bool {
-	set := map[string]bool{}
-	for e := range g.NetErrors {
-		set[e] = true
-	}
-	return set
-}
-
 // Reasons returns the invalid reasons sorted by name.
-func (g *Group) Reasons() []string {
-	rs := make([]string, 0, len(g.Invalid))
-	for r := range g.Invalid {
-		rs = append(rs, r)
-	}
-	slices.Sort(rs)
-	return rs
-}
+func (g *Group) Reasons() []string { return slices.Sorted(maps.Keys(g.Invalid)) }
 
 // groupRecords builds the groups of the page loads (and harness_error lines) in recs for
 // metric m, sorted by key.
@@ -217,9 +203,7 @@ func (g *Group) add(r *result.Record, m Metric) {
 		g.Valid++
 	case !r.Valid:
 		reason := r.InvalidReason
-		if reason == "" {
-			reason = "unspecified"
-		}
+		reason = cmp.Or(reason, "unspecified")
 		g.Invalid[reason]++
 	case v <= 0 || math.IsNaN(v) || math.IsInf(v, 0):
 		g.Invalid["no "+string(m)]++

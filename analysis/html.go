@@ -167,7 +167,7 @@ func (r *Report) htmlFigures() ([]htmlFigure, error) {
 		if err != nil {
 			return nil, err
 		}
-		figs = append(figs, htmlFigure{ID: "fig-" + string(k.kind), Caption: k.caption, SVG: template.HTML(inlineSVG(buf.String()))})
+		figs = append(figs, htmlFigure{ID: "fig-" + string(k.kind), Caption: k.caption, SVG: template.HTML(InlineSVG(buf.String()))})
 	}
 	return figs, nil
 }
@@ -181,8 +181,9 @@ func (r *Report) loadFigureKinds() []figKind {
 	}
 }
 
-// inlineSVG strips the XML declaration and doctype so the SVG can sit inside HTML.
-func inlineSVG(s string) string {
+// InlineSVG strips what precedes <svg (the XML declaration and doctype) so the SVG can sit
+// inside HTML.
+func InlineSVG(s string) string {
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		return s[i:]
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log/slog"
@@ -48,9 +49,7 @@ type Opened struct {
 // (plan.ErrConflict) or a bad mo.Prefer. Shards whose records contradict their plan lines are
 // read all the same, with CompletenessErr.
 func Open(names []string, stdin io.Reader, log *slog.Logger, mo plan.MergeOptions) (*Opened, error) {
-	if log == nil {
-		log = slog.Default()
-	}
+	log = cmp.Or(log, slog.Default())
 	o := &Opened{Names: names}
 	var srcs []plan.Source
 	for _, name := range names {

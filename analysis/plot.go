@@ -169,33 +169,41 @@ func (r *Report) plots(k PlotKind) ([]*plot.Plot, error) {
 func (r *Report) ecdfPanel(c condition) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = c.Title()
-	p.X.Label.Text = r.Options.Metric.Label()
+	err := addECDF(p, c.Groups, r.Options.Metric, func(i int, g *Group) int { return styleIndex(g.Protocol, i) },
+		func(_ int, g *Group) string { return groupLegend(g) })
+	return p, err
+}
+
+// addECDF draws on p the ECDF of each group (ecdfPoints) against metric m, the x axis ending
+// just after the slowest completed load; group i's line takes colour and dashes style(i, g) and
+// is named name(i, g) in the legend.
+func addECDF(p *plot.Plot, groups []*Group, m Metric, style func(int, *Group) int, name func(int, *Group) string) error {
+	p.X.Label.Text = m.Label()
 	p.Y.Label.Text = "fraction of loads (ECDF)"
 	p.Y.Min, p.Y.Max = 0, 1.02
 	p.Add(plotter.NewGrid())
 	right := 0.0
-	for _, g := range c.Groups {
+	for _, g := range groups {
 		if n := len(g.Completed); n > 0 {
 			right = math.Max(right, g.Completed[n-1]*1.05)
 		}
 	}
-	for i, g := range c.Groups {
+	for i, g := range groups {
 		xys := ecdfPoints(g, right)
 		if len(xys) == 0 {
 			continue
 		}
 		l, err := plotter.NewLine(xys)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		l.Color = plotutil.Color(styleIndex(g.Protocol, i))
-		l.Width = vg.Points(1.5)
-		l.Dashes = plotutil.Dashes(styleIndex(g.Protocol, i))
+		s := style(i, g)
+		l.Color, l.Dashes, l.Width = plotutil.Color(s), plotutil.Dashes(s), vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(groupLegend(g), l)
+		p.Legend.Add(name(i, g), l)
 	}
 	p.Legend.XOffs, p.Legend.YOffs = -vg.Millimeter*2, vg.Millimeter*2
-	return p, nil
+	return nil
 }
 
 // ecdfPoints returns the ECDF of g as a step line, flat from the last completed load to right.

@@ -75,17 +75,12 @@ func bad(v, limit float64) bool {
 	return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > limit
 }
 
-// ReadRecords reads every record of the JSON Lines stream r (named name in messages, "-" for
-// stdin). A corrupt or truncated line is skipped with a warning on log naming the file and line,
-// and counted in skipped; a record with out-of-range values (ValidateRecord) is refused the
-// same way and counted in skipped too. At most MaxWarnings warnings of each kind are logged.
-// A record of another schema version stops the read with an error wrapping
-// result.ErrVersion; a read error is returned wrapped. log may be nil (no warnings).
-func ReadRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Record, skipped int, err error) {
-	recs, _, st, err := readRecords(r, name, log)
-	return recs, st.Corrupt + st.RefusedCount, err
-}
-
+// readRecords reads every record of the JSON Lines stream r (named name in messages, "-" for
+// stdin) and each one's line number. A corrupt or truncated line is skipped with a warning on
+// log naming the file and line, and counted in st; a record with out-of-range values
+// (ValidateRecord) is refused the same way and counted in st too. At most MaxWarnings warnings
+// of each kind are logged. A record of another schema version stops the read with an error
+// wrapping result.ErrVersion; a read error is returned wrapped. log may be nil (no warnings).
 func readRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Record, lines []int, st ReadStats, err error) {
 	rd := result.NewReader(r, name)
 	defer func() {
@@ -131,7 +126,7 @@ func readRecords(r io.Reader, name string, log *slog.Logger) (recs []*result.Rec
 	}
 }
 
-// ReadFiles reads the named result files in order with ReadRecords; "-" reads stdin. It returns
+// ReadFiles reads the named result files in order with readRecords; "-" reads stdin. It returns
 // the records of all files and the number of lines skipped as corrupt or refused. A record
 // equal in every field to one read before (the same file given twice, or a copy) is dropped
 // with one warning; a different record of the same experiment, run, time, protocol and kind is
@@ -186,7 +181,7 @@ type loadKey struct {
 	shard      string // two shards' lines are never the same line (each makes its links' warm-ups)
 }
 
-// ReadFile reads one result file like ReadRecords ("-" reads stdin), without dropping
+// ReadFile reads one result file like readRecords ("-" reads stdin), without dropping
 // duplicates, and returns each record's line number in the file (from 1) in lines, parallel to
 // recs, with every count of what was left out.
 func ReadFile(name string, stdin io.Reader, log *slog.Logger) (recs []*result.Record, lines []int, st ReadStats, err error) {

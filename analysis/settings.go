@@ -1,7 +1,9 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,23 +73,14 @@ func newSettingsIndex(recs []*result.Record) *settingsIndex {
 	}
 	ix := &settingsIndex{tcp: map[string]string{}, browser: map[string]string{}}
 	for e, set := range tcp {
-		ix.tcp[e] = strings.Join(sortedKeys(set), " + ")
+		ix.tcp[e] = strings.Join(slices.Sorted(maps.Keys(set)), " + ")
 	}
 	for e, set := range browsers {
 		if len(set) == 1 {
-			ix.browser[e] = sortedKeys(set)[0]
+			ix.browser[e] = slices.Collect(maps.Keys(set))[0]
 		}
 	}
 	return ix
-}
-
-func sortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // tcpLabel names the TCP settings: "tcp_cc cubic, TLS 1.2".
@@ -116,9 +109,7 @@ func (ix *settingsIndex) of(r *result.Record) string {
 		parts = append(parts, t)
 	}
 	b := r.Browser
-	if b == "" {
-		b = ix.browser[r.Experiment] // a harness_error line has no browser
-	}
+	b = cmp.Or(b, ix.browser[r.Experiment]) // a harness_error line has no browser
 	if b != "" {
 		parts = append(parts, b)
 	}
@@ -252,49 +243,43 @@ func (r *Report) warnings(recs []*result.Record) []string {
 // inputSplits says, for each link spec whose loads read different contents of its input files
 // (trace:FILE changed between runs), that those loads are reported separately.
 func inputSplits(recs []*result.Record) []string {
-	labels := map[string][]string{}
-	var specs []string
-	for _, r := range recs {
-		if r == nil || !r.IsLoad() || len(r.Link.Inputs) == 0 {
-			continue
-		}
-		l := r.Link.Label()
-		if _, ok := labels[r.Link.Spec]; !ok {
-			specs = append(specs, r.Link.Spec)
-		}
-		if !slices.Contains(labels[r.Link.Spec], l) {
-			labels[r.Link.Spec] = append(labels[r.Link.Spec], l)
-		}
-	}
-	var out []string
-	for _, sp := range specs {
-		if ls := labels[sp]; len(ls) > 1 {
-			out = append(out, fmt.Sprintf("link %s was measured over %d different contents of its input files: reported separately, never pooled: %s", sp, len(ls), strings.Join(quoteAll(ls), " | ")))
-		}
-	}
-	return out
+	return splits(recs, "link %s was measured over %d different contents of its input files: reported separately, never pooled: %s",
+		func(r *result.Record) (string, string, bool) {
+			return r.Link.Spec, r.Link.Label(), len(r.Link.Inputs) > 0
+		})
 }
 
 // archiveSplits says, for each replayed page spec (har:FILE) whose loads replayed different
 // archives (the file changed between runs), that those loads are reported separately.
 func archiveSplits(recs []*result.Record) []string {
+	return splits(recs, "page %s replayed %d different archives: reported separately, never pooled: %s",
+		func(r *result.Record) (string, string, bool) { return r.Page.Spec, r.PageLabel(), r.Replay != nil })
+}
+
+// splits formats format (spec, count, labels) for each spec, in order of first load, whose
+// loads carry more than one label; of names a load's spec and label, and whether it counts.
+func splits(recs []*result.Record, format string, of func(*result.Record) (spec, label string, ok bool)) []string {
 	labels := map[string][]string{}
 	var specs []string
 	for _, r := range recs {
-		if r == nil || !r.IsLoad() || r.Replay == nil {
+		if r == nil || !r.IsLoad() {
 			continue
 		}
-		if _, ok := labels[r.Page.Spec]; !ok {
-			specs = append(specs, r.Page.Spec)
+		sp, l, ok := of(r)
+		if !ok {
+			continue
 		}
-		if l := r.PageLabel(); !slices.Contains(labels[r.Page.Spec], l) {
-			labels[r.Page.Spec] = append(labels[r.Page.Spec], l)
+		if _, seen := labels[sp]; !seen {
+			specs = append(specs, sp)
+		}
+		if !slices.Contains(labels[sp], l) {
+			labels[sp] = append(labels[sp], l)
 		}
 	}
 	var out []string
 	for _, sp := range specs {
 		if ls := labels[sp]; len(ls) > 1 {
-			out = append(out, fmt.Sprintf("page %s replayed %d different archives: reported separately, never pooled: %s", sp, len(ls), strings.Join(quoteAll(ls), " | ")))
+			out = append(out, fmt.Sprintf(format, sp, len(ls), strings.Join(quoteAll(ls), " | ")))
 		}
 	}
 	return out

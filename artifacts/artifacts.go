@@ -7,6 +7,7 @@
 package artifacts
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -187,9 +188,7 @@ type Keeper struct {
 
 // NewKeeper returns a Keeper for filter (KeepAll when "").
 func NewKeeper(filter Filter) *Keeper {
-	if filter == "" {
-		filter = KeepAll
-	}
+	filter = cmp.Or(filter, KeepAll)
 	return &Keeper{filter: filter, slowest: map[string]float64{}}
 }
 

@@ -2,6 +2,7 @@ package artifacts
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,9 +63,7 @@ func NewRecorder(cfg Config, experiment string, keeper *Keeper, log *slog.Logger
 	if !cfg.Enabled() {
 		return nil, nil
 	}
-	if log == nil {
-		log = slog.Default()
-	}
+	log = cmp.Or(log, slog.Default())
 	if keeper == nil {
 		keeper = NewKeeper(cfg.For)
 	}

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -78,9 +79,7 @@ func FetchManifest(ctx context.Context, addr, serverName, pin string) (*pages.Ma
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&m); err != nil {
 		return nil, fmt.Errorf("fetch manifest %s: %w", u, err)
 	}
-	if m.Index == "" {
-		m.Index = pages.IndexPath
-	}
+	m.Index = cmp.Or(m.Index, pages.IndexPath)
 	return &m, nil
 }
 

@@ -2,10 +2,9 @@ package browser
 
 import (
 	"bufio"
-	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"github.com/pltlab/pltlab/pages"
 	"io"
 	"math"
 	"net/url"
@@ -13,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pltlab/pltlab/pages"
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
@@ -88,10 +89,10 @@ func buildHAR(events []netEvent, info harPageInfo) (*pages.HARFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &pages.HARFile{Log: &pages.HARLog{Version: "1.2", Creator: pages.HARCreator{Name: "pltlab", Version: orDash(info.Creator)},
+	h := &pages.HARFile{Log: &pages.HARLog{Version: "1.2", Creator: pages.HARCreator{Name: "pltlab", Version: cmp.Or(info.Creator, "-")},
 		Entries: []pages.HAREntry{}}}
 	name, ver, _ := strings.Cut(info.Browser, "/")
-	h.Log.Browser = pages.HARCreator{Name: orDash(name), Version: orDash(ver)}
+	h.Log.Browser = pages.HARCreator{Name: cmp.Or(name, "-"), Version: cmp.Or(ver, "-")}
 	for _, id := range order {
 		if e, ok := harEntry(reqs[id]); ok {
 			if b, ok := info.Bodies[id]; ok && e.Response.Status != 0 {
@@ -130,9 +131,7 @@ func groupEvents(events []netEvent) (map[network.RequestID]*harRequest, []networ
 		switch ev := v.(type) {
 		case *network.EventRequestWillBeSent:
 			r := get(ev.RequestID)
-			if r.sent == nil {
-				r.sent = ev
-			}
+			r.sent = cmp.Or(r.sent, ev)
 		case *network.EventRequestWillBeSentExtraInfo:
 			get(ev.RequestID).extraReq = ev
 		case *network.EventResponseReceived:
@@ -189,9 +188,7 @@ func fillResponse(e *pages.HAREntry, r *harRequest) {
 	if r.extraResp != nil && len(r.extraResp.Headers) > 0 {
 		e.Response.Headers = headerList(r.extraResp.Headers)
 	}
-	if rs.MimeType != "" {
-		e.Response.Content.MimeType = rs.MimeType
-	}
+	e.Response.Content.MimeType = cmp.Or(rs.MimeType, e.Response.Content.MimeType)
 	e.Response.HeadersSize = int64(rs.EncodedDataLength)
 	if r.finished != nil {
 		e.Response.BodySize = max(int64(r.finished.EncodedDataLength)-e.Response.HeadersSize, 0)
@@ -303,13 +300,6 @@ func harTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 // round3 rounds to 1 us (3 decimals of ms), keeping files short and golden files stable.
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // writeHAR writes h as indented JSON to path.
 func writeHAR(path string, h *pages.HARFile) error {
 	b, err := json.MarshalIndent(h, "", " ")
@@ -340,21 +330,6 @@ func writeEvents(w io.Writer, events []netEvent) error {
 		}
 	}
 	return bw.Flush()
-}
-
-// readEvents reads what writeEvents wrote.
-func readEvents(r io.Reader) ([]netEvent, error) {
-	var out []netEvent
-	dec := json.NewDecoder(r)
-	for dec.More() {
-		var e netEvent
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("read events: %w", err)
-		}
-		e.Params = bytes.TrimSpace(e.Params)
-		out = append(out, e)
-	}
-	return out, nil
 }
 
 // writeEventsFile writes events to path with writeEvents.

@@ -3,12 +3,15 @@ package browser
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/pltlab/pltlab/pages"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pltlab/pltlab/pages"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/pltlab/pltlab/protocol"
@@ -236,4 +239,19 @@ func BenchmarkBuildHAR(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// readEvents reads what writeEvents wrote.
+func readEvents(r io.Reader) ([]netEvent, error) {
+	var out []netEvent
+	dec := json.NewDecoder(r)
+	for dec.More() {
+		var e netEvent
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("read events: %w", err)
+		}
+		e.Params = bytes.TrimSpace(e.Params)
+		out = append(out, e)
+	}
+	return out, nil
 }

@@ -2,9 +2,9 @@ package browser
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
-	"strconv"
+
+	"github.com/pltlab/pltlab/internal/hostload"
 )
 
 // Instances counts the Chromium browsers of pltlab alive on the machine: the processes whose
@@ -13,19 +13,7 @@ import (
 // record's browsers field; a runner that keeps one browser per protocol on a link has at most
 // as many as it forces protocols.
 func Instances() int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
+	return hostload.CountProcsBy("cmdline", func(b []byte) bool {
 		ours, helper := false, false
 		for arg := range bytes.SplitSeq(b, []byte{0}) {
 			if v, ok := bytes.CutPrefix(arg, []byte("--user-data-dir=")); ok && bytes.HasPrefix([]byte(filepath.Base(string(v))), []byte(TempDirPrefix)) {
@@ -33,9 +21,6 @@ func Instances() int {
 			}
 			helper = helper || bytes.HasPrefix(arg, []byte("--type="))
 		}
-		if ours && !helper {
-			n++
-		}
-	}
-	return n
+		return ours && !helper
+	})
 }

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -310,15 +311,11 @@ func (b *Browser) failure(err error) string {
 
 // checkTarget validates t and fills its defaults.
 func (b *Browser) checkTarget(t *Target) error {
-	if t.Protocol == "" {
-		t.Protocol = b.cfg.protocol
-	}
+	t.Protocol = cmp.Or(t.Protocol, b.cfg.protocol)
 	if t.Protocol != b.cfg.protocol {
 		return fmt.Errorf("browser: target protocol %q on a browser launched for %s (one Browser per protocol)", t.Protocol, b.cfg.protocol)
 	}
-	if t.Mode == "" {
-		t.Mode = result.Cold
-	}
+	t.Mode = cmp.Or(t.Mode, result.Cold)
 	if t.Mode != result.Cold && t.Mode != result.Warm {
 		return fmt.Errorf("browser: bad mode %q: accepted cold, warm", t.Mode)
 	}
@@ -349,9 +346,7 @@ func (b *Browser) checkURL(u string) error {
 	}
 	if want := b.cfg.portOf(pu.Hostname()); want != 0 {
 		port := pu.Port()
-		if port == "" {
-			port = "443"
-		}
+		port = cmp.Or(port, "443")
 		if port != strconv.Itoa(want) {
 			return fmt.Errorf("browser: target URL %q: port must be %d (the port the browser was launched for)", u, want)
 		}

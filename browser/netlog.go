@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,9 +31,7 @@ const (
 func WithNetLog(dir, mode string) Option {
 	return func(c *config) {
 		c.netlogDir, c.netlogMode = dir, mode
-		if c.netlogMode == "" {
-			c.netlogMode = NetLogDefault
-		}
+		c.netlogMode = cmp.Or(c.netlogMode, NetLogDefault)
 	}
 }
 

@@ -1,6 +1,8 @@
 package browser
 
 import (
+	"cmp"
+
 	"github.com/chromedp/cdproto/network"
 
 	"github.com/pltlab/pltlab/pages"
@@ -125,9 +127,7 @@ func netEntry(r netRequest, origin float64, known bool) resTiming {
 	e := resTiming{Name: r.resp.URL, NextHopProtocol: r.resp.Protocol, ResponseStatus: int(r.resp.Status),
 		TransferSize: int64(r.finished.EncodedDataLength), EncodedBodySize: int64(r.finished.EncodedBodyLength),
 		Source: result.SourceNetwork}
-	if e.EncodedBodySize == 0 {
-		e.EncodedBodySize = r.decoded
-	}
+	e.EncodedBodySize = cmp.Or(e.EncodedBodySize, r.decoded)
 	if !known {
 		return e
 	}

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -74,7 +75,6 @@ type config struct {
 	origins   []string       // the pages' other origins (WithOriginHosts), reached on port 443 of their URLs
 	ip        string
 	port      int
-	flags     []string
 	logger    *slog.Logger
 	tempDir   string
 	// NetLog and HAR (netlog.go)
@@ -171,12 +171,6 @@ func (c *config) allHosts() []string {
 // port.
 func WithPort(port int) Option { return func(c *config) { c.port = port } }
 
-// WithFlags adds Chromium switches ("--name" or "--name=value") after the defaults and the
-// protocol switches; a later switch of the same name replaces an earlier one.
-func WithFlags(flags ...string) Option {
-	return func(c *config) { c.flags = append(c.flags, flags...) }
-}
-
 // WithTempDir puts the temporary user-data-dirs under dir and gives Chromium TMPDIR=dir (on its
 // own process only), so that a caller can remove every file of a run at once. "" (the default)
 // means os.TempDir() and Chromium's inherited environment.
@@ -186,9 +180,7 @@ func WithTempDir(dir string) Option { return func(c *config) { c.tempDir = dir }
 // The default discards everything.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
-		if l != nil {
-			c.logger = l
-		}
+		c.logger = cmp.Or(l, c.logger)
 	}
 }
 
@@ -237,22 +229,16 @@ func (c *config) validate() error {
 	return nil
 }
 
-// ProtocolFlags returns the Chromium switches that force protocol p (a protocol.Table name) on
-// the server host:port pinned by spki, with host resolved to ip: the table's switches
+// SitesFlags returns the Chromium switches that force protocol p (a protocol.Table name) on the
+// server's sites hosts at port, pinned by spki, every host resolved to ip: the table's switches
 // (protocol.Protocol.Chromium: h1 = --disable-http2 --disable-quic, with an h1-only ALPN on the
-// server; h2 = --disable-quic; h3 = --origin-to-force-quic-on=HOST:PORT; docs/design.md,
-// "Forcing a protocol"), after --host-resolver-rules="MAP host ip, MAP * ~NOTFOUND" (every other
-// name fails inside Chromium, so it sends no DNS query anywhere: without it Chromium 156 still
-// looks up accounts.google.com and update.googleapis.com) and
-// --ignore-certificate-errors-spki-list=spki. h3 also needs a --user-data-dir, which Launch
-// always gives. An unknown p adds no protocol switches (validate refuses it first).
-func ProtocolFlags(p, host string, port int, ip, spki string) []string {
-	return SitesFlags(p, []string{host}, port, ip, spki)
-}
-
-// SitesFlags is ProtocolFlags for a server with several sites: every host of hosts maps to ip
-// ("MAP a.test ip, MAP b.test ip, MAP * ~NOTFOUND") and, for h3, QUIC is forced on each of their
-// origins (--origin-to-force-quic-on=a.test:PORT,b.test:PORT).
+// server; h2 = --disable-quic; h3 = --origin-to-force-quic-on=a.test:PORT,b.test:PORT, each
+// host's origin; docs/design.md, "Forcing a protocol"), after
+// --host-resolver-rules="MAP a.test ip, MAP b.test ip, MAP * ~NOTFOUND" (every other name fails
+// inside Chromium, so it sends no DNS query anywhere: without it Chromium 156 still looks up
+// accounts.google.com and update.googleapis.com) and --ignore-certificate-errors-spki-list=spki.
+// h3 also needs a --user-data-dir, which Launch always gives. An unknown p adds no protocol
+// switches (validate refuses it first).
 func SitesFlags(p string, hosts []string, port int, ip, spki string) []string {
 	var rules []string
 	for _, h := range hosts {
@@ -269,7 +255,7 @@ func SitesFlags(p string, hosts []string, port int, ip, spki string) []string {
 }
 
 // args returns every switch of the configuration in order: DefaultFlags, --no-sandbox when root,
-// the protocol switches, then WithFlags. The user-data-dir is added by Launch.
+// then the protocol switches. The user-data-dir is added by Launch.
 func (c *config) args() []string {
 	args := append([]string(nil), DefaultFlags...)
 	if os.Geteuid() == 0 {
@@ -291,8 +277,7 @@ func (c *config) args() []string {
 	if len(c.origins) > 0 {
 		flags[0] = originRules(flags[0], c.origins, net.JoinHostPort(c.ip, strconv.Itoa(c.port)))
 	}
-	args = append(args, flags...)
-	return append(args, c.flags...)
+	return append(args, flags...)
 }
 
 // originRules adds "MAP HOST IP:PORT" for every origin host to the --host-resolver-rules switch

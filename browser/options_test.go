@@ -22,9 +22,9 @@ func TestProtocolFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.proto, func(t *testing.T) {
-			got := ProtocolFlags(tc.proto, "plt.test", 8443, "127.0.0.1", pin)
+			got := SitesFlags(tc.proto, []string{"plt.test"}, 8443, "127.0.0.1", pin)
 			if !slices.Equal(got, tc.want) {
-				t.Errorf("ProtocolFlags(%s) =\n  %q\nwant\n  %q", tc.proto, got, tc.want)
+				t.Errorf("SitesFlags(%s) =\n  %q\nwant\n  %q", tc.proto, got, tc.want)
 			}
 		})
 	}
@@ -33,10 +33,9 @@ func TestProtocolFlags(t *testing.T) {
 func TestArgs(t *testing.T) {
 	c := defaultConfig()
 	c.protocol, c.spki, c.port = "h3", "pin", 443
-	c.flags = []string{"--lang=en"}
 	args := c.args()
 	for _, want := range []string{"--headless", "--disable-background-networking", "--disable-component-update",
-		"--disable-sync", "--no-first-run", "--origin-to-force-quic-on=plt.test:443", "--lang=en"} {
+		"--disable-sync", "--no-first-run", "--origin-to-force-quic-on=plt.test:443"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("args lack %s: %q", want, args)
 		}

@@ -2,6 +2,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strings"
@@ -135,9 +136,7 @@ func (s *Sweep) plan() (Estimates, error) {
 	if s.Study == nil && len(s.Matrix) == 0 {
 		return e, fmt.Errorf("empty matrix: accepted the YAML matrix file of 'pltlab run --matrix'")
 	}
-	if s.CPUs == 0 {
-		s.CPUs = DefaultCPUs
-	}
+	s.CPUs = cmp.Or(s.CPUs, DefaultCPUs)
 	if s.CPUs < 1 || s.CPUs > MaxCPUs {
 		return e, fmt.Errorf("bad cpus %d: accepted whole cores 1..%d", s.CPUs, MaxCPUs)
 	}

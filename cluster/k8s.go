@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,7 +120,7 @@ func K8s(s Sweep, o K8sOptions) ([]byte, error) {
 		cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: meta(name + "-matrix"),
 			Data: map[string]string{MatrixFile: string(s.Matrix)}}
 		items = append(items, corev1.KeyToPath{Key: MatrixFile, Path: MatrixFile})
-		for i, tn := range sortedKeys(s.Traces) {
+		for i, tn := range slices.Sorted(maps.Keys(s.Traces)) {
 			if filepath.IsAbs(tn) || strings.HasPrefix(filepath.Clean(tn), "..") {
 				return nil, fmt.Errorf("bad trace %q: a pod sees only what the ConfigMap ships: accepted a trace path relative to the matrix file, inside its directory", tn)
 			}
@@ -180,9 +181,7 @@ func K8sMerge(s Sweep, o K8sOptions) ([]byte, error) {
 	}
 	name := s.name()
 	claim := o.ResultsClaim
-	if claim == "" {
-		claim = name + "-results"
-	}
+	claim = cmp.Or(claim, name+"-results")
 	var script string
 	if s.Study != nil {
 		script = fmt.Sprintf("exec pltlab reproduce %s --merge %s/shard-*/results.jsonl --out %s/merged --force",
@@ -237,16 +236,6 @@ func writeDocs(out *bytes.Buffer, docs []any) error {
 		out.Write(b)
 	}
 	return nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string][]byte) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // podSpec is the pod of one shard.

@@ -15,6 +15,7 @@ package device
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -94,12 +95,7 @@ const MaxSlowdown = 20.0
 
 // Names returns the preset names, sorted.
 func Names() []string {
-	var names []string
-	for n := range Presets {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(Presets))
 }
 
 // Parse reads a device spec: "desktop", a preset name ("motog2013"), or "cpu=X" (a custom

@@ -2,6 +2,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -235,31 +236,17 @@ func CrossArms(protocols []string, modes []result.Mode) []Arm {
 
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.Runs == 0 {
-		c.Runs = DefaultRuns
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Seed == 0 {
-		c.Seed = DefaultSeed
-	}
-	if c.TCPCC == "" {
-		c.TCPCC = DefaultTCPCC
-	}
-	if c.TLS == "" {
-		c.TLS = DefaultTLS
-	}
+	c.Runs = cmp.Or(c.Runs, DefaultRuns)
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.Seed = cmp.Or(c.Seed, DefaultSeed)
+	c.TCPCC = cmp.Or(c.TCPCC, DefaultTCPCC)
+	c.TLS = cmp.Or(c.TLS, DefaultTLS)
 	if c.Name == "" && c.Shard.Count > 0 {
 		// Every shard of a sweep must name it alike, whenever and wherever it starts.
 		c.Name = "sweep-" + configHash(c)
 	}
-	if c.Name == "" {
-		c.Name = "run-" + time.Now().UTC().Format("20060102T150405Z")
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Name = cmp.Or(c.Name, "run-"+time.Now().UTC().Format("20060102T150405Z"))
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	return c
 }
 
@@ -447,10 +434,7 @@ func quicCC(c Config) string {
 	if h3Stack(c) == "" {
 		return ""
 	}
-	if c.QUICCC == "" {
-		return server.DefaultNgtcp2CC
-	}
-	return c.QUICCC
+	return cmp.Or(c.QUICCC, server.DefaultNgtcp2CC)
 }
 
 // PageSpec parses one page of c: a page SPEC (pages.ParseSpec), or "har:FILE", a HAR to replay

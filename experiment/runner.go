@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,28 +82,15 @@ type page struct {
 	archive  *pages.Archive // the HAR replayed for a "har:FILE" page (dir is then ""), else nil
 }
 
-// Run makes every load of c (see Schedule) not in c.Done and writes one line per load to w: its
-// record, or a harness_error line when the harness could not make it (also for every load of a
-// link that failed its self-check or whose harness failed maxHarnessFailures times in a row),
-// plus one link_check line per link. Each line's Run is the load's index in the schedule. It
-// returns when all loads are done, or early with ctx's error after an interrupt (the load under
-// way is abandoned and leaves no line, every written line is kept), or with an error naming the
-// links that failed, or at once when w fails (a closed pipe, a full disk). Everything it set up
-// (page directories, links, servers, browsers) is torn down before it returns. It is RunPlan of
-// NewPlan(c).
-func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
-	if err := c.withDefaults().Validate(); err != nil {
-		return Summary{}, err
-	}
-	p, err := NewPlan(c)
-	if err != nil {
-		return Summary{}, err
-	}
-	return RunPlan(ctx, p, w)
-}
-
-// RunPlan makes the loads of p.Left() (its shard's, not made before) as Run describes, from the
-// plan as computed: nothing is scheduled, cut or resumed again.
+// RunPlan makes the loads of p.Left() (its shard's, not made before), from the plan as computed
+// (nothing is scheduled, cut or resumed again), and writes one line per load to w: its record,
+// or a harness_error line when the harness could not make it (also for every load of a link
+// that failed its self-check or whose harness failed maxHarnessFailures times in a row), plus
+// one link_check line per link. Each line's Run is the load's index in the schedule. It returns
+// when all loads are done, or early with ctx's error after an interrupt (the load under way is
+// abandoned and leaves no line, every written line is kept), or with an error naming the links
+// that failed, or at once when w fails (a closed pipe, a full disk). Everything it set up (page
+// directories, links, servers, browsers) is torn down before it returns.
 func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
 	start := time.Now()
 	c := p.Config.withDefaults()
@@ -159,9 +147,7 @@ func parseLinks(c Config) ([]linkspec.Spec, error) {
 		if err != nil {
 			return nil, err
 		}
-		if spec.Seed == 0 {
-			spec.Seed = c.Seed
-		}
+		spec.Seed = cmp.Or(spec.Seed, c.Seed)
 		out = append(out, spec)
 	}
 	return out, nil
@@ -722,9 +708,7 @@ func serverFacts(rec *result.Record, srv *server.Server, since time.Time, origin
 	}
 	if ok {
 		rec.TLSVersion, rec.Resumed, rec.Used0RTT = conn.TLSVersion, conn.Resumed, conn.Used0RTT
-		if conn.TCPCC != "" {
-			rec.CC = conn.TCPCC
-		}
+		rec.CC = cmp.Or(conn.TCPCC, rec.CC)
 	}
 	rec.TCPCC = rec.CC // the v1 field, kept for readers of older records
 	if quic && info.H3Stack == server.StackNgtcp2 {

@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -92,12 +93,8 @@ func openArmPath(ctx context.Context, path string, log *slog.Logger) (shaping.Li
 // the complete env. It opens nothing when every run is done, fails on a path that cannot be set
 // up or fails its check, a run that fails, an emit error, or when ctx ends.
 func ExecuteArms(ctx context.Context, p ArmPlan, emit func(*result.Record) error) error {
-	if p.Logger == nil {
-		p.Logger = slog.Default()
-	}
-	if p.Pause == 0 {
-		p.Pause = DefaultPause
-	}
+	p.Logger = cmp.Or(p.Logger, slog.Default())
+	p.Pause = cmp.Or(p.Pause, DefaultPause)
 	done := func(a Arm, run int) bool { return p.Done != nil && p.Done(a.Name, run) }
 	left := 0
 	for run := range p.Runs {

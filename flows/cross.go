@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -23,17 +24,12 @@ type Cross struct {
 	srv    *server.Server
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	mu     sync.Mutex
-	bytes  int64
-	starts int
 }
 
 // StartCross starts cross traffic of flow s through l and returns once its first connection is
 // up (or failed: the error is returned and nothing keeps running).
 func StartCross(ctx context.Context, l shaping.Link, s Spec, log *slog.Logger) (*Cross, error) {
-	if log == nil {
-		log = slog.Default()
-	}
+	log = cmp.Or(log, slog.Default())
 	ctx, cancel := context.WithCancel(ctx)
 	srv, err := NewServer(ctx, l, log)
 	if err != nil {
@@ -64,16 +60,10 @@ func StartCross(ctx context.Context, l shaping.Link, s Spec, log *slog.Logger) (
 // loop drains tr, then reconnects, until ctx ends.
 func (c *Cross) loop(ctx context.Context, t target, tr *transfer, log *slog.Logger) {
 	for {
-		c.mu.Lock()
-		c.starts++
-		c.mu.Unlock()
 		stop := context.AfterFunc(ctx, func() { tr.close() })
-		n, err := io.Copy(io.Discard, tr.body)
+		_, err := io.Copy(io.Discard, tr.body)
 		stop()
 		tr.close()
-		c.mu.Lock()
-		c.bytes += n
-		c.mu.Unlock()
 		if ctx.Err() != nil {
 			return
 		}
@@ -92,13 +82,6 @@ func (c *Cross) loop(ctx context.Context, t target, tr *transfer, log *slog.Logg
 
 // Spec returns the cross traffic's flow.
 func (c *Cross) Spec() Spec { return c.spec }
-
-// Stats returns the bytes received by finished connections and how many connections were made.
-func (c *Cross) Stats() (bytes int64, connections int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes, c.starts
-}
 
 // Close stops the flow and its server.
 func (c *Cross) Close() error {

@@ -95,9 +95,7 @@ func ParseSpec(s string) (Spec, error) {
 		}
 		return Spec{Protocol: name, CC: cc}, nil
 	}
-	if cc == "" {
-		cc = DefaultTCPCC
-	}
+	cc = cmp.Or(cc, DefaultTCPCC)
 	if avail := AvailableTCPCC(); len(avail) > 0 && !slices.Contains(avail, cc) {
 		return Spec{}, fmt.Errorf("bad flow %q: congestion control %q: accepted %s", s, cc, strings.Join(avail, ", "))
 	}

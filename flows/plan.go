@@ -1,10 +1,10 @@
 package flows
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pltlab/pltlab/internal/idlepoll"
 	"log/slog"
 	"slices"
 	"strings"
@@ -13,6 +13,7 @@ import (
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/internal/hostload"
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
@@ -75,18 +76,10 @@ const DefaultPause = time.Second
 const maxFlowsStart = 24 * time.Hour * 365
 
 func (p Plan) withDefaults() Plan {
-	if p.Duration == 0 {
-		p.Duration = DefaultDuration
-	}
-	if p.Bin == 0 {
-		p.Bin = DefaultBin
-	}
-	if p.Pause == 0 {
-		p.Pause = DefaultPause
-	}
-	if p.Logger == nil {
-		p.Logger = slog.Default()
-	}
+	p.Duration = cmp.Or(p.Duration, DefaultDuration)
+	p.Bin = cmp.Or(p.Bin, DefaultBin)
+	p.Pause = cmp.Or(p.Pause, DefaultPause)
+	p.Logger = cmp.Or(p.Logger, slog.Default())
 	mixes := make([][]Spec, len(p.Mixes))
 	for i, m := range p.Mixes {
 		if r, err := ResolveQUIC(m, p.H3Stack, p.QUICCC); err == nil {
@@ -104,9 +97,7 @@ func (p Plan) length(mix []Spec) time.Duration {
 	var total time.Duration
 	for _, f := range mix {
 		d := f.Duration
-		if d == 0 {
-			d = p.Duration
-		}
+		d = cmp.Or(d, p.Duration)
 		total = max(total, f.Start+d)
 	}
 	return total
@@ -238,9 +229,7 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 	}
 	p = p.withDefaults()
 	spec, _ := linkspec.Parse(p.Link)
-	if spec.Seed == 0 {
-		spec.Seed = p.Seed
-	}
+	spec.Seed = cmp.Or(spec.Seed, p.Seed)
 	rec, err := artifacts.NewRecorder(p.Artifacts, p.Experiment, nil, p.Logger)
 	if err != nil {
 		return sum, err
@@ -369,12 +358,6 @@ func CheckStack(stack string) error {
 	return nil
 }
 
-// NewStackServer is NewServer with h3 served by stack ("" for quic-go): for StackNgtcp2, one
-// gtlsserver per QUIC controller the mixes name (their specs resolved, ResolveQUIC).
-func NewStackServer(ctx context.Context, l shaping.Link, log *slog.Logger, stack string, mixes ...[]Spec) (*server.Server, error) {
-	return NewServer(ctx, l, log, Plan{H3Stack: stack, Mixes: mixes}.stackOptions()...)
-}
-
 // stackOptions are the server options of the plan's h3 stack: for ngtcp2 one process per
 // controller the mixes name (server.WithNgtcp2BulkCCs).
 func (p Plan) stackOptions() []server.Option {
@@ -436,9 +419,7 @@ func checkLink(ctx context.Context, l shaping.Link, name, experiment string, env
 	if l.Namespace() == "" || l.Spec().Shaper == shaping.ShaperVeth {
 		return nil
 	}
-	if log == nil {
-		log = slog.Default()
-	}
+	log = cmp.Or(log, slog.Default())
 	_, err := selfcheck.Retry(ctx, l, selfcheck.RetryOptions{
 		Check: selfcheck.Options{Quick: true}, Run: s.check, Busy: s.busy, Name: name, Logger: log,
 		Record: func(chk result.LinkCheck) error {

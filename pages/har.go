@@ -318,25 +318,18 @@ func hasCookies(e *HAREntry) bool {
 	if len(e.Request.Cookies) > 0 || len(e.Response.Cookies) > 0 {
 		return true
 	}
-	for _, h := range e.Request.Headers {
-		if strings.EqualFold(h.Name, "cookie") {
-			return true
-		}
-	}
-	for _, h := range e.Response.Headers {
-		if strings.EqualFold(h.Name, "set-cookie") {
-			return true
-		}
-	}
-	return false
+	return hasHeader(e.Request.Headers, "cookie", nil) || hasHeader(e.Response.Headers, "set-cookie", nil)
 }
 
 // compressed reports whether e's response had a Content-Encoding other than identity.
 func compressed(e *HAREntry) bool {
-	for _, h := range e.Response.Headers {
-		if strings.EqualFold(h.Name, "content-encoding") && !strings.EqualFold(strings.TrimSpace(h.Value), "identity") {
-			return true
-		}
-	}
-	return false
+	return hasHeader(e.Response.Headers, "content-encoding", func(v string) bool { return !strings.EqualFold(strings.TrimSpace(v), "identity") })
+}
+
+// hasHeader reports whether hs has a header named name (any case) whose value passes ok (nil:
+// any value).
+func hasHeader(hs []HARNameValue, name string, ok func(string) bool) bool {
+	return slices.ContainsFunc(hs, func(h HARNameValue) bool {
+		return strings.EqualFold(h.Name, name) && (ok == nil || ok(h.Value))
+	})
 }

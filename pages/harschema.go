@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"unicode/utf8"
@@ -171,9 +172,7 @@ func (c *HARContent) SetBody(body []byte) {
 		text, enc = base64.StdEncoding.EncodeToString(body), "base64"
 	}
 	c.Text, c.Encoding = &text, enc
-	if c.Size == 0 {
-		c.Size = int64(len(body))
-	}
+	c.Size = cmp.Or(c.Size, int64(len(body)))
 }
 
 // HARTimings are an entry's phases in ms; -1 = does not apply (e.g. dns and connect on a reused

@@ -3,6 +3,7 @@ package pages
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -363,7 +364,7 @@ func (d *deriver) gaps(h *HARShape, lost, most int) []HARGap {
 		{"entries of other pages", d.counts["other pages"], true, "entries whose pageref is not the main document's: the page is the first page load of the HAR"},
 		{"entries without pageref", d.counts["no pageref"], true, "entries with no pageref while the main document has one: HAR 1.2 ties them to no page load (a service worker's or the browser's own requests), so the page has no object for them (replay, har:FILE, still answers them)"},
 	}
-	for _, name := range sortedKeys(d.unknown) {
+	for _, name := range slices.Sorted(maps.Keys(d.unknown)) {
 		out = append(out, HARGap{"entries of unknown type " + name, d.unknown[name], true,
 			"no TYPE of the page grammar for it (media, websocket, ping, manifest, other, ... are left out)"})
 	}
@@ -386,15 +387,6 @@ func (d *deriver) gaps(h *HARShape, lost, most int) []HARGap {
 		HARGap{"image formats", d.counts["image formats"], false, "images that were not JPEG: each is a baseline JPEG of the same size"},
 	)
 	return slices.DeleteFunc(out, func(g HARGap) bool { return g.Count == 0 })
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Report writes the gaps to w, one per line after a heading that names the HAR file har; with

@@ -103,9 +103,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("page manifest %s: not one of a pltlab page: %w", name, err)
 	}
-	if m.Index == "" {
-		m.Index = IndexPath
-	}
+	m.Index = cmp.Or(m.Index, IndexPath)
 	return &m, nil
 }
 

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -145,8 +146,8 @@ func (a *Archive) add(e *HAREntry, mainRef string) error {
 	case c.Text != nil:
 		body = []byte(*c.Text)
 	}
-	ae := ArchiveEntry{Method: strings.ToUpper(cmpOr(e.Request.Method, http.MethodGet)), Host: strings.ToLower(u.Hostname()),
-		Path: cmpOr(u.EscapedPath(), "/"), Query: u.RawQuery, URL: e.Request.URL, Status: int(e.Response.Status),
+	ae := ArchiveEntry{Method: strings.ToUpper(cmp.Or(e.Request.Method, http.MethodGet)), Host: strings.ToLower(u.Hostname()),
+		Path: cmp.Or(u.EscapedPath(), "/"), Query: u.RawQuery, URL: e.Request.URL, Status: int(e.Response.Status),
 		Header: http.Header{}, Body: body, Page: e.PageRef == "" || e.PageRef == mainRef}
 	ae.Type, _ = harType(e)
 	for _, h := range e.Response.Headers {
@@ -217,13 +218,6 @@ func isIPv4Number(s string) bool {
 		s, digits = s[1:], "01234567"
 	}
 	return strings.Trim(s, digits) == ""
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Match returns the entry that answers a request, and how it matched. host is compared

@@ -115,15 +115,6 @@ func (s Spec) TotalBytes() int64 {
 	return t
 }
 
-// sizes lists every object's size in spec order.
-func (s Spec) sizes() []int64 {
-	var out []int64
-	for _, p := range s.objects() {
-		out = append(out, p.Size)
-	}
-	return out
-}
-
 // planned is one object of a spec before it is written: its item and its place in the item.
 type planned struct {
 	Item

@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
@@ -52,10 +53,7 @@ var FrameTypes = []ObjectType{TypeImage, TypeCSS, TypeJS, TypeJSBody, TypeJSAsyn
 
 // canonical returns t with "" read as TypeImage.
 func (t ObjectType) canonical() ObjectType {
-	if t == "" {
-		return TypeImage
-	}
-	return t
+	return cmp.Or(t, TypeImage)
 }
 
 // frameTypeNames lists FrameTypes for errors: "img, css, js, ...".

@@ -89,10 +89,6 @@ func layout(spec Spec, seed int64) (objs []Object, aux []string) {
 	return objs, aux
 }
 
-// objectPath returns the URL path of image i (0-based) of n objects: "/img/0001.jpg", numbered
-// from 1 with at least four digits.
-func objectPath(i, n int) string { return objectPathFor("", i, n) }
-
 // objectPathFor returns the URL path of object i (0-based) of n, of type t: "/DIR/NNNN.EXT" with
 // the type's directory and extension ("/img/0001.jpg", "/css/0002.css", "/font/0003.ttf", ...),
 // numbered from 1 across all objects with at least four digits.

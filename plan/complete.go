@@ -419,9 +419,7 @@ func completeness(line *result.Record, jobs []Job, owed [][]int, made map[madeKe
 		}
 		cell.Got-- // counts missing for now
 		o := owner[i]
-		if o == "" {
-			o = "a shard that left no line"
-		}
+		o = cmp.Or(o, "a shard that left no line")
 		if !slices.Contains(cell.Shards, o) {
 			cell.Shards = append(cell.Shards, o)
 		}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -246,9 +247,7 @@ func CheckProbeTime(l linkspec.Spec) time.Duration {
 		}
 		if im.DelayVar > 0 {
 			every := im.DelayVarEvery
-			if every == 0 {
-				every = 100 * time.Millisecond
-			}
+			every = cmp.Or(every, 100*time.Millisecond)
 			stream = max(stream, checkDelayDraws*every+time.Second)
 		}
 		d += min(stream, checkStreamMax) + l.RTT/2 + checkDrain
@@ -455,9 +454,7 @@ func (s *fitSamples) add(recs []*result.Record) time.Duration {
 	var flowDur time.Duration
 	for _, r := range recs {
 		kind := r.Kind
-		if kind == "" {
-			kind = result.KindLoad
-		}
+		kind = cmp.Or(kind, result.KindLoad)
 		if first.IsZero() || r.Time.Before(first) {
 			first = r.Time
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -294,16 +295,9 @@ func diffFields(a, b []byte) []string {
 	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil {
 		return []string{"the lines differ"}
 	}
-	var keys []string
-	for k := range ma {
-		keys = append(keys, k)
-	}
-	for k := range mb {
-		if _, ok := ma[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
+	keys := slices.Concat(slices.Collect(maps.Keys(ma)), slices.Collect(maps.Keys(mb)))
 	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	var out []string
 	n := 0
 	for _, k := range keys {
@@ -408,11 +402,7 @@ func (v Versions) Mixed() []string {
 		if len(kind.m) < 2 {
 			continue
 		}
-		names := make([]string, 0, len(kind.m))
-		for n := range kind.m {
-			names = append(names, n)
-		}
-		slices.Sort(names)
+		names := slices.Sorted(maps.Keys(kind.m))
 		parts := make([]string, len(names))
 		for i, n := range names {
 			parts[i] = fmt.Sprintf("%s (%d loads)", n, kind.m[n])

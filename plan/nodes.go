@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -55,13 +56,8 @@ func NodeOverlaps(recs []*result.Record) []string {
 	for k, s := range spans {
 		byHost[k.host] = append(byHost[k.host], s)
 	}
-	hosts := make([]string, 0, len(byHost))
-	for h := range byHost {
-		hosts = append(hosts, h)
-	}
-	sort.Strings(hosts)
 	var out []string
-	for _, h := range hosts {
+	for _, h := range slices.Sorted(maps.Keys(byHost)) {
 		ss := byHost[h]
 		cpus := 0
 		for _, s := range ss {

@@ -14,6 +14,6 @@ var h2tls13 = protocol.Protocol{
 }
 
 func ExampleProtocol_Validate() {
-	fmt.Println(h2tls13.Validate(), h2tls13.ChromiumFlags("plt.test", 8445))
+	fmt.Println(h2tls13.Validate(), h2tls13.ChromiumFlagsFor([]string{"plt.test"}, 8445))
 	// Output: <nil> [--disable-quic]
 }

@@ -78,11 +78,6 @@ type Protocol struct {
 // QUICOrigin is true when Chromium must be told the server's port to force QUIC on it.
 func (p Protocol) QUICOrigin() bool { return p.Transport == QUIC }
 
-// ChromiumFlags returns p.Chromium with OriginPlaceholder replaced by host:port.
-func (p Protocol) ChromiumFlags(host string, port int) []string {
-	return p.ChromiumFlagsFor([]string{host}, port)
-}
-
 // ChromiumFlagsFor returns p.Chromium with OriginPlaceholder replaced by the origins of hosts on
 // port, comma-separated ("a.test:443,b.test:443": the list --origin-to-force-quic-on takes), so
 // that one browser reaches every site of one server over the protocol.

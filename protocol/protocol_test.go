@@ -67,11 +67,11 @@ func TestObserved(t *testing.T) {
 }
 
 func TestChromiumFlags(t *testing.T) {
-	got := MustLookup("h3").ChromiumFlags("plt.test", 8443)
+	got := MustLookup("h3").ChromiumFlagsFor([]string{"plt.test"}, 8443)
 	if !slices.Equal(got, []string{"--origin-to-force-quic-on=plt.test:8443"}) {
 		t.Errorf("h3 flags = %v", got)
 	}
-	if got := MustLookup("h1").ChromiumFlags("plt.test", 1); !slices.Equal(got, []string{"--disable-http2", "--disable-quic"}) {
+	if got := MustLookup("h1").ChromiumFlagsFor([]string{"plt.test"}, 1); !slices.Equal(got, []string{"--disable-http2", "--disable-quic"}) {
 		t.Errorf("h1 flags = %v", got)
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -138,9 +139,7 @@ func h3StackDefaults(stack, cc string) (string, string, error) {
 		}
 		return StackQUICGo, QUICGoCC, nil
 	case StackNgtcp2:
-		if cc == "" {
-			cc = DefaultNgtcp2CC
-		}
+		cc = cmp.Or(cc, DefaultNgtcp2CC)
 		if !slices.Contains(Ngtcp2CCs, cc) {
 			return "", "", fmt.Errorf("QUIC congestion control %q for ngtcp2: accepted: %s", cc, strings.Join(Ngtcp2CCs, ", "))
 		}

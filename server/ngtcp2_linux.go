@@ -5,6 +5,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -292,9 +293,7 @@ func ngtcp2Version(pid int) string {
 		}
 	}
 	v := strings.Join(libs, ", ")
-	if v == "" {
-		v = "(libraries not readable)"
-	}
+	v = cmp.Or(v, "(libraries not readable)")
 	if pkgVersion != "" {
 		return pkgVersion + " (" + v + ")"
 	}

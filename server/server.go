@@ -235,9 +235,7 @@ func newServer(sites []Site, multi bool, opts []Option) (*Server, error) {
 			return nil, err
 		}
 		s.sites[host] = c
-		if s.def == nil {
-			s.def = c
-		}
+		s.def = cmp.Or(s.def, c)
 		hosts = append(hosts, host)
 		origins := c.manifest.OriginHosts()
 		if c.archive != nil {

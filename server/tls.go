@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -138,10 +139,7 @@ func (s *Server) tcpTLSConfig(p protocol.Protocol) *tls.Config {
 
 // tlsVersion is p's TLS version: the table's pin, else the server's WithTLSVersion.
 func (s *Server) tlsVersion(p protocol.Protocol) string {
-	if p.TLSVersion != "" {
-		return p.TLSVersion
-	}
-	return s.cfg.tlsVersion
+	return cmp.Or(p.TLSVersion, s.cfg.tlsVersion)
 }
 
 // quicTLSConfig is the TLS 1.3 config of the QUIC listener, ALPN h3 (RFC 9114 section 3.1).

@@ -64,13 +64,7 @@ func openEmu(ctx context.Context, spec linkspec.Spec, o options) (Link, error) {
 		return nil, errors.Join(fmt.Errorf("open link %s: %w", spec.Input, err), l.Close())
 	}
 	l.start()
-	go func() {
-		select {
-		case <-ctx.Done():
-			l.Close()
-		case <-l.closed:
-		}
-	}()
+	closeOnDone(ctx, l.closed, l.Close)
 	l.log.Debug("link open", "namespace", ns, "device", dev, "host", host, "client", client, "spec", spec.String())
 	return l, nil
 }

@@ -85,13 +85,7 @@ func openNetem(ctx context.Context, spec linkspec.Spec, o options) (Link, error)
 		}
 	}
 	l.base = l.stats()
-	go func() {
-		select {
-		case <-ctx.Done():
-			l.Close()
-		case <-l.closed:
-		}
-	}()
+	closeOnDone(ctx, l.closed, l.Close)
 	return l, nil
 }
 

@@ -1,6 +1,7 @@
 package shaping
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +35,17 @@ const (
 )
 
 var linkSeq atomic.Uint32
+
+// closeOnDone calls closeFn when ctx is done before closed is (the link closed by its owner).
+func closeOnDone(ctx context.Context, closed <-chan struct{}, closeFn func() error) {
+	go func() {
+		select {
+		case <-ctx.Done():
+			closeFn()
+		case <-closed:
+		}
+	}()
+}
 
 // linkNames returns a new namespace name and host device name for this process.
 func linkNames() (ns, dev string, n uint32) {

@@ -12,6 +12,7 @@
 package shaping
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,24 +86,13 @@ type options struct {
 // WithLogger sets the logger for setup, teardown and emulator faults (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
-		if l != nil {
-			o.logger = l
-		}
+		o.logger = cmp.Or(l, o.logger)
 	}
 }
-
-// WithTCPBufMax raises the maximum of net.ipv4.tcp_rmem and tcp_wmem inside the client namespace
-// to n bytes (default DefaultTCPBufMax). A single TCP stream needs rate x RTT of window.
-func WithTCPBufMax(n int) Option { return func(o *options) { o.tcpBufMax = n } }
 
 // WithNetemRunner replaces the runner of the netem backend's tc/ip command lines (tests record
 // them with it; the sch_netem availability check is then skipped). Default netem.ExecRunner.
 func WithNetemRunner(r netem.Runner) Option { return func(o *options) { o.runner = r } }
-
-// WithRealtime lets (true, the default) or forbids the emulator's forwarder threads to run at
-// SCHED_FIFO priority. The choice is read once, when the link opens. Without real-time
-// priority, wake-ups were 0.1-11 ms late at p99 under full CPU load here instead of 20-80 us.
-func WithRealtime(on bool) Option { return func(o *options) { o.realtime = on } }
 
 // WithOffload selects the emulator's fast path (true, the default): TUN devices with the
 // virtio-net header and TSO/USO/GRO offloads, read and written in batches, the link model
@@ -158,9 +148,7 @@ func Open(ctx context.Context, spec linkspec.Spec, opts ...Option) (Link, error)
 	for _, f := range opts {
 		f(&o)
 	}
-	if spec.MTU == 0 {
-		spec.MTU = linkspec.DefaultMTU
-	}
+	spec.MTU = cmp.Or(spec.MTU, linkspec.DefaultMTU)
 	switch spec.Shaper {
 	case linkspec.ShaperNone:
 		return noneLink{spec: spec}, nil

@@ -51,13 +51,7 @@ func OpenVeth(ctx context.Context, tcpBufMax int) (*VethLink, error) {
 	if err := l.setup(tcpBufMax); err != nil {
 		return nil, errors.Join(fmt.Errorf("open veth link: %w", err), l.Close())
 	}
-	go func() {
-		select {
-		case <-ctx.Done():
-			l.Close()
-		case <-l.closed:
-		}
-	}()
+	closeOnDone(ctx, l.closed, l.Close)
 	return l, nil
 }
 

@@ -136,9 +136,7 @@ func interopOf(r *result.Record) (interop.Record, bool) {
 // evidence of anything) and the run goes on; the errors are returned joined at the end.
 func runEvolution(ctx context.Context, servers []string, reps int, o RunOptions, w *result.Writer) error {
 	log := o.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	log = cmp.Or(log, slog.Default())
 	done := map[string]bool{}
 	for _, r := range o.Resume {
 		if rec, ok := interopOf(r); ok {

@@ -2,6 +2,7 @@ package studies
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -180,10 +181,7 @@ func pathName(k string) string {
 
 // key is how the path is named in the records (Stack.Path): the LINK spec, or "veth".
 func (p highwayPath) key() string {
-	if p.link != "" {
-		return p.link
-	}
-	return p.name
+	return cmp.Or(p.link, p.name)
 }
 
 // runHighway runs every arm on every path through the flows package's arms runner
@@ -193,9 +191,7 @@ func (p highwayPath) key() string {
 // what the run owed. paths are the indexes into hs.paths to run (a shard's; nil: all). A path
 // that fails does not stop the next.
 func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions, w *result.Writer) error {
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.Logger = cmp.Or(o.Logger, slog.Default())
 	done := map[string]bool{} // (path, arm, run) already in o.Resume
 	for _, r := range o.Resume {
 		if k := highwayKeyOf(r); k != "" {
@@ -560,9 +556,7 @@ func highwaySections(e *Support) []Section {
 					eg = append(eg, r.Stack.EmulatorCPUSeconds/(float64(r.Bytes)/1e9))
 				}
 				rcv = max(rcv, r.Stack.UDPRecvBuf)
-				if r.Stack.QUICWarning != "" {
-					warn = r.Stack.QUICWarning
-				}
+				warn = cmp.Or(r.Stack.QUICWarning, warn)
 			}
 			if len(mb) == 0 {
 				continue
@@ -574,9 +568,7 @@ func highwaySections(e *Support) []Section {
 			if rcv > 0 {
 				rcvCell = strconv.Itoa(rcv)
 			}
-			if warn == "" {
-				warn = "-"
-			}
+			warn = cmp.Or(warn, "-")
 			t.Rows = append(t.Rows, []string{p, a.name, strconv.Itoa(len(mb)), fmt.Sprintf("%.0f", highwayMean(mb)),
 				fmt.Sprintf("%.0f-%.0f", slices.Min(mb), slices.Max(mb)), fmt.Sprintf("%.2f", highwayMean(cg)), emuCell, rcvCell, warn})
 		}

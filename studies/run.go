@@ -1,6 +1,7 @@
 package studies
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -198,9 +199,7 @@ func (pr *Prepared) Announce() (string, error) {
 		fmt.Fprintf(&b, " --runs %d", p.Options.Runs)
 	}
 	seed := p.Options.Seed
-	if seed == 0 {
-		seed = experiment.DefaultSeed
-	}
+	seed = cmp.Or(seed, experiment.DefaultSeed)
 	fmt.Fprintf(&b, " seed %d", seed)
 	if pr.Shard != nil {
 		fmt.Fprintf(&b, " shard %s", pr.Shard.Shard)
@@ -310,16 +309,6 @@ func (p Plan) CheckDevices() error {
 		}
 	}
 	return nil
-}
-
-// Run runs the plan's parts one after another, then its flow parts when a FlowRunner is
-// available, writing every record to w: RunPrepared of p.Prepare(o).
-func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experiment.Summary, error) {
-	pr, err := p.Prepare(o)
-	if err != nil {
-		return experiment.Summary{}, err
-	}
-	return RunPrepared(ctx, pr, w)
 }
 
 // RunPrepared runs a prepared plan with its Options' machine settings: its parts' loads left in

@@ -44,15 +44,6 @@ type Shard struct {
 	Estimate time.Duration
 }
 
-// Measured returns the shard's measured loads.
-func (s Shard) Measured() int {
-	n := 0
-	for _, p := range s.Parts {
-		n += p.Measured
-	}
-	return n
-}
-
 // Share returns the shard's share of part i (nil when it makes no load of it).
 func (s Shard) Share(i int) *PartShare {
 	for k := range s.Parts {

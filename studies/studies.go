@@ -8,6 +8,7 @@
 package studies
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -201,9 +202,7 @@ func (p Plan) Apply(o RunOptions) Plan {
 	if o.Runs > 0 {
 		out.Options.Runs = o.Runs
 	}
-	if o.Seed != 0 {
-		out.Options.Seed = o.Seed
-	}
+	out.Options.Seed = cmp.Or(o.Seed, out.Options.Seed)
 	return out
 }
 

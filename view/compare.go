@@ -2,9 +2,11 @@ package view
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,7 +129,7 @@ func makePair(a, b side) pair {
 	var buf bytes.Buffer
 	if err := analysis.WriteGroupPlot(&buf, analysis.ECDFPlot, "A vs B", []string{"A: " + a.G.Protocol, "B: " + b.G.Protocol},
 		[]*analysis.Group{a.G, b.G}, analysis.PLT, "svg"); err == nil {
-		p.ECDF = inlineSVG(buf.String())
+		p.ECDF = analysis.InlineSVG(buf.String())
 	} else {
 		p.ECDF = template.HTMLEscapeString(err.Error())
 	}
@@ -156,30 +158,16 @@ func settingsDiff(a, b *result.Record) [][3]string {
 // diffSettings is settingsDiff of two records decoded as JSON objects.
 func diffSettings(a, b map[string]any) [][3]string {
 	fa, fb := settingLeaves(a), settingLeaves(b)
-	var keys []string
-	for k := range fa {
-		keys = append(keys, k)
-	}
-	for k := range fb {
-		if _, ok := fa[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
+	keys := slices.Concat(slices.Collect(maps.Keys(fa)), slices.Collect(maps.Keys(fb)))
 	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	var out [][3]string
 	for _, k := range keys {
 		if fa[k] != fb[k] {
-			out = append(out, [3]string{k, orDash(fa[k]), orDash(fb[k])})
+			out = append(out, [3]string{k, cmp.Or(fa[k], "-"), cmp.Or(fb[k], "-")})
 		}
 	}
 	return out
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // recordMap returns r's JSON object.

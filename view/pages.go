@@ -220,15 +220,7 @@ func (s *Server) groupPage(c *gin.Context, l *loaded, id string) {
 			Time: r.Time.UTC().Format("15:04:05"), Outcome: result.Classify(r).String(), Median: r == g.MedianLoad})
 	}
 	s.render(c, "group", map[string]any{"Set": l.set, "Base": base(l.set), "Label": label, "G": g,
-		"ECDF": inlineSVG(ecdf.String()), "Box": inlineSVG(box.String()), "Loads": rows})
-}
-
-// inlineSVG strips what precedes <svg so the figure can sit inside HTML.
-func inlineSVG(s string) string {
-	if i := strings.Index(s, "<svg"); i >= 0 {
-		return s[i:]
-	}
-	return s
+		"ECDF": analysis.InlineSVG(ecdf.String()), "Box": analysis.InlineSVG(box.String()), "Loads": rows})
 }
 
 // record returns the load with URL ID n.

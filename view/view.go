@@ -11,6 +11,7 @@
 package view
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -133,9 +134,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Poll <= 0 {
 		opts.Poll = DefaultPoll
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
 	s := &Server{opts: opts, cache: map[string]*loaded{}, flights: map[string]*flight{}, parses: make(chan struct{}, maxParses)}
 	for _, p := range opts.Roots {
 		abs, err := resolveRoot(p)

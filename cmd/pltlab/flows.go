@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -200,10 +201,7 @@ func (f *flowsFlags) plan() (flows.Plan, error) {
 	if err != nil {
 		return flows.Plan{}, err
 	}
-	name := f.name
-	if name == "" {
-		name = "flows-" + time.Now().UTC().Format("20060102T150405Z")
-	}
+	name := cmp.Or(f.name, "flows-"+time.Now().UTC().Format("20060102T150405Z"))
 	p := flows.Plan{Link: f.link, Mixes: mixes, Runs: f.runs, Duration: f.duration, Bin: f.bin, Seed: f.seed,
 		Experiment: name, Version: pltlabVersion(), SkipLinkCheck: f.noCheck, Logger: slog.Default(),
 		H3Stack: f.h3Stack, QUICCC: f.quicCC}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -88,12 +89,10 @@ func (s *measureSetup) begin(cmd *cobra.Command) error {
 // onlyPlans reports whether cmd, as parsed, only lists, plans or checks its input (--list,
 // --dry-run): it measures nothing, so it needs no spinner.
 func onlyPlans(cmd *cobra.Command) bool {
-	for _, name := range []string{"list", "dry-run"} {
-		if f := cmd.Flags().Lookup(name); f != nil && f.Value.String() == "true" {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"list", "dry-run"}, func(name string) bool {
+		f := cmd.Flags().Lookup(name)
+		return f != nil && f.Value.String() == "true"
+	})
 }
 
 // idlePollFlag is the --idle-poll flag's help.

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,18 +46,18 @@ func parseLink(setup *measureSetup, s string) (linkspec.Spec, error) {
 	return spec, nil
 }
 
-// openLink parses spec and brings the link up.
-func openLink(ctx context.Context, setup *measureSetup, spec string) (shaping.Link, error) {
+// openLink parses spec (a usage error before anything is set up), begins the measuring set-up
+// (setup.begin) and brings the link up.
+func openLink(cmd *cobra.Command, setup *measureSetup, spec string) (shaping.Link, error) {
 	sp, err := parseLink(setup, spec)
 	if err != nil {
 		return nil, err
 	}
-	// PLTLAB_EMU_OFFLOAD=off selects the emulator's plain TUN path (side-by-side benchmarks).
-	l, err := shaping.Open(ctx, sp, shaping.WithOffload(os.Getenv(shaping.EnvOffload) != "off"))
-	if err != nil {
+	if err := setup.begin(cmd); err != nil {
 		return nil, err
 	}
-	return l, nil
+	// PLTLAB_EMU_OFFLOAD=off selects the emulator's plain TUN path (side-by-side benchmarks).
+	return shaping.Open(cmd.Context(), sp, shaping.WithOffload(os.Getenv(shaping.EnvOffload) != "off"))
 }
 
 func newLinkCheckCmd(setup *measureSetup) *cobra.Command {
@@ -73,13 +73,7 @@ PASS/FAIL per line and the tolerance used. Exit status 1 when any line fails.`,
   sudo ./bin/pltlab link check --link rate=10mbit,rtt=20ms,loss=1% --quick --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := parseLink(setup, linkSpec); err != nil {
-				return err
-			}
-			if err := setup.begin(cmd); err != nil {
-				return err
-			}
-			l, err := openLink(cmd.Context(), setup, linkSpec)
+			l, err := openLink(cmd, setup, linkSpec)
 			if err != nil {
 				return err
 			}
@@ -154,9 +148,7 @@ func newLinkPresetsCmd() *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tSPEC\tSOURCE")
 			for _, p := range linkspec.Presets() {
 				spec := p.Spec
-				if spec == "" {
-					spec = "(no shaping)"
-				}
+				spec = cmp.Or(spec, "(no shaping)")
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Name, spec, p.Doc)
 			}
 			return tw.Flush()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -129,7 +130,7 @@ func runReport(cmd *cobra.Command, args []string, f reportFlags) error {
 	for _, w := range rep.Warnings {
 		slog.Warn(w)
 	}
-	if opts.Baseline != "" && !hasProtocol(rep, opts.Baseline) {
+	if opts.Baseline != "" && !slices.ContainsFunc(rep.Groups, func(g *analysis.Group) bool { return g.Protocol == opts.Baseline }) {
 		slog.Warn("baseline protocol has no loads: no comparisons", "baseline", opts.Baseline)
 	}
 	var w io.Writer = cmd.OutOrStdout()
@@ -220,15 +221,6 @@ func closeAll(outs map[string]*outFile) {
 	for _, o := range outs {
 		o.Close()
 	}
-}
-
-func hasProtocol(rep *analysis.Report, p string) bool {
-	for _, g := range rep.Groups {
-		if g.Protocol == p {
-			return true
-		}
-	}
-	return false
 }
 
 // checkInputFile refuses an input that is missing or not a regular file (a directory, a device

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/browser"
@@ -177,9 +179,7 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 			return c, usagef("bad --timeout %v: accepted 1s or more", f.timeout)
 		}
 	}
-	if f.name != "" {
-		c.Name = f.name
-	}
+	c.Name = cmp.Or(f.name, c.Name)
 	c.Chrome, c.SkipLinkCheck = f.chrome, f.noCheck
 	art, err := f.art.config()
 	if err != nil {
@@ -285,46 +285,28 @@ func (f *runFlags) override(cmd *cobra.Command, c experiment.Config) (experiment
 		note("arms", arms, c.Arms)
 		c.Arms = arms
 	}
-	if fl.Changed("runs") {
-		note("runs", f.runs, c.Runs)
-		c.Runs = f.runs
-	}
-	if fl.Changed("warmup") {
-		note("warmup", f.warmup, c.Warmup)
-		c.Warmup = f.warmup
-	}
-	if fl.Changed("timeout") {
-		note("timeout", f.timeout, c.Timeout)
-		c.Timeout = f.timeout
-	}
-	if fl.Changed("seed") {
-		note("seed", f.seed, c.Seed)
-		c.Seed = f.seed
-	}
-	if fl.Changed("tcp-cc") {
-		note("tcp_cc", f.tcpCC, c.TCPCC)
-		c.TCPCC = f.tcpCC
-	}
-	if fl.Changed("tls") {
-		note("tls", f.tls, c.TLS)
-		c.TLS = f.tls
-	}
-	if fl.Changed("device") {
-		note("device", f.device, c.Device)
-		c.Device = f.device
-	}
-	if fl.Changed("h3-stack") {
-		note("h3_stack", f.h3Stack, c.H3Stack)
-		c.H3Stack = f.h3Stack
-	}
-	if fl.Changed("quic-cc") {
-		note("quic_cc", f.quicCC, c.QUICCC)
-		c.QUICCC = f.quicCC
-	}
+	overrideFlag(fl, note, "runs", f.runs, &c.Runs)
+	overrideFlag(fl, note, "warmup", f.warmup, &c.Warmup)
+	overrideFlag(fl, note, "timeout", f.timeout, &c.Timeout)
+	overrideFlag(fl, note, "seed", f.seed, &c.Seed)
+	overrideFlag(fl, note, "tcp-cc", f.tcpCC, &c.TCPCC)
+	overrideFlag(fl, note, "tls", f.tls, &c.TLS)
+	overrideFlag(fl, note, "device", f.device, &c.Device)
+	overrideFlag(fl, note, "h3-stack", f.h3Stack, &c.H3Stack)
+	overrideFlag(fl, note, "quic-cc", f.quicCC, &c.QUICCC)
 	if fl.Changed("name") {
 		note("name", f.name, c.Name)
 	}
 	return c, nil
+}
+
+// overrideFlag sets *dst to now, noting it under the flag's name with - as _ ("tcp_cc"), when
+// the flag was given on the command line.
+func overrideFlag[T any](fl *pflag.FlagSet, note func(name string, now, was any), flag string, now T, dst *T) {
+	if fl.Changed(flag) {
+		note(strings.ReplaceAll(flag, "-", "_"), now, *dst)
+		*dst = now
+	}
 }
 
 // arms parses --protocols and --mode.

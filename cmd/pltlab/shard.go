@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -38,9 +39,7 @@ func planOf(c experiment.Config, s string) (*experiment.Plan, error) {
 func printDryRun(w io.Writer, p *experiment.Plan) error {
 	c := p.Config
 	runs, warmup := c.Runs, c.Warmup
-	if runs == 0 {
-		runs = experiment.DefaultRuns
-	}
+	runs = cmp.Or(runs, experiment.DefaultRuns)
 	fmt.Fprintf(w, "%d pages x %d links x %d arms x (%d runs + %d warm-ups) = %d loads; estimated %s on one machine (config_hash %s)\n",
 		len(c.Pages), len(c.Links), len(c.Arms), runs, warmup, len(p.Jobs), roundDur(p.Total()), experiment.ConfigHash(c))
 	if c.Shard.Count == 0 {

@@ -38,13 +38,7 @@ command; the link is removed once it exits.`,
 			if _, err := exec.LookPath(args[0]); err != nil {
 				return &exitError{code: 127, err: fmt.Errorf("%s: command not found", args[0])} // the shell's convention
 			}
-			if _, err := parseLink(setup, linkSpec); err != nil {
-				return err
-			}
-			if err := setup.begin(cmd); err != nil {
-				return err
-			}
-			l, err := openLink(cmd.Context(), setup, linkSpec)
+			l, err := openLink(cmd, setup, linkSpec)
 			if err != nil {
 				return err
 			}

@@ -3,12 +3,14 @@ package hostload
 
 import (
 	"fmt"
+	"slices"
 
-	"github.com/pltlab/pltlab/internal/idlepoll"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/pltlab/pltlab/internal/idlepoll"
 )
 
 // CPUTimes are the machine's CPU times summed over its CPUs, in clock ticks, from the "cpu"
@@ -97,6 +99,12 @@ func (s Span) End() (busyPct, stealPct float64) {
 // CountProcs counts the processes of the machine (this PID namespace's /proc) whose executable
 // name (/proc/PID/comm) is one of names: for Chromium, "chromium" and its helpers' names.
 func CountProcs(names ...string) int {
+	return CountProcsBy("comm", func(b []byte) bool { return slices.Contains(names, strings.TrimSpace(string(b))) })
+}
+
+// CountProcsBy counts the processes of the machine (this PID namespace's /proc) whose file
+// /proc/PID/file ("comm", "cmdline") can be read and matches.
+func CountProcsBy(file string, match func([]byte) bool) int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
@@ -106,16 +114,8 @@ func CountProcs(names ...string) int {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err != nil {
-			continue
-		}
-		comm := strings.TrimSpace(string(b))
-		for _, want := range names {
-			if comm == want {
-				n++
-				break
-			}
+		if b, err := os.ReadFile(filepath.Join("/proc", e.Name(), file)); err == nil && match(b) {
+			n++
 		}
 	}
 	return n

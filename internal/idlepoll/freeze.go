@@ -1,6 +1,7 @@
 package idlepoll
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -124,12 +125,7 @@ func Freezes(from, to time.Time) []Freeze {
 	freezeMu.Lock()
 	defer freezeMu.Unlock()
 	var out []Freeze
-	cpus := make([]int, 0, len(freezes))
-	for c := range freezes {
-		cpus = append(cpus, c)
-	}
-	slices.Sort(cpus)
-	for _, c := range cpus {
+	for _, c := range slices.Sorted(maps.Keys(freezes)) {
 		for _, f := range freezes[c] {
 			if f.End.After(from) && f.Start.Before(to) {
 				out = append(out, f)

@@ -125,8 +125,7 @@ type codelQueue struct {
 	par  CoDelParams
 }
 
-func (c *codelQueue) len() int     { return c.fifo.len() }
-func (c *codelQueue) bytes() int64 { return c.fifo.b }
+func (c *codelQueue) len() int { return c.fifo.len() }
 
 func (c *codelQueue) enqueue(s *server, now int64, e entry) Verdict {
 	return c.fifo.enqueue(s, now, e)

@@ -56,8 +56,7 @@ func newFQCoDel(fq FQParams, par CoDelParams, seed uint64) *fqCodel {
 	return f
 }
 
-func (f *fqCodel) len() int     { return f.n }
-func (f *fqCodel) bytes() int64 { return f.b }
+func (f *fqCodel) len() int { return f.n }
 
 func (f *fqCodel) push(l *flowList, i int32, which uint8) {
 	f.flows[i].next, f.flows[i].list = -1, which

@@ -68,8 +68,7 @@ func newPIEQueue(par PIEParams) *pieQueue {
 	return &pieQueue{par: par, burst: int64(par.MaxBurst), nextTick: int64(par.TUpdate)}
 }
 
-func (q *pieQueue) len() int     { return q.fifo.len() }
-func (q *pieQueue) bytes() int64 { return q.fifo.b }
+func (q *pieQueue) len() int { return q.fifo.len() }
 
 // tick runs every probability update due at or before now, in order. Long idle periods, once
 // the controller has settled at zero, are skipped in one step.

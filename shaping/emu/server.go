@@ -54,7 +54,6 @@ type qdisc interface {
 	enqueue(s *server, now int64, e entry) Verdict
 	dequeue(s *server, now int64) (entry, bool)
 	len() int
-	bytes() int64
 }
 
 // server takes packets out of a real queue when the link is free: at the end of the previous
@@ -268,8 +267,7 @@ type fifoQueue struct {
 	head bool // drop-head instead of droptail
 }
 
-func (f *fifoQueue) len() int     { return f.q.len() }
-func (f *fifoQueue) bytes() int64 { return f.b }
+func (f *fifoQueue) len() int { return f.q.len() }
 
 func (f *fifoQueue) enqueue(s *server, now int64, e entry) Verdict {
 	size := int64(len(e.buf))

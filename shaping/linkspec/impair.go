@@ -58,16 +58,6 @@ var aqmLimits = map[emu.AQM]int{emu.CoDel: 1000, emu.PIE: 1000, emu.FQCoDel: 102
 // dirKeys are the keys that take a down. or up. prefix.
 var dirKeys = []string{"loss", "burst", "delayvar", "delayvar_every", "reorder", "reorder_delay", "aqm", "target", "interval", "ecn"}
 
-// isDirKey reports whether key is one of dirKeys.
-func isDirKey(key string) bool {
-	for _, k := range dirKeys {
-		if k == key {
-			return true
-		}
-	}
-	return false
-}
-
 // setImpair applies one directional key to the impairments in imps.
 func setImpair(imps []*Impair, key, val string) error {
 	for _, im := range imps {

@@ -1,6 +1,10 @@
 package linkspec
 
-import "github.com/pltlab/pltlab/shaping/emu"
+import (
+	"cmp"
+
+	"github.com/pltlab/pltlab/shaping/emu"
+)
 
 // PipeConfigs derives the emulator configuration of each direction from s: rate (or trace),
 // RTT/2 one-way delay, jitter, loss, queue (UpQueueBytes for the up direction), the
@@ -8,9 +12,7 @@ import "github.com/pltlab/pltlab/shaping/emu"
 // together) and distinct seeds. It reads trace files; errors name the file.
 func PipeConfigs(s Spec) (down, up emu.Config, err error) {
 	seed := s.Seed
-	if seed == 0 {
-		seed = 1
-	}
+	seed = cmp.Or(seed, 1)
 	base := emu.Config{Delay: s.RTT / 2, Jitter: s.Jitter, JitterDist: s.JitterDist, Reorder: s.Reorder, QueuePackets: s.QueuePackets,
 		Outage: s.Outage}
 	if s.Outage.Off > 0 {

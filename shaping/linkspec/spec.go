@@ -199,7 +199,7 @@ func (st *parseState) preset(name string) error {
 func (st *parseState) set(key, val string) error {
 	var err error
 	sp := &st.spec
-	if dir, k, ok := strings.Cut(key, "."); ok && (dir == "down" || dir == "up") && isDirKey(k) {
+	if dir, k, ok := strings.Cut(key, "."); ok && (dir == "down" || dir == "up") && slices.Contains(dirKeys, k) {
 		im := &sp.DownImp
 		if dir == "up" {
 			im = &sp.UpImp

@@ -16,6 +16,7 @@
 package netem
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -189,20 +190,13 @@ func queueArgs(d Direction, mtu int) [][]string {
 	case DropHead:
 		child = append(child, "pfifo_head_drop", "limit", n)
 	case CoDel, FQCoDel:
-		child = append(child, d.AQM, "limit", n, "target", usec(cmpOr(d.Target, 5*time.Millisecond)),
-			"interval", usec(cmpOr(d.Interval, 100*time.Millisecond)), ecn)
+		child = append(child, d.AQM, "limit", n, "target", usec(cmp.Or(d.Target, 5*time.Millisecond)),
+			"interval", usec(cmp.Or(d.Interval, 100*time.Millisecond)), ecn)
 	case PIE:
-		child = append(child, "pie", "limit", n, "target", usec(cmpOr(d.Target, 15*time.Millisecond)),
-			"tupdate", usec(cmpOr(d.Interval, 15*time.Millisecond)), ecn)
+		child = append(child, "pie", "limit", n, "target", usec(cmp.Or(d.Target, 15*time.Millisecond)),
+			"tupdate", usec(cmp.Or(d.Interval, 15*time.Millisecond)), ecn)
 	}
 	return [][]string{tbf, child}
-}
-
-func cmpOr(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%" }

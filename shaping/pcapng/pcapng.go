@@ -8,6 +8,7 @@ package pcapng
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -95,9 +96,7 @@ func NewWriter(w io.Writer, app string, ifaces []Interface) (*Writer, error) {
 	}
 	for i, ifc := range ifaces {
 		lt := ifc.LinkType
-		if lt == 0 {
-			lt = LinkTypeRaw
-		}
+		lt = cmp.Or(lt, LinkTypeRaw)
 		b := binary.LittleEndian.AppendUint16(nil, lt)
 		b = binary.LittleEndian.AppendUint16(b, 0)
 		b = binary.LittleEndian.AppendUint32(b, ifc.SnapLen)
@@ -151,9 +150,7 @@ func (pw *Writer) WritePacket(p Packet) error {
 		return fmt.Errorf("pcapng: packet on interface %d of %d", p.Interface, pw.ifaces)
 	}
 	orig := p.OrigLen
-	if orig == 0 {
-		orig = len(p.Data)
-	}
+	orig = cmp.Or(orig, len(p.Data))
 	ts := uint64(p.Time.UnixNano())
 	b := pw.buf[:0]
 	b = binary.LittleEndian.AppendUint32(b, uint32(p.Interface))

@@ -1,6 +1,7 @@
 package selfcheck
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -425,17 +426,13 @@ func (c *checker) idleProbes(ctx context.Context, n int) ([]timedRTT, error) {
 		if !sleepCtx(ctx, time.Duration(min(i, 1))*100*time.Millisecond) {
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			r, err := c.probeRTTAt(ctx, c.l.HostAddr(), 1, 0, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			rtts = append(rtts, r...)
-			if firstErr == nil {
-				firstErr = err
-			}
-		}()
+			firstErr = cmp.Or(firstErr, err)
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {

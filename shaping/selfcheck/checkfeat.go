@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/pltlab/pltlab/result"
@@ -221,14 +222,9 @@ func lostSpans(sent []time.Time, got []arrival) (inner, outer time.Duration) {
 	return inner, outer
 }
 
+// median is the median of d (the upper middle one of an even count); d is left as it is.
 func median(d []time.Duration) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s[len(s)/2]
+	return slices.Sorted(slices.Values(d))[len(d)/2]
 }
 
 // traceRate checks each trace-driven direction's mean rate: a paced UDP flood at 2 x the

@@ -3,6 +3,7 @@ package selfcheck
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pltlab/pltlab/shaping"
@@ -125,10 +126,7 @@ func (c *checker) wholeQdiscLine(before, after []shaping.QdiscStats) {
 
 // lossFree reports whether the spec drops nothing at random in either direction.
 func (c *checker) lossFree() bool {
-	for _, im := range []linkspec.Impair{c.spec.DownImp, c.spec.UpImp} {
-		if im.Loss > 0 || im.GE.Enabled() {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc([]linkspec.Impair{c.spec.DownImp, c.spec.UpImp}, func(im linkspec.Impair) bool {
+		return im.Loss > 0 || im.GE.Enabled()
+	})
 }

@@ -54,9 +54,7 @@ func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duratio
 	read := stampedReader(recv)
 	var got []arrival
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		buf := make([]byte, 2048)
 		for {
 			k, at, err := read(buf)
@@ -68,7 +66,7 @@ func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duratio
 					sent: time.Unix(0, int64(binary.BigEndian.Uint64(buf[4:]))), recv: at})
 			}
 		}
-	}()
+	})
 	stop := context.AfterFunc(ctx, func() { recv.SetReadDeadline(time.Now()) })
 	defer stop()
 	buf := make([]byte, max(size, 12))

@@ -15,13 +15,6 @@ import (
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
-// probeRTT sends UDP echo probes from the namespace to the host: n probes, or (n == 0) until
-// stop is closed, gap apart. Lost probes are left out of the result.
-func (c *checker) probeRTT(ctx context.Context, n int, gap time.Duration, stop <-chan struct{}) ([]time.Duration, error) {
-	t, err := c.probeRTTAt(ctx, c.l.HostAddr(), n, gap, stop)
-	return rttsOf(t), err
-}
-
 // timedRTT is one answered RTT probe: when it was sent and its RTT.
 type timedRTT struct {
 	At  time.Time
@@ -37,8 +30,9 @@ func rttsOf(probes []timedRTT) []time.Duration {
 	return out
 }
 
-// probeRTTAt is probeRTT towards host, an address of this namespace reachable from the link's
-// namespace (the link's host end, or a reference pair's).
+// probeRTTAt sends UDP echo probes from the link's namespace to host, an address of this
+// namespace reachable from it (the link's host end, or a reference pair's): n probes, or
+// (n == 0) until stop is closed, gap apart. Lost probes are left out of the result.
 func (c *checker) probeRTTAt(ctx context.Context, host netip.Addr, n int, gap time.Duration, stop <-chan struct{}) ([]timedRTT, error) {
 	echo, err := startEcho(host)
 	if err != nil {

@@ -1,6 +1,7 @@
 package selfcheck
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,9 +91,7 @@ func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) 
 		run = Run
 	}
 	log := o.Logger
-	if log == nil {
-		log = slog.Default()
-	}
+	log = cmp.Or(log, slog.Default())
 	now := o.Now
 	if now == nil {
 		now = time.Now

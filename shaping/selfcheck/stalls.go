@@ -86,12 +86,7 @@ func (c *checker) arrivalsOutsideStalls(got []arrival) (kept []arrival, left int
 
 // overlapsStall reports whether [from, to] overlaps any of spans.
 func overlapsStall(spans []result.StallSpan, from, to time.Time) bool {
-	for _, s := range spans {
-		if s.From.Before(to) && s.To.After(from) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(spans, func(s result.StallSpan) bool { return s.From.Before(to) && s.To.After(from) })
 }
 
 // leftOutNote is the measured value's note for left probes of left+kept left out, "" when none.
@@ -194,11 +189,8 @@ func stallsSeen(spans []result.StallSpan, all []idlepoll.Freeze) (seen int, floo
 		}
 	}
 	for _, s := range spans {
-		for _, fr := range freezes {
-			if fr.Start.Before(s.To) && fr.End.After(s.From) {
-				seen++
-				break
-			}
+		if slices.ContainsFunc(freezes, func(fr idlepoll.Freeze) bool { return fr.Start.Before(s.To) && fr.End.After(s.From) }) {
+			seen++
 		}
 	}
 	return seen, floor

@@ -40,6 +40,3 @@ func Acquire() bool {
 
 // Release returns the P that a successful Acquire reserved.
 func Release() { waiters.Add(-1) }
-
-// Waiters is how many threads hold a P for raw waits now.
-func Waiters() int { return int(waiters.Load()) }

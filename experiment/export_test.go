@@ -1,0 +1,19 @@
+package experiment
+
+import (
+	"context"
+
+	"github.com/pltlab/pltlab/result"
+)
+
+// Run makes every load of c not in c.Done as RunPlan does: RunPlan of NewPlan(c).
+func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
+	if err := c.withDefaults().Validate(); err != nil {
+		return Summary{}, err
+	}
+	p, err := NewPlan(c)
+	if err != nil {
+		return Summary{}, err
+	}
+	return RunPlan(ctx, p, w)
+}
