@@ -122,17 +122,9 @@ func (p *Plan) Resume(recs []*result.Record) error {
 	return nil
 }
 
-// Left returns the indexes into Jobs of the loads of Mine not yet made (not in Config.Done),
-// ascending.
-func (p *Plan) Left() []int {
-	var out []int
-	for _, i := range p.Mine {
-		if !p.Config.Done[i] {
-			out = append(out, i)
-		}
-	}
-	return out
-}
+// Left returns the indexes into Jobs of the loads of Mine not yet made (plan.Left: not in
+// Config.Done), ascending.
+func (p *Plan) Left() []int { return plan.Left(p.Mine, p.Config.Done) }
 
 // Estimate returns the cost model's time of the loads with the given indexes into Jobs plus one
 // bring-up (Setup) per link they touch, without StartCost. It fails on an index outside the

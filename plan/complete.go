@@ -303,21 +303,9 @@ func CheckRecorded(recs []*result.Record) (c *Completeness, recorded bool, err e
 // Owed fills a Completeness from the plan line of the sweep (line), what each shard owes
 // (owed[k]: indexes into LineSchedule(line.Plan) of shard k of len(owed)) and the records made.
 func Owed(recs []*result.Record, line *result.Record, owed [][]int) *Completeness {
-	made := map[madeKey]bool{}
-	started := map[string]bool{}
-	for _, r := range recs {
-		if r.ConfigHash != line.ConfigHash {
-			continue
-		}
-		if r.Shard != "" {
-			started[r.Shard] = true
-		}
-		if r.IsLoad() && r.Run >= 0 {
-			made[madeKey{r.Run, r.Shard}] = true
-			made[madeKey{r.Run, ""}] = true
-		}
-	}
-	return completeness(line, LineSchedule(line.Plan), owed, made, started)
+	ours := func(r *result.Record) bool { return r.ConfigHash == line.ConfigHash }
+	started := Made(recs, func(r *result.Record) (string, bool) { return r.Shard, ours(r) && r.Shard != "" })
+	return completeness(line, LineSchedule(line.Plan), owed, MadeLoads(recs, ours), started)
 }
 
 // PlanLineOf returns the first plan line of a sharded experiment's records and the shard count
@@ -364,17 +352,11 @@ func planLineOf(recs []*result.Record) (*result.Record, int, error) {
 // their completeness is the study's (studies.MergeShards).
 var errStudyShards = errors.New("shards of a study")
 
-// madeKey is a load made: its index in the schedule and the shard that made it ("" for any).
-type madeKey struct {
-	run   int
-	shard string
-}
-
 // completeness fills a Completeness from the schedule (jobs, of the plan line p), what each
 // shard owes (owed[k]: indexes into jobs, shard k of len(owed)) and the loads made. A warm-up
 // load is counted once per shard that owes it (every shard brings up its links with their
 // warm-ups), a measured load once.
-func completeness(line *result.Record, jobs []Job, owed [][]int, made map[madeKey]bool, started map[string]bool) *Completeness {
+func completeness(line *result.Record, jobs []Job, owed [][]int, made map[MadeLoad]bool, started map[string]bool) *Completeness {
 	p := line.Plan
 	out := &Completeness{ConfigHash: line.ConfigHash, Experiment: line.Experiment}
 	owner := make([]string, len(jobs))
@@ -387,11 +369,7 @@ func completeness(line *result.Record, jobs []Job, owed [][]int, made map[madeKe
 			if !jobs[i].Warmup {
 				owner[i] = name
 			}
-			key := madeKey{i, name}
-			if !jobs[i].Warmup {
-				key.shard = "" // a measured load counts whichever run of the sweep made it
-			}
-			if made[key] {
+			if HasLoad(made, i, name, jobs[i].Warmup) {
 				st.Made++
 				st.Started = true
 			} else if jobs[i].Warmup {
@@ -405,7 +383,7 @@ func completeness(line *result.Record, jobs []Job, owed [][]int, made map[madeKe
 	cells := map[cellKey]*Cell{}
 	var order []cellKey
 	for i, j := range jobs {
-		if j.Warmup || made[madeKey{i, ""}] {
+		if j.Warmup || made[MadeLoad{i, ""}] {
 			continue
 		}
 		out.Missing++

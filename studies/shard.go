@@ -394,25 +394,15 @@ func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.R
 
 // owed checks the merged records against what each shard owes: it names the shards that left no
 // line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
-// A measured load counts whichever shard made it; a warm-up only the shard's own.
+// A load counts by plan.HasLoad (a measured load whichever shard made it, a warm-up only the
+// shard's own).
 func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Record) *ShardCheck {
-	type made struct {
-		exp, shard string
-		run        int
-	}
-	done := map[made]bool{}
-	started := map[string]bool{}
+	type made struct{ exp, shard string } // a part's flow lines of one shard
+	started := plan.Made(recs, func(r *result.Record) (string, bool) { return r.Shard, r.Shard != "" })
 	flowLines := map[made]int{}
 	for _, r := range recs {
-		if r.Shard != "" {
-			started[r.Shard] = true
-		}
-		switch {
-		case r.IsLoad() && r.Run >= 0:
-			done[made{r.Experiment, r.Shard, r.Run}] = true
-			done[made{r.Experiment, "", r.Run}] = true
-		case r.IsFlow():
-			flowLines[made{r.Experiment, r.Shard, 0}]++
+		if r.IsFlow() {
+			flowLines[made{r.Experiment, r.Shard}]++
 		}
 	}
 	check := &ShardCheck{}
@@ -424,13 +414,10 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 		}
 		for _, share := range s.Parts {
 			pp := plans[share.Part]
+			done := plan.MadeLoads(recs, func(r *result.Record) bool { return r.Experiment == pp.Config.Name })
 			missing := 0
 			for _, i := range share.Jobs {
-				k := made{pp.Config.Name, name, i}
-				if !pp.Jobs[i].Warmup {
-					k.shard = ""
-				}
-				if !done[k] {
+				if !plan.HasLoad(done, i, name, pp.Jobs[i].Warmup) {
 					missing++
 				}
 			}
@@ -444,7 +431,7 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 			for _, mix := range fp.Mixes {
 				want += len(mix) * fp.Runs
 			}
-			if got := flowLines[made{PartExperiment(p.Study, fp.Name), name, 0}]; got < want {
+			if got := flowLines[made{PartExperiment(p.Study, fp.Name), name}]; got < want {
 				check.Short = append(check.Short, fmt.Sprintf("shard %s: flows %s: %d of %d flow lines", name, fp.Name, got, want))
 			}
 		}
@@ -453,7 +440,7 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 				continue
 			}
 			cu := p.Custom.Units[i]
-			if got, want := flowLines[made{cu.Experiment, name, 0}], p.Custom.Reps*cu.Arms; got < want {
+			if got, want := flowLines[made{cu.Experiment, name}], p.Custom.Reps*cu.Arms; got < want {
 				check.Short = append(check.Short, fmt.Sprintf("shard %s: %s: %d of %d flow lines", name, cu.Name, got, want))
 			}
 		}
