@@ -57,3 +57,26 @@ func HasLoad(made map[MadeLoad]bool, run int, shard string, warmup bool) bool {
 	}
 	return made[MadeLoad{run, shard}]
 }
+
+// Miscut returns the first plan line of recs of a sweep cut into count shards whose listed
+// loads differ from what this pltlab's cut gives its shard (owes: the loads of line r's shard
+// sh; false skips a line of another configuration), and that number; nil when every line
+// agrees. Shards whose plan lines record no units are judged by the cut today's cost model
+// recomputes, so a shard cut by another version's model would be judged against a share it
+// never had: the one check that refuses it (experiment.CheckComplete, studies.MergeShards).
+// Lines of another shard count are skipped (plan.Merge refuses them).
+func Miscut(recs []*result.Record, count int, owes func(r *result.Record, sh Shard) (int, bool)) (*result.Record, int) {
+	for _, r := range recs {
+		if r.Kind != result.KindPlan || r.Plan == nil {
+			continue
+		}
+		sh, err := ParseShard(r.Shard, func(string) string { return "" })
+		if err != nil || sh.Count != count {
+			continue
+		}
+		if want, ok := owes(r, sh); ok && r.Plan.Loads != want {
+			return r, want
+		}
+	}
+	return nil, 0
+}

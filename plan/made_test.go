@@ -63,3 +63,36 @@ func TestMadeLeft(t *testing.T) {
 		t.Errorf("keys left %v, want [path|arm|1]", got)
 	}
 }
+
+// TestMiscut checks the one "cut by another cost model" check on the cases experiment's
+// samePlan and studies' sameCut each handled: a line of another configuration or shard count
+// is skipped, lines that list their shard's loads pass, and the first that does not is named
+// with what today's cut gives it.
+func TestMiscut(t *testing.T) {
+	line := func(shard, hash string, loads int) *result.Record {
+		return &result.Record{Kind: result.KindPlan, Shard: shard, ConfigHash: hash, Plan: &result.PlanLine{Loads: loads}}
+	}
+	owes := func(r *result.Record, sh Shard) (int, bool) { return 10 + sh.Index, r.ConfigHash == "a" }
+	for _, tc := range []struct {
+		name string
+		recs []*result.Record
+		bad  int // index into recs of the line named, -1 none
+		want int
+	}{
+		{"every line agrees", []*result.Record{line("0/2", "a", 10), line("1/2", "a", 11), {Run: 3, Shard: "0/2"}}, -1, 0},
+		{"another configuration skipped", []*result.Record{line("0/2", "b", 99)}, -1, 0},
+		{"another shard count skipped", []*result.Record{line("0/3", "a", 99)}, -1, 0},
+		{"not sharded skipped", []*result.Record{line("", "a", 99)}, -1, 0},
+		{"another cut", []*result.Record{line("0/2", "a", 10), line("1/2", "a", 12)}, 1, 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, want := Miscut(tc.recs, 2, owes)
+			switch {
+			case tc.bad < 0 && r != nil:
+				t.Errorf("named shard %s (want %d), want none", r.Shard, want)
+			case tc.bad >= 0 && (r != tc.recs[tc.bad] || want != tc.want):
+				t.Errorf("got %v, %d; want line %d, %d", r, want, tc.bad, tc.want)
+			}
+		})
+	}
+}

@@ -365,31 +365,25 @@ func (p Plan) splitSources(plans []*experiment.Plan, srcs []plan.Source) (bySrc 
 // sameCut checks the plan lines of shards of an older pltlab, which recorded no membership and
 // whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
 // another number of loads than that share was cut by another version's model and is refused
-// (plan.ErrMixedConfigs) rather than judged against a share its shard never had.
+// (plan.Miscut, plan.ErrMixedConfigs) rather than judged against a share its shard never had.
 func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.Record) error {
-	for _, r := range recs {
-		if r.Kind != result.KindPlan || r.Plan == nil {
-			continue
-		}
-		sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
-		if err != nil || sh.Count != len(shards) {
-			continue
-		}
-		want, part := 0, 0
+	r, want := plan.Miscut(recs, len(shards), func(r *result.Record, sh plan.Shard) (int, bool) {
+		part := 0
 		for i, pp := range plans {
 			if pp.Config.Name == r.Experiment {
 				part = i
 			}
 		}
 		if share := shards[sh.Index].Share(part); share != nil {
-			want = len(share.Jobs)
+			return len(share.Jobs), true
 		}
-		if r.Plan.Loads != want {
-			return fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
-				plan.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
-		}
+		return 0, true
+	})
+	if r == nil {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
+		plan.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
 }
 
 // owed checks the merged records against what each shard owes: it names the shards that left no
