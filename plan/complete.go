@@ -60,6 +60,29 @@ func Schedule(pages, links, arms, runs, warmup int, seed int64) []Job {
 	return jobs
 }
 
+// Layout is where Schedule puts an experiment's loads: link after link, each link's Warmup
+// warm-up blocks first, then its Runs measured blocks, every block Cells loads (pages x arms).
+// The one place that turns a link and a block into indexes of the schedule: the cost model's
+// blocks (experiment.Plan) and the loads a recorded membership owes (BlockJobs) read it.
+type Layout struct{ Cells, Warmup, Runs int }
+
+// Warmups returns the indexes of link l's warm-up loads, ascending (none without warm-ups).
+func (y Layout) Warmups(l int) []int { return indexes(l*(y.Warmup+y.Runs)*y.Cells, y.Warmup*y.Cells) }
+
+// Block returns the indexes of measured block b (from 0) of link l, ascending.
+func (y Layout) Block(l, b int) []int {
+	return indexes(l*(y.Warmup+y.Runs)*y.Cells+(y.Warmup+b)*y.Cells, y.Cells)
+}
+
+// indexes returns from, from+1, ..., from+n-1 (nil when n is 0).
+func indexes(from, n int) []int {
+	var out []int
+	for i := from; i < from+n; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
 // LineSchedule is Schedule of the experiment a plan line describes.
 func LineSchedule(p *result.PlanLine) []Job {
 	return Schedule(len(p.Pages), len(p.Links), len(p.Arms), p.Runs, p.Warmup, p.Seed)
@@ -104,8 +127,7 @@ func LineHash(p *result.PlanLine) string {
 // ids makes: each measured block's loads and the warm-ups of every link it brings up. An ID that
 // is not a block of the plan (another part's, or outside its links and runs) is an error.
 func BlockJobs(p *result.PlanLine, ids []string) ([]int, error) {
-	cells := len(p.Pages) * len(p.Arms)
-	perLink := (p.Warmup + p.Runs) * cells
+	y := Layout{Cells: len(p.Pages) * len(p.Arms), Warmup: p.Warmup, Runs: p.Runs}
 	var out []int
 	warmed := map[int]bool{}
 	for _, id := range ids {
@@ -115,14 +137,9 @@ func BlockJobs(p *result.PlanLine, ids []string) ([]int, error) {
 		}
 		if !warmed[l] {
 			warmed[l] = true
-			for i := l * perLink; i < l*perLink+p.Warmup*cells; i++ {
-				out = append(out, i)
-			}
+			out = append(out, y.Warmups(l)...)
 		}
-		from := l*perLink + (p.Warmup+b)*cells
-		for i := from; i < from+cells; i++ {
-			out = append(out, i)
-		}
+		out = append(out, y.Block(l, b)...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
