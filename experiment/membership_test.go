@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +155,34 @@ func TestLineHashIsConfigHash(t *testing.T) {
 			if jobs[i].Link != pj[i].Link || jobs[i].Page != pj[i].Page || jobs[i].Arm != cfg.withDefaults().Arms[pj[i].Arm] || jobs[i].Warmup != pj[i].Warmup {
 				t.Fatalf("job %d: %+v vs %+v", i, jobs[i], pj[i])
 			}
+		}
+	}
+}
+
+// TestShareIsBlockJobs checks that the two readers of the schedule's layout (plan.Layout) agree:
+// the loads Share assembles from the cost model's blocks are the loads plan.BlockJobs gives for
+// the same units from the plan line, for every shard of several cuts, with and without warm-ups.
+func TestShareIsBlockJobs(t *testing.T) {
+	for _, warmup := range []int{0, 1, 2} {
+		c := kakhkiLike()
+		c.Warmup = warmup
+		p, err := NewPlan(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 3, 7} {
+			t.Run(fmt.Sprintf("warmup %d, %d shards", warmup, n), func(t *testing.T) {
+				sp, err := p.Shards(n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, part := range sp.Parts {
+					jobs, err := plan.BlockJobs(planLine(p.c, 0), part.Units)
+					if err != nil || !slices.Equal(jobs, part.Jobs) {
+						t.Errorf("shard %s: BlockJobs %v (%v), Share %v", part.Shard, jobs, err, part.Jobs)
+					}
+				}
+			})
 		}
 	}
 }

@@ -42,24 +42,18 @@ func CheckComplete(recs []*result.Record) (*plan.Completeness, error) {
 }
 
 // samePlan checks that every plan line of the configuration hash lists as many loads as this
-// pltlab's plan gives its shard: the shards are cut by the cost model, so shards cut by another
-// version's model would be judged against shares they never had.
+// pltlab's plan gives its shard (plan.Miscut): the shards are cut by the cost model, so shards
+// cut by another version's model would be judged against shares they never had.
 func samePlan(recs []*result.Record, hash string, p ShardPlan) error {
-	for _, r := range recs {
-		if r.Kind != result.KindPlan || r.Plan == nil || r.ConfigHash != hash {
-			continue
-		}
-		sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
-		if err != nil || sh.Count != len(p.Parts) {
-			continue // another shard count is refused by plan.Merge
-		}
-		if want := len(p.Parts[sh.Index].Jobs); r.Plan.Loads != want {
-			version := "another version"
-			if r.Env != nil && r.Env.Pltlab != "" {
-				version = "pltlab " + r.Env.Pltlab
-			}
-			return fmt.Errorf("shard %s's plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by the cost model of %s; merge them with that version", r.Shard, r.Plan.Loads, want, version)
-		}
+	r, want := plan.Miscut(recs, len(p.Parts), func(r *result.Record, sh plan.Shard) (int, bool) {
+		return len(p.Parts[sh.Index].Jobs), r.ConfigHash == hash
+	})
+	if r == nil {
+		return nil
 	}
-	return nil
+	version := "another version"
+	if r.Env != nil && r.Env.Pltlab != "" {
+		version = "pltlab " + r.Env.Pltlab
+	}
+	return fmt.Errorf("shard %s's plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by the cost model of %s; merge them with that version", r.Shard, r.Plan.Loads, want, version)
 }

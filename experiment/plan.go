@@ -122,17 +122,9 @@ func (p *Plan) Resume(recs []*result.Record) error {
 	return nil
 }
 
-// Left returns the indexes into Jobs of the loads of Mine not yet made (not in Config.Done),
-// ascending.
-func (p *Plan) Left() []int {
-	var out []int
-	for _, i := range p.Mine {
-		if !p.Config.Done[i] {
-			out = append(out, i)
-		}
-	}
-	return out
-}
+// Left returns the indexes into Jobs of the loads of Mine not yet made (plan.Left: not in
+// Config.Done), ascending.
+func (p *Plan) Left() []int { return plan.Left(p.Mine, p.Config.Done) }
 
 // Estimate returns the cost model's time of the loads with the given indexes into Jobs plus one
 // bring-up (Setup) per link they touch, without StartCost. It fails on an index outside the
@@ -169,40 +161,28 @@ func (p *Plan) Total() time.Duration {
 // cells is the number of (page, arm) cells of a block.
 func (p *Plan) cells() int { return len(p.c.Pages) * len(p.c.Arms) }
 
-// linkStart is the index into Jobs of link l's first load (its warm-ups come first).
-func (p *Plan) linkStart(l int) int { return l * (p.c.Warmup + p.c.Runs) * p.cells() }
-
-// blockCost is the cost of the block of cells starting at index from.
-func (p *Plan) blockCost(from int) time.Duration {
+// cost is the cost model's time of the loads with the given indexes into Jobs.
+func (p *Plan) cost(idx []int) time.Duration {
 	var d time.Duration
-	for i := from; i < from+p.cells(); i++ {
+	for _, i := range idx {
 		d += p.Cost[i]
 	}
 	return d
 }
 
 // cutBlocks returns the plan's measured blocks in schedule order (link after link) and per link
-// its entry (LinkEntry), from the schedule and its costs: the units every shard plan (Shards, a
-// study's shards) cuts (Units) and assembles (Share).
+// its entry (LinkEntry), from the schedule's layout (plan.Layout) and its costs: the units every
+// shard plan (Shards, a study's shards) cuts (Units) and assembles (Share).
 func (p *Plan) cutBlocks() ([]Block, []LinkEntry) {
-	cells := p.cells()
+	y := plan.Layout{Cells: p.cells(), Warmup: p.c.Warmup, Runs: p.c.Runs}
 	var blocks []Block
 	entries := make([]LinkEntry, len(p.c.Links))
 	for l := range p.c.Links {
-		start := p.linkStart(l)
-		e := LinkEntry{Cost: p.Setup[l]}
-		for i := start; i < start+p.c.Warmup*cells; i++ {
-			e.Warmups = append(e.Warmups, i)
-			e.Cost += p.Cost[i]
-		}
-		entries[l] = e
+		w := y.Warmups(l)
+		entries[l] = LinkEntry{Warmups: w, Cost: p.Setup[l] + p.cost(w)}
 		for b := range p.c.Runs {
-			from := start + (p.c.Warmup+b)*cells
-			blk := Block{Link: l, Cost: p.blockCost(from)}
-			for i := from; i < from+cells; i++ {
-				blk.Jobs = append(blk.Jobs, i)
-			}
-			blocks = append(blocks, blk)
+			jobs := y.Block(l, b)
+			blocks = append(blocks, Block{Link: l, Cost: p.cost(jobs), Jobs: jobs})
 		}
 	}
 	return blocks, entries

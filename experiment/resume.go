@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
 // ResumeFrom returns c set to continue the interrupted experiment whose records are recs (the
 // output file's): c takes the experiment's name (c.Name must be empty or the same) and Done
-// lists the loads already made (those with a page-load line; a load that left only a
+// lists the loads already made (plan.Made: those with a page-load line; a load that left only a
 // harness_error line is made again). Every load line must be the load Schedule(c) puts at its
 // run number, and the recorded settings must be c's: otherwise the flags differ from the
 // interrupted run's and the error names the first difference.
@@ -25,7 +26,6 @@ func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 	}
 	want := c.Settings()
 	hash := ConfigHash(c)
-	c.Done = map[int]bool{}
 	for _, r := range recs {
 		if r.Kind != result.KindHarnessError && !r.IsLoad() {
 			continue
@@ -44,10 +44,8 @@ func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 			return c, fmt.Errorf("run %d was made with tcp_cc %s, TLS %s, timeout %gms; these flags give tcp_cc %s, TLS %s, timeout %gms",
 				r.Run, s.TCPCC, s.TLS, s.TimeoutMs, want.TCPCC, want.TLS, want.TimeoutMs)
 		}
-		if r.IsLoad() {
-			c.Done[r.Run] = true
-		}
 	}
+	c.Done = plan.Made(recs, func(r *result.Record) (int, bool) { return r.Run, r.IsLoad() })
 	return c, nil
 }
 

@@ -117,19 +117,14 @@ func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
 	}
 	r.dev, _ = device.Parse(c.Device) // Validate read it
 	r.sum.Scheduled = len(r.jobs)
-	inShard := make([]bool, len(r.jobs))
-	for _, i := range p.Mine {
-		inShard[i] = true
-	}
 	for i := range r.jobs {
-		switch {
-		case !inShard[i]:
-			r.skip[i] = true // another shard's load
-		case c.Done[i]:
-			r.skip[i] = true
-			r.sum.Resumed++
-		}
+		r.skip[i] = true // another shard's load, or one made before the resume
 	}
+	left := p.Left()
+	for _, i := range left {
+		delete(r.skip, i)
+	}
+	r.sum.Resumed = len(p.Mine) - len(left)
 	if c.Shard.Count > 0 && len(c.Done) == 0 { // a resumed shard wrote its plan line when it began
 		if err := r.emit(PlanRecord(c, len(p.Mine))); err != nil {
 			return Summary{}, err

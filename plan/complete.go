@@ -60,6 +60,29 @@ func Schedule(pages, links, arms, runs, warmup int, seed int64) []Job {
 	return jobs
 }
 
+// Layout is where Schedule puts an experiment's loads: link after link, each link's Warmup
+// warm-up blocks first, then its Runs measured blocks, every block Cells loads (pages x arms).
+// The one place that turns a link and a block into indexes of the schedule: the cost model's
+// blocks (experiment.Plan) and the loads a recorded membership owes (BlockJobs) read it.
+type Layout struct{ Cells, Warmup, Runs int }
+
+// Warmups returns the indexes of link l's warm-up loads, ascending (none without warm-ups).
+func (y Layout) Warmups(l int) []int { return indexes(l*(y.Warmup+y.Runs)*y.Cells, y.Warmup*y.Cells) }
+
+// Block returns the indexes of measured block b (from 0) of link l, ascending.
+func (y Layout) Block(l, b int) []int {
+	return indexes(l*(y.Warmup+y.Runs)*y.Cells+(y.Warmup+b)*y.Cells, y.Cells)
+}
+
+// indexes returns from, from+1, ..., from+n-1 (nil when n is 0).
+func indexes(from, n int) []int {
+	var out []int
+	for i := from; i < from+n; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
 // LineSchedule is Schedule of the experiment a plan line describes.
 func LineSchedule(p *result.PlanLine) []Job {
 	return Schedule(len(p.Pages), len(p.Links), len(p.Arms), p.Runs, p.Warmup, p.Seed)
@@ -104,8 +127,7 @@ func LineHash(p *result.PlanLine) string {
 // ids makes: each measured block's loads and the warm-ups of every link it brings up. An ID that
 // is not a block of the plan (another part's, or outside its links and runs) is an error.
 func BlockJobs(p *result.PlanLine, ids []string) ([]int, error) {
-	cells := len(p.Pages) * len(p.Arms)
-	perLink := (p.Warmup + p.Runs) * cells
+	y := Layout{Cells: len(p.Pages) * len(p.Arms), Warmup: p.Warmup, Runs: p.Runs}
 	var out []int
 	warmed := map[int]bool{}
 	for _, id := range ids {
@@ -115,14 +137,9 @@ func BlockJobs(p *result.PlanLine, ids []string) ([]int, error) {
 		}
 		if !warmed[l] {
 			warmed[l] = true
-			for i := l * perLink; i < l*perLink+p.Warmup*cells; i++ {
-				out = append(out, i)
-			}
+			out = append(out, y.Warmups(l)...)
 		}
-		from := l*perLink + (p.Warmup+b)*cells
-		for i := from; i < from+cells; i++ {
-			out = append(out, i)
-		}
+		out = append(out, y.Block(l, b)...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
@@ -303,21 +320,9 @@ func CheckRecorded(recs []*result.Record) (c *Completeness, recorded bool, err e
 // Owed fills a Completeness from the plan line of the sweep (line), what each shard owes
 // (owed[k]: indexes into LineSchedule(line.Plan) of shard k of len(owed)) and the records made.
 func Owed(recs []*result.Record, line *result.Record, owed [][]int) *Completeness {
-	made := map[madeKey]bool{}
-	started := map[string]bool{}
-	for _, r := range recs {
-		if r.ConfigHash != line.ConfigHash {
-			continue
-		}
-		if r.Shard != "" {
-			started[r.Shard] = true
-		}
-		if r.IsLoad() && r.Run >= 0 {
-			made[madeKey{r.Run, r.Shard}] = true
-			made[madeKey{r.Run, ""}] = true
-		}
-	}
-	return completeness(line, LineSchedule(line.Plan), owed, made, started)
+	ours := func(r *result.Record) bool { return r.ConfigHash == line.ConfigHash }
+	started := Made(recs, func(r *result.Record) (string, bool) { return r.Shard, ours(r) && r.Shard != "" })
+	return completeness(line, LineSchedule(line.Plan), owed, MadeLoads(recs, ours), started)
 }
 
 // PlanLineOf returns the first plan line of a sharded experiment's records and the shard count
@@ -364,17 +369,11 @@ func planLineOf(recs []*result.Record) (*result.Record, int, error) {
 // their completeness is the study's (studies.MergeShards).
 var errStudyShards = errors.New("shards of a study")
 
-// madeKey is a load made: its index in the schedule and the shard that made it ("" for any).
-type madeKey struct {
-	run   int
-	shard string
-}
-
 // completeness fills a Completeness from the schedule (jobs, of the plan line p), what each
 // shard owes (owed[k]: indexes into jobs, shard k of len(owed)) and the loads made. A warm-up
 // load is counted once per shard that owes it (every shard brings up its links with their
 // warm-ups), a measured load once.
-func completeness(line *result.Record, jobs []Job, owed [][]int, made map[madeKey]bool, started map[string]bool) *Completeness {
+func completeness(line *result.Record, jobs []Job, owed [][]int, made map[MadeLoad]bool, started map[string]bool) *Completeness {
 	p := line.Plan
 	out := &Completeness{ConfigHash: line.ConfigHash, Experiment: line.Experiment}
 	owner := make([]string, len(jobs))
@@ -387,11 +386,7 @@ func completeness(line *result.Record, jobs []Job, owed [][]int, made map[madeKe
 			if !jobs[i].Warmup {
 				owner[i] = name
 			}
-			key := madeKey{i, name}
-			if !jobs[i].Warmup {
-				key.shard = "" // a measured load counts whichever run of the sweep made it
-			}
-			if made[key] {
+			if HasLoad(made, i, name, jobs[i].Warmup) {
 				st.Made++
 				st.Started = true
 			} else if jobs[i].Warmup {
@@ -405,7 +400,7 @@ func completeness(line *result.Record, jobs []Job, owed [][]int, made map[madeKe
 	cells := map[cellKey]*Cell{}
 	var order []cellKey
 	for i, j := range jobs {
-		if j.Warmup || made[madeKey{i, ""}] {
+		if j.Warmup || made[MadeLoad{i, ""}] {
 			continue
 		}
 		out.Missing++

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pltlab/pltlab/interop"
 	"github.com/pltlab/pltlab/interop/matrix"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -92,13 +93,8 @@ func evolutionPlan(sc Scale) Plan {
 		Run: func(ctx context.Context, reps int, _ []int, o RunOptions, w *result.Writer) error {
 			return runEvolution(ctx, servers, reps, o, w) // no Units: the schedule runs whole
 		},
-		Keys: func(reps int) []string { return evolutionKeys(servers, reps) },
-		KeyOf: func(r *result.Record) string {
-			if rec, ok := interopOf(r); ok {
-				return evolutionKey(rec.Server, rec.Case, r.Run)
-			}
-			return ""
-		},
+		Keys:  func(reps int) []string { return evolutionKeys(servers, reps) },
+		KeyOf: evolutionKeyOf,
 		Note: func(reps int) string {
 			return fmt.Sprintf("%d repetition(s) of every case against every server (the paper: daily runs over a semester)", reps)
 		}}
@@ -107,6 +103,14 @@ func evolutionPlan(sc Scale) Plan {
 
 // evolutionKey is one case's key: "SERVER|CASE|REP".
 func evolutionKey(server, c string, rep int) string { return fmt.Sprint(server, "|", c, "|", rep) }
+
+// evolutionKeyOf is the key of an evolution case's record ("" for any other line).
+func evolutionKeyOf(r *result.Record) string {
+	if rec, ok := interopOf(r); ok {
+		return evolutionKey(rec.Server, rec.Case, r.Run)
+	}
+	return ""
+}
 
 // evolutionKeys lists the schedule's keys in run order: repetition, server, case.
 func evolutionKeys(servers []string, reps int) []string {
@@ -137,12 +141,7 @@ func interopOf(r *result.Record) (interop.Record, bool) {
 func runEvolution(ctx context.Context, servers []string, reps int, o RunOptions, w *result.Writer) error {
 	log := o.Logger
 	log = cmp.Or(log, slog.Default())
-	done := map[string]bool{}
-	for _, r := range o.Resume {
-		if rec, ok := interopOf(r); ok {
-			done[evolutionKey(rec.Server, rec.Case, r.Run)] = true
-		}
-	}
+	done := plan.Made(o.Resume, keyed(evolutionKeyOf))
 	write := func(rep int, rec interop.Record) error {
 		b, err := json.Marshal(rec)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 )
@@ -192,12 +193,8 @@ func (p highwayPath) key() string {
 // that fails does not stop the next.
 func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions, w *result.Writer) error {
 	o.Logger = cmp.Or(o.Logger, slog.Default())
-	done := map[string]bool{} // (path, arm, run) already in o.Resume
-	for _, r := range o.Resume {
-		if k := highwayKeyOf(r); k != "" {
-			done[k] = true
-		}
-	}
+	// The (path, arm, run) keys already in o.Resume.
+	done := plan.Made(o.Resume, keyed(highwayKeyOf))
 	shard := o.Shard.String() // "" unsharded
 	emit := func(r *result.Record) error {
 		r.Shard, r.ShardUnits = shard, o.units

@@ -7,56 +7,42 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
-// Complete reports whether recs hold the whole of plan: every part has a page-load line for
+// Complete reports whether recs hold the whole of sp (plan.Left of each schedule is empty): every part has a page-load line for
 // every run of its schedule (the length its own records give, field scheduled, so records of
 // an older pltlab or another scale count by their own plan; records without the field by the
 // schedule of the settings they record, FromRecords), every run of the Custom schedule (by its
 // keys, with the repetitions its records were scheduled with) has a line, and every flow part,
 // where flows can run in this build, a flow line for every mix and run. A complete run is re-judged from
 // its records (`reproduce --resume`) without a load or a link check.
-func Complete(plan Plan, recs []*result.Record) bool {
-	derived := FromRecords(plan, recs)
-	for i, p := range plan.Parts {
-		name := PartExperiment(plan.Study, p.Name)
-		made := map[int]bool{}
+func Complete(sp Plan, recs []*result.Record) bool {
+	derived := FromRecords(sp, recs)
+	for i, p := range sp.Parts {
+		name := PartExperiment(sp.Study, p.Name)
 		scheduled := 0
-		for _, r := range recs {
-			if r.Experiment == name && r.IsLoad() {
-				made[r.Run] = true
+		made := plan.Made(recs, func(r *result.Record) (int, bool) {
+			ok := r.Experiment == name && r.IsLoad()
+			if ok {
 				scheduled = max(scheduled, r.Scheduled)
 			}
-		}
+			return r.Run, ok
+		})
 		if scheduled == 0 && len(made) > 0 {
 			// Records older than the field: the schedule their own settings give.
 			scheduled = len(experiment.Schedule(derived.Parts[i].Config))
 		}
-		if scheduled == 0 || len(made) < scheduled {
+		if scheduled == 0 || len(plan.Left(upTo(scheduled), made)) > 0 {
 			return false
 		}
-		for i := range scheduled {
-			if !made[i] {
-				return false
-			}
-		}
 	}
-	if c := derived.Custom; c != nil && c.Keys != nil {
-		made := map[string]bool{}
-		for _, r := range recs {
-			if k := c.KeyOf(r); k != "" {
-				made[k] = true
-			}
-		}
-		for _, k := range c.Keys(c.Reps) {
-			if !made[k] {
-				return false
-			}
-		}
+	if c := derived.Custom; c != nil && c.Keys != nil && len(plan.Left(c.Keys(c.Reps), c.made(recs))) > 0 {
+		return false
 	}
 	for _, f := range derived.Flows {
-		name := PartExperiment(plan.Study, f.Name)
+		name := PartExperiment(sp.Study, f.Name)
 		runs := map[string]bool{}
 		for _, r := range recs {
 			if r.Experiment == name && r.Kind == result.KindFlow && r.Flow != nil {
@@ -68,6 +54,15 @@ func Complete(plan Plan, recs []*result.Record) bool {
 		}
 	}
 	return true
+}
+
+// upTo returns 0, 1, ..., n-1: the run numbers of a schedule of n loads.
+func upTo(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // FromRecords returns plan with each part's pages, links, arms, measured loads per cell and

@@ -365,54 +365,38 @@ func (p Plan) splitSources(plans []*experiment.Plan, srcs []plan.Source) (bySrc 
 // sameCut checks the plan lines of shards of an older pltlab, which recorded no membership and
 // whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
 // another number of loads than that share was cut by another version's model and is refused
-// (plan.ErrMixedConfigs) rather than judged against a share its shard never had.
+// (plan.Miscut, plan.ErrMixedConfigs) rather than judged against a share its shard never had.
 func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.Record) error {
-	for _, r := range recs {
-		if r.Kind != result.KindPlan || r.Plan == nil {
-			continue
-		}
-		sh, err := plan.ParseShard(r.Shard, func(string) string { return "" })
-		if err != nil || sh.Count != len(shards) {
-			continue
-		}
-		want, part := 0, 0
+	r, want := plan.Miscut(recs, len(shards), func(r *result.Record, sh plan.Shard) (int, bool) {
+		part := 0
 		for i, pp := range plans {
 			if pp.Config.Name == r.Experiment {
 				part = i
 			}
 		}
 		if share := shards[sh.Index].Share(part); share != nil {
-			want = len(share.Jobs)
+			return len(share.Jobs), true
 		}
-		if r.Plan.Loads != want {
-			return fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
-				plan.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
-		}
+		return 0, true
+	})
+	if r == nil {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
+		plan.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
 }
 
 // owed checks the merged records against what each shard owes: it names the shards that left no
 // line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
-// A measured load counts whichever shard made it; a warm-up only the shard's own.
+// A load counts by plan.HasLoad (a measured load whichever shard made it, a warm-up only the
+// shard's own).
 func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Record) *ShardCheck {
-	type made struct {
-		exp, shard string
-		run        int
-	}
-	done := map[made]bool{}
-	started := map[string]bool{}
+	type made struct{ exp, shard string } // a part's flow lines of one shard
+	started := plan.Made(recs, func(r *result.Record) (string, bool) { return r.Shard, r.Shard != "" })
 	flowLines := map[made]int{}
 	for _, r := range recs {
-		if r.Shard != "" {
-			started[r.Shard] = true
-		}
-		switch {
-		case r.IsLoad() && r.Run >= 0:
-			done[made{r.Experiment, r.Shard, r.Run}] = true
-			done[made{r.Experiment, "", r.Run}] = true
-		case r.IsFlow():
-			flowLines[made{r.Experiment, r.Shard, 0}]++
+		if r.IsFlow() {
+			flowLines[made{r.Experiment, r.Shard}]++
 		}
 	}
 	check := &ShardCheck{}
@@ -424,13 +408,10 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 		}
 		for _, share := range s.Parts {
 			pp := plans[share.Part]
+			done := plan.MadeLoads(recs, func(r *result.Record) bool { return r.Experiment == pp.Config.Name })
 			missing := 0
 			for _, i := range share.Jobs {
-				k := made{pp.Config.Name, name, i}
-				if !pp.Jobs[i].Warmup {
-					k.shard = ""
-				}
-				if !done[k] {
+				if !plan.HasLoad(done, i, name, pp.Jobs[i].Warmup) {
 					missing++
 				}
 			}
@@ -444,7 +425,7 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 			for _, mix := range fp.Mixes {
 				want += len(mix) * fp.Runs
 			}
-			if got := flowLines[made{PartExperiment(p.Study, fp.Name), name, 0}]; got < want {
+			if got := flowLines[made{PartExperiment(p.Study, fp.Name), name}]; got < want {
 				check.Short = append(check.Short, fmt.Sprintf("shard %s: flows %s: %d of %d flow lines", name, fp.Name, got, want))
 			}
 		}
@@ -453,7 +434,7 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 				continue
 			}
 			cu := p.Custom.Units[i]
-			if got, want := flowLines[made{cu.Experiment, name, 0}], p.Custom.Reps*cu.Arms; got < want {
+			if got, want := flowLines[made{cu.Experiment, name}], p.Custom.Reps*cu.Arms; got < want {
 				check.Short = append(check.Short, fmt.Sprintf("shard %s: %s: %d of %d flow lines", name, cu.Name, got, want))
 			}
 		}

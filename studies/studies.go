@@ -18,6 +18,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -169,6 +170,17 @@ type CustomUnit struct {
 	Experiment string
 	// Arms is its runs per repetition.
 	Arms int
+}
+
+// made returns the keys of the schedule's runs recs hold (plan.Made by KeyOf): what a resume
+// skips and Complete counts.
+func (c *CustomPart) made(recs []*result.Record) map[string]bool {
+	return plan.Made(recs, keyed(c.KeyOf))
+}
+
+// keyed turns a key function that gives "" for a line of no run into plan.Made's form.
+func keyed(keyOf func(*result.Record) string) func(*result.Record) (string, bool) {
+	return func(r *result.Record) (string, bool) { k := keyOf(r); return k, k != "" }
 }
 
 // Runs returns the number of bulk runs of the schedule: Reps x Arms.
