@@ -40,22 +40,30 @@ const evolutionCitation = `Maxime Piraux, Quentin De Coninck, Olivier Bonaventur
 	`public QUIC implementations daily over a semester: features appear in releases over time, some releases regress ` +
 	`on tests an earlier one passed, and implementations answer the same test differently.`
 
-// evolutionScale is what one scale runs: quic-go releases (oldest first) and repetitions.
+// evolutionScale is what one scale runs: the quic-go releases probed (oldest first), the
+// releases and exchange cases of the exchange cells (each release as client and as server
+// against EvolutionFixed), and repetitions.
 type evolutionScale struct {
-	releases []string
-	reps     int
+	releases   []string
+	exReleases []string
+	exchanges  []string
+	reps       int
 }
 
 // evolutionAll are the releases of the quick and full scales: twelve spread over v0.33-v0.66,
 // every API era and both toolchains (v0.33-v0.37 build with a fetched go1.20).
 var evolutionAll = []string{"v0.33.0", "v0.35.0", "v0.37.0", "v0.40.1", "v0.43.0", "v0.46.0", "v0.48.2", "v0.52.0", "v0.56.0", "v0.60.0", "v0.63.0", "v0.66.0"}
 
-// evolutionScales: smoke runs three releases that build with the local Go (one per API era),
-// once; quick every release twice; full every release five times.
+// evolutionScales: smoke probes three releases that build with the local Go (one per API era)
+// and runs v2 with two of them as client and as server, once; quick probes every release and
+// runs zerortt, v2 and keyupdate with four releases over the range (features that arrived in
+// quic-go's history: RFC 9369's v2, 0-RTT through the API eras, quic-go's own key update),
+// twice; full runs six exchange cases with every release, five times.
 var evolutionScales = map[Scale]evolutionScale{
-	Smoke: {releases: []string{"v0.40.1", "v0.48.2", "v0.66.0"}, reps: 1},
-	Quick: {releases: evolutionAll, reps: 2},
-	Full:  {releases: evolutionAll, reps: 5},
+	Smoke: {releases: []string{"v0.40.1", "v0.48.2", "v0.66.0"}, exReleases: []string{"v0.40.1", "v0.66.0"}, exchanges: []string{"v2"}, reps: 1},
+	Quick: {releases: evolutionAll, exReleases: []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"}, exchanges: []string{"zerortt", "v2", "keyupdate"}, reps: 2},
+	Full: {releases: evolutionAll, exReleases: evolutionAll, exchanges: []string{"handshake", "retry", "resumption", "zerortt", "v2", "keyupdate"},
+		reps: 5},
 }
 
 func evolution() *Study {
@@ -81,22 +89,30 @@ func evolutionServers(es evolutionScale) []string {
 // against every server, once per repetition.
 func evolutionPlan(sc Scale) Plan {
 	es := evolutionScales[sc]
-	servers := evolutionServers(es)
+	servers, cells := evolutionServers(es), exchangeCells(es)
 	p := Plan{Study: Evolution, Scale: sc,
 		ScaledDown: []string{fmt.Sprintf("%d quic-go releases (%s) and ngtcp2 (Debian's) instead of the paper's public implementations, "+
-			"on loopback, with pltlab's four probe cases instead of QUIC-Tracker's suite", len(es.releases), strings.Join(es.releases, ", "))},
+			"on loopback, with pltlab's four probe cases instead of QUIC-Tracker's suite", len(es.releases), strings.Join(es.releases, ", ")),
+			fmt.Sprintf("exchange cases %s with %d releases (%s) and ngtcp2, each as client and as server against %s (the release pltlab links), "+
+				"through the Interop Runner's emulated 10 Mbit/s, 30 ms link", strings.Join(es.exchanges, ", "), len(es.exReleases), strings.Join(es.exReleases, ", "), EvolutionFixed)},
 	}
 	if err := ngtcp2Missing(); err != nil {
 		p.NotRun = []string{"ngtcp2, the second implementation: " + err.Error()}
 	}
-	p.Custom = &CustomPart{Reps: es.reps, Arms: len(servers) * len(interop.Cases), RunCost: evolutionCaseCost,
+	if l := exchangeNotRun(es); l != "" {
+		p.NotRun = append(p.NotRun, l)
+	}
+	probes := len(servers) * len(interop.Cases)
+	arms := probes + len(cells)
+	cost := (time.Duration(probes)*evolutionCaseCost + time.Duration(len(cells))*evolutionExchangeCost) / time.Duration(max(arms, 1))
+	p.Custom = &CustomPart{Reps: es.reps, Arms: arms, RunCost: cost,
 		Run: func(ctx context.Context, reps int, _ []int, o RunOptions, w *result.Writer) error {
-			return runEvolution(ctx, servers, reps, o, w) // no Units: the schedule runs whole
+			return runEvolution(ctx, servers, cells, reps, o, w) // no Units: the schedule runs whole
 		},
-		Keys:  func(reps int) []string { return evolutionKeys(servers, reps) },
+		Keys:  func(reps int) []string { return evolutionKeys(servers, cells, reps) },
 		KeyOf: evolutionKeyOf,
 		Note: func(reps int) string {
-			return fmt.Sprintf("%d repetition(s) of every case against every server (the paper: daily runs over a semester)", reps)
+			return fmt.Sprintf("%d repetition(s) of every probe case against every server and of every exchange cell (the paper: daily runs over a semester)", reps)
 		}}
 	return p
 }
@@ -104,22 +120,34 @@ func evolutionPlan(sc Scale) Plan {
 // evolutionKey is one case's key: "SERVER|CASE|REP".
 func evolutionKey(server, c string, rep int) string { return fmt.Sprint(server, "|", c, "|", rep) }
 
-// evolutionKeyOf is the key of an evolution case's record ("" for any other line).
+// evolutionKeyOf is the key of an evolution cell's record ("" for any other line).
 func evolutionKeyOf(r *result.Record) string {
 	if rec, ok := interopOf(r); ok {
-		return evolutionKey(rec.Server, rec.Case, r.Run)
+		return recordKey(rec, r.Run)
 	}
 	return ""
 }
 
-// evolutionKeys lists the schedule's keys in run order: repetition, server, case.
-func evolutionKeys(servers []string, reps int) []string {
+// recordKey is the key of an interop record of repetition rep: a probe's or an exchange's.
+func recordKey(rec interop.Record, rep int) string {
+	if !isExchange(rec) {
+		return evolutionKey(rec.Server, rec.Case, rep)
+	}
+	return exchangeKey(rec.Client, rec.Server, rec.Case, rep)
+}
+
+// evolutionKeys lists the schedule's keys in run order: repetition, then every probe case
+// against every server, then the exchange cells.
+func evolutionKeys(servers []string, cells []exCell, reps int) []string {
 	var out []string
 	for rep := range reps {
 		for _, s := range servers {
 			for _, c := range interop.Cases {
 				out = append(out, evolutionKey(s, c.Name, rep))
 			}
+		}
+		for _, x := range cells {
+			out = append(out, exchangeKey(x.client, x.server, x.c, rep))
 		}
 	}
 	return out
@@ -134,11 +162,12 @@ func interopOf(r *result.Record) (interop.Record, bool) {
 	return rec, true
 }
 
-// runEvolution runs every case against every server, reps times, skipping the cases o.Resume
-// holds; each server is started (a release's endpoint built first, progress to the logger) and
-// stopped once per repetition. A server that does not start gets one error line per case (no
-// evidence of anything) and the run goes on; the errors are returned joined at the end.
-func runEvolution(ctx context.Context, servers []string, reps int, o RunOptions, w *result.Writer) error {
+// runEvolution runs every probe case against every server and then the exchange cells, reps
+// times, skipping the cells o.Resume holds; each server is started (a release's endpoint built
+// first, progress to the logger) and stopped once per repetition. A server that does not start
+// gets one error line per case (no evidence of anything) and the run goes on; the errors are
+// returned joined at the end.
+func runEvolution(ctx context.Context, servers []string, cells []exCell, reps int, o RunOptions, w *result.Writer) error {
 	log := o.Logger
 	log = cmp.Or(log, slog.Default())
 	done := plan.Made(o.Resume, keyed(evolutionKeyOf))
@@ -148,9 +177,10 @@ func runEvolution(ctx context.Context, servers []string, reps int, o RunOptions,
 			return err
 		}
 		return w.Write(&result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: rep,
-			Scheduled: reps * len(servers) * len(interop.Cases), Time: time.Now().UTC(), Valid: rec.Outcome != interop.Error, Interop: b})
+			Scheduled: reps * (len(servers)*len(interop.Cases) + len(cells)), Time: time.Now().UTC(), Valid: rec.Outcome != interop.Error, Interop: b})
 	}
 	var errs []error
+	peers := map[string]matrix.Peer{}
 	for rep := range reps {
 		for _, s := range servers {
 			var cases []interop.Case
@@ -188,6 +218,12 @@ func runEvolution(ctx context.Context, servers []string, reps int, o RunOptions,
 				errs = append(errs, fmt.Errorf("%s: %w", s, err))
 			}
 		}
+		if err := runExchanges(ctx, cells, rep, done, peers, log, write); err != nil {
+			if ctx.Err() != nil {
+				return errors.Join(append(errs, err)...)
+			}
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -199,11 +235,14 @@ type evoState struct {
 }
 
 // evoData are the interop lines of a run sorted for judging: the quic-go releases oldest first
-// and, per server, the records of each case (errors left out: they are evidence of nothing).
+// and, per endpoint, the records of each column of the grid (subjectOf: a probe case, or an
+// exchange case as client or as server), errors and cells this machine could not run left out:
+// they are evidence of nothing.
 type evoData struct {
 	releases []string                               // quic-go releases with at least one judged record, oldest first
-	byServer map[string]map[string][]interop.Record // server name, case: records without errors
+	byServer map[string]map[string][]interop.Record // endpoint name, column: judged records
 	errors   int                                    // records with outcome error, left out
+	notRun   int                                    // exchange records the machine could not run (environmental), left out
 }
 
 // evolutionData sorts the interop lines of recs.
@@ -218,13 +257,18 @@ func evolutionData(recs []*result.Record) evoData {
 			d.errors++
 			continue
 		}
-		if d.byServer[rec.Server] == nil {
-			d.byServer[rec.Server] = map[string][]interop.Record{}
-			if v, ok := matrix.Release(rec.Server); ok {
+		if environmental(rec) {
+			d.notRun++
+			continue
+		}
+		s, col := subjectOf(rec)
+		if d.byServer[s] == nil {
+			d.byServer[s] = map[string][]interop.Record{}
+			if v, ok := matrix.Release(s); ok {
 				d.releases = append(d.releases, v)
 			}
 		}
-		d.byServer[rec.Server][rec.Case] = append(d.byServer[rec.Server][rec.Case], rec)
+		d.byServer[s][col] = append(d.byServer[s][col], rec)
 	}
 	slices.SortFunc(d.releases, compareRelease)
 	return d
@@ -256,7 +300,7 @@ func releaseNums(v string) [3]int {
 	return out
 }
 
-// outcome is the outcome every judged record of a server's case agrees on, "" when none or
+// outcome is the outcome every judged record of an endpoint's column agrees on, "" when none or
 // when they disagree (a flaky case is evidence of neither state).
 func (d evoData) outcome(server, c string) interop.Outcome {
 	var o interop.Outcome
@@ -300,9 +344,9 @@ func (d evoData) features() (names []string, states map[string][]evoState) {
 	}
 	for i, v := range d.releases {
 		s := matrix.ReleaseName(v)
-		for _, c := range interop.Cases {
-			if o := d.outcome(s, c.Name); o != "" {
-				add("passes "+c.Name, i, evoState{known: true, has: o == interop.Pass})
+		for _, c := range evolutionColumns() {
+			if o := d.outcome(s, c); o != "" {
+				add("passes "+c, i, evoState{known: true, has: o == interop.Pass})
 			}
 		}
 	}
@@ -451,39 +495,62 @@ func judgeArrival(d evoData) Judgement {
 	return j
 }
 
-// judgeRegression judges "some releases regress a feature an earlier one had": reproduced when
-// some case passes at a release and fails at a later one, contradicted when every case is
-// monotone over EvolutionMinReleases or more releases (never a pass followed by a fail),
-// inconclusive with fewer. Errors and disagreeing repetitions are no state (evoData.outcome).
+// judgeRegression judges "some releases regress a feature an earlier one had", over every
+// column of the grid (probe cases, exchange cases as client and as server): reproduced when some
+// column passes at a release and fails at a later one in every repetition, and the failing cell
+// ran at least twice (the regression confirmed by re-running it, not taken from one try);
+// contradicted when every column is monotone over EvolutionMinReleases or more releases (never
+// a pass followed by a fail); inconclusive with fewer releases, or when the only regressions
+// seen ran once. Errors, cells not run here and disagreeing repetitions are no state
+// (evoData.outcome).
 func judgeRegression(d evoData) Judgement {
 	if len(d.releases) < EvolutionMinReleases {
 		return Judgement{Verdict: Inconclusive, Evidence: fmt.Sprintf("%d quic-go release(s) with judged cases (%s); the finding needs %d", len(d.releases), strings.Join(d.releases, ", "), EvolutionMinReleases)}
 	}
-	var regressions, monotone []string
-	for _, c := range interop.Cases {
-		lastPass, found := "", ""
+	var regressions, unconfirmed, monotone []string
+	for _, c := range evolutionColumns() {
+		lastPass, found, unconf, known := "", "", "", false
 		for _, v := range d.releases {
-			switch d.outcome(matrix.ReleaseName(v), c.Name) {
+			switch d.outcome(matrix.ReleaseName(v), c) {
 			case interop.Pass:
-				lastPass = v
+				lastPass, known = v, true
 			case interop.Fail:
-				if lastPass != "" && found == "" {
-					found = fmt.Sprintf("%s passes at %s and fails at %s", c.Name, lastPass, v)
+				known = true
+				if lastPass == "" || found != "" {
+					break
 				}
+				runs := len(d.byServer[matrix.ReleaseName(v)][c])
+				desc := fmt.Sprintf("%s passes at %s (%d run(s)) and fails at %s (%d run(s))", c, lastPass, len(d.byServer[matrix.ReleaseName(lastPass)][c]), v, runs)
+				if runs >= 2 {
+					found = desc
+				} else if unconf == "" {
+					unconf = desc
+				}
+			case interop.Unsupported:
+				known = true
 			}
 		}
-		if found != "" {
+		switch {
+		case found != "":
 			regressions = append(regressions, found)
-		} else {
-			monotone = append(monotone, c.Name)
+		case unconf != "":
+			unconfirmed = append(unconfirmed, unconf)
+		case known:
+			monotone = append(monotone, c)
 		}
 	}
 	n := float64(len(regressions))
 	v, _ := fold(every, Alpha, within(n, n, Region{Lo: 0.5, Hi: math.Inf(1)}))
+	if v == Contradicted && len(unconfirmed) > 0 {
+		v = Inconclusive
+	}
 	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: d.releaseCells()}
-	if len(regressions) > 0 {
+	switch {
+	case len(regressions) > 0:
 		j.Evidence = strings.Join(regressions, "; ")
-	} else {
+	case len(unconfirmed) > 0:
+		j.Evidence = "regressions seen in one run only, not confirmed by a re-run: " + strings.Join(unconfirmed, "; ")
+	default:
 		j.Evidence = fmt.Sprintf("every case is monotone over %d releases (%s to %s): no pass followed by a fail (%s)", len(d.releases), d.releases[0], d.releases[len(d.releases)-1], strings.Join(monotone, ", "))
 	}
 	return j
@@ -505,15 +572,15 @@ func judgeDiffer(d evoData) Judgement {
 	}
 	newest := matrix.ReleaseName(d.releases[len(d.releases)-1])
 	var differ, same []string
-	for _, c := range interop.Cases {
-		a, b := d.outcome(newest, c.Name), d.outcome(matrix.Ngtcp2, c.Name)
+	for _, c := range evolutionColumns() {
+		a, b := d.outcome(newest, c), d.outcome(matrix.Ngtcp2, c)
 		if a == "" || b == "" {
 			continue
 		}
-		desc := fmt.Sprintf("%s: %s %s, ngtcp2 %s", c.Name, newest, a, b)
-		if c.Name == "amplification-limit" {
-			ra, rb := d.byServer[newest][c.Name][0].Evidence, d.byServer[matrix.Ngtcp2][c.Name][0].Evidence
-			desc = fmt.Sprintf("%s: %s %s (%d bytes for %d, %.2fx), ngtcp2 %s (%d bytes, %.2fx)", c.Name, newest, a, ra.BytesReceived, ra.BytesSent, ra.Ratio, b, rb.BytesReceived, rb.Ratio)
+		desc := fmt.Sprintf("%s: %s %s, ngtcp2 %s", c, newest, a, b)
+		if c == "amplification-limit" {
+			ra, rb := d.byServer[newest][c][0].Evidence, d.byServer[matrix.Ngtcp2][c][0].Evidence
+			desc = fmt.Sprintf("%s: %s %s (%d bytes for %d, %.2fx), ngtcp2 %s (%d bytes, %.2fx)", c, newest, a, ra.BytesReceived, ra.BytesSent, ra.Ratio, b, rb.BytesReceived, rb.Ratio)
 		}
 		if a != b {
 			differ = append(differ, desc)
@@ -542,15 +609,15 @@ func evolutionFindings() []Finding {
 	return []Finding{
 		{ID: "arrival", Source: "Piraux et al. 2018, section 4: implementations gain features over the semester (new versions, new tests passed)",
 			Claim:     "features arrive over releases",
-			Criterion: fmt.Sprintf("over %d or more quic-go releases: some feature (a version listed in Version Negotiation, greased ones aside, or a case passed) absent at the earlier releases and present from one release on; contradicted when none arrives", EvolutionMinReleases),
+			Criterion: fmt.Sprintf("over %d or more quic-go releases: some feature (a version listed in Version Negotiation, greased ones aside, or a case passed: a probe case, or an exchange case as client or as server) absent at the earlier releases and present from one release on; contradicted when none arrives", EvolutionMinReleases),
 			Judge:     func(e *Support) Judgement { return judgeArrival(data(e)) }},
 		{ID: "regression", Source: "Piraux et al. 2018, section 4: some versions fail tests an earlier version passed",
 			Claim:     "some releases regress a feature an earlier one had",
-			Criterion: fmt.Sprintf("over %d or more quic-go releases: some case passes at a release and fails at a later one; contradicted when every case is monotone (errors and disagreeing repetitions are no evidence)", EvolutionMinReleases),
+			Criterion: fmt.Sprintf("over %d or more quic-go releases: some case (a probe case, or an exchange case as client or as server) passes at a release and fails at a later one in every run, the failing cell run at least twice (confirmed by a re-run; one run alone holds the verdict at inconclusive); contradicted when every case is monotone (errors, cells not run here and disagreeing repetitions are no evidence)", EvolutionMinReleases),
 			Judge:     func(e *Support) Judgement { return judgeRegression(data(e)) }},
 		{ID: "differ", Source: "Piraux et al. 2018, section 4: implementations behave differently on the same test",
 			Claim:     "implementations differ on the same case",
-			Criterion: "the newest quic-go release probed and ngtcp2: some case's agreed outcome differs; contradicted when every comparable case agrees",
+			Criterion: "the newest quic-go release probed and ngtcp2, over the probe cases and the exchange cases in each role: some case's agreed outcome differs; contradicted when every comparable case agrees",
 			Judge:     func(e *Support) Judgement { return judgeDiffer(data(e)) }},
 	}
 }
@@ -561,21 +628,34 @@ func evolutionSections(e *Support) []Section {
 	cells := map[string]map[string][]interop.Record{}
 	builds := map[string]*interop.Build{}
 	versions := map[string]string{}
+	used := map[string]bool{}
 	for _, r := range e.Records {
 		rec, ok := interopOf(r)
 		if !ok {
 			continue
 		}
-		if cells[rec.Server] == nil {
-			cells[rec.Server] = map[string][]interop.Record{}
-			servers = append(servers, rec.Server)
+		sub, col := subjectOf(rec)
+		if cells[sub] == nil {
+			cells[sub] = map[string][]interop.Record{}
+			servers = append(servers, sub)
 		}
-		cells[rec.Server][rec.Case] = append(cells[rec.Server][rec.Case], rec)
-		if rec.Build != nil {
-			builds[rec.Server] = rec.Build
+		cells[sub][col] = append(cells[sub][col], rec)
+		used[col] = true
+		role, b := "server", rec.Build
+		if sub == rec.Client {
+			role, b = "client", rec.ClientBuild
 		}
-		if v := rec.Versions["server"]; v != "" {
-			versions[rec.Server] = v
+		if b != nil {
+			builds[sub] = b
+		}
+		if v := rec.Versions[role]; v != "" {
+			versions[sub] = v
+		}
+	}
+	cols := slices.Clone(interop.CaseNames())
+	for _, c := range exchangeColumns() {
+		if used[c] {
+			cols = append(cols, c)
 		}
 	}
 	slices.SortStableFunc(servers, func(a, b string) int {
@@ -591,17 +671,17 @@ func evolutionSections(e *Support) []Section {
 		}
 		return strings.Compare(a, b)
 	})
-	t := Table{Caption: "Each case against each server: the outcome of every repetition and its key evidence (the records hold every datagram)",
-		Header: append([]string{"server"}, interop.CaseNames()...)}
+	t := Table{Caption: "Each case with each endpoint: the outcome of every repetition and its key evidence (the records hold every datagram; an exchange case's records its decrypted capture)",
+		Header: append([]string{"endpoint"}, cols...)}
 	for _, s := range servers {
 		row := []string{s}
-		for _, c := range interop.CaseNames() {
+		for _, c := range cols {
 			row = append(row, evoCell(cells[s][c]))
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	prov := Table{Caption: "What ran: each server's version as read from it and, for a release's endpoint, its build",
-		Header: []string{"server", "version", "era", "toolchain", "module sum", "binary SHA-256"}}
+	prov := Table{Caption: "What ran: each endpoint's version as read from it and, for a release's endpoint, its build",
+		Header: []string{"endpoint", "version", "era", "toolchain", "module sum", "binary SHA-256"}}
 	for _, s := range servers {
 		b := builds[s]
 		if b == nil {
@@ -611,7 +691,9 @@ func evolutionSections(e *Support) []Section {
 		prov.Rows = append(prov.Rows, []string{s, versions[s], b.Era, b.Toolchain, b.Sum, b.BinarySHA256})
 	}
 	return []Section{
-		{ID: "matrix", Title: "Release x case", Text: []string{"pltlab's raw probe client against each quic-go release's interop endpoint (built from the module proxy) and ngtcp2, on loopback. An error is the probe unable to tell, evidence of nothing."},
+		{ID: "matrix", Title: "Release x case", Text: []string{"pltlab's raw probe client against each quic-go release's interop endpoint (built from the module proxy) and ngtcp2, on loopback. An error is the probe unable to tell, evidence of nothing.",
+			"The exchange columns: each endpoint as the client (CASE as client) against " + EvolutionFixed + ", the interop endpoint of the release pltlab links, and as the server (CASE as server) for it, through the case's emulated link, judged from the decrypted capture. " +
+				"unsupported is the endpoint's API lacking the feature; a cell this machine could not run (no root for the link, no tshark) is evidence of nothing."},
 			Tables: []Table{t}},
 		{ID: "builds", Title: "Build provenance", Tables: []Table{prov}},
 	}
@@ -634,6 +716,12 @@ func evoCell(recs []interop.Record) string {
 		if r.Outcome == interop.Error {
 			continue
 		}
+		if isExchange(r) {
+			if r.Outcome != interop.Pass {
+				s += ": " + shortReason(r.Reason)
+			}
+			return s
+		}
 		switch ev := r.Evidence; {
 		case len(ev.VersionsListed) > 0:
 			var vs []string
@@ -653,11 +741,20 @@ func evoCell(recs []interop.Record) string {
 	return s + ": " + recs[0].Reason
 }
 
+// shortReason is a reason cut to about 100 characters for a table cell.
+func shortReason(r string) string {
+	if rs := []rune(r); len(rs) > 100 {
+		return string(rs[:97]) + "..."
+	}
+	return r
+}
+
 // evolutionDifferences says what differs from the paper's testbed.
 func evolutionDifferences(e *Support) []string {
 	return []string{
 		"one implementation's history (quic-go's releases, built now from the module proxy) instead of daily runs against the public implementations' servers over a semester",
 		"pltlab's four probe cases (version negotiation, Initial under 1200 bytes, amplification limit, stateless reset) instead of QUIC-Tracker's suite",
+		"the Interop Runner's exchange cases, each release against one fixed peer (" + EvolutionFixed + ", the release pltlab links) in each role, instead of the paper's scanner as the only client",
 		"loopback on one machine instead of the Internet",
 	}
 }

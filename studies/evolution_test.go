@@ -3,6 +3,7 @@ package studies
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // evoLine is a synthetic interop line: server's case with outcome; a version-negotiation line
 // lists versions, an amplification-limit line sends 1200 bytes and receives recv.
 func evoLine(server, c string, rep int, o interop.Outcome, recv int, versions ...string) *result.Record {
-	rec := interop.Record{V: 1, Kind: interop.RecordKind, Case: c, Server: server, Outcome: o,
+	rec := interop.Record{V: 1, Kind: interop.RecordKind, Case: c, Client: interop.ProbeClient, Server: server, Outcome: o,
 		Versions: map[string]string{"server": server}, Reason: "synthetic"}
 	if c == "version-negotiation" {
 		rec.Evidence.VersionsListed = versions
@@ -27,6 +28,30 @@ func evoLine(server, c string, rep int, o interop.Outcome, recv int, versions ..
 	}
 	b, _ := json.Marshal(rec)
 	return &result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: rep, Valid: o != interop.Error, Interop: b}
+}
+
+// evoExLine is a synthetic exchange line: client fetching from server in exchange case c, with
+// outcome o; a release's endpoint has its build.
+func evoExLine(client, server, c string, rep int, o interop.Outcome) *result.Record {
+	rec := interop.Record{V: 1, Kind: interop.RecordKind, Case: c, Client: client, Server: server, Outcome: o, Link: matrix.LinkPlain,
+		Versions: map[string]string{"client": client, "server": server}, Reason: "synthetic " + string(o)}
+	if v, ok := matrix.Release(client); ok {
+		rec.ClientBuild = &interop.Build{Release: v, Era: "era", Toolchain: "go1.26.8", Sum: "h1:x", BinarySHA256: "ab"}
+	}
+	if v, ok := matrix.Release(server); ok {
+		rec.Build = &interop.Build{Release: v, Era: "era", Toolchain: "go1.26.8", Sum: "h1:x", BinarySHA256: "ab"}
+	}
+	b, _ := json.Marshal(rec)
+	return &result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: rep, Valid: o != interop.Error, Interop: b}
+}
+
+// evoAsClient is release v as the client of EvolutionFixed in case c; evoAsServer as its server.
+func evoAsClient(v, c string, rep int, o interop.Outcome) *result.Record {
+	return evoExLine(matrix.ReleaseName(v), EvolutionFixed, c, rep, o)
+}
+
+func evoAsServer(v, c string, rep int, o interop.Outcome) *result.Record {
+	return evoExLine(EvolutionFixed, matrix.ReleaseName(v), c, rep, o)
 }
 
 // evoRelease is every case of one release: version negotiation listing versions (plus a
@@ -100,9 +125,15 @@ func TestEvolutionNothingArrives(t *testing.T) {
 func TestEvolutionRegression(t *testing.T) {
 	P, F, U := interop.Pass, interop.Fail, interop.Unsupported
 	recs := join(evoRelease("v0.40.1", 0, []string{v1}, P, P, U), evoRelease("v0.48.2", 0, []string{v1}, P, F, U),
-		evoRelease("v0.66.0", 0, []string{v1}, P, F, U))
-	if _, r, _ := judgeEvo(recs); r.Verdict != Reproduced || r.Evidence != "amplification-limit passes at v0.40.1 and fails at v0.48.2" {
+		evoRelease("v0.48.2", 1, []string{v1}, P, F, U), evoRelease("v0.66.0", 0, []string{v1}, P, F, U))
+	if _, r, _ := judgeEvo(recs); r.Verdict != Reproduced || r.Evidence != "amplification-limit passes at v0.40.1 (1 run(s)) and fails at v0.48.2 (2 run(s))" {
 		t.Errorf("regression: %s: %s", r.Verdict, r.Evidence)
+	}
+	// The same fail seen once: not confirmed by a re-run, inconclusive.
+	recs = join(evoRelease("v0.40.1", 0, []string{v1}, P, P, U), evoRelease("v0.48.2", 0, []string{v1}, P, F, U),
+		evoRelease("v0.66.0", 0, []string{v1}, P, P, U))
+	if _, r, _ := judgeEvo(recs); r.Verdict != Inconclusive || !strings.Contains(r.Evidence, "not confirmed by a re-run: amplification-limit passes at v0.40.1 (1 run(s)) and fails at v0.48.2 (1 run(s))") {
+		t.Errorf("one run: %s: %s", r.Verdict, r.Evidence)
 	}
 	// A fail that later passes is monotone (an arrival), not a regression.
 	recs = join(evoRelease("v0.40.1", 0, []string{v1}, P, F, U), evoRelease("v0.48.2", 0, []string{v1}, P, P, U),
@@ -190,24 +221,39 @@ func TestEvolutionDiffer(t *testing.T) {
 // joins when installed and is named as not run when not; the schedule's keys are what KeyOf
 // reads back from the lines.
 func TestEvolutionPlan(t *testing.T) {
-	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
-	ngtcp2Missing = func() error { return nil }
+	defer func(f, g func() error) { ngtcp2Missing, exchangeMissing = f, g }(ngtcp2Missing, exchangeMissing)
+	ngtcp2Missing, exchangeMissing = func() error { return nil }, func() error { return nil }
 	q := evolutionPlan(Quick)
-	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(interop.Cases) || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
+	// 13 servers probed; 4 releases and ngtcp2 in 3 exchange cases, each as client and as server.
+	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(interop.Cases)+5*3*2 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
 		t.Errorf("quick: %d reps, %d arms", q.Custom.Reps, q.Custom.Arms)
+	}
+	if est, err := q.Estimate(); err != nil || est < 7*60e9 || est > 10*60e9 {
+		t.Errorf("quick estimate %v (%v), want the probes' 2.8 min and the exchanges' 5 min", est, err)
 	}
 	ngtcp2Missing = func() error { return errors.New("gtlsserver not found") }
 	s := evolutionPlan(Smoke)
-	if s.Custom.Reps != 1 || s.Custom.Arms != 3*len(interop.Cases) || len(s.NotRun) != 1 || !strings.Contains(s.NotRun[0], "gtlsserver not found") {
+	if s.Custom.Reps != 1 || s.Custom.Arms != 3*len(interop.Cases)+2*2 || len(s.NotRun) != 1 || !strings.Contains(s.NotRun[0], "gtlsserver not found") {
 		t.Errorf("smoke: %d reps, %d arms, not run %v", s.Custom.Reps, s.Custom.Arms, s.NotRun)
 	}
-	if est, err := s.Estimate(); err != nil || est > 2*60e9 {
+	if est, err := s.Estimate(); err != nil || est > 60e9 {
 		t.Errorf("smoke estimate %v (%v)", est, err)
 	}
 	keys := s.Custom.Keys(1)
 	l := evoLine("quic-go@v0.40.1", "stateless-reset", 0, interop.Unsupported, 0)
 	if keys[3] != "quic-go@v0.40.1|stateless-reset|0" || s.Custom.KeyOf(l) != keys[3] {
 		t.Errorf("keys %v, KeyOf %q", keys[:4], s.Custom.KeyOf(l))
+	}
+	x := evoAsServer("v0.66.0", "v2", 0, interop.Pass)
+	if k := keys[len(keys)-1]; k != "quic-go>quic-go@v0.66.0|v2|0" || s.Custom.KeyOf(x) != k {
+		t.Errorf("last key %q, KeyOf %q", k, s.Custom.KeyOf(x))
+	}
+	// Not root: the exchange cells are not scheduled, and the plan says why.
+	exchangeMissing = func() error { return errors.New("the exchange cases' emulated links need root") }
+	s = evolutionPlan(Smoke)
+	if s.Custom.Arms != 3*len(interop.Cases) || len(s.NotRun) != 2 || !strings.Contains(s.NotRun[1], "exchange cells (v2, each of v0.40.1, v0.66.0 and ngtcp2") ||
+		!strings.Contains(s.NotRun[1], "need root") {
+		t.Errorf("not root: %d arms, not run %q", s.Custom.Arms, s.NotRun)
 	}
 }
 
@@ -222,6 +268,10 @@ func evolutionScheduled(p Plan) []*result.Record {
 		var rep int
 		if f[2] != "0" {
 			rep = int(f[2][0] - '0')
+		}
+		if client, server, ok := strings.Cut(f[0], ">"); ok {
+			out = append(out, evoExLine(client, server, f[1], rep, evoScheduledExchange(client, server, f[1])))
+			continue
 		}
 		o, recv, versions := P, 0, []string{v1}
 		if v, ok := matrix.Release(f[0]); ok {
@@ -242,11 +292,24 @@ func evolutionScheduled(p Plan) []*result.Record {
 	return out
 }
 
+// evoScheduledExchange is the synthetic outcome of an exchange cell: ngtcp2 lacks RFC 9369's
+// v2; a release before v0.43.0 as a client lacks 0-RTT (unsupported, then passes: an arrival);
+// everything else passes.
+func evoScheduledExchange(client, server, c string) interop.Outcome {
+	switch v, rel := matrix.Release(client); {
+	case c == "v2" && (client == matrix.Ngtcp2 || server == matrix.Ngtcp2):
+		return interop.Unsupported
+	case c == "zerortt" && rel && compareRelease(v, "v0.43.0") < 0:
+		return interop.Unsupported
+	}
+	return interop.Pass
+}
+
 // TestEvolutionIdentify: the lines of a smoke run made with --runs 2 (quick's repetitions) are
 // known as smoke by their servers, and re-judged with two repetitions.
 func TestEvolutionIdentify(t *testing.T) {
-	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
-	ngtcp2Missing = func() error { return nil }
+	defer func(f, g func() error) { ngtcp2Missing, exchangeMissing = f, g }(ngtcp2Missing, exchangeMissing)
+	ngtcp2Missing, exchangeMissing = func() error { return nil }, func() error { return nil }
 	p := evolutionPlan(Smoke).Apply(RunOptions{Runs: 2})
 	recs := evolutionScheduled(p)
 	for _, r := range recs {
@@ -258,5 +321,91 @@ func TestEvolutionIdentify(t *testing.T) {
 	}
 	if d := FromRecords(got, recs); d.Custom.Reps != 2 {
 		t.Errorf("re-judged with %d repetitions, want 2", d.Custom.Reps)
+	}
+}
+
+// TestEvolutionExchangeCells: the exchange cells are columns of their own, per role. A release
+// that regresses zerortt as a client, confirmed by a second run, is a regression named with the
+// role; 0-RTT arriving as a client (unsupported by the oldest release's API, then passing) is
+// an arrival; v2 passing at quic-go and unsupported at ngtcp2 makes the implementations differ;
+// cells the machine could not run (no root) are no state at all.
+func TestEvolutionExchangeCells(t *testing.T) {
+	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
+	ngtcp2Missing = func() error { return nil }
+	P, F, U := interop.Pass, interop.Fail, interop.Unsupported
+	var recs []*result.Record
+	for _, v := range []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"} {
+		recs = append(recs, evoRelease(v, 0, []string{v1, v2}, P, F, U)...)
+		for rep := range 2 {
+			zc := P
+			switch v {
+			case "v0.33.0":
+				zc = U
+			case "v0.52.0":
+				zc = F // the regression, in both runs
+			}
+			recs = append(recs, evoAsClient(v, "zerortt", rep, zc), evoAsServer(v, "zerortt", rep, P),
+				evoAsClient(v, "v2", rep, P), evoAsServer(v, "v2", rep, P))
+		}
+	}
+	recs = append(recs, evoExLine(matrix.Ngtcp2, EvolutionFixed, "v2", 0, U), evoExLine(EvolutionFixed, matrix.Ngtcp2, "v2", 0, U),
+		evoLine(matrix.Ngtcp2, "version-negotiation", 0, P, 0, v1), evoLine(matrix.Ngtcp2, "amplification-limit", 0, F, 2400))
+	a, r, d := judgeEvo(recs)
+	if r.Verdict != Reproduced || r.Evidence != "zerortt as client passes at v0.43.0 (2 run(s)) and fails at v0.52.0 (2 run(s))" {
+		t.Errorf("regression: %s: %s", r.Verdict, r.Evidence)
+	}
+	if a.Verdict != Inconclusive || !strings.Contains(a.Evidence, "no feature arrives; change otherwise: passes zerortt as client back and forth") ||
+		!strings.Contains(a.Evidence, "passes v2 as client; passes v2 as server") {
+		t.Errorf("arrival: %s: %s", a.Verdict, a.Evidence)
+	}
+	if d.Verdict != Reproduced || !strings.Contains(d.Evidence, "v2 as client: quic-go@v0.66.0 pass, ngtcp2 unsupported; v2 as server: quic-go@v0.66.0 pass, ngtcp2 unsupported") {
+		t.Errorf("differ: %s: %s", d.Verdict, d.Evidence)
+	}
+	// 0-RTT arrives as a client when v0.52.0 passes too.
+	fixed := slices.DeleteFunc(slices.Clone(recs), func(r *result.Record) bool {
+		rec, _ := interopOf(r)
+		return rec.Client == "quic-go@v0.52.0" && rec.Case == "zerortt"
+	})
+	fixed = append(fixed, evoAsClient("v0.52.0", "zerortt", 0, P), evoAsClient("v0.52.0", "zerortt", 1, P))
+	if a, r, _ := judgeEvo(fixed); a.Verdict != Reproduced || !strings.Contains(a.Evidence, "passes zerortt as client from v0.43.0 on (not at v0.33.0)") || r.Verdict != Contradicted {
+		t.Errorf("arrival as client: %s (%s), regression %s (%s)", a.Verdict, a.Evidence, r.Verdict, r.Evidence)
+	}
+	// Not root: every exchange cell unsupported for the machine's sake is left out, not read as
+	// a release lacking the feature.
+	noLink := func(r *result.Record) *result.Record {
+		rec, _ := interopOf(r)
+		rec.Outcome, rec.Reason = U, "the case's emulated link cannot open here (exchange cases need root on Linux): not root"
+		r.Interop, _ = json.Marshal(rec)
+		return r
+	}
+	recs = nil
+	for _, v := range []string{"v0.33.0", "v0.43.0", "v0.52.0"} {
+		recs = append(recs, evoRelease(v, 0, []string{v1}, P, P, U)...)
+		recs = append(recs, noLink(evoAsClient(v, "zerortt", 0, P)), noLink(evoAsServer(v, "zerortt", 0, P)))
+	}
+	dd := evolutionData(recs)
+	if names, _ := dd.features(); dd.notRun != 6 || slices.Contains(names, "passes zerortt as client") {
+		t.Errorf("not-run cells judged: %d left out", dd.notRun)
+	}
+	if a, r, _ := judgeEvo(recs); a.Verdict != Contradicted || r.Verdict != Contradicted || strings.Contains(r.Evidence, "zerortt") {
+		t.Errorf("not root: arrival %s (%s), regression %s (%s)", a.Verdict, a.Evidence, r.Verdict, r.Evidence)
+	}
+}
+
+// TestEvolutionExchangeTable: the grid has a column per role of each exchange case run, the
+// release's row reads its build from the role it played, and a non-pass cell gives its reason.
+func TestEvolutionExchangeTable(t *testing.T) {
+	recs := join(evoRelease("v0.40.1", 0, []string{v1}, interop.Pass, interop.Fail, interop.Unsupported),
+		[]*result.Record{evoAsClient("v0.40.1", "zerortt", 0, interop.Fail), evoAsServer("v0.40.1", "zerortt", 0, interop.Pass)})
+	secs := evolutionSections(&Support{Records: recs})
+	tab := secs[0].Tables[0]
+	if h := strings.Join(tab.Header, ","); !strings.HasSuffix(h, "stateless-reset,zerortt as client,zerortt as server") {
+		t.Errorf("header %s", h)
+	}
+	if row := tab.Rows[0]; row[0] != "quic-go@v0.40.1" || row[5] != "fail: synthetic fail" || row[6] != "pass" {
+		t.Errorf("row %q", row)
+	}
+	if prov := secs[1].Tables[0].Rows; len(prov) != 1 || prov[0][2] != "era" {
+		t.Errorf("provenance %q", prov)
 	}
 }

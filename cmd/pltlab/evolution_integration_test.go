@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,11 +19,14 @@ import (
 
 // TestIntegrationStudyEvolutionSmoke runs `reproduce evolution --scale smoke` end to end against
 // real builds: three quic-go releases' endpoints (built from the module proxy into the user's
-// cache: about 90 s cold, seconds warm) and ngtcp2 where installed, every case once, on loopback
-// (about 26 s warm on 2 cores). Every line is an interop case whose record names the server's
-// exact version and, for a release, its build (era, toolchain, module sum, binary digest, the
-// release it reports); no case ends in error; the findings are judged from those lines: the
-// implementations differ on amplification-limit where ngtcp2 ran, not testable where not.
+// cache: about 90 s cold, seconds warm) and ngtcp2 where installed, every probe case once, on
+// loopback, then the exchange case v2 with two releases (and ngtcp2) as client and as server
+// against the endpoint of the release pltlab links, through the emulated link (root only; not
+// root, the plan names them as not run). Every line is an interop case whose record names the
+// server's exact version and, for a release, its build (era, toolchain, module sum, binary
+// digest, the release it reports); no case ends in error; the findings are judged from those
+// lines: the implementations differ on amplification-limit where ngtcp2 ran, not testable
+// where not.
 func TestIntegrationStudyEvolutionSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -40,7 +44,7 @@ func TestIntegrationStudyEvolutionSmoke(t *testing.T) {
 		}
 	}
 	recs := readAll(t, filepath.Join(dir, "results.jsonl"))
-	servers := map[string]int{}
+	servers, exchanges := map[string]int{}, map[string]interop.Outcome{}
 	for _, r := range recs {
 		if r.Kind != result.KindInterop {
 			continue
@@ -48,6 +52,13 @@ func TestIntegrationStudyEvolutionSmoke(t *testing.T) {
 		var rec interop.Record
 		if err := json.Unmarshal(r.Interop, &rec); err != nil {
 			t.Fatal(err)
+		}
+		if rec.Outcome == interop.Error {
+			t.Errorf("%s > %s %s: error: %s", rec.Client, rec.Server, rec.Case, rec.Reason)
+		}
+		if rec.Client != interop.ProbeClient {
+			exchanges[rec.Client+">"+rec.Server+" "+rec.Case] = rec.Outcome
+			continue
 		}
 		servers[rec.Server]++
 		if rec.Outcome == interop.Error {
@@ -77,6 +88,20 @@ func TestIntegrationStudyEvolutionSmoke(t *testing.T) {
 			t.Errorf("%s: %d cases, want %d", s, servers[s], n)
 		}
 	}
+	// The exchange cells, as root: v2 passes with both releases in both roles (RFC 9369's v2
+	// is in quic-go from before v0.40.1); ngtcp2 0.12.1 knows only v2's provisional codepoint.
+	wantEx := map[string]interop.Outcome{}
+	if os.Geteuid() == 0 && testenv.Have("tshark") {
+		for _, v := range []string{"quic-go@v0.40.1", "quic-go@v0.66.0"} {
+			wantEx[v+">quic-go v2"], wantEx["quic-go>"+v+" v2"] = interop.Pass, interop.Pass
+		}
+		if ngtcp2 && testenv.Have("gtlsclient") {
+			wantEx["ngtcp2>quic-go v2"], wantEx["quic-go>ngtcp2 v2"] = interop.Unsupported, interop.Unsupported
+		}
+	}
+	if !maps.Equal(exchanges, wantEx) {
+		t.Errorf("exchange cells %v, want %v", exchanges, wantEx)
+	}
 	var fj struct {
 		Findings []struct{ ID, Verdict, Evidence string } `json:"findings"`
 	}
@@ -92,7 +117,11 @@ func TestIntegrationStudyEvolutionSmoke(t *testing.T) {
 		t.Errorf("differ without ngtcp2: %s: %s", differ.Verdict, differ.Evidence)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	for _, s := range []string{"Release x case", "Build provenance", "quic-go@v0.40.1"} {
+	want2 := []string{"Release x case", "Build provenance", "quic-go@v0.40.1"}
+	if len(wantEx) > 0 {
+		want2 = append(want2, "v2 as client", "v2 as server")
+	}
+	for _, s := range want2 {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("report.md lacks %q", s)
 		}

@@ -1,0 +1,171 @@
+package studies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/pltlab/pltlab/interop"
+	"github.com/pltlab/pltlab/interop/matrix"
+)
+
+// EvolutionFixed is the fixed peer of the study's exchange cells: the interop endpoint built with
+// the quic-go release pltlab links ("quic-go"), the client of every release as a server and the
+// server of every release as a client.
+const EvolutionFixed = matrix.QUICGo
+
+// evolutionExchangeCost is the cost model's time of one exchange cell: opening the emulated link,
+// starting the server, the client's fetch through 10 Mbit/s and 30 ms, and decrypting the
+// capture with tshark (about 3-5 s on 2 cores; keyupdate's 2 MB the longest).
+const evolutionExchangeCost = 5 * time.Second
+
+// Roles of a release in an exchange cell.
+const (
+	asClient = "as client"
+	asServer = "as server"
+)
+
+// exchangeMissing says why the exchange cells cannot run here (nil when they can): their links
+// are TUN devices in network namespaces (Linux, root) and their captures are decrypted by tshark.
+var exchangeMissing = func() error {
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("the exchange cases' emulated links need Linux (this is %s): %w", runtime.GOOS, errors.ErrUnsupported)
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("the exchange cases' emulated links need root (TUN devices in network namespaces)")
+	}
+	if _, err := exec.LookPath(matrix.Tshark); err != nil {
+		return fmt.Errorf("%s not found (Debian package tshark; make setup installs it): the captures cannot be decrypted", matrix.Tshark)
+	}
+	return nil
+}
+
+// exCell is one exchange cell of the schedule: a case between client and server, one of which
+// is EvolutionFixed.
+type exCell struct{ client, server, c string }
+
+// exchangeCells are the exchange cells of one repetition, in run order: per subject (the scale's
+// exchange releases oldest first, then ngtcp2 when installed), per case, the subject as the
+// client and then as the server. None when the exchange cases cannot run here.
+func exchangeCells(es evolutionScale) []exCell {
+	if exchangeMissing() != nil {
+		return nil
+	}
+	var subjects []string
+	for _, v := range es.exReleases {
+		subjects = append(subjects, matrix.ReleaseName(v))
+	}
+	if ngtcp2Missing() == nil {
+		subjects = append(subjects, matrix.Ngtcp2)
+	}
+	var out []exCell
+	for _, s := range subjects {
+		for _, c := range es.exchanges {
+			out = append(out, exCell{s, EvolutionFixed, c}, exCell{EvolutionFixed, s, c})
+		}
+	}
+	return out
+}
+
+// exchangeKey is one exchange cell's key: "CLIENT>SERVER|CASE|REP".
+func exchangeKey(client, server, c string, rep int) string {
+	return evolutionKey(client+">"+server, c, rep)
+}
+
+// subjectOf is the endpoint an interop record tells about and its column in the release x case
+// grid: a probe record's server and its case; an exchange record's endpoint other than
+// EvolutionFixed and "CASE as client" or "CASE as server".
+func subjectOf(rec interop.Record) (subject, column string) {
+	switch {
+	case !isExchange(rec):
+		return rec.Server, rec.Case
+	case rec.Server == EvolutionFixed && rec.Client != EvolutionFixed:
+		return rec.Client, rec.Case + " " + asClient
+	}
+	return rec.Server, rec.Case + " " + asServer
+}
+
+// isExchange reports a record of an exchange case (matrix.Exchanges), not a probe's.
+func isExchange(rec interop.Record) bool {
+	_, ok := matrix.LookupExchange(rec.Case)
+	return ok
+}
+
+// exchangeColumns are the grid's exchange columns in order: each exchange case as client, then
+// as server.
+func exchangeColumns() []string {
+	var out []string
+	for _, c := range matrix.ExchangeNames() {
+		out = append(out, c+" "+asClient, c+" "+asServer)
+	}
+	return out
+}
+
+// evolutionColumns are every column of the grid: the probe cases, then the exchange columns.
+func evolutionColumns() []string { return append(interop.CaseNames(), exchangeColumns()...) }
+
+// environmental reports an exchange record whose outcome says that this machine could not run
+// the case (no link, no tshark): evidence of nothing about the endpoints.
+func environmental(rec interop.Record) bool {
+	return isExchange(rec) && rec.Outcome == interop.Unsupported &&
+		(strings.HasPrefix(rec.Reason, "the case's emulated link cannot open here") || strings.HasPrefix(rec.Reason, "tshark not found"))
+}
+
+// runExchanges runs the exchange cells of one repetition that done lacks, each peer opened once
+// (a release's endpoint built or taken from the cache) and kept in peers. A peer that does not
+// open gets an error line per cell (evidence of nothing) and the run goes on; the errors are
+// returned joined.
+func runExchanges(ctx context.Context, cells []exCell, rep int, done map[string]bool, peers map[string]matrix.Peer, log *slog.Logger, write func(int, interop.Record) error) error {
+	var errs []error
+	open := func(name string) (matrix.Peer, error) {
+		if p, ok := peers[name]; ok {
+			return p, nil
+		}
+		p, err := matrix.OpenPeer(ctx, name, matrix.Options{Progress: func(l string) { log.Info(l) }})
+		if err == nil {
+			peers[name] = p
+		}
+		return p, err
+	}
+	for _, x := range cells {
+		if done[exchangeKey(x.client, x.server, x.c, rep)] {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		c, _ := matrix.LookupExchange(x.c)
+		client, cerr := open(x.client)
+		srv, serr := open(x.server)
+		var rec interop.Record
+		if err := errors.Join(cerr, serr); err != nil {
+			errs = append(errs, fmt.Errorf("%s > %s: %w", x.client, x.server, err))
+			rec = interop.Record{V: interop.RecordVersion, Kind: interop.RecordKind, Time: time.Now().UTC().Format(time.RFC3339),
+				Case: c.Name, Rule: c.Rule, Client: x.client, Server: x.server, Link: c.Link,
+				Outcome: interop.Error, Reason: "a peer did not open: " + err.Error()}
+		} else {
+			log.Info("evolution: exchange", "case", c.Name, "client", x.client, "server", x.server, "repetition", rep+1)
+			rec = matrix.RunExchange(ctx, c, client, srv, log)
+		}
+		if err := write(rep, rec); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// exchangeNotRun is the plan's line for exchange cells this machine cannot run ("" when it can).
+func exchangeNotRun(es evolutionScale) string {
+	err := exchangeMissing()
+	if err == nil || len(es.exchanges) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the exchange cells (%s, each of %s and ngtcp2 as client and as server against %s): %v",
+		strings.Join(es.exchanges, ", "), strings.Join(es.exReleases, ", "), EvolutionFixed, err)
+}
