@@ -76,15 +76,15 @@ func NewRecord(r Result, c Case, client, clientVersion, server, serverVersion, t
 
 // WriteTable writes records as a table for people: case, client, server, outcome, what went
 // each way (a probe's bytes sent and received; an exchange case's datagrams up and down, the
-// link's drops after a "+") and the reason.
+// link's drops after a "+", the datagrams it corrupted in parentheses) and the reason.
 func WriteTable(w io.Writer, recs []Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tclient\tserver\toutcome\tsent\treceived\treason")
 	for _, r := range recs {
 		sent, recv := fmt.Sprintf("%d B", r.Evidence.BytesSent), fmt.Sprintf("%d B", r.Evidence.BytesReceived)
 		if x := r.Evidence.Wire; x != nil {
-			sent = fmt.Sprintf("%d dgr", x.Datagrams["up"]) + drops(x.Datagrams["up-dropped"])
-			recv = fmt.Sprintf("%d dgr", x.Datagrams["down"]) + drops(x.Datagrams["down-dropped"])
+			sent = fmt.Sprintf("%d dgr", x.Datagrams["up"]) + drops(x.Datagrams["up-dropped"]) + corrupted(x.Corrupted["up"])
+			recv = fmt.Sprintf("%d dgr", x.Datagrams["down"]) + drops(x.Datagrams["down-dropped"]) + corrupted(x.Corrupted["down"])
 		} else if r.Link != "loopback" {
 			sent, recv = "-", "-"
 		}
@@ -102,6 +102,14 @@ func WriteTable(w io.Writer, recs []Record) error {
 	}
 	fmt.Fprintln(tw)
 	return tw.Flush()
+}
+
+// corrupted writes n datagrams corrupted by the link as " (n corrupted)" (nothing for none).
+func corrupted(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d corrupted)", n)
 }
 
 // drops writes n datagrams dropped by the link as "+n dropped" (nothing for none).

@@ -45,6 +45,11 @@ type Wire struct {
 	Streams map[string]int `json:"streams,omitempty"`
 	// Undecrypted counts the packets the capture's dissector could not decrypt.
 	Undecrypted int `json:"undecrypted,omitempty"`
+	// Corrupted counts the datagrams the link corrupted per direction ("up", "down"): one bit
+	// of the UDP payload flipped, the checksum kept valid (corrupt=P%). Read from the
+	// emulator's counters over the exchange, not from the capture (which holds the corrupted
+	// datagrams as delivered).
+	Corrupted map[string]int `json:"corrupted,omitempty"`
 }
 
 // FileCheck is one file an exchange case fetched: its name, the bytes served, the bytes the

@@ -409,6 +409,9 @@ type LinkDir struct {
 	GER  float64 `json:"ge_r,omitempty"`
 	GE1H float64 `json:"ge_1h,omitempty"`
 	GE1K float64 `json:"ge_1k,omitempty"`
+	// Corrupt is the probability in [0, 1] that a packet carrying a UDP or TCP payload has one
+	// payload bit flipped, its transport checksum kept valid.
+	Corrupt float64 `json:"corrupt,omitempty"`
 	// DelayVarMs is the one-way delay variation in ms: the delay is redrawn uniformly from
 	// [RTT/2 - DelayVarMs, RTT/2 + DelayVarMs] every DelayVarEveryMs.
 	DelayVarMs      float64 `json:"delayvar_ms,omitempty"`
@@ -616,6 +619,9 @@ type Direction struct {
 	LossBurstMean float64 `json:"loss_burst_mean,omitempty"`
 	// MarksCE counts packets marked Congestion Experienced by the AQM (RFC 3168).
 	MarksCE int64 `json:"marks_ce,omitempty"`
+	// Corrupted counts delivered packets whose UDP or TCP payload the link corrupted (one bit
+	// flipped, transport checksum kept valid); they count in PacketsOut too.
+	Corrupted int64 `json:"corrupted,omitempty"`
 	// Reordered counts delivered packets that were reordered (RFC 4737 section 3.3), whatever
 	// caused it; ReorderRatio is Reordered / PacketsOut (RFC 4737 section 4.1).
 	Reordered    int64   `json:"reordered,omitempty"`
@@ -946,6 +952,7 @@ func (d *Direction) Add(o Direction) {
 	d.HeldOutage += o.HeldOutage
 	d.LossBursts += o.LossBursts
 	d.MarksCE += o.MarksCE
+	d.Corrupted += o.Corrupted
 	d.Reordered += o.Reordered
 	d.ReorderExtentMax = max(d.ReorderExtentMax, o.ReorderExtentMax)
 	d.QueueDelayMaxMs = max(d.QueueDelayMaxMs, o.QueueDelayMaxMs)

@@ -24,6 +24,7 @@ func direction(c emu.Counters, base time.Time) result.Direction {
 		HeldOutage:       c.HeldOutage,
 		LossBursts:       c.LossBursts,
 		MarksCE:          c.MarksCE,
+		Corrupted:        c.Corrupted,
 		Reordered:        c.Reordered,
 		ReorderExtentMax: c.ReorderExtentMax,
 		QueueDelayP50Ms:  ms(c.QueueDelayP50),

@@ -57,11 +57,15 @@ type ClientFeatures struct {
 }
 
 // Links of the exchange cases: the Interop Runner's 10 Mbit/s and 30 ms RTT, and that link
-// with 30 % and 2 % random loss each way (its handshakeloss and transferloss drop rates).
+// with 30 % and 2 % random loss each way (its handshakeloss and transferloss drop rates), or
+// corruption each way at those rates (its handshakecorruption and transfercorruption: one bit
+// of a datagram's UDP payload flipped, the UDP checksum kept valid, so QUIC's AEAD meets it).
 const (
-	LinkPlain         = "rate=10mbit,rtt=30ms"
-	LinkHandshakeLoss = "rate=10mbit,rtt=30ms,loss=30%"
-	LinkTransferLoss  = "rate=10mbit,rtt=30ms,loss=2%"
+	LinkPlain               = "rate=10mbit,rtt=30ms"
+	LinkHandshakeLoss       = "rate=10mbit,rtt=30ms,loss=30%"
+	LinkTransferLoss        = "rate=10mbit,rtt=30ms,loss=2%"
+	LinkHandshakeCorruption = "rate=10mbit,rtt=30ms,corrupt=30%"
+	LinkTransferCorruption  = "rate=10mbit,rtt=30ms,corrupt=2%"
 )
 
 // HandshakeLossRuns is how many connections handshakeloss makes (the Interop Runner makes 50 of
@@ -97,6 +101,10 @@ var Exchanges = []Exchange{
 		Rule: "through 30 % random loss each way the client connects 5 times, one after another: 5 connections, each handshake completed on the wire, QUIC v1, the 1 kB file whole every time (HANDSHAKE_DONE is counted, not asked: a client may close before a lost one is sent again); the packets the link dropped are counted as the evidence that loss was met"},
 	{Name: "transferloss", Link: LinkTransferLoss, Files: []int{1_000_000}, judge: judgeLoss(1),
 		Rule: "through 2 % random loss each way a 1 MB file arrives whole on one connection whose handshake completed on the wire, QUIC v1; the packets the link dropped are counted"},
+	{Name: "handshakecorruption", Link: LinkHandshakeCorruption, Files: []int{1_000}, Runs: HandshakeLossRuns, judge: judgeCorruption(HandshakeLossRuns),
+		Rule: "through 30 % corruption each way (one bit of the UDP payload flipped, the checksum kept valid) the client connects 5 times, one after another: 5 connections (a client datagram the capture cannot decrypt opens none: its flipped bit may be in a source connection ID), QUIC v1 among the versions (a flipped bit in a long header's version shows as another), the 1 kB file whole on every connection (sent only in 1-RTT, in answer to a request sent once the handshake completed: the proof of each handshake, as the capture's dissector does not read packets coalesced behind a corrupted one); the link corrupted at least one datagram (its counters); the corrupted datagrams, the packets undecryptable in the capture (the corruption met the AEAD) and the handshakes seen completed in it are counted"},
+	{Name: "transfercorruption", Link: LinkTransferCorruption, Files: []int{1_000_000}, judge: judgeCorruption(1),
+		Rule: "through 2 % corruption each way a 1 MB file arrives whole on one connection, QUIC v1 among the versions; the link corrupted at least one datagram; the corrupted datagrams, the packets undecryptable in the capture and the handshakes seen completed in it are counted"},
 }
 
 // ExchangeNames lists the names of Exchanges.

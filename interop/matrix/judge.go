@@ -116,6 +116,32 @@ func judgeV2(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, strin
 	return v.outcome("QUIC v2 in every long header, the file whole")
 }
 
+// judgeCorruption judges a corruption case of n connections: n connections (counted without
+// the undecryptable client datagrams: DecodeFields), QUIC v1 among the versions (a corrupted
+// datagram is still delivered and captured, and a bit flipped in a long header's version shows
+// as another version), every file whole on every connection, and that the link corrupted
+// something (Wire.Corrupted, its counters). The handshakes seen completed in the capture are
+// counted, not asked: the dissector does not read the packets coalesced behind a corrupted one
+// (seen here: a client's Handshake packet corrupted, its coalesced 1-RTT request unread while
+// the server answered it), so a completed handshake may be hidden from it; each file whole is
+// the proof instead, as the server sends it only in 1-RTT packets in answer to a request the
+// client can send only once it has the server's Finished (no client here resumes a session).
+func judgeCorruption(n int) func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
+	return func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
+		var v verdict
+		up, down := w.Corrupted["up"], w.Corrupted["down"]
+		v.need(up+down > 0, "the link corrupted no datagram: corruption was not met")
+		v.need(w.Connections == n, "%d connections (client source connection IDs in its decryptable Initials), want %d", w.Connections, n)
+		v.need(slices.Contains(w.Versions, wireV1), "long header versions %v, want %s among them", w.Versions, wireV1)
+		v.filesWhole(files)
+		what := "one connection and the file whole"
+		if n > 1 {
+			what = fmt.Sprintf("%d connections and the file whole on each", n)
+		}
+		return v.outcome(fmt.Sprintf("%s though the link corrupted %d datagrams up and %d down (%d packets undecryptable in the capture; %d of %d handshakes seen completed in it, %d HANDSHAKE_DONE delivered)", what, up, down, w.Undecrypted, w.Handshakes, w.Connections, w.HandshakeDone))
+	}
+}
+
 // judgeLoss judges a loss case of n connections.
 func judgeLoss(n int) func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
 	return func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {

@@ -85,7 +85,9 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 		stop()
 		return "", "", fmt.Errorf("capture: %w", err)
 	}
+	l.TakeCounters() // the exchange's counters start here
 	unsup, summary := runClient(ctx, l, client, a, d, c, names)
+	counters := l.TakeCounters()
 	_, cerr := capt.StopCapture(nil)
 	stop()
 	if unsup != "" || cerr != nil {
@@ -95,9 +97,12 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 	if err := joinFiles(keys, d.clientKeys, d.serverKeys); err != nil {
 		return "", "", err
 	}
-	w, err := Decode(ctx, pcap, keys)
+	w, err := Decode(ctx, pcap, keys, spec.DownImp.Corrupt > 0 || spec.UpImp.Corrupt > 0)
 	if err != nil {
 		return "", "", err
+	}
+	if counters != nil && (counters.Up.Corrupted > 0 || counters.Down.Corrupted > 0) {
+		w.Corrupted = map[string]int{"up": int(counters.Up.Corrupted), "down": int(counters.Down.Corrupted)}
 	}
 	ev.Wire, ev.Files = w, checkFiles(d, names, c.runs())
 	out, reason := c.judge(w, ev.Files)

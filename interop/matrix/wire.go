@@ -29,8 +29,9 @@ var wireFields = []string{
 
 // Decode runs tshark on the pcapng capture of a link (package shaping/capture's four
 // interfaces: down, up, down-dropped, up-dropped) with the TLS key log keylog and reads the
-// facts of its QUIC packets (DecodeFields). Errors: tshark missing or failing.
-func Decode(ctx context.Context, pcap, keylog string) (*interop.Wire, error) {
+// facts of its QUIC packets (DecodeFields; corrupted as there). Errors: tshark missing or
+// failing.
+func Decode(ctx context.Context, pcap, keylog string, corrupted bool) (*interop.Wire, error) {
 	args := []string{"-r", pcap, "-o", "tls.keylog_file:" + keylog, "-T", "fields", "-E", "separator=/t", "-E", "aggregator=,", "-E", "occurrence=a"}
 	for _, f := range wireFields {
 		args = append(args, "-e", f)
@@ -42,7 +43,7 @@ func Decode(ctx context.Context, pcap, keylog string) (*interop.Wire, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tshark %s: %w: %s", pcap, err, strings.TrimSpace(stderr.String()))
 	}
-	return DecodeFields(bytes.NewReader(out))
+	return DecodeFields(bytes.NewReader(out), corrupted)
 }
 
 // TLS handshake message and extension numbers (RFC 8446 section 4) and QUIC frame types
@@ -67,8 +68,13 @@ var (
 // client's 1-RTT packets delivered (up1RTT), then a server 1-RTT packet delivered (done).
 type connTLS struct{ psk, cert, early, up1RTT, done bool }
 
-// DecodeFields reads tshark's field lines (wireFields, tab-separated) into a Wire.
-func DecodeFields(r io.Reader) (*interop.Wire, error) {
+// DecodeFields reads tshark's field lines (wireFields, tab-separated) into a Wire. corrupted
+// says the link corrupted datagrams (corrupt=P%): their flipped bit may sit in a cleartext
+// header field, and a client Initial's source connection ID changed by one would count as one
+// more connection, and take that connection's later packets with it. So then a client datagram
+// holding a packet the dissector could not decrypt opens no connection: the receiver could not
+// decrypt it either, and the client sends its Initial again.
+func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
 	w := &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, KeyPhaseFlips: map[string]int{}, Streams: map[string]int{}}
 	var conns []string           // the connections' keys (connKey), in order
 	alias := map[string]string{} // a Retry's source connection ID -> the key of its connection
@@ -107,7 +113,7 @@ func DecodeFields(r io.Reader) (*interop.Wire, error) {
 			}
 		}
 		if dir == "up" && slices.Contains(types, "initial") {
-			if key := connKey(first(v(5)), first(v(6)), alias); !slices.Contains(conns, key) {
+			if key := connKey(first(v(5)), first(v(6)), alias); !slices.Contains(conns, key) && !(corrupted && len(v(15)) > 0) {
 				conns = append(conns, key)
 				tls = append(tls, connTLS{})
 				clear(lastPhase) // a new connection's keys start at phase 0

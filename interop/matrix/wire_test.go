@@ -42,10 +42,41 @@ var zeroLengthCapture = strings.Join([]string{
 	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb44,bb44", ",", "", "2,6,6", "", "", "", "2,8,20", "43,51,41,16,57,42", "h3", ""),
 }, "\n") + "\n"
 
+// corruptedCapture is one connection through a corrupting link: the client's second Initial
+// arrived with a bit of its source connection ID flipped (aa11 -> aa91; the dissector could not
+// decrypt it), then the client's and the server's 1-RTT packets.
+var corruptedCapture = strings.Join([]string{
+	line("1", "1", "0", "", "0x00000001", "aa11", "dd01", "", "6,0", "", "", "", "1", "", "", ""),
+	line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb33,bb33", "aa11,aa11", "", "2,6,6", "", "", "", "2,8,11,15,20", "43,51,16,57", "h3", ""),
+	line("1", "1,1", "0,2", "", "0x00000001,0x00000001", "aa91,aa11", "bb33,bb33", "", "", "", "", "", "", "", "", "1"),
+	line("1", "1,1", "0,2", "", "0x00000001,0x00000001", "aa11,aa11", "bb33,bb33", "", "2,6", "", "", "", "20", "", "", ""),
+	line("1", "0", "", "", "", "", "bb33", "0", "8", "", "", "0", "", "", "", ""),
+	line("0", "0", "", "", "", "", "aa11", "0", "30,8", "", "", "0", "", "", "", ""),
+}, "\n") + "\n"
+
+// TestDecodeCorrupted: through a corrupting link, a client datagram the dissector could not
+// decrypt opens no connection (one connection, its handshake completed); without the flag the
+// flipped source connection ID counts as a second connection that takes the first's 1-RTT
+// packets.
+func TestDecodeCorrupted(t *testing.T) {
+	for _, tc := range []struct {
+		corrupted         bool
+		conns, handshakes int
+	}{{true, 1, 1}, {false, 2, 1}} {
+		w, err := DecodeFields(strings.NewReader(corruptedCapture), tc.corrupted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Connections != tc.conns || w.Handshakes != tc.handshakes || w.Undecrypted != 1 {
+			t.Errorf("corrupted %v: %d connections, %d handshakes, %d undecrypted; want %d, %d, 1", tc.corrupted, w.Connections, w.Handshakes, w.Undecrypted, tc.conns, tc.handshakes)
+		}
+	}
+}
+
 // TestDecodeFields reads each fact of a capture's lines: datagrams per interface, packets per
 // type, connections, the Retry token and its echo, key phase flips, streams, TLS.
 func TestDecodeFields(t *testing.T) {
-	w, err := DecodeFields(strings.NewReader(retryCapture))
+	w, err := DecodeFields(strings.NewReader(retryCapture), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +112,7 @@ func TestDecodeFields(t *testing.T) {
 	if !slices.Equal(w.Versions, []string{wireV1}) {
 		t.Errorf("versions %v", w.Versions)
 	}
-	z, err := DecodeFields(strings.NewReader(zeroLengthCapture))
+	z, err := DecodeFields(strings.NewReader(zeroLengthCapture), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +121,7 @@ func TestDecodeFields(t *testing.T) {
 			z.Connections, z.TokenEchoed, z.Resumed, z.EarlyData, z.Packets["up 0rtt"])
 	}
 	for _, bad := range []string{"1\t1\n", line("7", "", "", "", "", "", "", "", "", "", "", "", "", "", "", "")} {
-		if _, err := DecodeFields(strings.NewReader(bad)); err == nil {
+		if _, err := DecodeFields(strings.NewReader(bad), false); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
@@ -141,6 +172,20 @@ func TestJudges(t *testing.T) {
 			"5 handshakes done and the file whole each time though the link dropped 0 datagrams up and 4 down (3 HANDSHAKE_DONE delivered)"},
 		{"handshakeloss", func(w *interop.Wire) { w.Connections, w.Handshakes = 5, 4 }, whole, interop.Fail, "4 of 5 connections completed the handshake"},
 		{"handshakeloss", func(w *interop.Wire) {}, whole, interop.Fail, "1 connections (client source connection IDs in its Initials), want 5"},
+		{"transfercorruption", func(w *interop.Wire) { w.Corrupted = map[string]int{"up": 3, "down": 9}; w.Undecrypted = 12 }, whole, interop.Pass,
+			"one connection and the file whole though the link corrupted 3 datagrams up and 9 down (12 packets undecryptable in the capture; 1 of 1 handshakes seen completed"},
+		{"transfercorruption", func(w *interop.Wire) {}, whole, interop.Fail, "the link corrupted no datagram"},
+		{"transfercorruption", func(w *interop.Wire) { w.Corrupted = map[string]int{"down": 9} }, short, interop.Fail, "1.bin: 0 of 10 bytes"},
+		{"handshakecorruption", func(w *interop.Wire) {
+			w.Connections, w.Handshakes, w.Undecrypted, w.Corrupted = 5, 5, 1, map[string]int{"up": 7, "down": 8}
+			w.Versions = []string{wireV1, "0x00000101"} // a flipped bit in a long header's version
+		}, whole, interop.Pass, "5 connections and the file whole on each though the link corrupted 7 datagrams up and 8 down"},
+		{"handshakecorruption", func(w *interop.Wire) {
+			w.Connections, w.Handshakes, w.Corrupted = 6, 5, map[string]int{"up": 7}
+		}, whole, interop.Fail, "6 connections (client source connection IDs in its decryptable Initials), want 5"},
+		{"handshakecorruption", func(w *interop.Wire) {
+			w.Connections, w.Handshakes, w.Undecrypted, w.Corrupted = 5, 4, 3, map[string]int{"up": 7}
+		}, whole, interop.Pass, "4 of 5 handshakes seen completed in it"},
 	} {
 		c, found := LookupExchange(tt.name)
 		if !found {

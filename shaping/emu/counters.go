@@ -24,6 +24,9 @@ type Counters struct {
 	// LossBursts counts runs of consecutive random-loss drops (among the packets that reached the
 	// loss stage); DropsLoss/LossBursts is the mean burst length in packets.
 	LossBursts int64
+	// Corrupted counts delivered packets whose transport payload the emulator corrupted (one
+	// bit flipped, checksum kept valid; Config.Corrupt). They count in PacketsOut too.
+	Corrupted int64
 	// MarksCE counts packets the AQM marked Congestion Experienced instead of dropping (RFC 3168).
 	MarksCE int64
 	// HeldOutage counts packets that arrived during an outage in mode hold (delayed, not dropped).

@@ -3,8 +3,9 @@
 // A packet offered to a Pipe goes through, in order: an outage gate (periodic or random on/off;
 // drop or hold), random loss (Bernoulli or Gilbert-Elliott), a queue (droptail, drop-head,
 // CoDel, PIE or FQ-CoDel; limit in bytes or packets), a server at the bottleneck rate or at the
-// delivery opportunities of a trace, and a delay line (propagation delay, optionally varied
-// every interval, per-packet jitter, and reordering by holding packets back).
+// delivery opportunities of a trace, a delay line (propagation delay, optionally varied
+// every interval, per-packet jitter, and reordering by holding packets back), and, as it is
+// delivered, random corruption of its transport payload.
 //
 // The serializer keeps an absolute timeline: a packet starts when the previous one has finished
 // (or at its arrival when the link was idle), so a late wake-up of the caller never costs link
@@ -54,6 +55,10 @@ type Config struct {
 	Loss float64
 	// GE, when enabled, replaces Loss by the Gilbert-Elliott model.
 	GE GilbertElliott
+	// Corrupt is the probability in [0, 1] that a delivered packet carrying a UDP or TCP
+	// payload has one bit of that payload flipped, its transport checksum kept valid (see
+	// corruptPayload); drawn at delivery, so every corrupted packet reaches the receiver.
+	Corrupt float64
 	// QueueBytes is the queue limit in bytes of packets not yet fully serialized (the packet
 	// being serialized counts, so a droptail queue's delay is at most QueueBytes*8/Rate). 0 = see
 	// QueuePackets; both 0 = unlimited.
@@ -73,7 +78,7 @@ type Config struct {
 	ECN bool
 	// Outage switches the link off from time to time.
 	Outage Outage
-	// Seed seeds the loss, jitter, reordering and AQM generators.
+	// Seed seeds the loss, corruption, jitter, reordering and AQM generators.
 	Seed int64
 	// BufSize is the size of buffers handed out by Buffer (default 65536).
 	BufSize int
@@ -105,6 +110,7 @@ type Pipe struct {
 	cfg       Config
 	loss, jit *rand.Rand
 	ro, aqm   *rand.Rand
+	cor       *rand.Rand
 	ge        geState
 	lastLost  bool
 	busyUntil int64 // ns: when the serializer finishes its last packet
@@ -140,6 +146,7 @@ func NewPipe(cfg Config) *Pipe {
 		jit:  rand.New(rand.NewPCG(seed, 0x6a697474)),
 		ro:   rand.New(rand.NewPCG(seed, 0x72656f72)),
 		aqm:  rand.New(rand.NewPCG(seed, 0x61716d00)),
+		cor:  rand.New(rand.NewPCG(seed, 0x636f7272)),
 	}
 	switch {
 	case cfg.Reorder && cfg.Jitter > 0:
@@ -227,6 +234,15 @@ func (p *Pipe) lose() bool {
 		return p.ge.lose(&p.cfg.GE, p.loss)
 	}
 	return p.cfg.Loss > 0 && p.loss.Float64() < p.cfg.Loss
+}
+
+// corrupt draws, for a packet with a transport payload, whether it is corrupted, and corrupts
+// it if so; it reports whether it did.
+func (p *Pipe) corrupt(pkt []byte) bool {
+	if _, payload, end, _, ok := transport(pkt); !ok || payload == end || p.cor.Float64() >= p.cfg.Corrupt {
+		return false
+	}
+	return corruptPayload(pkt, p.cor)
 }
 
 // drain forgets the packets whose serialization has finished by t.
@@ -344,6 +360,9 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 		pd = p.heap.pop()
 	default:
 		pd = p.fifo.pop()
+	}
+	if p.cfg.Corrupt > 0 && p.corrupt(pd.buf) {
+		p.c.Corrupted++
 	}
 	p.c.PacketsOut++
 	p.c.BytesOut += int64(len(pd.buf))

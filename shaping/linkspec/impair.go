@@ -25,6 +25,10 @@ type Impair struct {
 	Burst float64
 	// GE is the full Gilbert-Elliott model of loss=gemodel:p/r/1-h/1-k (zero when not given).
 	GE emu.GilbertElliott
+	// Corrupt is the probability in [0, 1] that a packet carrying a UDP or TCP payload has one
+	// bit of that payload flipped, its transport checksum kept valid (corrupt=P%; emu.Config's
+	// Corrupt), so the endpoint's own integrity check meets it.
+	Corrupt float64
 	// DelayVar redraws the one-way delay uniformly from [RTT/2-DelayVar, RTT/2+DelayVar] every
 	// DelayVarEvery (delay variation over time; later packets may overtake earlier ones).
 	DelayVar time.Duration
@@ -56,7 +60,7 @@ const DefaultReorderDelay = 10 * time.Millisecond
 var aqmLimits = map[emu.AQM]int{emu.CoDel: 1000, emu.PIE: 1000, emu.FQCoDel: 10240}
 
 // dirKeys are the keys that take a down. or up. prefix.
-var dirKeys = []string{"loss", "burst", "delayvar", "delayvar_every", "reorder", "reorder_delay", "aqm", "target", "interval", "ecn"}
+var dirKeys = []string{"loss", "burst", "corrupt", "delayvar", "delayvar_every", "reorder", "reorder_delay", "aqm", "target", "interval", "ecn"}
 
 // setImpair applies one directional key to the impairments in imps.
 func setImpair(imps []*Impair, key, val string) error {
@@ -77,6 +81,11 @@ func (im *Impair) set(key, val string) error {
 		im.Burst, err = strconv.ParseFloat(val, 64)
 		if err != nil || !(im.Burst >= 1) || im.Burst > 1e6 {
 			err = fmt.Errorf("bad burst %q: accepted a mean loss-burst length in packets, 1..1000000, with loss=P%%", val)
+		}
+	case "corrupt":
+		im.Corrupt, err = parsePercent("corrupt", val)
+		if err != nil {
+			err = fmt.Errorf("bad corrupt %q: accepted a percentage in [0%%,100%%] such as 2%% (the share of packets with a UDP or TCP payload that get one payload bit flipped)", val)
 		}
 	case "delayvar":
 		im.DelayVar, err = parseDelay("delayvar", val)
@@ -199,6 +208,9 @@ func (im Impair) items(prefix string) []string {
 	if im.Burst > 0 {
 		add("burst", strconv.FormatFloat(im.Burst, 'f', -1, 64))
 	}
+	if im.Corrupt > 0 {
+		add("corrupt", pct(im.Corrupt))
+	}
 	if im.DelayVar > 0 {
 		add("delayvar", im.DelayVar.String())
 	}
@@ -229,7 +241,7 @@ func (im Impair) items(prefix string) []string {
 // result describes im for the record.
 func (im Impair) result() result.LinkDir {
 	r := result.LinkDir{Loss: im.Loss, LossBurst: im.Burst, GEP: im.GE.P, GER: im.GE.R, GE1H: im.GE.H1, GE1K: im.GE.K1,
-		DelayVarMs: ms(im.DelayVar), ReorderProb: im.ReorderProb, Trace: im.Trace, ECN: im.ECN}
+		Corrupt: im.Corrupt, DelayVarMs: ms(im.DelayVar), ReorderProb: im.ReorderProb, Trace: im.Trace, ECN: im.ECN}
 	if im.DelayVar > 0 {
 		r.DelayVarEveryMs = ms(cmpOr(im.DelayVarEvery, emu.DefaultDelayVarEvery))
 	}
@@ -271,7 +283,7 @@ func (im Impair) apply(c *emu.Config) error {
 	case emu.CoDel, emu.FQCoDel:
 		c.CoDel = emu.CoDelParams{Target: im.Target, Interval: im.Interval}
 	}
-	c.Loss = im.Loss
+	c.Loss, c.Corrupt = im.Loss, im.Corrupt
 	switch {
 	case im.GE.Enabled():
 		c.GE, c.Loss = im.GE, 0

@@ -40,6 +40,13 @@ func TestIssueSpellings(t *testing.T) {
 		check func(Spec) bool
 		canon string
 	}{
+		{"rate=10mbit,rtt=30ms,corrupt=2%", func(s Spec) bool {
+			return s.DownImp.Corrupt == 0.02 && s.UpImp.Corrupt == 0.02 && s.Result().Down.Corrupt == 0.02
+		}, "rate=10mbit,rtt=30ms,corrupt=2%,queue=1bdp,shaper=emu"},
+		{"rate=10mbit,rtt=30ms,down.corrupt=30%", func(s Spec) bool {
+			down, up, err := PipeConfigs(s)
+			return err == nil && s.DownImp.Corrupt == 0.3 && s.UpImp.Corrupt == 0 && down.Corrupt == 0.3 && up.Corrupt == 0
+		}, "rate=10mbit,rtt=30ms,down.corrupt=30%,queue=1bdp,shaper=emu"},
 		{"rate=10mbit,rtt=112ms,delayvar=50ms", func(s Spec) bool {
 			return s.DownImp.DelayVar == 50*ms && s.UpImp.DelayVar == 50*ms && s.RTT == 112*ms
 		}, "rate=10mbit,rtt=112ms,delayvar=50ms,queue=1bdp,shaper=emu"},
@@ -90,6 +97,9 @@ func TestImpairErrors(t *testing.T) {
 		{"rate=1mbit,loss=60%,burst=1", "down: loss=60%,burst=1: mean loss 60% with mean bursts of 1 packets needs p = 1.5 > 1: accepted loss <= burst/(burst+1)"},
 		{"rate=1mbit,burst=0.5", `bad burst "0.5": accepted a mean loss-burst length in packets, 1..1000000, with loss=P%`},
 		{"rate=1mbit,loss=gemodel:1%", `bad loss "gemodel:1%": accepted gemodel:p/r[/1-h[/1-k]] in percent, e.g. gemodel:1%/30%/100%/0% (tc-netem's gemodel)`},
+		{"rate=1mbit,corrupt=2", `bad corrupt "2": accepted a percentage in [0%,100%] such as 2% (the share of packets with a UDP or TCP payload that get one payload bit flipped)`},
+		{"rate=1mbit,up.corrupt=101%", `bad corrupt "101%": accepted a percentage in [0%,100%] such as 2% (the share of packets with a UDP or TCP payload that get one payload bit flipped)`},
+		{"rate=10mbit,rtt=30ms,corrupt=2%,shaper=netem", "down.corrupt=2% (netem's corrupt flips a bit anywhere in the packet and leaves the checksums, so most corrupted packets die in the receiver's checksum check as loss; the emulator flips a payload bit and fixes the transport checksum): shaper=netem cannot emulate it: accepted shaper=emu (the default)"},
 		{"rate=1mbit,aqm=red", `bad aqm "red": accepted droptail, drophead, codel, pie, fq_codel or cake (cake with shaper=netem)`},
 		{"rtt=20ms,aqm=codel", "down: aqm=codel on an unlimited direction: accepted an AQM with a rate or trace (a queue only forms at a bottleneck)"},
 		{"rate=1mbit,target=3ms", "down: target, interval or ecn without an AQM: accepted them with aqm=codel, pie or fq_codel"},

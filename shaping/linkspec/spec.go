@@ -106,6 +106,9 @@ type parseState struct {
 //     draws it from netem's tables instead (normal: sd = jitter);
 //   - loss=P% (Bernoulli), loss=P%,burst=N (Gilbert model with mean loss P and mean burst N
 //     packets), loss=gemodel:p/r/1-h/1-k (Gilbert-Elliott, netem's parameters in percent);
+//   - corrupt=P%: flip one bit of the UDP or TCP payload of that share of the packets that carry
+//     one, the transport checksum kept valid (the endpoint's AEAD or MAC sees it, not the
+//     kernel's checksum check; shaper=emu only);
 //   - delayvar=D, delayvar_every=T (default 100ms): the one-way delay redrawn uniformly from
 //     [rtt/2-D, rtt/2+D] every T (packets keep the delay they met, so later ones may overtake);
 //   - reorder=P%, reorder_delay=D (default 10ms): hold a packet back D with probability P;
@@ -117,7 +120,7 @@ type parseState struct {
 //     durations), outage_mode=drop|hold (default drop);
 //   - mtu, shaper (emu|netem|none), seed.
 //
-// loss, burst, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval and ecn
+// loss, burst, corrupt, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval and ecn
 // apply to both directions, or to one with a down. or up. prefix (down.loss=2%).
 // Errors are one line naming the bad item and what is accepted.
 func Parse(s string) (Spec, error) {
@@ -159,11 +162,11 @@ func Parse(s string) (Spec, error) {
 }
 
 // shapingKeys are the keys that have no effect on an unshaped link.
-var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "queue", "jitter", "jitter_dist", "reorder", "mtu", "burst",
+var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "corrupt", "queue", "jitter", "jitter_dist", "reorder", "mtu", "burst",
 	"delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn", "outage", "outage_mode"}
 
 // acceptedKeys lists the keys Parse accepts, for error messages.
-const acceptedKeys = "rate, down, up, rtt, loss, burst, queue, jitter, jitter_dist, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, outage, outage_mode, mtu, shaper, seed (down./up. prefixes on loss, burst, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn)"
+const acceptedKeys = "rate, down, up, rtt, loss, burst, corrupt, queue, jitter, jitter_dist, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, outage, outage_mode, mtu, shaper, seed (down./up. prefixes on loss, burst, corrupt, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn)"
 
 // checkRepeat refuses a key given twice, and rate given together with down or up, in spec.
 func checkRepeat(seen map[string]bool, key, spec string) error {
@@ -227,7 +230,7 @@ func (st *parseState) set(key, val string) error {
 		if err != nil {
 			err = fmt.Errorf("bad reorder %q: accepted a percentage such as 5%% (hold packets back), or true/false (let jitter reorder)", val)
 		}
-	case "loss", "burst", "delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn":
+	case "loss", "burst", "corrupt", "delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn":
 		err = setImpair([]*Impair{&sp.DownImp, &sp.UpImp}, key, val)
 	case "outage":
 		hold := sp.Outage.Hold

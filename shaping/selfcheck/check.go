@@ -344,7 +344,8 @@ func idleMaxOK(rtts []time.Duration, bound, late time.Duration) (ok bool, note s
 // its answer is dropped, 1 - (1 - loss down)(1 - loss up); with losses in bursts (the Gilbert
 // model, burst=N, or a Gilbert-Elliott model) at most the upper end of the 99 % central
 // interval of the exact distribution of lost probes under the two directions' chains
-// (probeLossPMF). An unanswered probe is never passed silently.
+// (probeLossPMF). A link that corrupts packets spoils some probes too (probeSpoil): each
+// direction's loss then includes that chance. An unanswered probe is never passed silently.
 func (c *checker) lostProbesLine(n, answered int) {
 	lost := n - answered
 	if lost == 0 {
@@ -355,6 +356,7 @@ func (c *checker) lostProbesLine(n, answered int) {
 		return
 	}
 	up, down := c.ge(false), c.ge(true)
+	su, sd := c.probeSpoil(false), c.probeSpoil(true)
 	if up.Enabled() || down.Enabled() {
 		// Losses in bursts: consecutive probes meet the same Bad state, so they are lost
 		// together, and the binomial bound (independent probes) would refuse a link that
@@ -366,7 +368,7 @@ func (c *checker) lostProbesLine(n, answered int) {
 		if down.P+down.R == 0 && !down.Enabled() {
 			down = emu.GilbertElliott{K1: c.spec.DownImp.Loss}
 		}
-		pl := probeLossPMF(n, up, down)
+		pl := probeLossPMF(n, withSpoil(up, su), withSpoil(down, sd))
 		mean := 0.0
 		for k, q := range pl {
 			mean += float64(k) * q
@@ -376,14 +378,18 @@ func (c *checker) lostProbesLine(n, answered int) {
 			fmt.Sprintf("<= %d (Gilbert-Elliott chains advanced by the probes, 99 %%)", hi), lost <= hi)
 		return
 	}
-	p := 1 - (1-c.spec.DownImp.Loss)*(1-c.spec.UpImp.Loss)
+	p := 1 - (1-c.spec.DownImp.Loss)*(1-c.spec.UpImp.Loss)*(1-su)*(1-sd)
 	if p == 0 {
 		c.add("idle RTT probes lost", "0", fmt.Sprint(lost), "0", false)
 		return
 	}
 	_, half := binomialOK(lost, n, p)
 	upper := int(math.Floor((p + half) * float64(n)))
-	c.add("idle RTT probes lost", fmt.Sprintf("%.1f of %d (loss)", p*float64(n), n), fmt.Sprint(lost),
+	cause := "loss"
+	if su+sd > 0 {
+		cause = "loss and corruption"
+	}
+	c.add("idle RTT probes lost", fmt.Sprintf("%.1f of %d (%s)", p*float64(n), n, cause), fmt.Sprint(lost),
 		fmt.Sprintf("<= %d (binomial 99 %%)", upper), lost <= upper)
 }
 

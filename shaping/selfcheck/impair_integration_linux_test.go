@@ -280,3 +280,32 @@ func TestIntegrationCheckImpairmentLines(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationCheckCorruption: the corruption lines of links corrupting 30 % and 2 % each
+// way are present, judged and passed through the real emulator (the stream's probes see their
+// payload changed; the emulator's counters saw at least as many corrupted packets). About 20 s.
+func TestIntegrationCheckCorruption(t *testing.T) {
+	linktest.NeedRoot(t)
+	for _, link := range []string{"rate=10mbit,rtt=30ms,corrupt=30%", "rate=10mbit,rtt=30ms,corrupt=2%"} {
+		t.Run(link, func(t *testing.T) {
+			l := openLink(t, link)
+			res, err := Run(context.Background(), l, Options{Quick: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := 0
+			for _, line := range res.Lines {
+				t.Logf("%-45s %-22s %-32s %-45s %v", line.Name, line.Configured, line.Measured, line.Tolerance, line.Pass)
+				if strings.HasPrefix(line.Name, "corruption ") {
+					found++
+					if !line.Pass {
+						t.Errorf("line %q: %s against %s (%s): want a pass", line.Name, line.Measured, line.Configured, line.Tolerance)
+					}
+				}
+			}
+			if found != 2 {
+				t.Errorf("%d corruption lines, want 2 (up, down)", found)
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package selfcheck
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"net"
@@ -22,6 +21,8 @@ const streamPacket = 64
 type arrival struct {
 	seq        int
 	sent, recv time.Time
+	// corrupted is true when the payload differs from what was sent (decodeStream).
+	corrupted bool
 }
 
 // stream sends n sequenced UDP packets of size bytes (payload) gap apart through one direction
@@ -61,22 +62,20 @@ func (c *checker) stream(ctx context.Context, down bool, n int, gap time.Duratio
 			if err != nil {
 				return
 			}
-			if k >= 12 {
-				got = append(got, arrival{seq: int(binary.BigEndian.Uint32(buf)),
-					sent: time.Unix(0, int64(binary.BigEndian.Uint64(buf[4:]))), recv: at})
+			if seq, sent, bad, ok := decodeStream(buf[:k]); ok {
+				got = append(got, arrival{seq: seq, sent: sent, recv: at, corrupted: bad})
 			}
 		}
 	})
 	stop := context.AfterFunc(ctx, func() { recv.SetReadDeadline(time.Now()) })
 	defer stop()
-	buf := make([]byte, max(size, 12))
+	buf := make([]byte, max(size, streamRecords))
 	sends := make([]time.Time, 0, n)
 	next := time.Now()
 	for i := 0; i < n && ctx.Err() == nil; i++ {
 		now := time.Now()
 		sends = append(sends, now)
-		binary.BigEndian.PutUint32(buf, uint32(i))
-		binary.BigEndian.PutUint64(buf[4:], uint64(now.UnixNano()))
+		encodeStream(buf, i, now)
 		send(buf)
 		// Never catch up after a stall of this goroutine: packets sent back to back would
 		// overflow the link's queue (drops of the queue, not of the model under test), so the
@@ -159,7 +158,7 @@ func analyse(n int, got []arrival) streamStats {
 func (c *checker) streams(ctx context.Context) error {
 	for _, down := range []bool{false, true} {
 		im := c.imp(down)
-		if im.Loss == 0 && im.DelayVar == 0 && im.ReorderProb == 0 && !c.jitterReorders() && !c.jitterJudged(down) {
+		if im.Loss == 0 && im.Corrupt == 0 && im.DelayVar == 0 && im.ReorderProb == 0 && !c.jitterReorders() && !c.jitterJudged(down) {
 			continue
 		}
 		n, gap := c.streamShape(down)
@@ -189,6 +188,7 @@ func (c *checker) streams(ctx context.Context) error {
 // left out.
 func (c *checker) streamLines(down bool, n int, gap time.Duration, got []arrival) {
 	c.lossLines(down, analyse(n, got))
+	c.corruptLine(down, got)
 	kept, left := c.arrivalsOutsideStalls(got)
 	st, from := analyse(n, kept), len(c.res.Lines)
 	c.delayVarLine(down, st, kept)
@@ -202,7 +202,7 @@ func (c *checker) streamLines(down bool, n int, gap time.Duration, got []arrival
 // streamShape picks the packet count and spacing of a direction's stream: 1000 packets within
 // 2 s (quick: 300 within 0.6 s), spaced at least 1 ms and twice a probe's serialization; with
 // loss, enough packets to expect minLossEvents loss events (bursts for the Gilbert model) and
-// lossTailMargin more; for
+// lossTailMargin more, and with corruption as many corrupted arrivals; for
 // delay variation long enough to see minDelayIntervals draws; for reordering at most a quarter
 // of the hold apart; never longer than maxStream (quick) or 2 maxStream. A stream the cap cuts
 // short of what its lines need makes those lines fail and say so.
@@ -216,7 +216,10 @@ func (c *checker) streamShape(down bool) (int, time.Duration) {
 	if im.ReorderProb > 0 {
 		gap = max(min(gap, cmpOr(im.ReorderDelay, linkspec.DefaultReorderDelay)/4), 100*time.Microsecond)
 	}
-	if ev := c.lossEventRate(down); ev > 0 {
+	for _, ev := range []float64{c.lossEventRate(down), im.Corrupt * (1 - im.Loss)} {
+		if ev <= 0 {
+			continue
+		}
 		need := int(math.Ceil(minLossEvents / ev * (1 + lossTailMargin)))
 		n = max(n, need)
 		budget = max(budget, time.Duration(need)*gap)
