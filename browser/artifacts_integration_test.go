@@ -125,21 +125,33 @@ func bodyLen(t *testing.T, c pages.HARContent) int64 {
 	return int64(len(b))
 }
 
-// HAR-versus-Resource-Timing bounds: both times run from the fetch's start to its last byte,
-// measured over 1350 fetches at 3 Mbit/s 0.04 ms apart at the median, 0.15 ms at p95 and 12.6 ms
+// HAR-versus-Resource-Timing bounds. The two views agree on a fetch from its request's send to
+// its last byte: the HAR's send, wait and receive against Resource Timing's responseEnd less
+// requestStart; the durations as a whole were measured over 1350 fetches at 3 Mbit/s 0.04 ms apart at the median, 0.15 ms at p95 and 12.6 ms
 // at most (a fetch whose DevTools event was delivered late on a busy machine). So on one page
 // the median difference must stay within harMedianMs (12 x the measured median), at most 5 %
 // of the fetches (at least one) may exceed harP95Ms (6 x the measured p95; a HAR built from the
 // wrong event, e.g. the request's send instead of the fetch's start, is a round trip off,
 // >= 20 ms here, on every fetch), and none harMaxMs (above the measured maximum).
+//
+// They do not always agree on when a fetch started. The HAR's blocked phase runs from
+// DevTools' requestWillBeSent (the request's issue, as Chrome's own HAR export counts it),
+// Resource Timing's from its startTime, and Chromium stamps the issue up to tens of ms before
+// startTime for some subresources: on quiet machines, 1.5 and 6.4 ms (h3, 2026-12-07) and
+// 29.8 ms (h2, 2026-12-06) on 3 of about 70 fetches, every other time under 0.2 ms; the network
+// parts of those fetches agreed within 0.05 ms. So what comes before the send (the HAR's blocked,
+// dns and connect; Resource Timing's requestStart less startTime) is checked on its own: never
+// shorter in the HAR by more than harP95Ms (a HAR that left out the queueing is caught), and
+// never longer by more than harIssueSkewMs.
 const (
-	harMedianMs = 0.5
-	harP95Ms    = 1.0
-	harMaxMs    = 15.0
+	harMedianMs    = 0.5
+	harP95Ms       = 1.0
+	harMaxMs       = 15.0
+	harIssueSkewMs = 50.0
 )
 
-// checkHARTimings checks that the subresources' HAR times match their Resource Timing durations
-// (responseEnd - startTime) within the bounds above.
+// checkHARTimings checks that the subresources' HAR timings match their Resource Timing
+// entries within the bounds above: each fetch from its send, and what came before the send.
 func checkHARTimings(t *testing.T, h *pages.HARFile, res []result.Resource) {
 	t.Helper()
 	byURL := map[string]pages.HAREntry{}
@@ -152,7 +164,7 @@ func checkHARTimings(t *testing.T, h *pages.HARFile, res []result.Resource) {
 			return
 		}
 		slices.Sort(diffs)
-		t.Logf("HAR vs Resource Timing differences (ms): %.3f", diffs)
+		t.Logf("HAR vs Resource Timing differences from the send (ms): %.3f", diffs)
 		if med := diffs[len(diffs)/2]; med > harMedianMs {
 			t.Errorf("HAR vs Resource Timing: median of %d differences %.2f ms, want <= %.1f ms", len(diffs), med, harMedianMs)
 		}
@@ -172,14 +184,26 @@ func checkHARTimings(t *testing.T, h *pages.HARFile, res []result.Resource) {
 			t.Errorf("resource %s not in the HAR", r.URL)
 			continue
 		}
-		d := r.EndMs - r.StartMs
-		diffs = append(diffs, math.Abs(e.Time-d))
-		if math.Abs(e.Time-d) > harP95Ms {
-			// What the two views hold, so that a gap can be explained from the log alone.
-			t.Logf("resource %s: HAR time %.2f ms (started %s, timings %+v) vs Resource Timing %.2f ms (%+v)", r.URL, e.Time, e.StartedDateTime, e.Timings, d, r)
+		// The request's part: from its send (Resource Timing's requestStart) to its last byte.
+		// Everything before it (queueing, the connect, waiting for a connection) is the start.
+		sent := max(e.Timings.Blocked, 0) + max(e.Timings.DNS, 0) + max(e.Timings.Connect, 0)
+		d := math.Abs((e.Time - sent) - (r.EndMs - r.RequestStartMs))
+		skew := sent - (r.RequestStartMs - r.StartMs)
+		if r.RequestStartMs <= 0 { // no phase boundaries (a cross-origin entry without Timing-Allow-Origin)
+			d, skew = math.Abs(e.Time-(r.EndMs-r.StartMs)), 0
 		}
-		if math.Abs(e.Time-d) > harMaxMs {
-			t.Errorf("resource %s: HAR time %.2f ms, Resource Timing %.2f ms: more than %.0f ms apart", r.URL, e.Time, d, harMaxMs)
+		diffs = append(diffs, d)
+		if d > harP95Ms || math.Abs(skew) > harP95Ms {
+			// What the two views hold, so that a gap can be explained from the log alone.
+			t.Logf("resource %s: HAR time %.2f ms, %.2f before its send (started %s, timings %+v) vs Resource Timing %.2f ms, %.2f before requestStart (%+v)",
+				r.URL, e.Time, sent, e.StartedDateTime, e.Timings, r.EndMs-r.StartMs, r.RequestStartMs-r.StartMs, r)
+		}
+		if d > harMaxMs {
+			t.Errorf("resource %s: from the send: HAR %.2f ms, Resource Timing %.2f ms: more than %.0f ms apart", r.URL, e.Time-sent, r.EndMs-r.RequestStartMs, harMaxMs)
+		}
+		if skew < -harP95Ms || skew > harIssueSkewMs {
+			t.Errorf("resource %s: HAR %.2f ms before the send, Resource Timing %.2f ms before requestStart: want the HAR's at most %.0f ms shorter and %.0f ms longer",
+				r.URL, sent, r.RequestStartMs-r.StartMs, harP95Ms, harIssueSkewMs)
 		}
 		if e.Connection != r.ConnectionID {
 			t.Errorf("resource %s: HAR connection %s, record %s", r.URL, e.Connection, r.ConnectionID)
