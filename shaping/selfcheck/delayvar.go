@@ -1,7 +1,6 @@
 package selfcheck
 
 import (
-	"math"
 	"slices"
 	"time"
 
@@ -62,16 +61,30 @@ func fitDelayVar(got []arrival, every, gap, guard time.Duration) *dvFit {
 	}
 	step := max(gap/4, 10*time.Microsecond)
 	grid := int((every + step - 1) / step)
-	cost := make([]float64, grid)
-	for g := range grid {
-		phase := time.Duration(g) * step
-		var sum float64
-		for i := 1; i < len(pk); i++ {
-			if ivOf(pk[i-1].sent, t0, phase, every) == ivOf(pk[i].sent, t0, phase, every) {
-				sum += math.Abs(float64(pk[i].recv.Sub(pk[i].sent) - pk[i-1].recv.Sub(pk[i-1].sent)))
-			}
+	// The grid search is grid × packets (400 × 5,000 for a 100 ms interval): the send offsets
+	// and the delay steps are taken once, in nanoseconds, and each phase's cost summed in
+	// integers (exact, as ivOf's interval numbers are).
+	off, step1 := make([]int64, len(pk)), make([]int64, len(pk))
+	for i, a := range pk {
+		off[i] = int64(a.sent.Sub(t0))
+		if i > 0 {
+			step1[i] = int64(absDur(a.recv.Sub(a.sent) - pk[i-1].recv.Sub(pk[i-1].sent)))
 		}
-		cost[g] = sum
+	}
+	cost := make([]float64, grid)
+	ev := int64(every)
+	for g := range grid {
+		shift := ev - int64(g)*int64(step) // ivOf: (offset - phase + every) / every
+		var sum int64
+		prev := (off[0] + shift) / ev
+		for i := 1; i < len(off); i++ {
+			cur := (off[i] + shift) / ev
+			if cur == prev {
+				sum += step1[i]
+			}
+			prev = cur
+		}
+		cost[g] = float64(sum)
 	}
 	best := slices.Min(cost)
 	// The longest circular run of grid points at the minimum (within 1 ns of rounding).
