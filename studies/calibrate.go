@@ -142,7 +142,7 @@ func CarlucciCalibration() *Study {
 		Option:       "--calibrate",
 		Citation:     carlucciCitation,
 		DefaultScale: Quick,
-		Plan:         calibrationPlan,
+		plan:         calibrationPlan,
 		Findings:     calibrationFindings(),
 		Sections:     calibrationSections,
 		Differences:  carlucciDifferences,
@@ -164,7 +164,7 @@ func calibrationConsole(w io.Writer, e *Support) error {
 }
 
 // calibrationPlan is the calibration sweep at a scale.
-func calibrationPlan(sc Scale) Plan {
+func calibrationPlan(sc Scale, _ Host) Plan {
 	c := experiment.Config{Pages: CalibrationPages(calibrateCounts, calibrateTotals), Links: []string{Carlucci2015},
 		Arms: calibrateArms, Runs: 3, Warmup: 0, Timeout: 30 * time.Second, TCPCC: "cubic", TLS: "1.2"}
 	p := Plan{Study: Carlucci2015, Scale: sc}

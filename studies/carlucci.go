@@ -42,7 +42,7 @@ func carlucci() *Study {
 		Title:        "Carlucci et al., ACM SAC 2015",
 		Citation:     carlucciCitation,
 		DefaultScale: Quick,
-		Plan:         carlucciPlan,
+		plan:         carlucciPlan,
 		Findings:     carlucciFindings(),
 		Sections:     carlucciSections,
 		Differences:  carlucciDifferences,
@@ -66,7 +66,7 @@ func availableLinks(specs []string) (ok []string, left []string) {
 }
 
 // carlucciPlan returns the carlucci2015 plan at a scale.
-func carlucciPlan(sc Scale) Plan {
+func carlucciPlan(sc Scale, _ Host) Plan {
 	p := Plan{Study: Carlucci2015, Scale: sc}
 	lossless := CarlucciConfig(20)
 	lossyLinks, left := availableLinks(CarlucciLossyLinks)

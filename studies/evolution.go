@@ -68,18 +68,18 @@ var evolutionScales = map[Scale]evolutionScale{
 
 func evolution() *Study {
 	return &Study{Name: Evolution, Title: "Piraux, De Coninck, Bonaventure, EPIQ 2018: the evolution of QUIC implementations",
-		Citation: evolutionCitation, DefaultScale: Quick, Plan: evolutionPlan, Findings: evolutionFindings(),
+		Citation: evolutionCitation, DefaultScale: Quick, plan: evolutionPlan, Findings: evolutionFindings(),
 		Sections: evolutionSections, Differences: evolutionDifferences}
 }
 
 // evolutionServers are the servers of a scale, in run order: the quic-go releases oldest first,
-// then ngtcp2 when installed (decided now: at run time).
-func evolutionServers(es evolutionScale) []string {
+// then ngtcp2 unless host h lacks it.
+func evolutionServers(es evolutionScale, h Host) []string {
 	var out []string
 	for _, v := range es.releases {
 		out = append(out, matrix.ReleaseName(v))
 	}
-	if ngtcp2Missing() == nil {
+	if h.Ngtcp2 == nil {
 		out = append(out, matrix.Ngtcp2)
 	}
 	return out
@@ -87,19 +87,19 @@ func evolutionServers(es evolutionScale) []string {
 
 // evolutionPlan is the study's plan at a scale: no page loads, its own schedule of every case
 // against every server, once per repetition.
-func evolutionPlan(sc Scale) Plan {
+func evolutionPlan(sc Scale, h Host) Plan {
 	es := evolutionScales[sc]
-	servers, cells := evolutionServers(es), exchangeCells(es)
+	servers, cells := evolutionServers(es, h), exchangeCells(es, h)
 	p := Plan{Study: Evolution, Scale: sc,
 		ScaledDown: []string{fmt.Sprintf("%d quic-go releases (%s) and ngtcp2 (Debian's) instead of the paper's public implementations, "+
 			"on loopback, with pltlab's four probe cases instead of QUIC-Tracker's suite", len(es.releases), strings.Join(es.releases, ", ")),
 			fmt.Sprintf("exchange cases %s with %d releases (%s) and ngtcp2, each as client and as server against %s (the release pltlab links), "+
 				"through the Interop Runner's emulated 10 Mbit/s, 30 ms link", strings.Join(es.exchanges, ", "), len(es.exReleases), strings.Join(es.exReleases, ", "), EvolutionFixed)},
 	}
-	if err := ngtcp2Missing(); err != nil {
+	if err := h.Ngtcp2; err != nil {
 		p.NotRun = []string{"ngtcp2, the second implementation: " + err.Error()}
 	}
-	if l := exchangeNotRun(es); l != "" {
+	if l := exchangeNotRun(es, h); l != "" {
 		p.NotRun = append(p.NotRun, l)
 	}
 	probes := len(servers) * len(interop.Cases)
@@ -243,6 +243,7 @@ type evoData struct {
 	byServer map[string]map[string][]interop.Record // endpoint name, column: judged records
 	errors   int                                    // records with outcome error, left out
 	notRun   int                                    // exchange records the machine could not run (environmental), left out
+	host     Host                                   // the host the run planned for (Plan.Host)
 }
 
 // evolutionData sorts the interop lines of recs.
@@ -562,7 +563,7 @@ func judgeRegression(d evoData) Judgement {
 // inconclusive when none is comparable; not testable here without ngtcp2 (gtlsserver).
 func judgeDiffer(d evoData) Judgement {
 	if len(d.byServer[matrix.Ngtcp2]) == 0 {
-		if err := ngtcp2Missing(); err != nil {
+		if err := d.host.Ngtcp2; err != nil {
 			return Judgement{Verdict: NotTestable, Evidence: "the second implementation, ngtcp2, is not installed here: " + err.Error()}
 		}
 		return notRun("no judged ngtcp2 case in the records")
@@ -605,7 +606,11 @@ func judgeDiffer(d evoData) Judgement {
 }
 
 func evolutionFindings() []Finding {
-	data := func(e *Support) evoData { return evolutionData(e.Records) }
+	data := func(e *Support) evoData {
+		d := evolutionData(e.Records)
+		d.host = e.Plan.Host
+		return d
+	}
 	return []Finding{
 		{ID: "arrival", Source: "Piraux et al. 2018, section 4: implementations gain features over the semester (new versions, new tests passed)",
 			Claim:     "features arrive over releases",

@@ -195,8 +195,6 @@ func TestEvolutionErrorsIgnored(t *testing.T) {
 // (3879 bytes, 3.23x) and passes at ngtcp2 (2400, 2.00x): they differ; the same outcomes
 // everywhere contradict; no ngtcp2 lines are not testable without gtlsserver.
 func TestEvolutionDiffer(t *testing.T) {
-	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
-	ngtcp2Missing = func() error { return nil }
 	P, F, U := interop.Pass, interop.Fail, interop.Unsupported
 	ng := func(amp interop.Outcome) []*result.Record {
 		return []*result.Record{evoLine(matrix.Ngtcp2, "version-negotiation", 0, P, 0, v1), evoLine(matrix.Ngtcp2, "initial-under-1200", 0, P, 0),
@@ -211,9 +209,13 @@ func TestEvolutionDiffer(t *testing.T) {
 	if _, _, d := judgeEvo(recs); d.Verdict != Contradicted || !strings.HasPrefix(d.Evidence, "0 of 4 cases differ") {
 		t.Errorf("same: %s: %s", d.Verdict, d.Evidence)
 	}
-	ngtcp2Missing = func() error { return errors.New("gtlsserver not found") }
-	if _, _, d := judgeEvo(evoRelease("v0.66.0", 0, nil, P, F, U)); d.Verdict != NotTestable || !strings.Contains(d.Evidence, "gtlsserver not found") {
-		t.Errorf("no ngtcp2: %s: %s", d.Verdict, d.Evidence)
+	d := evolutionData(evoRelease("v0.66.0", 0, nil, P, F, U))
+	if j := judgeDiffer(d); j.Verdict != NotRun {
+		t.Errorf("no ngtcp2 lines on a host that had it: %s: %s", j.Verdict, j.Evidence)
+	}
+	d.host = Host{Ngtcp2: errors.New("gtlsserver not found")}
+	if j := judgeDiffer(d); j.Verdict != NotTestable || !strings.Contains(j.Evidence, "gtlsserver not found") {
+		t.Errorf("no ngtcp2: %s: %s", j.Verdict, j.Evidence)
 	}
 }
 
@@ -221,9 +223,7 @@ func TestEvolutionDiffer(t *testing.T) {
 // joins when installed and is named as not run when not; the schedule's keys are what KeyOf
 // reads back from the lines.
 func TestEvolutionPlan(t *testing.T) {
-	defer func(f, g func() error) { ngtcp2Missing, exchangeMissing = f, g }(ngtcp2Missing, exchangeMissing)
-	ngtcp2Missing, exchangeMissing = func() error { return nil }, func() error { return nil }
-	q := evolutionPlan(Quick)
+	q := evolutionPlan(Quick, Host{})
 	// 13 servers probed; 4 releases and ngtcp2 in 3 exchange cases, each as client and as server.
 	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(interop.Cases)+5*3*2 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
 		t.Errorf("quick: %d reps, %d arms", q.Custom.Reps, q.Custom.Arms)
@@ -231,8 +231,8 @@ func TestEvolutionPlan(t *testing.T) {
 	if est, err := q.Estimate(); err != nil || est < 7*60e9 || est > 10*60e9 {
 		t.Errorf("quick estimate %v (%v), want the probes' 2.8 min and the exchanges' 5 min", est, err)
 	}
-	ngtcp2Missing = func() error { return errors.New("gtlsserver not found") }
-	s := evolutionPlan(Smoke)
+	noNgtcp2 := Host{Ngtcp2: errors.New("gtlsserver not found")}
+	s := evolutionPlan(Smoke, noNgtcp2)
 	if s.Custom.Reps != 1 || s.Custom.Arms != 3*len(interop.Cases)+2*2 || len(s.NotRun) != 1 || !strings.Contains(s.NotRun[0], "gtlsserver not found") {
 		t.Errorf("smoke: %d reps, %d arms, not run %v", s.Custom.Reps, s.Custom.Arms, s.NotRun)
 	}
@@ -249,8 +249,8 @@ func TestEvolutionPlan(t *testing.T) {
 		t.Errorf("last key %q, KeyOf %q", k, s.Custom.KeyOf(x))
 	}
 	// Not root: the exchange cells are not scheduled, and the plan says why.
-	exchangeMissing = func() error { return errors.New("the exchange cases' emulated links need root") }
-	s = evolutionPlan(Smoke)
+	noNgtcp2.Exchange = errors.New("the exchange cases' emulated links need root")
+	s = evolutionPlan(Smoke, noNgtcp2)
 	if s.Custom.Arms != 3*len(interop.Cases) || len(s.NotRun) != 2 || !strings.Contains(s.NotRun[1], "exchange cells (v2, each of v0.40.1, v0.66.0 and ngtcp2") ||
 		!strings.Contains(s.NotRun[1], "need root") {
 		t.Errorf("not root: %d arms, not run %q", s.Custom.Arms, s.NotRun)
@@ -308,9 +308,7 @@ func evoScheduledExchange(client, server, c string) interop.Outcome {
 // TestEvolutionIdentify: the lines of a smoke run made with --runs 2 (quick's repetitions) are
 // known as smoke by their servers, and re-judged with two repetitions.
 func TestEvolutionIdentify(t *testing.T) {
-	defer func(f, g func() error) { ngtcp2Missing, exchangeMissing = f, g }(ngtcp2Missing, exchangeMissing)
-	ngtcp2Missing, exchangeMissing = func() error { return nil }, func() error { return nil }
-	p := evolutionPlan(Smoke).Apply(RunOptions{Runs: 2})
+	p := evolutionPlan(Smoke, Host{}).Apply(RunOptions{Runs: 2})
 	recs := evolutionScheduled(p)
 	for _, r := range recs {
 		r.Scheduled = p.Custom.Runs()
@@ -330,8 +328,6 @@ func TestEvolutionIdentify(t *testing.T) {
 // an arrival; v2 passing at quic-go and unsupported at ngtcp2 makes the implementations differ;
 // cells the machine could not run (no root) are no state at all.
 func TestEvolutionExchangeCells(t *testing.T) {
-	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
-	ngtcp2Missing = func() error { return nil }
 	P, F, U := interop.Pass, interop.Fail, interop.Unsupported
 	var recs []*result.Record
 	for _, v := range []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"} {

@@ -32,8 +32,9 @@ const (
 )
 
 // exchangeMissing says why the exchange cells cannot run here (nil when they can): their links
-// are TUN devices in network namespaces (Linux, root) and their captures are decrypted by tshark.
-var exchangeMissing = func() error {
+// are TUN devices in network namespaces (Linux, root) and their captures are decrypted by tshark
+// (ProbeHost's Exchange).
+func exchangeMissing() error {
 	if runtime.GOOS != "linux" {
 		return fmt.Errorf("the exchange cases' emulated links need Linux (this is %s): %w", runtime.GOOS, errors.ErrUnsupported)
 	}
@@ -53,15 +54,15 @@ type exCell struct{ client, server, c string }
 // exchangeCells are the exchange cells of one repetition, in run order: per subject (the scale's
 // exchange releases oldest first, then ngtcp2 when installed), per case, the subject as the
 // client and then as the server. None when the exchange cases cannot run here.
-func exchangeCells(es evolutionScale) []exCell {
-	if exchangeMissing() != nil {
+func exchangeCells(es evolutionScale, h Host) []exCell {
+	if h.Exchange != nil {
 		return nil
 	}
 	var subjects []string
 	for _, v := range es.exReleases {
 		subjects = append(subjects, matrix.ReleaseName(v))
 	}
-	if ngtcp2Missing() == nil {
+	if h.Ngtcp2 == nil {
 		subjects = append(subjects, matrix.Ngtcp2)
 	}
 	var out []exCell
@@ -160,9 +161,9 @@ func runExchanges(ctx context.Context, cells []exCell, rep int, done map[string]
 	return errors.Join(errs...)
 }
 
-// exchangeNotRun is the plan's line for exchange cells this machine cannot run ("" when it can).
-func exchangeNotRun(es evolutionScale) string {
-	err := exchangeMissing()
+// exchangeNotRun is the plan's line for exchange cells host h cannot run ("" when it can).
+func exchangeNotRun(es evolutionScale, h Host) string {
+	err := h.Exchange
 	if err == nil || len(es.exchanges) == 0 {
 		return ""
 	}

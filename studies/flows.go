@@ -17,13 +17,6 @@ import (
 // This file runs the plans' flow parts through the flows package and reads their "kind":"flow"
 // records for the safe-deployment sections and findings.
 
-// ngtcp2Missing says why the ngtcp2 arms and parts cannot run here (gtlsserver not on PATH), nil
-// when they can; a seam for tests.
-var ngtcp2Missing = func() error { return flows.CheckStack(flows.StackNgtcp2) }
-
-// haveNgtcp2 reports whether the ngtcp2 arms and parts can run here.
-func haveNgtcp2() bool { return ngtcp2Missing() == nil }
-
 // runFlowPart runs flow part f through the one bulk-flows runner (flows.Execute: seeded
 // schedule, link self-check, artifacts, complete env), writing every record, named experiment,
 // to w. The artifacts are those o.Configure sets for the page loads, restricted to what flows

@@ -180,8 +180,6 @@ func modquicGolden() []goldenCase {
 // report.md and compares them byte for byte with testdata/verdicts (-update rewrites them): the
 // verdicts, their evidence and the formatted numbers of every study stay as they were.
 func TestVerdictsGolden(t *testing.T) {
-	defer func(f, g func() error) { ngtcp2Missing, exchangeMissing = f, g }(ngtcp2Missing, exchangeMissing)
-	ngtcp2Missing, exchangeMissing = func() error { return nil }, func() error { return nil }
 	for _, c := range goldenCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			e := Evaluate(c.st, c.plan, c.recs)

@@ -98,7 +98,7 @@ func highway() *Study {
 		Title:        "QUIC on the Highway, IFIP Networking 2023",
 		Citation:     "B. Jaeger, J. Zirngibl, M. Kempf, K. Ploch, G. Carle, \"QUIC on the Highway: Evaluating Performance on High-rate Links\", IFIP Networking Conference 2023",
 		DefaultScale: Quick,
-		Plan:         highwayPlan,
+		plan:         highwayPlan,
 		Findings:     highwayFindings,
 		Sections:     highwaySections,
 		Differences:  highwayDifferences,
@@ -106,7 +106,7 @@ func highway() *Study {
 }
 
 // highwayPlan is the study's plan at a scale: no page loads, its own schedule of bulk runs.
-func highwayPlan(sc Scale) Plan {
+func highwayPlan(sc Scale, _ Host) Plan {
 	hs := highwayScales[sc]
 	n := 0
 	for _, p := range hs.paths {
@@ -239,7 +239,7 @@ func (a highwayArm) flowsArm(o RunOptions) flows.Arm {
 	case err != nil:
 		fa.Requires = func() error { return err }
 	case a.stack == flows.StackNgtcp2:
-		fa.Requires = func() error { return ngtcp2Missing() }
+		fa.Requires = func() error { return flows.CheckStack(flows.StackNgtcp2) }
 	}
 	return fa
 }

@@ -59,7 +59,7 @@ const kakhkiCitation = `A. M. Kakhki, S. Jero, D. Choffnes, C. Nita-Rotaru, A. M
 // kakhki defines the kakhki2017 study.
 func kakhki() *Study {
 	return &Study{Name: Kakhki2017, Title: "Kakhki et al., IMC 2017", Citation: kakhkiCitation, DefaultScale: Quick,
-		Plan: kakhkiPlan, Findings: kakhkiFindings(), Sections: kakhkiSections, Differences: gridDifferences}
+		plan: kakhkiPlan, Findings: kakhkiFindings(), Sections: kakhkiSections, Differences: gridDifferences}
 }
 
 // kakhkiConfig is a part of the grid: TCP listeners TLS 1.2 + CUBIC (the 2016-17 stack).
@@ -69,7 +69,7 @@ func kakhkiConfig(pgs, links []string, runs, warmup int, timeout time.Duration) 
 }
 
 // kakhkiPlan returns the kakhki2017 plan at a scale.
-func kakhkiPlan(sc Scale) Plan {
+func kakhkiPlan(sc Scale, h Host) Plan {
 	p := Plan{Study: Kakhki2017, Scale: sc}
 	reorder, left := availableLinks(KakhkiReorderLinks)
 	switch sc {
@@ -88,7 +88,7 @@ func kakhkiPlan(sc Scale) Plan {
 				GridLink(5, 0, 1), GridLink(50, 0, 1)}, 5, 1, 60*time.Second)
 		p.Parts = []Part{{Name: "objects", Title: "Objects grid at 10 Mbit/s, 36 ms", Config: objects},
 			{Name: "links", Title: "Link grid for 10 x 100 KB", Config: links}}
-		p.Parts, p.NotRun = append(p.Parts, kakhkiCUBICPart(links)...), append(p.NotRun, kakhkiCUBICLeft()...)
+		p.Parts, p.NotRun = append(p.Parts, kakhkiCUBICPart(links, h)...), append(p.NotRun, kakhkiCUBICLeft(h)...)
 		if len(reorder) > 0 {
 			p.Parts = append(p.Parts, Part{Name: "reorder", Title: "Reordering (delay variation)",
 				Config: kakhkiConfig([]string{GridPage(10, 100_000)}, reorder, 5, 1, 60*time.Second)})
@@ -113,8 +113,8 @@ func kakhkiPlan(sc Scale) Plan {
 		pgs, more := GridPages(KakhkiCounts, KakhkiSizes)
 		left = append(left, more...)
 		p.Parts = []Part{{Name: "grid", Title: "Full grid (Table 2)", Config: kakhkiConfig(pgs, links, 10, 1, 120*time.Second)}}
-		p.Parts, p.NotRun = append(p.Parts, kakhkiCUBICPart(kakhkiConfig([]string{GridPage(10, 100_000)}, links, 10, 1, 120*time.Second))...),
-			append(p.NotRun, kakhkiCUBICLeft()...)
+		p.Parts, p.NotRun = append(p.Parts, kakhkiCUBICPart(kakhkiConfig([]string{GridPage(10, 100_000)}, links, 10, 1, 120*time.Second), h)...),
+			append(p.NotRun, kakhkiCUBICLeft(h)...)
 		if len(reorder) > 0 {
 			p.Parts = append(p.Parts, Part{Name: "reorder", Title: "Reordering (delay variation)",
 				Config: kakhkiConfig(pgs, reorder, 10, 1, 120*time.Second)})
@@ -133,18 +133,18 @@ func kakhkiPlan(sc Scale) Plan {
 const KakhkiCUBICPart = "links-cubic"
 
 // kakhkiCUBICPart is the link grid c again with h3 served by ngtcp2 with CUBIC (quick and full),
-// so that the grid can be read with the paper's controller; none without gtlsserver.
-func kakhkiCUBICPart(c experiment.Config) []Part {
-	if !haveNgtcp2() {
+// so that the grid can be read with the paper's controller; none on a host without ngtcp2.
+func kakhkiCUBICPart(c experiment.Config, h Host) []Part {
+	if h.Ngtcp2 != nil {
 		return nil
 	}
 	c.H3Stack, c.QUICCC = flows.StackNgtcp2, "cubic"
 	return []Part{{Name: KakhkiCUBICPart, Title: "Link grid for 10 x 100 KB, QUIC with CUBIC (ngtcp2)", Config: c}}
 }
 
-// kakhkiCUBICLeft says why the QUIC-CUBIC part is not in the plan.
-func kakhkiCUBICLeft() []string {
-	if err := ngtcp2Missing(); err != nil {
+// kakhkiCUBICLeft says why the QUIC-CUBIC part is not in the plan on host h.
+func kakhkiCUBICLeft(h Host) []string {
+	if err := h.Ngtcp2; err != nil {
 		return []string{"the QUIC-CUBIC link grid (ngtcp2): " + err.Error()}
 	}
 	return nil

@@ -65,13 +65,13 @@ var modquicSpec = map[string]string{"QUIC/BBR": "h3:bbr", "QUIC/CUBIC": "h3:cubi
 
 func modquic() *Study {
 	return &Study{Name: ModQUIC, Title: "Modified QUIC (ModQUIC) thesis: its baselines", Citation: modquicCitation,
-		DefaultScale: Quick, Plan: modquicPlan, Findings: modquicFindings(), Sections: modquicSections, Differences: modquicDifferences}
+		DefaultScale: Quick, plan: modquicPlan, Findings: modquicFindings(), Sections: modquicSections, Differences: modquicDifferences}
 }
 
 // modquicPlan is the study's plan at a scale: bulk flows only. Smoke runs the limited and
 // sufficient paths once for 3 s (a functional check); quick runs every path 3 times for 10 s, the fewest runs a
 // Welch test per relation can decide at p < 0.01 when stacks differ clearly; full 10 runs of 30 s.
-func modquicPlan(sc Scale) Plan {
+func modquicPlan(sc Scale, h Host) Plan {
 	p := Plan{Study: ModQUIC, Scale: sc}
 	runs, dur, paths := 3, 10*time.Second, modquicLinks
 	switch sc {
@@ -83,7 +83,7 @@ func modquicPlan(sc Scale) Plan {
 	case Full:
 		runs, dur = 10, 30*time.Second
 	}
-	if err := ngtcp2Missing(); err != nil {
+	if err := h.Ngtcp2; err != nil {
 		p.NotRun = []string{"every path: the QUIC flows need the ngtcp2 stack: " + err.Error()}
 		return p
 	}
@@ -143,7 +143,7 @@ type modquicRelation struct {
 // runs that would decide them. Each path's relative difference (A - B) / B comes with its
 // (1 - Alpha) delta-method interval beside the implied figure.
 func judgeRelation(e *Support, rel modquicRelation) Judgement {
-	if err := ngtcp2Missing(); err != nil {
+	if err := e.Plan.Host.Ngtcp2; err != nil {
 		return Judgement{Verdict: NotTestable, Evidence: "the QUIC flows need the ngtcp2 stack: " + err.Error()}
 	}
 	metric := func(r modquicRun) float64 { return r.goodputBps / 1e6 }

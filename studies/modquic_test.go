@@ -52,9 +52,6 @@ func TestModQUICJudges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ngtcp2Missing(); err != nil {
-		t.Fatalf("the quick plan needs gtlsserver: %v", err)
-	}
 	all := func(bbr, cubic, tcp []float64, bbrQ, cubicQ float64, lossyBBR []float64) []*result.Record {
 		var recs []*result.Record
 		for _, p := range []string{"limited", "sufficient", "lossy"} {
@@ -114,12 +111,14 @@ func TestModQUICJudges(t *testing.T) {
 	if j := verdicts(st, Quick, nil)["quic-tcp"]; j.Verdict != NotRun {
 		t.Errorf("no runs: %s, want not run", j.Verdict)
 	}
-	defer func(f func() error) { ngtcp2Missing = f }(ngtcp2Missing)
-	ngtcp2Missing = func() error { return errors.New("the ngtcp2 HTTP/3 stack needs gtlsserver") }
-	if j := verdicts(st, Quick, clear)["bbr-throughput"]; j.Verdict != NotTestable {
+	noNgtcp2 := Host{Ngtcp2: errors.New("the ngtcp2 HTTP/3 stack needs gtlsserver")}
+	if j := verdictsOn(st, Quick, noNgtcp2, clear)["bbr-throughput"]; j.Verdict != NotTestable {
 		t.Errorf("without gtlsserver: %s, want not testable", j.Verdict)
 	}
-	if p := st.Plan(Quick); len(p.Flows) != 0 || len(p.NotRun) != 1 {
+	if j := verdicts(st, Quick, clear)["bbr-throughput"]; j.Verdict == NotTestable {
+		t.Errorf("records of a host with gtlsserver, judged on any machine: %s (%s)", j.Verdict, j.Evidence)
+	}
+	if p := st.PlanOn(Quick, noNgtcp2); len(p.Flows) != 0 || len(p.NotRun) != 1 {
 		t.Errorf("plan without gtlsserver: %d flow parts, not run %v", len(p.Flows), p.NotRun)
 	}
 }

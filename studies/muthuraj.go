@@ -53,7 +53,7 @@ const muthurajCitation = `Muthuraj, MSc thesis 2024: an Emulab replication of Ka
 // muthuraj defines the muthuraj2024 study.
 func muthuraj() *Study {
 	s := &Study{Name: Muthuraj2024, Title: "Muthuraj 2024 (Emulab replication of Kakhki et al.)", Citation: muthurajCitation,
-		DefaultScale: Quick, Plan: muthurajPlan, Findings: muthurajFindings(), Sections: muthurajSections, Differences: gridDifferences}
+		DefaultScale: Quick, plan: muthurajPlan, Findings: muthurajFindings(), Sections: muthurajSections, Differences: gridDifferences}
 	for _, r := range MuthurajReference {
 		link, page := GridLink(r.RateMbit, 0, 0), GridPage(1, r.Size)
 		src := "authors' demo output (mean PLT, 36 ms RTT, no loss)"
@@ -71,7 +71,7 @@ func muthurajConfig(cc string, pgs, links []string, runs, warmup int, timeout ti
 }
 
 // muthurajPlan returns the muthuraj2024 plan at a scale.
-func muthurajPlan(sc Scale) Plan {
+func muthurajPlan(sc Scale, h Host) Plan {
 	p := Plan{Study: Muthuraj2024, Scale: sc}
 	var pgs, links, left []string
 	runs, warmup, timeout := 19, 1, 60*time.Second
@@ -106,7 +106,7 @@ func muthurajPlan(sc Scale) Plan {
 	p.NotRun = left
 	p.Parts = []Part{{Name: "cubic", Title: "TCP CUBIC vs QUIC", Config: muthurajConfig("cubic", pgs, links, runs, warmup, timeout)},
 		{Name: "bbr", Title: "TCP BBR vs QUIC", Config: muthurajConfig("bbr", pgs, links, runs, warmup, timeout)}}
-	p.Parts, p.NotRun = append(p.Parts, muthurajQUICCCParts(sc, runs, warmup, timeout)...), append(p.NotRun, muthurajQUICCCLeft(sc)...)
+	p.Parts, p.NotRun = append(p.Parts, muthurajQUICCCParts(sc, h, runs, warmup, timeout)...), append(p.NotRun, muthurajQUICCCLeft(sc, h)...)
 	return p
 }
 
@@ -128,10 +128,10 @@ func muthurajQUICCCLinks(sc Scale) (ok, left []string) {
 
 // muthurajQUICCCParts are QUICv1 with CUBIC and with BBR, both served by ngtcp2 (h3 cold), on
 // the 112J50 links: the half of "QUICv1 with BBR improves 60-80 % over gQUIC under reordering"
-// that BBR can explain. None at smoke, or where gtlsserver is missing (muthurajQUICCCLeft).
-func muthurajQUICCCParts(sc Scale, runs, warmup int, timeout time.Duration) []Part {
+// that BBR can explain. None at smoke, or on a host without ngtcp2 (muthurajQUICCCLeft).
+func muthurajQUICCCParts(sc Scale, h Host, runs, warmup int, timeout time.Duration) []Part {
 	links, _ := muthurajQUICCCLinks(sc)
-	if len(links) == 0 || !haveNgtcp2() {
+	if len(links) == 0 || h.Ngtcp2 != nil {
 		return nil
 	}
 	var out []Part
@@ -143,16 +143,17 @@ func muthurajQUICCCParts(sc Scale, runs, warmup int, timeout time.Duration) []Pa
 	return out
 }
 
-// muthurajQUICCCLeft says why the QUIC BBR vs CUBIC parts are not in the plan at a scale.
-func muthurajQUICCCLeft(sc Scale) []string {
+// muthurajQUICCCLeft says why the QUIC BBR vs CUBIC parts are not in the plan at a scale on
+// host h.
+func muthurajQUICCCLeft(sc Scale, h Host) []string {
 	links, left := muthurajQUICCCLinks(sc)
 	switch {
 	case sc == Smoke:
 		return []string{"QUICv1 BBR vs CUBIC (ngtcp2) under 112J50: quick and full scales only"}
 	case len(links) == 0:
 		return append(left, "QUICv1 BBR vs CUBIC (ngtcp2): no 112J50 link in this build")
-	case !haveNgtcp2():
-		return []string{"QUICv1 BBR vs CUBIC (ngtcp2): " + ngtcp2Missing().Error()}
+	case h.Ngtcp2 != nil:
+		return []string{"QUICv1 BBR vs CUBIC (ngtcp2): " + h.Ngtcp2.Error()}
 	}
 	return nil
 }
@@ -298,8 +299,8 @@ func judgeSmallObjects(e *Support) Judgement {
 func judgeBBRInQUIC(e *Support) Judgement {
 	cu, bb := e.Part("quic-cubic"), e.Part("quic-bbr")
 	if cu == nil || bb == nil {
-		if !haveNgtcp2() {
-			return Judgement{Verdict: NotTestable, Evidence: "QUICv1 with BBR needs the ngtcp2 stack: " + ngtcp2Missing().Error() + "; quic-go runs NewReno only (quic-go issues 341, 776), and gQUIC is gone from Chromium"}
+		if err := e.Plan.Host.Ngtcp2; err != nil {
+			return Judgement{Verdict: NotTestable, Evidence: "QUICv1 with BBR needs the ngtcp2 stack: " + err.Error() + "; quic-go runs NewReno only (quic-go issues 341, 776), and gQUIC is gone from Chromium"}
 		}
 		return notRun("no QUICv1 BBR vs CUBIC loads (quick and full scales, on 112J50 links)")
 	}

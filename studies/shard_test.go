@@ -274,11 +274,11 @@ func TestEstimateMatchesMeasured(t *testing.T) {
 			notMade = strings.Split(f[6], "; ")
 		}
 		sp := func() Plan {
+			var h Host
 			if slices.Contains(notMade, "ngtcp2") { // the plan as on a machine without gtlsserver
-				defer func(was func() error) { ngtcp2Missing = was }(ngtcp2Missing)
-				ngtcp2Missing = func() error { return errors.New("no gtlsserver") }
+				h.Ngtcp2 = errors.New("no gtlsserver")
 			}
-			p := st.Plan(Scale(f[2]))
+			p := st.PlanOn(Scale(f[2]), h)
 			if c := p.Custom; c != nil && st.Name == Highway2023 && slices.Contains(notMade, "ngtcp2") {
 				// highway2023 plans its ngtcp2 arms everywhere; without gtlsserver they are
 				// skipped when they run (flows.ArmSkipped), at no cost

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
@@ -66,8 +67,8 @@ type Study struct {
 	Option string
 	// DefaultScale is the scale `pltlab reproduce NAME` runs without --scale.
 	DefaultScale Scale
-	// Plan returns the study's plan at a scale.
-	Plan func(Scale) Plan
+	// plan returns the study's plan at a scale on a host (Plan, PlanOn).
+	plan func(Scale, Host) Plan
 	// References are the published values compared with ours, each with its source.
 	References []analysis.Reference
 	// Findings are the published findings, in the order of the findings table.
@@ -133,8 +134,40 @@ type Plan struct {
 	Options RunOptions
 	// ScaledDown says, item by item, what this scale leaves out of the published grid.
 	ScaledDown []string
-	// NotRun names what the plan cannot include on this build or stack, and why.
+	// NotRun names what the plan cannot include on this build, scale or host, and why.
 	NotRun []string
+	// Host is the machine the plan was made for (PlanOn); the zero value, a host that has
+	// everything, for the plan a report reads records against (Plan).
+	Host Host
+}
+
+// Host is what a machine lacks that some parts of a plan need, each an error saying why (nil:
+// it has it). Plans do not look at the machine themselves: a run plans for ProbeHost(), which
+// leaves out and names (Plan.NotRun) what it cannot run, while a report or view reads the
+// records against the plan of a host that has everything (the zero Host), so results made on
+// one machine are judged the same on another (a laptop without ngtcp2).
+type Host struct {
+	// Ngtcp2 says why the ngtcp2 HTTP/3 stack (gtlsserver, gtlsclient) cannot run.
+	Ngtcp2 error
+	// Exchange says why the interop exchange cases cannot run (Linux, root and tshark).
+	Exchange error
+}
+
+// ProbeHost looks at this machine: what a run of any study can include here.
+func ProbeHost() Host {
+	return Host{Ngtcp2: flows.CheckStack(flows.StackNgtcp2), Exchange: exchangeMissing()}
+}
+
+// Plan is the study's plan at scale sc for a host that has everything: the same on every
+// machine, the plan a report or view reads a study's records against.
+func (s *Study) Plan(sc Scale) Plan { return s.plan(sc, Host{}) }
+
+// PlanOn is the study's plan at scale sc on host h: what h cannot run is left out and named
+// in NotRun, and h is kept in the plan (Plan.Host) for the findings' judges.
+func (s *Study) PlanOn(sc Scale, h Host) Plan {
+	p := s.plan(sc, h)
+	p.Host = h
+	return p
 }
 
 // CustomPart is a study's own schedule of bulk runs: Reps repetitions of Arms runs (every arm on

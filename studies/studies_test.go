@@ -186,7 +186,12 @@ func carlucciRecords(h1, h2, h3, h3w, lossyH2, lossyH3 float64) []*result.Record
 
 // verdicts judges recs as the quick plan of st and returns the verdict per finding ID.
 func verdicts(st *Study, sc Scale, recs []*result.Record) map[string]Judgement {
-	e := Evaluate(st, st.Plan(sc), recs)
+	return verdictsOn(st, sc, Host{}, recs)
+}
+
+// verdictsOn is verdicts of a run planned on host h (a machine without ngtcp2, say).
+func verdictsOn(st *Study, sc Scale, h Host, recs []*result.Record) map[string]Judgement {
+	e := Evaluate(st, st.PlanOn(sc, h), recs)
 	out := map[string]Judgement{}
 	for i, j := range e.Judge() {
 		out[st.Findings[i].ID] = j

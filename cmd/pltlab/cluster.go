@@ -77,7 +77,7 @@ func (f *sweepFlags) sweep() (cluster.Sweep, error) {
 		if f.runs < 0 || f.runs > 10000 {
 			return s, usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
 		}
-		plan := st.Plan(scale).Apply(studies.RunOptions{Runs: f.runs, Seed: f.seed}) // the one plan the flags give
+		plan := st.PlanOn(scale, studies.ProbeHost()).Apply(studies.RunOptions{Runs: f.runs, Seed: f.seed}) // the one plan the flags give, for this machine
 		if err := plan.Validate(); err != nil {
 			return s, asUsage(err)
 		}

@@ -195,7 +195,7 @@ func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, erro
 	if f.runs < 0 || f.runs > 10000 {
 		return nil, studies.Plan{}, usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
 	}
-	plan := st.Plan(scale).Apply(studies.RunOptions{Runs: f.runs, Seed: f.seed}) // the one plan the flags give
+	plan := st.PlanOn(scale, studies.ProbeHost()).Apply(studies.RunOptions{Runs: f.runs, Seed: f.seed}) // the one plan the flags give, for this machine
 	if err := plan.Validate(); err != nil {
 		return nil, studies.Plan{}, asUsage(err)
 	}
@@ -309,11 +309,11 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 		onNodes = fmt.Sprintf("\tON %d NODES", nodes)
 	}
 	fmt.Fprintf(tw, "STUDY\tSCALE\tPAGE LOADS\tFLOW RUNS\tESTIMATED TIME%s\tTITLE\n", onNodes)
-	list := append(studies.All(), studies.CarlucciCalibration())
+	list, host := append(studies.All(), studies.CarlucciCalibration()), studies.ProbeHost()
 	for _, st := range list {
 		name := strings.TrimSpace(st.Name + " " + st.Option)
 		for _, sc := range studies.Scales {
-			pr, err := st.Plan(sc).Prepare(o) // each scale's plan derived once
+			pr, err := st.PlanOn(sc, host).Prepare(o) // each scale's plan derived once
 			if err != nil {
 				return err
 			}
