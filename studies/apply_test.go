@@ -58,7 +58,7 @@ func TestRunsChangeTheAnnouncement(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := fmt.Sprintf(": %d page loads", loads); !strings.Contains(line, want) || !strings.Contains(line, fmt.Sprintf("%d flow runs", runs)) || !strings.Contains(line, "--runs 50 seed 7") {
+				if want := fmt.Sprintf(": %d page loads", loads); !strings.Contains(line, want) || !strings.Contains(line, applied.Custom.countRuns(runs, customRuns(applied.Custom), "flow runs", ", ")) || !strings.Contains(line, "--runs 50 seed 7") {
 					t.Errorf("announcement %q does not say %d page loads, %d flow runs, --runs 50 seed 7", line, loads, runs)
 				}
 				est, err := applied.Estimate()

@@ -19,12 +19,22 @@ func (p Plan) Loads() int {
 
 // FlowRuns returns the number of bulk-flow runs of the plan.
 func (p Plan) FlowRuns() int {
+	return p.flowPartRuns() + customRuns(p.Custom)
+}
+
+// customRuns is the runs of a Custom schedule (0 for none).
+func customRuns(c *CustomPart) int {
+	if c == nil {
+		return 0
+	}
+	return c.Runs()
+}
+
+// flowPartRuns is the runs of the plan's flow parts.
+func (p Plan) flowPartRuns() int {
 	n := 0
 	for _, f := range p.Flows {
 		n += len(f.Mixes) * f.Runs
-	}
-	if p.Custom != nil {
-		n += p.Custom.Runs()
 	}
 	return n
 }

@@ -110,7 +110,7 @@ func evolutionPlan(sc Scale, h Host) Plan {
 			return runEvolution(ctx, servers, cells, reps, o, w) // no Units: the schedule runs whole
 		},
 		Keys:  func(reps int) []string { return evolutionKeys(servers, cells, reps) },
-		KeyOf: evolutionKeyOf,
+		KeyOf: evolutionKeyOf, Noun: "interop case run",
 		Note: func(reps int) string {
 			return fmt.Sprintf("%d repetition(s) of every probe case against every server and of every exchange cell (the paper: daily runs over a semester)", reps)
 		}}

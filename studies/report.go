@@ -87,8 +87,8 @@ func (e *Support) findingsTable(js []Judgement) Table {
 // down or not run, testbed differences.
 func (e *Support) sections(js []Judgement) []Section {
 	scale := Section{ID: "scale", Title: "Scale: what was run and what was scaled down",
-		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s) and %d bulk-flow run(s); %s.",
-			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.FlowRuns(), e.estimatedTook())},
+		Text: []string{fmt.Sprintf("Scale %s: %d page loads (warm-ups included) in %d part(s)%s; %s.",
+			e.Plan.Scale, e.Plan.Loads(), len(e.Plan.Parts), e.Plan.Custom.countRuns(e.Plan.FlowRuns(), customRuns(e.Plan.Custom), "bulk-flow run(s)", " and "), e.estimatedTook())},
 		Bullets: append(append(scaledNotes(e.Plan), e.Plan.ScaledDown...), e.Plan.NotRun...)}
 	out := []Section{{ID: "findings", Title: "Findings", Tables: []Table{e.findingsTable(js)},
 		Text: []string{VerdictsText}}}

@@ -204,7 +204,11 @@ func (pr *Prepared) Announce() (string, error) {
 	if pr.Shard != nil {
 		fmt.Fprintf(&b, " shard %s", pr.Shard.Shard)
 	}
-	fmt.Fprintf(&b, ": %d page loads (%d measured) in %d part(s), %d flow runs", pr.Loads(), pr.Measured(), pr.partsRun(), pr.FlowRuns())
+	custom := 0
+	if c := p.Custom; c != nil {
+		custom = c.Reps * pr.customArms()
+	}
+	fmt.Fprintf(&b, ": %d page loads (%d measured) in %d part(s)%s", pr.Loads(), pr.Measured(), pr.partsRun(), p.Custom.countRuns(pr.FlowRuns(), custom, "flow runs", ", "))
 	if left := pr.Left(); left < pr.Loads() {
 		fmt.Fprintf(&b, ", %d page loads left after the resume", left)
 	}

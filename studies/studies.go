@@ -192,6 +192,20 @@ type CustomPart struct {
 	// Note, when set, says what reps repetitions run against the paper (the report's first
 	// "scaled down" line, from the repetitions as applied or as recorded).
 	Note func(reps int) string
+	// Noun, when set, names one run of the schedule where the announcement and the report
+	// count them apart from the bulk-flow runs ("interop case run": evolution's runs are
+	// interop cases); "": they are bulk-flow runs and counted with them.
+	Noun string
+}
+
+// countRuns ends the announcement's and the report's count of a plan's runs with its flow
+// runs (flows, of which custom are the Custom schedule's): sep and "N flow runs" (the word
+// flowWord), or, for a schedule with a Noun, ", N flow runs and M interop case run(s)".
+func (c *CustomPart) countRuns(flows, custom int, flowWord, sep string) string {
+	if c == nil || c.Noun == "" {
+		return fmt.Sprintf("%s%d %s", sep, flows, flowWord)
+	}
+	return fmt.Sprintf(", %d %s and %d %s(s)", flows-custom, flowWord, custom, c.Noun)
 }
 
 // CustomUnit is one independent piece of a Custom schedule (highway2023: the arms of one path),
