@@ -245,6 +245,24 @@ func Merge(srcs []Source, opts MergeOptions) (Merged, error) {
 // maxConflictLines caps the conflicts a Merge error names one by one.
 const maxConflictLines = 5
 
+// interopCell is the cell of an interop case line ("CLIENT>SERVER|CASE", from the case's own
+// record, package interop's JSON), false for any other line or one whose record does not
+// decode.
+func interopCell(r *result.Record) (string, bool) {
+	if r.Kind != result.KindInterop || len(r.Interop) == 0 {
+		return "", false
+	}
+	var id struct {
+		Case   string `json:"case"`
+		Client string `json:"client"`
+		Server string `json:"server"`
+	}
+	if json.Unmarshal(r.Interop, &id) != nil || id.Case == "" {
+		return "", false
+	}
+	return id.Client + ">" + id.Server + "|" + id.Case, true
+}
+
 // slotOf returns the slot key of r and its description.
 func slotOf(r *result.Record) (mergeKey, string) {
 	k := mergeKey{kind: r.Kind, run: r.Run, flow: -1}
@@ -262,6 +280,12 @@ func slotOf(r *result.Record) (mergeKey, string) {
 			return k, fmt.Sprintf("config_hash %s run %d (%s, warm-up of shard %s)", r.ConfigHash, r.Run, k.kind, r.Shard)
 		}
 		return k, fmt.Sprintf("config_hash %s run %d (%s)", r.ConfigHash, r.Run, k.kind)
+	}
+	if id, ok := interopCell(r); ok {
+		// An interop case line: its cell (client, server, case) and run make the slot, never its
+		// time, so two shards' lines of one cell are a conflict however far apart they ran.
+		k.experiment, k.protocol = r.Experiment, id
+		return k, fmt.Sprintf("experiment %s run %d, interop case %s (%s)", r.Experiment, r.Run, id, k.kind)
 	}
 	k.experiment, k.time, k.protocol = r.Experiment, r.Time.UnixNano(), r.Protocol
 	if r.Flow != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/interop"
 	"github.com/pltlab/pltlab/interop/matrix"
 	"github.com/pltlab/pltlab/plan"
@@ -105,9 +107,26 @@ func evolutionPlan(sc Scale, h Host) Plan {
 	probes := len(servers) * len(interop.Cases)
 	arms := probes + len(cells)
 	cost := (time.Duration(probes)*evolutionCaseCost + time.Duration(len(cells))*evolutionExchangeCost) / time.Duration(max(arms, 1))
-	p.Custom = &CustomPart{Reps: es.reps, Arms: arms, RunCost: cost,
-		Run: func(ctx context.Context, reps int, _ []int, o RunOptions, w *result.Writer) error {
-			return runEvolution(ctx, servers, cells, reps, o, w) // no Units: the schedule runs whole
+	// One unit per endpoint (the unit a shard runs whole): its probe cases and its exchange
+	// cells, as client and as server, against the fixed peer.
+	units := make([]CustomUnit, len(servers))
+	for i, s := range servers {
+		units[i] = CustomUnit{Name: s, Experiment: PartExperiment(Evolution, EvolutionPart), Arms: len(interop.Cases)}
+		for _, x := range cells {
+			if x.subject() == s {
+				units[i].Arms++
+			}
+		}
+	}
+	p.Custom = &CustomPart{Reps: es.reps, Arms: arms, RunCost: cost, Units: units,
+		Run: func(ctx context.Context, reps int, us []int, o RunOptions, w *result.Writer) error {
+			return runEvolution(ctx, servers, us, cells, reps, o, w)
+		},
+		UnitOf: func(r *result.Record) string {
+			if rec, ok := interopOf(r); ok {
+				return subjectOfRecord(rec)
+			}
+			return ""
 		},
 		Keys:  func(reps int) []string { return evolutionKeys(servers, cells, reps) },
 		KeyOf: evolutionKeyOf, Noun: "interop case run",
@@ -162,22 +181,52 @@ func interopOf(r *result.Record) (interop.Record, bool) {
 	return rec, true
 }
 
-// runEvolution runs every probe case against every server and then the exchange cells, reps
-// times, skipping the cells o.Resume holds; each server is started (a release's endpoint built
-// first, progress to the logger) and stopped once per repetition. A server that does not start
+// unitsOf returns the servers of the units us (indexes into servers; nil: all of them), in
+// run order.
+func unitsOf(servers []string, us []int) []string {
+	if us == nil {
+		return servers
+	}
+	var out []string
+	for i, s := range servers {
+		if slices.Contains(us, i) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// subjectOfRecord is the endpoint an interop record is evidence about: a probe's server, or an
+// exchange's endpoint other than the fixed peer (EvolutionFixed).
+func subjectOfRecord(rec interop.Record) string {
+	if isExchange(rec) && rec.Server == EvolutionFixed {
+		return rec.Client
+	}
+	return rec.Server
+}
+
+// runEvolution runs every probe case against every server of the units us (indexes into
+// servers, one unit per endpoint; nil: all) and then the exchange cells whose subject is one
+// of them, reps times, skipping the cells o.Resume holds; each server is started (a release's
+// endpoint built first, progress to the logger) and stopped once per repetition. A server that does not start
 // gets one error line per case (no evidence of anything) and the run goes on; the errors are
 // returned joined at the end.
-func runEvolution(ctx context.Context, servers []string, cells []exCell, reps int, o RunOptions, w *result.Writer) error {
+func runEvolution(ctx context.Context, servers []string, us []int, cells []exCell, reps int, o RunOptions, w *result.Writer) error {
 	log := o.Logger
 	log = cmp.Or(log, slog.Default())
 	done := plan.Made(o.Resume, keyed(evolutionKeyOf))
+	scheduled := reps * (len(servers)*len(interop.Cases) + len(cells)) // the whole schedule's, as every shard records it
+	servers = unitsOf(servers, us)
+	cells = slices.DeleteFunc(slices.Clone(cells), func(x exCell) bool { return !slices.Contains(servers, x.subject()) })
+	shard := o.Shard.String() // "" unsharded
 	write := func(rep int, rec interop.Record) error {
 		b, err := json.Marshal(rec)
 		if err != nil {
 			return err
 		}
 		return w.Write(&result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: rep,
-			Scheduled: reps * (len(servers)*len(interop.Cases) + len(cells)), Time: time.Now().UTC(), Valid: rec.Outcome != interop.Error, Interop: b})
+			Scheduled: scheduled, Time: time.Now().UTC(), Valid: rec.Outcome != interop.Error, Interop: b,
+			Shard: shard, ShardUnits: o.units})
 	}
 	var errs []error
 	peers := map[string]matrix.Peer{}
@@ -695,13 +744,43 @@ func evolutionSections(e *Support) []Section {
 		}
 		prov.Rows = append(prov.Rows, []string{s, versions[s], b.Era, b.Toolchain, b.Sum, b.BinarySHA256})
 	}
+	grid := analysis.OutcomeGrid{Title: "Release x case: green pass, red fail, grey unsupported, amber repetitions disagree",
+		Rows: servers, Cols: cols}
+	for _, s := range servers {
+		row := make([]analysis.OutcomeCell, len(cols))
+		for j, c := range cols {
+			row[j] = evoClass(cells[s][c])
+		}
+		grid.Cells = append(grid.Cells, row)
+	}
 	return []Section{
-		{ID: "matrix", Title: "Release x case", Text: []string{"pltlab's raw probe client against each quic-go release's interop endpoint (built from the module proxy) and ngtcp2, on loopback. An error is the probe unable to tell, evidence of nothing.",
-			"The exchange columns: each endpoint as the client (CASE as client) against " + EvolutionFixed + ", the interop endpoint of the release pltlab links, and as the server (CASE as server) for it, through the case's emulated link, judged from the decrypted capture. " +
-				"unsupported is the endpoint's API lacking the feature; a cell this machine could not run (no root for the link, no tshark) is evidence of nothing."},
+		{ID: "matrix", Title: "Release x case", Figures: []Figure{{File: "evolution-grid",
+			Caption: "The table above as a picture: a row per endpoint (quic-go's releases oldest first, then ngtcp2), a column per case; white: nothing judged (errors, or cells this machine could not run).",
+			Render:  func(w io.Writer, format string) error { return analysis.WriteOutcomeGrid(w, grid, format) }}},
+			Text: []string{"pltlab's raw probe client against each quic-go release's interop endpoint (built from the module proxy) and ngtcp2, on loopback. An error is the probe unable to tell, evidence of nothing.",
+				"The exchange columns: each endpoint as the client (CASE as client) against " + EvolutionFixed + ", the interop endpoint of the release pltlab links, and as the server (CASE as server) for it, through the case's emulated link, judged from the decrypted capture. " +
+					"unsupported is the endpoint's API lacking the feature; a cell this machine could not run (no root for the link, no tshark) is evidence of nothing."},
 			Tables: []Table{t}},
 		{ID: "builds", Title: "Build provenance", Tables: []Table{prov}},
 	}
+}
+
+// evoClass is one cell of the grid picture: the outcome its judged repetitions agree on, mixed
+// when they disagree, nothing when none was judged (errors and cells the machine could not run
+// are evidence of nothing).
+func evoClass(recs []interop.Record) analysis.OutcomeCell {
+	var out interop.Outcome
+	for _, r := range recs {
+		if r.Outcome == interop.Error || environmental(r) {
+			continue
+		}
+		if out != "" && r.Outcome != out {
+			return analysis.OutcomeCell{Class: "mixed", Label: "mixed"}
+		}
+		out = r.Outcome
+	}
+	label := map[interop.Outcome]string{interop.Pass: "pass", interop.Fail: "fail", interop.Unsupported: "unsup."}[out]
+	return analysis.OutcomeCell{Class: string(out), Label: label}
 }
 
 // evoCell is one table cell: each repetition's outcome (once when they agree) and the key

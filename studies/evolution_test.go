@@ -3,12 +3,14 @@ package studies
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pltlab/pltlab/interop"
 	"github.com/pltlab/pltlab/interop/matrix"
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -403,5 +405,73 @@ func TestEvolutionExchangeTable(t *testing.T) {
 	}
 	if prov := secs[1].Tables[0].Rows; len(prov) != 1 || prov[0][2] != "era" {
 		t.Errorf("provenance %q", prov)
+	}
+}
+
+// TestEvolutionShardsByEndpoint: evolution's schedule is cut by endpoint, one unit per quic-go
+// release or ngtcp2 (its probe cases and its exchange cells in both roles), so `--shard`,
+// `slurm --study` and `k8s --study` split it: three shards of quick hold every endpoint once;
+// the merge of the shards' lines is complete and judged as the unsharded run is; a shard that
+// lost a line is named short, with its endpoint.
+func TestEvolutionShardsByEndpoint(t *testing.T) {
+	st, _ := Lookup(Evolution)
+	p := st.Plan(Quick)
+	if err := p.Shardable(); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Custom.Units) != 13 || p.Custom.Units[0].Name != "quic-go@v0.33.0" || p.Custom.Units[12].Name != matrix.Ngtcp2 ||
+		p.Custom.Units[0].Arms != len(interop.Cases)+3*2 || p.Custom.Units[1].Arms != len(interop.Cases) {
+		t.Fatalf("units %+v", p.Custom.Units)
+	}
+	whole := evolutionScheduled(p)
+	const n = 3
+	var srcs []plan.Source
+	seen := map[int]int{}
+	for k := range n {
+		pr, err := p.Prepare(RunOptions{Shard: plan.Shard{Index: k, Count: n}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]bool{}
+		for _, i := range pr.customUnits() {
+			seen[i]++
+			names[p.Custom.Units[i].Name] = true
+		}
+		recs := []*result.Record{pr.StudyPlanLine()}
+		for _, r := range whole {
+			if names[p.Custom.UnitOf(r)] {
+				c := *r
+				c.Shard, c.ShardUnits = pr.Shard.Shard.String(), plan.Digest(pr.Shard.Units)
+				recs = append(recs, &c)
+			}
+		}
+		if want := pr.FlowRuns(); len(recs)-1 != want {
+			t.Errorf("shard %d/%d: %d lines, it schedules %d", k, n, len(recs)-1, want)
+		}
+		srcs = append(srcs, plan.Source{Name: fmt.Sprintf("shard-%d.jsonl", k), Records: recs})
+	}
+	if len(seen) != len(p.Custom.Units) {
+		t.Fatalf("the shards hold %d of %d endpoints: %v", len(seen), len(p.Custom.Units), seen)
+	}
+	for i, c := range seen {
+		if c != 1 {
+			t.Errorf("endpoint %s is in %d shards", p.Custom.Units[i].Name, c)
+		}
+	}
+	merged, check, err := MergeShards(p, RunOptions{}, srcs, plan.MergeOptions{})
+	if err != nil || !check.Complete() {
+		t.Fatalf("merge: %+v, %v", check, err)
+	}
+	a, b := Evaluate(st, p, whole).Judge(), Evaluate(st, p, merged).Judge()
+	for i := range a {
+		if a[i].Verdict != b[i].Verdict || a[i].Evidence != b[i].Evidence {
+			t.Errorf("finding %d: unsharded %s (%s), merged %s (%s)", i+1, a[i].Verdict, a[i].Evidence, b[i].Verdict, b[i].Evidence)
+		}
+	}
+	last := srcs[n-1].Records
+	srcs[n-1].Records = last[:len(last)-1]
+	_, check, err = MergeShards(p, RunOptions{}, srcs, plan.MergeOptions{})
+	if err != nil || check.Complete() || len(check.Short) != 1 || !strings.Contains(check.Short[0], matrix.Ngtcp2+": ") {
+		t.Errorf("a shard one line short: %+v, %v", check, err)
 	}
 }

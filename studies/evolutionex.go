@@ -51,6 +51,14 @@ func exchangeMissing() error {
 // is EvolutionFixed.
 type exCell struct{ client, server, c string }
 
+// subject is the cell's endpoint under study: the one that is not EvolutionFixed.
+func (x exCell) subject() string {
+	if x.client == EvolutionFixed {
+		return x.server
+	}
+	return x.client
+}
+
 // exchangeCells are the exchange cells of one repetition, in run order: per subject (the scale's
 // exchange releases oldest first, then ngtcp2 when installed), per case, the subject as the
 // client and then as the server. None when the exchange cases cannot run here.

@@ -1,6 +1,7 @@
 package studies
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -393,10 +394,15 @@ func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.R
 func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Record) *ShardCheck {
 	type made struct{ exp, shard string } // a part's flow lines of one shard
 	started := plan.Made(recs, func(r *result.Record) (string, bool) { return r.Shard, r.Shard != "" })
-	flowLines := map[made]int{}
+	flowLines, unitLines := map[made]int{}, map[made]int{}
 	for _, r := range recs {
 		if r.IsFlow() {
 			flowLines[made{r.Experiment, r.Shard}]++
+		}
+		if c := p.Custom; c != nil && c.UnitOf != nil {
+			if u := c.UnitOf(r); u != "" {
+				unitLines[made{u, r.Shard}]++
+			}
 		}
 	}
 	check := &ShardCheck{}
@@ -434,8 +440,12 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 				continue
 			}
 			cu := p.Custom.Units[i]
-			if got, want := flowLines[made{cu.Experiment, name}], p.Custom.Reps*cu.Arms; got < want {
-				check.Short = append(check.Short, fmt.Sprintf("shard %s: %s: %d of %d flow lines", name, cu.Name, got, want))
+			got := flowLines[made{cu.Experiment, name}]
+			if p.Custom.UnitOf != nil {
+				got = unitLines[made{cu.Name, name}]
+			}
+			if want := p.Custom.Reps * cu.Arms; got < want {
+				check.Short = append(check.Short, fmt.Sprintf("shard %s: %s: %d of %d %s", name, cu.Name, got, want, cmp.Or(p.Custom.Noun, "flow")+" lines"))
 			}
 		}
 	}

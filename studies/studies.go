@@ -189,6 +189,10 @@ type CustomPart struct {
 	// read them.
 	Keys  func(reps int) []string
 	KeyOf func(r *result.Record) string
+	// UnitOf, when set, is the name of the unit (CustomUnit.Name) a record of the schedule
+	// belongs to ("" for any other line), for units that share an experiment (evolution's
+	// endpoints); nil: a unit's lines are those of its Experiment (highway2023's paths).
+	UnitOf func(r *result.Record) string
 	// Note, when set, says what reps repetitions run against the paper (the report's first
 	// "scaled down" line, from the repetitions as applied or as recorded).
 	Note func(reps int) string

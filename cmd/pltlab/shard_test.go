@@ -170,9 +170,8 @@ func TestListNodesHighwayByPath(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, line := range strings.Split(out, "\n") {
-		// evolution's schedule has no units yet (it runs whole, and says so); every other
-		// study shards.
-		if strings.Contains(line, "not shardable") && !strings.HasPrefix(line, "evolution ") {
+		// every study shards (evolution by endpoint since 2026-12-07)
+		if strings.Contains(line, "not shardable") {
 			t.Errorf("a study listed as not shardable: %s", line)
 		}
 	}
