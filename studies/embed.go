@@ -20,9 +20,10 @@ import (
 // plan line names it (Plan.Study "STUDY/SCALE") without --runs or --seed, or, for a study
 // without page-load parts, when the records' flow runs, durations and repetitions are the
 // scale's (FromRecords) at the default seed. A study run with --runs or --seed matches no scale
-// and gets the study's default scale (or the one its plan lines name) with exact false: judge
-// it by FromRecords(plan, recs), what it measured. ok is false when no record belongs to a
-// study.
+// exactly and gets, with exact false, the scale its plan lines name, the scale whose own
+// schedule holds its runs (customScale), the scale whose flow parts are those of its flow lines
+// (a study of flows only), or else the study's default scale: judge it by FromRecords(plan,
+// recs), what it measured. ok is false when no record belongs to a study.
 func Identify(recs []*result.Record) (s *Study, plan Plan, exact, ok bool) {
 	hashes := map[string]bool{}
 	for _, r := range recs {
@@ -52,6 +53,11 @@ func Identify(recs []*result.Record) (s *Study, plan Plan, exact, ok bool) {
 		}
 		if sc, ok := customScale(st.Name, recs, ""); ok {
 			return st, st.Plan(sc), false, true
+		}
+		for _, sc := range Scales {
+			if p := st.Plan(sc); len(p.Parts) == 0 && flowPartsOfScale(p, recs) {
+				return st, p, false, true
+			}
 		}
 		return st, st.Plan(st.DefaultScale), false, true
 	}
@@ -165,6 +171,26 @@ func flowsOfScale(p Plan, recs []*result.Record) bool {
 		}
 	}
 	return seen
+}
+
+// flowPartsOfScale reports whether the flow parts recs hold lines of are p's, every one of them
+// and no other (a line of a part's decide runs, PART/decide/K, counting as the part's): a run of
+// p's flows made with other runs, durations or seed (--runs, --seed), which FromRecords judges by
+// what it measured.
+func flowPartsOfScale(p Plan, recs []*result.Record) bool {
+	seen := map[string]bool{}
+	for _, r := range recs {
+		rest, ok := strings.CutPrefix(r.Experiment, p.Study+"/")
+		if !ok || !r.IsFlow() {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, "/")
+		if !slices.ContainsFunc(p.Flows, func(f FlowPart) bool { return f.Name == name }) {
+			return false
+		}
+		seen[name] = true
+	}
+	return len(p.Flows) > 0 && len(seen) == len(p.Flows)
 }
 
 // Title is the report's heading, as report.html shows it.
