@@ -3,6 +3,7 @@ package studyview
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -200,9 +201,10 @@ func TestStudyPageOfShards(t *testing.T) {
 }
 
 // TestStudyPagesAsMeasured: the study pages of runs made with --runs and --seed, and of a study
-// of interop lines, served by the view from result files, show the scale, the plan as measured
-// (its flow runs and repetitions, not the scale's) and the verdicts reproduce's report gives the
-// same records judged by the plan the command line made.
+// of interop lines (made with root and without: no exchange cells), served by the view from
+// result files, show the scale, the plan as measured (its flow runs and repetitions, not the
+// scale's; what its host left out) and the verdicts reproduce's report gives the same records
+// judged by the plan the command line made.
 func TestStudyPagesAsMeasured(t *testing.T) {
 	hw := readRecords(t, "../testdata/highway2023/results.jsonl")
 	var twice []*result.Record // `reproduce highway2023 --scale smoke --runs 2`
@@ -225,6 +227,8 @@ func TestStudyPagesAsMeasured(t *testing.T) {
 	evo := mustStudy(t, studies.Evolution)
 	evoPlan := evo.Plan(studies.Smoke) // a host that has everything: ngtcp2 and the exchange cells
 	evoRecs := interopLines(t, evoPlan.Custom.Keys(evoPlan.Custom.Reps), evoPlan.Custom.Runs())
+	noRoot := evo.PlanOn(studies.Smoke, studies.Host{Exchange: errors.New("the exchange cases' emulated links need root")}) // `reproduce evolution --scale smoke` without root
+	noRootRecs := interopLines(t, noRoot.Custom.Keys(noRoot.Custom.Reps), noRoot.Custom.Runs())
 	for _, tt := range []struct {
 		name    string
 		recs    []*result.Record
@@ -240,6 +244,8 @@ func TestStudyPagesAsMeasured(t *testing.T) {
 			[]string{fmt.Sprintf("Scale smoke: 0 page loads (warm-ups included) in 0 part(s) and %d bulk-flow run(s)", flowRuns(mq))}},
 		{"evolution", evoRecs, evo, evoPlan, false,
 			[]string{`<section id="interop">`, fmt.Sprintf("0 bulk-flow run(s) and %d interop case run(s)", len(evoRecs))}},
+		{"evolution without root", noRootRecs, evo, noRoot, false,
+			[]string{fmt.Sprintf("0 bulk-flow run(s) and %d interop case run(s)", len(noRootRecs)), "the exchange cells (v2, each of", "no exchange case is in the records"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
