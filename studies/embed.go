@@ -2,12 +2,15 @@ package studies
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/interop/matrix"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -20,9 +23,12 @@ import (
 // plan line names it (Plan.Study "STUDY/SCALE") without --runs or --seed, or, for a study
 // without page-load parts, when the records' flow runs, durations and repetitions are the
 // scale's (FromRecords) at the default seed. A study run with --runs or --seed matches no scale
-// and gets the study's default scale (or the one its plan lines name) with exact false: judge
-// it by FromRecords(plan, recs), what it measured. ok is false when no record belongs to a
-// study.
+// exactly and gets, with exact false, the scale its plan lines name, the scale whose own
+// schedule holds its runs (customScale), the scale whose flow parts are those of its flow lines
+// (a study of flows only), or else the study's default scale: judge it by FromRecords(plan,
+// recs), what it measured. Plans are a host's that has everything (Study.Plan), but for a flow
+// study whose schedule the host that made recs cut, which gets that host's (hostsOf). ok is
+// false when no record belongs to a study.
 func Identify(recs []*result.Record) (s *Study, plan Plan, exact, ok bool) {
 	hashes := map[string]bool{}
 	for _, r := range recs {
@@ -45,13 +51,22 @@ func Identify(recs []*result.Record) (s *Study, plan Plan, exact, ok bool) {
 		if sc, exact, ok := shardScale(st, recs); ok {
 			return st, st.Plan(sc), exact, true
 		}
-		for _, sc := range Scales {
-			if p := st.Plan(sc); len(p.Parts) == 0 && flowsOfScale(p, recs) {
-				return st, p, true, true
+		for _, h := range hostsOf(recs) {
+			for _, sc := range Scales {
+				if p := st.PlanOn(sc, h); len(p.Parts) == 0 && flowsOfScale(p, recs) {
+					return st, p, true, true
+				}
 			}
 		}
-		if sc, ok := customScale(st.Name, recs, ""); ok {
-			return st, st.Plan(sc), false, true
+		for _, h := range hostsOf(recs) {
+			if sc, ok := customScale(st.Name, recs, "", h); ok {
+				return st, st.PlanOn(sc, h), false, true
+			}
+		}
+		for _, sc := range Scales {
+			if p := st.Plan(sc); len(p.Parts) == 0 && flowPartsOfScale(p, recs) {
+				return st, p, false, true
+			}
 		}
 		return st, st.Plan(st.DefaultScale), false, true
 	}
@@ -61,9 +76,9 @@ func Identify(recs []*result.Record) (s *Study, plan Plan, exact, ok bool) {
 // customScale returns the scale of study whose own schedule, with the repetitions its records
 // were scheduled with (a run made with --runs), holds every run of recs: each key among the
 // scale's and the recorded schedule (field scheduled, where recorded) a whole number of its
-// repetitions; the first such scale from the smallest, or only scale only when given. ok false
-// when none, or when the study has no own schedule.
-func customScale(study string, recs []*result.Record, only Scale) (Scale, bool) {
+// repetitions; the first such scale from the smallest, or only scale only when given, each
+// scale's schedule that of host h. ok false when none, or when the study has no own schedule.
+func customScale(study string, recs []*result.Record, only Scale, h Host) (Scale, bool) {
 	st, err := Lookup(study)
 	if err != nil {
 		return "", false
@@ -72,7 +87,7 @@ func customScale(study string, recs []*result.Record, only Scale) (Scale, bool) 
 		if only != "" && sc != only {
 			continue
 		}
-		c := st.Plan(sc).Custom
+		c := st.PlanOn(sc, h).Custom
 		if c == nil || c.KeyOf == nil || c.Keys == nil || c.Arms == 0 {
 			return "", false
 		}
@@ -151,7 +166,7 @@ func flowsOfScale(p Plan, recs []*result.Record) bool {
 		// Another scale's runs can match the repetitions (smoke made with --runs 2 has quick's):
 		// every run's key must be the scale's and the recorded schedule (field scheduled) a
 		// whole number of its repetitions.
-		if s, ok := customScale(p.Study, recs, p.Scale); !ok || s != p.Scale {
+		if s, ok := customScale(p.Study, recs, p.Scale, p.Host); !ok || s != p.Scale {
 			return false
 		}
 	}
@@ -165,6 +180,62 @@ func flowsOfScale(p Plan, recs []*result.Record) bool {
 		}
 	}
 	return seen
+}
+
+// hostsOf are the hosts a study's records are read against, in turn: one that has everything
+// (the plan of Study.Plan), then, when it lacks something, the host the records show they ran
+// on (recordedHost), for a run whose own schedule its host cut (evolution made without root has
+// no exchange cells, without gtlsserver no ngtcp2 server).
+func hostsOf(recs []*result.Record) []Host {
+	if h := recordedHost(recs); h != (Host{}) {
+		return []Host{{}, h}
+	}
+	return []Host{{}}
+}
+
+// Errors of recordedHost: what no record shows the host had.
+var (
+	errNgtcp2NotRecorded   = errors.New("no record used the ngtcp2 stack")
+	errExchangeNotRecorded = errors.New("no exchange case is in the records")
+)
+
+// recordedHost is the host recs show they ran on: it had ngtcp2 when a record used it (a load or
+// flow it served, settings.h3_stack or env.quic; an interop line with ngtcp2 as client or
+// server) and ran the exchange cases when a record is of one (whatever its outcome: the plan
+// scheduled it). What no record shows is missing, with that reason.
+func recordedHost(recs []*result.Record) Host {
+	h := Host{Ngtcp2: errNgtcp2NotRecorded, Exchange: errExchangeNotRecorded}
+	for _, r := range recs {
+		rec, isInterop := interopOf(r)
+		if (r.Settings != nil && r.Settings.H3Stack == flows.StackNgtcp2) || (r.Env != nil && strings.HasPrefix(r.Env.QUIC, flows.StackNgtcp2)) ||
+			(isInterop && (rec.Server == matrix.Ngtcp2 || rec.Client == matrix.Ngtcp2)) {
+			h.Ngtcp2 = nil
+		}
+		if isInterop && isExchange(rec) {
+			h.Exchange = nil
+		}
+	}
+	return h
+}
+
+// flowPartsOfScale reports whether the flow parts recs hold lines of are p's, every one of them
+// and no other (a line of a part's decide runs, PART/decide/K, counting as the part's): a run of
+// p's flows made with other runs, durations or seed (--runs, --seed), which FromRecords judges by
+// what it measured.
+func flowPartsOfScale(p Plan, recs []*result.Record) bool {
+	seen := map[string]bool{}
+	for _, r := range recs {
+		rest, ok := strings.CutPrefix(r.Experiment, p.Study+"/")
+		if !ok || !r.IsFlow() {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, "/")
+		if !slices.ContainsFunc(p.Flows, func(f FlowPart) bool { return f.Name == name }) {
+			return false
+		}
+		seen[name] = true
+	}
+	return len(p.Flows) > 0 && len(seen) == len(p.Flows)
 }
 
 // Title is the report's heading, as report.html shows it.

@@ -324,6 +324,31 @@ func TestEvolutionIdentify(t *testing.T) {
 	}
 }
 
+// TestEvolutionIdentifyOnItsHost: the lines of smoke runs made where the exchange cells could
+// not run (not root), and where ngtcp2 could not either, are known as smoke, exactly, by the
+// plan of the host they show they ran on (recordedHost), which names what it left out; they
+// were taken for quick, with a note that they were made with --runs or --seed.
+func TestEvolutionIdentifyOnItsHost(t *testing.T) {
+	noRoot := errors.New("the exchange cases' emulated links need root")
+	for _, h := range []Host{{Exchange: noRoot}, {Ngtcp2: errors.New("gtlsserver not found"), Exchange: noRoot}} {
+		p := evolutionPlan(Smoke, h)
+		recs := evolutionScheduled(p)
+		for _, r := range recs {
+			r.Scheduled = p.Custom.Runs()
+		}
+		st, got, exact, ok := Identify(recs)
+		if !ok || st.Name != Evolution || got.Scale != Smoke || !exact {
+			t.Fatalf("host %+v: identified %v scale %s exact %v; want smoke exactly", h, ok, got.Scale, exact)
+		}
+		if got.Custom.Arms != p.Custom.Arms || len(got.NotRun) != len(p.NotRun) || !strings.Contains(strings.Join(got.NotRun, "; "), "exchange cells") {
+			t.Errorf("host %+v: plan of %d arms, not run %q; want the run's %d arms, naming the exchange cells", h, got.Custom.Arms, got.NotRun, p.Custom.Arms)
+		}
+		if !Complete(got, recs) {
+			t.Errorf("host %+v: the run's lines are not complete against the plan identified", h)
+		}
+	}
+}
+
 // TestEvolutionExchangeCells: the exchange cells are columns of their own, per role. A release
 // that regresses zerortt as a client, confirmed by a second run, is a regression named with the
 // role; 0-RTT arriving as a client (unsupported by the oldest release's API, then passing) is

@@ -122,3 +122,48 @@ func TestModQUICJudges(t *testing.T) {
 		t.Errorf("plan without gtlsserver: %d flow parts, not run %v", len(p.Flows), p.NotRun)
 	}
 }
+
+// TestIdentifyFlowsAsRun: modquic's smoke records made with --seed 7, and again as if made with
+// --runs 2, match no scale exactly and are known as smoke by their flow parts (limited and
+// sufficient; quick and full add the lossy path), not taken for the default scale, whose
+// paths they never ran; a --seed run's records of one path only are no scale's (the default).
+func TestIdentifyFlowsAsRun(t *testing.T) {
+	recs := readFixture(t, "../view/testdata/modquic/results.jsonl").recs
+	seeded := make([]*result.Record, len(recs))
+	twice := slices.Clone(recs)
+	for i, r := range recs {
+		c := *r
+		if r.Env != nil {
+			env := *r.Env
+			env.Seed = 7
+			c.Env = &env
+		}
+		seeded[i] = &c
+		if r.IsFlow() {
+			d := *r
+			d.Run++
+			twice = append(twice, &d)
+		}
+	}
+	onePath := slices.DeleteFunc(slices.Clone(seeded), func(r *result.Record) bool { return r.Experiment != PartExperiment(ModQUIC, "limited") })
+	for _, tt := range []struct {
+		name  string
+		recs  []*result.Record
+		scale Scale
+		runs  int
+	}{
+		{"--seed 7", seeded, Smoke, 1},
+		{"--runs 2", twice, Smoke, 2},
+		{"one path", onePath, Quick, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st, p, exact, ok := Identify(tt.recs)
+			if !ok || st.Name != ModQUIC || exact || p.Scale != tt.scale {
+				t.Fatalf("identified %v %s scale %s exact %v; want modquic at %s, not exact", ok, st.Name, p.Scale, exact, tt.scale)
+			}
+			if d := FromRecords(p, tt.recs); d.Flows[0].Runs != tt.runs {
+				t.Errorf("plan as measured: %d runs of path %s, want %d", d.Flows[0].Runs, d.Flows[0].Name, tt.runs)
+			}
+		})
+	}
+}

@@ -11,7 +11,8 @@ import (
 
 // TestSettingsDiffLeavesMeasurementsOut: two loads that differ only in what was measured
 // (host load, CPU, attempts, connections per origin, what the archive answered) have no
-// settings that differ; a setting that differs is listed.
+// settings that differ; a setting that differs (the link, the archive, the HTTP/3 stack) is
+// listed.
 func TestSettingsDiffLeavesMeasurementsOut(t *testing.T) {
 	a := &result.Record{V: 1, Protocol: "h2", Link: result.Link{Spec: "carlucci2015", RTTMs: 50}, Browser: "Chromium/156",
 		Replay: &result.Replay{Archive: "a.har", Digest: "ab", Hits: 10}, Device: &result.Device{Spec: "motog2013:cgroup", MeasuredSlowdown: 3.9}}
@@ -27,8 +28,9 @@ func TestSettingsDiffLeavesMeasurementsOut(t *testing.T) {
 		t.Errorf("settingsDiff of loads differing only in measurements = %v; want none", d)
 	}
 	b.Link.RTTMs, b.Replay.Digest = 100, "cd"
+	b.Settings = &result.Settings{H3Stack: "ngtcp2"}
 	d := settingsDiff(a, &b)
-	want := [][3]string{{"link.rtt_ms", "50", "100"}, {"replay.digest", `"ab"`, `"cd"`}}
+	want := [][3]string{{"link.rtt_ms", "50", "100"}, {"replay.digest", `"ab"`, `"cd"`}, {"settings.h3_stack", "-", `"ngtcp2"`}}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("settingsDiff = %v; want %v", d, want)
 	}
