@@ -281,9 +281,11 @@ func slotOf(r *result.Record) (mergeKey, string) {
 		}
 		return k, fmt.Sprintf("config_hash %s run %d (%s)", r.ConfigHash, r.Run, k.kind)
 	}
-	if id, ok := interopCell(r); ok {
-		// An interop case line: its cell (client, server, case) and run make the slot, never its
-		// time, so two shards' lines of one cell are a conflict however far apart they ran.
+	if id, ok := interopCell(r); ok && r.Shard != "" {
+		// An interop case line of a sharded study (evolution): its cell (client, server, case)
+		// and repetition make the slot, never its time, so two shards' lines of one cell are a
+		// conflict however far apart they ran. (An unsharded interop file may hold a case's runs
+		// one after another, each at its own time.)
 		k.experiment, k.protocol = r.Experiment, id
 		return k, fmt.Sprintf("experiment %s run %d, interop case %s (%s)", r.Experiment, r.Run, id, k.kind)
 	}
