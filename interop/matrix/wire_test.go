@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -8,9 +9,59 @@ import (
 	"github.com/pltlab/pltlab/interop"
 )
 
-// line joins tshark's fields (wireFields' order) as one line of its output.
+// line joins tshark's fields (wireFields' order) as one line of its output, the time, ECN and
+// cipher suite fields empty (stamped sets them).
 func line(iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted string) string {
-	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted}, "\t")
+	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted, "", "", "", ""}, "\t")
+}
+
+// stamped sets a line's capture time (seconds), IP ECN field, cipher suites and CRYPTO offsets.
+func stamped(l, t, ecn, suites, offsets string) string {
+	f := strings.Split(l, "\t")
+	f[16], f[17], f[18], f[19] = t, ecn, suites, offsets
+	return strings.Join(f, "\t")
+}
+
+// timedCapture is one connection whose client sent its ClientHello twice offering ChaCha20
+// alone (tshark dissects the second only as a CRYPTO frame at offset 0), the client's Handshake
+// CRYPTO at offset 0 too, marked ECN both ways with ACK_ECN frames both ways, through a 2 s outage in which the
+// link dropped a datagram each way.
+var timedCapture = strings.Join([]string{
+	stamped(line("1", "1", "0", "", "0x00000001", "aa11", "dd01", "", "6,0", "", "", "", "1", "", "", ""), "0.000", "0", "0x1303", "0"),
+	stamped(line("1", "1", "0", "", "0x00000001", "aa11", "dd01", "", "6,0", "", "", "", "", "", "", ""), "0.400", "0", "", "0"),
+	stamped(line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb33,bb33", "aa11,aa11", "", "2,6,6", "", "", "", "2,8,11,15,20", "43,51,16,57", "h3", ""), "0.450", "0", "4867", "0,0"),
+	stamped(line("1", "1,0", "2,", "", "0x00000001", "aa11,", "bb33,bb33", "0", "6,3,8", "", "", "0", "20", "", "", ""), "0.500", "2", "", "0"),
+	stamped(line("0", "0", "", "", "", "", "aa11", "0", "30,3,8", "", "", "0", "", "", "", ""), "0.520", "2", "", ""),
+	stamped(line("3", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""), "1.000", "", "", ""),
+	stamped(line("2", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""), "1.500", "", "", ""),
+	stamped(line("0", "0", "", "", "", "", "aa11", "0", "8", "", "", "0", "", "", "", ""), "2.600", "2", "", ""),
+	stamped(line("1", "0", "", "", "", "", "bb33", "0", "3", "", "", "", "", "", "", ""), "2.620", "1", "", ""),
+}, "\n") + "\n"
+
+// TestDecodeTimed reads the facts of the cases longrtt, chacha20, blackhole and ecn: the
+// ClientHellos and the cipher suites offered and chosen, the ECN codepoints and ACK_ECN frames
+// each way, and the longest time without a delivered datagram, with the drops within it.
+func TestDecodeTimed(t *testing.T) {
+	w, err := DecodeFields(strings.NewReader(timedCapture), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Connections != 1 || w.Handshakes != 1 || w.ClientHellos != 2 || w.Packets["up initial"] != 2 {
+		t.Errorf("%d connections, %d handshakes, %d ClientHellos, %d client Initials; want 1, 1, 2, 2", w.Connections, w.Handshakes, w.ClientHellos, w.Packets["up initial"])
+	}
+	if !slices.Equal(w.OfferedSuites, []string{"0x1303"}) || !slices.Equal(w.ChosenSuites, []string{"0x1303"}) {
+		t.Errorf("suites offered %v, chosen %v; want [0x1303] each", w.OfferedSuites, w.ChosenSuites)
+	}
+	wantECN := map[string]int{"up not-ect": 2, "up ect0": 1, "up ect1": 1, "down not-ect": 1, "down ect0": 2}
+	if !maps.Equal(w.ECN, wantECN) || !maps.Equal(w.ACKECN, map[string]int{"up": 2, "down": 1}) {
+		t.Errorf("ECN %v, ACK_ECN %v; want %v and up 2, down 1", w.ECN, w.ACKECN, wantECN)
+	}
+	if g := w.Gap; g == nil || *g != (interop.Gap{StartMS: 520, LengthMS: 2080, Dropped: 2, AfterUp: 1, AfterDown: 1}) {
+		t.Errorf("gap %+v, want 2080 ms from 520 ms, 2 dropped, 1 up and 1 down after", g)
+	}
+	if w, _ := DecodeFields(strings.NewReader(retryCapture), false); w.Gap != nil {
+		t.Errorf("a capture without times has gap %+v", w.Gap)
+	}
 }
 
 // retryCapture is a capture's decoded lines of one connection with a Retry, a dropped
