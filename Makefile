@@ -19,9 +19,9 @@ RACE_PKGS := /(shaping|server|internal/idlepoll|flows|browser|view|pages|experim
 # and the quic-go history test (three releases built from the
 # module proxy and run against each other, about 70 s from an empty cache), and the interop
 # exchange matrix (every exchange case between quic-go and ngtcp2 through an emulated link,
-# TestIntegrationExchange, about 50-80 s, and its corruption cases for every pair,
-# TestIntegrationExchangeCorruption, 40-55 s; its built-to-fail cases stay in make test): about
-# 7 minutes on 2 cores, so they run in their own target, test-studies, which CI runs after make
+# TestIntegrationExchange, about 115-140 s with longrtt, chacha20, blackhole and ecn, and its
+# corruption cases for every pair, TestIntegrationExchangeCorruption, 40-55 s; its built-to-fail
+# cases stay in make test): about 8 minutes on 2 cores, so they run in their own target, test-studies, which CI runs after make
 # test.
 STUDY_TESTS := ^TestIntegration(Study|SlurmStudy|QuicGoEras|Exchange$$|ExchangeCorruption)
 

@@ -50,6 +50,38 @@ type Wire struct {
 	// emulator's counters over the exchange, not from the capture (which holds the corrupted
 	// datagrams as delivered).
 	Corrupted map[string]int `json:"corrupted,omitempty"`
+	// ClientHellos counts the client's delivered datagrams whose Initial packet carried its
+	// ClientHello (a CRYPTO frame at offset 0, no Handshake packet beside it): its first and
+	// each retransmission, sent again when its probe timeout fired before the server's answer
+	// came (RFC 9002 section 6.2.4).
+	ClientHellos int `json:"client_hellos,omitempty"`
+	// OfferedSuites are the TLS cipher suites (hex, "0x1303") of the client's ClientHellos,
+	// distinct, in order; ChosenSuites the suite of each connection's ServerHello, in order
+	// (RFC 8446 sections 4.1.2, 4.1.3 and B.4).
+	OfferedSuites []string `json:"offered_suites,omitempty"`
+	ChosenSuites  []string `json:"chosen_suites,omitempty"`
+	// ECN counts the delivered datagrams per direction and ECN codepoint of their IP header
+	// (RFC 3168 section 5): "up ect0", "up ect1", "up ce", "up not-ect", and the same "down".
+	ECN map[string]int `json:"ecn,omitempty"`
+	// ACKECN counts the ACK frames with ECN counts (frame type 0x03, RFC 9000 section 19.3.2)
+	// each direction's delivered packets carried ("up": the client's ACKs).
+	ACKECN map[string]int `json:"ack_ecn,omitempty"`
+	// Gap is the longest time in which the link delivered no datagram either way; nil with
+	// fewer than two datagrams delivered.
+	Gap *Gap `json:"gap,omitempty"`
+}
+
+// Gap is a time in which a link delivered no datagram in either direction, read from the
+// capture's timestamps (shaping/capture's interfaces), in milliseconds.
+type Gap struct {
+	// StartMS is its start, since the first datagram delivered, and LengthMS its length.
+	StartMS  float64 `json:"start_ms"`
+	LengthMS float64 `json:"length_ms"`
+	// Dropped counts the datagrams the link dropped within it (either direction).
+	Dropped int `json:"dropped"`
+	// AfterUp and AfterDown count the datagrams delivered after it, per direction.
+	AfterUp   int `json:"after_up"`
+	AfterDown int `json:"after_down"`
 }
 
 // FileCheck is one file an exchange case fetched: its name, the bytes served, the bytes the

@@ -26,7 +26,7 @@ func TestInteropRefusals(t *testing.T) {
 		{"server twice", []string{"--server", "quic-go,quic-go"}, `bad --server "quic-go": given twice`},
 		{"release outside the history", []string{"--server", "quic-go,quic-go@v0.99.0"}, `bad --server "quic-go@v0.99.0": bad quic-go version "v0.99.0": accepted a release v0.33.0 to v0.66.x`},
 		{"release not a version", []string{"--server", "quic-go@latest"}, `bad --server "quic-go@latest": bad quic-go version "latest"`},
-		{"unknown case", []string{"--cases", "ecn"}, `bad --cases: unknown case "ecn"; accepted: all, version-negotiation`},
+		{"unknown case", []string{"--cases", "multiplexing"}, `bad --cases: unknown case "multiplexing"; accepted: all, version-negotiation`},
 		{"unknown client", []string{"--client", "picoquic", "--cases", "handshake"}, `bad --client "picoquic": accepted quic-go, ngtcp2`},
 		{"client release outside the history", []string{"--client", "quic-go@v0.32.0"}, `bad --client "quic-go@v0.32.0": bad quic-go version "v0.32.0"`},
 		{"exchange case twice", []string{"--cases", "retry,handshake,retry"}, `case "retry" given twice`},

@@ -3,6 +3,7 @@ package matrix
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pltlab/pltlab/interop"
 )
@@ -26,11 +27,25 @@ type Exchange struct {
 	// Server and Client are the features the case asks of each endpoint.
 	Server ServerFeatures
 	Client ClientFeatures
-	judge  func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string)
+	judge  judgeFunc
+	// judgePeers, when set, makes the judge from what the two peers claim (ecn: whether each
+	// claims ECN support); judge is unused then.
+	judgePeers func(client, srv Peer) judgeFunc
 }
+
+// judgeFunc judges a case from the decrypted capture and the files saved.
+type judgeFunc func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string)
 
 // runs is how many times the client runs (Runs, at least 1).
 func (c Exchange) runs() int { return max(c.Runs, 1) }
+
+// judgeFor returns the case's judge for client and srv.
+func (c Exchange) judgeFor(client, srv Peer) judgeFunc {
+	if c.judgePeers != nil {
+		return c.judgePeers(client, srv)
+	}
+	return c.judge
+}
 
 // ServerFeatures are what a case asks of the server.
 type ServerFeatures struct {
@@ -54,6 +69,10 @@ type ClientFeatures struct {
 	KeyUpdate bool
 	// V2: offer QUIC version 2 alone.
 	V2 bool
+	// ChaCha20: offer the TLS cipher suite TLS_CHACHA20_POLY1305_SHA256 (0x1303, RFC 8446
+	// section B.4; its QUIC packet and header protection: RFC 9001 sections 5.3 and 5.4.4)
+	// alone (gtlsclient's --ciphers; no quic-go client can: notSupported).
+	ChaCha20 bool
 }
 
 // Links of the exchange cases: the Interop Runner's 10 Mbit/s and 30 ms RTT, and that link
@@ -66,7 +85,33 @@ const (
 	LinkTransferLoss        = "rate=10mbit,rtt=30ms,loss=2%"
 	LinkHandshakeCorruption = "rate=10mbit,rtt=30ms,corrupt=30%"
 	LinkTransferCorruption  = "rate=10mbit,rtt=30ms,corrupt=2%"
+	// LinkLongRTT is the Interop Runner's longrtt link: its simulator's `simple-p2p
+	// --delay=750ms --bandwidth=10Mbps` delays each direction 750 ms (as its 15 ms is
+	// LinkPlain's 30 ms RTT), a 1.5 s RTT (LongRTT).
+	LinkLongRTT = "rate=10mbit,rtt=1500ms"
+	// LinkBlackhole is the Interop Runner's blackhole link (`blackhole --delay=15ms
+	// --bandwidth=10Mbps --on=5s --off=2s`): up 5 s, then down 2 s (BlackholeOutage), repeating
+	// from the link's start, every datagram that arrives while it is down dropped.
+	LinkBlackhole = "rate=10mbit,rtt=30ms,outage=5s/2s"
 )
+
+// LongRTT is LinkLongRTT's round-trip time: longer than a client's first probe timeout,
+// 3 x 333 ms with RFC 9002's initial RTT (section 6.2.2), so its ClientHello is sent again
+// before the server's answer can arrive (section 6.2.4).
+const LongRTT = 1500 * time.Millisecond
+
+// BlackholeOutage is how long LinkBlackhole stays down each time, and BlackholeSlack how much
+// shorter than it the time without a delivered datagram may be: the datagrams queued when the
+// link goes down are still served (at most its queue of 1 BDP, 30 ms at 10 Mbit/s) and
+// delivered half an RTT (15 ms) later.
+const (
+	BlackholeOutage = 2 * time.Second
+	BlackholeSlack  = 100 * time.Millisecond
+)
+
+// ECNFile is the size in bytes of the ecn case's file: larger than the Interop Runner's 1 kB
+// so that each side sends ECN-marked packets and ACKs for some round trips.
+const ECNFile = 100_000
 
 // HandshakeLossRuns is how many connections handshakeloss makes (the Interop Runner makes 50 of
 // 1 kB each): with 30 % loss each way at least one of their some 40 datagrams is dropped but
@@ -105,6 +150,14 @@ var Exchanges = []Exchange{
 		Rule: "through 30 % corruption each way (one bit of the UDP payload flipped, the checksum kept valid) the client connects 5 times, one after another: 5 connections (a client datagram the capture cannot decrypt opens none: its flipped bit may be in a source connection ID), QUIC v1 among the versions (a flipped bit in a long header's version shows as another), the 1 kB file whole on every connection (sent only in 1-RTT, in answer to a request sent once the handshake completed: the proof of each handshake, as the capture's dissector does not read packets coalesced behind a corrupted one); the link corrupted at least one datagram (its counters); the corrupted datagrams, the packets undecryptable in the capture (the corruption met the AEAD) and the handshakes seen completed in it are counted"},
 	{Name: "transfercorruption", Link: LinkTransferCorruption, Files: []int{1_000_000}, judge: judgeCorruption(1),
 		Rule: "through 2 % corruption each way a 1 MB file arrives whole on one connection, QUIC v1 among the versions; the link corrupted at least one datagram; the corrupted datagrams, the packets undecryptable in the capture and the handshakes seen completed in it are counted"},
+	{Name: "longrtt", Link: LinkLongRTT, Files: []int{10_000}, judge: judgeLongRTT(LongRTT),
+		Rule: "across a 1.5 s RTT (the Interop Runner's 750 ms each way): one connection whose handshake completed on the wire, QUIC v1, the file whole, and the client's ClientHello sent at least twice (the Interop Runner's rule: the RTT outlasts a first probe timeout of 3 x 333 ms, RFC 9002 sections 6.2.2 and 6.2.4, so a client sends its Initial again before the answer can come); the client's Initial packets and ClientHellos are counted"},
+	{Name: "chacha20", Link: LinkPlain, Files: []int{3_000_000}, Client: ClientFeatures{ChaCha20: true}, judge: judgeChaCha20,
+		Rule: "the client offers TLS_CHACHA20_POLY1305_SHA256 (0x1303) alone in its ClientHello (the Interop Runner's rule), the server's ServerHello chooses it (RFC 8446 section 4.1.3; QUIC then protects packets with ChaCha20-Poly1305 and headers with ChaCha20, RFC 9001 sections 5.3 and 5.4.4), one connection whose handshake completed on the wire, QUIC v1 and the 3 MB file whole; a client that cannot offer it alone is unsupported"},
+	{Name: "blackhole", Link: LinkBlackhole, Files: []int{10_000_000}, judge: judgeBlackhole(BlackholeOutage, BlackholeSlack),
+		Rule: "a 10 MB file (8 s at 10 Mbit/s) through a link that goes dark for 2 s after 5 s, repeating (the Interop Runner's blackhole): one connection whose handshake completed on the wire, QUIC v1, the file whole, and the capture shows the outage met and survived: its longest time without a datagram delivered either way is at least the outage less 100 ms (the queue served into it), the link dropped datagrams within it, and both sides' datagrams were delivered after it (the transfer resumed, RFC 9002 section 6.2's probe timeouts backing off meanwhile)"},
+	{Name: "ecn", Link: LinkPlain, Files: []int{ECNFile}, judgePeers: judgeECN,
+		Rule: "one connection whose handshake completed on the wire, QUIC v1, the 100 kB file whole, and ECN both ways (RFC 9000 section 13.4): each side's delivered datagrams carry ECT(0) or ECT(1) in their IP header (RFC 3168 section 5) and each side's ACK frames carry ECN counts (type 0x03, RFC 9000 section 19.3.2); the datagrams per codepoint and the ACK_ECN frames are counted. A side that marks nothing, or reports no ECN counts for marked packets it received, fails the case when that endpoint claims ECN support and makes it unsupported when it does not (the Interop Runner's rule: an endpoint that does not implement a case answers 127 and the case is unsupported, not failed; ngtcp2's examples claim it, no quic-go release's interop endpoint lists ecn); the wire decides a pass whatever is claimed. Unmarked datagrams are counted, not refused (the Interop Runner refuses them; RFC 9000 section 13.4.2 and Appendix A.4 mark only while testing a path and once it is validated, and quic-go marks 1-RTT packets only)"},
 }
 
 // ExchangeNames lists the names of Exchanges.

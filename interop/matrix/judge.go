@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pltlab/pltlab/interop"
 )
@@ -154,4 +155,111 @@ func judgeLoss(n int) func(w *interop.Wire, files []interop.FileCheck) (interop.
 		}
 		return v.outcome(fmt.Sprintf("%s though the link dropped %d datagrams up and %d down (%d HANDSHAKE_DONE delivered)", what, w.Datagrams["up-dropped"], w.Datagrams["down-dropped"], w.HandshakeDone))
 	}
+}
+
+// judgeLongRTT judges longrtt, its link's RTT rtt: the handshake conditions of one
+// connection, the file whole and the client's ClientHello sent at least twice (the Interop
+// Runner's rule: rtt outlasts a first probe timeout, RFC 9002 sections 6.2.2 and 6.2.4).
+func judgeLongRTT(rtt time.Duration) judgeFunc {
+	return func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
+		var v verdict
+		v.handshook(w, 1, wireV1)
+		v.need(w.ClientHellos >= 2, "the client's ClientHello was delivered %d times, want at least 2 (a %v RTT outlasts its first probe timeout, RFC 9002 section 6.2.4)", w.ClientHellos, rtt)
+		v.filesWhole(files)
+		return v.outcome(fmt.Sprintf("handshake completed across a %v RTT, the file whole; the client sent %d Initial packets, %d of them with its ClientHello", rtt, w.Packets["up initial"], w.ClientHellos))
+	}
+}
+
+// suiteChaCha20 is TLS_CHACHA20_POLY1305_SHA256 as Wire names suites (RFC 8446 section B.4).
+const suiteChaCha20 = "0x1303"
+
+func judgeChaCha20(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
+	var v verdict
+	v.handshook(w, 1, wireV1)
+	v.need(slices.Equal(w.OfferedSuites, []string{suiteChaCha20}), "the client offered cipher suites %v, want %s (TLS_CHACHA20_POLY1305_SHA256) alone", w.OfferedSuites, suiteChaCha20)
+	v.need(slices.Equal(w.ChosenSuites, []string{suiteChaCha20}), "the server's ServerHello chose %v, want %s", w.ChosenSuites, suiteChaCha20)
+	v.filesWhole(files)
+	return v.outcome(fmt.Sprintf("the client offered %s alone and the ServerHello chose it; one connection, its handshake completed, the file whole", suiteChaCha20))
+}
+
+// judgeBlackhole judges blackhole, its link down for outage at a time: one connection, its
+// handshake completed, the file whole, and the capture's longest time without a delivered
+// datagram at least outage-slack, with datagrams dropped within it and delivered both ways
+// after it.
+func judgeBlackhole(outage, slack time.Duration) judgeFunc {
+	return func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
+		var v verdict
+		v.handshook(w, 1, wireV1)
+		g := w.Gap
+		if g == nil {
+			g = &interop.Gap{}
+		}
+		least := float64((outage - slack).Milliseconds())
+		v.need(g.LengthMS >= least, "the longest time without a datagram delivered was %.0f ms, want at least %.0f ms (the %v outage less %v): the outage was not met during the exchange", g.LengthMS, least, outage, slack)
+		v.need(g.Dropped > 0, "the link dropped no datagram within the longest gap (%.0f ms at %.0f ms)", g.LengthMS, g.StartMS)
+		v.need(g.AfterUp > 0 && g.AfterDown > 0, "after the gap the link delivered %d datagrams up and %d down: want both sides resumed", g.AfterUp, g.AfterDown)
+		v.filesWhole(files)
+		return v.outcome(fmt.Sprintf("the file whole; no datagram delivered for %.0f ms from %.0f ms (%d dropped within it, the %v outage), then %d up and %d down", g.LengthMS, g.StartMS, g.Dropped, outage, g.AfterUp, g.AfterDown))
+	}
+}
+
+// judgeECN makes the ecn case's judge for client and srv: the handshake conditions, the file
+// whole, and ECN both ways (ecnWays). Where a way lacks it the case fails when the endpoint at
+// fault claims ECN support (claimsECN) and is unsupported otherwise, the Interop Runner's rule
+// (an endpoint that does not implement a case answers 127: unsupported, not failed).
+func judgeECN(client, srv Peer) judgeFunc {
+	return func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
+		var v verdict
+		v.handshook(w, 1, wireV1)
+		v.filesWhole(files)
+		if len(v) > 0 {
+			return v.outcome("")
+		}
+		counts := ecnCounts(w)
+		faults := ecnFaults(w, map[string]string{"up": "client", "down": "server"})
+		if len(faults) == 0 {
+			return interop.Pass, "ECN both ways, the file whole: " + counts
+		}
+		var unclaimed []string
+		for _, f := range faults {
+			p := map[string]Peer{"client": client, "server": srv}[f.who]
+			if claims, why := claimsECN(p); !claims {
+				unclaimed = append(unclaimed, fmt.Sprintf("%s (the %s %s)", f.what, f.who, why))
+			} else {
+				v = append(v, f.what)
+			}
+		}
+		if len(v) > 0 {
+			return interop.Fail, strings.Join(append(v, unclaimed...), "; ") + ": " + counts
+		}
+		return interop.Unsupported, strings.Join(unclaimed, "; ") + ": " + counts
+	}
+}
+
+// ecnFault is a way ECN is missing and the endpoint ("client", "server") at fault.
+type ecnFault struct{ who, what string }
+
+// ecnFaults lists what ECN lacks each way: the sender marked no delivered datagram ECT(0)
+// or ECT(1), or its peer received marked ones and sent no ACK frame with ECN counts.
+func ecnFaults(w *interop.Wire, who map[string]string) []ecnFault {
+	var out []ecnFault
+	for _, dir := range []string{"up", "down"} {
+		peer := map[string]string{"up": "down", "down": "up"}[dir]
+		marked := w.ECN[dir+" ect0"] + w.ECN[dir+" ect1"] + w.ECN[dir+" ce"]
+		switch {
+		case marked == 0:
+			out = append(out, ecnFault{who[dir], fmt.Sprintf("the %s marked none of its %d delivered datagrams ECT(0) or ECT(1)", who[dir], w.Datagrams[dir])})
+		case w.ACKECN[peer] == 0:
+			out = append(out, ecnFault{who[peer], fmt.Sprintf("the %s received %d marked datagrams and sent no ACK frame with ECN counts (type 0x03)", who[peer], marked)})
+		}
+	}
+	return out
+}
+
+// ecnCounts says the datagrams per ECN codepoint and the ACK_ECN frames each way.
+func ecnCounts(w *interop.Wire) string {
+	way := func(dir string) string {
+		return fmt.Sprintf("%d ECT(0), %d ECT(1), %d CE, %d not-ECT, %d ACK_ECN", w.ECN[dir+" ect0"], w.ECN[dir+" ect1"], w.ECN[dir+" ce"], w.ECN[dir+" not-ect"], w.ACKECN[dir])
+	}
+	return "up " + way("up") + "; down " + way("down")
 }

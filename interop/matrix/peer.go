@@ -113,7 +113,29 @@ func notSupported(c Exchange, client, srv Peer) string {
 	if (c.Client.V2 && client.Name == Ngtcp2) || (c.Server.V2 && srv.Name == Ngtcp2) {
 		return "ngtcp2 0.12.1 (Debian 12) knows QUIC v2 only by its provisional codepoint 0x709a50c4, not RFC 9369's 0x6b3343cf"
 	}
+	if c.Client.ChaCha20 && client.Name != Ngtcp2 {
+		return NoChaCha20QUICGo
+	}
 	return ""
+}
+
+// NoChaCha20QUICGo is why a quic-go client cannot run chacha20.
+const NoChaCha20QUICGo = "a quic-go client cannot offer TLS_CHACHA20_POLY1305_SHA256 alone: quic-go's TLS 1.3 suites are crypto/tls's, whose Config.CipherSuites does not apply to TLS 1.3 (\"TLS 1.3 ciphersuites are not configurable\"), and no quic-go release exports an option; quic-go's own interop endpoint narrows them with its internal/qtls.SetCipherSuite (a go:linkname into crypto/tls), a package other modules cannot import"
+
+// claimsECN reports whether peer p claims ECN support (RFC 9000 section 13.4), and why: where it
+// does not, a missing ECN mark or count is unsupported, not a failure (the Interop Runner's
+// rule). ngtcp2 claims it: its library validates ECN on each path (RFC 9000 section 13.4.2)
+// and its example programs set the codepoint it chooses on every datagram they send (IP_TOS)
+// and read the received ones' for the ACK's ECN counts. No quic-go release's own interop
+// endpoint lists the Interop Runner's ecn case (v0.33.0-v0.66.0; quic-go pull request 4207,
+// "interop: enable the ECN test case", is open), so quic-go does not, though its library marks
+// 1-RTT packets ECT(0) while it validates ECN since before v0.40.1 (internal/ackhandler/ecn.go,
+// absent in v0.37.0).
+func claimsECN(p Peer) (bool, string) {
+	if p.Name == Ngtcp2 {
+		return true, "claims ECN support (ngtcp2 validates ECN and its examples set and read the codepoint)"
+	}
+	return false, "does not claim ECN support (no quic-go release's interop endpoint lists the ecn case; quic-go pull request 4207 is open)"
 }
 
 // peerDir is the working directory of one exchange: the files served (www), the client's
@@ -218,6 +240,12 @@ const keyUpdateAfter = "60ms"
 // never reaches.
 const ngtcp2HandshakeTimeout = "30s"
 
+// ngtcp2ChaCha20 is gtlsclient's --ciphers (a GnuTLS priority string) that offers
+// TLS_CHACHA20_POLY1305_SHA256 alone: its default, "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:
+// +AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:+AES-128-CCM" (gtlsclient --help, 0.12.1), with
+// the one cipher.
+const ngtcp2ChaCha20 = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+CHACHA20-POLY1305"
+
 // ClientTimeout bounds each run of a client program in an exchange case.
 const ClientTimeout = 45 * time.Second
 
@@ -279,6 +307,9 @@ func runClientOnce(ctx context.Context, l shaping.Link, client Peer, addr string
 		}
 		if c.Client.KeyUpdate {
 			args = append(args, "--key-update="+keyUpdateAfter)
+		}
+		if c.Client.ChaCha20 {
+			args = append(args, "--ciphers="+ngtcp2ChaCha20)
 		}
 		cmd := shaping.Command(ctx, l, Ngtcp2Client, append(append(args, host, port), urls...)...)
 		cmd.Env = append(cmd.Env, "SSLKEYLOGFILE="+d.clientKeys)

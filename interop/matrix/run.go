@@ -105,7 +105,7 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 		w.Corrupted = map[string]int{"up": int(counters.Up.Corrupted), "down": int(counters.Down.Corrupted)}
 	}
 	ev.Wire, ev.Files = w, checkFiles(d, names, c.runs())
-	out, reason := c.judge(w, ev.Files)
+	out, reason := c.judgeFor(client, srv)(w, ev.Files)
 	if out == interop.Fail {
 		reason += " (client: " + summary + ")"
 	}

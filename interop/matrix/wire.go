@@ -3,9 +3,11 @@ package matrix
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -24,7 +26,8 @@ var wireFields = []string{
 	"frame.interface_id", "quic.header_form", "quic.long.packet_type", "quic.long.packet_type_v2",
 	"quic.version", "quic.scid", "quic.dcid", "quic.key_phase", "quic.frame_type", "quic.token",
 	"quic.retry_token", "quic.stream.stream_id", "tls.handshake.type", "tls.handshake.extension.type",
-	"tls.handshake.extensions_alpn_str", "quic.decryption_failed",
+	"tls.handshake.extensions_alpn_str", "quic.decryption_failed", "frame.time_relative", "ip.dsfield.ecn",
+	"tls.handshake.ciphersuite", "quic.crypto.offset",
 }
 
 // Decode runs tshark on the pcapng capture of a link (package shaping/capture's four
@@ -49,13 +52,19 @@ func Decode(ctx context.Context, pcap, keylog string, corrupted bool) (*interop.
 // TLS handshake message and extension numbers (RFC 8446 section 4) and QUIC frame types
 // (RFC 9000 section 19) Decode reads.
 const (
+	tlsClientHello   = 1
 	tlsServerHello   = 2
 	tlsEncryptedExts = 8
 	tlsCertificate   = 11
 	extPreSharedKey  = 41
 	extEarlyData     = 42
+	frameCrypto      = 0x06
 	frameHSDone      = 0x1e
+	frameACKECN      = 0x03
 )
+
+// ecnNames name the ECN codepoints of an IP header (RFC 3168 section 5).
+var ecnNames = map[int]string{0: "not-ect", 1: "ect1", 2: "ect0", 3: "ce"}
 
 // v1Types and v2Types name the long header packet types of QUIC v1 (RFC 9000 section 17.2)
 // and v2 (RFC 9369 section 3.2).
@@ -66,7 +75,16 @@ var (
 
 // connTLS is what one connection's server said in TLS, and how far its handshake got: the
 // client's 1-RTT packets delivered (up1RTT), then a server 1-RTT packet delivered (done).
-type connTLS struct{ psk, cert, early, up1RTT, done bool }
+type connTLS struct {
+	psk, cert, early, up1RTT, done bool
+	suite                          string // the ServerHello's cipher suite
+}
+
+// stamp is a delivered datagram's capture time (seconds) and direction.
+type stamp struct {
+	t   float64
+	dir string
+}
 
 // DecodeFields reads tshark's field lines (wireFields, tab-separated) into a Wire. corrupted
 // says the link corrupted datagrams (corrupt=P%): their flipped bit may sit in a cleartext
@@ -75,7 +93,10 @@ type connTLS struct{ psk, cert, early, up1RTT, done bool }
 // holding a packet the dissector could not decrypt opens no connection: the receiver could not
 // decrypt it either, and the client sends its Initial again.
 func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
-	w := &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, KeyPhaseFlips: map[string]int{}, Streams: map[string]int{}}
+	w := &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, KeyPhaseFlips: map[string]int{}, Streams: map[string]int{},
+		ECN: map[string]int{}, ACKECN: map[string]int{}}
+	var delivered []stamp
+	var dropped []float64
 	var conns []string           // the connections' keys (connKey), in order
 	alias := map[string]string{} // a Retry's source connection ID -> the key of its connection
 	var tls []connTLS
@@ -100,8 +121,18 @@ func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
 			return nil, fmt.Errorf("tshark line of interface %q: want 0 to 3 (package shaping/capture's interfaces)", f[0])
 		}
 		w.Datagrams[dir]++
+		t, terr := strconv.ParseFloat(f[16], 64)
 		if dir != "up" && dir != "down" {
+			if terr == nil {
+				dropped = append(dropped, t)
+			}
 			continue
+		}
+		if terr == nil {
+			delivered = append(delivered, stamp{t, dir})
+		}
+		if e := ints(v(17)); len(e) > 0 {
+			w.ECN[dir+" "+ecnNames[e[0]&3]]++
 		}
 		types := packetTypes(v(1), v(2), v(3), v(4))
 		for _, t := range types {
@@ -145,6 +176,9 @@ func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
 		if dir == "down" {
 			w.HandshakeDone += count(frames, frameHSDone)
 		}
+		if n := count(frames, frameACKECN); n > 0 {
+			w.ACKECN[dir] += n
+		}
 		for _, id := range ints(v(11)) {
 			kind := dir + " " + map[int]string{0: "bidi", 1: "bidi", 2: "uni", 3: "uni"}[id%4]
 			if streams[kind] == nil {
@@ -153,6 +187,16 @@ func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
 			streams[kind][strconv.Itoa(id)] = true
 		}
 		hs, ext := ints(v(12)), ints(v(13))
+		if dir == "up" && clientHello(types, frames, ints(v(19))) {
+			w.ClientHellos++
+		}
+		if dir == "up" && slices.Contains(types, "initial") && slices.Contains(hs, tlsClientHello) {
+			for _, cs := range ints(v(18)) {
+				if x := fmt.Sprintf("0x%04x", cs); !slices.Contains(w.OfferedSuites, x) {
+					w.OfferedSuites = append(w.OfferedSuites, x)
+				}
+			}
+		}
 		if len(tls) > 0 && slices.Contains(types, "1rtt") {
 			c := &tls[len(tls)-1]
 			c.up1RTT = c.up1RTT || dir == "up"
@@ -163,6 +207,9 @@ func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
 			c.psk = c.psk || slices.Contains(hs, tlsServerHello) && slices.Contains(ext, extPreSharedKey)
 			c.cert = c.cert || slices.Contains(hs, tlsCertificate)
 			c.early = c.early || slices.Contains(hs, tlsEncryptedExts) && slices.Contains(ext, extEarlyData)
+			if cs := ints(v(18)); c.suite == "" && slices.Contains(hs, tlsServerHello) && len(cs) > 0 {
+				c.suite = fmt.Sprintf("0x%04x", cs[0])
+			}
 			if a := first(v(14)); a != "" && w.ALPN == "" {
 				w.ALPN = a
 			}
@@ -179,11 +226,56 @@ func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
 		}
 		w.Resumed = append(w.Resumed, c.psk && !c.cert)
 		w.EarlyData = append(w.EarlyData, c.early)
+		if c.suite != "" {
+			w.ChosenSuites = append(w.ChosenSuites, c.suite)
+		}
 	}
+	w.Gap = longestGap(delivered, dropped)
 	for k, ids := range streams {
 		w.Streams[k] = len(ids)
 	}
 	return w, nil
+}
+
+// clientHello reports whether a client datagram of these packet types, frames and CRYPTO
+// offsets carries its ClientHello: an Initial with a CRYPTO frame at offset 0 and no Handshake
+// packet (the client's only Initial CRYPTO data is its ClientHello; once it sends Handshake
+// packets that is acknowledged). tshark 4.0 dissects a ClientHello once: a retransmission shows
+// only as its CRYPTO frame, without tls.handshake.type.
+func clientHello(types []string, frames, offsets []int) bool {
+	return slices.Contains(types, "initial") && !slices.Contains(types, "handshake") &&
+		slices.Contains(frames, frameCrypto) && slices.Contains(offsets, 0)
+}
+
+// longestGap finds the longest time between two consecutive delivered datagrams (either
+// direction), the dropped datagrams within it and those delivered after it; nil with fewer than
+// two delivered. Times are the capture's, in seconds.
+func longestGap(got []stamp, dropped []float64) *interop.Gap {
+	if len(got) < 2 {
+		return nil
+	}
+	slices.SortStableFunc(got, func(a, b stamp) int { return cmp.Compare(a.t, b.t) })
+	i := 0 // the gap lies between got[i] and got[i+1]
+	for j := 1; j+1 < len(got); j++ {
+		if got[j+1].t-got[j].t > got[i+1].t-got[i].t {
+			i = j
+		}
+	}
+	ms := func(s float64) float64 { return math.Round(s*1e6) / 1e3 }
+	g := &interop.Gap{StartMS: ms(got[i].t - got[0].t), LengthMS: ms(got[i+1].t - got[i].t)}
+	for _, d := range dropped {
+		if d > got[i].t && d < got[i+1].t {
+			g.Dropped++
+		}
+	}
+	for _, s := range got[i+1:] {
+		if s.dir == "up" {
+			g.AfterUp++
+		} else {
+			g.AfterDown++
+		}
+	}
+	return g
 }
 
 // connKey names the connection of a client Initial: its source connection ID, or, for a client

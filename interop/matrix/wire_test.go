@@ -1,16 +1,69 @@
 package matrix
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/interop"
+	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
-// line joins tshark's fields (wireFields' order) as one line of its output.
+// line joins tshark's fields (wireFields' order) as one line of its output, the time, ECN and
+// cipher suite fields empty (stamped sets them).
 func line(iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted string) string {
-	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted}, "\t")
+	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted, "", "", "", ""}, "\t")
+}
+
+// stamped sets a line's capture time (seconds), IP ECN field, cipher suites and CRYPTO offsets.
+func stamped(l, t, ecn, suites, offsets string) string {
+	f := strings.Split(l, "\t")
+	f[16], f[17], f[18], f[19] = t, ecn, suites, offsets
+	return strings.Join(f, "\t")
+}
+
+// timedCapture is one connection whose client sent its ClientHello twice offering ChaCha20
+// alone (tshark dissects the second only as a CRYPTO frame at offset 0), the client's Handshake
+// CRYPTO at offset 0 too, marked ECN both ways with ACK_ECN frames both ways, through a 2 s outage in which the
+// link dropped a datagram each way.
+var timedCapture = strings.Join([]string{
+	stamped(line("1", "1", "0", "", "0x00000001", "aa11", "dd01", "", "6,0", "", "", "", "1", "", "", ""), "0.000", "0", "0x1303", "0"),
+	stamped(line("1", "1", "0", "", "0x00000001", "aa11", "dd01", "", "6,0", "", "", "", "", "", "", ""), "0.400", "0", "", "0"),
+	stamped(line("0", "1,1", "0,2", "", "0x00000001,0x00000001", "bb33,bb33", "aa11,aa11", "", "2,6,6", "", "", "", "2,8,11,15,20", "43,51,16,57", "h3", ""), "0.450", "0", "4867", "0,0"),
+	stamped(line("1", "1,0", "2,", "", "0x00000001", "aa11,", "bb33,bb33", "0", "6,3,8", "", "", "0", "20", "", "", ""), "0.500", "2", "", "0"),
+	stamped(line("0", "0", "", "", "", "", "aa11", "0", "30,3,8", "", "", "0", "", "", "", ""), "0.520", "2", "", ""),
+	stamped(line("3", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""), "1.000", "", "", ""),
+	stamped(line("2", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""), "1.500", "", "", ""),
+	stamped(line("0", "0", "", "", "", "", "aa11", "0", "8", "", "", "0", "", "", "", ""), "2.600", "2", "", ""),
+	stamped(line("1", "0", "", "", "", "", "bb33", "0", "3", "", "", "", "", "", "", ""), "2.620", "1", "", ""),
+}, "\n") + "\n"
+
+// TestDecodeTimed reads the facts of the cases longrtt, chacha20, blackhole and ecn: the
+// ClientHellos and the cipher suites offered and chosen, the ECN codepoints and ACK_ECN frames
+// each way, and the longest time without a delivered datagram, with the drops within it.
+func TestDecodeTimed(t *testing.T) {
+	w, err := DecodeFields(strings.NewReader(timedCapture), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Connections != 1 || w.Handshakes != 1 || w.ClientHellos != 2 || w.Packets["up initial"] != 2 {
+		t.Errorf("%d connections, %d handshakes, %d ClientHellos, %d client Initials; want 1, 1, 2, 2", w.Connections, w.Handshakes, w.ClientHellos, w.Packets["up initial"])
+	}
+	if !slices.Equal(w.OfferedSuites, []string{"0x1303"}) || !slices.Equal(w.ChosenSuites, []string{"0x1303"}) {
+		t.Errorf("suites offered %v, chosen %v; want [0x1303] each", w.OfferedSuites, w.ChosenSuites)
+	}
+	wantECN := map[string]int{"up not-ect": 2, "up ect0": 1, "up ect1": 1, "down not-ect": 1, "down ect0": 2}
+	if !maps.Equal(w.ECN, wantECN) || !maps.Equal(w.ACKECN, map[string]int{"up": 2, "down": 1}) {
+		t.Errorf("ECN %v, ACK_ECN %v; want %v and up 2, down 1", w.ECN, w.ACKECN, wantECN)
+	}
+	if g := w.Gap; g == nil || *g != (interop.Gap{StartMS: 520, LengthMS: 2080, Dropped: 2, AfterUp: 1, AfterDown: 1}) {
+		t.Errorf("gap %+v, want 2080 ms from 520 ms, 2 dropped, 1 up and 1 down after", g)
+	}
+	if w, _ := DecodeFields(strings.NewReader(retryCapture), false); w.Gap != nil {
+		t.Errorf("a capture without times has gap %+v", w.Gap)
+	}
 }
 
 // retryCapture is a capture's decoded lines of one connection with a Retry, a dropped
@@ -186,6 +239,25 @@ func TestJudges(t *testing.T) {
 		{"handshakecorruption", func(w *interop.Wire) {
 			w.Connections, w.Handshakes, w.Undecrypted, w.Corrupted = 5, 4, 3, map[string]int{"up": 7}
 		}, whole, interop.Pass, "4 of 5 handshakes seen completed in it"},
+		{"longrtt", func(w *interop.Wire) { w.ClientHellos, w.Packets["up initial"] = 2, 3 }, whole, interop.Pass,
+			"handshake completed across a 1.5s RTT, the file whole; the client sent 3 Initial packets, 2 of them with its ClientHello"},
+		{"longrtt", func(w *interop.Wire) { w.ClientHellos = 1 }, whole, interop.Fail, "the client's ClientHello was delivered 1 times, want at least 2"},
+		{"longrtt", func(w *interop.Wire) { w.ClientHellos, w.Handshakes = 3, 0 }, whole, interop.Fail, "0 of 1 connections completed the handshake"},
+		{"chacha20", func(w *interop.Wire) { w.OfferedSuites, w.ChosenSuites = []string{"0x1303"}, []string{"0x1303"} }, whole, interop.Pass, "offered 0x1303 alone and the ServerHello chose it"},
+		{"chacha20", func(w *interop.Wire) {
+			w.OfferedSuites, w.ChosenSuites = []string{"0x1301", "0x1302", "0x1303"}, []string{"0x1301"}
+		}, whole, interop.Fail, "the client offered cipher suites [0x1301 0x1302 0x1303], want 0x1303 (TLS_CHACHA20_POLY1305_SHA256) alone; the server's ServerHello chose [0x1301], want 0x1303"},
+		{"chacha20", func(w *interop.Wire) { w.OfferedSuites, w.ChosenSuites = []string{"0x1303"}, []string{"0x1303"} }, short, interop.Fail, "1.bin: 0 of 10 bytes"},
+		{"blackhole", func(w *interop.Wire) {
+			w.Gap = &interop.Gap{StartMS: 4900, LengthMS: 2350, Dropped: 12, AfterUp: 300, AfterDown: 600}
+		}, whole, interop.Pass,
+			"the file whole; no datagram delivered for 2350 ms from 4900 ms (12 dropped within it, the 2s outage), then 300 up and 600 down"},
+		{"blackhole", func(w *interop.Wire) {}, whole, interop.Fail, "the longest time without a datagram delivered was 0 ms, want at least 1900 ms"},
+		{"blackhole", func(w *interop.Wire) {
+			w.Gap = &interop.Gap{StartMS: 100, LengthMS: 300, Dropped: 0, AfterUp: 3, AfterDown: 3}
+		}, whole, interop.Fail,
+			"was 300 ms, want at least 1900 ms (the 2s outage less 100ms): the outage was not met during the exchange; the link dropped no datagram within the longest gap"},
+		{"blackhole", func(w *interop.Wire) { w.Gap = &interop.Gap{StartMS: 100, LengthMS: 2000, Dropped: 4, AfterUp: 3} }, whole, interop.Fail, "after the gap the link delivered 3 datagrams up and 0 down"},
 	} {
 		c, found := LookupExchange(tt.name)
 		if !found {
@@ -210,9 +282,79 @@ func TestParseExchangeCases(t *testing.T) {
 	if p, e, err := ParseCases("all"); err != nil || len(p) != len(interop.Cases) || len(e) != len(Exchanges) {
 		t.Errorf("all: %d probes, %d exchanges, %v", len(p), len(e), err)
 	}
-	for in, want := range map[string]string{"ecn": `unknown case "ecn"; accepted: all, version-negotiation`, "retry,retry": `case "retry" given twice`, "all,retry": `unknown case "all"`} {
+	for in, want := range map[string]string{"multiplexing": `unknown case "multiplexing"; accepted: all, version-negotiation`, "retry,retry": `case "retry" given twice`, "all,retry": `unknown case "all"`} {
 		if _, _, err := ParseCases(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+// TestJudgeECN: ECN both ways passes whoever claims it; a way without marks or counts fails
+// when the endpoint at fault claims ECN support (ngtcp2) and is unsupported when it does not
+// (quic-go), naming the endpoint and the counts.
+func TestJudgeECN(t *testing.T) {
+	whole := []interop.FileCheck{{Name: "1.bin", Bytes: 10, Got: 10, Match: true}}
+	both := func(w *interop.Wire) {
+		w.ECN = map[string]int{"up ect0": 40, "up not-ect": 3, "down ect0": 90, "down not-ect": 4}
+		w.ACKECN = map[string]int{"up": 30, "down": 20}
+	}
+	qg, ng := Peer{Name: QUICGo}, Peer{Name: Ngtcp2}
+	for _, tt := range []struct {
+		name        string
+		client, srv Peer
+		edit        func(w *interop.Wire)
+		want        interop.Outcome
+		why         string
+	}{
+		{"both ways", qg, qg, both, interop.Pass, "ECN both ways, the file whole: up 40 ECT(0), 0 ECT(1), 0 CE, 3 not-ECT, 30 ACK_ECN; down 90 ECT(0), 0 ECT(1), 0 CE, 4 not-ECT, 20 ACK_ECN"},
+		{"quic-go client marks nothing", qg, ng, func(w *interop.Wire) { both(w); w.ECN["up ect0"] = 0; w.Datagrams["up"] = 43 }, interop.Unsupported,
+			"the client marked none of its 43 delivered datagrams ECT(0) or ECT(1) (the client does not claim ECN support"},
+		{"ngtcp2 client marks nothing", ng, qg, func(w *interop.Wire) { both(w); w.ECN["up ect0"] = 0 }, interop.Fail, "the client marked none of its"},
+		{"ngtcp2 server reports no counts", qg, ng, func(w *interop.Wire) { both(w); w.ACKECN["down"] = 0 }, interop.Fail,
+			"the server received 40 marked datagrams and sent no ACK frame with ECN counts (type 0x03): up 40 ECT(0)"},
+		{"both at fault, one claims", ng, qg, func(w *interop.Wire) { both(w); w.ECN["up ect0"], w.ECN["down ect0"] = 0, 0 }, interop.Fail,
+			"the client marked none of its 0 delivered datagrams ECT(0) or ECT(1); the server marked none"},
+		{"handshake missing", qg, qg, func(w *interop.Wire) { both(w); w.Handshakes = 0 }, interop.Fail, "0 of 1 connections completed the handshake"},
+	} {
+		c, _ := LookupExchange("ecn")
+		w := &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, Versions: []string{wireV1}, Connections: 1, Handshakes: 1}
+		tt.edit(w)
+		out, why := c.judgeFor(tt.client, tt.srv)(w, whole)
+		if out != tt.want || !strings.Contains(why, tt.why) {
+			t.Errorf("%s: %s (%s), want %s with %q", tt.name, out, why, tt.want, tt.why)
+		}
+	}
+}
+
+// TestExchangeLinks: every case's link parses, and the constants the judges read are the links'
+// (longrtt's RTT, blackhole's outage).
+func TestExchangeLinks(t *testing.T) {
+	for _, c := range Exchanges {
+		if _, err := linkspec.Parse(c.Link); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+		if c.judge == nil && c.judgePeers == nil {
+			t.Errorf("%s: no judge", c.Name)
+		}
+	}
+	if s, _ := linkspec.Parse(LinkLongRTT); s.RTT != LongRTT {
+		t.Errorf("longrtt: link RTT %v, LongRTT %v", s.RTT, LongRTT)
+	}
+	if s, _ := linkspec.Parse(LinkBlackhole); s.Outage.Off != BlackholeOutage || s.Outage.On != 5*time.Second || s.Outage.Hold {
+		t.Errorf("blackhole: link outage %+v, BlackholeOutage %v", s.Outage, BlackholeOutage)
+	}
+}
+
+// TestChaCha20Unsupported: a quic-go client (any release) cannot run chacha20, gtlsclient can,
+// and the server plays no part in it.
+func TestChaCha20Unsupported(t *testing.T) {
+	c, _ := LookupExchange("chacha20")
+	for _, tt := range []struct {
+		client, srv string
+		want        string
+	}{{QUICGo, Ngtcp2, NoChaCha20QUICGo}, {"quic-go@v0.40.1", QUICGo, NoChaCha20QUICGo}, {Ngtcp2, QUICGo, ""}, {Ngtcp2, Ngtcp2, ""}} {
+		if got := notSupported(c, Peer{Name: tt.client}, Peer{Name: tt.srv}); got != tt.want {
+			t.Errorf("client %s, server %s: %q, want %q", tt.client, tt.srv, got, tt.want)
 		}
 	}
 }
