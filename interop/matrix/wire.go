@@ -93,16 +93,9 @@ type stamp struct {
 // holding a packet the dissector could not decrypt opens no connection: the receiver could not
 // decrypt it either, and the client sends its Initial again.
 func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
-	w := &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, KeyPhaseFlips: map[string]int{}, Streams: map[string]int{},
-		ECN: map[string]int{}, ACKECN: map[string]int{}}
-	var delivered []stamp
-	var dropped []float64
-	var conns []string           // the connections' keys (connKey), in order
-	alias := map[string]string{} // a Retry's source connection ID -> the key of its connection
-	var tls []connTLS
-	lastPhase := map[string]string{}
-	streams := map[string]map[string]bool{}
-	retrySeen := false
+	d := &wireDecoder{corrupted: corrupted, alias: map[string]string{}, lastPhase: map[string]string{}, streams: map[string]map[string]bool{},
+		w: &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, KeyPhaseFlips: map[string]int{}, Streams: map[string]int{},
+			ECN: map[string]int{}, ACKECN: map[string]int{}}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -110,117 +103,177 @@ func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
 		if len(f) != len(wireFields) {
 			return nil, fmt.Errorf("tshark line with %d fields, want %d: %q", len(f), len(wireFields), sc.Text())
 		}
-		v := func(i int) []string {
-			if f[i] == "" {
-				return nil
-			}
-			return strings.Split(f[i], ",")
+		if err := d.datagram(f); err != nil {
+			return nil, err
 		}
-		dir := map[string]string{"0": "down", "1": "up", "2": "down-dropped", "3": "up-dropped"}[f[0]]
-		if dir == "" {
-			return nil, fmt.Errorf("tshark line of interface %q: want 0 to 3 (package shaping/capture's interfaces)", f[0])
-		}
-		w.Datagrams[dir]++
-		t, terr := strconv.ParseFloat(f[16], 64)
-		if dir != "up" && dir != "down" {
-			if terr == nil {
-				dropped = append(dropped, t)
-			}
-			continue
-		}
-		if terr == nil {
-			delivered = append(delivered, stamp{t, dir})
-		}
-		if e := ints(v(17)); len(e) > 0 {
-			w.ECN[dir+" "+ecnNames[e[0]&3]]++
-		}
-		types := packetTypes(v(1), v(2), v(3), v(4))
-		for _, t := range types {
-			w.Packets[dir+" "+t]++
-		}
-		for _, ver := range v(4) {
-			if !slices.Contains(w.Versions, ver) {
-				w.Versions = append(w.Versions, ver)
-			}
-		}
-		if dir == "up" && slices.Contains(types, "initial") {
-			if key := connKey(first(v(5)), first(v(6)), alias); !slices.Contains(conns, key) && !(corrupted && len(v(15)) > 0) {
-				conns = append(conns, key)
-				tls = append(tls, connTLS{})
-				clear(lastPhase) // a new connection's keys start at phase 0
-			}
-			if retrySeen && w.RetryToken != "" && !w.TokenEchoed {
-				w.TokenEchoed = slices.Contains(v(9), w.RetryToken)
-			}
-		}
-		if dir == "down" && len(conns) > 0 {
-			for _, scid := range v(5) {
-				if _, ok := alias[scid]; !ok && scid != "" {
-					alias[scid] = conns[len(conns)-1]
-				}
-			}
-		}
-		if dir == "down" && slices.Contains(types, "retry") && w.RetryToken == "" {
-			w.RetryToken, retrySeen = first(v(10)), true
-		}
-		for _, kp := range v(7) {
-			if p, ok := lastPhase[dir]; ok && p != kp {
-				w.KeyPhaseFlips[dir]++
-				if w.KeyUpdateFirst == "" {
-					w.KeyUpdateFirst = dir
-				}
-			}
-			lastPhase[dir] = kp
-		}
-		frames := ints(v(8))
-		if dir == "down" {
-			w.HandshakeDone += count(frames, frameHSDone)
-		}
-		if n := count(frames, frameACKECN); n > 0 {
-			w.ACKECN[dir] += n
-		}
-		for _, id := range ints(v(11)) {
-			kind := dir + " " + map[int]string{0: "bidi", 1: "bidi", 2: "uni", 3: "uni"}[id%4]
-			if streams[kind] == nil {
-				streams[kind] = map[string]bool{}
-			}
-			streams[kind][strconv.Itoa(id)] = true
-		}
-		hs, ext := ints(v(12)), ints(v(13))
-		if dir == "up" && clientHello(types, frames, ints(v(19))) {
-			w.ClientHellos++
-		}
-		if dir == "up" && slices.Contains(types, "initial") && slices.Contains(hs, tlsClientHello) {
-			for _, cs := range ints(v(18)) {
-				if x := fmt.Sprintf("0x%04x", cs); !slices.Contains(w.OfferedSuites, x) {
-					w.OfferedSuites = append(w.OfferedSuites, x)
-				}
-			}
-		}
-		if len(tls) > 0 && slices.Contains(types, "1rtt") {
-			c := &tls[len(tls)-1]
-			c.up1RTT = c.up1RTT || dir == "up"
-			c.done = c.done || dir == "down" && c.up1RTT
-		}
-		if dir == "down" && len(tls) > 0 {
-			c := &tls[len(tls)-1]
-			c.psk = c.psk || slices.Contains(hs, tlsServerHello) && slices.Contains(ext, extPreSharedKey)
-			c.cert = c.cert || slices.Contains(hs, tlsCertificate)
-			c.early = c.early || slices.Contains(hs, tlsEncryptedExts) && slices.Contains(ext, extEarlyData)
-			if cs := ints(v(18)); c.suite == "" && slices.Contains(hs, tlsServerHello) && len(cs) > 0 {
-				c.suite = fmt.Sprintf("0x%04x", cs[0])
-			}
-			if a := first(v(14)); a != "" && w.ALPN == "" {
-				w.ALPN = a
-			}
-		}
-		w.Undecrypted += len(v(15))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read tshark output: %w", err)
 	}
-	w.Connections = len(conns)
-	for _, c := range tls {
+	return d.finish(), nil
+}
+
+// wireDecoder is DecodeFields' state across the capture's datagrams.
+type wireDecoder struct {
+	w         *interop.Wire
+	corrupted bool
+	delivered []stamp
+	dropped   []float64
+	conns     []string          // the connections' keys (connKey), in order
+	alias     map[string]string // a Retry's source connection ID -> the key of its connection
+	tls       []connTLS         // per connection, what its handshake showed
+	lastPhase map[string]string // direction -> the key phase of its last 1-RTT packet
+	streams   map[string]map[string]bool
+	retrySeen bool
+}
+
+// fieldValues is field i of a tshark line split at its commas (the datagram's coalesced
+// packets' values), nil when empty.
+type fieldValues func(i int) []string
+
+// datagram reads one tshark line f (wireFields): its direction, time, ECN codepoint, packet
+// types and versions, then its connection, frames and handshake facts.
+func (d *wireDecoder) datagram(f []string) error {
+	v := fieldValues(func(i int) []string {
+		if f[i] == "" {
+			return nil
+		}
+		return strings.Split(f[i], ",")
+	})
+	w := d.w
+	dir := map[string]string{"0": "down", "1": "up", "2": "down-dropped", "3": "up-dropped"}[f[0]]
+	if dir == "" {
+		return fmt.Errorf("tshark line of interface %q: want 0 to 3 (package shaping/capture's interfaces)", f[0])
+	}
+	w.Datagrams[dir]++
+	t, terr := strconv.ParseFloat(f[16], 64)
+	if dir != "up" && dir != "down" {
+		if terr == nil {
+			d.dropped = append(d.dropped, t)
+		}
+		return nil
+	}
+	if terr == nil {
+		d.delivered = append(d.delivered, stamp{t, dir})
+	}
+	if e := ints(v(17)); len(e) > 0 {
+		w.ECN[dir+" "+ecnNames[e[0]&3]]++
+	}
+	types := packetTypes(v(1), v(2), v(3), v(4))
+	for _, t := range types {
+		w.Packets[dir+" "+t]++
+	}
+	for _, ver := range v(4) {
+		if !slices.Contains(w.Versions, ver) {
+			w.Versions = append(w.Versions, ver)
+		}
+	}
+	d.connection(dir, types, v)
+	frames := ints(v(8))
+	d.frames(dir, frames, v)
+	d.handshake(dir, types, frames, v)
+	w.Undecrypted += len(v(15))
+	return nil
+}
+
+// connection follows the datagram's connection: a client Initial under a new connection ID
+// opens one (unless, on a corrupting link, it could not be decrypted), a server's source IDs
+// are aliases of the current one, a Retry's token and its echo.
+func (d *wireDecoder) connection(dir string, types []string, v fieldValues) {
+	w := d.w
+	if dir == "up" && slices.Contains(types, "initial") {
+		if key := connKey(first(v(5)), first(v(6)), d.alias); !slices.Contains(d.conns, key) && !(d.corrupted && len(v(15)) > 0) {
+			d.conns = append(d.conns, key)
+			d.tls = append(d.tls, connTLS{})
+			clear(d.lastPhase) // a new connection's keys start at phase 0
+		}
+		if d.retrySeen && w.RetryToken != "" && !w.TokenEchoed {
+			w.TokenEchoed = slices.Contains(v(9), w.RetryToken)
+		}
+	}
+	if dir == "down" && len(d.conns) > 0 {
+		for _, scid := range v(5) {
+			if _, ok := d.alias[scid]; !ok && scid != "" {
+				d.alias[scid] = d.conns[len(d.conns)-1]
+			}
+		}
+	}
+	if dir == "down" && slices.Contains(types, "retry") && w.RetryToken == "" {
+		w.RetryToken, d.retrySeen = first(v(10)), true
+	}
+}
+
+// frames counts the datagram's key phase flips, HANDSHAKE_DONE and ACK_ECN frames and the
+// streams it carries.
+func (d *wireDecoder) frames(dir string, frames []int, v fieldValues) {
+	w := d.w
+	for _, kp := range v(7) {
+		if p, ok := d.lastPhase[dir]; ok && p != kp {
+			w.KeyPhaseFlips[dir]++
+			if w.KeyUpdateFirst == "" {
+				w.KeyUpdateFirst = dir
+			}
+		}
+		d.lastPhase[dir] = kp
+	}
+	if dir == "down" {
+		w.HandshakeDone += count(frames, frameHSDone)
+	}
+	if n := count(frames, frameACKECN); n > 0 {
+		w.ACKECN[dir] += n
+	}
+	for _, id := range ints(v(11)) {
+		kind := dir + " " + map[int]string{0: "bidi", 1: "bidi", 2: "uni", 3: "uni"}[id%4]
+		if d.streams[kind] == nil {
+			d.streams[kind] = map[string]bool{}
+		}
+		d.streams[kind][strconv.Itoa(id)] = true
+	}
+}
+
+// handshake reads the TLS facts of the datagram: the client's ClientHellos and offered cipher
+// suites, and per connection whether 1-RTT went both ways, a PSK without a certificate
+// (resumed), early data accepted, the chosen suite and the ALPN.
+func (d *wireDecoder) handshake(dir string, types []string, frames []int, v fieldValues) {
+	w := d.w
+	hs, ext := ints(v(12)), ints(v(13))
+	if dir == "up" && clientHello(types, frames, ints(v(19))) {
+		w.ClientHellos++
+	}
+	if dir == "up" && slices.Contains(types, "initial") && slices.Contains(hs, tlsClientHello) {
+		for _, cs := range ints(v(18)) {
+			if x := fmt.Sprintf("0x%04x", cs); !slices.Contains(w.OfferedSuites, x) {
+				w.OfferedSuites = append(w.OfferedSuites, x)
+			}
+		}
+	}
+	if len(d.tls) == 0 {
+		return
+	}
+	c := &d.tls[len(d.tls)-1]
+	if slices.Contains(types, "1rtt") {
+		c.up1RTT = c.up1RTT || dir == "up"
+		c.done = c.done || dir == "down" && c.up1RTT
+	}
+	if dir == "down" {
+		c.psk = c.psk || slices.Contains(hs, tlsServerHello) && slices.Contains(ext, extPreSharedKey)
+		c.cert = c.cert || slices.Contains(hs, tlsCertificate)
+		c.early = c.early || slices.Contains(hs, tlsEncryptedExts) && slices.Contains(ext, extEarlyData)
+		if cs := ints(v(18)); c.suite == "" && slices.Contains(hs, tlsServerHello) && len(cs) > 0 {
+			c.suite = fmt.Sprintf("0x%04x", cs[0])
+		}
+		if a := first(v(14)); a != "" && w.ALPN == "" {
+			w.ALPN = a
+		}
+	}
+}
+
+// finish totals the connections, handshakes, resumptions, early data, chosen suites, the
+// longest delivery gap and the streams.
+func (d *wireDecoder) finish() *interop.Wire {
+	w := d.w
+	w.Connections = len(d.conns)
+	for _, c := range d.tls {
 		if c.done {
 			w.Handshakes++
 		}
@@ -230,11 +283,11 @@ func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
 			w.ChosenSuites = append(w.ChosenSuites, c.suite)
 		}
 	}
-	w.Gap = longestGap(delivered, dropped)
-	for k, ids := range streams {
+	w.Gap = longestGap(d.delivered, d.dropped)
+	for k, ids := range d.streams {
 		w.Streams[k] = len(ids)
 	}
-	return w, nil
+	return w
 }
 
 // clientHello reports whether a client datagram of these packet types, frames and CRYPTO
