@@ -151,3 +151,31 @@ func TestLaunchFailure(t *testing.T) {
 		t.Fatalf("Launch without Chromium = %v, want ErrNoChromium", err)
 	}
 }
+
+// TestExchangeClientFlags: the key log, net benchmarking, QUIC version and key update options
+// add their switches only when asked, before the protocol switches; CloseConnections refuses a browser
+// launched without net benchmarking before it touches Chromium.
+func TestExchangeClientFlags(t *testing.T) {
+	c := defaultConfig()
+	c.protocol, c.spki, c.port = "h3", "pin", 443
+	for _, a := range c.args() {
+		if strings.HasPrefix(a, "--ssl-key-log-file") || a == "--enable-net-benchmarking" || strings.HasPrefix(a, "--quic-version") || strings.HasPrefix(a, "--force-fieldtrial") {
+			t.Errorf("unasked switch %s", a)
+		}
+	}
+	for _, o := range []Option{WithKeyLog("/tmp/k.log"), WithNetBenchmarking(), WithQUICVersion("RFCv2"), WithKeyUpdateAfter(100)} {
+		o(&c)
+	}
+	args := c.args()
+	force := slices.Index(args, "--origin-to-force-quic-on=plt.test:443")
+	for _, want := range []string{"--ssl-key-log-file=/tmp/k.log", "--enable-net-benchmarking", "--quic-version=RFCv2", "--force-fieldtrials=QUIC/Enabled",
+		"--force-fieldtrial-params=QUIC.Enabled:set_quic_flags/FLAGS_quic_key_update_confidentiality_limit%3D100"} {
+		if i := slices.Index(args, want); i < 0 || i > force {
+			t.Errorf("%s at %d, want it before the protocol switches (%d): %q", want, i, force, args)
+		}
+	}
+	b := &Browser{cfg: defaultConfig()}
+	if err := b.CloseConnections(t.Context()); err == nil || !strings.Contains(err.Error(), "WithNetBenchmarking") {
+		t.Errorf("CloseConnections without net benchmarking: %v", err)
+	}
+}

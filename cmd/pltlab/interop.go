@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/interop"
 	"github.com/pltlab/pltlab/interop/matrix"
 	"github.com/pltlab/pltlab/server"
@@ -45,8 +46,11 @@ each --server program through the case's emulated link (the client in the link's
 needs root), while the link records a capture; tshark decrypts it with both endpoints' TLS key
 logs, and each case is judged from those packets and from the bytes the client saved. Servers
 and clients: quic-go (the interop endpoint built with the quic-go release pltlab links),
-quic-go@vX.Y.Z, ngtcp2 (Debian's gtlsserver and gtlsclient). A case an endpoint cannot do is
-unsupported, with the reason. Exchange cases:
+quic-go@vX.Y.Z, ngtcp2 (Debian's gtlsserver and gtlsclient); a client only: chromium (the
+browser pltlab measures with, launched in the link's namespace and forced onto HTTP/3 on the
+server's origin, its TLS keys logged; it loads a page of that origin whose fetch() reads each
+file, and pltlab saves the bytes it read). A case an endpoint cannot do is unsupported, with
+the reason. Exchange cases:
 ` + exchangeHelp() + `
 One JSON line per case, client and server goes to --out (client, server, their exact versions,
 outcome, reason, evidence) and a table for people to stdout (to stderr when the lines go to
@@ -56,14 +60,15 @@ some case ended in error (the probe could not tell), 2 on bad input (before anyt
   ./bin/pltlab interop --server quic-go,ngtcp2 --cases amplification-limit,version-negotiation --out /tmp/interop.jsonl --force
   ./bin/pltlab interop --server ngtcp2 --cases initial-under-1200 --quiet 2s
   ./bin/pltlab interop --server quic-go@v0.40.1,quic-go@v0.66.0 --out /tmp/interop-releases.jsonl --force
-  sudo ./bin/pltlab interop --server quic-go,ngtcp2 --client quic-go,ngtcp2 --cases handshake,retry,keyupdate --out /tmp/interop-exchange.jsonl --force`,
+  sudo ./bin/pltlab interop --server quic-go,ngtcp2 --client quic-go,ngtcp2 --cases handshake,retry,keyupdate --out /tmp/interop-exchange.jsonl --force
+  sudo ./bin/pltlab interop --server quic-go,ngtcp2 --client chromium --cases handshake,http3,resumption,zerortt --out /tmp/interop-chromium.jsonl --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runInterop(cmd, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.servers, "server", server.StackQUICGo, "servers, comma-separated: "+strings.Join(server.H3Stacks, ", ")+
 		", or quic-go@vX.Y.Z (a release v0.33.0 to v0.66.x, its endpoint built on demand from the module proxy)")
-	fl.StringVar(&f.clients, "client", server.StackQUICGo, "clients of the exchange cases, comma-separated: "+strings.Join(server.H3Stacks, ", ")+", or quic-go@vX.Y.Z")
+	fl.StringVar(&f.clients, "client", server.StackQUICGo, "clients of the exchange cases, comma-separated: "+strings.Join(server.H3Stacks, ", ")+", "+matrix.Chromium+", or quic-go@vX.Y.Z")
 	fl.StringVar(&f.cases, "cases", "all", "cases, comma-separated: all, "+strings.Join(interop.CaseNames(), ", ")+", "+strings.Join(matrix.ExchangeNames(), ", "))
 	fl.StringVar(&f.out, "out", "-", "JSON Lines output file, - for stdout")
 	fl.BoolVar(&f.force, "force", false, "replace an existing --out file")
@@ -105,7 +110,7 @@ func (f interopFlags) parse() (interopPlan, error) {
 	if p.servers, err = matrix.ParseServers(f.servers); err != nil {
 		return p, usagef("bad --server %v", err)
 	}
-	if p.clients, err = matrix.ParseServers(f.clients); err != nil {
+	if p.clients, err = matrix.ParseClients(f.clients); err != nil {
 		return p, usagef("bad --client %v", err)
 	}
 	if p.probes, p.exchanges, err = matrix.ParseCases(f.cases); err != nil {
@@ -132,6 +137,11 @@ func runInterop(cmd *cobra.Command, f interopFlags) error {
 	if len(p.exchanges) > 0 && slices.Contains(p.clients, matrix.Ngtcp2) {
 		if err := matrix.Ngtcp2ClientMissing(); err != nil {
 			return fmt.Errorf("--client %s: %w", matrix.Ngtcp2, err)
+		}
+	}
+	if len(p.exchanges) > 0 && slices.Contains(p.clients, matrix.Chromium) {
+		if _, err := browser.FindChromium(""); err != nil {
+			return fmt.Errorf("--client %s: %w", matrix.Chromium, err)
 		}
 	}
 	out, table := cmd.OutOrStdout(), cmd.OutOrStdout()

@@ -28,6 +28,7 @@ func TestInteropRefusals(t *testing.T) {
 		{"release not a version", []string{"--server", "quic-go@latest"}, `bad --server "quic-go@latest": bad quic-go version "latest"`},
 		{"unknown case", []string{"--cases", "multiplexing"}, `bad --cases: unknown case "multiplexing"; accepted: all, version-negotiation`},
 		{"unknown client", []string{"--client", "picoquic", "--cases", "handshake"}, `bad --client "picoquic": accepted quic-go, ngtcp2`},
+		{"chromium as a server", []string{"--server", "chromium"}, `bad --server "chromium": accepted quic-go, ngtcp2, or quic-go@vX.Y.Z`},
 		{"client release outside the history", []string{"--client", "quic-go@v0.32.0"}, `bad --client "quic-go@v0.32.0": bad quic-go version "v0.32.0"`},
 		{"exchange case twice", []string{"--cases", "retry,handshake,retry"}, `case "retry" given twice`},
 		{"case twice", []string{"--cases", "amplification-limit,amplification-limit"}, `given twice`},

@@ -25,7 +25,8 @@ const module = "github.com/pltlab/pltlab/"
 // browser, experiment and cmd/pltlab use; internal/fileout (create-write-close) is a leaf
 // that analysis, studies and cmd/pltlab use; interop (the raw QUIC probe client and its
 // cases, issue 52) is a standard-library-only leaf that cmd/pltlab drives against the server
-// package's stacks (its tests start those servers); view (the results dashboard) reads results
+// package's stacks (its tests start those servers); interop/matrix runs the exchange cases'
+// clients, Chromium among them through browser's launch; view (the results dashboard) reads results
 // through analysis and result only and imports nothing that measures. A package missing here
 // fails the test, so a new
 // package must be placed in the layering on purpose.
@@ -48,7 +49,7 @@ var allowed = map[string][]string{
 	"internal/testenv":                 {"result"},
 	"internal/fileout":                 nil,
 	"interop/quicgo":                   nil,
-	"interop/matrix":                   {"interop", "interop/quicgo", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol"},
+	"interop/matrix":                   {"interop", "interop/quicgo", "browser", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol"},
 	"scripts/memchurn":                 nil,
 	"internal/hostload":                {"internal/idlepoll"},
 	"internal/idlepoll":                nil,

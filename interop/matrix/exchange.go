@@ -64,8 +64,9 @@ type ClientFeatures struct {
 	// ZeroRTT: like Resume, with the second connection's requests in 0-RTT.
 	ZeroRTT bool
 	// KeyUpdate: initiate a key update during the transfer (RFC 9001 section 6): gtlsclient's
-	// --key-update; quic-go has no option for it, but initiates its first key update itself
-	// after 100 packets sent or received (handshake.FirstKeyUpdateInterval, v0.65.0).
+	// --key-update, Chromium's key update limit (browser.WithKeyUpdateAfter); quic-go has no
+	// option for it, but initiates its first key update itself after 100 packets sent or
+	// received (handshake.FirstKeyUpdateInterval, v0.65.0).
 	KeyUpdate bool
 	// V2: offer QUIC version 2 alone.
 	V2 bool
@@ -139,7 +140,7 @@ var Exchanges = []Exchange{
 	{Name: "http3", Link: LinkPlain, Files: []int{30_000, 20_000, 10_000}, judge: judgeHTTP3,
 		Rule: "ALPN h3 in the server's EncryptedExtensions (RFC 9114 section 3.1), each side's HTTP/3 control stream (a unidirectional stream of its own, RFC 9114 section 6.2.1) on the wire, and every file whole"},
 	{Name: "keyupdate", Link: LinkPlain, Files: []int{2_000_000}, Client: ClientFeatures{KeyUpdate: true}, judge: judgeKeyUpdate,
-		Rule: "the key phase bit of the 1-RTT packets flips both ways (RFC 9001 section 6), read from the packets decrypted with both generations of keys, and the file is whole; which side flipped first is recorded (the client is asked to: gtlsclient's --key-update; quic-go updates by itself after 100 packets)"},
+		Rule: "the key phase bit of the 1-RTT packets flips both ways (RFC 9001 section 6), read from the packets decrypted with both generations of keys, and the file is whole; which side flipped first is recorded (the client is asked to: gtlsclient's --key-update, Chromium's QUICHE key update limit of 100 packets; quic-go updates by itself after 100 packets)"},
 	{Name: "v2", Link: LinkPlain, Files: []int{10_000}, Server: ServerFeatures{V2: true}, Client: ClientFeatures{V2: true}, judge: judgeV2,
 		Rule: "the connection runs QUIC version 2 (RFC 9369): one connection, version 0x6b3343cf in every long header both ways (a cleartext field; HANDSHAKE_DONE is not asked, as the capture's dissector may not know v2's keys), the file whole"},
 	{Name: "handshakeloss", Link: LinkHandshakeLoss, Files: []int{1_000}, Runs: HandshakeLossRuns, judge: judgeLoss(HandshakeLossRuns),

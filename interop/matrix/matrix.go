@@ -70,11 +70,15 @@ func CheckServer(name string) error {
 
 // ParseServers splits a comma-separated list of server names and checks each (CheckServer) and
 // that none is given twice. It needs nothing from the network and starts nothing.
-func ParseServers(list string) ([]string, error) {
+func ParseServers(list string) ([]string, error) { return parseNames(list, CheckServer) }
+
+// parseNames splits a comma-separated list of names, checks each with check and that none is
+// given twice.
+func parseNames(list string, check func(string) error) ([]string, error) {
 	var out []string
 	for _, s := range strings.Split(list, ",") {
 		s = strings.TrimSpace(s)
-		if err := CheckServer(s); err != nil {
+		if err := check(s); err != nil {
 			return nil, err
 		}
 		if slices.Contains(out, s) {

@@ -26,15 +26,17 @@ import (
 const Ngtcp2Client = "gtlsclient"
 
 // Peer is an endpoint program an exchange case runs as its client or its server: the interop
-// endpoint of a quic-go release (interop/quicgo) or Debian's ngtcp2 example programs.
+// endpoint of a quic-go release (interop/quicgo), Debian's ngtcp2 example programs, or, as a
+// client only, Chromium.
 type Peer struct {
-	// Name is the name it was opened as: "quic-go" (the release pltlab links), "quic-go@v0.40.1"
-	// or "ngtcp2".
+	// Name is the name it was opened as: "quic-go" (the release pltlab links), "quic-go@v0.40.1",
+	// "ngtcp2" or "chromium".
 	Name string
-	// Version is the exact version that runs (the endpoint's release and toolchain, or the
-	// ngtcp2 Debian packages' versions).
+	// Version is the exact version that runs (the endpoint's release and toolchain, the ngtcp2
+	// Debian packages' versions, or what `chromium --version` says).
 	Version string
-	// Binary is the quic-go endpoint's path ("" for ngtcp2) and Build its provenance.
+	// Binary is the quic-go endpoint's or Chromium's path ("" for ngtcp2) and Build a quic-go
+	// endpoint's provenance.
 	Binary string
 	Build  *interop.Build
 }
@@ -57,14 +59,18 @@ func LinkedRelease() string {
 	return strings.TrimSpace(string(out))
 }
 
-// OpenPeer makes peer name ready to run (CheckServer's names): for quic-go the interop
+// OpenPeer makes peer name ready to run (CheckClient's names): for quic-go the interop
 // endpoint built with the release pltlab links, for quic-go@vX.Y.Z that release's (both built
 // or taken from the cache by quicgo.Build, progress through o.Progress), for ngtcp2 a check that
-// gtlsserver and gtlsclient are installed. Errors: a bad name, a release that does not build,
-// missing ngtcp2 programs.
+// gtlsserver and gtlsclient are installed, for chromium the browser found and its version read.
+// Errors: a bad name, a release that does not build, missing ngtcp2 programs, no Chromium
+// (browser.ErrNoChromium).
 func OpenPeer(ctx context.Context, name string, o Options) (Peer, error) {
-	if err := CheckServer(name); err != nil {
+	if err := CheckClient(name); err != nil {
 		return Peer{}, err
+	}
+	if name == Chromium {
+		return openChromium(ctx)
 	}
 	if name == Ngtcp2 {
 		if err := Ngtcp2Missing(); err != nil {
@@ -110,14 +116,23 @@ func dpkgVersion(pkg string) string {
 // notSupported says why peer cannot play its role in case c ("" when it can): what the
 // program offers no way to do.
 func notSupported(c Exchange, client, srv Peer) string {
+	if srv.Name == Chromium {
+		return "Chromium is a client only"
+	}
 	if (c.Client.V2 && client.Name == Ngtcp2) || (c.Server.V2 && srv.Name == Ngtcp2) {
 		return "ngtcp2 0.12.1 (Debian 12) knows QUIC v2 only by its provisional codepoint 0x709a50c4, not RFC 9369's 0x6b3343cf"
+	}
+	if c.Client.ChaCha20 && client.Name == Chromium {
+		return NoChaCha20Chromium
 	}
 	if c.Client.ChaCha20 && client.Name != Ngtcp2 {
 		return NoChaCha20QUICGo
 	}
 	return ""
 }
+
+// NoChaCha20Chromium is why Chromium cannot run chacha20 as the client.
+const NoChaCha20Chromium = "Chromium cannot be asked to offer TLS_CHACHA20_POLY1305_SHA256 alone: its TLS 1.3 cipher suites are BoringSSL's fixed three, ordered by the CPU's AES support, and it has no switch to narrow them"
 
 // NoChaCha20QUICGo is why a quic-go client cannot run chacha20.
 const NoChaCha20QUICGo = "a quic-go client cannot offer TLS_CHACHA20_POLY1305_SHA256 alone: quic-go's TLS 1.3 suites are crypto/tls's, whose Config.CipherSuites does not apply to TLS 1.3 (\"TLS 1.3 ciphersuites are not configurable\"), and no quic-go release exports an option; quic-go's own interop endpoint narrows them with its internal/qtls.SetCipherSuite (a go:linkname into crypto/tls), a package other modules cannot import"
@@ -134,6 +149,9 @@ const NoChaCha20QUICGo = "a quic-go client cannot offer TLS_CHACHA20_POLY1305_SH
 func claimsECN(p Peer) (bool, string) {
 	if p.Name == Ngtcp2 {
 		return true, "claims ECN support (ngtcp2 validates ECN and its examples set and read the codepoint)"
+	}
+	if p.Name == Chromium {
+		return false, "does not claim ECN support (pltlab asks Chromium for none)"
 	}
 	return false, "does not claim ECN support (no quic-go release's interop endpoint lists the ecn case; quic-go pull request 4207 is open)"
 }
@@ -252,8 +270,11 @@ const ClientTimeout = 45 * time.Second
 // runClient runs client through link l against addr for the files of c, c.runs() times, run i
 // saving them in d.run(i); unsupported is the endpoint's "unsupported FEATURE" line, and summary
 // the client's exit and its last output line per run, for the reason of a failed case (never
-// its verdict). ClientTimeout bounds each run.
+// its verdict). ClientTimeout bounds each run. Chromium runs through chromiumRuns.
 func runClient(ctx context.Context, l shaping.Link, client Peer, addr string, d peerDir, c Exchange, names []string) (unsupported, summary string) {
+	if client.Name == Chromium {
+		return "", chromiumRuns(ctx, l, client, addr, d, c, names)
+	}
 	var urls []string
 	for _, n := range names {
 		urls = append(urls, "https://"+addr+"/"+n)

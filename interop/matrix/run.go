@@ -113,7 +113,8 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 }
 
 // prepare makes the exchange's directories (one for each of the client's runs), a certificate
-// and the files served: random bytes of the sizes given, named 1.bin, 2.bin, ...
+// and the files served: random bytes of the sizes given, named 1.bin, 2.bin, ..., and
+// ChromiumPage, which only Chromium asks for.
 func prepare(root string, sizes []int, runs int) (peerDir, []string, error) {
 	d := peerDir{root: root, www: filepath.Join(root, "www"), dl: filepath.Join(root, "dl"),
 		serverKeys: filepath.Join(root, "server.keys"), clientKeys: filepath.Join(root, "client.keys")}
@@ -124,6 +125,9 @@ func prepare(root string, sizes []int, runs int) (peerDir, []string, error) {
 		if err := os.Mkdir(d.run(i), 0o777); err != nil {
 			return d, nil, err
 		}
+	}
+	if err := os.WriteFile(filepath.Join(d.www, ChromiumPage), []byte(chromiumPageHTML), 0o644); err != nil {
+		return d, nil, err
 	}
 	var err error
 	if d.cert, d.key, err = writeCert(root); err != nil {
