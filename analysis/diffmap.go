@@ -98,10 +98,6 @@ func (d *diffCells) Plot(c draw.Canvas, p *plot.Plot) {
 	sty := d.label
 	sty.XAlign, sty.YAlign = text.XCenter, text.YCenter
 	for _, cell := range d.m.Cells {
-		x0, x1 := tx(float64(cell.X)-0.5), tx(float64(cell.X)+0.5)
-		y0, y1 := ty(float64(cell.Y)-0.5), ty(float64(cell.Y)+0.5)
-		rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
-		c.FillPolygon(DiffColor(cell.Pct, d.m.Range, cell.Significant), c.ClipPolygonXY(rect))
 		label := "n/a"
 		if !math.IsNaN(cell.Pct) {
 			label = fmt.Sprintf("%+.0f%%", cell.Pct)
@@ -109,6 +105,18 @@ func (d *diffCells) Plot(c draw.Canvas, p *plot.Plot) {
 				label += " n.s."
 			}
 		}
+		fillCell(c, tx, ty, float64(cell.X), float64(cell.Y), DiffColor(cell.Pct, d.m.Range, cell.Significant), sty, label)
+	}
+}
+
+// fillCell fills the unit square of a grid centred on data point (x, y) with col and writes
+// label ("" for none) at its centre in sty: a cell of a heatmap or an outcome grid.
+func fillCell(c draw.Canvas, tx, ty func(float64) vg.Length, x, y float64, col color.Color, sty text.Style, label string) {
+	x0, x1 := tx(x-0.5), tx(x+0.5)
+	y0, y1 := ty(y-0.5), ty(y+0.5)
+	rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
+	c.FillPolygon(col, c.ClipPolygonXY(rect))
+	if label != "" {
 		c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, label)
 	}
 }

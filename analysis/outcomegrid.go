@@ -118,17 +118,11 @@ func (o *outcomeCells) Plot(c draw.Canvas, p *plot.Plot) {
 	for i, row := range o.g.Cells {
 		y := float64(len(o.g.Rows) - 1 - i)
 		for j, cell := range row {
-			x0, x1 := tx(float64(j)-0.5), tx(float64(j)+0.5)
-			y0, y1 := ty(y-0.5), ty(y+0.5)
-			rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 			col, ok := OutcomeColors[cell.Class]
 			if !ok {
 				col = color.RGBA{R: 0xff, G: 0xff, B: 0xff, A: 0xff}
 			}
-			c.FillPolygon(col, c.ClipPolygonXY(rect))
-			if cell.Label != "" {
-				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, cell.Label)
-			}
+			fillCell(c, tx, ty, float64(j), y, col, sty, cell.Label)
 		}
 	}
 }
