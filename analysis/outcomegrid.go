@@ -10,8 +10,6 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // OutcomeGrid is a grid of categorical outcomes, a row per subject (a release) and a column per
@@ -87,20 +85,7 @@ func WriteOutcomeGrid(w io.Writer, g OutcomeGrid, format string) error {
 	p.Add(&outcomeCells{g: g, label: p.X.Tick.Label})
 	width := gridMargin + gridCellWidth*vg.Length(len(g.Cols))
 	height := gridMargin + gridCellHeight*vg.Length(len(g.Rows))
-	var cw vg.CanvasWriterTo
-	switch format {
-	case "png":
-		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))}
-	case "svg":
-		cw = vgsvg.New(width, height)
-	default:
-		return fmt.Errorf("bad plot format %q: accepted png, svg", format)
-	}
-	p.Draw(draw.New(cw))
-	if _, err := cw.WriteTo(w); err != nil {
-		return fmt.Errorf("write %s plot: %w", format, err)
-	}
-	return nil
+	return writeCanvas(w, width, height, format, func(c draw.Canvas) { p.Draw(c) })
 }
 
 // outcomeCells is the plotter of an OutcomeGrid's cells.

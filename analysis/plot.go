@@ -106,7 +106,20 @@ func (r *Report) WritePlot(w io.Writer, k PlotKind, format string) error {
 func writePanels(w io.Writer, plots []*plot.Plot, format string) error {
 	cols := min(2, len(plots))
 	rows := (len(plots) + cols - 1) / cols
-	width, height := panelWidth*vg.Length(cols), panelHeight*vg.Length(rows)
+	return writeCanvas(w, panelWidth*vg.Length(cols), panelHeight*vg.Length(rows), format, func(dc draw.Canvas) {
+		tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+			PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+		for i, p := range plots {
+			c := tiles.At(dc, i%cols, i/cols)
+			p.Title.Text = fitTitle(p.Title.TextStyle, p.Title.Text, c.Max.X-c.Min.X)
+			p.Draw(c)
+		}
+	})
+}
+
+// writeCanvas makes a width x height canvas in format "png" (PNGDPI, white background) or
+// "svg", lets draw fill it and writes it to w. Errors: another format, or the write's.
+func writeCanvas(w io.Writer, width, height vg.Length, format string, fill func(draw.Canvas)) error {
 	var cw vg.CanvasWriterTo
 	switch format {
 	case "png":
@@ -117,14 +130,7 @@ func writePanels(w io.Writer, plots []*plot.Plot, format string) error {
 	default:
 		return fmt.Errorf("bad plot format %q: accepted png, svg", format)
 	}
-	dc := draw.New(cw)
-	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	for i, p := range plots {
-		c := tiles.At(dc, i%cols, i/cols)
-		p.Title.Text = fitTitle(p.Title.TextStyle, p.Title.Text, c.Max.X-c.Min.X)
-		p.Draw(c)
-	}
+	fill(draw.New(cw))
 	if _, err := cw.WriteTo(w); err != nil {
 		return fmt.Errorf("write %s plot: %w", format, err)
 	}
