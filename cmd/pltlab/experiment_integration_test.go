@@ -69,8 +69,8 @@ func pltlabNamespaces(t *testing.T, pid int) []string {
 
 // TestIntegrationRunMatrix runs a 2 page x 2 link x 3 protocol matrix, one load per cell (the
 // repetition of runs is tested by the resume and study tests; one run keeps the 12 loads within
-// make test's budget, and the links are not self-checked: the check, 11 s a link, is run by the
-// interrupt, resume, cross-traffic and ngtcp2 tests): every cell has its load, in the schedule's order,
+// make test's budget, and the links are not self-checked: the check, 11 s a link, is run by
+// TestIntegrationRunInterrupt and the studies' tests): every cell has its load, in the schedule's order,
 // the links one after another and the cells interleaved within each block (seed 3 puts an h1
 // load of a page right after the h3 load of the same page).
 func TestIntegrationRunMatrix(t *testing.T) {
