@@ -7,14 +7,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/internal/quantity"
 )
 
-// funcs are the templates' helpers: numbers are formatted here, computed in package analysis.
+// funcs are the templates' helpers: numbers are formatted here (ms, CIs and p-values as 'pltlab
+// report' prints them, package quantity), computed in package analysis.
 var funcs = template.FuncMap{
-	"ms":    fmtMs,
-	"ci":    fmtCI,
-	"p":     fmtP,
+	"ms":    quantity.FormatMs,
+	"ci":    quantity.FormatCI,
+	"p":     quantity.FormatP,
 	"num":   num,
 	"f2":    func(v float64) string { return fmtFloat(v, 2) },
 	"f3":    func(v float64) string { return fmtFloat(v, 3) },
@@ -25,14 +26,6 @@ var funcs = template.FuncMap{
 	"inc":   func(i int) int { return i + 1 },
 	"frame": frameURL,
 }
-
-// fmtMs, fmtCI and fmtP are the report's own formats (analysis.FormatMs, FormatCI, FormatP), so
-// the view prints the same strings as 'pltlab report' for the same file.
-var (
-	fmtMs = analysis.FormatMs
-	fmtCI = analysis.FormatCI
-	fmtP  = analysis.FormatP
-)
 
 func fmtFloat(v float64, prec int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
