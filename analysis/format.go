@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pltlab/pltlab/internal/quantity"
 )
 
 // Format is a report output format.
@@ -57,52 +59,6 @@ func (r *Report) Write(w io.Writer, f Format) error {
 	return fmt.Errorf("write report: unknown format %q", f)
 }
 
-// FormatMs formats a time in ms with one decimal ("1234.5"), "n/a" for NaN and ">= DEADLINE"
-// (ms, no decimals) for a censored statistic (+Inf): the one format of a PLT statistic, used by
-// the report's tables, the view and the studies' tables, so the same file prints the same
-// strings wherever it is read.
-func FormatMs(v, deadline float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "n/a"
-	case math.IsInf(v, 1):
-		return ">= " + strconv.FormatFloat(deadline, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
-}
-
-// FormatCI formats a CI in ms as "[lo, hi]" (FormatMs each), "n/a (n<6)" when not computable.
-func FormatCI(lo, hi, deadline float64) string {
-	if math.IsNaN(lo) {
-		return "n/a (n<6)"
-	}
-	return "[" + FormatMs(lo, deadline) + ", " + FormatMs(hi, deadline) + "]"
-}
-
-// FormatSec formats a time given in ms as seconds with two decimals ("2.03 s"), for people:
-// ">= DEADLINE s" for a censored statistic (+Inf) when deadlineMs > 0, "n/a" for NaN and for
-// any other infinity. The one seconds format of the reports, the reference tables and the
-// studies' evidence.
-func FormatSec(ms, deadlineMs float64) string {
-	switch {
-	case math.IsInf(ms, 1) && deadlineMs > 0:
-		return fmt.Sprintf(">= %.2f s", deadlineMs/1000)
-	case math.IsNaN(ms) || math.IsInf(ms, 0):
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f s", ms/1000)
-}
-
-// FormatRatio formats a ratio (of medians, of means, to a paper's) with two decimals ("0.71"),
-// "n/a" for NaN or an infinity: the one ratio format of the studies' evidence and the
-// reference tables' published ratios.
-func FormatRatio(r float64) string {
-	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.2f", r)
-}
-
 // fmtFloat formats v with prec decimals, "n/a" for NaN and "inf" for +Inf.
 func fmtFloat(v float64, prec int) string {
 	switch {
@@ -114,33 +70,6 @@ func fmtFloat(v float64, prec int) string {
 	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
-// PFloor is the smallest p-value printed as a number: below it (and for a p-value that
-// underflowed to 0) reports print "< 1e-300".
-const PFloor = 1e-300
-
-// FormatP formats a p-value: 4 decimals ("0.0123"), scientific notation below 0.0001 ("4.2e-05"),
-// "< 1e-300" below PFloor (and for a p-value that underflowed to 0), "n/a" for NaN. The one
-// p-value format of the report, the view, the studies' findings and the self-check.
-func FormatP(p float64) string {
-	switch {
-	case math.IsNaN(p):
-		return "n/a"
-	case p < PFloor:
-		return "< 1e-300"
-	case p < 1e-4:
-		return strconv.FormatFloat(p, 'e', 1, 64)
-	}
-	return strconv.FormatFloat(p, 'f', 4, 64)
-}
-
-// fmtPct formats a percent difference with a sign.
-func fmtPct(v float64) string {
-	if math.IsNaN(v) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%+.1f%%", v)
-}
-
 // groupHeader names the columns of groupRow.
 var groupHeader = []string{"protocol", "runs", "valid", "invalid", "timeouts", "net failures", "emulator late", "lost to harness", "median", "95% CI of median",
 	"mean", "sd", "cv", "min", "p5", "p25", "p75", "p95", "max", "lateness p50", "lateness max"}
@@ -149,9 +78,9 @@ var groupHeader = []string{"protocol", "runs", "valid", "invalid", "timeouts", "
 func groupRow(g *Group) []string {
 	d := g.DeadlineMs
 	return []string{g.Protocol, strconv.Itoa(g.Runs), strconv.Itoa(g.Valid), strconv.Itoa(g.InvalidTotal()),
-		strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.EmulatorLate), strconv.Itoa(g.Lost), FormatMs(g.Median, d), FormatCI(g.CILow, g.CIHigh, d), FormatMs(g.Mean, d),
-		FormatMs(g.SD, d), fmtFloat(g.CV, 3), FormatMs(g.Min, d), FormatMs(g.P5, d), FormatMs(g.P25, d),
-		FormatMs(g.P75, d), FormatMs(g.P95, d), FormatMs(g.Max, d), fmtFloat(g.LateP50Ms, 2), fmtFloat(g.LateMaxMs, 2)}
+		strconv.Itoa(g.TimedOut), strconv.Itoa(g.NetFailed), strconv.Itoa(g.EmulatorLate), strconv.Itoa(g.Lost), quantity.FormatMs(g.Median, d), quantity.FormatCI(g.CILow, g.CIHigh, d), quantity.FormatMs(g.Mean, d),
+		quantity.FormatMs(g.SD, d), fmtFloat(g.CV, 3), quantity.FormatMs(g.Min, d), quantity.FormatMs(g.P5, d), quantity.FormatMs(g.P25, d),
+		quantity.FormatMs(g.P75, d), quantity.FormatMs(g.P95, d), quantity.FormatMs(g.Max, d), fmtFloat(g.LateP50Ms, 2), fmtFloat(g.LateMaxMs, 2)}
 }
 
 // compareHeader names the columns of compareRow.
@@ -160,7 +89,7 @@ var compareHeader = []string{"protocol", "vs", "ratio of medians", "95% CI", "di
 
 // compareRow formats one comparison for the text, markdown and HTML tables.
 func compareRow(c *Comparison, alpha float64) []string {
-	mw := FormatP(c.MannWhitney.P)
+	mw := quantity.FormatP(c.MannWhitney.P)
 	if c.MannWhitney.Exact {
 		mw += " (exact)"
 	}
@@ -169,7 +98,7 @@ func compareRow(c *Comparison, alpha float64) []string {
 		sig = fmt.Sprintf("yes (p < %g)", alpha)
 	}
 	return []string{c.Protocol, c.Baseline, fmtFloat(c.Ratio, 3), fmtRatioCI(c.RatioLow, c.RatioHigh),
-		fmtPct(c.DiffPct), mw, FormatP(c.Welch.P), sig}
+		quantity.FormatPct(c.DiffPct), mw, quantity.FormatP(c.Welch.P), sig}
 }
 
 // fmtRatioCI formats a ratio CI as "[lo, hi]", or "n/a" when it could not be computed (too

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -177,7 +178,7 @@ func (h *heatCells) Plot(c draw.Canvas, p *plot.Plot) {
 		y0, y1 := ty(float64(cell.Y)-0.5), ty(float64(cell.Y)+0.5)
 		rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
 		c.FillPolygon(cellColor(cell.C), c.ClipPolygonXY(rect))
-		label := fmtPct(cell.C.DiffPct)
+		label := quantity.FormatPct(cell.C.DiffPct)
 		if !cell.C.Significant {
 			label += " (n.s.)"
 		}

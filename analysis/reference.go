@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -160,18 +161,18 @@ func referenceCells(row ReferenceRow) []string {
 	if row.Mode == result.Warm {
 		name += " warm"
 	}
-	cells := []string{name, row.Label, FormatSec(row.PaperMs, 0),
-		"no loads", FormatRatio(row.PaperRatio), "n/a", "-", "0/0"}
+	cells := []string{name, row.Label, quantity.FormatSec(row.PaperMs, 0),
+		"no loads", quantity.FormatRatio(row.PaperRatio), "n/a", "-", "0/0"}
 	if row.BoundMs > 0 {
-		cells[6] = FormatSec(row.BoundMs, 0)
+		cells[6] = quantity.FormatSec(row.BoundMs, 0)
 	}
 	g := row.Group
 	if g == nil {
 		return cells
 	}
-	cells[3] = FormatSec(g.Median, g.DeadlineMs)
+	cells[3] = quantity.FormatSec(g.Median, g.DeadlineMs)
 	if !math.IsNaN(g.CILow) {
-		cells[3] += fmt.Sprintf(" [%s, %s]", FormatSec(g.CILow, g.DeadlineMs), FormatSec(g.CIHigh, g.DeadlineMs))
+		cells[3] += fmt.Sprintf(" [%s, %s]", quantity.FormatSec(g.CILow, g.DeadlineMs), quantity.FormatSec(g.CIHigh, g.DeadlineMs))
 	}
 	if !math.IsNaN(row.Ratio) {
 		cells[5] = fmt.Sprintf("%.2f [%s, %s]", row.Ratio, fmtFloat(row.RatioLow, 2), fmtFloat(row.RatioHigh, 2))

@@ -57,7 +57,7 @@ func TestGroupAndCompareHandComputed(t *testing.T) {
 		t.Fatalf("got %d comparisons", len(rep.Comparisons))
 	}
 	c := rep.Comparisons[0]
-	// ratio = 75 / 145 = 0.5172..., diff = -48.3%.
+	// ratio = 75 / 145 = 0.5172..., diff = -48.3 %.
 	if !near(c.Ratio, 75.0/145, 1e-12) || !near(c.DiffPct, 100*(75.0/145-1), 1e-9) || !c.Significant {
 		t.Errorf("comparison = %+v", c)
 	}

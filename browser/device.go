@@ -16,6 +16,7 @@ import (
 
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/internal/hostload"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -275,7 +276,7 @@ func scriptCPU(before, after map[int]time.Duration) float64 {
 			most = max(most, a-b)
 		}
 	}
-	return float64(most) / float64(time.Millisecond)
+	return quantity.Ms(most)
 }
 
 // desktopSpeed is the desktop timing the slowdown is taken against: the fastest run's wall time,

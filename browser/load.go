@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
 )
@@ -101,7 +102,7 @@ func (b *Browser) Load(ctx context.Context, t Target) (*result.Record, error) {
 	if err := b.load(ctx, t, rec); err != nil {
 		return nil, err
 	}
-	rec.WallMs = ms(time.Since(begin))
+	rec.WallMs = quantity.Ms(time.Since(begin))
 	b.indexNetLog(t.Label, t.URL, begin, time.Now())
 	if !rec.Valid && !b.proc.healthy() {
 		b.proc.broken = true // relaunch before the next load
@@ -359,7 +360,7 @@ func (b *Browser) newRecord(t Target, begin time.Time) *result.Record {
 	m := t.Manifest
 	return &result.Record{
 		V: result.Version, Time: begin.UTC(), Mode: t.Mode, Protocol: t.Protocol,
-		Browser: b.version, DeadlineMs: ms(t.Timeout), Device: b.deviceCopy(),
+		Browser: b.version, DeadlineMs: quantity.Ms(t.Timeout), Device: b.deviceCopy(),
 		Page:      result.Page{Spec: m.Spec, TotalBytes: m.TotalBytes, Objects: len(m.Objects)},
 		Resources: []result.Resource{},
 	}
@@ -377,9 +378,6 @@ func resources(tm *pageTimings) []result.Resource {
 	fill(&rec, tm)
 	return rec.Resources
 }
-
-// ms converts d to float64 milliseconds.
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // saveHAR builds the HAR of the measured load from w's events and writes it to t.HARPath.
 func (b *Browser) saveHAR(t Target, rec *result.Record, w *watch) {

@@ -15,6 +15,7 @@ import (
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/protocol"
@@ -192,7 +193,7 @@ type LaunchFunc func(ctx context.Context, opts ...browser.Option) (*browser.Brow
 // Settings returns the record settings of c: what it asked for that changes a measurement.
 func (c Config) Settings() *result.Settings {
 	c = c.withDefaults()
-	return &result.Settings{TCPCC: c.TCPCC, TLS: c.TLS, TimeoutMs: float64(c.Timeout) / float64(time.Millisecond),
+	return &result.Settings{TCPCC: c.TCPCC, TLS: c.TLS, TimeoutMs: quantity.Ms(c.Timeout),
 		Device: deviceSpec(c.Device), H3Stack: h3Stack(c), QUICCC: quicCC(c), Overrides: c.Overrides}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/protocol"
@@ -350,7 +351,7 @@ func (r *runner) jobRecord(i int, j Job) *result.Record {
 	p := r.pages[j.Page]
 	rec := &result.Record{Experiment: r.c.Name, Run: i, Scheduled: len(r.jobs), Time: time.Now().UTC(),
 		Warmup: j.Warmup, Mode: j.Arm.Mode, Protocol: j.Arm.Protocol, Env: r.env, Settings: r.settings,
-		DeadlineMs: float64(r.c.Timeout) / float64(time.Millisecond),
+		DeadlineMs: quantity.Ms(r.c.Timeout),
 		Page:       result.Page{Spec: p.input, TotalBytes: p.manifest.TotalBytes, Objects: len(p.manifest.Objects)}}
 	rec.Link = r.linkResult(j.Link, r.links[j.Link])
 	return rec

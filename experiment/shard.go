@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/device"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
@@ -106,7 +107,7 @@ func configHash(c Config) string { return plan.LineHash(planLine(c, 0)) }
 // shard's count of loads, its input files, study and units.
 func planLine(c Config, loads int) *result.PlanLine {
 	p := &result.PlanLine{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
-		TimeoutMs: float64(c.Timeout) / float64(time.Millisecond), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Device: deviceSpec(c.Device), Loads: loads,
+		TimeoutMs: quantity.Ms(c.Timeout), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Device: deviceSpec(c.Device), Loads: loads,
 		H3Stack: h3Stack(c), QUICCC: quicCC(c),
 		Inputs: InputFiles(c), Study: c.Study, Units: c.Units}
 	for _, a := range c.Arms {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 )
@@ -35,7 +36,7 @@ func (c Config) records(l shaping.Link, epoch time.Time, frs []*flowRun, ls link
 			StartS: fr.spec.Start.Seconds(), DurationS: fr.spec.Duration.Seconds(),
 			GoodputBps: finite(MeanRate(series[i], steady[i])), Bytes: fr.bytes,
 			MeanGoodputBps: float64(fr.bytes) * 8 / fr.spec.Duration.Seconds(),
-			BinMs:          float64(c.Bin) / float64(time.Millisecond), Series: series[i],
+			BinMs:          quantity.Ms(c.Bin), Series: series[i],
 			Utilization: m.utilization, IPUtilization: m.ipUtilization, Jain: m.jain, ConvergeS: m.converge}
 		f.SteadyFromS, f.SteadyToS = steady[i].Seconds(c.Bin)
 		f.GoodputFromS, f.GoodputToS = f.SteadyFromS, f.SteadyToS
@@ -71,7 +72,7 @@ func (fr *flowRun) fill(rec *result.Record) {
 	}
 	rec.TCPCC = rec.CC // TCPCC holds the same value as CC (result.Record)
 	f.Retransmits, f.SegmentsOut = fr.stats.Retransmits, fr.stats.SegmentsOut
-	f.SRTTMs = float64(fr.stats.SRTT) / float64(time.Millisecond)
+	f.SRTTMs = quantity.Ms(fr.stats.SRTT)
 	f.CountersCPUS = fr.countersCPU.Seconds()
 	f.SenderBusyS, f.RwndLimitedS = fr.stats.Busy.Seconds(), fr.stats.RwndLimited.Seconds()
 	f.SndbufLimitedS = fr.stats.SndbufLimited.Seconds()

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/internal/idlepoll"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/emu"
 )
@@ -27,18 +28,18 @@ func direction(c emu.Counters, base time.Time) result.Direction {
 		Corrupted:        c.Corrupted,
 		Reordered:        c.Reordered,
 		ReorderExtentMax: c.ReorderExtentMax,
-		QueueDelayP50Ms:  ms(c.QueueDelayP50),
-		QueueDelayP99Ms:  ms(c.QueueDelayP99),
-		QueueDelayMaxMs:  ms(c.QueueDelayMax),
-		TimingErrP50Ms:   ms(c.TimingErrP50),
-		TimingErrP99Ms:   ms(c.TimingErrP99),
-		TimingErrMaxMs:   ms(c.TimingErrMax),
+		QueueDelayP50Ms:  quantity.Ms(c.QueueDelayP50),
+		QueueDelayP99Ms:  quantity.Ms(c.QueueDelayP99),
+		QueueDelayMaxMs:  quantity.Ms(c.QueueDelayMax),
+		TimingErrP50Ms:   quantity.Ms(c.TimingErrP50),
+		TimingErrP99Ms:   quantity.Ms(c.TimingErrP99),
+		TimingErrMaxMs:   quantity.Ms(c.TimingErrMax),
 	}
 	hostFreezes(&d, c, base)
 	d.Stalls, d.StalledReleases = c.Stalls, c.StalledReleases
 	for _, sp := range c.StallSpans {
-		d.StallSpans = append(d.StallSpans, result.StallSpan{From: base.Add(sp.From), To: base.Add(sp.To), LateMs: ms(sp.Late),
-			OwnLateMs: ms(stallOwn(sp, c, base)), Releases: sp.Releases})
+		d.StallSpans = append(d.StallSpans, result.StallSpan{From: base.Add(sp.From), To: base.Add(sp.To), LateMs: quantity.Ms(sp.Late),
+			OwnLateMs: quantity.Ms(stallOwn(sp, c, base)), Releases: sp.Releases})
 	}
 	if c.LossBursts > 0 {
 		d.LossBurstMean = float64(c.DropsLoss) / float64(c.LossBursts)
@@ -83,7 +84,7 @@ func hostFreezes(d *result.Direction, c emu.Counters, base time.Time) {
 	if n == 0 {
 		return
 	}
-	d.HostFreezeMs, d.HostFreezeReleases, d.TimingErrOwnMaxMs = ms(most), n, ms(own)
+	d.HostFreezeMs, d.HostFreezeReleases, d.TimingErrOwnMaxMs = quantity.Ms(most), n, quantity.Ms(own)
 }
 
 // stallOwn is the largest lateness of stall sp's releases that no host freeze explains, as
@@ -113,6 +114,3 @@ func stallOwn(sp emu.StallSpan, c emu.Counters, base time.Time) time.Duration {
 	}
 	return own
 }
-
-// ms is d in milliseconds, as the record's *_ms fields hold it.
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

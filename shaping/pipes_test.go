@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/internal/idlepoll"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/shaping/emu"
 )
 
@@ -54,11 +55,11 @@ func TestHostFreezes(t *testing.T) {
 			d := direction(emu.Counters{TimingErrMax: raw, Late: tc.late, LateOverflow: tc.overflow}, base)
 			near := func(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
 			if !near(d.HostFreezeMs, tc.freeze) || !near(d.TimingErrOwnMaxMs, tc.own) || d.HostFreezeReleases != tc.releases ||
-				!near(d.TimingErrMaxMs, ms(raw)) {
+				!near(d.TimingErrMaxMs, quantity.Ms(raw)) {
 				t.Fatalf("freeze %.3f own %.3f releases %d raw %.3f; want freeze %.3f own %.3f releases %d",
 					d.HostFreezeMs, d.TimingErrOwnMaxMs, d.HostFreezeReleases, d.TimingErrMaxMs, tc.freeze, tc.own, tc.releases)
 			}
-			if want := ms(raw); tc.freeze > 0 {
+			if want := quantity.Ms(raw); tc.freeze > 0 {
 				want = tc.own
 				if !near(d.OwnLateMs(), want) {
 					t.Fatalf("OwnLateMs %.3f, want %.3f", d.OwnLateMs(), want)

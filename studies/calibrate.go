@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
 )
@@ -157,8 +157,8 @@ func calibrationConsole(w io.Writer, e *Support) error {
 	fmt.Fprintln(tw, "rank\tpage\th1\th2\th3\th2/h1\th3/h1\tloss L\tloads")
 	fmt.Fprintln(tw, "paper\t-\t2.03 s\t1.45 s\t1.14 s\t0.71\t0.56\t-\t-")
 	for i, c := range cs[:min(10, len(cs))] {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, c.Page, analysis.FormatSec(c.Medians[0], 0), analysis.FormatSec(c.Medians[1], 0), analysis.FormatSec(c.Medians[2], 0),
-			analysis.FormatRatio(c.Medians[1]/c.Medians[0]), analysis.FormatRatio(c.Medians[2]/c.Medians[0]), fmtLoss(c.Loss), c.N)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", i+1, c.Page, quantity.FormatSec(c.Medians[0], 0), quantity.FormatSec(c.Medians[1], 0), quantity.FormatSec(c.Medians[2], 0),
+			quantity.FormatRatio(c.Medians[1]/c.Medians[0]), quantity.FormatRatio(c.Medians[2]/c.Medians[0]), fmtLoss(c.Loss), c.N)
 	}
 	return tw.Flush()
 }
@@ -227,10 +227,10 @@ func calibrationSections(e *Support) []Section {
 		"resid. h1", "resid. h2", "resid. h3", "resid. h2/h1", "resid. h3/h1", "loss L", "order h1>h2>h3"}}
 	for i, c := range cs {
 		r := c.Residuals(paper)
-		row := []string{fmt.Sprint(i + 1), c.Page, fmt.Sprint(c.Objects), fmt.Sprint(c.Bytes), analysis.FormatSec(c.Medians[0], 0), analysis.FormatSec(c.Medians[1], 0), analysis.FormatSec(c.Medians[2], 0),
-			analysis.FormatRatio(c.Medians[1] / c.Medians[0]), analysis.FormatRatio(c.Medians[2] / c.Medians[0])}
+		row := []string{fmt.Sprint(i + 1), c.Page, fmt.Sprint(c.Objects), fmt.Sprint(c.Bytes), quantity.FormatSec(c.Medians[0], 0), quantity.FormatSec(c.Medians[1], 0), quantity.FormatSec(c.Medians[2], 0),
+			quantity.FormatRatio(c.Medians[1] / c.Medians[0]), quantity.FormatRatio(c.Medians[2] / c.Medians[0])}
 		for _, v := range r {
-			row = append(row, fmtPct(v))
+			row = append(row, quantity.FormatPct(v))
 		}
 		row = append(row, fmtLoss(c.Loss), yesNo(c.Ordered))
 		t.Rows = append(t.Rows, row)
@@ -287,7 +287,7 @@ func calibrationFindings() []Finding {
 				}
 				r := cs[0].Residuals(carlucciPaperPLTs())
 				ev := fmt.Sprintf("best %s: L = %s, residuals h1 %s, h2 %s, h3 %s, h2/h1 %s, h3/h1 %s", cs[0].Page, fmtLoss(cs[0].Loss),
-					fmtPct(r[0]), fmtPct(r[1]), fmtPct(r[2]), fmtPct(r[3]), fmtPct(r[4]))
+					quantity.FormatPct(r[0]), quantity.FormatPct(r[1]), quantity.FormatPct(r[2]), quantity.FormatPct(r[3]), quantity.FormatPct(r[4]))
 				return Judgement{Verdict: pointVerdict[math.Sqrt(cs[0].Loss) <= 0.10], Evidence: ev + " (no candidate within 10 %: the candidates tried exclude it)",
 					See: []string{"Candidates ranked against the paper"}}
 			}},
@@ -326,14 +326,6 @@ func calibrationFindings() []Finding {
 // pointVerdict is the calibration's verdict on a point value, which no interval qualifies: the
 // candidates tried are all there is (reproduced when it holds, else contradicted).
 var pointVerdict = map[bool]Verdict{true: Reproduced, false: Contradicted}
-
-// fmtPct formats a percent with sign ("+3.1 %"; "n/a" for NaN).
-func fmtPct(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%+.1f %%", v)
-}
 
 // fmtLoss formats a loss value ("n/a" for NaN).
 func fmtLoss(v float64) string {

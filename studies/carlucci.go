@@ -10,6 +10,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -216,7 +217,7 @@ func carlucciLossySection(e *Support) Section {
 	t := Table{Header: []string{"link", "HTTP/1.1 median", "HTTP/2 median", "HTTP/3 median", "h3/h2", "p (h3 vs h2)", "valid h1/h2/h3"}}
 	for _, r := range carlucciLossyRows(e) {
 		t.Rows = append(t.Rows, []string{r.link, groupCell(r.h1), groupCell(r.h2), groupCell(r.h3),
-			analysis.FormatRatio(r.ratio), analysis.FormatP(r.p), validCell(r.h1) + "/" + validCell(r.h2) + "/" + validCell(r.h3)})
+			quantity.FormatRatio(r.ratio), quantity.FormatP(r.p), validCell(r.h1) + "/" + validCell(r.h2) + "/" + validCell(r.h3)})
 	}
 	if len(t.Rows) == 0 {
 		s.Text = append(s.Text, "No loads: this part was not run.")
@@ -232,9 +233,9 @@ func groupCell(g *analysis.Group) string {
 	if g == nil {
 		return "-"
 	}
-	s := analysis.FormatSec(g.Median, 0)
+	s := quantity.FormatSec(g.Median, 0)
 	if !math.IsNaN(g.CILow) {
-		s += fmt.Sprintf(" [%s, %s]", analysis.FormatSec(g.CILow, 0), analysis.FormatSec(g.CIHigh, 0))
+		s += fmt.Sprintf(" [%s, %s]", quantity.FormatSec(g.CILow, 0), quantity.FormatSec(g.CIHigh, 0))
 	}
 	return s
 }
@@ -373,7 +374,7 @@ func judgeLosslessRatios(e *Support) Judgement {
 		c := within(r.RatioLow, r.RatioHigh, region)
 		word := map[Verdict]string{Reproduced: "matches", Contradicted: "misses", Inconclusive: "undecided"}[c.judge(Alpha)]
 		parts = append(parts, fmt.Sprintf("%s: paper %.2f (+-%.0f %%: %.2f..%.2f), ours %s [%s, %s]: %s", armName(r.Protocol, r.Mode), r.PaperRatio,
-			100*RatioMargin, region.Lo, region.Hi, analysis.FormatRatio(r.Ratio), analysis.FormatRatio(r.RatioLow), analysis.FormatRatio(r.RatioHigh), word))
+			100*RatioMargin, region.Lo, region.Hi, quantity.FormatRatio(r.Ratio), quantity.FormatRatio(r.RatioLow), quantity.FormatRatio(r.RatioHigh), word))
 		cells = append(cells, cellName("lossless", pr.Part.Config.Links[0], armName(r.Protocol, r.Mode), rows[0].Protocol))
 		if r.Protocol == "h2" {
 			h2 = c.judge(Alpha)

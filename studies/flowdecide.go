@@ -9,6 +9,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 )
 
@@ -111,7 +112,7 @@ func (n FlowNeed) text() string {
 		ms = append(ms, strings.Join(m, "+"))
 	}
 	return fmt.Sprintf("%s: decided with %.0f %% power by %d runs per mix of %s at the value observed here (%d more, about %s; `reproduce --decide`)",
-		n.Criterion, analysis.Power*100, n.Runs, strings.Join(ms, ", "), n.Runs-n.Have, FormatEstimate(n.Time))
+		n.Criterion, analysis.Power*100, n.Runs, strings.Join(ms, ", "), n.Runs-n.Have, quantity.FormatEstimate(n.Time))
 }
 
 // decideFlows adds to p one flow part per flow part the inconclusive judgements js need runs

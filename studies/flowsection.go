@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -206,8 +207,8 @@ func judgeSafeAlone(e *Support) Judgement {
 	loss := Region{math.Inf(-1), 0.01}
 	ev := fmt.Sprintf("alone (%d QUIC and %d TCP CUBIC runs): goodput ratio QUIC/TCP %s (%g %% block bootstrap, %g s blocks; claimed %s); "+
 		"loss ratio QUIC %.4f, TCP %.4f, difference %s (%g %% Welch interval over runs; claimed %s)",
-		len(q), len(tcp), fmtInterval("%.3f", ratio, rlo, rhi), 100*(1-a), FlowBlockS, util, meanOf(lq), meanOf(lt),
-		fmtInterval("%+.4f", dl, llo, lhi), 100*(1-a), loss)
+		len(q), len(tcp), quantity.FormatInterval("%.3f", ratio, rlo, rhi), 100*(1-a), FlowBlockS, util, meanOf(lq), meanOf(lt),
+		quantity.FormatInterval("%+.4f", dl, llo, lhi), 100*(1-a), loss)
 	if math.IsNaN(llo) {
 		ev += flowRunsNote(min(len(q), len(tcp)))
 	}
@@ -328,7 +329,7 @@ func judgeSafeSharing(e *Support) Judgement {
 	claimed := Region{0.9, math.Inf(1)}
 	est, lo, hi := analysis.BlockCI(runs, block, jain, Alpha, 3)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; Jain's index over the common steady span, mean of %d runs: %s (%g %% block bootstrap, %g s blocks; claimed %s)",
-		len(runs), fmtInterval("%.3f", est, lo, hi), 100*(1-Alpha), FlowBlockS, claimed)
+		len(runs), quantity.FormatInterval("%.3f", est, lo, hi), 100*(1-Alpha), FlowBlockS, claimed)
 	j := Judgement{Verdict: within(lo, hi, claimed).judge(Alpha), Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
 	if f := e.flowPart("flows"); j.Verdict == Inconclusive && f != nil && !math.IsNaN(lo) {
 		shared := mixesWhere(f, func(m []string) bool { return len(m) == 2 })

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -236,7 +237,7 @@ func diffMapFigure(maps []analysis.DiffMap, file, caption string) Figure {
 func cellTable(cells []Cell) Table {
 	t := Table{Header: []string{"page", "link", "TCP (h2) mean", "QUIC mean", "QUIC 0-RTT mean", "diff cold", "diff 0-RTT", "n TCP/QUIC/0-RTT"}}
 	for _, c := range cells {
-		t.Rows = append(t.Rows, []string{c.Page, c.Link, fmtMs(c.Diffs[0].TCPMean), fmtMs(c.Diffs[0].QUICMean), fmtMs(c.Diffs[1].QUICMean),
+		t.Rows = append(t.Rows, []string{c.Page, c.Link, quantity.FormatMsUnit(c.Diffs[0].TCPMean, 0), quantity.FormatMsUnit(c.Diffs[0].QUICMean, 0), quantity.FormatMsUnit(c.Diffs[1].QUICMean, 0),
 			c.Diffs[0].String(), c.Diffs[1].String(), fmt.Sprintf("%d/%d/%d", c.Diffs[0].NTCP, c.Diffs[0].NQUIC, c.Diffs[1].NQUIC)})
 	}
 	return t

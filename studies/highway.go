@@ -17,6 +17,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -372,7 +373,7 @@ func (g armGain) String() string {
 	if !g.Significant {
 		ns = ", n.s."
 	}
-	return fmt.Sprintf("%+.1f %% (%.0f vs %.0f Mbit/s, p=%s%s)", g.Pct, g.On, g.Off, analysis.FormatP(g.P), ns)
+	return fmt.Sprintf("%s (%.0f vs %.0f Mbit/s, p=%s%s)", quantity.FormatPct(g.Pct), g.On, g.Off, quantity.FormatP(g.P), ns)
 }
 
 // gainDiff is a.Pct - b.Pct, the difference of two independent arms' relative gains, with its
@@ -436,7 +437,7 @@ func judgeImplementations(e *Support) Judgement {
 	r, rlo, rhi := math.Exp(est), math.Exp(lo), math.Exp(hi)
 	w := math.Log(implFactor)
 	ev := fmt.Sprintf("veth: quic-go %.0f Mbit/s (%.2f CPU-s per GB, %d runs), ngtcp2 CUBIC %.0f Mbit/s (%.2f CPU-s per GB, %d runs): ratio ngtcp2/quic-go %s (99 %% interval), against a factor of %s either way",
-		highwayMean(q), highwayMean(qcpu), len(q), highwayMean(n), highwayMean(ncpu), len(n), fmtInterval("%.2f", r, rlo, rhi), implFactorText)
+		highwayMean(q), highwayMean(qcpu), len(q), highwayMean(n), highwayMean(ncpu), len(n), quantity.FormatInterval("%.2f", r, rlo, rhi), implFactorText)
 	if b, _ := highwayRuns(e, "veth", "ngtcp2-bbr"); len(b) > 0 {
 		ev += fmt.Sprintf("; ngtcp2 BBR %.0f Mbit/s", highwayMean(b))
 	}
@@ -498,7 +499,7 @@ var highwayFindings = []Finding{
 			d2, lo2, hi2 := gainDiff(tcp, qg, a)
 			level := fmt.Sprintf("%.4g %%", 100*(1-a))
 			ev := fmt.Sprintf("gain from the veth offloads: TCP cubic %s, QUIC %s; gain from quic-go's GSO: %s; TCP's gain minus QUIC's: offloads %s pp, GSO %s pp (%s intervals)",
-				tcp, qo, qg, fmtInterval("%+.1f", d1, lo1, hi1), fmtInterval("%+.1f", d2, lo2, hi2), level)
+				tcp, qo, qg, quantity.FormatInterval("%+.1f", d1, lo1, hi1), quantity.FormatInterval("%+.1f", d2, lo2, hi2), level)
 			up := Region{0, math.Inf(1)}
 			v, vs := fold(every, a, testClaim(tcp.P, tcp.Pct), within(lo1, hi1, up), within(lo2, hi2, up))
 			ev += map[Verdict]string{Contradicted: ": the offloads made TCP slower",

@@ -2,11 +2,13 @@ package studies
 
 import (
 	"fmt"
-	"github.com/pltlab/pltlab/analysis"
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/internal/quantity"
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
@@ -297,8 +299,8 @@ func judgeLowRateLoss(e *Support) Judgement {
 	hi := filterCells(lossless, func(c Cell) bool { return float64(c.LinkSpec.Down) == rates[len(rates)-1] })
 	level := fmt.Sprintf("%g %%", 100*(1-Alpha/2))
 	dr, dlo, dhi := diffOfMeans(lo, hi, 0, Alpha/2)
-	ev := fmt.Sprintf("mean diff at %s Mbit/s %s, at %s Mbit/s %s: low minus high %s pp (%s interval)", mbit(lo[0].LinkSpec.Down), fmtPct(meanPct(lo, 0)),
-		mbit(hi[0].LinkSpec.Down), fmtPct(meanPct(hi, 0)), fmtInterval("%+.1f", dr, dlo, dhi), level)
+	ev := fmt.Sprintf("mean diff at %s Mbit/s %s, at %s Mbit/s %s: low minus high %s pp (%s interval)", mbit(lo[0].LinkSpec.Down), quantity.FormatPct(meanPct(lo, 0)),
+		mbit(hi[0].LinkSpec.Down), quantity.FormatPct(meanPct(hi, 0)), quantity.FormatInterval("%+.1f", dr, dlo, dhi), level)
 	// Loss: pair each lossy cell with the loss-free cell of the same page, rate and RTT.
 	var with, without []Cell
 	for _, c := range cells {
@@ -315,8 +317,8 @@ func judgeLowRateLoss(e *Support) Judgement {
 		return notRun(ev + "; no lossy cell with a loss-free twin at this scale")
 	}
 	dl, llo, lhi := pairedDiff(with, without, 0, Alpha/2)
-	ev += fmt.Sprintf("; with loss %s vs without %s over %d paired cells: with minus without %s pp (%s interval)", fmtPct(meanPct(with, 0)), fmtPct(meanPct(without, 0)),
-		len(with), fmtInterval("%+.1f", dl, llo, lhi), level)
+	ev += fmt.Sprintf("; with loss %s vs without %s over %d paired cells: with minus without %s pp (%s interval)", quantity.FormatPct(meanPct(with, 0)), quantity.FormatPct(meanPct(without, 0)),
+		len(with), quantity.FormatInterval("%+.1f", dl, llo, lhi), level)
 	up := Region{0, math.Inf(1)}
 	v, _ := fold(every, Alpha/2, within(dlo, dhi, up), within(llo, lhi, up))
 	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
@@ -346,7 +348,7 @@ func judge0RTTSmall(e *Support) Judgement {
 		cs = append(cs, testClaim(warm.P, warm.Pct), within(lo, hi, Region{0, math.Inf(1)}))
 		share := (warm.Pct - cold.Pct) / warm.Pct
 		parts = append(parts, fmt.Sprintf("%s on %s: cold %s, 0-RTT %s, 0-RTT share %s (0.5 x 0-RTT diff - cold diff %s pp)",
-			c.Page, c.Link, cold, warm, analysis.FormatRatio(share), fmtInterval("%+.1f", est, lo, hi)))
+			c.Page, c.Link, cold, warm, quantity.FormatRatio(share), quantity.FormatInterval("%+.1f", est, lo, hi)))
 	}
 	v, _ := fold(everyHolm, Alpha, cs...)
 	j := Judgement{Verdict: v, Evidence: strings.Join(parts, "; "), See: []string{"Heatmaps: TCP vs QUIC", "Every cell"}}
@@ -425,7 +427,7 @@ func judgeMobile(e *Support) Judgement {
 	est, lo, hi := pairedDiff(with, without, 0, Alpha)
 	dm, dlo, dhi := meanPctInterval(without, 0, Alpha)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; phone minus desktop %s pp over %d cell(s) (%s interval); desktop mean diff %s (%s interval)",
-		fmtInterval("%+.1f", est, lo, hi), len(with), level, fmtInterval("%+.1f", dm, dlo, dhi), level)
+		quantity.FormatInterval("%+.1f", est, lo, hi), len(with), level, quantity.FormatInterval("%+.1f", dm, dlo, dhi), level)
 	v := within(lo, hi, Region{math.Inf(-1), 0}).judge(Alpha)
 	if v == Reproduced && !(dlo > 0) {
 		v = Inconclusive
@@ -486,7 +488,7 @@ func cpuTable(e *Support, mobile []Cell) Table {
 				if analysis.Quantile(grp, 0.5) > 0 {
 					group = med(grp)
 				}
-				t.Rows = append(t.Rows, []string{part, c.Page, c.Link, a.Protocol + " " + string(a.Mode), fmtMs(analysis.Quantile(plt, 0.5)),
+				t.Rows = append(t.Rows, []string{part, c.Page, c.Link, a.Protocol + " " + string(a.Mode), quantity.FormatMsUnit(analysis.Quantile(plt, 0.5), 0),
 					med(br), med(re), med(nw), med(gpu), med(tree), group, fmt.Sprint(len(plt))})
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -187,11 +188,11 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 	for k, d := range diffs {
 		h := z * math.Sqrt(pctVar(d))
 		parts = append(parts, fmt.Sprintf("%s: %s %.2f %s, %s %.2f %s, %s (Welch p=%s)", paths[k], rel.a, d.TCPMean, unit, rel.b, d.QUICMean, unit,
-			fmtInterval("%+.1f %%", d.Pct, d.Pct-h, d.Pct+h), analysis.FormatP(d.P)))
+			quantity.FormatInterval("%+.1f %%", d.Pct, d.Pct-h, d.Pct+h), quantity.FormatP(d.P)))
 		if vs[k] == Inconclusive && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
 			runs := WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)
 			undecided = append(undecided, fmt.Sprintf("%s detects %s, decided by %d runs per stack", paths[k],
-				fmtPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), runs))
+				quantity.FormatPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), runs))
 			mixes := [][]string{{modquicSpec[rel.a]}, {modquicSpec[rel.b]}}
 			j.FlowNeeds = append(j.FlowNeeds, e.flowNeedFor(paths[k], mixes, runs, min(d.NTCP, d.NQUIC), what+" of "+rel.a+" against "+rel.b))
 		}
@@ -204,7 +205,7 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 		}
 	}
 	j.Evidence = fmt.Sprintf("%s of %s against %s: ", what, rel.a, rel.b) + strings.Join(parts, "; ") +
-		fmt.Sprintf(" (Holm over the %d paths at %g); implied by the thesis: %+.1f %%", len(diffs), Alpha, rel.impliedPc)
+		fmt.Sprintf(" (Holm over the %d paths at %g); implied by the thesis: %s", len(diffs), Alpha, quantity.FormatPct(rel.impliedPc))
 	if j.Verdict == Inconclusive && len(undecided) > 0 {
 		j.Evidence += "; n.s.: " + strings.Join(undecided, ", ") + " (`reproduce --decide` makes them)"
 	}
@@ -221,19 +222,19 @@ func modquicFindings() []Finding {
 	rule := "on every path (limited, sufficient, lossy), each stack alone, 3 or more runs: Welch's test per path, Holm over the paths at 0.01; reproduced when every path goes the claimed way significantly, contradicted when any goes the other way significantly; the relative difference's 99 % interval is set beside the implied figure"
 	return []Finding{
 		{ID: "bbr-throughput", Source: "thesis: ModQUIC/BBR +19.06 % over QUIC/BBR, +27.9 % over QUIC/CUBIC (throughput)",
-			Claim:     fmt.Sprintf("QUIC/BBR's throughput is above QUIC/CUBIC's (implied: %+.1f %%)", bbrCubic),
+			Claim:     fmt.Sprintf("QUIC/BBR's throughput is above QUIC/CUBIC's (implied: %s)", quantity.FormatPct(bbrCubic)),
 			Criterion: "goodput of QUIC/BBR above QUIC/CUBIC's (both ngtcp2), " + rule,
 			Judge: func(e *Support) Judgement {
 				return judgeRelation(e, modquicRelation{a: "QUIC/BBR", b: "QUIC/CUBIC", impliedPc: bbrCubic})
 			}},
 		{ID: "bbr-delay", Source: "thesis: ModQUIC/BBR delay -6.56 % against QUIC/BBR, -14.38 % against QUIC/CUBIC",
-			Claim:     fmt.Sprintf("QUIC/BBR's delay is below QUIC/CUBIC's (implied: %+.1f %%)", delay),
+			Claim:     fmt.Sprintf("QUIC/BBR's delay is below QUIC/CUBIC's (implied: %s)", quantity.FormatPct(delay)),
 			Criterion: "RTT under load (base RTT + the emulator's median queueing delay over the steady state) of QUIC/BBR below QUIC/CUBIC's, " + rule,
 			Judge: func(e *Support) Judgement {
 				return judgeRelation(e, modquicRelation{a: "QUIC/BBR", b: "QUIC/CUBIC", delay: true, impliedPc: delay})
 			}},
 		{ID: "quic-tcp", Source: "thesis: ModQUIC +35.66 % over QUIC, +51.93 % over TCP (throughput)",
-			Claim:     fmt.Sprintf("QUIC's throughput is above TCP's (implied: %+.1f %%)", quicTCP),
+			Claim:     fmt.Sprintf("QUIC's throughput is above TCP's (implied: %s)", quantity.FormatPct(quicTCP)),
 			Criterion: "goodput of QUIC/CUBIC (ngtcp2) above TCP CUBIC's (HTTP/1.1 over TLS), " + rule,
 			Judge: func(e *Support) Judgement {
 				return judgeRelation(e, modquicRelation{a: "QUIC/CUBIC", b: "TCP", impliedPc: quicTCP})

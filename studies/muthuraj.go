@@ -2,10 +2,12 @@ package studies
 
 import (
 	"fmt"
-	"github.com/pltlab/pltlab/analysis"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/internal/quantity"
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
@@ -165,8 +167,8 @@ func muthurajSections(e *Support) []Section {
 	t := Table{Header: []string{"rate", "object", "paper TCP BBR", "paper QUICv1", "paper diff", "our TCP BBR", "our QUIC", "our diff (BBR)", "our TCP CUBIC", "our diff (CUBIC)"}}
 	for _, r := range MuthurajReference {
 		bbr, cubic := muthurajDiff(e, "bbr", r), muthurajDiff(e, "cubic", r)
-		t.Rows = append(t.Rows, []string{fmt.Sprintf("%d Mbit/s", r.RateMbit), pages.HumanBytes(r.Size), fmtMs(r.TCPBBRMs), fmtMs(r.QUICMs),
-			fmtPct(PctDiff(r.TCPBBRMs, r.QUICMs)), fmtMs(bbr.TCPMean), fmtMs(bbr.QUICMean), bbr.String(), fmtMs(cubic.TCPMean), cubic.String()})
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("%d Mbit/s", r.RateMbit), pages.HumanBytes(r.Size), quantity.FormatMsUnit(r.TCPBBRMs, 0), quantity.FormatMsUnit(r.QUICMs, 0),
+			quantity.FormatPct(PctDiff(r.TCPBBRMs, r.QUICMs)), quantity.FormatMsUnit(bbr.TCPMean, 0), quantity.FormatMsUnit(bbr.QUICMean, 0), bbr.String(), quantity.FormatMsUnit(cubic.TCPMean, 0), cubic.String()})
 	}
 	ref.Tables = []Table{t}
 	out := []Section{ref}
@@ -175,7 +177,7 @@ func muthurajSections(e *Support) []Section {
 		for _, l := range cu.Part.Config.Links {
 			for _, pg := range cu.Part.Config.Pages {
 				d := CompareMeans(cu.Sample(pg, l, "h3", result.Cold), bb.Sample(pg, l, "h3", result.Cold))
-				qt.Rows = append(qt.Rows, []string{pg, l, fmtMs(d.TCPMean), fmtMs(d.QUICMean), d.String(), fmt.Sprintf("%d/%d", d.NTCP, d.NQUIC)})
+				qt.Rows = append(qt.Rows, []string{pg, l, quantity.FormatMsUnit(d.TCPMean, 0), quantity.FormatMsUnit(d.QUICMean, 0), d.String(), fmt.Sprintf("%d/%d", d.NTCP, d.NQUIC)})
 			}
 		}
 		out = append(out, Section{ID: "quic-cc", Title: "QUICv1 with BBR vs QUICv1 with CUBIC (ngtcp2) under 112J50",
@@ -242,7 +244,7 @@ func judgeReferenceDirection(e *Support) Judgement {
 		}
 		wants = append(wants, PctDiff(r.TCPBBRMs, r.QUICMs))
 		cells = append(cells, muthurajCell(e, "bbr", r, d))
-		parts = append(parts, fmt.Sprintf("%d Mbit/s %s: paper %s, ours %s", r.RateMbit, pages.HumanBytes(r.Size), fmtPct(wants[len(wants)-1]), d))
+		parts = append(parts, fmt.Sprintf("%d Mbit/s %s: paper %s, ours %s", r.RateMbit, pages.HumanBytes(r.Size), quantity.FormatPct(wants[len(wants)-1]), d))
 	}
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no reference cell measured with %d or more loads per arm at this scale", MinLoads))
@@ -255,7 +257,7 @@ func judgeReferenceDirection(e *Support) Judgement {
 			h := analysis.NormalQuantile(1-Alpha/float64(2*len(cells))) * math.Sqrt(pctVar(d))
 			cs[k] = within(d.Pct-h, d.Pct+h, Region{-equalPct, equalPct})
 			cs[k].p, cs[k].inHolm = d.P, true // the cells' Holm family holds it still
-			parts[k] += fmt.Sprintf(" (equal within %d %%? interval %s)", equalPct, fmtInterval("%+.1f", d.Pct, d.Pct-h, d.Pct+h))
+			parts[k] += fmt.Sprintf(" (equal within %d %%? interval %s)", equalPct, quantity.FormatInterval("%+.1f", d.Pct, d.Pct-h, d.Pct+h))
 		}
 	}
 	v, _ := fold(everyHolm, Alpha, cs...)
@@ -332,10 +334,10 @@ func judgeBBRInQUIC(e *Support) Judgement {
 		red := func(pct float64) float64 { return pct / (100 + pct) * 100 }
 		h := z * math.Sqrt(pctVar(d))
 		parts = append(parts, fmt.Sprintf("%s on %s: CUBIC %s, BBR %s, PLT reduction with BBR %s (Welch p=%s)", c.Page, c.Link,
-			fmtMs(d.TCPMean), fmtMs(d.QUICMean), fmtInterval("%+.1f %%", red(d.Pct), red(d.Pct-h), red(d.Pct+h)), analysis.FormatP(d.P)))
+			quantity.FormatMsUnit(d.TCPMean, 0), quantity.FormatMsUnit(d.QUICMean, 0), quantity.FormatInterval("%+.1f %%", red(d.Pct), red(d.Pct-h), red(d.Pct+h)), quantity.FormatP(d.P)))
 		if vs[k] == Inconclusive && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
 			mdes = append(mdes, fmt.Sprintf("%s: detects %s, decided by %d loads per controller", c.Page,
-				fmtPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)))
+				quantity.FormatPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)))
 		}
 	}
 	ev := strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g); published: 60-80 %% over gQUIC, of which this is the controller's part; the gQUIC half is not testable", len(cells), Alpha)

@@ -240,11 +240,3 @@ func pairedDiff(with, without []Cell, i int, alpha float64) (est, lo, hi float64
 	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(v) / n
 	return est, est - h, est + h
 }
-
-// fmtInterval is "0.93 [0.91, 0.95]" with the given verb.
-func fmtInterval(verb string, est, lo, hi float64) string {
-	if math.IsNaN(lo) {
-		return fmt.Sprintf(verb+" (no interval)", est)
-	}
-	return fmt.Sprintf(verb+" ["+verb+", "+verb+"]", est, lo, hi)
-}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
@@ -212,13 +213,13 @@ func (pr *Prepared) Announce() (string, error) {
 	if left := pr.Left(); left < pr.Loads() {
 		fmt.Fprintf(&b, ", %d page loads left after the resume", left)
 	}
-	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", FormatEstimate(est))
+	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", quantity.FormatEstimate(est))
 	if pr.Shard != nil {
 		whole, err := p.estimate(pr.Parts)
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, " (the whole study: %s)", FormatEstimate(whole))
+		fmt.Fprintf(&b, " (the whole study: %s)", quantity.FormatEstimate(whole))
 	}
 	return b.String(), nil
 }
@@ -413,18 +414,18 @@ func (pr *Prepared) PartLines() []string {
 		}
 		est, _ := pp.Estimate(pp.Left())
 		out = append(out, fmt.Sprintf("part %s: %d page loads (%d measured, %d left), %d page(s) x %d link(s) x %d arm(s), %d measured loads per cell, estimated %s",
-			pr.Plan.Parts[i].Name, len(pp.Mine), measured, len(pp.Left()), len(c.Pages), len(links), len(c.Arms), pp.Config.Runs, FormatEstimate(est)))
+			pr.Plan.Parts[i].Name, len(pp.Mine), measured, len(pp.Left()), len(c.Pages), len(links), len(c.Arms), pp.Config.Runs, quantity.FormatEstimate(est)))
 	}
 	for i, f := range pr.Plan.Flows {
 		if pr.Shard != nil && !slices.Contains(pr.Shard.Flows, i) {
 			continue
 		}
 		est, _ := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
-		out = append(out, fmt.Sprintf("flows %s: %d mix(es) x %d run(s) of %s on %s, estimated %s", f.Name, len(f.Mixes), f.Runs, f.Duration, f.Link, FormatEstimate(est)))
+		out = append(out, fmt.Sprintf("flows %s: %d mix(es) x %d run(s) of %s on %s, estimated %s", f.Name, len(f.Mixes), f.Runs, f.Duration, f.Link, quantity.FormatEstimate(est)))
 	}
 	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || len(pr.Shard.Custom) > 0) {
 		arms := pr.customArms()
-		out = append(out, fmt.Sprintf("custom: %d repetition(s) x %d run(s), estimated %s", c.Reps, arms, FormatEstimate(time.Duration(c.Reps*arms)*c.RunCost)))
+		out = append(out, fmt.Sprintf("custom: %d repetition(s) x %d run(s), estimated %s", c.Reps, arms, quantity.FormatEstimate(time.Duration(c.Reps*arms)*c.RunCost)))
 	}
 	return out
 }

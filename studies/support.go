@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
@@ -178,38 +179,16 @@ func CompareMeans(tcp, quic []float64) Diff {
 	return d
 }
 
-// String gives "+12.3 % (p=0.0040)" or "-3.1 % (p=0.4100, n.s.)" (p-values as analysis.FormatP).
+// String gives "+12.3 % (p=0.0040)" or "-3.1 % (p=0.4100, n.s.)" (p-values as quantity.FormatP).
 func (d Diff) String() string {
 	if math.IsNaN(d.Pct) {
 		return "n/a"
 	}
-	s := fmt.Sprintf("%+.1f %% (p=%s", d.Pct, analysis.FormatP(d.P))
+	s := quantity.FormatPct(d.Pct) + " (p=" + quantity.FormatP(d.P)
 	if !d.Significant {
 		s += ", n.s."
 	}
 	return s + ")"
-}
-
-// FormatEstimate formats a time estimate for people: "6 min 18 s", "12 min", "3.5 h" or "41 d".
-func FormatEstimate(d time.Duration) string {
-	switch {
-	case d < 10*time.Minute:
-		d = d.Round(time.Second)
-		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
-	case d < 2*time.Hour:
-		return fmt.Sprintf("%.0f min", d.Minutes())
-	case d < 72*time.Hour:
-		return fmt.Sprintf("%.1f h", d.Hours())
-	}
-	return fmt.Sprintf("%.0f d", d.Hours()/24)
-}
-
-// fmtMs formats ms as "1234 ms" ("n/a" for NaN).
-func fmtMs(ms float64) string {
-	if math.IsNaN(ms) {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.0f ms", ms)
 }
 
 // median returns the median of a group's sample in ms (NaN for nil).
@@ -227,7 +206,7 @@ func joinSee(see []string) string { return strings.Join(see, "; ") }
 // X on one 2-core machine, took Y" (Y from plan.Took: the longest shard when shards ran at once;
 // "took n/a" when no line has a time).
 func EstimatedTook(est time.Duration, recs []*result.Record) string {
-	return tookLine("estimated "+FormatEstimate(est)+" on one 2-core machine", recs)
+	return tookLine("estimated "+quantity.FormatEstimate(est)+" on one 2-core machine", recs)
 }
 
 // tookLine is e, then how long the records took.
@@ -236,7 +215,7 @@ func tookLine(e string, recs []*result.Record) string {
 	if took == 0 {
 		return e + ", took n/a (no timed line)"
 	}
-	return e + ", took " + FormatEstimate(took+plan.StartCost)
+	return e + ", took " + quantity.FormatEstimate(took+plan.StartCost)
 }
 
 // estimatedTook is the closing line of the evaluated run: EstimatedTook with e.Estimate, or the

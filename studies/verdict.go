@@ -9,6 +9,7 @@ import (
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -91,11 +92,11 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 	lo, hi := analysis.RatioCI(a.Sample, b.Sample, analysis.DefaultBootstrap, 1)
 	p := analysis.MannWhitney(a.Sample, b.Sample).P
 	s.claim = testClaim(p, b.Median-a.Median)
-	s.text = fmt.Sprintf("%s %s vs %s %s, %s/%s %s [%s, %s], p=%s", na, analysis.FormatSec(a.Median, 0), nb, analysis.FormatSec(b.Median, 0), na, nb,
-		analysis.FormatRatio(r), analysis.FormatRatio(lo), analysis.FormatRatio(hi), analysis.FormatP(p))
+	s.text = fmt.Sprintf("%s %s vs %s %s, %s/%s %s [%s, %s], p=%s", na, quantity.FormatSec(a.Median, 0), nb, quantity.FormatSec(b.Median, 0), na, nb,
+		quantity.FormatRatio(r), quantity.FormatRatio(lo), quantity.FormatRatio(hi), quantity.FormatP(p))
 	switch s.claim.judge(Alpha) {
 	case Contradicted:
-		s.text += fmt.Sprintf(": %s is slower (p < %g; 95 %% CI of %s/%s [%s, %s] above 1)", na, Alpha, na, nb, analysis.FormatRatio(lo), analysis.FormatRatio(hi))
+		s.text += fmt.Sprintf(": %s is slower (p < %g; 95 %% CI of %s/%s [%s, %s] above 1)", na, Alpha, na, nb, quantity.FormatRatio(lo), quantity.FormatRatio(hi))
 	case Inconclusive:
 		effect, from := published, "published"
 		if !(effect > 0) {
@@ -106,7 +107,7 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 		n := needFor(pr, page, link, []experiment.Arm{{Protocol: a.Protocol, Mode: a.Mode}, {Protocol: b.Protocol, Mode: b.Mode}}, need, have, effect, from)
 		s.need = &n
 		s.text += fmt.Sprintf(": n.s.; %d+%d loads detect %s/%s <= %s with %.0f %% power (Noether 1987); %s",
-			len(a.Sample), len(b.Sample), na, nb, analysis.FormatRatio(MWDetectable(a.Sample, b.Sample)), analysis.Power*100, needText(n))
+			len(a.Sample), len(b.Sample), na, nb, quantity.FormatRatio(MWDetectable(a.Sample, b.Sample)), analysis.Power*100, needText(n))
 	}
 	return s
 }
@@ -115,11 +116,11 @@ func judgeShift(pr *PartResult, page, link string, a, b *analysis.Group, publish
 // would decide it (49 more, about 9 min)".
 func needText(n Need) string {
 	if n.Runs >= math.MaxInt32 {
-		return fmt.Sprintf("at the effect %s (%s) no number of loads decides it", n.EffectFrom, analysis.FormatRatio(n.Effect))
+		return fmt.Sprintf("at the effect %s (%s) no number of loads decides it", n.EffectFrom, quantity.FormatRatio(n.Effect))
 	}
-	s := fmt.Sprintf("at the effect %s (%s) %d loads per arm would decide it", n.EffectFrom, analysis.FormatRatio(n.Effect), n.Runs)
+	s := fmt.Sprintf("at the effect %s (%s) %d loads per arm would decide it", n.EffectFrom, quantity.FormatRatio(n.Effect), n.Runs)
 	if more := n.Runs - n.Have; more > 0 {
-		s += fmt.Sprintf(" (%d more, about %s)", more, FormatEstimate(n.Time))
+		s += fmt.Sprintf(" (%d more, about %s)", more, quantity.FormatEstimate(n.Time))
 	}
 	return s
 }
@@ -196,7 +197,7 @@ func withGridPower(j Judgement, e *Support, cells []Cell, i int) Judgement {
 	}
 	slices.Sort(mdes)
 	j.Evidence += fmt.Sprintf("; %d cells n.s.: they detect differences of %s..%s with %.0f %% power (normal approximation, Chow et al. 2008)",
-		len(mdes), fmtPct(mdes[0]), fmtPct(mdes[len(mdes)-1]), analysis.Power*100)
+		len(mdes), quantity.FormatPct(mdes[0]), quantity.FormatPct(mdes[len(mdes)-1]), analysis.Power*100)
 	decidable := 0
 	for _, n := range j.Needs {
 		if n.Runs < math.MaxInt32 {
@@ -204,7 +205,7 @@ func withGridPower(j Judgement, e *Support, cells []Cell, i int) Judgement {
 		}
 	}
 	j.Evidence += fmt.Sprintf("; at the differences observed here %d of them would be decided by %s loads per arm (about %s more in all, `--decide`)",
-		decidable, needRange(j.Needs), FormatEstimate(total))
+		decidable, needRange(j.Needs), quantity.FormatEstimate(total))
 	return j
 }
 

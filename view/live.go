@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -107,7 +108,7 @@ func liveUpdate(l *loaded, seen int) update {
 	}
 	for _, g := range l.report.Groups {
 		u.Groups = append(u.Groups, liveGroup{Label: l.label(g), Href: base(l.set) + "group/" + groupID(g),
-			N: len(g.Sample), Median: fmtMs(g.Median, g.DeadlineMs), CI: fmtCI(g.CILow, g.CIHigh, g.DeadlineMs)})
+			N: len(g.Sample), Median: quantity.FormatMs(g.Median, g.DeadlineMs), CI: quantity.FormatCI(g.CILow, g.CIHigh, g.DeadlineMs)})
 	}
 	for k := len(loads) - 1; k >= 0 && len(u.Recent) < recentLoads; k-- {
 		r := l.recs[loads[k]]

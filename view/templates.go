@@ -7,14 +7,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/internal/quantity"
 )
 
-// funcs are the templates' helpers: numbers are formatted here, computed in package analysis.
+// funcs are the templates' helpers: numbers are formatted here (ms, CIs, p-values and percent
+// differences as 'pltlab report' prints them, package quantity), computed in package analysis.
 var funcs = template.FuncMap{
-	"ms":    fmtMs,
-	"ci":    fmtCI,
-	"p":     fmtP,
+	"ms":    quantity.FormatMs,
+	"ci":    quantity.FormatCI,
+	"p":     quantity.FormatP,
+	"pct":   quantity.FormatPct,
 	"num":   num,
 	"f2":    func(v float64) string { return fmtFloat(v, 2) },
 	"f3":    func(v float64) string { return fmtFloat(v, 3) },
@@ -25,14 +27,6 @@ var funcs = template.FuncMap{
 	"inc":   func(i int) int { return i + 1 },
 	"frame": frameURL,
 }
-
-// fmtMs, fmtCI and fmtP are the report's own formats (analysis.FormatMs, FormatCI, FormatP), so
-// the view prints the same strings as 'pltlab report' for the same file.
-var (
-	fmtMs = analysis.FormatMs
-	fmtCI = analysis.FormatCI
-	fmtP  = analysis.FormatP
-)
 
 func fmtFloat(v float64, prec int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -110,7 +104,7 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 
 {{define "comparisons"}}{{if .}}<table class="comparisons"><thead><tr><th>comparison</th><th>n</th><th>ratio of medians</th><th>95% CI</th><th>diff</th><th>Mann-Whitney p</th><th>effect size A</th><th>Welch p</th><th>significant</th></tr></thead><tbody>
 {{range .}}<tr class="comparison" data-protocol="{{.C.Protocol}}" data-baseline="{{.C.Baseline}}" data-page="{{.C.Page}}" data-link="{{.C.Link}}" data-mode="{{.C.Mode}}" data-p="{{num .C.MannWhitney.P}}">
-<td>{{if .Href}}<a href="{{.Href}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}</td><td>{{.C.N}} vs {{.C.BaselineN}}</td><td>{{f3 .C.Ratio}}</td><td>{{f3 .C.RatioLow}} .. {{f3 .C.RatioHigh}}</td><td>{{f2 .C.DiffPct}} %</td>
+<td>{{if .Href}}<a href="{{.Href}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}</td><td>{{.C.N}} vs {{.C.BaselineN}}</td><td>{{f3 .C.Ratio}}</td><td>{{f3 .C.RatioLow}} .. {{f3 .C.RatioHigh}}</td><td>{{pct .C.DiffPct}}</td>
 <td>{{p .C.MannWhitney.P}}{{if .C.MannWhitney.Exact}} (exact){{end}}</td><td>{{f3 .A}}</td><td>{{p .C.Welch.P}}</td><td>{{if .C.Significant}}yes (p &lt; {{.Alpha}}){{else}}no{{end}}</td></tr>
 {{end}}</tbody></table>
 <p class="note">Ratio = median of the first / median of the second; effect size A = P(a load of the first is slower than one of the second), ties counting one half (Vargha &amp; Delaney 2000; 0.5 = no effect, |A - 0.5| &gt;= 0.21 large); significant at Mann-Whitney p &lt; 0.01.</p>{{end}}

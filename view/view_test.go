@@ -507,7 +507,7 @@ func TestOneParsePerChange(t *testing.T) {
 
 // TestStringsMatchReportText checks that the view prints the same strings as 'pltlab report'
 // for the same file: every group's median and CI cell and every comparison's p-value cells are
-// cells of the report's markdown tables, formatted alike (analysis.FormatMs, FormatCI, FormatP).
+// cells of the report's markdown tables, formatted alike (quantity.FormatMs, FormatCI, FormatP).
 func TestStringsMatchReportText(t *testing.T) {
 	for _, file := range []string{studyFile, runDir + "/run.jsonl"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pltlab/pltlab/cluster"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/studies"
 )
@@ -190,7 +191,7 @@ on the nodes or pltlab's rootless mode (unprivileged user namespaces).`,
 			limit, _ := s.TimeLimit()
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %s, %s\n%d shards of %d cores and %d MiB, estimated %s each at most (the whole: %s on one machine); time limit %s (--time)\nsubmit with: sh %s\n",
 				dir, cluster.SlurmShardsScript, cluster.SlurmMergeScript, cluster.SlurmSubmitScript,
-				s.Shards, s.CPUs, s.MemoryMiB, est.Longest().Round(time.Second), est.Total.Round(time.Second), limit, filepath.Join(dir, cluster.SlurmSubmitScript))
+				s.Shards, s.CPUs, s.MemoryMiB, quantity.FormatEstimate(est.Longest()), quantity.FormatEstimate(est.Total), limit, filepath.Join(dir, cluster.SlurmSubmitScript))
 			return nil
 		},
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/artifacts"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
@@ -89,7 +90,7 @@ schedule and the estimated time and sets nothing up.`,
 				return err
 			}
 			if f.dryRun {
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%sestimated %s\n", p.Describe(), roundDur(estimateFlows(p)))
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%sestimated %s\n", p.Describe(), quantity.FormatEstimate(estimateFlows(p)))
 				return err
 			}
 			if p.Artifacts, err = f.art.config(artifacts.Pcap, artifacts.Qlog); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/studies"
 )
@@ -338,12 +339,12 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 				if err != nil {
 					return err
 				}
-				col = "\t" + studies.FormatEstimate(on)
+				col = "\t" + quantity.FormatEstimate(on)
 				if most < nodes {
 					col += fmt.Sprintf(" (%d shards at most)", most)
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s%s\t%d\t%d\t%s%s\t%s\n", name, sc, def, p.Loads(), p.FlowRuns(), studies.FormatEstimate(est), col, st.Title)
+			fmt.Fprintf(tw, "%s\t%s%s\t%d\t%d\t%s%s\t%s\n", name, sc, def, p.Loads(), p.FlowRuns(), quantity.FormatEstimate(est), col, st.Title)
 		}
 	}
 	return tw.Flush()
@@ -501,7 +502,7 @@ func reproduce(cmd *cobra.Command, job studies.Job, f reproduceFlags) error {
 		return nil // nothing to decide, said
 	}
 	if out.Summary.Elapsed > 0 || out.RunErr != nil {
-		fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(out.Summary), studies.FormatEstimate(out.Estimate), studies.FormatEstimate(out.Summary.Elapsed))
+		fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(out.Summary), quantity.FormatEstimate(out.Estimate), quantity.FormatEstimate(out.Summary.Elapsed))
 	}
 	runErr := artifactsExit(explainSetupError(stopError(cmd.Context(), out.RunErr, "the records written so far are kept (continue with --resume)")), out.Summary.ArtifactsFailed)
 	if isUsage(err) || out.Support == nil && err != nil {

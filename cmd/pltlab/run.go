@@ -18,6 +18,7 @@ import (
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
@@ -408,7 +409,7 @@ func runExperiment(cmd *cobra.Command, xp *experiment.Plan, out string, mode out
 			err = errors.Join(err, perr)
 		}
 	}
-	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), roundDur(est), roundDur(sum.Elapsed))
+	fmt.Fprintf(stderr, "pltlab: %s; estimated %s, took %s\n", summaryLine(sum), quantity.FormatEstimate(est), quantity.FormatEstimate(sum.Elapsed))
 	return artifactsExit(explainSetupError(stopError(ctx, err, "the records written so far are kept (continue with --resume)")), sum.ArtifactsFailed)
 }
 

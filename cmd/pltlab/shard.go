@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 )
 
@@ -41,7 +42,7 @@ func printDryRun(w io.Writer, p *experiment.Plan) error {
 	runs, warmup := c.Runs, c.Warmup
 	runs = cmp.Or(runs, experiment.DefaultRuns)
 	fmt.Fprintf(w, "%d pages x %d links x %d arms x (%d runs + %d warm-ups) = %d loads; estimated %s on one machine (config_hash %s)\n",
-		len(c.Pages), len(c.Links), len(c.Arms), runs, warmup, len(p.Jobs), roundDur(p.Total()), experiment.ConfigHash(c))
+		len(c.Pages), len(c.Links), len(c.Arms), runs, warmup, len(p.Jobs), quantity.FormatEstimate(p.Total()), experiment.ConfigHash(c))
 	if c.Shard.Count == 0 {
 		return nil
 	}
@@ -62,19 +63,11 @@ func printDryRun(w io.Writer, p *experiment.Plan) error {
 			links = append(links, c.Links[l])
 		}
 		longest = max(longest, p.Estimate)
-		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%s\t%s\n", p.Shard, mark, len(p.Jobs), p.Measured, roundDur(p.Estimate), strings.Join(links, " "))
+		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%s\t%s\n", p.Shard, mark, len(p.Jobs), p.Measured, quantity.FormatEstimate(p.Estimate), strings.Join(links, " "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%d shards: the sweep takes about %s (its longest shard) when every shard runs at once\n", c.Shard.Count, roundDur(longest))
+	fmt.Fprintf(w, "%d shards: the sweep takes about %s (its longest shard) when every shard runs at once\n", c.Shard.Count, quantity.FormatEstimate(longest))
 	return nil
-}
-
-// roundDur rounds d for printing: to seconds below an hour, to minutes above.
-func roundDur(d time.Duration) time.Duration {
-	if d < time.Hour {
-		return d.Round(time.Second)
-	}
-	return d.Round(time.Minute)
 }

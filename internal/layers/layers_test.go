@@ -23,8 +23,10 @@ const module = "github.com/pltlab/pltlab/"
 // studies, cluster, analysis, view and cmd;
 // device (slow client devices: presets, the cgroup budget, CPU by process) is a leaf that
 // browser, experiment and cmd/pltlab use; internal/fileout (create-write-close) is a leaf
-// that analysis, studies and cmd/pltlab use; interop (the raw QUIC probe client and its
-// cases, issue 52) is a standard-library-only leaf that cmd/pltlab drives against the server
+// that analysis, studies and cmd/pltlab use; internal/quantity (the one conversion and text
+// format of each quantity: ms, ratios, percentages, p-values, estimates) is a
+// standard-library-only leaf that every package printing one uses, the self-check as well as
+// the report; interop (the raw QUIC probe client and its cases, issue 52) is a standard-library-only leaf that cmd/pltlab drives against the server
 // package's stacks (its tests start those servers); interop/matrix runs the exchange cases'
 // clients, Chromium among them through browser's launch; view (the results dashboard) reads results
 // through analysis and result only and imports nothing that measures. A package missing here
@@ -38,7 +40,7 @@ var allowed = map[string][]string{
 	"shaping/emu":                      nil,
 	"shaping/netem":                    nil,
 	"shaping/pcapng":                   nil,
-	"shaping/linkspec":                 {"result", "shaping/emu"},
+	"shaping/linkspec":                 {"result", "shaping/emu", "internal/quantity"},
 	"shaping/capture":                  {"shaping/pcapng"},
 	"shaping/internal/linktest":        nil,
 	"shaping/internal/rtwait":          nil,
@@ -48,28 +50,29 @@ var allowed = map[string][]string{
 	"internal/vmtest/vmrun":            {"internal/vmtest"},
 	"internal/testenv":                 {"result"},
 	"internal/fileout":                 nil,
+	"internal/quantity":                nil,
 	"interop/quicgo":                   nil,
 	"interop/matrix":                   {"interop", "interop/quicgo", "browser", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol"},
 	"scripts/memchurn":                 nil,
 	"internal/hostload":                {"internal/idlepoll"},
 	"internal/idlepoll":                nil,
 	"pages":                            {"result", "protocol"},
-	"analysis":                         {"plan", "result", "protocol", "analysis/internal/synth", "internal/fileout"},
+	"analysis":                         {"plan", "result", "protocol", "analysis/internal/synth", "internal/fileout", "internal/quantity"},
 	"analysis/internal/synth":          {"result", "protocol"},
 	"analysis/internal/synth/gensynth": {"analysis/internal/synth", "result"},
 	"device":                           nil,
 	"interop":                          nil,
-	"browser":                          {"device", "internal/hostload", "internal/idlepoll", "pages", "result", "protocol"},
+	"browser":                          {"device", "internal/hostload", "internal/idlepoll", "pages", "result", "protocol", "internal/quantity"},
 	"server":                           {"pages", "result", "protocol"},
-	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait", "internal/idlepoll"},
-	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll"},
-	"flows":                            {"internal/hostenv", "internal/hostload", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol"},
-	"experiment":                       {"device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol"},
-	"studies":                          {"interop", "interop/matrix", "internal/hostenv", "internal/hostload", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout"},
+	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait", "internal/idlepoll", "internal/quantity"},
+	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll", "internal/quantity"},
+	"flows":                            {"internal/hostenv", "internal/hostload", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol", "internal/quantity"},
+	"experiment":                       {"device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/quantity"},
+	"studies":                          {"interop", "interop/matrix", "internal/hostenv", "internal/hostload", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout", "internal/quantity"},
 	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
-	"view":                             {"plan", "analysis", "result", "protocol"},
+	"view":                             {"plan", "analysis", "result", "protocol", "internal/quantity"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
-	"cmd/pltlab":                       {"device", "interop", "interop/matrix", "plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout"},
+	"cmd/pltlab":                       {"device", "interop", "interop/matrix", "plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout", "internal/quantity"},
 }
 
 // fenced lists third-party import paths (prefixes) and the only packages of ours that may
@@ -89,9 +92,9 @@ var fenced = map[string][]string{
 
 // stdlibOnly are the packages of ours that import nothing outside the standard library: the
 // record types and the plan, which any reader of results may take without the measuring stack,
-// and interop, whose QUIC packets are written from the RFCs, not borrowed from a stack it judges
-// (interop/quicgo builds those stacks from the module proxy, as separate programs).
-var stdlibOnly = map[string]bool{"result": true, "plan": true, "interop": true, "interop/quicgo": true}
+// internal/quantity, which every layer formats with, and interop, whose QUIC packets are written
+// from the RFCs, not borrowed from a stack it judges (interop/quicgo builds those stacks from the module proxy, as separate programs).
+var stdlibOnly = map[string]bool{"result": true, "internal/quantity": true, "plan": true, "interop": true, "interop/quicgo": true}
 
 func TestPackageLayering(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").Output()

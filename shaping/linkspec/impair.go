@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/emu"
 )
@@ -241,21 +242,21 @@ func (im Impair) items(prefix string) []string {
 // result describes im for the record.
 func (im Impair) result() result.LinkDir {
 	r := result.LinkDir{Loss: im.Loss, LossBurst: im.Burst, GEP: im.GE.P, GER: im.GE.R, GE1H: im.GE.H1, GE1K: im.GE.K1,
-		Corrupt: im.Corrupt, DelayVarMs: ms(im.DelayVar), ReorderProb: im.ReorderProb, Trace: im.Trace, ECN: im.ECN}
+		Corrupt: im.Corrupt, DelayVarMs: quantity.Ms(im.DelayVar), ReorderProb: im.ReorderProb, Trace: im.Trace, ECN: im.ECN}
 	if im.DelayVar > 0 {
-		r.DelayVarEveryMs = ms(cmpOr(im.DelayVarEvery, emu.DefaultDelayVarEvery))
+		r.DelayVarEveryMs = quantity.Ms(cmpOr(im.DelayVarEvery, emu.DefaultDelayVarEvery))
 	}
 	if im.ReorderProb > 0 {
-		r.ReorderDelayMs = ms(cmpOr(im.ReorderDelay, DefaultReorderDelay))
+		r.ReorderDelayMs = quantity.Ms(cmpOr(im.ReorderDelay, DefaultReorderDelay))
 	}
 	switch im.AQM {
 	case emu.DropTail:
 	case emu.PIE:
 		r.AQM = im.AQM.String()
-		r.AQMTargetMs, r.AQMIntervalMs = ms(cmpOr(im.Target, emu.DefaultPIETarget)), ms(cmpOr(im.Interval, emu.DefaultPIETUpdate))
+		r.AQMTargetMs, r.AQMIntervalMs = quantity.Ms(cmpOr(im.Target, emu.DefaultPIETarget)), quantity.Ms(cmpOr(im.Interval, emu.DefaultPIETUpdate))
 	case emu.CoDel, emu.FQCoDel:
 		r.AQM = im.AQM.String()
-		r.AQMTargetMs, r.AQMIntervalMs = ms(cmpOr(im.Target, emu.DefaultCoDelTarget)), ms(cmpOr(im.Interval, emu.DefaultCoDelInterval))
+		r.AQMTargetMs, r.AQMIntervalMs = quantity.Ms(cmpOr(im.Target, emu.DefaultCoDelTarget)), quantity.Ms(cmpOr(im.Interval, emu.DefaultCoDelInterval))
 	default:
 		r.AQM = im.AQM.String()
 	}

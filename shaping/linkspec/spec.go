@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/emu"
 )
@@ -532,20 +533,20 @@ func (s Spec) Result() result.Link {
 		Spec:         s.Input,
 		DownBps:      int64(s.Down),
 		UpBps:        int64(s.Up),
-		RTTMs:        float64(s.RTT) / float64(time.Millisecond),
+		RTTMs:        quantity.Ms(s.RTT),
 		Loss:         s.Loss,
 		QueueBytes:   int64(s.QueueBytes),
 		QueueFloored: s.QueueFloored,
 		QueuePackets: s.QueuePackets,
-		JitterMs:     float64(s.Jitter) / float64(time.Millisecond),
+		JitterMs:     quantity.Ms(s.Jitter),
 		JitterDist:   jitterDistName(s.JitterDist),
 		MTU:          s.MTU,
 		Shaper:       s.Shaper,
 		Reorder:      s.Reorder,
 		Down:         s.DownImp.result(),
 		Up:           s.UpImp.result(),
-		OutageOnMs:   ms(s.Outage.On),
-		OutageOffMs:  ms(s.Outage.Off),
+		OutageOnMs:   quantity.Ms(s.Outage.On),
+		OutageOffMs:  quantity.Ms(s.Outage.Off),
 		OutageRandom: s.Outage.Random,
 	}
 	if s.Outage.Off > 0 {

@@ -131,6 +131,3 @@ func (b *ByteSize) Type() string { return "size" }
 func BDP(rate Rate, rtt time.Duration) ByteSize {
 	return ByteSize(math.Round(float64(rate) / 8 * rtt.Seconds()))
 }
-
-// ms is d in milliseconds, as the record's *_ms fields hold it.
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
@@ -122,9 +123,9 @@ func BenchmarkLinkIdleRTT(b *testing.B) {
 		}
 	}
 	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
-	b.ReportMetric(ms(rtts[len(rtts)/2]), "median-ms")
-	b.ReportMetric(ms(rtts[len(rtts)*99/100]), "p99-ms")
-	b.ReportMetric(ms(rtts[len(rtts)-1]), "max-ms")
+	b.ReportMetric(quantity.Ms(rtts[len(rtts)/2]), "median-ms")
+	b.ReportMetric(quantity.Ms(rtts[len(rtts)*99/100]), "p99-ms")
+	b.ReportMetric(quantity.Ms(rtts[len(rtts)-1]), "max-ms")
 	e := l.TakeCounters()
 	b.ReportMetric(e.Down.TimingErrP99Ms, "down-timing-err-p99-ms")
 }

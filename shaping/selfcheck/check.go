@@ -13,6 +13,7 @@ import (
 
 	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/emu"
@@ -202,11 +203,11 @@ func (c *checker) overheadLine(delayed []time.Duration, refLost int) error {
 		tail = sorted[len(sorted)-2]
 	}
 	hostTail := max(tail-median(delayed), 0)
-	c.res.HostPlainRTTMs, c.res.HostOverheadMs, c.res.HostTailMs = ms(c.refPlain), ms(c.overhead), ms(hostTail)
+	c.res.HostPlainRTTMs, c.res.HostOverheadMs, c.res.HostTailMs = quantity.Ms(c.refPlain), quantity.Ms(c.overhead), quantity.Ms(hostTail)
 	c.add("host overhead (added to expected RTTs)", "0 ms",
 		fmt.Sprintf("%s (reference veth, no qdisc: RTT %s; with netem delay %s each way, probed in pairs with the idle probes: +%s over %s, tail +%s over its median%s)",
-			fmtMs(c.overhead), fmtMs(c.refPlain), c.refDelay(), fmtMs(timers), fmtMs(2*c.refDelay()), fmtMs(hostTail), lostNote),
-		"<= "+fmtMs(maxHostOverhead)+", no reference probe lost", c.overhead <= maxHostOverhead && refLost == 0)
+			quantity.FormatMsUnit(quantity.Ms(c.overhead), 2), quantity.FormatMsUnit(quantity.Ms(c.refPlain), 2), c.refDelay(), quantity.FormatMsUnit(quantity.Ms(timers), 2), quantity.FormatMsUnit(quantity.Ms(2*c.refDelay()), 2), quantity.FormatMsUnit(quantity.Ms(hostTail), 2), lostNote),
+		"<= "+quantity.FormatMsUnit(quantity.Ms(maxHostOverhead), 2)+", no reference probe lost", c.overhead <= maxHostOverhead && refLost == 0)
 	return err
 }
 
@@ -219,7 +220,7 @@ func (c *checker) add(name, configured, measured, tolerance string, pass bool) {
 // or a machine stall (recorded in the line as AllowanceMs).
 func (c *checker) addAllowed(name, configured, measured, tolerance string, pass bool, allowance time.Duration) {
 	c.add(name, configured, measured, tolerance, pass)
-	c.res.Lines[len(c.res.Lines)-1].AllowanceMs = ms(allowance)
+	c.res.Lines[len(c.res.Lines)-1].AllowanceMs = quantity.Ms(allowance)
 }
 
 // lateAllowance is the emulator's recorded release lateness late, capped at
@@ -280,7 +281,7 @@ func (c *checker) idleLines(rtts []time.Duration, n int) {
 	if len(rtts) == 0 {
 		// Nothing measured is nothing checked: a link that answers no probe fails, whatever its
 		// loss (with loss=100 % it cannot be checked, and is refused).
-		c.add("idle RTT", fmtMs(c.expectedRTT()), fmt.Sprintf("no probe of %d answered", n), ">= 1 answered probe", false)
+		c.add("idle RTT", quantity.FormatMsUnit(quantity.Ms(c.expectedRTT()), 2), fmt.Sprintf("no probe of %d answered", n), ">= 1 answered probe", false)
 		return
 	}
 	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
@@ -288,27 +289,27 @@ func (c *checker) idleLines(rtts []time.Duration, n int) {
 	if len(rtts)%2 == 0 {
 		med = (rtts[len(rtts)/2-1] + rtts[len(rtts)/2]) / 2
 	}
-	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = ms(minR), ms(med), ms(maxR)
+	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = quantity.Ms(minR), quantity.Ms(med), quantity.Ms(maxR)
 	exp := c.expectedRTT()
 	gaps := c.traceMaxGap(true)/2 + c.traceMaxGap(false)/2 // a trace's wait for an opportunity
 	tol := c.medianTolerance(len(rtts)) + gaps
 	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.jitterAbove() - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar - gaps
-	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), fmtMs(exp), fmtMs(med)+leftOutNote(c.idleLeftOut, len(rtts)),
-		fmt.Sprintf("-%s..+%s", fmtMs(rttSlackBelow+tol), fmtMs(rttSlackAbove+tol+hold)),
+	c.add(fmt.Sprintf("idle RTT median (%d probes)", n), quantity.FormatMsUnit(quantity.Ms(exp), 2), quantity.FormatMsUnit(quantity.Ms(med), 2)+leftOutNote(c.idleLeftOut, len(rtts)),
+		fmt.Sprintf("-%s..+%s", quantity.FormatMsUnit(quantity.Ms(rttSlackBelow+tol), 2), quantity.FormatMsUnit(quantity.Ms(rttSlackAbove+tol+hold), 2)),
 		med >= exp-rttSlackBelow-tol && med <= exp+rttSlackAbove+tol+hold)
 	below := 2*c.jitterBelow() + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar + gaps
 	above := c.slackOneWay(true) + c.slackOneWay(false)
 	if c.spec.Outage.Off > 0 {
 		// An outage holds or drops probes: the max is bounded by the outage itself.
 		bound := exp + rttMaxSlack + above + c.spec.Outage.Off
-		c.add("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
-			fmt.Sprintf("min >= -%s, max <= +%s (one outage)", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above+c.spec.Outage.Off)),
+		c.add("idle RTT min..max", quantity.FormatMsUnit(quantity.Ms(exp), 2), quantity.FormatMsUnit(quantity.Ms(minR), 2)+".."+quantity.FormatMsUnit(quantity.Ms(maxR), 2),
+			fmt.Sprintf("min >= -%s, max <= +%s (one outage)", quantity.FormatMsUnit(quantity.Ms(rttSlackBelow+below), 2), quantity.FormatMsUnit(quantity.Ms(rttMaxSlack+above+c.spec.Outage.Off), 2)),
 			minR >= exp-rttSlackBelow-below && maxR <= bound)
 	} else {
 		bound := exp + rttMaxSlack + above
 		ok, note, used := idleMaxOK(rtts, bound, c.idleLate)
-		c.addAllowed("idle RTT min..max", fmtMs(exp), fmtMs(minR)+".."+fmtMs(maxR),
-			fmt.Sprintf("min >= -%s, max <= +%s%s", fmtMs(rttSlackBelow+below), fmtMs(rttMaxSlack+above), note),
+		c.addAllowed("idle RTT min..max", quantity.FormatMsUnit(quantity.Ms(exp), 2), quantity.FormatMsUnit(quantity.Ms(minR), 2)+".."+quantity.FormatMsUnit(quantity.Ms(maxR), 2),
+			fmt.Sprintf("min >= -%s, max <= +%s%s", quantity.FormatMsUnit(quantity.Ms(rttSlackBelow+below), 2), quantity.FormatMsUnit(quantity.Ms(rttMaxSlack+above), 2), note),
 			minR >= exp-rttSlackBelow-below && ok, used)
 	}
 	c.lostProbesLine(n, len(rtts)+c.idleLeftOut)
@@ -332,7 +333,7 @@ func idleMaxOK(rtts []time.Duration, bound, late time.Duration) (ok bool, note s
 		return false, "", 0
 	}
 	excess := maxR - bound
-	why := fmt.Sprintf("; the slowest of %d may exceed it by at most %s (the lateness bound; the emulator's recorded lateness %s)", n, fmtMs(shaping.LatenessBound), fmtMs(late))
+	why := fmt.Sprintf("; the slowest of %d may exceed it by at most %s (the lateness bound; the emulator's recorded lateness %s)", n, quantity.FormatMsUnit(quantity.Ms(shaping.LatenessBound), 2), quantity.FormatMsUnit(quantity.Ms(late), 2))
 	if excess > shaping.LatenessBound {
 		return false, why, 0
 	}
@@ -514,10 +515,6 @@ func (c *checker) clientDo(fn func() error) error {
 
 // hostAddr is the host address with port 0, for listeners.
 func (c *checker) hostAddr() string { return netip.AddrPortFrom(c.l.HostAddr(), 0).String() }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func fmtMs(d time.Duration) string { return fmt.Sprintf("%.2f ms", ms(d)) }
 
 func fmtRate(bps float64) string { return fmt.Sprintf("%.3f Mbit/s", bps/1e6) }
 

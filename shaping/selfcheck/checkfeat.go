@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/emu"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -154,7 +155,7 @@ func (c *checker) aqmLine(down bool, loaded []time.Duration, e *result.Emulator)
 	}
 	name := fmt.Sprintf("%s standing queue %s (TCP load)", a, dirName(down))
 	if len(loaded) == 0 {
-		c.add(name, "~"+fmtMs(target), "no probe answered", "", false)
+		c.add(name, "~"+quantity.FormatMsUnit(quantity.Ms(target), 2), "no probe answered", "", false)
 		return
 	}
 	med := median(loaded) - c.expectedRTT()
@@ -167,14 +168,14 @@ func (c *checker) aqmLine(down bool, loaded []time.Duration, e *result.Emulator)
 		emuMed = fmt.Sprintf(" (emulator median %.2f ms)", d.QueueDelayP50Ms)
 	}
 	bound := 2*target + 2*time.Millisecond + 2*c.rate(down).Transmit(linkspec.ByteSize(c.spec.MTU)) + c.traceMaxGap(down)
-	tol := "<= 2 x target + 2 ms + 2 MTU times = " + fmtMs(bound)
+	tol := "<= 2 x target + 2 ms + 2 MTU times = " + quantity.FormatMsUnit(quantity.Ms(bound), 2)
 	if c.imp(down).Trace != "" {
 		// Over a varying trace the queue swells for up to an interval after each fall in rate;
 		// what must hold is that the AQM, not the buffer, sets the queue.
 		bound = max(bound, c.qDelay(down)/4)
-		tol = "<= 1/4 of the buffer's delay (" + fmtMs(c.qDelay(down)) + ") at the trace's mean rate"
+		tol = "<= 1/4 of the buffer's delay (" + quantity.FormatMsUnit(quantity.Ms(c.qDelay(down)), 2) + ") at the trace's mean rate"
 	}
-	c.add(name, "~"+fmtMs(target), fmtMs(med)+emuMed, tol, med <= bound)
+	c.add(name, "~"+quantity.FormatMsUnit(quantity.Ms(target), 2), quantity.FormatMsUnit(quantity.Ms(med), 2)+emuMed, tol, med <= bound)
 }
 
 // traceMaxGap is the longest time between two delivery opportunities of a direction's trace
@@ -314,8 +315,8 @@ func (c *checker) outages(ctx context.Context) error {
 	switch {
 	case o.Hold:
 		extra := st.maxDelay - c.spec.RTT/2
-		c.add(name, conf, fmt.Sprintf("%d lost, largest extra delay %s%s", st.lost, fmtMs(extra), emuDrops),
-			"0 lost, extra delay >= "+fmtMs(o.Off/2), st.lost == 0 && (o.Random || extra >= o.Off/2) && extra > 0)
+		c.add(name, conf, fmt.Sprintf("%d lost, largest extra delay %s%s", st.lost, quantity.FormatMsUnit(quantity.Ms(extra), 2), emuDrops),
+			"0 lost, extra delay >= "+quantity.FormatMsUnit(quantity.Ms(o.Off/2), 2), st.lost == 0 && (o.Random || extra >= o.Off/2) && extra > 0)
 	case o.Random:
 		gs := gapLengths(n, got, gap)
 		if len(gs) < minOutageGaps {
@@ -330,11 +331,11 @@ func (c *checker) outages(ctx context.Context) error {
 		mean := sum / time.Duration(len(gs))
 		lo, hi := expMeanInterval(o.Off, len(gs))
 		lo, hi = lo-gap, hi+gap // a gap is seen to within one packet
-		c.add(name, conf, fmt.Sprintf("%d gaps, mean %s, longest %s%s", len(gs), fmtMs(mean), fmtMs(gapMeasured), emuDrops),
-			fmt.Sprintf("mean %s..%s (exponential, chi-square 99%%)", fmtMs(lo), fmtMs(hi)), mean >= lo && mean <= hi)
+		c.add(name, conf, fmt.Sprintf("%d gaps, mean %s, longest %s%s", len(gs), quantity.FormatMsUnit(quantity.Ms(mean), 2), quantity.FormatMsUnit(quantity.Ms(gapMeasured), 2), emuDrops),
+			fmt.Sprintf("mean %s..%s (exponential, chi-square 99%%)", quantity.FormatMsUnit(quantity.Ms(lo), 2), quantity.FormatMsUnit(quantity.Ms(hi), 2)), mean >= lo && mean <= hi)
 	default:
-		c.add(name, conf, fmt.Sprintf("%d gaps, longest %s..%s%s", st.bursts, fmtMs(inner), fmtMs(outer), emuDrops),
-			fmt.Sprintf("lost packets sent within %s + %s, received ones %s - %s apart", fmtMs(o.Off), fmtMs(slack), fmtMs(o.Off), fmtMs(slack)),
+		c.add(name, conf, fmt.Sprintf("%d gaps, longest %s..%s%s", st.bursts, quantity.FormatMsUnit(quantity.Ms(inner), 2), quantity.FormatMsUnit(quantity.Ms(outer), 2), emuDrops),
+			fmt.Sprintf("lost packets sent within %s + %s, received ones %s - %s apart", quantity.FormatMsUnit(quantity.Ms(o.Off), 2), quantity.FormatMsUnit(quantity.Ms(slack), 2), quantity.FormatMsUnit(quantity.Ms(o.Off), 2), quantity.FormatMsUnit(quantity.Ms(slack), 2)),
 			st.bursts >= 1 && inner <= o.Off+slack && outer >= o.Off-slack)
 	}
 	return nil

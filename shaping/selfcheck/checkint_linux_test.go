@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/internal/linktest"
 )
@@ -50,7 +51,7 @@ func TestIntegrationQueueBound(t *testing.T) {
 	s.Close()
 	r.Close()
 	e := l.TakeCounters()
-	bound := ms(c.qDelay(true))
+	bound := quantity.Ms(c.qDelay(true))
 	t.Logf("goodput %.3f Mbit/s; down queue delay p50/p99/max %.2f/%.2f/%.2f ms (bound %.2f); drops queue %d other %d",
 		bps/1e6, e.Down.QueueDelayP50Ms, e.Down.QueueDelayP99Ms, e.Down.QueueDelayMaxMs, bound, e.Down.DropsQueue, e.Down.DropsOther)
 	if e.Down.QueueDelayMaxMs > bound {

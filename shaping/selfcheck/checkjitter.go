@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/shaping/emu"
 )
 
@@ -78,10 +79,10 @@ func (c *checker) jitterLine(down bool, gap time.Duration, got []arrival) {
 	}
 	j, dist := c.spec.Jitter, c.spec.JitterDist
 	name := "jitter distribution " + dirName(down) + " (one-way delays)"
-	conf := fmt.Sprintf("%s +-%s", dist, fmtMs(j))
+	conf := fmt.Sprintf("%s +-%s", dist, quantity.FormatMsUnit(quantity.Ms(j), 2))
 	if dist != emu.JitterUniform {
 		lo, hi := emu.JitterRange(dist)
-		conf = fmt.Sprintf("%s, sd %s (%s..%s)", dist, fmtMs(time.Duration(float64(j)*jitterSD(dist))), fmtMs(time.Duration(lo*float64(j))), fmtMs(time.Duration(hi*float64(j))))
+		conf = fmt.Sprintf("%s, sd %s (%s..%s)", dist, quantity.FormatMsUnit(quantity.Ms(time.Duration(float64(j)*jitterSD(dist))), 2), quantity.FormatMsUnit(quantity.Ms(time.Duration(lo*float64(j))), 2), quantity.FormatMsUnit(quantity.Ms(time.Duration(hi*float64(j))), 2))
 	}
 	if !c.spec.Reorder {
 		conf += ", order kept"
@@ -113,7 +114,7 @@ func (c *checker) jitterLine(down bool, gap time.Duration, got []arrival) {
 		want4 = append(want4, fmt.Sprintf("%+.2f..%+.2f", lo/1e6, hi/1e6))
 	}
 	c.addAllowed(name, conf, fmt.Sprintf("p10, p25, p75, p90 less the median %s ms (%d delays)", strings.Join(got4, ", "), len(meas)),
-		fmt.Sprintf("%s ms (99%%, incl. timing noise %s, of which emulator lateness %s)", strings.Join(want4, ", "), fmtMs(time.Duration(noise)), fmtMs(allow)), ok, allow)
+		fmt.Sprintf("%s ms (99%%, incl. timing noise %s, of which emulator lateness %s)", strings.Join(want4, ", "), quantity.FormatMsUnit(quantity.Ms(time.Duration(noise)), 2), quantity.FormatMsUnit(quantity.Ms(allow), 2)), ok, allow)
 }
 
 // jitterSD is the standard deviation of dist in units of the jitter.

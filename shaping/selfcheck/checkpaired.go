@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/shaping"
 )
 
@@ -169,7 +170,7 @@ func judgePairedMedian(s pairedStats, want, above, spread time.Duration) (pass b
 	case s.hi < want-pairedSlack || s.lo > want+pairedSlack+above:
 		return false, "the data contradict it"
 	case s.hi-s.lo > width:
-		return false, fmt.Sprintf("too noisy to tell: interval %s wide > %s", fmtMs(s.hi-s.lo), fmtMs(width))
+		return false, fmt.Sprintf("too noisy to tell: interval %s wide > %s", quantity.FormatMsUnit(quantity.Ms(s.hi-s.lo), 2), quantity.FormatMsUnit(quantity.Ms(width), 2))
 	}
 	return true, ""
 }
@@ -212,15 +213,15 @@ func (c *checker) pairedLines(p pairedRTTs) {
 	link := p.link
 	name := fmt.Sprintf("idle RTT median (%d probes, each paired with a reference probe)", pairedProbes)
 	if len(link) == 0 {
-		c.add(name, fmtMs(c.expectedRTT()), fmt.Sprintf("no pair of %d answered", pairedProbes), ">= 8 answered pairs", false)
+		c.add(name, quantity.FormatMsUnit(quantity.Ms(c.expectedRTT()), 2), fmt.Sprintf("no pair of %d answered", pairedProbes), ">= 8 answered pairs", false)
 		return
 	}
 	s := pairStats(p)
 	sorted := append([]time.Duration(nil), link...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = ms(sorted[0]), ms(s.linkMed), ms(sorted[len(sorted)-1])
-	c.res.Pairs, c.res.RefRTTMedianMs, c.res.PairedDiffMedianMs = s.pairs, ms(s.refMed), ms(s.med)
-	c.res.PairedDiffLoMs, c.res.PairedDiffHiMs, c.res.PairedDiffMaxMs, c.res.PairedCoverage = ms(s.lo), ms(s.hi), ms(s.maxDiff), s.coverage
+	c.res.RTTMinMs, c.res.RTTMedianMs, c.res.RTTMaxMs = quantity.Ms(sorted[0]), quantity.Ms(s.linkMed), quantity.Ms(sorted[len(sorted)-1])
+	c.res.Pairs, c.res.RefRTTMedianMs, c.res.PairedDiffMedianMs = s.pairs, quantity.Ms(s.refMed), quantity.Ms(s.med)
+	c.res.PairedDiffLoMs, c.res.PairedDiffHiMs, c.res.PairedDiffMaxMs, c.res.PairedCoverage = quantity.Ms(s.lo), quantity.Ms(s.hi), quantity.Ms(s.maxDiff), s.coverage
 	exp := c.expectedRTT()
 	want := exp - c.overhead - 2*c.refDelay()
 	hold := c.slackOneWay(true) + c.slackOneWay(false) - 2*c.spec.Jitter - c.spec.DownImp.DelayVar - c.spec.UpImp.DelayVar
@@ -230,21 +231,21 @@ func (c *checker) pairedLines(p pairedRTTs) {
 	pass, verdict := judgePairedMedian(s, want, hold, spread)
 	interval := "no interval"
 	if s.intervalOK {
-		interval = fmt.Sprintf("%.1f %% interval %+.2f..%+.2f ms", s.coverage*100, ms(s.lo), ms(s.hi))
+		interval = fmt.Sprintf("%.1f %% interval %+.2f..%+.2f ms", s.coverage*100, quantity.Ms(s.lo), quantity.Ms(s.hi))
 	}
 	measured := fmt.Sprintf("link %s, reference %s (netem %s each way); difference median %+.2f ms, %s (sign test over %d ABBA blocks of %d pairs; by the probe sent first: link %+.2f, reference %+.2f ms)",
-		fmtMs(s.linkMed), fmtMs(s.refMed), c.refDelay(), ms(s.med), interval, s.blocks, s.pairs, ms(s.linkFirstMed), ms(s.refFirstMed))
+		quantity.FormatMsUnit(quantity.Ms(s.linkMed), 2), quantity.FormatMsUnit(quantity.Ms(s.refMed), 2), c.refDelay(), quantity.Ms(s.med), interval, s.blocks, s.pairs, quantity.Ms(s.linkFirstMed), quantity.Ms(s.refFirstMed))
 	if verdict != "" {
 		measured += ": " + verdict
 	}
-	c.add(name, fmt.Sprintf("%s (link - reference %+.2f ms)", fmtMs(exp), ms(want)), measured,
+	c.add(name, fmt.Sprintf("%s (link - reference %+.2f ms)", quantity.FormatMsUnit(quantity.Ms(exp), 2), quantity.Ms(want)), measured,
 		fmt.Sprintf("the interval overlaps %+.2f..%+.2f ms and is at most %s wide (so a %s error cannot pass)",
-			ms(want-pairedSlack), ms(want+pairedSlack+hold), fmtMs(pairedDetect-pairedSlack+spread), fmtMs(pairedDetect)), pass)
+			quantity.Ms(want-pairedSlack), quantity.Ms(want+pairedSlack+hold), quantity.FormatMsUnit(quantity.Ms(pairedDetect-pairedSlack+spread), 2), quantity.FormatMsUnit(quantity.Ms(pairedDetect), 2)), pass)
 	below := 2*c.spec.Jitter + c.spec.DownImp.DelayVar + c.spec.UpImp.DelayVar + c.overhead
 	above := c.slackOneWay(true) + c.slackOneWay(false)
 	minOK := sorted[0] >= exp-rttSlackBelow-below
 	maxOK := s.maxDiff <= want+rttMaxSlack+above
-	c.add("idle RTT min..max", fmtMs(exp), fmt.Sprintf("%s..%s; largest link - reference of one pair %+.2f ms", fmtMs(sorted[0]), fmtMs(sorted[len(sorted)-1]), ms(s.maxDiff)),
-		fmt.Sprintf("min >= -%s; largest difference <= %+.2f ms (a stall counts only as far as the reference probe sent with it suffered it)", fmtMs(rttSlackBelow+below), ms(want+rttMaxSlack+above)),
+	c.add("idle RTT min..max", quantity.FormatMsUnit(quantity.Ms(exp), 2), fmt.Sprintf("%s..%s; largest link - reference of one pair %+.2f ms", quantity.FormatMsUnit(quantity.Ms(sorted[0]), 2), quantity.FormatMsUnit(quantity.Ms(sorted[len(sorted)-1]), 2), quantity.Ms(s.maxDiff)),
+		fmt.Sprintf("min >= -%s; largest difference <= %+.2f ms (a stall counts only as far as the reference probe sent with it suffered it)", quantity.FormatMsUnit(quantity.Ms(rttSlackBelow+below), 2), quantity.Ms(want+rttMaxSlack+above)),
 		minOK && maxOK)
 }

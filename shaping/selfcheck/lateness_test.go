@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/internal/idlepoll"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/internal/testenv"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
@@ -224,7 +225,7 @@ func TestStreamLinesAllowanceCap(t *testing.T) {
 		c.streamLate = lc.late
 		c.jitterLine(true, time.Millisecond, jitterStream(t, "rate=10mbit,rtt=40ms,jitter=5ms,jitter_dist=normal", 1000, time.Millisecond, 11))
 		l := c.res.Lines[0]
-		if l.AllowanceMs != float64(lc.allow)/1e6 || !strings.Contains(l.Tolerance, "of which emulator lateness "+fmtMs(lc.allow)) {
+		if l.AllowanceMs != float64(lc.allow)/1e6 || !strings.Contains(l.Tolerance, "of which emulator lateness "+quantity.FormatMsUnit(quantity.Ms(lc.allow), 2)) {
 			t.Errorf("%s: jitter line %+v, want allowance %v", lc.name, l, lc.allow)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/shaping/emu"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
@@ -370,7 +371,7 @@ func (c *checker) delayVarLine(down bool, st streamStats, got []arrival) {
 	}
 	name := "delay variation " + dirName(down) + " (one-way delays)"
 	base := c.spec.RTT/2 + c.rate(down).Transmit(probeIPSize)
-	conf := fmtMs(base-im.DelayVar) + ".." + fmtMs(base+im.DelayVar) + " uniform"
+	conf := quantity.FormatMsUnit(quantity.Ms(base-im.DelayVar), 2) + ".." + quantity.FormatMsUnit(quantity.Ms(base+im.DelayVar), 2) + " uniform"
 	every := cmpOr(im.DelayVarEvery, emu.DefaultDelayVarEvery)
 	var draws []time.Duration
 	if f := c.fitDelayVar(down, got); f != nil {
@@ -387,8 +388,8 @@ func (c *checker) delayVarLine(down bool, st streamStats, got []arrival) {
 	}
 	d := ksUniform(draws, base-im.DelayVar, base+im.DelayVar)
 	crit := ksCritical99(len(draws)) + float64(c.spec.Jitter+time.Millisecond)/float64(2*im.DelayVar)
-	c.addAllowed(name, conf, fmt.Sprintf("%s..%s, KS distance %.3f of %d draws", fmtMs(st.minDelay), fmtMs(st.maxDelay), d, len(draws)),
-		fmt.Sprintf("KS <= %.3f (99%%, Stephens 1974), all within %s..%s (incl. emulator lateness %s)", crit, fmtMs(lo), fmtMs(hi), fmtMs(allow)),
+	c.addAllowed(name, conf, fmt.Sprintf("%s..%s, KS distance %.3f of %d draws", quantity.FormatMsUnit(quantity.Ms(st.minDelay), 2), quantity.FormatMsUnit(quantity.Ms(st.maxDelay), 2), d, len(draws)),
+		fmt.Sprintf("KS <= %.3f (99%%, Stephens 1974), all within %s..%s (incl. emulator lateness %s)", crit, quantity.FormatMsUnit(quantity.Ms(lo), 2), quantity.FormatMsUnit(quantity.Ms(hi), 2), quantity.FormatMsUnit(quantity.Ms(allow), 2)),
 		d <= crit && st.minDelay >= lo && st.maxDelay <= hi, allow)
 }
 
@@ -432,7 +433,7 @@ func (c *checker) reorderLine(down bool, st streamStats, gap time.Duration, got 
 		noise := f.noise()
 		u := c.spec.Jitter + allow + dvTiming + noise
 		dlo, dhi := f.reorder(u)
-		conf = append(conf, fmt.Sprintf("emulator lateness %s", fmtMs(allow)), fmt.Sprintf("draw noise %s", fmtMs(noise)))
+		conf = append(conf, fmt.Sprintf("emulator lateness %s", quantity.FormatMsUnit(quantity.Ms(allow), 2)), fmt.Sprintf("draw noise %s", quantity.FormatMsUnit(quantity.Ms(noise), 2)))
 		lo, hi = math.Max(lo, float64(dlo)), hi+float64(dhi)
 		conf = append(conf, fmt.Sprintf("%d..%d packets (delay falls)", dlo, dhi))
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/emu"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -314,15 +315,15 @@ func (c *checker) loadLine(down bool, rtts []time.Duration, left int) {
 	if len(rtts) == 0 {
 		// Every probe met a full droptail queue (short queues under TCP load): no delay to
 		// compare, and the drops are the model's, counted as queue drops.
-		c.add(name, "<= "+fmtMs(bound), "n/a: every probe dropped by the full queue", "informational", true)
+		c.add(name, "<= "+quantity.FormatMsUnit(quantity.Ms(bound), 2), "n/a: every probe dropped by the full queue", "informational", true)
 		return
 	}
 	worst := rtts[0]
 	for _, r := range rtts {
 		worst = max(worst, r)
 	}
-	c.add(name, fmtMs(c.expectedRTT())+" + queue "+fmtMs(c.qDelay(down)), fmtMs(worst)+leftOutNote(left, len(rtts)),
-		"<= RTT + queue/rate + "+fmtMs(loadSlack+extra), worst <= bound)
+	c.add(name, quantity.FormatMsUnit(quantity.Ms(c.expectedRTT()), 2)+" + queue "+quantity.FormatMsUnit(quantity.Ms(c.qDelay(down)), 2), quantity.FormatMsUnit(quantity.Ms(worst), 2)+leftOutNote(left, len(rtts)),
+		"<= RTT + queue/rate + "+quantity.FormatMsUnit(quantity.Ms(loadSlack+extra), 2), worst <= bound)
 }
 
 // enableECN sets net.ipv4.tcp_ecn = 1 in the link's client namespace (the namespace pltlab

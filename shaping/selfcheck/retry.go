@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/internal/hostload"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 )
@@ -118,9 +119,9 @@ func Retry(ctx context.Context, l shaping.Link, o RetryOptions) (string, error) 
 		}
 		chk.Attempt = attempt
 		if attempt > 1 {
-			chk.SettledMs, chk.SettledBusyPct, chk.SettledStealPct = float64(settled)/float64(time.Millisecond), settledBusy, settledSteal
+			chk.SettledMs, chk.SettledBusyPct, chk.SettledStealPct = quantity.Ms(settled), settledBusy, settledSteal
 		}
-		chk.DurationMs = float64(now().Sub(start)) / float64(time.Millisecond)
+		chk.DurationMs = quantity.Ms(now().Sub(start))
 		if o.Record != nil {
 			if err := o.Record(chk); err != nil {
 				return false, err

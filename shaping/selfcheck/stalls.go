@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/internal/idlepoll"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 )
@@ -109,7 +110,7 @@ func (c *checker) latenessLine() {
 		share = float64(c.acc.stalled) / float64(c.acc.released)
 	}
 	measured := fmt.Sprintf("%d of %d releases (%.2f %%) later than %s; largest %.2f ms",
-		c.acc.stalled, c.acc.released, 100*share, fmtMs(shaping.LatenessBound), c.acc.rawMax)
+		c.acc.stalled, c.acc.released, 100*share, quantity.FormatMsUnit(quantity.Ms(shaping.LatenessBound), 2), c.acc.rawMax)
 	c.add("emulator release lateness (share late)", "0", measured,
 		fmt.Sprintf("<= %.0f %% of releases later than the lateness bound", 100*SystematicLateShareMax),
 		share <= SystematicLateShareMax)
@@ -138,7 +139,7 @@ func (c *checker) hostStallsLine() {
 	c.watched(&f, c.start, c.start.Add(window))
 	c.res.HostStalls = &f
 	measured := fmt.Sprintf("%d stalls over %s in %.1f s (%.1f per minute), %d beyond host freezes (>= %.1f per minute at 95 %%): %.1f %% of %s loads late (>= %.1f %%)",
-		f.Stalls, fmtMs(shaping.LatenessBound), f.WindowS, f.PerMinute, f.Own, f.PerMinuteLo, 100*f.LateShare, span, 100*f.LateShareLo)
+		f.Stalls, quantity.FormatMsUnit(quantity.Ms(shaping.LatenessBound), 2), f.WindowS, f.PerMinute, f.Own, f.PerMinuteLo, 100*f.LateShare, span, 100*f.LateShareLo)
 	if reclaim > 0 {
 		measured += fmt.Sprintf("; the guest reclaimed memory (%d pages scanned): no freeze trusted", reclaim)
 	}
@@ -159,7 +160,7 @@ func ownStalls(total int64, spans []result.StallSpan, noFreezes bool) int64 {
 	}
 	own := total - int64(len(spans))
 	for _, s := range spans {
-		if s.OwnLateMs > ms(shaping.LatenessBound) {
+		if s.OwnLateMs > quantity.Ms(shaping.LatenessBound) {
 			own++
 		}
 	}
@@ -174,7 +175,7 @@ func (c *checker) watched(f *result.HostStalls, from, to time.Time) {
 	}
 	f.Watched = true
 	seen, floor := stallsSeen(c.acc.spans, idlepoll.Freezes(from, to))
-	f.SeenByHost, f.FloorMs = seen, ms(floor)
+	f.SeenByHost, f.FloorMs = seen, quantity.Ms(floor)
 }
 
 // stallsSeen counts the stalls of spans that overlap a freeze of freezes that a watcher
