@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	"internal/testenv":                 {"result"},
 	"internal/fileout":                 nil,
 	"interop/quicgo":                   nil,
-	"interop/matrix":                   {"interop", "interop/quicgo", "browser", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol"},
+	"interop/matrix":                   {"interop", "interop/quicgo", "browser", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol", "internal/hostload"},
 	"scripts/memchurn":                 nil,
 	"internal/hostload":                {"internal/idlepoll"},
 	"internal/idlepoll":                nil,
