@@ -154,6 +154,9 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 	out, reason := c.judgeFor(client, srv)(w, ev.Files)
 	if c.Goodput {
 		ev.Goodput = goodputOf(w, ev.Files, out, counters, hostload.Describe(busy, steal))
+		if out == interop.Pass && !ev.Goodput.Valid {
+			reason += "; the figure is no measurement: " + ev.Goodput.InvalidReason
+		}
 	}
 	if out == interop.Fail {
 		reason += " (client: " + summary + ")"
