@@ -20,8 +20,9 @@ RACE_PKGS := /(shaping|server|internal/idlepoll|flows|browser|view|pages|experim
 # and the quic-go history test (three releases built from the
 # module proxy and run against each other, about 70 s from an empty cache), and the interop
 # exchange matrix (every exchange case between quic-go and ngtcp2 through an emulated link,
-# TestIntegrationExchange, about 115-140 s with longrtt, chacha20, blackhole and ecn, 144 s with
-# goodput across the stacks, its two 10 MiB runs 24-26 s each when made twice (emulator late), and its
+# TestIntegrationExchange, about 115-140 s with longrtt, chacha20, blackhole and ecn, 127-144 s
+# with goodput across the stacks (its two 10 MiB runs 11-13 s each, 24-26 s when made twice for
+# the emulator late; measured beside another suite), and its
 # corruption cases for every pair, TestIntegrationExchangeCorruption, 40-55 s; its built-to-fail
 # cases stay in make test): about 8 minutes on 2 cores, so they run in their own target, test-studies, which CI runs after make
 # test.
