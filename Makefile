@@ -15,11 +15,14 @@ INTEGRATION_TIMEOUT ?= 14m
 RACE_PKGS := /(shaping|server|internal/idlepoll|flows|browser|view|pages|experiment|device|artifacts|result)(/|$$)
 # STUDY_TESTS are the whole-study integration tests (every study's smoke scale through
 # `reproduce`, evolution's against three quic-go releases built from the module proxy and
-# ngtcp2 included: TestIntegrationStudyEvolutionSmoke, about 30 s warm; and one through Slurm)
+# ngtcp2 included, and one goodput run: TestIntegrationStudyEvolutionSmoke, about 54 s warm on a
+# busy machine, 31 s for main before the goodput run in the same conditions; and one through Slurm)
 # and the quic-go history test (three releases built from the
 # module proxy and run against each other, about 70 s from an empty cache), and the interop
 # exchange matrix (every exchange case between quic-go and ngtcp2 through an emulated link,
-# TestIntegrationExchange, about 115-140 s with longrtt, chacha20, blackhole and ecn, and its
+# TestIntegrationExchange, about 115-140 s with longrtt, chacha20, blackhole and ecn, 127-144 s
+# with goodput across the stacks (its two 10 MiB runs 11-13 s each, 24-26 s when made twice for
+# the emulator late; measured beside another suite), and its
 # corruption cases for every pair, TestIntegrationExchangeCorruption, 40-55 s; its built-to-fail
 # cases stay in make test): about 8 minutes on 2 cores, so they run in their own target, test-studies, which CI runs after make
 # test.

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Censored is the value a timed-out (right-censored) load takes in a sorted sample: it sorts
@@ -104,3 +106,16 @@ func MeanSD(xs []float64) (mean, sd float64) {
 
 // median returns the type-7 median of an ascending sample.
 func median(xs []float64) float64 { return Quantile(xs, 0.5) }
+
+// MeanCI returns the mean of xs and its Student's t confidence interval at level conf
+// ("Student", "The probable error of a mean", Biometrika 6, 1908): mean ± t(1 - (1-conf)/2,
+// n-1) x sd / sqrt(n), sd the sample standard deviation (MeanSD). lo and hi are NaN with
+// fewer than two values; for a constant sample they equal the mean. Units are xs'.
+func MeanCI(xs []float64, conf float64) (mean, lo, hi float64) {
+	mean, sd := MeanSD(xs)
+	if len(xs) < 2 {
+		return mean, math.NaN(), math.NaN()
+	}
+	h := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(1-(1-conf)/2) * sd / math.Sqrt(float64(len(xs)))
+	return mean, mean - h, mean + h
+}

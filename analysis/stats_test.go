@@ -121,3 +121,18 @@ func TestBinomCDF(t *testing.T) {
 		t.Error("binomCDF bounds")
 	}
 }
+
+// TestMeanCI: the Student's t interval of a mean (1..5: mean 3, sd 1.581, t(0.975, 4) =
+// 2.776, half-width 1.963); no interval for one value; a constant sample's is its mean.
+func TestMeanCI(t *testing.T) {
+	m, lo, hi := MeanCI([]float64{1, 2, 3, 4, 5}, 0.95)
+	if m != 3 || math.Abs(lo-1.0368) > 1e-4 || math.Abs(hi-4.9632) > 1e-4 {
+		t.Errorf("1..5: %v [%v, %v], want 3 [1.0368, 4.9632]", m, lo, hi)
+	}
+	if m, lo, hi := MeanCI([]float64{9.4}, 0.95); m != 9.4 || !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("one value: %v [%v, %v]", m, lo, hi)
+	}
+	if m, lo, hi := MeanCI([]float64{2, 2, 2}, 0.95); m != 2 || lo != 2 || hi != 2 {
+		t.Errorf("constant: %v [%v, %v]", m, lo, hi)
+	}
+}

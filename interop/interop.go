@@ -124,6 +124,8 @@ type Evidence struct {
 	// client fetched.
 	Wire  *Wire       `json:"wire,omitempty"`
 	Files []FileCheck `json:"files,omitempty"`
+	// Goodput is a measurement case's figure (the exchange case goodput); nil for the others.
+	Goodput *Goodput `json:"goodput,omitempty"`
 }
 
 // Result is one case's outcome against one server, with its evidence.

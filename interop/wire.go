@@ -69,6 +69,47 @@ type Wire struct {
 	// Gap is the longest time in which the link delivered no datagram either way; nil with
 	// fewer than two datagrams delivered.
 	Gap *Gap `json:"gap,omitempty"`
+	// TransferMS is the time from the client's first datagram the link delivered to the last
+	// server datagram it delivered that carried a STREAM frame of a request stream (a
+	// client-initiated bidirectional one, RFC 9000 section 2.1): the fetch as the capture saw
+	// it, in ms (the capture stamps a datagram as it leaves the link); 0 when there was none.
+	TransferMS float64 `json:"transfer_ms,omitempty"`
+}
+
+// Goodput is one goodput measurement (the Interop Runner's: one file fetched over its
+// 10 Mbit/s, 30 ms link): the file's bits over Wire.TransferMS, read from the capture, with the
+// emulator's lateness during it, which decides whether the figure is a measurement (the one
+// retry rule: a run during which the emulator was late is made once more, the earlier attempt
+// kept here).
+type Goodput struct {
+	// Bytes is the size of the file fetched whole, in bytes; 0 when it did not arrive whole.
+	Bytes int `json:"bytes"`
+	// TimeMS is the transfer's time (Wire.TransferMS), in ms.
+	TimeMS float64 `json:"time_ms"`
+	// Mbps is the goodput, 8 x Bytes / TimeMS, in Mbit/s (10^6 bit/s); 0 without a figure.
+	Mbps float64 `json:"mbps"`
+	// Valid is whether Mbps is a measurement: the file arrived whole and the emulator was never
+	// later than its bound during the transfer; InvalidReason says why not.
+	Valid         bool   `json:"valid"`
+	InvalidReason string `json:"invalid_reason,omitempty"`
+	// LateMS is the emulator's largest release lateness during the transfer that no host
+	// freeze explains, and LateBoundMS the bound it is judged by, in ms.
+	LateMS      float64 `json:"late_ms"`
+	LateBoundMS float64 `json:"late_bound_ms"`
+	// Attempt is the attempt's number when the measurement was made again (2), 0 for a first;
+	// Earlier the attempts made before it.
+	Attempt int              `json:"attempt,omitempty"`
+	Earlier []GoodputAttempt `json:"earlier_attempts,omitempty"`
+}
+
+// GoodputAttempt is an attempt at a goodput measurement that was made again: when it started
+// (RFC 3339), what it measured in Mbit/s (not a measurement: see InvalidReason), why it was
+// made again and the emulator's lateness during it in ms.
+type GoodputAttempt struct {
+	Time          string  `json:"time"`
+	Mbps          float64 `json:"mbps"`
+	InvalidReason string  `json:"invalid_reason"`
+	LateMS        float64 `json:"late_ms"`
 }
 
 // Gap is a time in which a link delivered no datagram in either direction, read from the

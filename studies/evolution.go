@@ -50,6 +50,20 @@ type evolutionScale struct {
 	exReleases []string
 	exchanges  []string
 	reps       int
+	// goodputPer is how many goodput runs each of goodputReleases (nil: exReleases), and ngtcp2
+	// when goodputNgtcp2, makes as the server per repetition (0: none): reps x goodputPer runs
+	// each in all.
+	goodputPer      int
+	goodputReleases []string
+	goodputNgtcp2   bool
+}
+
+// goodputServers are the releases whose endpoints serve the goodput runs.
+func (es evolutionScale) goodputServers() []string {
+	if len(es.goodputReleases) > 0 {
+		return es.goodputReleases
+	}
+	return es.exReleases
 }
 
 // evolutionAll are the releases of the quick and full scales: twelve spread over v0.33-v0.66,
@@ -60,12 +74,18 @@ var evolutionAll = []string{"v0.33.0", "v0.35.0", "v0.37.0", "v0.40.1", "v0.43.0
 // and runs v2 with two of them as client and as server, once; quick probes every release and
 // runs zerortt, v2 and keyupdate with four releases over the range (features that arrived in
 // quic-go's history: RFC 9369's v2, 0-RTT through the API eras, quic-go's own key update),
-// twice; full runs six exchange cases with every release, five times.
+// twice; full runs six exchange cases with every release, five times. The goodput runs (the
+// Interop Runner's measurement, 5 runs per pair there) are made with the exchange releases as
+// servers: smoke once with v0.66.0 alone, without ngtcp2 (about 13 s a run, twice that when the
+// emulator was late: the smoke's time budget), so its finding is inconclusive for too few runs;
+// quick 3 per repetition (6 each, and ngtcp2's), full 1 per repetition (5 each).
 var evolutionScales = map[Scale]evolutionScale{
-	Smoke: {releases: []string{"v0.40.1", "v0.48.2", "v0.66.0"}, exReleases: []string{"v0.40.1", "v0.66.0"}, exchanges: []string{"v2"}, reps: 1},
-	Quick: {releases: evolutionAll, exReleases: []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"}, exchanges: []string{"zerortt", "v2", "keyupdate"}, reps: 2},
+	Smoke: {releases: []string{"v0.40.1", "v0.48.2", "v0.66.0"}, exReleases: []string{"v0.40.1", "v0.66.0"}, exchanges: []string{"v2"}, reps: 1,
+		goodputPer: 1, goodputReleases: []string{"v0.66.0"}},
+	Quick: {releases: evolutionAll, exReleases: []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"}, exchanges: []string{"zerortt", "v2", "keyupdate"}, reps: 2,
+		goodputPer: 3, goodputNgtcp2: true},
 	Full: {releases: evolutionAll, exReleases: evolutionAll, exchanges: []string{"handshake", "retry", "resumption", "zerortt", "v2", "keyupdate"},
-		reps: 5},
+		reps: 5, goodputPer: 1, goodputNgtcp2: true},
 }
 
 func evolution() *Study {
@@ -98,6 +118,9 @@ func evolutionPlan(sc Scale, h Host) Plan {
 			fmt.Sprintf("exchange cases %s with %d releases (%s) and ngtcp2, each as client and as server against %s (the release pltlab links), "+
 				"through the Interop Runner's emulated 10 Mbit/s, 30 ms link", strings.Join(es.exchanges, ", "), len(es.exReleases), strings.Join(es.exReleases, ", "), EvolutionFixed)},
 	}
+	if l := goodputScaledDown(es); l != "" {
+		p.ScaledDown = append(p.ScaledDown, l)
+	}
 	if err := h.Ngtcp2; err != nil {
 		p.NotRun = []string{"ngtcp2, the second implementation: " + err.Error()}
 	}
@@ -106,7 +129,7 @@ func evolutionPlan(sc Scale, h Host) Plan {
 	}
 	probes := len(servers) * len(interop.Cases)
 	arms := probes + len(cells)
-	cost := (time.Duration(probes)*evolutionCaseCost + time.Duration(len(cells))*evolutionExchangeCost) / time.Duration(max(arms, 1))
+	cost := (time.Duration(probes)*evolutionCaseCost + cellsCost(cells)) / time.Duration(max(arms, 1))
 	// One unit per endpoint (the unit a shard runs whole): its probe cases and its exchange
 	// cells, as client and as server, against the fixed peer.
 	units := make([]CustomUnit, len(servers))
@@ -166,7 +189,7 @@ func evolutionKeys(servers []string, cells []exCell, reps int) []string {
 			}
 		}
 		for _, x := range cells {
-			out = append(out, exchangeKey(x.client, x.server, x.c, rep))
+			out = append(out, exchangeKey(x.client, x.server, x.c, x.run(rep)))
 		}
 	}
 	return out
@@ -219,12 +242,12 @@ func runEvolution(ctx context.Context, servers []string, us []int, cells []exCel
 	servers = unitsOf(servers, us)
 	cells = slices.DeleteFunc(slices.Clone(cells), func(x exCell) bool { return !slices.Contains(servers, x.subject()) })
 	shard := o.Shard.String() // "" unsharded
-	write := func(rep int, rec interop.Record) error {
+	write := func(run int, rec interop.Record) error {
 		b, err := json.Marshal(rec)
 		if err != nil {
 			return err
 		}
-		return w.Write(&result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: rep,
+		return w.Write(&result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: run,
 			Scheduled: scheduled, Time: time.Now().UTC(), Valid: rec.Outcome != interop.Error, Interop: b,
 			Shard: shard, ShardUnits: o.units})
 	}
@@ -673,6 +696,7 @@ func evolutionFindings() []Finding {
 			Claim:     "implementations differ on the same case",
 			Criterion: "the newest quic-go release probed and ngtcp2, over the probe cases and the exchange cases in each role: some case's agreed outcome differs; contradicted when every comparable case agrees",
 			Judge:     func(e *Support) Judgement { return judgeDiffer(data(e)) }},
+		goodputFinding(),
 	}
 }
 
@@ -753,7 +777,7 @@ func evolutionSections(e *Support) []Section {
 		}
 		grid.Cells = append(grid.Cells, row)
 	}
-	return []Section{
+	out := []Section{
 		{ID: "matrix", Title: "Release x case", Figures: []Figure{{File: "evolution-grid",
 			Caption: "The table above as a picture: a row per endpoint (quic-go's releases oldest first, then ngtcp2), a column per case; white: nothing judged (errors, or cells this machine could not run).",
 			Render:  func(w io.Writer, format string) error { return analysis.WriteOutcomeGrid(w, grid, format) }}},
@@ -763,6 +787,10 @@ func evolutionSections(e *Support) []Section {
 			Tables: []Table{t}},
 		{ID: "builds", Title: "Build provenance", Tables: []Table{prov}},
 	}
+	if g := goodputSection(e.Records); g != nil {
+		out = slices.Insert(out, 1, *g)
+	}
+	return out
 }
 
 // evoClass is one cell of the grid picture: the outcome its judged repetitions agree on, mixed

@@ -47,6 +47,18 @@ func evoExLine(client, server, c string, rep int, o interop.Outcome) *result.Rec
 	return &result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: rep, Valid: o != interop.Error, Interop: b}
 }
 
+// evoGoodputLine is a synthetic goodput line: server (EvolutionFixed the client) fetched the
+// 10 MiB file in run at mbps Mbit/s, a valid figure unless invalid gives its reason.
+func evoGoodputLine(server string, run int, mbps float64, invalid string) *result.Record {
+	r := evoExLine(EvolutionFixed, server, GoodputCase, run, interop.Pass)
+	rec, _ := interopOf(r)
+	rec.Link = matrix.LinkGoodput
+	ms := 8 * float64(matrix.GoodputFile) / (mbps * 1e3)
+	rec.Evidence.Goodput = &interop.Goodput{Bytes: matrix.GoodputFile, TimeMS: ms, Mbps: mbps, Valid: invalid == "", InvalidReason: invalid, LateBoundMS: 5}
+	r.Interop, _ = json.Marshal(rec)
+	return r
+}
+
 // evoAsClient is release v as the client of EvolutionFixed in case c; evoAsServer as its server.
 func evoAsClient(v, c string, rep int, o interop.Outcome) *result.Record {
 	return evoExLine(matrix.ReleaseName(v), EvolutionFixed, c, rep, o)
@@ -227,28 +239,45 @@ func TestEvolutionDiffer(t *testing.T) {
 func TestEvolutionPlan(t *testing.T) {
 	q := evolutionPlan(Quick, Host{})
 	// 13 servers probed; 4 releases and ngtcp2 in 3 exchange cases, each as client and as server.
-	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(interop.Cases)+5*3*2 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
+	// And 3 goodput runs a repetition with each of those 4 releases and ngtcp2 as the server.
+	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(interop.Cases)+5*3*2+5*3 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
 		t.Errorf("quick: %d reps, %d arms", q.Custom.Reps, q.Custom.Arms)
 	}
-	if est, err := q.Estimate(); err != nil || est < 7*60e9 || est > 10*60e9 {
-		t.Errorf("quick estimate %v (%v), want the probes' 2.8 min and the exchanges' 5 min", est, err)
+	// The probes' 2.8 min (104 x 1.6 s), the exchanges' 5 min (60 x 5 s) and the goodput runs'
+	// 6.5 min (30 x 13 s).
+	if est, err := q.Estimate(); err != nil || est < 14*60e9 || est > 14*60e9+30e9 {
+		t.Errorf("quick estimate %v (%v), want 14 min 16 s", est, err)
+	}
+	if c := cellsCost([]exCell{{c: GoodputCase}, {c: "v2"}}); c != 18e9 {
+		t.Errorf("cost of a goodput and a v2 cell %v, want 13 s + 5 s", c)
 	}
 	noNgtcp2 := Host{Ngtcp2: errors.New("gtlsserver not found")}
 	s := evolutionPlan(Smoke, noNgtcp2)
-	if s.Custom.Reps != 1 || s.Custom.Arms != 3*len(interop.Cases)+2*2 || len(s.NotRun) != 1 || !strings.Contains(s.NotRun[0], "gtlsserver not found") {
+	if s.Custom.Reps != 1 || s.Custom.Arms != 3*len(interop.Cases)+2*2+1 || len(s.NotRun) != 1 || !strings.Contains(s.NotRun[0], "gtlsserver not found") {
 		t.Errorf("smoke: %d reps, %d arms, not run %v", s.Custom.Reps, s.Custom.Arms, s.NotRun)
 	}
-	if est, err := s.Estimate(); err != nil || est > 60e9 {
-		t.Errorf("smoke estimate %v (%v)", est, err)
+	// 12 probe cases (19.2 s), 4 exchange cells (20 s), 1 goodput run (13 s).
+	if est, err := s.Estimate(); err != nil || est < 52e9 || est > 53e9 {
+		t.Errorf("smoke estimate %v (%v), want 52 s", est, err)
 	}
 	keys := s.Custom.Keys(1)
 	l := evoLine("quic-go@v0.40.1", "stateless-reset", 0, interop.Unsupported, 0)
 	if keys[3] != "quic-go@v0.40.1|stateless-reset|0" || s.Custom.KeyOf(l) != keys[3] {
 		t.Errorf("keys %v, KeyOf %q", keys[:4], s.Custom.KeyOf(l))
 	}
-	x := evoAsServer("v0.66.0", "v2", 0, interop.Pass)
-	if k := keys[len(keys)-1]; k != "quic-go>quic-go@v0.66.0|v2|0" || s.Custom.KeyOf(x) != k {
+	x := evoGoodputLine("quic-go@v0.66.0", 0, 9.4, "")
+	if k := keys[len(keys)-1]; k != "quic-go>quic-go@v0.66.0|goodput|0" || s.Custom.KeyOf(x) != k {
 		t.Errorf("last key %q, KeyOf %q", k, s.Custom.KeyOf(x))
+	}
+	// Quick's goodput runs: 3 a repetition, numbered over both repetitions.
+	qk := q.Custom.Keys(2)
+	for _, want := range []string{"quic-go>ngtcp2|goodput|0", "quic-go>ngtcp2|goodput|2", "quic-go>ngtcp2|goodput|3", "quic-go>ngtcp2|goodput|5"} {
+		if !slices.Contains(qk, want) {
+			t.Errorf("quick keys lack %q", want)
+		}
+	}
+	if slices.Contains(qk, "quic-go>ngtcp2|goodput|6") || len(qk) != 2*97 {
+		t.Errorf("quick: %d keys, want %d, goodput runs 0-5", len(qk), 2*97)
 	}
 	// Not root: the exchange cells are not scheduled, and the plan says why.
 	noNgtcp2.Exchange = errors.New("the exchange cases' emulated links need root")
@@ -271,7 +300,10 @@ func evolutionScheduled(p Plan) []*result.Record {
 		if f[2] != "0" {
 			rep = int(f[2][0] - '0')
 		}
-		if client, server, ok := strings.Cut(f[0], ">"); ok {
+		if client, server, ok := strings.Cut(f[0], ">"); ok && f[1] == GoodputCase {
+			out = append(out, evoGoodputLine(server, rep, 9.40+0.01*float64(rep), ""))
+			continue
+		} else if ok {
 			out = append(out, evoExLine(client, server, f[1], rep, evoScheduledExchange(client, server, f[1])))
 			continue
 		}
@@ -445,7 +477,7 @@ func TestEvolutionShardsByEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Custom.Units) != 13 || p.Custom.Units[0].Name != "quic-go@v0.33.0" || p.Custom.Units[12].Name != matrix.Ngtcp2 ||
-		p.Custom.Units[0].Arms != len(interop.Cases)+3*2 || p.Custom.Units[1].Arms != len(interop.Cases) {
+		p.Custom.Units[0].Arms != len(interop.Cases)+3*2+3 || p.Custom.Units[1].Arms != len(interop.Cases) {
 		t.Fatalf("units %+v", p.Custom.Units)
 	}
 	whole := evolutionScheduled(p)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,8 +49,29 @@ func exchangeMissing() error {
 }
 
 // exCell is one exchange cell of the schedule: a case between client and server, one of which
-// is EvolutionFixed.
-type exCell struct{ client, server, c string }
+// is EvolutionFixed; a goodput cell is the k-th of per runs of one repetition.
+type exCell struct {
+	client, server, c string
+	k, per            int
+}
+
+// run is the cell's run number in repetition rep, its record's Run and its key's: rep itself,
+// or for the k-th of per goodput runs of a repetition rep x per + k (0, 1, ... over the
+// repetitions), so each run of a measurement has a key of its own.
+func (x exCell) run(rep int) int { return rep*max(x.per, 1) + x.k }
+
+// cellsCost is the cost model's time of the cells: evolutionExchangeCost each, a goodput
+// cell evolutionGoodputCost.
+func cellsCost(cells []exCell) time.Duration {
+	var d time.Duration
+	for _, x := range cells {
+		d += evolutionExchangeCost
+		if x.c == GoodputCase {
+			d += evolutionGoodputCost - evolutionExchangeCost
+		}
+	}
+	return d
+}
 
 // subject is the cell's endpoint under study: the one that is not EvolutionFixed.
 func (x exCell) subject() string {
@@ -76,7 +98,12 @@ func exchangeCells(es evolutionScale, h Host) []exCell {
 	var out []exCell
 	for _, s := range subjects {
 		for _, c := range es.exchanges {
-			out = append(out, exCell{s, EvolutionFixed, c}, exCell{EvolutionFixed, s, c})
+			out = append(out, exCell{client: s, server: EvolutionFixed, c: c}, exCell{client: EvolutionFixed, server: s, c: c})
+		}
+		if v, _ := matrix.Release(s); slices.Contains(es.goodputServers(), v) || s == matrix.Ngtcp2 && es.goodputNgtcp2 {
+			for k := range es.goodputPer {
+				out = append(out, exCell{client: EvolutionFixed, server: s, c: GoodputCase, k: k, per: es.goodputPer})
+			}
 		}
 	}
 	return out
@@ -143,7 +170,7 @@ func runExchanges(ctx context.Context, cells []exCell, rep int, done map[string]
 		return p, err
 	}
 	for _, x := range cells {
-		if done[exchangeKey(x.client, x.server, x.c, rep)] {
+		if done[exchangeKey(x.client, x.server, x.c, x.run(rep))] {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -162,7 +189,7 @@ func runExchanges(ctx context.Context, cells []exCell, rep int, done map[string]
 			log.Info("evolution: exchange", "case", c.Name, "client", x.client, "server", x.server, "repetition", rep+1)
 			rec = matrix.RunExchange(ctx, c, client, srv, log)
 		}
-		if err := write(rep, rec); err != nil {
+		if err := write(x.run(rep), rec); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
 	}
@@ -172,9 +199,9 @@ func runExchanges(ctx context.Context, cells []exCell, rep int, done map[string]
 // exchangeNotRun is the plan's line for exchange cells host h cannot run ("" when it can).
 func exchangeNotRun(es evolutionScale, h Host) string {
 	err := h.Exchange
-	if err == nil || len(es.exchanges) == 0 {
+	if err == nil || len(es.exchanges)+es.goodputPer == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the exchange cells (%s, each of %s and ngtcp2 as client and as server against %s): %v",
+	return fmt.Sprintf("the exchange cells (%s, each of %s and ngtcp2 as client and as server against %s; the goodput runs): %v",
 		strings.Join(es.exchanges, ", "), strings.Join(es.exReleases, ", "), EvolutionFixed, err)
 }

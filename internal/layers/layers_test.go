@@ -52,7 +52,7 @@ var allowed = map[string][]string{
 	"internal/fileout":                 nil,
 	"internal/quantity":                nil,
 	"interop/quicgo":                   nil,
-	"interop/matrix":                   {"interop", "interop/quicgo", "browser", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol"},
+	"interop/matrix":                   {"interop", "interop/quicgo", "browser", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol", "internal/hostload"},
 	"scripts/memchurn":                 nil,
 	"internal/hostload":                {"internal/idlepoll"},
 	"internal/idlepoll":                nil,

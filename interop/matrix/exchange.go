@@ -27,7 +27,11 @@ type Exchange struct {
 	// Server and Client are the features the case asks of each endpoint.
 	Server ServerFeatures
 	Client ClientFeatures
-	judge  judgeFunc
+	// Goodput makes the case a measurement (goodput): its outcome says whether the transfer
+	// completed correctly, and its record carries the goodput (interop.Goodput); a run during
+	// which the emulator was late is made again once, by the one retry rule (result.Retry).
+	Goodput bool
+	judge   judgeFunc
 	// judgePeers, when set, makes the judge from what the two peers claim (ecn: whether each
 	// claims ECN support); judge is unused then.
 	judgePeers func(client, srv Peer) judgeFunc
@@ -94,7 +98,15 @@ const (
 	// --bandwidth=10Mbps --on=5s --off=2s`): up 5 s, then down 2 s (BlackholeOutage), repeating
 	// from the link's start, every datagram that arrives while it is down dropped.
 	LinkBlackhole = "rate=10mbit,rtt=30ms,outage=5s/2s"
+	// LinkGoodput is the Interop Runner's goodput link, its ns-3 `simple-p2p --delay=15ms
+	// --bandwidth=10Mbps --queue=25`: 10 Mbit/s, 15 ms each way, a droptail queue of 25
+	// packets (1 BDP of 1500-byte packets: 10 Mbit/s x 30 ms = 37 500 B).
+	LinkGoodput = "rate=10mbit,rtt=30ms,queue=25pkt"
 )
+
+// GoodputFile is the size in bytes of the goodput case's file: the Interop Runner's
+// MeasurementGoodput.FILESIZE, 10 MiB (10 x 2^20 B; at least 8.39 s at 10 Mbit/s).
+const GoodputFile = 10 << 20
 
 // LongRTT is LinkLongRTT's round-trip time: longer than a client's first probe timeout,
 // 3 x 333 ms with RFC 9002's initial RTT (section 6.2.2), so its ClientHello is sent again
@@ -124,6 +136,9 @@ const (
 	wireV1 = "0x00000001"
 	wireV2 = "0x6b3343cf"
 )
+
+// GoodputRule is the goodput case's rule.
+const GoodputRule = "the Interop Runner's goodput measurement: a 10 MiB file fetched over its 10 Mbit/s, 30 ms link with a 25-packet droptail queue; the case passes when the transfer completed correctly (one connection whose handshake completed on the wire, QUIC v1, the file whole, byte for byte), and its record carries the goodput, the file's bits over the time from the client's first datagram the link delivered to the last server datagram it delivered with the file's bytes (a request stream's STREAM frame), in Mbit/s; a run during which the emulator released a packet later than its bound is made once more (the one retry rule), and one late twice keeps its outcome but its figure is not a measurement (goodput.valid false, with the reason)"
 
 // Exchanges are the exchange cases, in the order they run.
 var Exchanges = []Exchange{
@@ -157,6 +172,7 @@ var Exchanges = []Exchange{
 		Rule: "the client offers TLS_CHACHA20_POLY1305_SHA256 (0x1303) alone in its ClientHello (the Interop Runner's rule), the server's ServerHello chooses it (RFC 8446 section 4.1.3; QUIC then protects packets with ChaCha20-Poly1305 and headers with ChaCha20, RFC 9001 sections 5.3 and 5.4.4), one connection whose handshake completed on the wire, QUIC v1 and the 3 MB file whole; a client that cannot offer it alone is unsupported"},
 	{Name: "blackhole", Link: LinkBlackhole, Files: []int{10_000_000}, judge: judgeBlackhole(BlackholeOutage, BlackholeSlack),
 		Rule: "a 10 MB file (8 s at 10 Mbit/s) through a link that goes dark for 2 s after 5 s, repeating (the Interop Runner's blackhole): one connection whose handshake completed on the wire, QUIC v1, the file whole, and the capture shows the outage met and survived: its longest time without a datagram delivered either way is at least the outage less 100 ms (the queue served into it), the link dropped datagrams within it, and both sides' datagrams were delivered after it (the transfer resumed, RFC 9002 section 6.2's probe timeouts backing off meanwhile)"},
+	{Name: "goodput", Link: LinkGoodput, Files: []int{GoodputFile}, Goodput: true, judge: judgeGoodput, Rule: GoodputRule},
 	{Name: "ecn", Link: LinkPlain, Files: []int{ECNFile}, judgePeers: judgeECN,
 		Rule: "one connection whose handshake completed on the wire, QUIC v1, the 100 kB file whole, and ECN both ways (RFC 9000 section 13.4): each side's delivered datagrams carry ECT(0) or ECT(1) in their IP header (RFC 3168 section 5) and each side's ACK frames carry ECN counts (type 0x03, RFC 9000 section 19.3.2); the datagrams per codepoint and the ACK_ECN frames are counted. A side that marks nothing, or reports no ECN counts for marked packets it received, fails the case when that endpoint claims ECN support and makes it unsupported when it does not (the Interop Runner's rule: an endpoint that does not implement a case answers 127 and the case is unsupported, not failed; ngtcp2's examples claim it, no quic-go release's interop endpoint lists ecn); the wire decides a pass whatever is claimed. Unmarked datagrams are counted, not refused (the Interop Runner refuses them; RFC 9000 section 13.4.2 and Appendix A.4 mark only while testing a path and once it is validated, and quic-go marks 1-RTT packets only)"},
 }

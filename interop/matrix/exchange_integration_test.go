@@ -83,9 +83,11 @@ func runCase(t *testing.T, c Exchange, client, srv Peer, want interop.Outcome) i
 // way: lossCase), and a few across the stacks. What a stack cannot do is unsupported
 // with its reason: ngtcp2 0.12.1 has no RFC 9369 v2, no quic-go client offers ChaCha20 alone.
 // Who starts a key update is recorded: the ngtcp2 client when asked, a quic-go server before a
-// quic-go client (both update by themselves after 100 packets). About 110-140 s on 2 cores
-// (blackhole's 10 MB through its outage about 13 s a pair, longrtt's 1.5 s RTT about 5 s; the
-// quic-go endpoint cached; building it adds ~25 s).
+// quic-go client (both update by themselves after 100 packets). The goodput case runs across
+// the stacks, each way (goodputCase). About 110-145 s on 2 cores (blackhole's 10 MB through its
+// outage about 13 s a pair, longrtt's 1.5 s RTT about 5 s, goodput's 10 MiB 11-13 s a pair, twice
+// that when the emulator was late and the run was made again; the quic-go endpoint cached;
+// building it adds ~25 s).
 func TestIntegrationExchange(t *testing.T) {
 	needExchange(t, QUICGo, Ngtcp2)
 	peers := openPeers(t, QUICGo, Ngtcp2)
@@ -101,8 +103,8 @@ func TestIntegrationExchange(t *testing.T) {
 	} {
 		for _, name := range pair.cases {
 			c, _ := LookupExchange(name)
-			if isCorruption(c) {
-				continue // TestIntegrationExchangeCorruption
+			if isCorruption(c) || c.Goodput {
+				continue // TestIntegrationExchangeCorruption; goodput below, across the stacks
 			}
 			want := interop.Pass
 			if unsupported[pair.server+">"+pair.client+">"+name] {
@@ -121,6 +123,32 @@ func TestIntegrationExchange(t *testing.T) {
 				t.Errorf("keyupdate, server %s: the %q side flipped first, want the ngtcp2 client (asked to)", pair.server, w.KeyUpdateFirst)
 			}
 		}
+	}
+	goodput, _ := LookupExchange("goodput")
+	for _, pair := range [][2]string{{Ngtcp2, QUICGo}, {QUICGo, Ngtcp2}} {
+		t.Run("goodput "+pair[1]+">"+pair[0], func(t *testing.T) { goodputCase(t, goodput, peers[pair[1]], peers[pair[0]]) })
+	}
+}
+
+// goodputCase runs the goodput case (10 MiB over 10 Mbit/s, 30 ms, 25 packets of queue) and
+// checks its record: a pass with the file whole, its figure from the capture's transfer time,
+// at least the serialization of the file's bits at the link's rate (8.39 s) and so under
+// 10 Mbit/s and, on a link that carried it, above 5; valid, or invalid only with the emulator
+// late on each of the rule's two attempts, the earlier one recorded.
+func goodputCase(t *testing.T, c Exchange, client, srv Peer) {
+	rec := runCase(t, c, client, srv, interop.Pass)
+	g := rec.Evidence.Goodput
+	if g == nil {
+		t.Fatalf("goodput, server %s, client %s: no figure in the record: %s", srv.Name, client.Name, rec.Reason)
+	}
+	t.Logf("goodput, server %s, client %s: %.3f Mbit/s, %d bytes in %.1f ms, valid %v %s, late %.2f ms (bound %.2f), attempt %d",
+		srv.Name, client.Name, g.Mbps, g.Bytes, g.TimeMS, g.Valid, g.InvalidReason, g.LateMS, g.LateBoundMS, g.Attempt)
+	least := float64(8*GoodputFile) / 10e6 * 1e3 // ms at 10 Mbit/s
+	if g.Bytes != GoodputFile || g.TimeMS < least || g.Mbps <= 5 || g.Mbps >= 10 || rec.Evidence.Wire.TransferMS != g.TimeMS {
+		t.Errorf("goodput, server %s, client %s: %+v, want %d bytes in at least %.0f ms, 5-10 Mbit/s", srv.Name, client.Name, g, GoodputFile, least)
+	}
+	if !g.Valid && (!strings.Contains(g.InvalidReason, "emulator late") || g.Attempt != 2 || len(g.Earlier) != 1) {
+		t.Errorf("goodput, server %s, client %s: not valid without two late attempts: %+v", srv.Name, client.Name, g)
 	}
 }
 

@@ -263,3 +263,26 @@ func ecnCounts(w *interop.Wire) string {
 	}
 	return "up " + way("up") + "; down " + way("down")
 }
+
+// judgeGoodput judges the goodput case: one connection, its handshake completed on the wire,
+// QUIC v1, the file whole, and a transfer time read from the capture (Wire.TransferMS); the
+// figure itself is the record's (goodputOf), not the verdict's.
+func judgeGoodput(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
+	var v verdict
+	v.handshook(w, 1, wireV1)
+	v.need(w.TransferMS > 0, "no server datagram with a request stream's STREAM frame after the client's first: no transfer time")
+	v.filesWhole(files)
+	bytes := 0
+	for _, f := range files {
+		bytes += f.Bytes
+	}
+	return v.outcome(fmt.Sprintf("the file whole (%d bytes) in %.0f ms: %.2f Mbit/s", bytes, w.TransferMS, mbps(bytes, w.TransferMS)))
+}
+
+// mbps is the goodput of n bytes in ms milliseconds, in Mbit/s (0 for no time).
+func mbps(n int, ms float64) float64 {
+	if ms <= 0 {
+		return 0
+	}
+	return 8 * float64(n) / (ms * 1e3)
+}

@@ -11,9 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/interop"
+	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -25,11 +28,52 @@ import (
 // from the files the client saved. The outcome is unsupported, with the reason, when a peer
 // cannot do what the case asks, when the machine cannot open the link (not root) or when
 // tshark is missing; error when the exchange could not be set up or read; pass or fail from
-// the evidence otherwise. log receives the link's setup and faults (nil: discarded).
+// the evidence otherwise. A measurement case (Exchange.Goodput) is made by the one retry rule:
+// a run during which the emulator was late beyond its bound is made once more, the earlier
+// attempt kept in the record's Goodput (runMeasurement). log receives the link's setup and
+// faults (nil: discarded).
 func RunExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger) interop.Record {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if !c.Goodput {
+		return runExchangeOnce(ctx, c, client, srv, log)
+	}
+	return runMeasurement(ctx, c, client, srv, log)
+}
+
+// runMeasurement runs a measurement case (Exchange.Goodput) by the one retry rule
+// (result.Retry): an attempt during which the emulator was late (Goodput.LateMS beyond its
+// bound) is made once more, after it the earlier attempt is kept in the record
+// (Goodput.Earlier); a second late attempt stands, its figure marked not valid.
+func runMeasurement(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger) interop.Record {
+	var rec interop.Record
+	var earlier []interop.GoodputAttempt
+	result.Retry(func(attempt int) (again bool, err error) {
+		rec = runExchangeOnce(ctx, c, client, srv, log)
+		g := rec.Evidence.Goodput
+		if g == nil {
+			return false, nil
+		}
+		if attempt > 1 {
+			g.Attempt, g.Earlier = attempt, earlier
+		}
+		if !late(g) || attempt >= result.Attempts || ctx.Err() != nil {
+			return false, nil
+		}
+		log.Warn("emulator late during a measurement: made again", "case", c.Name, "client", client.Name, "server", srv.Name,
+			"late_ms", g.LateMS, "bound_ms", g.LateBoundMS)
+		earlier = append(earlier, interop.GoodputAttempt{Time: rec.Time, Mbps: g.Mbps, InvalidReason: g.InvalidReason, LateMS: g.LateMS})
+		return true, nil
+	})
+	return rec
+}
+
+// late reports a goodput attempt during which the emulator was later than its bound.
+func late(g *interop.Goodput) bool { return g.LateMS > g.LateBoundMS }
+
+// runExchangeOnce runs exchange case c once (RunExchange without the retry rule).
+func runExchangeOnce(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger) interop.Record {
 	r := interop.Result{Case: c.Name, Start: time.Now()}
 	addr := ""
 	out, reason, err := runExchange(ctx, c, client, srv, log, &r.Evidence, &addr)
@@ -86,8 +130,10 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 		return "", "", fmt.Errorf("capture: %w", err)
 	}
 	l.TakeCounters() // the exchange's counters start here
+	host := hostload.Start()
 	unsup, summary := runClient(ctx, l, client, a, d, c, names)
 	counters := l.TakeCounters()
+	busy, steal := host.End()
 	_, cerr := capt.StopCapture(nil)
 	stop()
 	if unsup != "" || cerr != nil {
@@ -106,10 +152,46 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 	}
 	ev.Wire, ev.Files = w, checkFiles(d, names, c.runs())
 	out, reason := c.judgeFor(client, srv)(w, ev.Files)
+	if c.Goodput {
+		ev.Goodput = goodputOf(w, ev.Files, out, counters, hostload.Describe(busy, steal))
+		if out == interop.Pass && !ev.Goodput.Valid {
+			reason += "; the figure is no measurement: " + ev.Goodput.InvalidReason
+		}
+	}
 	if out == interop.Fail {
 		reason += " (client: " + summary + ")"
 	}
 	return out, reason, nil
+}
+
+// goodputOf is the goodput figure of a measurement case's run: the files' bytes over the
+// capture's transfer time (Wire.TransferMS) when the case passed, and whether it is a
+// measurement: not when the transfer did not complete correctly, nor when the emulator was
+// late during it (e, the link's counters over the exchange: result.Emulator.Late against
+// result.LatenessBoundMs; machine is the machine's load during it, hostload.Describe), nor
+// without counters (lateness unknown).
+func goodputOf(w *interop.Wire, files []interop.FileCheck, out interop.Outcome, e *result.Emulator, machine string) *interop.Goodput {
+	g := &interop.Goodput{TimeMS: w.TransferMS, LateBoundMS: result.LatenessBoundMs}
+	var why []string
+	if out == interop.Pass {
+		for _, f := range files {
+			g.Bytes += f.Bytes
+		}
+		g.Mbps = mbps(g.Bytes, g.TimeMS)
+	} else {
+		why = append(why, "the transfer did not complete correctly")
+	}
+	if e == nil {
+		why = append(why, "the link kept no counters: the emulator's lateness is unknown")
+	} else {
+		e.LateBoundMs = result.LatenessBoundMs
+		g.LateMS = e.LateMs()
+		if e.Late() {
+			why = append(why, e.LateReason(machine))
+		}
+	}
+	g.Valid, g.InvalidReason = len(why) == 0, strings.Join(why, "; ")
+	return g
 }
 
 // prepare makes the exchange's directories (one for each of the client's runs), a certificate

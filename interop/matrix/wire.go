@@ -93,7 +93,7 @@ type stamp struct {
 // holding a packet the dissector could not decrypt opens no connection: the receiver could not
 // decrypt it either, and the client sends its Initial again.
 func DecodeFields(r io.Reader, corrupted bool) (*interop.Wire, error) {
-	d := &wireDecoder{corrupted: corrupted, alias: map[string]string{}, lastPhase: map[string]string{}, streams: map[string]map[string]bool{},
+	d := &wireDecoder{corrupted: corrupted, firstUp: -1, lastFile: -1, alias: map[string]string{}, lastPhase: map[string]string{}, streams: map[string]map[string]bool{},
 		w: &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, KeyPhaseFlips: map[string]int{}, Streams: map[string]int{},
 			ECN: map[string]int{}, ACKECN: map[string]int{}}}
 	sc := bufio.NewScanner(r)
@@ -125,6 +125,9 @@ type wireDecoder struct {
 	lastPhase map[string]string // direction -> the key phase of its last 1-RTT packet
 	streams   map[string]map[string]bool
 	retrySeen bool
+	// firstUp and lastFile are the capture times (s) of the client's first delivered datagram
+	// and of the last delivered server datagram with a request stream's STREAM frame (-1: none).
+	firstUp, lastFile float64
 }
 
 // fieldValues is field i of a tshark line split at its commas (the datagram's coalesced
@@ -155,6 +158,7 @@ func (d *wireDecoder) datagram(f []string) error {
 	}
 	if terr == nil {
 		d.delivered = append(d.delivered, stamp{t, dir})
+		d.transfer(dir, t, ints(v(11)))
 	}
 	if e := ints(v(17)); len(e) > 0 {
 		w.ECN[dir+" "+ecnNames[e[0]&3]]++
@@ -200,6 +204,18 @@ func (d *wireDecoder) connection(dir string, types []string, v fieldValues) {
 	}
 	if dir == "down" && slices.Contains(types, "retry") && w.RetryToken == "" {
 		w.RetryToken, d.retrySeen = first(v(10)), true
+	}
+}
+
+// transfer follows the fetch's span: the client's first delivered datagram and the last server
+// datagram carrying a STREAM frame of a client-initiated bidirectional stream (a request's
+// answer; stream ID mod 4 = 0, RFC 9000 section 2.1), at capture time t (s).
+func (d *wireDecoder) transfer(dir string, t float64, streams []int) {
+	if dir == "up" && d.firstUp < 0 {
+		d.firstUp = t
+	}
+	if dir == "down" && slices.ContainsFunc(streams, func(id int) bool { return id%4 == 0 }) {
+		d.lastFile = t
 	}
 }
 
@@ -284,6 +300,9 @@ func (d *wireDecoder) finish() *interop.Wire {
 		}
 	}
 	w.Gap = longestGap(d.delivered, d.dropped)
+	if d.firstUp >= 0 && d.lastFile > d.firstUp {
+		w.TransferMS = math.Round((d.lastFile-d.firstUp)*1e6) / 1e3
+	}
 	for k, ids := range d.streams {
 		w.Streams[k] = len(ids)
 	}
