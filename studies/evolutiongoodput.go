@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/analysis"
+	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/interop"
 	"github.com/pltlab/pltlab/interop/matrix"
 	"github.com/pltlab/pltlab/result"
@@ -134,7 +135,7 @@ func (g goodputPair) String() string {
 		}
 		return s
 	}
-	return fmt.Sprintf("%s/%s %s, p %s", name(g.a), name(g.b), fmtInterval("%.3f", g.ratio, g.lo, g.hi), analysis.FormatP(g.p))
+	return fmt.Sprintf("%s/%s %s, p %s", name(g.a), name(g.b), quantity.FormatInterval("%.3f", g.ratio, g.lo, g.hi), quantity.FormatP(g.p))
 }
 
 // judgeGoodputDiffer judges "quic-go releases differ in goodput" from the releases' valid goodput
@@ -281,7 +282,7 @@ func goodputSection(recs []*result.Record) *Section {
 		if len(s.left) > 0 {
 			left = fmt.Sprintf("%d: %s", len(s.left), shortReason(s.left[0]))
 		}
-		mean, ms := fmtInterval("%.3f", m, lo, hi), fmt.Sprintf("%.0f", mt)
+		mean, ms := quantity.FormatInterval("%.3f", m, lo, hi), fmt.Sprintf("%.0f", mt)
 		if len(s.mbps) == 0 {
 			mean, ms = "-", "-"
 		}
