@@ -53,7 +53,8 @@ func replayPLTBound(recorded float64) float64 { return max(0.30*recorded, 50) }
 // and protocol, interleaved in one run with loads of the generated page itself, and checks that
 // the replayed loads are verified (valid, zero misses) and fetch the same objects (host, path,
 // size) and origins as the recorded one, with the median PLT within replayPLTBound of the
-// generated page's median in the same run.
+// generated page's median in the same run. About 41 s: it runs in make test-studies (the
+// Makefile's STUDY_TESTS), not in make test.
 func TestIntegrationReplayRoundTrip(t *testing.T) {
 	needRootAndChromium(t)
 	dir := t.TempDir()
