@@ -25,10 +25,13 @@ RACE_PKGS := /(shaping|server|internal/idlepoll|flows|browser|view|pages|experim
 # the emulator late; measured beside another suite), and its
 # corruption cases for every pair, TestIntegrationExchangeCorruption, 40-55 s; its built-to-fail
 # cases stay in make test), and the HAR round trip (TestIntegrationReplayRoundTrip: a recording
-# and three replay runs, one per protocol, 41 s; moved on 2026-12-07, when make test from an
-# empty cache took 14 min 55 s against its 15): about 9 minutes on 2 cores, so they run in
-# their own target, test-studies, which CI runs after make test.
-STUDY_TESTS := ^TestIntegration(Study|SlurmStudy|QuicGoEras|Exchange$$|ExchangeCorruption|ReplayRoundTrip)
+# and three replay runs, one per protocol, 41 s) and the cluster package's job tests (a sweep
+# through the one-node Slurm cluster, TestIntegrationSlurmOneNode, 19 s, and the Kubernetes
+# Indexed Job run as its completion indexes, TestIntegrationK8sJobSimulated, 21 s), moved on
+# 2026-12-07, when make test from an empty cache took 14 min 21 s and 15 min 4 s in two fresh
+# clones against its 15: about 10 minutes on 2 cores, so they run in their own target,
+# test-studies, which CI runs after make test.
+STUDY_TESTS := ^TestIntegration(Study|SlurmStudy|SlurmOneNode|K8sJobSimulated|QuicGoEras|Exchange$$|ExchangeCorruption|ReplayRoundTrip)
 
 .PHONY: setup deps netem-deps build test test-netem test-studies unit integration check check-darwin bench fuzz clean image image-deps image-smoke
 
