@@ -23,10 +23,29 @@ import (
 // pingLoss runs ping in l's namespace and returns (sent, received) and the output.
 func pingLoss(t *testing.T, l shaping.Link, args ...string) (int, int, string) {
 	t.Helper()
+	return runPing(t, l, "ping", args...)
+}
+
+// pingRealtime is pingLoss with ping at SCHED_FIFO priority 50 (chrt; below the emulator's
+// forwarders, 89), for a test that judges the RTTs ping reports: ping stamps each echo in user
+// space before it sends it, so an ordinary ping preempted on a busy machine between the stamp
+// and the send reports the wait as RTT (89.48 ms against a range up to 80 on 2026-12-07, the
+// emulator on time within 0.64 ms, beside a compile), as the link check's own probes avoid by
+// running on real-time threads.
+func pingRealtime(t *testing.T, l shaping.Link, args ...string) (int, int, string) {
+	t.Helper()
+	if _, err := exec.LookPath("chrt"); err != nil {
+		t.Fatal("chrt is missing: run make deps (util-linux)")
+	}
+	return runPing(t, l, "chrt", append([]string{"-f", "50", "ping"}, args...)...)
+}
+
+func runPing(t *testing.T, l shaping.Link, name string, args ...string) (int, int, string) {
+	t.Helper()
 	if _, err := exec.LookPath("ping"); err != nil {
 		t.Fatal("ping is missing: run make deps")
 	}
-	out, _ := shaping.Command(context.Background(), l, "ping", append(args, l.HostAddr().String())...).CombinedOutput()
+	out, _ := shaping.Command(context.Background(), l, name, append(args, l.HostAddr().String())...).CombinedOutput()
 	m := regexp.MustCompile(`(\d+) packets transmitted, (\d+) received`).FindStringSubmatch(string(out))
 	if m == nil {
 		t.Fatalf("no ping summary: %s", out)
@@ -68,20 +87,26 @@ func TestIntegrationOutagePing(t *testing.T) {
 	t.Logf("ping lost %d of %d (30 %% of the time down)", lost, sent)
 }
 
-// TestIntegrationDelayVarPing: ping's RTTs stay within RTT +- 2 x delayvar (5 ms of slack above)
-// and spread. A ping made while the emulator was late (a packet left over its bound after its
-// time: a host stall, result.Emulator.Late) is not judged: it is made once more, by the one
-// retry rule (result.Retry), and one late on both attempts is logged as lost to host stalls. A
-// fresh-clone make test on a quiet machine on 2026-12-07 saw one echo at 92.42 ms against 85.
+// TestIntegrationDelayVarPing: ping's RTTs stay within RTT +- 2 x delayvar and spread. Above,
+// an echo may also carry what the emulator measured of its own release lateness in each
+// direction (Down and Up TimingErrMaxMs: a release late within the bound delays the echo by it,
+// once each way) and 5 ms of ping's own timing. A ping made while the emulator was late (a
+// packet left over its bound after its time: a host stall, result.Emulator.Late) is not judged:
+// it is made once more, by the one retry rule (result.Retry), and one late on both attempts is
+// logged as lost to host stalls. Fresh-clone make tests on a quiet machine on 2026-12-07 saw
+// one echo at 92.42 ms, and one at 90.36 ms with the emulator 4.93 ms late (under its 5 ms
+// bound), against the fixed 85 ms this test allowed before: a release late within the bound
+// each way can add up to twice the bound.
 func TestIntegrationDelayVarPing(t *testing.T) {
 	linktest.NeedRoot(t)
 	l := openLink(t, "rtt=60ms,delayvar=10ms,delayvar_every=50ms")
 	var lo, hi float64
 	var c *result.Emulator
-	inRange := func() bool { return lo >= 40-0.2 && hi <= 80+5 && hi-lo >= 10 }
+	above := func() float64 { return 80 + 5 + c.Down.TimingErrMaxMs + c.Up.TimingErrMaxMs }
+	inRange := func() bool { return lo >= 40-0.2 && hi <= above() && hi-lo >= 10 }
 	attempts, _ := result.Retry(func(int) (bool, error) {
 		l.TakeCounters()
-		_, _, out := pingLoss(t, l, "-c", "100", "-i", "0.01")
+		_, _, out := pingRealtime(t, l, "-c", "100", "-i", "0.01")
 		c = l.TakeCounters()
 		m := regexp.MustCompile(`= ([\d.]+)/([\d.]+)/([\d.]+)/`).FindStringSubmatch(out)
 		if m == nil {
@@ -99,9 +124,9 @@ func TestIntegrationDelayVarPing(t *testing.T) {
 	case !inRange() && c.Late():
 		t.Logf("ping lost to host stalls (the emulator late on all %d attempts): %s", attempts, c.LateReason(""))
 	case !inRange():
-		t.Fatalf("ping RTT %.2f..%.2f ms, want within 40..80 ms and spread >= 10 ms (the emulator on time: late %.2f ms, bound %.2f ms)", lo, hi, c.LateMs(), c.LateBound())
+		t.Fatalf("ping RTT %.2f..%.2f ms, want within 40..%.2f ms and spread >= 10 ms (the emulator on time: late %.2f ms down, %.2f ms up, bound %.2f ms)", lo, hi, above(), c.Down.TimingErrMaxMs, c.Up.TimingErrMaxMs, c.LateBound())
 	default:
-		t.Logf("ping RTT %.2f..%.2f ms; reordered up %d down %d; attempts %d", lo, hi, c.Up.Reordered, c.Down.Reordered, attempts)
+		t.Logf("ping RTT %.2f..%.2f ms (within 40..%.2f); reordered up %d down %d; attempts %d", lo, hi, above(), c.Up.Reordered, c.Down.Reordered, attempts)
 	}
 }
 
