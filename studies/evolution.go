@@ -736,19 +736,7 @@ func evolutionSections(e *Support) []Section {
 			cols = append(cols, c)
 		}
 	}
-	slices.SortStableFunc(servers, func(a, b string) int {
-		va, oka := matrix.Release(a)
-		vb, okb := matrix.Release(b)
-		switch {
-		case oka && okb:
-			return compareRelease(va, vb)
-		case oka:
-			return -1
-		case okb:
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
+	slices.SortStableFunc(servers, compareServers)
 	t := Table{Caption: "Each case with each endpoint: the outcome of every repetition and its key evidence (the records hold every datagram; an exchange case's records its decrypted capture)",
 		Header: append([]string{"endpoint"}, cols...)}
 	for _, s := range servers {
