@@ -17,6 +17,7 @@ import (
 	"github.com/pltlab/pltlab/browser"
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/flows"
+	"github.com/pltlab/pltlab/internal/cpushield"
 	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
@@ -808,6 +809,7 @@ func (r *runner) medians() []ArmMedian {
 func environment(c Config) *result.Env {
 	env := hostenv.Local(c.Version, c.Seed)
 	env.IdlePollCPUs = idlepoll.Active()
+	env.ShieldCPU = cpushield.CPU()
 	env.BrowserPer = plan.BrowserPerProtocol
 	return env
 }

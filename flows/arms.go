@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/cpushield"
 	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
@@ -123,6 +124,7 @@ func ExecuteArms(ctx context.Context, p ArmPlan, emit func(*result.Record) error
 	defer l.Close()
 	env := hostenv.Local(p.Version, p.Seed)
 	env.IdlePollCPUs = idlepoll.Active()
+	env.ShieldCPU = cpushield.CPU()
 	if p.Path != shaping.ShaperVeth && !p.SkipLinkCheck {
 		if err := check(ctx, l, p.Path, p.Experiment, env, p.Logger, emit); err != nil {
 			return err

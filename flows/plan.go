@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/artifacts"
+	"github.com/pltlab/pltlab/internal/cpushield"
 	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
@@ -241,6 +242,7 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 	defer l.Close()
 	env := hostenv.Local(p.Version, p.Seed)
 	env.IdlePollCPUs = idlepoll.Active()
+	env.ShieldCPU = cpushield.CPU()
 	if err := p.checkLink(ctx, l, env, emit); err != nil {
 		return sum, err
 	}

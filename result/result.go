@@ -712,6 +712,10 @@ type Env struct {
 	// the process measured (pltlab --idle-poll; docs/design.md, "The emulator's stalls"): 0 or
 	// absent when none did.
 	IdlePollCPUs int `json:"idle_poll_cpus,omitempty" role:"setting"`
+	// ShieldCPU is the CPU kept for the link emulator while the process measured (pltlab
+	// --shield-cpu: every other task, browser and server included, was moved off it;
+	// docs/design.md, "A shielded CPU"); absent when none was.
+	ShieldCPU *int `json:"shield_cpu,omitempty" role:"setting"`
 	// BrowserPer says which loads of a link shared one browser process: "protocol" (one browser
 	// per protocol serves every page of the link, since 2026-12-02); absent in older records,
 	// whose runner launched one browser per page and protocol.
@@ -765,6 +769,9 @@ type LinkCheck struct {
 	// IdlePollCPUs is the number of CPUs an idle-priority spinner kept awake during the check
 	// (Env.IdlePollCPUs).
 	IdlePollCPUs int `json:"idle_poll_cpus,omitempty"`
+	// ShieldCPU is the CPU kept for the emulator's forwarders and the probes during the check
+	// (Env.ShieldCPU); absent when none was.
+	ShieldCPU *int `json:"shield_cpu,omitempty"`
 	// Qdisc is the kernel's qdisc tree of a tc-shaped link ("tc qdisc show" of each end, one line
 	// per qdisc prefixed with the end); absent for the userspace emulator.
 	Qdisc []string `json:"qdisc,omitempty"`

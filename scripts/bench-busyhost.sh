@@ -11,7 +11,9 @@
 # Needs root, a built bin/pltlab (make build) and python3. Prints one line per check and a
 # summary per neighbour; the JSON of every check is kept in $OUT (default a temporary directory).
 # BINS="OLD NEW" alternates two pltlab binaries within each round (side by side in one run);
-# the summary is then per binary and neighbour.
+# the summary is then per binary and neighbour. SHIELDS="off 0" alternates checks without and
+# with --shield-cpu 0 (pltlab's process alone on CPU 0, docs/design.md "A shielded CPU"); tags
+# then end in +shield0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-5}
@@ -20,6 +22,7 @@ NEIGHBOURS=${3:-none mem}
 GIB=${GIB:-3}
 OUT=${OUT:-$(mktemp -d)}
 BINS=${BINS:-bin/pltlab}
+SHIELDS=${SHIELDS:-off}
 for b in $BINS; do [ -x "$b" ] || { echo "bench-busyhost: $b is not an executable pltlab (make build)" >&2; exit 2; }; done
 go build -o "$OUT/memchurn" ./scripts/memchurn
 hog=""
@@ -28,7 +31,9 @@ trap stop EXIT
 for i in $(seq 1 "$N"); do
 	for nb in $NEIGHBOURS; do
 	for bin in $BINS; do
+	for sh in $SHIELDS; do
 		tag=$nb; [ "$BINS" = bin/pltlab ] || tag=$nb@$(basename "$bin")
+		args=(); [ "$sh" = off ] || { tag=$tag+shield$sh; args=(--shield-cpu "$sh"); }
 		case $nb in
 		mem) "$OUT/memchurn" -gib "$GIB" & hog=$! ;;
 		cpu) taskset -c 1 sh -c 'while :; do :; done' & hog=$! ;;
@@ -36,7 +41,7 @@ for i in $(seq 1 "$N"); do
 		*) echo "bench-busyhost: unknown neighbour $nb (mem, cpu, none)" >&2; exit 2 ;;
 		esac
 		sleep 1
-		"$bin" link check --link "$LINK" --json >"$OUT/$tag-$i.json" 2>/dev/null || true
+		"$bin" "${args[@]}" link check --link "$LINK" --json >"$OUT/$tag-$i.json" 2>/dev/null || true
 		stop
 		python3 - "$OUT/$tag-$i.json" "$tag" "$i" <<'PY'
 import json, sys
@@ -53,11 +58,14 @@ print(f'{sys.argv[2]:12} {sys.argv[3]:>2}: new rule {"PASS" if d["pass"] else "F
 PY
 	done
 	done
+	done
 done
 tags=""
-for nb in $NEIGHBOURS; do for bin in $BINS; do
-	if [ "$BINS" = bin/pltlab ]; then tags="$tags $nb"; else tags="$tags $nb@$(basename "$bin")"; fi
-done; done
+for nb in $NEIGHBOURS; do for bin in $BINS; do for sh in $SHIELDS; do
+	t=$nb; [ "$BINS" = bin/pltlab ] || t=$nb@$(basename "$bin")
+	[ "$sh" = off ] || t=$t+shield$sh
+	tags="$tags $t"
+done; done; done
 python3 - "$OUT" $tags <<'PY'
 import json, sys, glob, os
 for nb in sys.argv[2:]:

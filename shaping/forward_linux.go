@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pltlab/pltlab/internal/cpushield"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/emu"
@@ -123,6 +124,7 @@ func (f *forwarder) now() time.Duration { return time.Since(f.base) }
 // run is the forwarding loop; it returns when stop is set and wake is signalled.
 func (f *forwarder) run() {
 	runtime.LockOSThread() // never unlocked: the tuned thread exits with the goroutine
+	cpushield.PinThread()  // onto the CPU kept for the emulator, under --shield-cpu
 	f.tid.Store(int32(unix.Gettid()))
 	nameThread()
 	TuneThread(f.rt)

@@ -58,8 +58,11 @@ func stopIdlePoll() {
 // watchers. A command calls begin once its input is validated and before it sets anything
 // up, so that bad input is refused with nothing started.
 type measureSetup struct {
-	mode  idlepoll.Mode                             // --idle-poll, set by the root command
-	start func(*cobra.Command, idlepoll.Mode) error // startIdlePoll; tests record the call
+	mode idlepoll.Mode // --idle-poll, set by the root command
+	// shield is the CPU --shield-cpu keeps for the emulator, -1 for none (set by the root
+	// command once the value is validated).
+	shield int
+	start  func(*cobra.Command, idlepoll.Mode) error // startIdlePoll; tests record the call
 	// probe says whether this machine can open a link of a spec's shaper before anything is
 	// set up (shaping.Available: sch_netem for shaper=netem); tests give a kernel of their
 	// choice. A nil setup or probe asks the kernel (shaping.Available).
@@ -69,7 +72,7 @@ type measureSetup struct {
 // newMeasureSetup returns the set-up main uses: startIdlePoll and the kernel's own answer
 // (shaping.Available).
 func newMeasureSetup() *measureSetup {
-	return &measureSetup{start: startIdlePoll, probe: shaping.Available}
+	return &measureSetup{start: startIdlePoll, probe: shaping.Available, shield: -1}
 }
 
 // available reports whether this machine can open a link of spec's shaper (probe).
@@ -83,6 +86,14 @@ func (s *measureSetup) available(spec linkspec.Spec) error {
 // begin makes the set-up for cmd, whose input has been validated.
 func (s *measureSetup) begin(cmd *cobra.Command) error {
 	raiseProcsForLink() // the forwarders need Ps of their own next to server and browser driver
+	if !onlyPlans(cmd) {
+		recoverShield()
+		if s.shield >= 0 {
+			if err := startShield(s.shield); err != nil {
+				return err
+			}
+		}
+	}
 	return s.start(cmd, s.mode)
 }
 

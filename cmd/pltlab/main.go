@@ -55,8 +55,10 @@ func run() int {
 	// A second interrupt exits at once: delete this process's namespaces and devices by name.
 	onForcedExit(shaping.Teardown)
 	onForcedExit(stopIdlePoll)
+	onForcedExit(stopShield)
 	err = newRootCmd().ExecuteContext(ctx)
 	stopIdlePoll()
+	stopShield()
 	if errors.Is(err, errRootless) {
 		stop()
 		return runRootless()

@@ -2,11 +2,13 @@ package main
 
 import (
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pltlab/pltlab/internal/cpushield"
 	"github.com/pltlab/pltlab/internal/idlepoll"
 )
 
@@ -33,7 +35,7 @@ func newRootCmd() *cobra.Command { return newRootCmdWith(*newMeasureSetup()) }
 // (shaping.Available; tests give a kernel with or without sch_netem).
 func newRootCmdWith(s measureSetup) *cobra.Command {
 	var verbose bool
-	var idleMode string
+	var idleMode, shieldCPU string
 	setup := &s
 	root := &cobra.Command{
 		Use:   "pltlab",
@@ -55,6 +57,14 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			cpu, on, err := cpushield.ParseFlag(shieldCPU, cpushield.Allowed())
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if on && os.Geteuid() != 0 {
+				return usagef("--shield-cpu %d: needs root (it moves every task of the machine off CPU %d)", cpu, cpu)
+			}
+			setup.shield = cpu
 			if needsRootless(cmd) {
 				return errRootless // main runs the command again inside user namespaces
 			}
@@ -74,6 +84,7 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 	root.SetVersionTemplate("pltlab {{.Version}}\n")
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log debug messages to stderr")
 	root.PersistentFlags().StringVar(&idleMode, "idle-poll", string(idlepoll.Auto), idlePollFlag)
+	root.PersistentFlags().StringVar(&shieldCPU, "shield-cpu", "off", shieldFlag)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%v (see '%s --help')", err, c.CommandPath())
 	})

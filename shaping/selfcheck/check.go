@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/cpushield"
 	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/internal/quantity"
@@ -79,6 +80,7 @@ func Run(ctx context.Context, l shaping.Link, opts Options) (res result.LinkChec
 	defer func() {
 		res.HostBusyPct, res.HostStealPct = span.End()
 		res.IdlePollCPUs = idlepoll.Active()
+		res.ShieldCPU = cpushield.CPU()
 	}()
 	steps := []func(context.Context) error{c.hostOverhead, c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.faults}
 	for _, step := range steps {

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pltlab/pltlab/internal/cpushield"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/internal/rtwait"
 	"golang.org/x/sys/unix"
@@ -295,8 +296,12 @@ func pinThread(cpu int) (restore func()) {
 	return func() { unix.SchedSetaffinity(0, &old) }
 }
 
-// probeCPU is the CPU the paired probes run on: the lowest this process may use.
+// probeCPU is the CPU the paired probes run on: the CPU kept for the emulator under
+// --shield-cpu (package cpushield), else the lowest this process may use.
 func probeCPU() int {
+	if cpu, ok := cpushield.Current(); ok {
+		return cpu
+	}
 	var set unix.CPUSet
 	if unix.SchedGetaffinity(0, &set) != nil {
 		return -1
