@@ -10,6 +10,7 @@ import (
 
 	"github.com/pltlab/pltlab/internal/testenv"
 	"github.com/pltlab/pltlab/interop"
+	"github.com/pltlab/pltlab/interop/matrix"
 	"github.com/pltlab/pltlab/server"
 )
 
@@ -44,7 +45,7 @@ func TestIntegrationProbes(t *testing.T) {
 				testenv.Require(t, server.Ngtcp2Binary)
 			}
 			info := startH3(t, stack)
-			target := interop.Target{Addr: info.Addr("h3"), ServerName: info.Host, Window: 3 * time.Second}
+			target := interop.Target{Addr: info.Addr("h3"), ServerName: info.Host, Window: 3 * time.Second, Path: matrix.FlowPath(stack)}
 			t.Logf("server %s", info.QUICStack)
 			for _, c := range interop.Cases {
 				r := interop.Run(context.Background(), c, target)
@@ -144,8 +145,9 @@ func TestIntegrationProbeSilentServer(t *testing.T) {
 			}
 		}
 	}()
-	target := interop.Target{Addr: pc.LocalAddr().String(), ServerName: "plt.test", Quiet: 300 * time.Millisecond, Window: 300 * time.Millisecond}
-	want := map[string]interop.Outcome{"version-negotiation": interop.Fail, "initial-under-1200": interop.Error, "amplification-limit": interop.Error, "stateless-reset": interop.Unsupported}
+	target := interop.Target{Addr: pc.LocalAddr().String(), ServerName: "plt.test", Quiet: 300 * time.Millisecond, Window: 300 * time.Millisecond, Path: "/big"}
+	want := map[string]interop.Outcome{"version-negotiation": interop.Fail, "initial-under-1200": interop.Error, "amplification-limit": interop.Error, "stateless-reset": interop.Unsupported,
+		"ack-only": interop.Error, "flow-control": interop.Error}
 	for _, c := range interop.Cases {
 		r := interop.Run(context.Background(), c, target)
 		if r.Outcome != want[c.Name] || !strings.Contains(r.Reason, "no answer") && !strings.Contains(r.Reason, "no Stateless Reset") {
