@@ -139,7 +139,7 @@ func TestParseFrames(t *testing.T) {
 		{"close", closeFrame, `[CONNECTION_CLOSE(0x1c) code=0xa frame=0x6 reason="bad"]`, ""},
 		{"ping handshake_done", []byte{FramePing, FrameHandshakeDone}, "[PING HANDSHAKE_DONE]", ""},
 		{"new token", []byte{FrameNewToken, 2, 'a', 'b'}, "[NEW_TOKEN len=2]", ""},
-		{"unknown type", []byte{FramePing, 0x08}, "[PING]", "not parsed"},
+		{"unknown type", []byte{FramePing, 0x21}, "[PING]", "not parsed"},
 		{"crypto truncated", []byte{FrameCrypto, 0, 10, 1}, "[]", "truncated"},
 		{"ack range below zero", []byte{FrameACK, 1, 0, 0, 2}, "[]", "beyond largest"},
 	} {
