@@ -144,7 +144,9 @@ func exchangeColumns() []string {
 }
 
 // evolutionColumns are every column of the grid: the probe cases, then the exchange columns.
-func evolutionColumns() []string { return append(slices.Clone(evolutionProbeNames), exchangeColumns()...) }
+func evolutionColumns() []string {
+	return append(slices.Clone(evolutionProbeNames), exchangeColumns()...)
+}
 
 // evolutionProbeNames are the probe cases the evolution study runs, the four of its schedule
 // and its recorded results. The probes that complete a handshake (ack-only, flow-control) are
