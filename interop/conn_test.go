@@ -2,6 +2,7 @@ package interop
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -224,5 +225,23 @@ func TestJudgeFlow(t *testing.T) {
 				t.Errorf("limits %+v", fe)
 			}
 		})
+	}
+}
+
+// TestFlowControlUnsupported: without a path, or without h3 offered, flow-control cannot run and
+// says why, before any socket is opened.
+func TestFlowControlUnsupported(t *testing.T) {
+	c, _ := lookup("flow-control")
+	for _, tc := range []struct {
+		t      Target
+		reason string
+	}{
+		{Target{Addr: "127.0.0.1:9"}, "no path of a resource larger than the flow control limit"},
+		{Target{Addr: "127.0.0.1:9", Path: "/big", ALPN: []string{"hq-interop"}}, "ALPN [hq-interop] offers no h3"},
+	} {
+		r := Run(context.Background(), c, tc.t)
+		if r.Outcome != Unsupported || !strings.Contains(r.Reason, tc.reason) || len(r.Evidence.Datagrams) != 0 {
+			t.Errorf("%+v: %s: %s", tc.t, r.Outcome, r.Reason)
+		}
 	}
 }

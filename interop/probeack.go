@@ -105,7 +105,7 @@ func judgeACKOnly(sent []uint64, replies []rxPacket, control bool) (Outcome, str
 		switch acked := ackedOf(p.Frames, sent); {
 		case AckEliciting(p.Frames):
 			eliciting = append(eliciting, p.PN)
-		case len(acked) > 0 && hasACK(p.Frames):
+		case len(acked) > 0:
 			bad = append(bad, p.PN)
 			evidence = append(evidence, fmt.Sprintf("pn %d %v acknowledges %v", p.PN, frameNames(p.Frames), acked))
 		default:
@@ -120,16 +120,6 @@ func judgeACKOnly(sent []uint64, replies []rxPacket, control bool) (Outcome, str
 		return Error, fmt.Sprintf("no ACK-only answer to the ACK-only packets %v, but no ACK of the PING control either: the silence proves nothing; %s", sent, notes), nil
 	}
 	return Pass, fmt.Sprintf("no packet of only ACK frames answered the ACK-only packets %v; the PING control was acknowledged; %s", sent, notes), nil
-}
-
-// hasACK reports whether fs holds an ACK frame.
-func hasACK(fs []Frame) bool {
-	for _, f := range fs {
-		if f.Type == FrameACK || f.Type == FrameACKECN {
-			return true
-		}
-	}
-	return false
 }
 
 // frameNames lists fs as their String()s.
