@@ -7,7 +7,7 @@ import (
 )
 
 // ACKOnlyRule is ack-only's rule, as RFC 9000 section 13.2.1 states it.
-const ACKOnlyRule = "RFC 9000 sections 13.2.1 and 13.2: packets of only ACK (and PADDING) frames are not ack-eliciting, and an endpoint MUST NOT send a non-ack-eliciting packet in response to a non-ack-eliciting packet (the probe completes a handshake, waits for quiet, sends ACK-only 1-RTT packets and fails the server for any packet of only ACK frames that acknowledges one of them; acknowledging them inside an ack-eliciting packet is allowed; a PING after them must be acknowledged, as the control)"
+const ACKOnlyRule = "RFC 9000 sections 13.2.1 and 13.2: packets of only ACK (and PADDING) frames are not ack-eliciting, and an endpoint MUST NOT send a non-ack-eliciting packet in response to a non-ack-eliciting packet, even if there are packet gaps that precede the received packet (the probe completes a handshake, waits for quiet, skips a packet number, sends ACK-only 1-RTT packets after the gap and fails the server for any packet of only ACK frames that acknowledges one of them; acknowledging them inside an ack-eliciting packet is allowed; a PING after them must be acknowledged, as the control)"
 
 // ACKOnlyCount is how many ACK-only 1-RTT packets ack-only sends, and ACKOnlyGap the time
 // between them: several, so that a server acknowledging every second packet (RFC 9000 section
@@ -17,8 +17,8 @@ const (
 	ACKOnlyGap   = 20 * time.Millisecond
 )
 
-// probeACKOnly completes a handshake (connect), then with the connection quiet sends
-// ACKOnlyCount 1-RTT packets of one ACK frame each (acknowledging the server's packets so far),
+// probeACKOnly completes a handshake (connect), then with the connection quiet skips a packet
+// number (so the server sees a gap before them) and sends ACKOnlyCount 1-RTT packets of one ACK frame each (acknowledging the server's packets so far),
 // ACKOnlyGap apart, watches for t.Quiet, then sends a PING and waits t.Quiet for its
 // acknowledgement, the control; the server's 1-RTT packets from the first ACK-only packet to
 // the PING are judged by judgeACKOnly.
@@ -33,6 +33,7 @@ func probeACKOnly(ctx context.Context, t Target, ev *Evidence) (Outcome, string,
 	}
 	mark := len(s.conn1.rx)
 	ack := AppendACKRanges(nil, s.conn1.ranges(TypeShort))
+	s.conn1.nextPN[TypeShort]++ // a gap before them (RFC 9000 section 12.3 lets a sender skip one)
 	for range ACKOnlyCount {
 		pn, err := s.send1RTT(ack)
 		if err != nil {
