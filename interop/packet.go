@@ -57,8 +57,9 @@ type Header struct {
 }
 
 // ParseHeader parses the first packet of b (RFC 9000 section 17.2 for long headers, 17.3 for
-// short ones, whose DCID length is not on the wire: the probe never gives the server one to
-// use, so it is taken as 0 and the packet as the rest of the datagram).
+// short ones, whose DCID length is not on the wire: it is taken as 0 here, PNOffset 1, and the
+// packet as the rest of the datagram; a caller that knows the connection's IDs moves PNOffset
+// past the DCID, as the probe client does for its 1-RTT packets).
 func ParseHeader(b []byte) (Header, error) {
 	if len(b) < 1 {
 		return Header{}, ErrShortPacket
