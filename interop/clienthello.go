@@ -18,13 +18,26 @@ const (
 	tpInitialSCID          = 0x0f
 )
 
+// Limits are the flow control limits a probe client advertises in its transport parameters
+// (RFC 9000 section 18.2): bytes per connection (initial_max_data) and per stream
+// (initial_max_stream_data_bidi_local for the streams it opens, _bidi_remote for the server's,
+// _uni for the server's unidirectional ones), and how many streams of each kind the server may
+// open (initial_max_streams_bidi and _uni).
+type Limits struct {
+	MaxData, StreamDataBidiLocal, StreamDataBidiRemote, StreamDataUni uint64
+	StreamsBidi, StreamsUni                                           uint64
+}
+
+// DefaultLimits are modest limits: 1 MB per connection, 256 KB per stream, 100 streams of each
+// kind.
+var DefaultLimits = Limits{MaxData: 1 << 20, StreamDataBidiLocal: 256 << 10, StreamDataBidiRemote: 256 << 10, StreamDataUni: 256 << 10, StreamsBidi: 100, StreamsUni: 100}
+
 // TransportParameters encodes the client's transport parameters as the
 // quic_transport_parameters extension carries them: a sequence of (ID, length, value)
 // with varint IDs and lengths (RFC 9000 section 18). It sends
 // initial_source_connection_id = scid (required of every endpoint, section 7.3), a 30 s
-// max_idle_timeout and modest flow control limits (1 MB per connection, 256 KB per stream,
-// 100 streams of each kind).
-func TransportParameters(scid []byte) []byte {
+// max_idle_timeout and the flow control limits l.
+func TransportParameters(scid []byte, l Limits) []byte {
 	var b []byte
 	add := func(id uint64, v []byte) {
 		b = AppendVarint(b, id)
@@ -33,12 +46,12 @@ func TransportParameters(scid []byte) []byte {
 	}
 	num := func(id, v uint64) { add(id, AppendVarint(nil, v)) }
 	num(tpMaxIdleTimeout, 30000)
-	num(tpInitialMaxData, 1<<20)
-	num(tpMaxStreamDataBidiLoc, 256<<10)
-	num(tpMaxStreamDataBidiRem, 256<<10)
-	num(tpMaxStreamDataUni, 256<<10)
-	num(tpMaxStreamsBidi, 100)
-	num(tpMaxStreamsUni, 100)
+	num(tpInitialMaxData, l.MaxData)
+	num(tpMaxStreamDataBidiLoc, l.StreamDataBidiLocal)
+	num(tpMaxStreamDataBidiRem, l.StreamDataBidiRemote)
+	num(tpMaxStreamDataUni, l.StreamDataUni)
+	num(tpMaxStreamsBidi, l.StreamsBidi)
+	num(tpMaxStreamsUni, l.StreamsUni)
 	add(tpInitialSCID, scid)
 	return b
 }
@@ -52,10 +65,10 @@ type Handshake struct {
 }
 
 // NewHandshake starts a TLS 1.3 client handshake for serverName with ALPN alpn and the
-// transport parameters of scid, and returns its ClientHello. Only X25519 is offered (so the
+// transport parameters of scid and limits l, and returns its ClientHello. Only X25519 is offered (so the
 // ClientHello fits one Initial packet; a hybrid post-quantum key share would need two) and the
 // certificate is not verified: the probes test the transport and never carry application data.
-func NewHandshake(ctx context.Context, serverName string, alpn []string, scid []byte) (*Handshake, error) {
+func NewHandshake(ctx context.Context, serverName string, alpn []string, scid []byte, l Limits) (*Handshake, error) {
 	cfg := &tls.Config{
 		ServerName:         serverName,
 		NextProtos:         alpn,
@@ -64,7 +77,7 @@ func NewHandshake(ctx context.Context, serverName string, alpn []string, scid []
 		InsecureSkipVerify: true, // see the doc comment: no data is ever exchanged
 	}
 	c := tls.QUICClient(&tls.QUICConfig{TLSConfig: cfg})
-	c.SetTransportParameters(TransportParameters(scid))
+	c.SetTransportParameters(TransportParameters(scid, l))
 	if err := c.Start(ctx); err != nil {
 		return nil, fmt.Errorf("tls quic client start: %w", err)
 	}
@@ -85,23 +98,37 @@ func NewHandshake(ctx context.Context, serverName string, alpn []string, scid []
 	return h, nil
 }
 
-// ServerHello feeds the server's Initial CRYPTO data (in order) to TLS and returns the
-// server's Handshake traffic secret and the cipher suite once TLS has accepted a ServerHello
-// for this ClientHello and installed the Handshake read keys (RFC 9001 section 4.1.3); nil
-// before that.
-func (h *Handshake) ServerHello(data []byte) (secret []byte, suite uint16, err error) {
-	if err := h.conn.HandleData(tls.QUICEncryptionLevelInitial, data); err != nil {
-		return nil, 0, fmt.Errorf("tls: server Initial data: %w", err)
+// TLSEvents are what TLS did with the handshake data fed to it (RFC 9001 section 4.1.3): the
+// secrets it installed per encryption level for reading (the server's) and writing (the
+// client's), the cipher suite they are for, the handshake bytes it wrote per level (the
+// client's Finished at the Handshake level), and whether the handshake completed.
+type TLSEvents struct {
+	Read, Write map[tls.QUICEncryptionLevel][]byte
+	Suite       uint16
+	Data        map[tls.QUICEncryptionLevel][]byte
+	Done        bool
+}
+
+// Handle feeds the server's CRYPTO data of one encryption level (in order, RFC 9000 section
+// 19.6) to TLS and returns what TLS did with it.
+func (h *Handshake) Handle(level tls.QUICEncryptionLevel, data []byte) (TLSEvents, error) {
+	ev := TLSEvents{Read: map[tls.QUICEncryptionLevel][]byte{}, Write: map[tls.QUICEncryptionLevel][]byte{}, Data: map[tls.QUICEncryptionLevel][]byte{}}
+	if err := h.conn.HandleData(level, data); err != nil {
+		return ev, fmt.Errorf("tls: server %v data: %w", level, err)
 	}
 	for {
 		e := h.conn.NextEvent()
 		switch e.Kind {
 		case tls.QUICNoEvent:
-			return secret, suite, nil
+			return ev, nil
 		case tls.QUICSetReadSecret:
-			if e.Level == tls.QUICEncryptionLevelHandshake {
-				secret, suite = append([]byte(nil), e.Data...), e.Suite
-			}
+			ev.Read[e.Level], ev.Suite = append([]byte(nil), e.Data...), e.Suite
+		case tls.QUICSetWriteSecret:
+			ev.Write[e.Level], ev.Suite = append([]byte(nil), e.Data...), e.Suite
+		case tls.QUICWriteData:
+			ev.Data[e.Level] = append(ev.Data[e.Level], e.Data...)
+		case tls.QUICHandshakeDone:
+			ev.Done = true
 		}
 	}
 }

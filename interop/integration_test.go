@@ -3,6 +3,7 @@ package interop_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/pltlab/pltlab/internal/testenv"
 	"github.com/pltlab/pltlab/interop"
+	"github.com/pltlab/pltlab/interop/matrix"
 	"github.com/pltlab/pltlab/server"
 )
 
@@ -33,7 +35,9 @@ func startH3(t *testing.T, stack string) server.Info {
 
 // TestIntegrationProbes runs every probe against the project's h3 server on each stack here
 // (quic-go in process; ngtcp2's gtlsserver when installed) and checks each verdict against
-// its evidence: the datagrams on the wire, never the outcome alone.
+// its evidence: the datagrams on the wire, never the outcome alone. Both stacks complete the
+// handshake and pass ack-only (no ACK-only answer to ACK-only packets) and flow-control (no
+// STREAM data past the 1000-byte limit on the request stream).
 func TestIntegrationProbes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts servers: skipped with -short")
@@ -44,7 +48,7 @@ func TestIntegrationProbes(t *testing.T) {
 				testenv.Require(t, server.Ngtcp2Binary)
 			}
 			info := startH3(t, stack)
-			target := interop.Target{Addr: info.Addr("h3"), ServerName: info.Host, Window: 3 * time.Second}
+			target := interop.Target{Addr: info.Addr("h3"), ServerName: info.Host, Window: 3 * time.Second, Path: matrix.FlowPath(stack)}
 			t.Logf("server %s", info.QUICStack)
 			for _, c := range interop.Cases {
 				r := interop.Run(context.Background(), c, target)
@@ -108,11 +112,55 @@ func checkEvidence(t *testing.T, r interop.Result) {
 		if len(r.Evidence.VersionsListed) == 0 || !contains(r.Evidence.VersionsListed, "0x00000001") {
 			t.Errorf("VN lists %v, want version 1 among them", r.Evidence.VersionsListed)
 		}
+	case "ack-only":
+		checkACKOnly(t, r.Evidence)
+	case "flow-control":
+		checkFlow(t, r.Evidence)
 	case "initial-under-1200":
 		d := r.Evidence.Datagrams
 		if d[0].Dir != "sent" || d[0].Size != interop.SmallDatagram || d[1].Dir != "sent" || d[1].Size != interop.MinInitialDatagram || len(d) < 3 {
 			t.Errorf("datagrams: want the small Initial, the control, then an answer: %+v", d)
 		}
+	}
+}
+
+// checkACKOnly checks a passing ack-only from its datagrams: a handshake completed, the five
+// ACK-only packets sent (1-RTT, one ACK frame each, their packet numbers the ones recorded),
+// the PING control acknowledged, and no reply counted.
+func checkACKOnly(t *testing.T, e interop.Evidence) {
+	t.Helper()
+	var ackOnly []uint64
+	for _, d := range e.Datagrams {
+		for _, p := range d.Packets {
+			if d.Dir == "sent" && p.Type == interop.TypeShort && p.PN != nil && len(p.Frames) == 1 && strings.HasPrefix(p.Frames[0], "ACK ") && *p.PN >= e.ACKOnlySent[0] {
+				ackOnly = append(ackOnly, *p.PN)
+			}
+		}
+	}
+	if !e.Connected || fmt.Sprint(ackOnly) != fmt.Sprint(e.ACKOnlySent) || len(ackOnly) != interop.ACKOnlyCount || e.ControlAnswered == nil || !*e.ControlAnswered || len(e.ACKOnlyReplies) != 0 {
+		t.Errorf("ack-only evidence: connected %t, ACK-only packets sent %v (recorded %v), control %v, replies %v", e.Connected, ackOnly, e.ACKOnlySent, e.ControlAnswered, e.ACKOnlyReplies)
+	}
+}
+
+// checkFlow checks a passing flow-control from its datagrams: the highest offset + length of the
+// server's STREAM frames on stream 0, read from the frames' descriptions, is the one recorded,
+// above 0 and within the 1000-byte limit.
+func checkFlow(t *testing.T, e interop.Evidence) {
+	t.Helper()
+	var highest uint64
+	for _, d := range e.Datagrams {
+		for _, p := range d.Packets {
+			for _, f := range p.Frames {
+				var off, n uint64
+				if d.Dir == "received" && strings.HasPrefix(f, "STREAM id=0 ") {
+					fmt.Sscanf(f, "STREAM id=0 off=%d len=%d", &off, &n)
+					highest = max(highest, off+n)
+				}
+			}
+		}
+	}
+	if !e.Connected || e.Flow == nil || highest != e.Flow.StreamHighest || highest == 0 || highest > interop.FlowLimits.StreamDataBidiLocal {
+		t.Errorf("flow-control evidence: connected %t, stream 0 up to %d on the wire, recorded %+v", e.Connected, highest, e.Flow)
 	}
 }
 
@@ -144,8 +192,9 @@ func TestIntegrationProbeSilentServer(t *testing.T) {
 			}
 		}
 	}()
-	target := interop.Target{Addr: pc.LocalAddr().String(), ServerName: "plt.test", Quiet: 300 * time.Millisecond, Window: 300 * time.Millisecond}
-	want := map[string]interop.Outcome{"version-negotiation": interop.Fail, "initial-under-1200": interop.Error, "amplification-limit": interop.Error, "stateless-reset": interop.Unsupported}
+	target := interop.Target{Addr: pc.LocalAddr().String(), ServerName: "plt.test", Quiet: 300 * time.Millisecond, Window: 300 * time.Millisecond, Path: "/big"}
+	want := map[string]interop.Outcome{"version-negotiation": interop.Fail, "initial-under-1200": interop.Error, "amplification-limit": interop.Error, "stateless-reset": interop.Unsupported,
+		"ack-only": interop.Error, "flow-control": interop.Error}
 	for _, c := range interop.Cases {
 		r := interop.Run(context.Background(), c, target)
 		if r.Outcome != want[c.Name] || !strings.Contains(r.Reason, "no answer") && !strings.Contains(r.Reason, "no Stateless Reset") {

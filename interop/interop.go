@@ -35,8 +35,13 @@ type Target struct {
 	// DefaultQuiet).
 	Quiet time.Duration
 	// Window is how long the amplification probe watches the server's answer to its one
-	// Initial (default DefaultWindow).
+	// Initial, and how long ack-only and flow-control give the handshake and the server's
+	// answer (default DefaultWindow).
 	Window time.Duration
+	// Path is the HTTP/3 request path (with any query) of a resource the server serves that is
+	// larger than FlowLimits.StreamDataBidiLocal, for flow-control ("": that case is
+	// unsupported; package interop/matrix sets it per server stack).
+	Path string
 }
 
 // Defaults of Target.
@@ -104,10 +109,22 @@ type Evidence struct {
 	TLSError    string `json:"tls_error,omitempty"`
 	// VersionsListed are a Version Negotiation packet's versions (version-negotiation).
 	VersionsListed []string `json:"versions_listed,omitempty"`
-	// ControlAnswered is whether initial-under-1200's control, the valid Initial sent in 1200
-	// bytes on new connection IDs after the undersized one, was answered (RFC 9000 section
-	// 14.1); without that answer the silence before it proves nothing.
+	// ControlAnswered is whether a case's control was answered: initial-under-1200's, the
+	// valid Initial sent in 1200 bytes on new connection IDs after the undersized one (RFC 9000
+	// section 14.1); ack-only's, a PING after its ACK-only packets, acknowledged (section
+	// 13.2.1). Without that answer the silence before it proves nothing.
 	ControlAnswered *bool `json:"control_answered,omitempty"`
+	// Connected is true when the probe completed a handshake: TLS accepted the server's
+	// Finished and the server sent HANDSHAKE_DONE (RFC 9001 section 4.1.2; ack-only,
+	// flow-control).
+	Connected bool `json:"connected,omitempty"`
+	// ACKOnlySent are the packet numbers of ack-only's ACK-only 1-RTT packets, and ACKOnlyReplies
+	// those of the server's packets of only ACK (and PADDING) frames that acknowledge one of them
+	// (RFC 9000 section 13.2.1: each is a non-ack-eliciting packet sent in response to one).
+	ACKOnlySent    []uint64 `json:"ack_only_sent,omitempty"`
+	ACKOnlyReplies []uint64 `json:"ack_only_replies,omitempty"`
+	// Flow is flow-control's account of the server's STREAM data (RFC 9000 section 4.1).
+	Flow *FlowEvidence `json:"flow,omitempty"`
 	// ResetToken is the last 16 bytes of a Stateless Reset, its Stateless Reset Token
 	// (stateless-reset, RFC 9000 section 10.3).
 	ResetToken string `json:"reset_token,omitempty"`
@@ -153,6 +170,8 @@ var Cases = []Case{
 	{Name: "initial-under-1200", Rule: "RFC 9000 section 14.1: a server discards an Initial in a UDP datagram under 1200 bytes (a valid Initial on new IDs is then answered, as the control)", run: probeSmallInitial},
 	{Name: "amplification-limit", Rule: "RFC 9000 section 8.1: before validating the client's address a server sends at most 3 times the bytes it received (the probe sends one 1200-byte Initial and never acknowledges)", run: probeAmplification},
 	{Name: "stateless-reset", Rule: "RFC 9000 sections 10.3 and 10.3.3: a server MAY answer a short-header packet of a connection it does not know with a Stateless Reset; one it sends looks like a short header, is at least 21 bytes and smaller than the packet that triggered it", run: probeStatelessReset},
+	{Name: "ack-only", Rule: ACKOnlyRule, run: probeACKOnly},
+	{Name: "flow-control", Rule: FlowRule, run: probeFlowControl},
 }
 
 // CaseNames lists the names of Cases.

@@ -57,8 +57,9 @@ type Header struct {
 }
 
 // ParseHeader parses the first packet of b (RFC 9000 section 17.2 for long headers, 17.3 for
-// short ones, whose DCID length is not on the wire: the probe never gives the server one to
-// use, so it is taken as 0 and the packet as the rest of the datagram).
+// short ones, whose DCID length is not on the wire: it is taken as 0 here, PNOffset 1, and the
+// packet as the rest of the datagram; a caller that knows the connection's IDs moves PNOffset
+// past the DCID, as the probe client does for its 1-RTT packets).
 func ParseHeader(b []byte) (Header, error) {
 	if len(b) < 1 {
 		return Header{}, ErrShortPacket
@@ -291,4 +292,23 @@ func ReadVarint(b []byte) (uint64, int, error) {
 		v = v<<8 | uint64(c)
 	}
 	return v, n, nil
+}
+
+// BuildShort writes a protected 1-RTT packet (RFC 9000 section 17.3.1): first byte
+// 0x40 | (pnLen-1) (spin and key phase bits 0), dcid, the packet number truncated to pnLen
+// bytes (1..4) and frames, padded with PADDING to the 4-pnLen bytes the header protection
+// sample needs (RFC 9001 section 5.4.2), sealed with k.
+func BuildShort(k *Keys, dcid []byte, pn uint64, pnLen int, frames []byte) ([]byte, error) {
+	if pnLen < 1 || pnLen > 4 || len(dcid) > MaxConnIDLen {
+		return nil, fmt.Errorf("short header: pn length %d, DCID %d bytes", pnLen, len(dcid))
+	}
+	hdr := append([]byte{0x40 | byte(pnLen-1)}, dcid...)
+	for i := pnLen - 1; i >= 0; i-- {
+		hdr = append(hdr, byte(pn>>(8*i)))
+	}
+	payload := frames
+	if min := 4 - pnLen; len(payload) < min {
+		payload = append(payload[:len(payload):len(payload)], make([]byte, min-len(payload))...)
+	}
+	return k.Seal(hdr, pnLen, pn, payload)
 }

@@ -139,7 +139,7 @@ func TestParseFrames(t *testing.T) {
 		{"close", closeFrame, `[CONNECTION_CLOSE(0x1c) code=0xa frame=0x6 reason="bad"]`, ""},
 		{"ping handshake_done", []byte{FramePing, FrameHandshakeDone}, "[PING HANDSHAKE_DONE]", ""},
 		{"new token", []byte{FrameNewToken, 2, 'a', 'b'}, "[NEW_TOKEN len=2]", ""},
-		{"unknown type", []byte{FramePing, 0x08}, "[PING]", "not parsed"},
+		{"unknown type", []byte{FramePing, 0x21}, "[PING]", "not parsed"},
 		{"crypto truncated", []byte{FrameCrypto, 0, 10, 1}, "[]", "truncated"},
 		{"ack range below zero", []byte{FrameACK, 1, 0, 0, 2}, "[]", "beyond largest"},
 	} {
@@ -183,6 +183,8 @@ func FuzzSplitDatagram(f *testing.F) {
 	f.Add(unhex(f, rfcServerPacket))
 	f.Add(unhex(f, "ff000000010008f067a5502a4262b5746f6b656e04a265ba2eff4d829058fb3f0f2496ba"))
 	f.Add(BuildVersionNegotiation([]byte{1}, []byte{2}, []uint32{1}))
+	f.Add(AppendStream(AppendACKRanges(nil, [][2]uint64{{9, 10}, {0, 2}}), 0, 5, []byte("x"), true))
+	f.Add([]byte{FrameNewConnectionID, 1, 0, 2, 7, 7, 15: 0, FrameStreamDataBlocked, 0, 1, FrameResetStream, 0, 1, 2})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		hs, _ := SplitDatagram(b)
 		total := 0

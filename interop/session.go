@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"sort"
 	"time"
 )
 
@@ -20,14 +19,19 @@ type session struct {
 	start time.Time
 	ev    *Evidence
 
+	limits       Limits // the flow control limits its ClientHello advertises
 	dcid, scid   []byte
+	serverCID    []byte // the server's SCID: the DCID of the probe's later packets (RFC 9000 section 7.2)
 	ckeys, skeys *Keys
 	tls          *Handshake
 	hsKeys       *Keys // server Handshake keys, once TLS gave them (AES-128-GCM only)
+	hsWrite      *Keys // the probe's Handshake keys
+	appRead      *Keys // the server's and the probe's 1-RTT keys
+	appWrite     *Keys
 	largest      map[PacketType]int64
-	crypto       map[uint64][]byte // server Initial CRYPTO data by offset, not yet fed to TLS
-	lastRaw      []byte            // the last datagram received
-	cryptoNext   uint64            // the next in-order offset TLS expects
+	crypto       map[PacketType]*cryptoStream // the server's CRYPTO data per space, not yet fed to TLS
+	conn1        connState
+	lastRaw      []byte // the last datagram received
 }
 
 // newSession opens a UDP socket connected to t.Addr with fresh 8-byte connection IDs
@@ -41,7 +45,7 @@ func newSession(t Target, ev *Evidence) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial udp %s: %w", t.Addr, err)
 	}
-	s := &session{conn: conn, start: time.Now(), ev: ev, largest: map[PacketType]int64{}, crypto: map[uint64][]byte{}}
+	s := &session{conn: conn, start: time.Now(), ev: ev, limits: DefaultLimits}
 	if err := s.newIDs(); err != nil {
 		conn.Close()
 		return nil, err
@@ -58,7 +62,9 @@ func (s *session) newIDs() error {
 	var err error
 	s.ckeys, s.skeys, err = InitialKeys(s.dcid)
 	s.largest = map[PacketType]int64{}
-	s.crypto, s.cryptoNext, s.hsKeys = map[uint64][]byte{}, 0, nil
+	s.crypto = map[PacketType]*cryptoStream{TypeInitial: {}, TypeHandshake: {}}
+	s.serverCID, s.hsKeys, s.hsWrite, s.appRead, s.appWrite = nil, nil, nil, nil, nil
+	s.conn1 = newConnState()
 	return err
 }
 
@@ -75,7 +81,7 @@ func (s *session) initial(ctx context.Context, t Target, v uint32, size int) ([]
 	if s.tls != nil {
 		s.tls.Close()
 	}
-	h, err := NewHandshake(ctx, t.ServerName, t.ALPN, s.scid)
+	h, err := NewHandshake(ctx, t.ServerName, t.ALPN, s.scid, s.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +139,9 @@ func (s *session) receive(ctx context.Context, quiet time.Duration, deadline tim
 
 // describe parses the packets of one datagram for the evidence; with fromServer it decrypts
 // the server's Initial packets (RFC 9001 section 5.2) and, once TLS has accepted the
-// ServerHello they carry and given AES-128-GCM Handshake keys, its Handshake packets.
+// ServerHello they carry and given AES-128-GCM Handshake and 1-RTT keys, its Handshake and 1-RTT
+// packets; the probe's own with its keys of each space. A short header's packet number starts
+// after the DCID, the probe's SCID in the server's packets and the server's in the probe's.
 func (s *session) describe(b []byte, k *Keys, fromServer bool) []PacketInfo {
 	hs, err := SplitDatagram(b)
 	var out []PacketInfo
@@ -150,6 +158,14 @@ func (s *session) describe(b []byte, k *Keys, fromServer bool) []PacketInfo {
 			s.open(&pi, k, pkt, h, fromServer)
 		case h.Type == TypeHandshake && fromServer && s.hsKeys != nil:
 			s.open(&pi, s.hsKeys, pkt, h, true)
+		case h.Type == TypeHandshake && !fromServer && s.hsWrite != nil:
+			s.open(&pi, s.hsWrite, pkt, h, false)
+		case h.Type == TypeShort && fromServer && s.appRead != nil:
+			h.PNOffset = 1 + len(s.scid)
+			s.open(&pi, s.appRead, pkt, h, true)
+		case h.Type == TypeShort && !fromServer && s.appWrite != nil:
+			h.PNOffset = 1 + len(s.serverCID)
+			s.open(&pi, s.appWrite, pkt, h, false)
 		case h.Type == TypeHandshake:
 			pi.Note = "not decrypted: no Handshake keys"
 		}
@@ -162,15 +178,15 @@ func (s *session) describe(b []byte, k *Keys, fromServer bool) []PacketInfo {
 }
 
 // open decrypts one packet into pi. For the server's packets (fromServer) it keeps the largest
-// packet number per space, from which the next are recovered (RFC 9000 Appendix A.3), and
-// feeds the CRYPTO data of its Initial packets to TLS (feedTLS); the probe's own packets are
-// decoded as the first of their space.
+// packet number per space, from which the next are recovered (RFC 9000 Appendix A.3), the
+// server's connection ID, what is to be acknowledged (observe), and feeds the CRYPTO data of its
+// Initial and Handshake packets to TLS (feedTLS); the probe's own packets are decoded as the
+// first of their space (the probe writes 4-byte packet numbers).
 func (s *session) open(pi *PacketInfo, k *Keys, pkt []byte, h Header, fromServer bool) {
 	largest, ok := s.largest[h.Type]
 	if !ok || !fromServer {
 		largest = -1
 	}
-	feed := fromServer && h.Type == TypeInitial
 	_, pn, payload, err := k.Open(pkt, h.PNOffset, largest)
 	if err != nil {
 		pi.Note = err.Error()
@@ -183,54 +199,66 @@ func (s *session) open(pi *PacketInfo, k *Keys, pkt []byte, h Header, fromServer
 	fs, err := ParseFrames(payload)
 	for _, f := range fs {
 		pi.Frames = append(pi.Frames, f.String())
-		if feed && f.Type == FrameCrypto {
-			s.crypto[f.Offset] = f.Data
-		}
 	}
 	if err != nil {
 		pi.Note = err.Error()
 	}
-	if feed {
-		s.feedTLS(pi)
+	if !fromServer {
+		return
+	}
+	if s.serverCID == nil && h.Type != TypeShort {
+		s.serverCID = append([]byte(nil), h.SCID...)
+	}
+	s.conn1.observe(h.Type, pn, fs, len(s.ev.Datagrams))
+	if cs := s.crypto[h.Type]; cs != nil {
+		for _, f := range fs {
+			if f.Type == FrameCrypto {
+				cs.add(f.Offset, f.Data)
+			}
+		}
+		s.feedTLS(h.Type)
 	}
 }
 
-// feedTLS gives TLS the server's Initial CRYPTO data that is now contiguous from offset 0
-// (RFC 9000 section 19.6: CRYPTO data is an ordered byte stream) and, when TLS installs
-// Handshake keys for TLS_AES_128_GCM_SHA256, derives the packet keys (RFC 9001 section 5.1).
-func (s *session) feedTLS(pi *PacketInfo) {
-	if s.tls == nil {
+// levels maps the spaces with CRYPTO data to TLS's encryption levels (RFC 9001 section 4).
+var levels = map[PacketType]tls.QUICEncryptionLevel{TypeInitial: tls.QUICEncryptionLevelInitial, TypeHandshake: tls.QUICEncryptionLevelHandshake}
+
+// feedTLS gives TLS the server's CRYPTO data of space pt that is now contiguous (RFC 9000
+// section 19.6: CRYPTO data is an ordered byte stream) and installs what TLS gives back
+// (install).
+func (s *session) feedTLS(pt PacketType) {
+	data := s.crypto[pt].take()
+	if s.tls == nil || len(data) == 0 {
 		return
 	}
-	offs := make([]uint64, 0, len(s.crypto))
-	for o := range s.crypto {
-		offs = append(offs, o)
-	}
-	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
-	var data []byte
-	for _, o := range offs {
-		d := s.crypto[o]
-		if o > s.cryptoNext {
-			break
-		}
-		delete(s.crypto, o)
-		if end := o + uint64(len(d)); end > s.cryptoNext {
-			data = append(data, d[s.cryptoNext-o:]...)
-			s.cryptoNext = end
-		}
-	}
-	if len(data) == 0 {
-		return
-	}
-	secret, suite, err := s.tls.ServerHello(data)
-	switch {
-	case err != nil:
+	e, err := s.tls.Handle(levels[pt], data)
+	if err != nil {
 		s.ev.TLSError = err.Error()
-	case secret != nil:
+		return
+	}
+	s.install(e)
+}
+
+// install records the ServerHello's suite and, for TLS_AES_128_GCM_SHA256 (the only AEAD the
+// probe implements), derives the packet keys of each secret TLS installed (RFC 9001 section
+// 5.1); it keeps the client's handshake data to send and whether the handshake completed.
+func (s *session) install(e TLSEvents) {
+	if e.Read[tls.QUICEncryptionLevelHandshake] != nil {
 		s.ev.ServerHello = true
-		s.ev.CipherSuite = tls.CipherSuiteName(suite)
-		if suite == tls.TLS_AES_128_GCM_SHA256 {
-			s.hsKeys, _ = NewKeys(secret)
+		s.ev.CipherSuite = tls.CipherSuiteName(e.Suite)
+	}
+	if e.Suite != 0 && e.Suite != tls.TLS_AES_128_GCM_SHA256 {
+		return
+	}
+	set := func(k **Keys, secret []byte) {
+		if secret != nil {
+			*k, _ = NewKeys(secret)
 		}
 	}
+	set(&s.hsKeys, e.Read[tls.QUICEncryptionLevelHandshake])
+	set(&s.hsWrite, e.Write[tls.QUICEncryptionLevelHandshake])
+	set(&s.appRead, e.Read[tls.QUICEncryptionLevelApplication])
+	set(&s.appWrite, e.Write[tls.QUICEncryptionLevelApplication])
+	s.conn1.finished = append(s.conn1.finished, e.Data[tls.QUICEncryptionLevelHandshake]...)
+	s.conn1.tlsDone = s.conn1.tlsDone || e.Done
 }

@@ -127,14 +127,14 @@ func evolutionPlan(sc Scale, h Host) Plan {
 	if l := exchangeNotRun(es, h); l != "" {
 		p.NotRun = append(p.NotRun, l)
 	}
-	probes := len(servers) * len(interop.Cases)
+	probes := len(servers) * len(evolutionProbes())
 	arms := probes + len(cells)
 	cost := (time.Duration(probes)*evolutionCaseCost + cellsCost(cells)) / time.Duration(max(arms, 1))
 	// One unit per endpoint (the unit a shard runs whole): its probe cases and its exchange
 	// cells, as client and as server, against the fixed peer.
 	units := make([]CustomUnit, len(servers))
 	for i, s := range servers {
-		units[i] = CustomUnit{Name: s, Experiment: PartExperiment(Evolution, EvolutionPart), Arms: len(interop.Cases)}
+		units[i] = CustomUnit{Name: s, Experiment: PartExperiment(Evolution, EvolutionPart), Arms: len(evolutionProbes())}
 		for _, x := range cells {
 			if x.subject() == s {
 				units[i].Arms++
@@ -184,7 +184,7 @@ func evolutionKeys(servers []string, cells []exCell, reps int) []string {
 	var out []string
 	for rep := range reps {
 		for _, s := range servers {
-			for _, c := range interop.Cases {
+			for _, c := range evolutionProbes() {
 				out = append(out, evolutionKey(s, c.Name, rep))
 			}
 		}
@@ -238,7 +238,7 @@ func runEvolution(ctx context.Context, servers []string, us []int, cells []exCel
 	log := o.Logger
 	log = cmp.Or(log, slog.Default())
 	done := plan.Made(o.Resume, keyed(evolutionKeyOf))
-	scheduled := reps * (len(servers)*len(interop.Cases) + len(cells)) // the whole schedule's, as every shard records it
+	scheduled := reps * (len(servers)*len(evolutionProbes()) + len(cells)) // the whole schedule's, as every shard records it
 	servers = unitsOf(servers, us)
 	cells = slices.DeleteFunc(slices.Clone(cells), func(x exCell) bool { return !slices.Contains(servers, x.subject()) })
 	shard := o.Shard.String() // "" unsharded
@@ -256,7 +256,7 @@ func runEvolution(ctx context.Context, servers []string, us []int, cells []exCel
 	for rep := range reps {
 		for _, s := range servers {
 			var cases []interop.Case
-			for _, c := range interop.Cases {
+			for _, c := range evolutionProbes() {
 				if !done[evolutionKey(s, c.Name, rep)] {
 					cases = append(cases, c)
 				}
@@ -730,7 +730,7 @@ func evolutionSections(e *Support) []Section {
 			versions[sub] = v
 		}
 	}
-	cols := slices.Clone(interop.CaseNames())
+	cols := slices.Clone(evolutionProbeNames)
 	for _, c := range exchangeColumns() {
 		if used[c] {
 			cols = append(cols, c)

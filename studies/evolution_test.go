@@ -240,7 +240,7 @@ func TestEvolutionPlan(t *testing.T) {
 	q := evolutionPlan(Quick, Host{})
 	// 13 servers probed; 4 releases and ngtcp2 in 3 exchange cases, each as client and as server.
 	// And 3 goodput runs a repetition with each of those 4 releases and ngtcp2 as the server.
-	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(interop.Cases)+5*3*2+5*3 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
+	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(evolutionProbes())+5*3*2+5*3 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
 		t.Errorf("quick: %d reps, %d arms", q.Custom.Reps, q.Custom.Arms)
 	}
 	// The probes' 2.8 min (104 x 1.6 s), the exchanges' 5 min (60 x 5 s) and the goodput runs'
@@ -253,7 +253,7 @@ func TestEvolutionPlan(t *testing.T) {
 	}
 	noNgtcp2 := Host{Ngtcp2: errors.New("gtlsserver not found")}
 	s := evolutionPlan(Smoke, noNgtcp2)
-	if s.Custom.Reps != 1 || s.Custom.Arms != 3*len(interop.Cases)+2*2+1 || len(s.NotRun) != 1 || !strings.Contains(s.NotRun[0], "gtlsserver not found") {
+	if s.Custom.Reps != 1 || s.Custom.Arms != 3*len(evolutionProbes())+2*2+1 || len(s.NotRun) != 1 || !strings.Contains(s.NotRun[0], "gtlsserver not found") {
 		t.Errorf("smoke: %d reps, %d arms, not run %v", s.Custom.Reps, s.Custom.Arms, s.NotRun)
 	}
 	// 12 probe cases (19.2 s), 4 exchange cells (20 s), 1 goodput run (13 s).
@@ -282,7 +282,7 @@ func TestEvolutionPlan(t *testing.T) {
 	// Not root: the exchange cells are not scheduled, and the plan says why.
 	noNgtcp2.Exchange = errors.New("the exchange cases' emulated links need root")
 	s = evolutionPlan(Smoke, noNgtcp2)
-	if s.Custom.Arms != 3*len(interop.Cases) || len(s.NotRun) != 2 || !strings.Contains(s.NotRun[1], "exchange cells (v2, each of v0.40.1, v0.66.0 and ngtcp2") ||
+	if s.Custom.Arms != 3*len(evolutionProbes()) || len(s.NotRun) != 2 || !strings.Contains(s.NotRun[1], "exchange cells (v2, each of v0.40.1, v0.66.0 and ngtcp2") ||
 		!strings.Contains(s.NotRun[1], "need root") {
 		t.Errorf("not root: %d arms, not run %q", s.Custom.Arms, s.NotRun)
 	}
@@ -477,7 +477,7 @@ func TestEvolutionShardsByEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Custom.Units) != 13 || p.Custom.Units[0].Name != "quic-go@v0.33.0" || p.Custom.Units[12].Name != matrix.Ngtcp2 ||
-		p.Custom.Units[0].Arms != len(interop.Cases)+3*2+3 || p.Custom.Units[1].Arms != len(interop.Cases) {
+		p.Custom.Units[0].Arms != len(evolutionProbes())+3*2+3 || p.Custom.Units[1].Arms != len(evolutionProbes()) {
 		t.Fatalf("units %+v", p.Custom.Units)
 	}
 	whole := evolutionScheduled(p)

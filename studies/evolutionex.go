@@ -144,7 +144,25 @@ func exchangeColumns() []string {
 }
 
 // evolutionColumns are every column of the grid: the probe cases, then the exchange columns.
-func evolutionColumns() []string { return append(interop.CaseNames(), exchangeColumns()...) }
+func evolutionColumns() []string {
+	return append(slices.Clone(evolutionProbeNames), exchangeColumns()...)
+}
+
+// evolutionProbeNames are the probe cases the evolution study runs, the four of its schedule
+// and its recorded results. The probes that complete a handshake (ack-only, flow-control) are
+// not among them: adding them changes the schedule, its estimate and resumed shards' keys.
+var evolutionProbeNames = []string{"version-negotiation", "initial-under-1200", "amplification-limit", "stateless-reset"}
+
+// evolutionProbes returns the cases of interop.Cases named in evolutionProbeNames, in order.
+func evolutionProbes() []interop.Case {
+	var out []interop.Case
+	for _, c := range interop.Cases {
+		if slices.Contains(evolutionProbeNames, c.Name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // environmental reports an exchange record whose outcome says that this machine could not run
 // the case (no link, no tshark): evidence of nothing about the endpoints.

@@ -73,7 +73,7 @@ some case ended in error (the probe could not tell), 2 on bad input (before anyt
 	fl.StringVar(&f.out, "out", "-", "JSON Lines output file, - for stdout")
 	fl.BoolVar(&f.force, "force", false, "replace an existing --out file")
 	fl.DurationVar(&f.quiet, "quiet", interop.DefaultQuiet, "silence after which a case concludes the server did not answer")
-	fl.DurationVar(&f.window, "window", interop.DefaultWindow, "how long amplification-limit counts the server's bytes")
+	fl.DurationVar(&f.window, "window", interop.DefaultWindow, "how long amplification-limit counts the server's bytes, and how long ack-only and flow-control give the handshake and the answer")
 	return cmd
 }
 
