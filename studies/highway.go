@@ -214,7 +214,7 @@ func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions,
 		for _, a := range armsOn(p) {
 			arms = append(arms, a.flowsArm(o))
 		}
-		err := execute(ctx, flows.ArmPlan{Path: p.key(), Arms: arms, Runs: hs.runs, Duration: hs.duration,
+		err := execute(ctx, flows.ArmExperiment{Path: p.key(), Arms: arms, Runs: hs.runs, Duration: hs.duration,
 			Seed: o.Seed, Version: o.Version, Experiment: PartExperiment(Highway2023, p.name), Scheduled: len(highwayKeys(hs)),
 			SkipLinkCheck: o.SkipLinkCheck, Logger: o.Logger,
 			Done: func(arm string, run int) bool { return done[highwayKey(p.key(), arm, run)] }}, emit)

@@ -50,7 +50,7 @@ type RunOptions struct {
 	units string
 	// executeArms runs one path's arms of a flows study (nil: flows.ExecuteArms); the tests
 	// replace it.
-	executeArms func(context.Context, flows.ArmPlan, func(*result.Record) error) error
+	executeArms func(context.Context, flows.ArmExperiment, func(*result.Record) error) error
 }
 
 // Configs returns the experiments of p.Apply(o), each named PartExperiment(study, part), with
