@@ -92,7 +92,7 @@ type page struct {
 // abandoned and leaves no line, every written line is kept), or with an error naming the links
 // that failed, or at once when w fails (a closed pipe, a full disk). Everything it set up (page
 // directories, links, servers, browsers) is torn down before it returns.
-func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
+func RunPlan(ctx context.Context, p *Schedule, w *result.Writer) (Summary, error) {
 	start := time.Now()
 	c := p.Config.withDefaults()
 	if err := c.Validate(); err != nil {

@@ -16,7 +16,7 @@ import (
 )
 
 // The cost model: the one estimate of wall time that `reproduce --list`, `run --dry-run`, the
-// shard cut (experiment.Plan.Shards, studies) and the cluster jobs' time limits all use. Its
+// shard cut (experiment.Schedule.Shards, studies) and the cluster jobs' time limits all use. Its
 // harness constants are fitted from records by FitCost, pooled over the validation runs of 2026-12-01 (every page-load
 // study's smoke and quick scale on the 2-core development machine, pltlab 8ce0c5c, Chromium 156,
 // load average 0.3-16 from other work; the records, trimmed to what the fit reads, are kept in

@@ -12,7 +12,7 @@ import (
 func (p Plan) Loads() int {
 	n := 0
 	for _, part := range p.Parts {
-		n += len(experiment.Schedule(part.Config))
+		n += len(experiment.Order(part.Config))
 	}
 	return n
 }
@@ -44,7 +44,7 @@ func (p Plan) flowPartRuns() int {
 // plan.LoadOverhead): plan.StartCost, every page-load part's plan's Total and every
 // flow part's plan.EstimateFlows. It derives the part plans; a run's Prepared.Estimate
 // reads those it derived. It fails, naming the part, on a spec that does not parse. To size a
-// finding's missing loads use experiment.NewPlan's Estimate on the part's Config.
+// finding's missing loads use experiment.NewSchedule's Estimate on the part's Config.
 func (p Plan) Estimate() (time.Duration, error) {
 	parts, err := p.partPlans(RunOptions{})
 	if err != nil {
@@ -54,7 +54,7 @@ func (p Plan) Estimate() (time.Duration, error) {
 }
 
 // estimate is Estimate over the part plans parts (unsharded totals: Plan.Total).
-func (p Plan) estimate(parts []*experiment.Plan) (time.Duration, error) {
+func (p Plan) estimate(parts []*experiment.Schedule) (time.Duration, error) {
 	d := plan.StartCost
 	for _, pp := range parts {
 		d += pp.Total()

@@ -87,15 +87,15 @@ type Prepared struct {
 	Options RunOptions
 	// Parts are the page-load parts' experiment plans, in Plan.Parts order; a part the shard
 	// makes no load of has an empty Mine.
-	Parts []*experiment.Plan
+	Parts []*experiment.Schedule
 	// Shard is the shard Options.Shard names (Prepared.Shards), nil when not sharded.
 	Shard *Shard
 }
 
-// Prepare computes the plan once with o: every part's experiment plan (experiment.NewPlan with
+// Prepare computes the plan once with o: every part's experiment plan (experiment.NewSchedule with
 // o's Runs and Seed), cut to o.Shard's share when sharded (Prepared.Shards over the same part
 // plans), then each part set to continue from the records in o.Resume that carry its
-// experiment name (experiment.Plan.Resume; a part without any starts afresh). The error names a
+// experiment name (experiment.Schedule.Resume; a part without any starts afresh). The error names a
 // shard count the plan cannot be split into, a plan that is not shardable, or the part whose
 // records do not match the plan.
 func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
@@ -135,7 +135,7 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 }
 
 // Resume sets every part of the prepared plan to continue from the records in recs that carry
-// its experiment name (experiment.Plan.Resume; a part without any starts afresh) and keeps recs
+// its experiment name (experiment.Schedule.Resume; a part without any starts afresh) and keeps recs
 // as Options.Resume. The error names the part whose records do not match the plan.
 func (pr *Prepared) Resume(recs []*result.Record) error {
 	pr.Options.Resume = recs
@@ -158,10 +158,12 @@ func (pr *Prepared) Resume(recs []*result.Record) error {
 
 // Loads returns the number of page loads the run schedules: every part's loads in the shard,
 // warm-ups included, made before a resume or not.
-func (pr *Prepared) Loads() int { return pr.sum(func(pp *experiment.Plan) int { return len(pp.Mine) }) }
+func (pr *Prepared) Loads() int {
+	return pr.sum(func(pp *experiment.Schedule) int { return len(pp.Mine) })
+}
 
 // sum is the sum of n over the part plans.
-func (pr *Prepared) sum(n func(pp *experiment.Plan) int) int {
+func (pr *Prepared) sum(n func(pp *experiment.Schedule) int) int {
 	total := 0
 	for _, pp := range pr.Parts {
 		total += n(pp)
@@ -226,7 +228,7 @@ func (pr *Prepared) Announce() (string, error) {
 
 // Measured returns the number of measured (not warm-up) page loads the run schedules.
 func (pr *Prepared) Measured() int {
-	return pr.sum(func(pp *experiment.Plan) int {
+	return pr.sum(func(pp *experiment.Schedule) int {
 		n := 0
 		for _, i := range pp.Mine {
 			if !pp.Jobs[i].Warmup {
@@ -239,13 +241,13 @@ func (pr *Prepared) Measured() int {
 
 // partsRun is the number of page-load parts the run makes loads of.
 func (pr *Prepared) partsRun() int {
-	return pr.sum(func(pp *experiment.Plan) int { return min(1, len(pp.Mine)) })
+	return pr.sum(func(pp *experiment.Schedule) int { return min(1, len(pp.Mine)) })
 }
 
 // Left returns the number of page loads the run still has to make: every part's loads in the
 // shard not made before.
 func (pr *Prepared) Left() int {
-	return pr.sum(func(pp *experiment.Plan) int { return len(pp.Left()) })
+	return pr.sum(func(pp *experiment.Schedule) int { return len(pp.Left()) })
 }
 
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the

@@ -17,7 +17,7 @@ import (
 type PartShare struct {
 	// Part indexes Plan.Parts.
 	Part int
-	// Jobs are indexes into experiment.Schedule of the part's Config (ascending): the warm-up
+	// Jobs are indexes into experiment.Order of the part's Config (ascending): the warm-up
 	// blocks of each link the shard brings up and its measured blocks.
 	Jobs []int
 	// Measured counts the Jobs that are not warm-ups.
@@ -69,7 +69,7 @@ type unit struct {
 
 // units lists the plan's work in plan order: every part's measured blocks (Units of its
 // experiment plan, link after link), then every flow part, then the Custom schedule.
-func (p Plan) units(parts []*experiment.Plan) ([]unit, error) {
+func (p Plan) units(parts []*experiment.Schedule) ([]unit, error) {
 	var us []unit
 	for i, pp := range parts {
 		for b, u := range pp.Units(p.Parts[i].Name) {
@@ -95,12 +95,12 @@ func (p Plan) units(parts []*experiment.Plan) ([]unit, error) {
 }
 
 // partPlans computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
-func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
+func (p Plan) partPlans(o RunOptions) ([]*experiment.Schedule, error) {
 	cs := p.Configs(o)
-	out := make([]*experiment.Plan, len(cs))
+	out := make([]*experiment.Schedule, len(cs))
 	for i, c := range cs {
 		c.Shard, c.Subset = plan.Shard{}, nil
-		pp, err := experiment.NewPlan(c)
+		pp, err := experiment.NewSchedule(c)
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 		}
@@ -114,7 +114,7 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
 // consecutive runs of whole units balanced by the cost model (plan.CutPoints, cuts moved to a
 // boundary between links or parts within plan.LinkSnap of the target). Every shard measures something, and makes the warm-up
 // blocks of every link it brings up (so no shard starts cold on a fresh node; see
-// experiment.Plan.Shards), brings up and self-checks its own links, and runs its flow parts whole.
+// experiment.Schedule.Shards), brings up and self-checks its own links, and runs its flow parts whole.
 // Errors: n outside 1..plan.MaxShards or more shards than units, naming the largest useful
 // count; or a plan with a Custom schedule (ErrNotShardable) asked for more than one shard.
 func (pr *Prepared) Shards(n int) ([]Shard, error) { return pr.Plan.shardsOf(pr.Parts, n) }
@@ -135,7 +135,7 @@ func (p Plan) Shardable() error {
 }
 
 // shardsOf is Shards over part plans computed once.
-func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
+func (p Plan) shardsOf(parts []*experiment.Schedule, n int) ([]Shard, error) {
 	us, err := p.units(parts)
 	if err != nil {
 		return nil, err
@@ -166,9 +166,9 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 }
 
 // assemble makes shard sh of the units with indexes idx (ascending): each part's share of its
-// blocks (experiment.Plan.Share: the warm-ups of every link it brings up, then its blocks), the
+// blocks (experiment.Schedule.Share: the warm-ups of every link it brings up, then its blocks), the
 // flow parts, Custom, the unit IDs and the estimate.
-func assemble(us []unit, parts []*experiment.Plan, sh plan.Shard, idx []int) Shard {
+func assemble(us []unit, parts []*experiment.Schedule, sh plan.Shard, idx []int) Shard {
 	s := Shard{Shard: sh, Estimate: plan.StartCost}
 	blocks := map[int][]int{} // part -> its blocks in the shard
 	var order []int
@@ -308,7 +308,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 // (wrapping plan.ErrMixedConfigs): a record of an experiment that is not a part of the plan, of
 // a part's configuration other than the plan's (plans), a plan line of another study or scale,
 // or shards of two counts, naming the file; no sharded line at all.
-func (p Plan) splitSources(plans []*experiment.Plan, srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
+func (p Plan) splitSources(plans []*experiment.Schedule, srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
 	hashes := map[string]string{} // part experiment -> config hash
 	for _, pp := range plans {
 		hashes[pp.Config.Name] = experiment.ConfigHash(pp.Config)
@@ -367,7 +367,7 @@ func (p Plan) splitSources(plans []*experiment.Plan, srcs []plan.Source) (bySrc 
 // whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
 // another number of loads than that share was cut by another version's model and is refused
 // (plan.Miscut, plan.ErrMixedConfigs) rather than judged against a share its shard never had.
-func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.Record) error {
+func (p Plan) sameCut(plans []*experiment.Schedule, shards []Shard, recs []*result.Record) error {
 	r, want := plan.Miscut(recs, len(shards), func(r *result.Record, sh plan.Shard) (int, bool) {
 		part := 0
 		for i, pp := range plans {
@@ -391,7 +391,7 @@ func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.R
 // line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
 // A load counts by plan.HasLoad (a measured load whichever shard made it, a warm-up only the
 // shard's own).
-func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Record) *ShardCheck {
+func (p Plan) owed(plans []*experiment.Schedule, shards []Shard, recs []*result.Record) *ShardCheck {
 	type made struct{ exp, shard string } // a part's flow lines of one shard
 	started := plan.Made(recs, func(r *result.Record) (string, bool) { return r.Shard, r.Shard != "" })
 	flowLines, unitLines := map[made]int{}, map[made]int{}
@@ -461,7 +461,7 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 // plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
 // different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
 // gap are the plan's units no recorded shard holds, in plan order.
-func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result.Record) (shards []Shard, gap []string, recorded bool, err error) {
+func (p Plan) recordedShards(plans []*experiment.Schedule, count int, recs []*result.Record) (shards []Shard, gap []string, recorded bool, err error) {
 	units := map[string][]string{} // shard -> unit IDs as recorded
 	for _, r := range recs {
 		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {

@@ -40,7 +40,7 @@ func cellName(part, link, a, b string) string {
 // of their plan), bring-up and self-check of its link included: the one place a verdict asks
 // the cost model. A spec the model cannot read (refused before any run anyway) costs 0.
 func decideCost(c experiment.Config) time.Duration {
-	p, err := experiment.NewPlan(c)
+	p, err := experiment.NewSchedule(c)
 	if err != nil {
 		return 0
 	}
