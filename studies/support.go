@@ -66,9 +66,9 @@ type PartResult struct {
 }
 
 // Evaluate sorts recs into the plan's parts and analyses each part that has page loads.
-func Evaluate(s *Study, plan Plan, recs []*result.Record) *Support {
-	e := &Support{Study: s, Plan: plan, Records: recs, parts: map[string]*PartResult{}, decided: map[string]int{}}
-	for _, p := range plan.Parts {
+func Evaluate(s *Study, sp Plan, recs []*result.Record) *Support {
+	e := &Support{Study: s, Plan: sp, Records: recs, parts: map[string]*PartResult{}, decided: map[string]int{}}
+	for _, p := range sp.Parts {
 		pr := &PartResult{Part: p}
 		name := PartExperiment(s.Name, p.Name)
 		for _, r := range recs {
