@@ -498,7 +498,7 @@ func TestEvolutionShardsByEndpoint(t *testing.T) {
 		for _, r := range whole {
 			if names[p.Custom.UnitOf(r)] {
 				c := *r
-				c.Shard, c.ShardUnits = pr.Shard.Shard.String(), plan.Digest(pr.Shard.Units)
+				c.Shard, c.ShardUnits = pr.Slice.Shard.String(), plan.Digest(pr.Slice.Units)
 				recs = append(recs, &c)
 			}
 		}

@@ -39,7 +39,7 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 	for k, idx := range cut {
 		sh := assemble(us, plans, plan.Shard{Index: k, Count: n}, idx)
 		digest := plan.Digest(sh.Units)
-		pr := &Prepared{Plan: p, Options: o, Parts: plans, Shard: &sh}
+		pr := &Prepared{Plan: p, Options: o, Parts: plans, Slice: &sh}
 		recs := []*result.Record{pr.StudyPlanLine()}
 		for _, share := range sh.Parts {
 			c := plans[share.Part].Config

@@ -88,8 +88,8 @@ type Prepared struct {
 	// Parts are the page-load parts' experiment plans, in Plan.Parts order; a part the shard
 	// makes no load of has an empty Mine.
 	Parts []*experiment.Schedule
-	// Shard is the shard Options.Shard names (Prepared.Shards), nil when not sharded.
-	Shard *Shard
+	// Slice is the share of the shard Options.Shard names (Prepared.Shards), nil when not sharded.
+	Slice *ShardSlice
 }
 
 // Prepare computes the plan once with o: every part's experiment plan (experiment.NewSchedule with
@@ -116,14 +116,14 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 		if o.Shard.Index < 0 || o.Shard.Index >= len(shards) {
 			return nil, fmt.Errorf("bad shard %s: accepted I/N with 0 <= I < N", o.Shard)
 		}
-		pr.Shard = &shards[o.Shard.Index]
+		pr.Slice = &shards[o.Shard.Index]
 		study := p.Study + "/" + string(p.Scale)
 		for i, pp := range parts {
 			jobs := []int{}
-			if share := pr.Shard.Share(i); share != nil {
+			if share := pr.Slice.Share(i); share != nil {
 				jobs = share.Jobs
 			}
-			if err := pp.Select(o.Shard, study, jobs, pr.Shard.Units); err != nil {
+			if err := pp.Select(o.Shard, study, jobs, pr.Slice.Units); err != nil {
 				return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 			}
 		}
@@ -176,7 +176,7 @@ func (pr *Prepared) sum(n func(pp *experiment.Schedule) int) int {
 func (pr *Prepared) FlowRuns() int {
 	n := 0
 	for i, f := range pr.Plan.Flows {
-		if pr.Shard == nil || slices.Contains(pr.Shard.Flows, i) {
+		if pr.Slice == nil || slices.Contains(pr.Slice.Flows, i) {
 			n += len(f.Mixes) * f.Runs
 		}
 	}
@@ -204,8 +204,8 @@ func (pr *Prepared) Announce() (string, error) {
 	seed := p.Options.Seed
 	seed = cmp.Or(seed, experiment.DefaultSeed)
 	fmt.Fprintf(&b, " seed %d", seed)
-	if pr.Shard != nil {
-		fmt.Fprintf(&b, " shard %s", pr.Shard.Shard)
+	if pr.Slice != nil {
+		fmt.Fprintf(&b, " shard %s", pr.Slice.Shard)
 	}
 	custom := 0
 	if c := p.Custom; c != nil {
@@ -216,7 +216,7 @@ func (pr *Prepared) Announce() (string, error) {
 		fmt.Fprintf(&b, ", %d page loads left after the resume", left)
 	}
 	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", quantity.FormatEstimate(est))
-	if pr.Shard != nil {
+	if pr.Slice != nil {
 		whole, err := p.estimate(pr.Parts)
 		if err != nil {
 			return "", err
@@ -253,8 +253,8 @@ func (pr *Prepared) Left() int {
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the
 // whole plan's (Plan.Estimate of the prepared part plans) otherwise.
 func (pr *Prepared) Estimate() (time.Duration, error) {
-	if pr.Shard != nil {
-		return pr.Shard.Estimate, nil
+	if pr.Slice != nil {
+		return pr.Slice.Estimate, nil
 	}
 	return pr.Plan.estimate(pr.Parts)
 }
@@ -325,7 +325,7 @@ func (p Plan) CheckDevices() error {
 func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experiment.Summary, error) {
 	start := time.Now()
 	var sum experiment.Summary
-	p, o, sh := pr.Plan, pr.Options, pr.Shard
+	p, o, sh := pr.Plan, pr.Options, pr.Slice
 	total := pr.Left()
 	var errs []error
 	if sh != nil {
@@ -419,13 +419,13 @@ func (pr *Prepared) PartLines() []string {
 			pr.Plan.Parts[i].Name, len(pp.Mine), measured, len(pp.Left()), len(c.Pages), len(links), len(c.Arms), pp.Config.Runs, quantity.FormatEstimate(est)))
 	}
 	for i, f := range pr.Plan.Flows {
-		if pr.Shard != nil && !slices.Contains(pr.Shard.Flows, i) {
+		if pr.Slice != nil && !slices.Contains(pr.Slice.Flows, i) {
 			continue
 		}
 		est, _ := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
 		out = append(out, fmt.Sprintf("flows %s: %d mix(es) x %d run(s) of %s on %s, estimated %s", f.Name, len(f.Mixes), f.Runs, f.Duration, f.Link, quantity.FormatEstimate(est)))
 	}
-	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || len(pr.Shard.Custom) > 0) {
+	if c := pr.Plan.Custom; c != nil && (pr.Slice == nil || len(pr.Slice.Custom) > 0) {
 		arms := pr.customArms()
 		out = append(out, fmt.Sprintf("custom: %d repetition(s) x %d run(s), estimated %s", c.Reps, arms, quantity.FormatEstimate(time.Duration(c.Reps*arms)*c.RunCost)))
 	}
@@ -438,13 +438,13 @@ func (pr *Prepared) PartLines() []string {
 // scale's), with ShardUnits their digest. A merge checks every shard's lines against this record,
 // never against a cut recomputed with a later cost model. nil when the run is not sharded.
 func (pr *Prepared) StudyPlanLine() *result.Record {
-	if pr.Shard == nil {
+	if pr.Slice == nil {
 		return nil
 	}
 	p := pr.Plan
 	return &result.Record{Kind: result.KindPlan, Experiment: p.Study, Run: -1, Time: time.Now().UTC(),
-		Shard: pr.Shard.Shard.String(), ShardUnits: plan.Digest(pr.Shard.Units),
-		Plan: &result.PlanLine{Study: p.Study + "/" + string(p.Scale), Units: pr.Shard.Units, Loads: pr.Loads(), Runs: p.Options.Runs, Seed: p.Options.Seed}}
+		Shard: pr.Slice.Shard.String(), ShardUnits: plan.Digest(pr.Slice.Units),
+		Plan: &result.PlanLine{Study: p.Study + "/" + string(p.Scale), Units: pr.Slice.Units, Loads: pr.Loads(), Runs: p.Options.Runs, Seed: p.Options.Seed}}
 }
 
 // writeStudyPlanLine writes pr's StudyPlanLine unless the records it resumes hold one of its
@@ -475,17 +475,17 @@ type ProcessSettings interface {
 // customUnits returns the units of the Custom schedule the run makes (indexes into
 // Custom.Units): nil, all of them, when it is not sharded or the schedule has no units.
 func (pr *Prepared) customUnits() []int {
-	if pr.Shard == nil || slices.Contains(pr.Shard.Custom, CustomAll) {
+	if pr.Slice == nil || slices.Contains(pr.Slice.Custom, CustomAll) {
 		return nil
 	}
-	return pr.Shard.Custom
+	return pr.Slice.Custom
 }
 
 // customArms returns the Custom schedule's runs per repetition that the run makes (0 when a
 // shard runs none of it).
 func (pr *Prepared) customArms() int {
 	c := pr.Plan.Custom
-	if c == nil || pr.Shard != nil && len(pr.Shard.Custom) == 0 {
+	if c == nil || pr.Slice != nil && len(pr.Slice.Custom) == 0 {
 		return 0
 	}
 	units := pr.customUnits()

@@ -26,8 +26,9 @@ type PartShare struct {
 	Links []int
 }
 
-// Shard is one shard of a study's plan (Prepared.Shards).
-type Shard struct {
+// ShardSlice is one shard's share of a study's plan (Prepared.Shards), as experiment.ShardSlice
+// is of one experiment's schedule.
+type ShardSlice struct {
 	// Shard names it, "I/N".
 	Shard plan.Shard
 	// Parts are the page-load parts it makes loads of, in plan order.
@@ -46,7 +47,7 @@ type Shard struct {
 }
 
 // Share returns the shard's share of part i (nil when it makes no load of it).
-func (s Shard) Share(i int) *PartShare {
+func (s ShardSlice) Share(i int) *PartShare {
 	for k := range s.Parts {
 		if s.Parts[k].Part == i {
 			return &s.Parts[k]
@@ -117,7 +118,7 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Schedule, error) {
 // experiment.Schedule.Shards), brings up and self-checks its own links, and runs its flow parts whole.
 // Errors: n outside 1..plan.MaxShards or more shards than units, naming the largest useful
 // count; or a plan with a Custom schedule (ErrNotShardable) asked for more than one shard.
-func (pr *Prepared) Shards(n int) ([]Shard, error) { return pr.Plan.shardsOf(pr.Parts, n) }
+func (pr *Prepared) Shards(n int) ([]ShardSlice, error) { return pr.Plan.shardsOf(pr.Parts, n) }
 
 // ErrNotShardable is returned (wrapped) when a study's plan cannot be split into shards: its
 // Custom schedule has no units (CustomPart.Units) and runs whole in one process.
@@ -135,7 +136,7 @@ func (p Plan) Shardable() error {
 }
 
 // shardsOf is Shards over part plans computed once.
-func (p Plan) shardsOf(parts []*experiment.Schedule, n int) ([]Shard, error) {
+func (p Plan) shardsOf(parts []*experiment.Schedule, n int) ([]ShardSlice, error) {
 	us, err := p.units(parts)
 	if err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func (p Plan) shardsOf(parts []*experiment.Schedule, n int) ([]Shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Shard, n)
+	out := make([]ShardSlice, n)
 	for k, idx := range cut {
 		out[k] = assemble(us, parts, plan.Shard{Index: k, Count: n}, idx)
 	}
@@ -168,8 +169,8 @@ func (p Plan) shardsOf(parts []*experiment.Schedule, n int) ([]Shard, error) {
 // assemble makes shard sh of the units with indexes idx (ascending): each part's share of its
 // blocks (experiment.Schedule.Share: the warm-ups of every link it brings up, then its blocks), the
 // flow parts, Custom, the unit IDs and the estimate.
-func assemble(us []unit, parts []*experiment.Schedule, sh plan.Shard, idx []int) Shard {
-	s := Shard{Shard: sh, Estimate: plan.StartCost}
+func assemble(us []unit, parts []*experiment.Schedule, sh plan.Shard, idx []int) ShardSlice {
+	s := ShardSlice{Shard: sh, Estimate: plan.StartCost}
 	blocks := map[int][]int{} // part -> its blocks in the shard
 	var order []int
 	for _, i := range idx {
@@ -367,7 +368,7 @@ func (p Plan) splitSources(plans []*experiment.Schedule, srcs []plan.Source) (by
 // whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
 // another number of loads than that share was cut by another version's model and is refused
 // (plan.Miscut, plan.ErrMixedConfigs) rather than judged against a share its shard never had.
-func (p Plan) sameCut(plans []*experiment.Schedule, shards []Shard, recs []*result.Record) error {
+func (p Plan) sameCut(plans []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) error {
 	r, want := plan.Miscut(recs, len(shards), func(r *result.Record, sh plan.Shard) (int, bool) {
 		part := 0
 		for i, pp := range plans {
@@ -391,7 +392,7 @@ func (p Plan) sameCut(plans []*experiment.Schedule, shards []Shard, recs []*resu
 // line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
 // A load counts by plan.HasLoad (a measured load whichever shard made it, a warm-up only the
 // shard's own).
-func (p Plan) owed(plans []*experiment.Schedule, shards []Shard, recs []*result.Record) *ShardCheck {
+func (p Plan) owed(plans []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) *ShardCheck {
 	type made struct{ exp, shard string } // a part's flow lines of one shard
 	started := plan.Made(recs, func(r *result.Record) (string, bool) { return r.Shard, r.Shard != "" })
 	flowLines, unitLines := map[made]int{}, map[made]int{}
@@ -461,7 +462,7 @@ func (p Plan) owed(plans []*experiment.Schedule, shards []Shard, recs []*result.
 // plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
 // different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
 // gap are the plan's units no recorded shard holds, in plan order.
-func (p Plan) recordedShards(plans []*experiment.Schedule, count int, recs []*result.Record) (shards []Shard, gap []string, recorded bool, err error) {
+func (p Plan) recordedShards(plans []*experiment.Schedule, count int, recs []*result.Record) (shards []ShardSlice, gap []string, recorded bool, err error) {
 	units := map[string][]string{} // shard -> unit IDs as recorded
 	for _, r := range recs {
 		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {
@@ -516,9 +517,9 @@ func (p Plan) recordedShards(plans []*experiment.Schedule, count int, recs []*re
 	case len(cov.Twice) > 0:
 		return nil, nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", plan.ErrMixedConfigs, abbreviate(cov.Twice, 4))
 	}
-	out := make([]Shard, count)
+	out := make([]ShardSlice, count)
 	for k := range out {
-		out[k] = Shard{Shard: plan.Shard{Index: k, Count: count}}
+		out[k] = ShardSlice{Shard: plan.Shard{Index: k, Count: count}}
 	}
 	for _, m := range ms {
 		if m.Shard.Count != count {

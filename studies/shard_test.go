@@ -520,7 +520,7 @@ func maxShards(p Plan, o RunOptions) (int, error) {
 }
 
 // cutShards is Prepared.Shards of p prepared unsharded with o's Runs and Seed.
-func cutShards(p Plan, n int, o RunOptions) ([]Shard, error) {
+func cutShards(p Plan, n int, o RunOptions) ([]ShardSlice, error) {
 	o.Shard, o.Resume = plan.Shard{}, nil
 	pr, err := p.Prepare(o)
 	if err != nil {
