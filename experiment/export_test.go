@@ -6,7 +6,7 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// Run makes every load of c not in c.Done as RunPlan does: RunPlan of NewSchedule(c).
+// Run makes every load of c not in c.Done as RunSchedule does: RunSchedule of NewSchedule(c).
 func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	if err := c.withDefaults().Validate(); err != nil {
 		return Summary{}, err
@@ -15,5 +15,5 @@ func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	return RunPlan(ctx, p, w)
+	return RunSchedule(ctx, p, w)
 }

@@ -46,7 +46,7 @@ func (p Plan) flowPartRuns() int {
 // reads those it derived. It fails, naming the part, on a spec that does not parse. To size a
 // finding's missing loads use experiment.NewSchedule's Estimate on the part's Config.
 func (p Plan) Estimate() (time.Duration, error) {
-	parts, err := p.partPlans(RunOptions{})
+	parts, err := p.partSchedules(RunOptions{})
 	if err != nil {
 		return 0, err
 	}

@@ -19,7 +19,7 @@ import (
 func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string) time.Duration) []plan.Source {
 	t.Helper()
 	p = p.Apply(o)
-	plans, err := p.partPlans(o)
+	plans, err := p.partSchedules(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,7 +100,7 @@ type Prepared struct {
 // records do not match the plan.
 func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 	p = p.Apply(o)
-	parts, err := p.partPlans(o)
+	parts, err := p.partSchedules(o)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +319,7 @@ func (p Plan) CheckDevices() error {
 }
 
 // RunPrepared runs a prepared plan with its Options' machine settings: its parts' loads left in
-// its shard one part after another (experiment.RunPlan of the part plans as prepared), then its flow parts (the shard's) when a FlowRunner is available, then
+// its shard one part after another (experiment.RunSchedule of the parts' schedules as prepared), then its flow parts (the shard's) when a FlowRunner is available, then
 // its Custom schedule, writing every record to w. A part that fails does not stop the next
 // ones (the errors are joined), except an interrupt (ctx done), which returns at once.
 func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experiment.Summary, error) {
@@ -350,7 +350,7 @@ func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experimen
 				o.Observer(prog)
 			}
 		}
-		s, err := experiment.RunPlan(ctx, pp, w)
+		s, err := experiment.RunSchedule(ctx, pp, w)
 		done += len(pp.Left())
 		sum = addSummary(sum, s)
 		if err != nil {

@@ -95,8 +95,8 @@ func (p Plan) units(parts []*experiment.Schedule) ([]unit, error) {
 	return us, nil
 }
 
-// partPlans computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
-func (p Plan) partPlans(o RunOptions) ([]*experiment.Schedule, error) {
+// partSchedules computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
+func (p Plan) partSchedules(o RunOptions) ([]*experiment.Schedule, error) {
 	cs := p.Configs(o)
 	out := make([]*experiment.Schedule, len(cs))
 	for i, c := range cs {
@@ -257,7 +257,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	if err := p.Shardable(); err != nil {
 		return nil, nil, err
 	}
-	plans, err := p.partPlans(o)
+	plans, err := p.partSchedules(o)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -402,7 +402,7 @@ func runExperiment(cmd *cobra.Command, xp *experiment.Schedule, out string, mode
 	}
 	est, _ := xp.Estimate(left) // the loads still to make, in this shard
 	est += plan.StartCost
-	sum, err := experiment.RunPlan(ctx, xp, result.NewWriter(sink))
+	sum, err := experiment.RunSchedule(ctx, xp, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {
 		if perr := printSummary(summaryTo, recs); perr != nil && !isBrokenPipe(perr) {
