@@ -162,7 +162,7 @@ func (pr *Prepared) Loads() int {
 	return pr.sum(func(pp *experiment.Schedule) int { return len(pp.Mine) })
 }
 
-// sum is the sum of n over the part plans.
+// sum is the sum of n over the parts' schedules.
 func (pr *Prepared) sum(n func(pp *experiment.Schedule) int) int {
 	total := 0
 	for _, pp := range pr.Parts {
@@ -251,7 +251,7 @@ func (pr *Prepared) Left() int {
 }
 
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the
-// whole plan's (Plan.Estimate of the prepared part plans) otherwise.
+// whole plan's (Plan.Estimate of the prepared parts' schedules) otherwise.
 func (pr *Prepared) Estimate() (time.Duration, error) {
 	if pr.Slice != nil {
 		return pr.Slice.Estimate, nil

@@ -56,7 +56,7 @@ func (s ShardSlice) Share(i int) *PartShare {
 	return nil
 }
 
-// CustomAll in Shard.Custom stands for the whole of a Custom schedule without units.
+// CustomAll in ShardSlice.Custom stands for the whole of a Custom schedule without units.
 const CustomAll = -1
 
 // unit is one indivisible piece of a study's work (plan.Unit): a measured block of one part's
@@ -64,7 +64,7 @@ const CustomAll = -1
 type unit struct {
 	plan.Unit
 	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
-	block      int // index into the part plan's Units, or -1
+	block      int // index into the part schedule's Units, or -1
 	custom     int // index into Custom.Units (CustomAll: the whole schedule)
 }
 
@@ -110,7 +110,7 @@ func (p Plan) partSchedules(o RunOptions) ([]*experiment.Schedule, error) {
 	return out, nil
 }
 
-// Shards splits the prepared plan into n shards: its part plans as one list of units (every
+// Shards splits the prepared plan into n shards: its parts' schedules as one list of units (every
 // part's measured randomized complete blocks and every flow part, in plan order) cut into n
 // consecutive runs of whole units balanced by the cost model (plan.CutPoints, cuts moved to a
 // boundary between links or parts within plan.LinkSnap of the target). Every shard measures something, and makes the warm-up
@@ -135,7 +135,7 @@ func (p Plan) Shardable() error {
 		p.Study, ErrNotShardable, p.Custom.Runs())
 }
 
-// shardsOf is Shards over part plans computed once.
+// shardsOf is Shards over the parts' schedules computed once.
 func (p Plan) shardsOf(parts []*experiment.Schedule, n int) ([]ShardSlice, error) {
 	us, err := p.units(parts)
 	if err != nil {
@@ -237,7 +237,7 @@ type ShardCheck struct {
 	// Duplicates counts the lines read twice and kept once (plan.Merge): the same shard's
 	// file given twice, which the merge says rather than drops silently.
 	Duplicates int
-	// Estimate is the cost model's time of the whole plan in one process, from the part plans
+	// Estimate is the cost model's time of the whole plan in one process, from the parts' schedules
 	// the merge derived (Plan.Estimate).
 	Estimate time.Duration
 }
