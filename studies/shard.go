@@ -257,11 +257,11 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	if err := p.Shardable(); err != nil {
 		return nil, nil, err
 	}
-	plans, err := p.partSchedules(o)
+	scheds, err := p.partSchedules(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	bySrc, order, count, err := p.splitSources(plans, srcs)
+	bySrc, order, count, err := p.splitSources(scheds, srcs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -275,18 +275,18 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 		out = append(out, m.Records...)
 		dups += m.Duplicates
 	}
-	shards, gap, recorded, err := p.recordedShards(plans, count, out)
+	shards, gap, recorded, err := p.recordedShards(scheds, count, out)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !recorded {
-		if err := p.sameCut(plans, shards, out); err != nil {
+		if err := p.sameCut(scheds, shards, out); err != nil {
 			return nil, nil, err
 		}
 	}
-	check := p.owed(plans, shards, out)
+	check := p.owed(scheds, shards, out)
 	check.Count, check.Duplicates = count, dups
-	if check.Estimate, err = p.estimate(plans); err != nil {
+	if check.Estimate, err = p.estimate(scheds); err != nil {
 		return nil, nil, err
 	}
 	if recorded && len(check.Missing) == 0 && len(gap) > 0 {
@@ -307,11 +307,11 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 // splitSources sorts the shards' records by experiment (bySrc, in order of first appearance),
 // each source's kept apart for plan.Merge, and returns the shard count they carry. Errors
 // (wrapping plan.ErrMixedConfigs): a record of an experiment that is not a part of the plan, of
-// a part's configuration other than the plan's (plans), a plan line of another study or scale,
+// a part's configuration other than the plan's (scheds), a plan line of another study or scale,
 // or shards of two counts, naming the file; no sharded line at all.
-func (p Plan) splitSources(plans []*experiment.Schedule, srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
+func (p Plan) splitSources(scheds []*experiment.Schedule, srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
 	hashes := map[string]string{} // part experiment -> config hash
-	for _, pp := range plans {
+	for _, pp := range scheds {
 		hashes[pp.Config.Name] = experiment.ConfigHash(pp.Config)
 	}
 	flowParts := map[string]bool{}
@@ -368,10 +368,10 @@ func (p Plan) splitSources(plans []*experiment.Schedule, srcs []plan.Source) (by
 // whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
 // another number of loads than that share was cut by another version's model and is refused
 // (plan.Miscut, plan.ErrMixedConfigs) rather than judged against a share its shard never had.
-func (p Plan) sameCut(plans []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) error {
+func (p Plan) sameCut(scheds []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) error {
 	r, want := plan.Miscut(recs, len(shards), func(r *result.Record, sh plan.Shard) (int, bool) {
 		part := 0
-		for i, pp := range plans {
+		for i, pp := range scheds {
 			if pp.Config.Name == r.Experiment {
 				part = i
 			}
@@ -392,7 +392,7 @@ func (p Plan) sameCut(plans []*experiment.Schedule, shards []ShardSlice, recs []
 // line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
 // A load counts by plan.HasLoad (a measured load whichever shard made it, a warm-up only the
 // shard's own).
-func (p Plan) owed(plans []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) *ShardCheck {
+func (p Plan) owed(scheds []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) *ShardCheck {
 	type made struct{ exp, shard string } // a part's flow lines of one shard
 	started := plan.Made(recs, func(r *result.Record) (string, bool) { return r.Shard, r.Shard != "" })
 	flowLines, unitLines := map[made]int{}, map[made]int{}
@@ -414,7 +414,7 @@ func (p Plan) owed(plans []*experiment.Schedule, shards []ShardSlice, recs []*re
 			continue
 		}
 		for _, share := range s.Parts {
-			pp := plans[share.Part]
+			pp := scheds[share.Part]
 			done := plan.MadeLoads(recs, func(r *result.Record) bool { return r.Experiment == pp.Config.Name })
 			missing := 0
 			for _, i := range share.Jobs {
@@ -462,7 +462,7 @@ func (p Plan) owed(plans []*experiment.Schedule, shards []ShardSlice, recs []*re
 // plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
 // different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
 // gap are the plan's units no recorded shard holds, in plan order.
-func (p Plan) recordedShards(plans []*experiment.Schedule, count int, recs []*result.Record) (shards []ShardSlice, gap []string, recorded bool, err error) {
+func (p Plan) recordedShards(scheds []*experiment.Schedule, count int, recs []*result.Record) (shards []ShardSlice, gap []string, recorded bool, err error) {
 	units := map[string][]string{} // shard -> unit IDs as recorded
 	for _, r := range recs {
 		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {
@@ -472,7 +472,7 @@ func (p Plan) recordedShards(plans []*experiment.Schedule, count int, recs []*re
 		}
 	}
 	if len(units) == 0 {
-		shards, err = p.shardsOf(plans, count)
+		shards, err = p.shardsOf(scheds, count)
 		return shards, nil, false, err
 	}
 	digests := map[string]string{}
@@ -491,7 +491,7 @@ func (p Plan) recordedShards(plans []*experiment.Schedule, count int, recs []*re
 			return nil, nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
 		}
 	}
-	us, err := p.units(plans)
+	us, err := p.units(scheds)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -530,7 +530,7 @@ func (p Plan) recordedShards(plans []*experiment.Schedule, count int, recs []*re
 			idx[i] = index[id]
 		}
 		slices.Sort(idx)
-		out[m.Shard.Index] = assemble(us, plans, m.Shard, idx)
+		out[m.Shard.Index] = assemble(us, scheds, m.Shard, idx)
 	}
 	return out, cov.Uncovered, true, nil
 }
