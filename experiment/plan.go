@@ -93,7 +93,7 @@ func NewSchedule(c Config) (*Schedule, error) {
 }
 
 // Select makes the loads of shard sh with the given indexes into Jobs (a study's share of the
-// experiment, planned over several experiments at once) the plan's own: it sets Config.Shard,
+// experiment, planned over several experiments at once) the schedule's own: it sets Config.Shard,
 // Config.Subset, Config.Study (as "STUDY/SCALE"), Config.Units (the IDs of every unit the
 // study's shard was given, which its plan line records) and Mine. An index outside the schedule
 // is an error.
@@ -109,7 +109,7 @@ func (p *Schedule) Select(sh plan.Shard, study string, jobs []int, units []strin
 	return nil
 }
 
-// Resume sets the plan to continue the interrupted experiment whose records are recs (see
+// Resume sets the schedule to continue the interrupted experiment whose records are recs (see
 // ResumeFrom): Config takes the experiment's name and Config.Done the loads already made. The
 // errors are ResumeFrom's.
 func (p *Schedule) Resume(recs []*result.Record) error {
@@ -170,9 +170,9 @@ func (p *Schedule) cost(idx []int) time.Duration {
 	return d
 }
 
-// cutBlocks returns the plan's measured blocks in schedule order (link after link) and per link
+// cutBlocks returns the schedule's measured blocks in schedule order (link after link) and per link
 // its entry (LinkEntry), from the schedule's layout (plan.Layout) and its costs: the units every
-// shard plan (Shards, a study's shards) cuts (Units) and assembles (Share).
+// sharding (Shards, a study's shards) cuts (Units) and assembles (Share).
 func (p *Schedule) cutBlocks() ([]Block, []LinkEntry) {
 	y := plan.Layout{Cells: p.cells(), Warmup: p.c.Warmup, Runs: p.c.Runs}
 	var blocks []Block
@@ -188,7 +188,7 @@ func (p *Schedule) cutBlocks() ([]Block, []LinkEntry) {
 	return blocks, entries
 }
 
-// Units returns the plan's measured blocks as the units a shard cut gives out (plan.Cut), in
+// Units returns the schedule's measured blocks as the units a shard cut gives out (plan.Cut), in
 // schedule order: unit ID plan.BlockID("", link, block), Cost the block's, Entry the link's
 // bring-up and warm-ups (LinkEntry), Boundary on each link's first block. part names the
 // experiment's units when it is one part of a study ("" for a lone experiment).

@@ -83,7 +83,7 @@ type page struct {
 	archive  *pages.Archive // the HAR replayed for a "har:FILE" page (dir is then ""), else nil
 }
 
-// RunSchedule makes the loads of p.Left() (its shard's, not made before), from the plan as computed
+// RunSchedule makes the loads of p.Left() (its shard's, not made before), from the schedule as computed
 // (nothing is scheduled, cut or resumed again), and writes one line per load to w: its record,
 // or a harness_error line when the harness could not make it (also for every load of a link
 // that failed its self-check or whose harness failed maxHarnessFailures times in a row), plus

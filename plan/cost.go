@@ -51,7 +51,7 @@ const (
 	// within about 0.5 s of the line.
 	LinkCheckBase = 1200 * time.Millisecond
 	// LinkUpCost is the bring-up of a link without a self-check (a "none" link, or any link with
-	// --no-link-check: the shard plan counts LinkCheckTime for shaped ones all the same). Fit:
+	// --no-link-check: the sharding counts LinkCheckTime for shaped ones all the same). Fit:
 	// gap between the last load and the first flow run of a carlucci2015 quick run whose flow
 	// link was brought up without a check (pltlab a9b0be5, 0.5 s).
 	LinkUpCost = 500 * time.Millisecond
