@@ -108,7 +108,7 @@ type Sweep struct {
 	Exclusive bool
 }
 
-// Estimates is the cost model's view of a sweep (experiment.Plan.Shards, studies.Prepared.Shards).
+// Estimates is the cost model's view of a sweep (experiment.Schedule.Shards, studies.Prepared.Shards).
 type Estimates struct {
 	// Loads is the number of page loads of the whole sweep, warm-ups included once.
 	Loads int
@@ -176,8 +176,8 @@ func (s *Sweep) plan() (Estimates, error) {
 		}
 	} else {
 		c := s.Config
-		c.Shard, c.Subset = plan.Shard{}, nil // the whole schedule's plan, cut once
-		whole, err := experiment.NewPlan(c)
+		c.Shard, c.Subset = plan.Shard{}, nil // the whole schedule, cut once
+		whole, err := experiment.NewSchedule(c)
 		if err != nil {
 			return e, err
 		}
@@ -186,8 +186,8 @@ func (s *Sweep) plan() (Estimates, error) {
 			return e, err
 		}
 		e.Loads, e.Total = p.Loads, p.Estimate+plan.StartCost
-		for _, part := range p.Parts {
-			e.Shards = append(e.Shards, part.Estimate+plan.StartCost)
+		for _, sl := range p.Slices {
+			e.Shards = append(e.Shards, sl.Estimate+plan.StartCost)
 		}
 	}
 	longest := e.Longest()

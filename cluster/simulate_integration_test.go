@@ -180,7 +180,7 @@ func checkMerged(t *testing.T, c experiment.Config, merged string) {
 			got[fmt.Sprintf("%s|%s|%s|%s", r.Page.Spec, r.Link.Spec, r.Protocol, r.Mode)]++
 		}
 	}
-	jobs := experiment.Schedule(c)
+	jobs := experiment.Order(c)
 	for _, j := range jobs {
 		if !j.Warmup {
 			want[fmt.Sprintf("%s|%s|%s|%s", c.Pages[j.Page], c.Links[j.Link], j.Arm.Protocol, j.Arm.Mode)]++

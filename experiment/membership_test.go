@@ -17,7 +17,7 @@ import (
 // one valid load per job, every line carrying the shard and its units' digest.
 func recordedShards(t *testing.T, c Config, n int) [][]*result.Record {
 	t.Helper()
-	p, err := NewPlan(c)
+	p, err := NewSchedule(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestCompletenessReadsRecordedMembership(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(today.Parts[0].Jobs) == len(files[0])-1 {
+	if len(today.Slices[0].Jobs) == len(files[0])-1 {
 		t.Fatal("the flat cut gives shard 0 as many loads as today's cut: the test shows nothing")
 	}
 	m, err := plan.Merge(sources(files), plan.MergeOptions{})
@@ -117,13 +117,13 @@ func TestCompletenessReadsRecordedMembership(t *testing.T) {
 func TestShardRecordsItsUnits(t *testing.T) {
 	c := kakhkiLike()
 	c.Shard = plan.Shard{Index: 1, Count: 4}
-	p, err := NewPlan(c)
+	p, err := NewSchedule(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sp, _ := planShards(c, 4)
-	if strings.Join(p.Config.Units, ",") != strings.Join(sp.Parts[1].Units, ",") || len(p.Config.Units) == 0 {
-		t.Fatalf("units %v, the cut's %v", p.Config.Units, sp.Parts[1].Units)
+	if strings.Join(p.Config.Units, ",") != strings.Join(sp.Slices[1].Units, ",") || len(p.Config.Units) == 0 {
+		t.Fatalf("units %v, the cut's %v", p.Config.Units, sp.Slices[1].Units)
 	}
 	jobs, err := plan.BlockJobs(planLine(p.c, 0), p.Config.Units)
 	if err != nil || len(jobs) != len(p.Mine) {
@@ -147,7 +147,7 @@ func TestLineHashIsConfigHash(t *testing.T) {
 		if got, want := plan.LineHash(line.Plan), ConfigHash(cfg); got != want {
 			t.Errorf("LineHash %s, ConfigHash %s for %+v", got, want, cfg.Links)
 		}
-		jobs, pj := Schedule(cfg), plan.LineSchedule(line.Plan)
+		jobs, pj := Order(cfg), plan.LineSchedule(line.Plan)
 		if len(jobs) != len(pj) {
 			t.Fatalf("%d jobs, the plan line's schedule %d", len(jobs), len(pj))
 		}
@@ -166,7 +166,7 @@ func TestShareIsBlockJobs(t *testing.T) {
 	for _, warmup := range []int{0, 1, 2} {
 		c := kakhkiLike()
 		c.Warmup = warmup
-		p, err := NewPlan(c)
+		p, err := NewSchedule(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestShareIsBlockJobs(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, part := range sp.Parts {
+				for _, part := range sp.Slices {
 					jobs, err := plan.BlockJobs(planLine(p.c, 0), part.Units)
 					if err != nil || !slices.Equal(jobs, part.Jobs) {
 						t.Errorf("shard %s: BlockJobs %v (%v), Share %v", part.Shard, jobs, err, part.Jobs)

@@ -23,7 +23,7 @@ func CheckComplete(recs []*result.Record) (*plan.Completeness, error) {
 	if err != nil || recorded {
 		return c, err
 	}
-	whole, err := NewPlan(FromPlan(line.Plan))
+	whole, err := NewSchedule(FromPlan(line.Plan))
 	if err != nil {
 		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
 	}
@@ -34,8 +34,8 @@ func CheckComplete(recs []*result.Record) (*plan.Completeness, error) {
 	if err := samePlan(recs, line.ConfigHash, p); err != nil {
 		return nil, err
 	}
-	owed := make([][]int, len(p.Parts))
-	for k, part := range p.Parts {
+	owed := make([][]int, len(p.Slices))
+	for k, part := range p.Slices {
 		owed[k] = part.Jobs
 	}
 	return plan.Owed(recs, line, owed), nil
@@ -44,9 +44,9 @@ func CheckComplete(recs []*result.Record) (*plan.Completeness, error) {
 // samePlan checks that every plan line of the configuration hash lists as many loads as this
 // pltlab's plan gives its shard (plan.Miscut): the shards are cut by the cost model, so shards
 // cut by another version's model would be judged against shares they never had.
-func samePlan(recs []*result.Record, hash string, p ShardPlan) error {
-	r, want := plan.Miscut(recs, len(p.Parts), func(r *result.Record, sh plan.Shard) (int, bool) {
-		return len(p.Parts[sh.Index].Jobs), r.ConfigHash == hash
+func samePlan(recs []*result.Record, hash string, p Sharding) error {
+	r, want := plan.Miscut(recs, len(p.Slices), func(r *result.Record, sh plan.Shard) (int, bool) {
+		return len(p.Slices[sh.Index].Jobs), r.ConfigHash == hash
 	})
 	if r == nil {
 		return nil

@@ -22,10 +22,10 @@ func fakeShards(t *testing.T, c Config, n int) [][]*result.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := Schedule(c)
+	jobs := Order(c)
 	hash := ConfigHash(c)
 	var out [][]*result.Record
-	for _, p := range sp.Parts {
+	for _, p := range sp.Slices {
 		sc := c
 		sc.Shard = p.Shard
 		recs := []*result.Record{PlanRecord(sc, len(p.Jobs))}
@@ -72,7 +72,7 @@ func TestMergeComplete(t *testing.T) {
 	}
 	got := cellCounts(m.Records)
 	want := map[string]int{}
-	for _, j := range Schedule(c) {
+	for _, j := range Order(c) {
 		if !j.Warmup {
 			want[c.Pages[j.Page]+"|"+c.Links[j.Link]+"|"+j.Arm.Protocol+"|"+string(j.Arm.Mode)]++
 		}

@@ -10,18 +10,18 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// Plan is an experiment's schedule computed once from its configuration and seed: every load in
-// the order to make it (Schedule; a load's index is its run number), the cost model's time of
+// Schedule is an experiment's schedule computed once from its configuration and seed: every load
+// in the order to make it (Order; a load's index is its run number), the cost model's time of
 // each load and of each link's bring-up, and the loads this process makes. Everything that
 // asks which loads, how many or how long is a filter or a sum over that one list: the shard's
-// share (Mine: the cut of Shards, or a study's Subset), what is left after a resume (Resume,
-// Left), the estimates (Estimate, Total) and the shard plans (Shards, Units, Share). Run, `pltlab run
-// --dry-run`, the studies' shards and the cluster jobs all read it.
-type Plan struct {
-	// Config is the experiment as given (Resume sets its Name and Done); the plan's values are
+// slice (Mine: the cut of Shards, or a study's Subset), what is left after a resume (Resume,
+// Left), the estimates (Estimate, Total) and the sharding (Shards, Units, Share). Run, `pltlab
+// run --dry-run`, the studies' shards and the cluster jobs all read it.
+type Schedule struct {
+	// Config is the experiment as given (Resume sets its Name and Done); the schedule's values are
 	// computed with its defaults applied.
 	Config Config
-	// Jobs is Schedule(Config).
+	// Jobs is Order(Config).
 	Jobs []Job
 	// Cost is the cost model's time of each job (EstimateLoad of EstimatePLT), by index.
 	Cost []time.Duration
@@ -29,7 +29,7 @@ type Plan struct {
 	// process: LinkCheckTime or LinkUpCost, and BrowserLaunchCost per page and protocol.
 	Setup []time.Duration
 	// Mine are the indexes into Jobs of this process's loads, ascending: Config.Subset when set
-	// with a shard, the shard's part of Shards, or every load when not sharded.
+	// with a shard, the shard's slice of Shards, or every load when not sharded.
 	Mine []int
 
 	c       Config      // Config with defaults
@@ -37,25 +37,25 @@ type Plan struct {
 	entries []LinkEntry // each link's entry
 }
 
-// derivations counts the plans NewPlan has computed in this process (Derivations).
+// derivations counts the schedules NewSchedule has computed in this process (Derivations).
 var derivations atomic.Int64
 
-// Derivations returns how many plans NewPlan has computed in this process: a study's run derives
+// Derivations returns how many schedules NewSchedule has computed in this process: a study's run derives
 // each part's once (Prepare), and whatever else asks which loads, how many or how long reads
 // those (the test of `reproduce --runs 50` counts them).
 func Derivations() int64 { return derivations.Load() }
 
-// NewPlan computes c's plan: its schedule, the cost of every load and link, and its shard's
-// share. Errors: a page or link spec that does not parse, a shard the schedule cannot be split
+// NewSchedule computes c's schedule: the order of its loads, the cost of every load and link,
+// and its shard's slice. Errors: a page or link spec that does not parse, a shard the schedule cannot be split
 // into (see Shards), or a Subset index outside the schedule.
-func NewPlan(c Config) (*Plan, error) {
+func NewSchedule(c Config) (*Schedule, error) {
 	derivations.Add(1)
-	p := &Plan{Config: c, c: c.withDefaults()}
+	p := &Schedule{Config: c, c: c.withDefaults()}
 	m, err := newCost(p.c)
 	if err != nil {
 		return nil, err
 	}
-	p.Jobs = Schedule(p.c)
+	p.Jobs = Order(p.c)
 	p.Cost = make([]time.Duration, len(p.Jobs))
 	for i, j := range p.Jobs {
 		p.Cost[i] = m.Load(j.Page, j.Link, j.Arm.Protocol, j.Arm.Mode)
@@ -81,8 +81,8 @@ func NewPlan(c Config) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Mine = sp.Parts[sh.Index].Jobs
-		p.Config.Units, p.c.Units = sp.Parts[sh.Index].Units, sp.Parts[sh.Index].Units
+		p.Mine = sp.Slices[sh.Index].Jobs
+		p.Config.Units, p.c.Units = sp.Slices[sh.Index].Units, sp.Slices[sh.Index].Units
 	default:
 		p.Mine = make([]int, len(p.Jobs))
 		for i := range p.Mine {
@@ -93,11 +93,11 @@ func NewPlan(c Config) (*Plan, error) {
 }
 
 // Select makes the loads of shard sh with the given indexes into Jobs (a study's share of the
-// experiment, planned over several experiments at once) the plan's own: it sets Config.Shard,
+// experiment, planned over several experiments at once) the schedule's own: it sets Config.Shard,
 // Config.Subset, Config.Study (as "STUDY/SCALE"), Config.Units (the IDs of every unit the
 // study's shard was given, which its plan line records) and Mine. An index outside the schedule
 // is an error.
-func (p *Plan) Select(sh plan.Shard, study string, jobs []int, units []string) error {
+func (p *Schedule) Select(sh plan.Shard, study string, jobs []int, units []string) error {
 	for _, i := range jobs {
 		if i < 0 || i >= len(p.Jobs) {
 			return fmt.Errorf("shard %s: load %d is outside the schedule of %d loads", sh, i, len(p.Jobs))
@@ -109,10 +109,10 @@ func (p *Plan) Select(sh plan.Shard, study string, jobs []int, units []string) e
 	return nil
 }
 
-// Resume sets the plan to continue the interrupted experiment whose records are recs (see
+// Resume sets the schedule to continue the interrupted experiment whose records are recs (see
 // ResumeFrom): Config takes the experiment's name and Config.Done the loads already made. The
 // errors are ResumeFrom's.
-func (p *Plan) Resume(recs []*result.Record) error {
+func (p *Schedule) Resume(recs []*result.Record) error {
 	c, err := resumeFrom(p.Config, p.Jobs, recs)
 	if err != nil {
 		return err
@@ -124,12 +124,12 @@ func (p *Plan) Resume(recs []*result.Record) error {
 
 // Left returns the indexes into Jobs of the loads of Mine not yet made (plan.Left: not in
 // Config.Done), ascending.
-func (p *Plan) Left() []int { return plan.Left(p.Mine, p.Config.Done) }
+func (p *Schedule) Left() []int { return plan.Left(p.Mine, p.Config.Done) }
 
 // Estimate returns the cost model's time of the loads with the given indexes into Jobs plus one
 // bring-up (Setup) per link they touch, without StartCost. It fails on an index outside the
 // schedule.
-func (p *Plan) Estimate(idx []int) (time.Duration, error) {
+func (p *Schedule) Estimate(idx []int) (time.Duration, error) {
 	seen := map[int]bool{}
 	var d time.Duration
 	for _, i := range idx {
@@ -147,7 +147,7 @@ func (p *Plan) Estimate(idx []int) (time.Duration, error) {
 
 // Total returns the cost model's time of every load of the schedule run in one process (every
 // link brought up once), without StartCost.
-func (p *Plan) Total() time.Duration {
+func (p *Schedule) Total() time.Duration {
 	var d time.Duration
 	for _, s := range p.Setup {
 		d += s
@@ -159,10 +159,10 @@ func (p *Plan) Total() time.Duration {
 }
 
 // cells is the number of (page, arm) cells of a block.
-func (p *Plan) cells() int { return len(p.c.Pages) * len(p.c.Arms) }
+func (p *Schedule) cells() int { return len(p.c.Pages) * len(p.c.Arms) }
 
 // cost is the cost model's time of the loads with the given indexes into Jobs.
-func (p *Plan) cost(idx []int) time.Duration {
+func (p *Schedule) cost(idx []int) time.Duration {
 	var d time.Duration
 	for _, i := range idx {
 		d += p.Cost[i]
@@ -170,10 +170,10 @@ func (p *Plan) cost(idx []int) time.Duration {
 	return d
 }
 
-// cutBlocks returns the plan's measured blocks in schedule order (link after link) and per link
+// cutBlocks returns the schedule's measured blocks in schedule order (link after link) and per link
 // its entry (LinkEntry), from the schedule's layout (plan.Layout) and its costs: the units every
-// shard plan (Shards, a study's shards) cuts (Units) and assembles (Share).
-func (p *Plan) cutBlocks() ([]Block, []LinkEntry) {
+// sharding (Shards, a study's shards) cuts (Units) and assembles (Share).
+func (p *Schedule) cutBlocks() ([]Block, []LinkEntry) {
 	y := plan.Layout{Cells: p.cells(), Warmup: p.c.Warmup, Runs: p.c.Runs}
 	var blocks []Block
 	entries := make([]LinkEntry, len(p.c.Links))
@@ -188,11 +188,11 @@ func (p *Plan) cutBlocks() ([]Block, []LinkEntry) {
 	return blocks, entries
 }
 
-// Units returns the plan's measured blocks as the units a shard cut gives out (plan.Cut), in
+// Units returns the schedule's measured blocks as the units a shard cut gives out (plan.Cut), in
 // schedule order: unit ID plan.BlockID("", link, block), Cost the block's, Entry the link's
 // bring-up and warm-ups (LinkEntry), Boundary on each link's first block. part names the
 // experiment's units when it is one part of a study ("" for a lone experiment).
-func (p *Plan) Units(part string) []plan.Unit {
+func (p *Schedule) Units(part string) []plan.Unit {
 	us := make([]plan.Unit, len(p.blocks))
 	for i, b := range p.blocks {
 		k := i % p.c.Runs
@@ -201,73 +201,73 @@ func (p *Plan) Units(part string) []plan.Unit {
 	return us
 }
 
-// Shards splits the plan into n parts that every shard of a job array computes alike (it depends
-// only on the configuration and the cost model), and each part records its units (Part.Units)
-// so that a merge never recomputes it. The schedule is a sequence of randomized complete blocks,
+// Shards splits the schedule into n slices that every shard of a job array computes alike (it
+// depends only on the configuration and the cost model), and each slice records its units
+// (ShardSlice.Units) so that a merge never recomputes it. The schedule is a sequence of randomized complete blocks,
 // link after link, each link's warm-up blocks first; the measured blocks are cut into n
-// consecutive runs of whole blocks (plan.Cut of Units), so every part keeps the design (every
-// block holds each (page, arm) cell once) and measures something. Every part also makes the
+// consecutive runs of whole blocks (plan.Cut of Units), so every slice keeps the design (every
+// block holds each (page, arm) cell once) and measures something. Every slice also makes the
 // warm-up blocks of each link it brings up (Share), so that no shard measures its first loads
-// cold on a fresh node: a warm-up load is therefore in every part that holds its link (its line
+// cold on a fresh node: a warm-up load is therefore in every slice that holds its link (its line
 // carries the shard, and plan.Merge keeps each shard's). Cuts are placed by the cost model, not
 // by count: cut k goes to the block boundary nearest k/n of the total estimated time, moved to
 // the nearest boundary between links when one lies within plan.LinkSnap of the per-shard target
 // (plan.CutPoints), so that links are split only where balance needs it. Errors: n outside
 // 1..MaxShards, or more shards than measured blocks (links x runs), naming the largest useful
 // count.
-func (p *Plan) Shards(n int) (ShardPlan, error) {
+func (p *Schedule) Shards(n int) (Sharding, error) {
 	c := p.c
 	units := len(c.Links) * c.Runs
 	if n < 1 || n > plan.MaxShards {
-		return ShardPlan{}, fmt.Errorf("bad shard count %d: accepted 1..%d", n, plan.MaxShards)
+		return Sharding{}, fmt.Errorf("bad shard count %d: accepted 1..%d", n, plan.MaxShards)
 	}
 	if n > units {
-		return ShardPlan{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
+		return Sharding{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
 			n, units, len(c.Links), c.Runs, units, units)
 	}
 	us := p.Units("")
 	cut, err := plan.Cut(us, n)
 	if err != nil {
-		return ShardPlan{}, err
+		return Sharding{}, err
 	}
-	sp := ShardPlan{Loads: len(p.Jobs), Estimate: p.Total()}
+	sp := Sharding{Loads: len(p.Jobs), Estimate: p.Total()}
 	for k, idx := range cut {
-		part := p.Share(idx)
-		part.Shard = plan.Shard{Index: k, Count: n}
+		sl := p.Share(idx)
+		sl.Shard = plan.Shard{Index: k, Count: n}
 		for _, u := range idx {
-			part.Units = append(part.Units, us[u].ID)
+			sl.Units = append(sl.Units, us[u].ID)
 		}
-		sp.Parts = append(sp.Parts, part)
+		sp.Slices = append(sp.Slices, sl)
 	}
 	return sp, nil
 }
 
-// Share returns the part of the plan that makes the measured blocks with the given indexes into
+// Share returns the slice of the schedule that makes the measured blocks with the given indexes into
 // Units: Jobs the warm-ups of every link it brings up and the blocks' loads (ascending, each
 // once), Links those links in order of first use, Measured the blocks' loads and Estimate the
 // cost model's time (each link's entry once, every block's cost); Shard and Units are the
 // caller's. It is the one assembly of a shard's loads from the cost model's blocks: Shards and a
 // study's shards (studies.Prepared.Shards, its merge) use it; plan.BlockJobs gives the same loads
 // from a plan line's recorded units.
-func (p *Plan) Share(blocks []int) Part {
-	var part Part
+func (p *Schedule) Share(blocks []int) ShardSlice {
+	var sl ShardSlice
 	for _, b := range blocks {
 		blk := p.blocks[b]
-		if !slices.Contains(part.Links, blk.Link) {
-			part.Links = append(part.Links, blk.Link)
-			part.Estimate += p.entries[blk.Link].Cost
-			part.Jobs = append(part.Jobs, p.entries[blk.Link].Warmups...)
+		if !slices.Contains(sl.Links, blk.Link) {
+			sl.Links = append(sl.Links, blk.Link)
+			sl.Estimate += p.entries[blk.Link].Cost
+			sl.Jobs = append(sl.Jobs, p.entries[blk.Link].Warmups...)
 		}
-		part.Estimate += blk.Cost
-		part.Jobs = append(part.Jobs, blk.Jobs...)
-		part.Measured += len(blk.Jobs)
+		sl.Estimate += blk.Cost
+		sl.Jobs = append(sl.Jobs, blk.Jobs...)
+		sl.Measured += len(blk.Jobs)
 	}
-	slices.Sort(part.Jobs)
-	part.Jobs = slices.Compact(part.Jobs)
-	return part
+	slices.Sort(sl.Jobs)
+	sl.Jobs = slices.Compact(sl.Jobs)
+	return sl
 }
 
-// unsharded returns c without its shard and subset: the whole schedule's plan.
+// unsharded returns c without its shard and subset: the whole schedule.
 func unsharded(c Config) Config {
 	c.Shard, c.Subset = plan.Shard{}, nil
 	return c

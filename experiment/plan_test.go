@@ -21,7 +21,7 @@ func scheduleDigest(jobs []Job) string {
 }
 
 // TestScheduleUnchanged pins the schedule of three configurations to the digests the schedule
-// had before the plan was computed once (NewPlan): the same config and seed give the same loads
+// had before the plan was computed once (NewSchedule): the same config and seed give the same loads
 // in the same order, so the records of a run are byte-identical but for their times and
 // measurements.
 func TestScheduleUnchanged(t *testing.T) {
@@ -35,24 +35,24 @@ func TestScheduleUnchanged(t *testing.T) {
 			Arms: CrossArms([]string{"h1", "h2", "h3"}, []result.Mode{result.Cold, result.Warm}), Runs: 10, Warmup: 1}, "1df9e1162da01402"},
 		{"defaults", Config{Pages: []string{"5x10KB"}, Links: []string{"none", "3g"}, Arms: CrossArms([]string{"h2", "h3"}, []result.Mode{result.Cold})}, "accceeea4bcf9194"},
 	} {
-		if got := scheduleDigest(Schedule(tc.c)); got != tc.want {
+		if got := scheduleDigest(Order(tc.c)); got != tc.want {
 			t.Errorf("%s: schedule digest %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }
 
-// planShards is Plan.Shards of c's whole plan (c without its shard and subset).
-func planShards(c Config, n int) (ShardPlan, error) {
-	p, err := NewPlan(unsharded(c))
+// planShards is Schedule.Shards of c's whole plan (c without its shard and subset).
+func planShards(c Config, n int) (Sharding, error) {
+	p, err := NewSchedule(unsharded(c))
 	if err != nil {
-		return ShardPlan{}, err
+		return Sharding{}, err
 	}
 	return p.Shards(n)
 }
 
-// shardJobs is NewPlan(c).Mine: the loads of c's shard.
+// shardJobs is NewSchedule(c).Mine: the loads of c's shard.
 func shardJobs(c Config) ([]int, error) {
-	p, err := NewPlan(c)
+	p, err := NewSchedule(c)
 	if err != nil {
 		return nil, err
 	}
@@ -61,16 +61,16 @@ func shardJobs(c Config) ([]int, error) {
 
 // estimateJobs is the whole plan's Estimate of the loads idx.
 func estimateJobs(c Config, idx []int) (time.Duration, error) {
-	p, err := NewPlan(unsharded(c))
+	p, err := NewSchedule(unsharded(c))
 	if err != nil {
 		return 0, err
 	}
 	return p.Estimate(idx)
 }
 
-// remaining is the number of loads of c's plan (its shard's) not yet made: NewPlan(c).Left().
+// remaining is the number of loads of c's plan (its shard's) not yet made: NewSchedule(c).Left().
 func remaining(c Config) int {
-	p, err := NewPlan(c)
+	p, err := NewSchedule(c)
 	if err != nil {
 		return 0
 	}
@@ -79,7 +79,7 @@ func remaining(c Config) int {
 
 // estimate is the Total of c's whole plan: every load run in one process.
 func estimate(c Config) (time.Duration, error) {
-	p, err := NewPlan(unsharded(c))
+	p, err := NewSchedule(unsharded(c))
 	if err != nil {
 		return 0, err
 	}

@@ -110,8 +110,8 @@ func TestArchivesReadOnce(t *testing.T) {
 	if _, err := PlanFootprint(c); err != nil {
 		t.Errorf("PlanFootprint: %v", err)
 	}
-	if _, err := NewPlan(c); err != nil {
-		t.Errorf("NewPlan: %v", err)
+	if _, err := NewSchedule(c); err != nil {
+		t.Errorf("NewSchedule: %v", err)
 	}
 	if in := InputFiles(c); len(in) != 1 || in[0].SHA256 != c.Archives["har:"+p].Digest {
 		t.Errorf("inputs %+v, want the digest of the bytes read", in)

@@ -11,14 +11,14 @@ import (
 // ResumeFrom returns c set to continue the interrupted experiment whose records are recs (the
 // output file's): c takes the experiment's name (c.Name must be empty or the same) and Done
 // lists the loads already made (plan.Made: those with a page-load line; a load that left only a
-// harness_error line is made again). Every load line must be the load Schedule(c) puts at its
+// harness_error line is made again). Every load line must be the load Order(c) puts at its
 // run number, and the recorded settings must be c's: otherwise the flags differ from the
 // interrupted run's and the error names the first difference.
 func ResumeFrom(c Config, recs []*result.Record) (Config, error) {
-	return resumeFrom(c, Schedule(c), recs)
+	return resumeFrom(c, Order(c), recs)
 }
 
-// resumeFrom is ResumeFrom with c's schedule computed (Plan.Resume passes its own).
+// resumeFrom is ResumeFrom with c's schedule computed (Schedule.Resume passes its own).
 func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 	c = c.withName(recs)
 	if c.Name == "" {

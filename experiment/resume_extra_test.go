@@ -21,7 +21,7 @@ func TestResumeRefusesChangedInput(t *testing.T) {
 	}
 	c := Config{Pages: []string{"2x10KB"}, Links: []string{"down=trace:" + trace + ",up=10mbit,rtt=20ms"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}),
 		Runs: 2, Name: "t"}
-	jobs := Schedule(c)
+	jobs := Order(c)
 	j := jobs[0]
 	line := func(hash string) *result.Record {
 		return &result.Record{Experiment: "t", Run: 0, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode, Warmup: j.Warmup, Scheduled: len(jobs),

@@ -84,7 +84,7 @@ type page struct {
 	archive  *pages.Archive // the HAR replayed for a "har:FILE" page (dir is then ""), else nil
 }
 
-// RunPlan makes the loads of p.Left() (its shard's, not made before), from the plan as computed
+// RunSchedule makes the loads of p.Left() (its shard's, not made before), from the schedule as computed
 // (nothing is scheduled, cut or resumed again), and writes one line per load to w: its record,
 // or a harness_error line when the harness could not make it (also for every load of a link
 // that failed its self-check or whose harness failed maxHarnessFailures times in a row), plus
@@ -93,7 +93,7 @@ type page struct {
 // abandoned and leaves no line, every written line is kept), or with an error naming the links
 // that failed, or at once when w fails (a closed pipe, a full disk). Everything it set up (page
 // directories, links, servers, browsers) is torn down before it returns.
-func RunPlan(ctx context.Context, p *Plan, w *result.Writer) (Summary, error) {
+func RunSchedule(ctx context.Context, p *Schedule, w *result.Writer) (Summary, error) {
 	start := time.Now()
 	c := p.Config.withDefaults()
 	if err := c.Validate(); err != nil {

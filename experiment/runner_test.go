@@ -56,7 +56,7 @@ func TestHarnessErrorLines(t *testing.T) {
 		t.Fatalf("Run error = %v, want the launch failure", err)
 	}
 	recs := decodeAll(t, out.Bytes())
-	jobs := Schedule(c)
+	jobs := Order(c)
 	if len(recs) != len(jobs) {
 		t.Fatalf("%d lines for %d scheduled loads", len(recs), len(jobs))
 	}
@@ -82,7 +82,7 @@ func TestResumeSkipsDone(t *testing.T) {
 	c.Done = map[int]bool{0: true, 1: true}
 	sum, _ := Run(context.Background(), c, result.NewWriter(&out))
 	recs := decodeAll(t, out.Bytes())
-	if n := len(Schedule(c)) - 2; len(recs) != n || sum.Resumed != 2 {
+	if n := len(Order(c)) - 2; len(recs) != n || sum.Resumed != 2 {
 		t.Fatalf("%d lines, %d resumed; want %d lines, 2 resumed", len(recs), sum.Resumed, n)
 	}
 	for _, r := range recs {
@@ -161,7 +161,7 @@ func TestIntegrationHarnessErrorOnce(t *testing.T) {
 func TestResumeFrom(t *testing.T) {
 	c := quietConfig()
 	c.Name = ""
-	jobs := Schedule(c)
+	jobs := Order(c)
 	lineOf := func(i int, kind result.Kind) *result.Record {
 		j := jobs[i]
 		return &result.Record{Kind: kind, Experiment: "exp1", Run: i, Scheduled: len(jobs), Protocol: j.Arm.Protocol,

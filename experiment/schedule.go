@@ -14,13 +14,13 @@ type Job struct {
 	Warmup bool
 }
 
-// Schedule returns every load of c in the order to make them. Links come one after another (each
+// Order returns every load of c in the order to make them. Links come one after another (each
 // is brought up once). Within a link, the warm-up loads come first, then the measured loads in
 // c.Runs blocks; each block holds every (page, arm) cell once, in an order shuffled by a PCG
 // seeded with c.Seed and the link's index (a randomized complete block design), so that drift
 // over time never favours one protocol and every protocol has been measured the same number of
 // times whenever a block ends (plan.Schedule). The same Config always gives the same order.
-func Schedule(c Config) []Job {
+func Order(c Config) []Job {
 	c = c.withDefaults()
 	pj := plan.Schedule(len(c.Pages), len(c.Links), len(c.Arms), c.Runs, c.Warmup, c.Seed)
 	jobs := make([]Job, len(pj))

@@ -16,7 +16,7 @@ func TestScheduleBlocks(t *testing.T) {
 		Warmup: 1,
 		Seed:   42,
 	}
-	jobs := Schedule(c)
+	jobs := Order(c)
 	cells := 2 * 3
 	if want := 2 * (5 + 1) * cells; len(jobs) != want {
 		t.Fatalf("len = %d, want %d", len(jobs), want)
@@ -45,18 +45,18 @@ func TestScheduleBlocks(t *testing.T) {
 			}
 		}
 	}
-	if !reflect.DeepEqual(jobs, Schedule(c)) {
+	if !reflect.DeepEqual(jobs, Order(c)) {
 		t.Fatal("same config gave a different order")
 	}
 	c.Seed = 43
-	if reflect.DeepEqual(jobs, Schedule(c)) {
+	if reflect.DeepEqual(jobs, Order(c)) {
 		t.Fatal("another seed gave the same order")
 	}
 }
 
 func TestScheduleInterleaves(t *testing.T) {
 	c := Config{Pages: []string{"p"}, Links: []string{"l"}, Arms: CrossArms([]string{"h1", "h2", "h3"}, []result.Mode{result.Cold}), Runs: 20, Seed: 7}
-	jobs := Schedule(c)
+	jobs := Order(c)
 	// Blocked order would be h1 x20, h2 x20, h3 x20; interleaving means many protocol changes.
 	changes := 0
 	for i := 1; i < len(jobs); i++ {

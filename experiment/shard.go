@@ -16,33 +16,33 @@ import (
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
-// Part is one shard's share of the schedule.
-type Part struct {
-	// Shard names the part.
+// ShardSlice is one shard's share of the schedule (Schedule.Share).
+type ShardSlice struct {
+	// Shard names the slice.
 	Shard plan.Shard
-	// Jobs are indexes into Schedule(c), ascending: the warm-up blocks of each link the part
+	// Jobs are indexes into Order(c), ascending: the warm-up blocks of each link the slice
 	// brings up, and a run of whole measured blocks of one or more consecutive links.
 	Jobs []int
-	// Links are the indexes (into Config.Links) of the links the part brings up.
+	// Links are the indexes (into Config.Links) of the links the slice brings up.
 	Links []int
 	// Units are the IDs of its measured blocks (plan.BlockID), in schedule order: what its plan
-	// line records (result.Plan.Units) and its lines name by digest (shard_units).
+	// line records (result.PlanLine.Units) and its lines name by digest (shard_units).
 	Units []string
 	// Measured is the number of its loads that are not warm-ups.
 	Measured int
-	// Estimate is the cost model's time of the part: its loads (EstimateLoad), warm-ups
+	// Estimate is the cost model's time of the slice: its loads (EstimateLoad), warm-ups
 	// included, plus one bring-up per link.
 	Estimate time.Duration
 }
 
-// ShardPlan is an experiment split into shards (Plan.Shards).
-type ShardPlan struct {
-	// Parts has one entry per shard, in shard order.
-	Parts []Part
+// Sharding is an experiment split into shards (Schedule.Shards).
+type Sharding struct {
+	// Slices has one entry per shard, in shard order.
+	Slices []ShardSlice
 	// Loads is the number of loads in the whole schedule, warm-ups included.
 	Loads int
 	// Estimate is the cost model's time of the whole experiment run unsharded (see Estimate).
-	// The parts' estimates sum to more when a link's warm-ups and bring-up are repeated.
+	// The slices' estimates sum to more when a link's warm-ups and bring-up are repeated.
 	Estimate time.Duration
 }
 
@@ -140,12 +140,12 @@ func FromPlan(p *result.PlanLine) Config {
 	return c
 }
 
-// Block is one measured randomized complete block of Schedule(c): the smallest piece a shard
+// Block is one measured randomized complete block of Order(c): the smallest piece a shard
 // plan gives out.
 type Block struct {
 	// Link indexes Config.Links.
 	Link int
-	// Jobs are the block's indexes into Schedule(c), ascending (every (page, arm) cell once).
+	// Jobs are the block's indexes into Order(c), ascending (every (page, arm) cell once).
 	Jobs []int
 	// Cost is the cost model's time of the block's loads.
 	Cost time.Duration
@@ -155,7 +155,7 @@ type Block struct {
 // (LinkCheckTime or LinkUpCost, BrowserLaunchCost and BrowserCloseCost per page and protocol) and
 // its warm-up blocks.
 type LinkEntry struct {
-	// Warmups are the link's warm-up loads, indexes into Schedule(c), ascending.
+	// Warmups are the link's warm-up loads, indexes into Order(c), ascending.
 	Warmups []int
 	// Cost is the cost model's time of the bring-up and the warm-ups.
 	Cost time.Duration

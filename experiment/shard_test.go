@@ -29,19 +29,19 @@ func TestPlanShardsPartition(t *testing.T) {
 		"many links":  {Pages: []string{"5x10KB"}, Links: []string{"none", "3g", "4g", "cable", "dsl", "carlucci2015"}, Arms: CrossArms([]string{"h2"}, []result.Mode{result.Cold}), Runs: 3},
 	}
 	for name, c := range configs {
-		jobs := Schedule(c)
+		jobs := Order(c)
 		for _, n := range []int{1, 2, 3, 4, 5, 8} {
 			t.Run(name+"/"+string(rune('0'+n)), func(t *testing.T) {
 				sp, err := planShards(c, n)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(sp.Parts) != n || sp.Loads != len(jobs) {
-					t.Fatalf("%d parts of %d loads, want %d of %d", len(sp.Parts), sp.Loads, n, len(jobs))
+				if len(sp.Slices) != n || sp.Loads != len(jobs) {
+					t.Fatalf("%d parts of %d loads, want %d of %d", len(sp.Slices), sp.Loads, n, len(jobs))
 				}
 				seen := make([]int, len(jobs))
 				measured := 0
-				for k, p := range sp.Parts {
+				for k, p := range sp.Slices {
 					if p.Shard != (plan.Shard{Index: k, Count: n}) || len(p.Jobs) == 0 || p.Measured == 0 {
 						t.Fatalf("part %d: shard %v, %d jobs, %d measured", k, p.Shard, len(p.Jobs), p.Measured)
 					}
@@ -83,7 +83,7 @@ func TestPlanShardsPartition(t *testing.T) {
 
 // checkBlocks checks that part p holds whole randomized complete blocks: per link, its loads are
 // a multiple of the cells, and each consecutive run of cells holds every (page, arm) once.
-func checkBlocks(t *testing.T, c Config, jobs []Job, p Part) {
+func checkBlocks(t *testing.T, c Config, jobs []Job, p ShardSlice) {
 	t.Helper()
 	cells := len(c.Pages) * len(c.Arms)
 	if len(p.Jobs)%cells != 0 {
@@ -104,7 +104,7 @@ func checkBlocks(t *testing.T, c Config, jobs []Job, p Part) {
 
 func TestPlanShardsBalance(t *testing.T) {
 	c := kakhkiLike()
-	p, err := NewPlan(c)
+	p, err := NewSchedule(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestPlanShardsBalance(t *testing.T) {
 		target := sp.Estimate / time.Duration(n)
 		var longest, shortest time.Duration = 0, 1 << 62
 		links := 0
-		for _, p := range sp.Parts {
+		for _, p := range sp.Slices {
 			longest, shortest = max(longest, p.Estimate), min(shortest, p.Estimate)
 			links += len(p.Links)
 		}
@@ -152,12 +152,12 @@ func TestPlanShardsByCostNotCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := sp.Parts[0].Estimate, sp.Parts[1].Estimate
+	a, b := sp.Slices[0].Estimate, sp.Slices[1].Estimate
 	if r := float64(max(a, b)) / float64(min(a, b)); r > 1.2 {
 		t.Fatalf("shards of %v and %v: ratio %.2f, want balanced by time", a, b, r)
 	}
-	if len(sp.Parts[1].Links) != 2 {
-		t.Fatalf("second shard brings up links %v, want the end of the slow one and the fast one", sp.Parts[1].Links)
+	if len(sp.Slices[1].Links) != 2 {
+		t.Fatalf("second shard brings up links %v, want the end of the slow one and the fast one", sp.Slices[1].Links)
 	}
 }
 
@@ -173,7 +173,7 @@ func TestPlanShardsLinksFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, p := range sp.Parts {
+	for k, p := range sp.Slices {
 		if !reflect.DeepEqual(p.Links, []int{k}) {
 			t.Fatalf("shard %d brings up links %v, want [%d]", k, p.Links, k)
 		}
@@ -265,11 +265,11 @@ func TestPlanRecordRoundTrip(t *testing.T) {
 func TestShardJobs(t *testing.T) {
 	c := kakhkiLike()
 	all, err := shardJobs(c)
-	if err != nil || len(all) != len(Schedule(c)) {
+	if err != nil || len(all) != len(Order(c)) {
 		t.Fatalf("unsharded: %d jobs, %v", len(all), err)
 	}
 	n := 0
-	jobs := Schedule(c)
+	jobs := Order(c)
 	for i := range 3 {
 		c.Shard = plan.Shard{Index: i, Count: 3}
 		part, err := shardJobs(c)
@@ -342,8 +342,8 @@ func TestEveryShardWarmsUpAndMeasures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := Schedule(c)
-	for _, p := range sp.Parts {
+	jobs := Order(c)
+	for _, p := range sp.Slices {
 		warm := 0
 		for _, i := range p.Jobs {
 			if jobs[i].Warmup {

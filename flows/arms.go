@@ -20,7 +20,7 @@ import (
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
-// Arm is one host-stack setting of an arms experiment (ArmPlan): one mix served by an h3 stack,
+// Arm is one host-stack setting of an arms experiment (ArmExperiment): one mix served by an h3 stack,
 // with hooks around each of its runs. Its records carry a result.FlowStack naming the path and
 // the arm, with the CPU time the run cost.
 type Arm struct {
@@ -42,9 +42,9 @@ type Arm struct {
 	Setup func(ctx context.Context, l shaping.Link) (teardown func(*result.Record), err error)
 }
 
-// ArmPlan is an arms experiment: every arm run Runs times on one path, the arms in order within
+// ArmExperiment is an arms experiment: every arm run Runs times on one path, the arms in order within
 // each repetition, each run on a server of its own. ExecuteArms runs it.
-type ArmPlan struct {
+type ArmExperiment struct {
 	// Path is the LINK spec of an emulated link, or shaping.ShaperVeth for the bare veth pair;
 	// records carry it in FlowStack.Path.
 	Path string
@@ -93,7 +93,7 @@ func openArmPath(ctx context.Context, path string, log *slog.Logger) (shaping.Li
 // (result.Retry: a run the emulator was late in is made once more), emitting its record with
 // the complete env. It opens nothing when every run is done, fails on a path that cannot be set
 // up or fails its check, a run that fails, an emit error, or when ctx ends.
-func ExecuteArms(ctx context.Context, p ArmPlan, emit func(*result.Record) error) error {
+func ExecuteArms(ctx context.Context, p ArmExperiment, emit func(*result.Record) error) error {
 	p.Logger = cmp.Or(p.Logger, slog.Default())
 	p.Pause = cmp.Or(p.Pause, DefaultPause)
 	done := func(a Arm, run int) bool { return p.Done != nil && p.Done(a.Name, run) }
@@ -154,7 +154,7 @@ func ExecuteArms(ctx context.Context, p ArmPlan, emit func(*result.Record) error
 
 // runOne makes run run of arm a by the one retry rule and emits its record; an arm missing on
 // the host emits its invalid record at once.
-func (p ArmPlan) runOne(ctx context.Context, l shaping.Link, a Arm, run int, env *result.Env, missing error, emit func(*result.Record) error) error {
+func (p ArmExperiment) runOne(ctx context.Context, l shaping.Link, a Arm, run int, env *result.Env, missing error, emit func(*result.Record) error) error {
 	if missing != nil {
 		r := &result.Record{Kind: result.KindFlow, Experiment: p.Experiment, Run: run, Time: time.Now().UTC(), Env: env,
 			Link: l.Spec().Result(), InvalidReason: ArmSkipped + missing.Error(), Scheduled: p.Scheduled,
@@ -205,7 +205,7 @@ func (p ArmPlan) runOne(ctx context.Context, l shaping.Link, a Arm, run int, env
 // runArm makes one run of arm a: its Setup, a server of its stack, the mix (Run), the CPU time
 // both endpoints spent (this process's, getrusage, plus the ngtcp2 server's processes, less
 // reading the ngtcp2 qlog and less the emulator's threads, reported apart) and its teardown.
-func runArm(ctx context.Context, l shaping.Link, p ArmPlan, a Arm, run int, env *result.Env) (rec *result.Record, err error) {
+func runArm(ctx context.Context, l shaping.Link, p ArmExperiment, a Arm, run int, env *result.Env) (rec *result.Record, err error) {
 	if a.Setup != nil {
 		teardown, err := a.Setup(ctx, l)
 		if err != nil {
@@ -218,7 +218,7 @@ func runArm(ctx context.Context, l shaping.Link, p ArmPlan, a Arm, run int, env 
 		// The kernel doubles the value given (socket(7)): half the default gives the default.
 		opts = append(opts, server.WithUDPBuffers(sysctlInt("net/core/rmem_default")/2, sysctlInt("net/core/wmem_default")/2))
 	}
-	srv, err := NewServer(ctx, l, p.Logger, append(Plan{H3Stack: a.H3Stack, Mixes: [][]Spec{a.Mix}}.stackOptions(), opts...)...)
+	srv, err := NewServer(ctx, l, p.Logger, append(MixExperiment{H3Stack: a.H3Stack, Mixes: [][]Spec{a.Mix}}.stackOptions(), opts...)...)
 	if err != nil {
 		return nil, err
 	}

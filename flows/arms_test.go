@@ -33,7 +33,7 @@ func fakeArms(t *testing.T, late func(call int) bool) (s seams, checks *int, cal
 		*checks++
 		return emit(&result.Record{Kind: result.KindLinkCheck, Experiment: exp, Run: -1, Check: &result.LinkCheck{Pass: true}, Env: env})
 	}
-	s.runArm = func(_ context.Context, _ shaping.Link, p ArmPlan, a Arm, run int, env *result.Env) (*result.Record, error) {
+	s.runArm = func(_ context.Context, _ shaping.Link, p ArmExperiment, a Arm, run int, env *result.Env) (*result.Record, error) {
 		*calls++
 		r := &result.Record{Kind: result.KindFlow, Experiment: p.Experiment, Run: run, Valid: true, Env: env,
 			Flow: &result.Flow{Stack: &result.FlowStack{Path: p.Path, Arm: a.Name}}}
@@ -46,7 +46,7 @@ func fakeArms(t *testing.T, late func(call int) bool) (s seams, checks *int, cal
 }
 
 // execArms runs p and returns its records.
-func execArms(t *testing.T, p ArmPlan) []*result.Record {
+func execArms(t *testing.T, p ArmExperiment) []*result.Record {
 	t.Helper()
 	var recs []*result.Record
 	if err := ExecuteArms(context.Background(), p, func(r *result.Record) error { recs = append(recs, r); return nil }); err != nil {
@@ -60,7 +60,7 @@ func execArms(t *testing.T, p ArmPlan) []*result.Record {
 // first; a run late twice leaves its line invalid, naming the lateness.
 func TestArmsLateRetry(t *testing.T) {
 	fake, _, calls := fakeArms(t, func(call int) bool { return call <= 3 }) // the first run late twice, the second once
-	p := ArmPlan{Path: shaping.ShaperVeth, Arms: []Arm{{Name: "a"}, {Name: "b"}, {Name: "c"}}, Runs: 1, Pause: 1, Version: "test", Scheduled: 3, seams: fake}
+	p := ArmExperiment{Path: shaping.ShaperVeth, Arms: []Arm{{Name: "a"}, {Name: "b"}, {Name: "c"}}, Runs: 1, Pause: 1, Version: "test", Scheduled: 3, seams: fake}
 	recs := execArms(t, p)
 	if len(recs) != 3 || *calls != 5 {
 		t.Fatalf("%d lines from %d attempts, want 3 from 5", len(recs), *calls)
@@ -90,7 +90,7 @@ func TestArmsResumeCheckAndSkip(t *testing.T) {
 	fake, checks, calls := fakeArms(t, func(int) bool { return false })
 	missing := errors.New("no gtlsserver")
 	arms := []Arm{{Name: "a"}, {Name: "ng", Requires: func() error { return missing }}}
-	p := ArmPlan{Path: "rate=1gbit,rtt=1ms", Arms: arms, Runs: 2, Pause: 1,
+	p := ArmExperiment{Path: "rate=1gbit,rtt=1ms", Arms: arms, Runs: 2, Pause: 1,
 		Done: func(arm string, run int) bool { return arm == "a" && run == 0 }, seams: fake}
 	recs := execArms(t, p)
 	if *checks != 1 || recs[0].Kind != result.KindLinkCheck {
@@ -117,7 +117,7 @@ func TestArmsResumeCheckAndSkip(t *testing.T) {
 func TestArmSetupRefusal(t *testing.T) {
 	refused := errors.New("needs a process-wide setting")
 	a := Arm{Name: "x", Setup: func(context.Context, shaping.Link) (func(*result.Record), error) { return nil, refused }}
-	if _, err := runArm(context.Background(), armsLink{}, ArmPlan{}, a, 0, &result.Env{}); !errors.Is(err, refused) {
+	if _, err := runArm(context.Background(), armsLink{}, ArmExperiment{}, a, 0, &result.Env{}); !errors.Is(err, refused) {
 		t.Fatalf("runArm: %v, want the refusal", err)
 	}
 }

@@ -10,7 +10,7 @@
 // flow's ALPN (and QUIC version) is checked, and its congestion control is what the server
 // reports for the connection (h3: quic-go's NewReno, the only controller it has).
 //
-// Plan and Execute are the one runner of bulk-flow experiments ('pltlab flows' and the studies'
+// MixExperiment and Execute are the one runner of bulk-flow experiments ('pltlab flows' and the studies'
 // flow parts): a seeded schedule of mixes and repetitions (Schedule), a self-check of a shaped
 // link before the flows, each run's evidence kept through artifacts.Recorder, and records with
 // the complete env (hostenv.Local). Run is the layer below: one run of one mix on a link and

@@ -39,7 +39,7 @@ func TestFlowsLinkRecheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
 			var lines []*result.Record
-			p := Plan{Link: "carlucci2015", Experiment: "f", Logger: slog.New(slog.DiscardHandler), seams: seams{
+			p := MixExperiment{Link: "carlucci2015", Experiment: "f", Logger: slog.New(slog.DiscardHandler), seams: seams{
 				check: func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error) {
 					calls++
 					return tc.checks[calls-1], nil

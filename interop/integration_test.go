@@ -79,18 +79,18 @@ func TestIntegrationProbes(t *testing.T) {
 func checkEvidence(t *testing.T, r interop.Result) {
 	t.Helper()
 	var sent, recv int
-	for _, d := range r.Evidence.Datagrams {
+	for _, d := range r.Observed.Datagrams {
 		if d.Dir == "sent" {
 			sent += d.Size
 		} else {
 			recv += d.Size
 		}
 	}
-	if sent != r.Evidence.BytesSent || recv != r.Evidence.BytesReceived {
-		t.Errorf("%s: totals %d/%d, datagrams add up to %d/%d", r.Case, r.Evidence.BytesSent, r.Evidence.BytesReceived, sent, recv)
+	if sent != r.Observed.BytesSent || recv != r.Observed.BytesReceived {
+		t.Errorf("%s: totals %d/%d, datagrams add up to %d/%d", r.Case, r.Observed.BytesSent, r.Observed.BytesReceived, sent, recv)
 	}
 	if r.Case == "amplification-limit" {
-		e := r.Evidence
+		e := r.Observed
 		if over := e.BytesReceived > 3*e.BytesSent; over != (r.Outcome == interop.Fail) {
 			t.Errorf("amplification: %s with %d bytes received for %d sent", r.Outcome, e.BytesReceived, e.BytesSent)
 		}
@@ -109,15 +109,15 @@ func checkEvidence(t *testing.T, r interop.Result) {
 	}
 	switch r.Case {
 	case "version-negotiation":
-		if len(r.Evidence.VersionsListed) == 0 || !contains(r.Evidence.VersionsListed, "0x00000001") {
-			t.Errorf("VN lists %v, want version 1 among them", r.Evidence.VersionsListed)
+		if len(r.Observed.VersionsListed) == 0 || !contains(r.Observed.VersionsListed, "0x00000001") {
+			t.Errorf("VN lists %v, want version 1 among them", r.Observed.VersionsListed)
 		}
 	case "ack-only":
 		checkACKOnly(t, r.Evidence)
 	case "flow-control":
 		checkFlow(t, r.Evidence)
 	case "initial-under-1200":
-		d := r.Evidence.Datagrams
+		d := r.Observed.Datagrams
 		if d[0].Dir != "sent" || d[0].Size != interop.SmallDatagram || d[1].Dir != "sent" || d[1].Size != interop.MinInitialDatagram || len(d) < 3 {
 			t.Errorf("datagrams: want the small Initial, the control, then an answer: %+v", d)
 		}

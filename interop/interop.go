@@ -73,7 +73,7 @@ func (t Target) withDefaults() Target {
 	return t
 }
 
-// Datagram is one UDP datagram of the evidence, as the probe sent or received it.
+// Datagram is one UDP datagram of an Observation, as the probe sent or received it.
 type Datagram struct {
 	// Dir is "sent" or "received".
 	Dir string `json:"dir"`
@@ -96,9 +96,9 @@ type PacketInfo struct {
 	Note     string     `json:"note,omitempty"`     // why it was not decrypted or parsed
 }
 
-// Evidence is what a case saw on the wire: every datagram each way, their byte totals, and
+// Observation is what a case saw on the wire: every datagram each way, their byte totals, and
 // the facts a case's verdict rests on.
-type Evidence struct {
+type Observation struct {
 	Datagrams     []Datagram `json:"datagrams"`
 	BytesSent     int        `json:"bytes_sent"`
 	BytesReceived int        `json:"bytes_received"`
@@ -145,12 +145,12 @@ type Evidence struct {
 	Goodput *Goodput `json:"goodput,omitempty"`
 }
 
-// Result is one case's outcome against one server, with its evidence.
+// Result is one case's outcome against one server, with what it observed.
 type Result struct {
 	Case     string        `json:"case"`
 	Outcome  Outcome       `json:"outcome"`
 	Reason   string        `json:"reason"`
-	Evidence Evidence      `json:"evidence"`
+	Observed Observation   `json:"evidence"`
 	Start    time.Time     `json:"-"`
 	Duration time.Duration `json:"-"`
 }
@@ -161,7 +161,7 @@ type Case struct {
 	Name string
 	// Rule is the RFC rule it checks, with its section.
 	Rule string
-	run  func(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error)
+	run  func(ctx context.Context, t Target, ev *Observation) (Outcome, string, error)
 }
 
 // Cases are the probes, in the order they run.
@@ -219,7 +219,7 @@ func lookup(name string) (Case, bool) {
 // gives the outcome Error with the reason; it never returns a verdict without evidence.
 func Run(ctx context.Context, c Case, t Target) Result {
 	r := Result{Case: c.Name, Start: time.Now()}
-	out, reason, err := c.run(ctx, t.withDefaults(), &r.Evidence)
+	out, reason, err := c.run(ctx, t.withDefaults(), &r.Observed)
 	r.Duration = time.Since(r.Start)
 	if err != nil {
 		out, reason = Error, err.Error()

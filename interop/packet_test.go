@@ -205,7 +205,7 @@ func FuzzSplitDatagram(f *testing.F) {
 // every outcome and version.
 func TestRecordTable(t *testing.T) {
 	c := Cases[2]
-	r := Result{Case: c.Name, Outcome: Fail, Reason: "3879 bytes", Evidence: Evidence{BytesSent: 1200, BytesReceived: 3879}}
+	r := Result{Case: c.Name, Outcome: Fail, Reason: "3879 bytes", Observed: Observation{BytesSent: 1200, BytesReceived: 3879}}
 	rec := NewRecord(r, c, ProbeClient, ProbeVersion("dev"), "quic-go", "quic-go v0.65.0", "127.0.0.1:1", "loopback")
 	if rec.V != 1 || rec.Kind != RecordKind || rec.Rule != c.Rule || rec.Versions["server"] != "quic-go v0.65.0" || !strings.HasPrefix(rec.Versions["client"], "pltlab-probe dev (crypto/tls of go") {
 		t.Errorf("record %+v", rec)

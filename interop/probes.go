@@ -29,7 +29,7 @@ const AmplificationFactor = 3
 // judges the answer (RFC 9000 sections 6.1 and 17.2.1): pass when a Version Negotiation packet
 // comes back whose DCID and SCID are the probe's SCID and DCID and whose list does not hold
 // the offered version; fail for no answer (a server SHOULD answer, section 6.1) or another one.
-func probeVersionNegotiation(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+func probeVersionNegotiation(ctx context.Context, t Target, ev *Observation) (Outcome, string, error) {
 	s, err := newSession(t, ev)
 	if err != nil {
 		return Error, "", err
@@ -72,7 +72,7 @@ func probeVersionNegotiation(ctx context.Context, t Target, ev *Evidence) (Outco
 // SmallDatagram bytes and expects silence for t.Quiet (RFC 9000 section 14.1: the server
 // discards it); then, on new connection IDs, the same Initial in a 1200-byte datagram as the
 // control, which must be answered, or the silence proves nothing (outcome error).
-func probeSmallInitial(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+func probeSmallInitial(ctx context.Context, t Target, ev *Observation) (Outcome, string, error) {
 	s, err := newSession(t, ev)
 	if err != nil {
 		return Error, "", err
@@ -118,7 +118,7 @@ func probeSmallInitial(ctx context.Context, t Target, ev *Evidence) (Outcome, st
 // the server sends for t.Window: pass when it is at most AmplificationFactor x 1200 bytes. A
 // Retry (section 8.1.2) is a pass too, the server having sent no more than it. No answer at
 // all is an error: the limit was never tested.
-func probeAmplification(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+func probeAmplification(ctx context.Context, t Target, ev *Observation) (Outcome, string, error) {
 	s, err := newSession(t, ev)
 	if err != nil {
 		return Error, "", err
@@ -188,7 +188,7 @@ const MinStatelessReset = 21
 // short header form with the fixed bit, at least MinStatelessReset bytes and fewer than the
 // trigger (section 10.3.3, so two endpoints cannot loop); anything else fails. The token cannot
 // be checked: a server derives it from a connection ID the probe never had from it.
-func probeStatelessReset(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+func probeStatelessReset(ctx context.Context, t Target, ev *Observation) (Outcome, string, error) {
 	s, err := newSession(t, ev)
 	if err != nil {
 		return Error, "", err

@@ -59,8 +59,8 @@ func TestProbesBuiltToFail(t *testing.T) {
 			if r.Outcome != Fail || !strings.Contains(r.Reason, tc.reason) {
 				t.Errorf("%s: %s, want fail: %s", r.Outcome, r.Reason, tc.reason)
 			}
-			if r.Evidence.BytesReceived < 1200 || r.Evidence.Datagrams[len(r.Evidence.Datagrams)-1].Packets[0].Type != TypeShort {
-				t.Errorf("evidence: %+v", r.Evidence)
+			if r.Observed.BytesReceived < 1200 || r.Observed.Datagrams[len(r.Observed.Datagrams)-1].Packets[0].Type != TypeShort {
+				t.Errorf("evidence: %+v", r.Observed)
 			}
 		})
 	}
@@ -73,8 +73,8 @@ func TestProbesBuiltToFail(t *testing.T) {
 	}
 	c, _ := lookup("version-negotiation")
 	r := Run(context.Background(), c, Target{Addr: fakeServer(t, badVN), ServerName: "plt.test", Quiet: 300 * time.Millisecond})
-	if r.Outcome != Fail || !strings.Contains(r.Reason, "does not echo the connection IDs") || len(r.Evidence.VersionsListed) != 2 {
-		t.Errorf("VN without echo: %s: %s %v", r.Outcome, r.Reason, r.Evidence.VersionsListed)
+	if r.Outcome != Fail || !strings.Contains(r.Reason, "does not echo the connection IDs") || len(r.Observed.VersionsListed) != 2 {
+		t.Errorf("VN without echo: %s: %s %v", r.Outcome, r.Reason, r.Observed.VersionsListed)
 	}
 	echoes := func(d []byte) [][]byte {
 		h, err := ParseHeader(d)
@@ -95,7 +95,7 @@ func TestProbesBuiltToFail(t *testing.T) {
 	}
 	c, _ = lookup("stateless-reset")
 	r = Run(context.Background(), c, Target{Addr: fakeServer(t, reset), ServerName: "plt.test", Quiet: 300 * time.Millisecond})
-	if r.Outcome != Pass || r.Evidence.ResetToken != strings.Repeat("00", 16) || r.Evidence.BytesReceived != ResetTrigger-1 {
-		t.Errorf("a well-formed reset: %s: %s %+v", r.Outcome, r.Reason, r.Evidence)
+	if r.Outcome != Pass || r.Observed.ResetToken != strings.Repeat("00", 16) || r.Observed.BytesReceived != ResetTrigger-1 {
+		t.Errorf("a well-formed reset: %s: %s %+v", r.Outcome, r.Reason, r.Observed)
 	}
 }

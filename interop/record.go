@@ -39,12 +39,12 @@ type Record struct {
 	// Versions maps "client" and "server" to the versions that ran, as read from them.
 	Versions map[string]string `json:"versions"`
 	// Target is the server's UDP address; Link the path to it ("loopback").
-	Target     string   `json:"target"`
-	Link       string   `json:"link"`
-	Outcome    Outcome  `json:"outcome"`
-	Reason     string   `json:"reason"`
-	DurationMS float64  `json:"duration_ms"`
-	Evidence   Evidence `json:"evidence"`
+	Target     string      `json:"target"`
+	Link       string      `json:"link"`
+	Outcome    Outcome     `json:"outcome"`
+	Reason     string      `json:"reason"`
+	DurationMS float64     `json:"duration_ms"`
+	Observed   Observation `json:"evidence"`
 	// Build is the provenance of a server built from a release for the interop matrix (a
 	// quic-go release's endpoint); nil for a server the project links or a system package.
 	Build *Build `json:"build,omitempty"`
@@ -70,7 +70,7 @@ func NewRecord(r Result, c Case, client, clientVersion, server, serverVersion, t
 		Case: r.Case, Rule: c.Rule, Client: client, Server: server,
 		Versions: map[string]string{"client": clientVersion, "server": serverVersion},
 		Target:   target, Link: link, Outcome: r.Outcome, Reason: r.Reason,
-		DurationMS: float64(r.Duration.Microseconds()) / 1000, Evidence: r.Evidence,
+		DurationMS: float64(r.Duration.Microseconds()) / 1000, Observed: r.Observed,
 	}
 }
 
@@ -81,8 +81,8 @@ func WriteTable(w io.Writer, recs []Record) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "case\tclient\tserver\toutcome\tsent\treceived\treason")
 	for _, r := range recs {
-		sent, recv := fmt.Sprintf("%d B", r.Evidence.BytesSent), fmt.Sprintf("%d B", r.Evidence.BytesReceived)
-		if x := r.Evidence.Wire; x != nil {
+		sent, recv := fmt.Sprintf("%d B", r.Observed.BytesSent), fmt.Sprintf("%d B", r.Observed.BytesReceived)
+		if x := r.Observed.Wire; x != nil {
 			sent = fmt.Sprintf("%d dgr", x.Datagrams["up"]) + drops(x.Datagrams["up-dropped"]) + corrupted(x.Corrupted["up"])
 			recv = fmt.Sprintf("%d dgr", x.Datagrams["down"]) + drops(x.Datagrams["down-dropped"]) + corrupted(x.Corrupted["down"])
 		} else if r.Link != "loopback" {

@@ -17,7 +17,7 @@ import (
 type session struct {
 	conn  *net.UDPConn
 	start time.Time
-	ev    *Evidence
+	ev    *Observation
 
 	limits       Limits // the flow control limits its ClientHello advertises
 	dcid, scid   []byte
@@ -36,7 +36,7 @@ type session struct {
 
 // newSession opens a UDP socket connected to t.Addr with fresh 8-byte connection IDs
 // (RFC 9000 section 7.2: a client's first DCID is at least 8 random bytes).
-func newSession(t Target, ev *Evidence) (*session, error) {
+func newSession(t Target, ev *Observation) (*session, error) {
 	raddr, err := net.ResolveUDPAddr("udp", t.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", t.Addr, err)

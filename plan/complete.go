@@ -63,7 +63,7 @@ func Schedule(pages, links, arms, runs, warmup int, seed int64) []Job {
 // Layout is where Schedule puts an experiment's loads: link after link, each link's Warmup
 // warm-up blocks first, then its Runs measured blocks, every block Cells loads (pages x arms).
 // The one place that turns a link and a block into indexes of the schedule: the cost model's
-// blocks (experiment.Plan) and the loads a recorded membership owes (BlockJobs) read it.
+// blocks (experiment.Schedule) and the loads a recorded membership owes (BlockJobs) read it.
 type Layout struct{ Cells, Warmup, Runs int }
 
 // Warmups returns the indexes of link l's warm-up loads, ascending (none without warm-ups).

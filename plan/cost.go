@@ -16,7 +16,7 @@ import (
 )
 
 // The cost model: the one estimate of wall time that `reproduce --list`, `run --dry-run`, the
-// shard cut (experiment.Plan.Shards, studies) and the cluster jobs' time limits all use. Its
+// shard cut (experiment.Schedule.Shards, studies) and the cluster jobs' time limits all use. Its
 // harness constants are fitted from records by FitCost, pooled over the validation runs of 2026-12-01 (every page-load
 // study's smoke and quick scale on the 2-core development machine, pltlab 8ce0c5c, Chromium 156,
 // load average 0.3-16 from other work; the records, trimmed to what the fit reads, are kept in
@@ -51,7 +51,7 @@ const (
 	// within about 0.5 s of the line.
 	LinkCheckBase = 1200 * time.Millisecond
 	// LinkUpCost is the bring-up of a link without a self-check (a "none" link, or any link with
-	// --no-link-check: the shard plan counts LinkCheckTime for shaped ones all the same). Fit:
+	// --no-link-check: the sharding counts LinkCheckTime for shaped ones all the same). Fit:
 	// gap between the last load and the first flow run of a carlucci2015 quick run whose flow
 	// link was brought up without a check (pltlab a9b0be5, 0.5 s).
 	LinkUpCost = 500 * time.Millisecond

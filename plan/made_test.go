@@ -45,7 +45,7 @@ func TestMadeLoads(t *testing.T) {
 }
 
 // TestMadeLeft checks the one subtraction a resume and a completeness check share, with the
-// keys each schedule uses: a load's run number (experiment.Plan.Left, studies.Complete) and a
+// keys each schedule uses: a load's run number (experiment.Schedule.Left, studies.Complete) and a
 // study's own schedule's key (highway2023's and evolution's runs).
 func TestMadeLeft(t *testing.T) {
 	recs := []*result.Record{{Run: 0, PLTMs: 1}, {Run: 2, PLTMs: 1}, {Run: 1, Kind: result.KindHarnessError}}

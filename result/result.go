@@ -86,7 +86,7 @@ type Record struct {
 	Kind Kind `json:"kind,omitempty" role:"line"`
 	// Experiment names the experiment (a matrix run or a reproduction) the record belongs to.
 	Experiment string `json:"experiment" role:"line"`
-	// Run is the load's index in its experiment's schedule (experiment.Schedule), from 0, so it
+	// Run is the load's index in its experiment's schedule (experiment.Order), from 0, so it
 	// numbers the loads in the order they were made and a resumed run continues the numbering;
 	// the shards of a sharded experiment hold disjoint runs. -1 on lines that are not scheduled
 	// loads (link checks, plan lines).

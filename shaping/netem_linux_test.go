@@ -38,7 +38,7 @@ func (r *recorder) Run(_ context.Context, argv []string) error {
 }
 
 // TestIntegrationNetemRecorded opens a netem link with a recording runner: the commands run are
-// exactly netem.Plan of the spec, Close runs netem.Teardown and removes the namespace.
+// exactly netem.Build of the spec, Close runs netem.Teardown and removes the namespace.
 func TestIntegrationNetemRecorded(t *testing.T) {
 	needRoot(t)
 	var r recorder
@@ -52,7 +52,7 @@ func TestIntegrationNetemRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := netem.Plan(cfg)
+	want := netem.Build(cfg)
 	if !reflect.DeepEqual(r.calls, want) {
 		t.Fatalf("ran %v\nwant %v", r.calls, want)
 	}

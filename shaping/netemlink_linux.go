@@ -37,7 +37,7 @@ var _ Link = (*NetemLink)(nil)
 func netemMissing() bool { return netem.Available() != nil }
 
 // openNetem checks for sch_netem first (failing at once with ErrNetemUnavailable), then builds
-// the namespace and runs netem.Plan; on error everything is removed.
+// the namespace and runs netem.Build; on error everything is removed.
 func openNetem(ctx context.Context, spec linkspec.Spec, o options) (Link, error) {
 	if o.runner == nil {
 		if err := netem.Available(); err != nil {
@@ -59,7 +59,7 @@ func openNetem(ctx context.Context, spec linkspec.Spec, o options) (Link, error)
 	if err := newNamedNS(ns, func() error { return setupClientNS(o.tcpBufMax) }); err != nil {
 		return nil, errors.Join(fmt.Errorf("open link %s: %w", spec.Input, err), deleteNamedNS(ns))
 	}
-	for _, argv := range netem.Plan(l.cfg) {
+	for _, argv := range netem.Build(l.cfg) {
 		err := l.runner.Run(ctx, argv)
 		if err != nil && slices.Contains(argv, "ethtool") {
 			l.log.Warn("could not turn offloads off; netem may see merged packets", "err", err)
@@ -97,7 +97,7 @@ func (l *NetemLink) Qdiscs() []string { return l.qdiscs }
 // OpenReference opens a reference pair for the link check: a second veth pair between the
 // host and the link's namespace with no qdisc, its host end named like a link's (so that a
 // later start removes it after a crash), its client end "pltlab1", with permanent neighbour
-// entries and no IPv6 link-local address as on the link (netem.Plan), so neither pair resolves a
+// entries and no IPv6 link-local address as on the link (netem.Build), so neither pair resolves a
 // neighbour during the check; Close removes it.
 func (l *NetemLink) OpenReference(ctx context.Context) (Reference, error) {
 	_, dev, k := linkNames()

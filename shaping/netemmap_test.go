@@ -25,7 +25,7 @@ func tcOf(t *testing.T, spec string) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, argv := range netem.Plan(cfg) {
+	for _, argv := range netem.Build(cfg) {
 		if argv[0] == "tc" {
 			out = append(out, strings.Join(argv, " "))
 		}

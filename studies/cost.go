@@ -12,7 +12,7 @@ import (
 func (p Plan) Loads() int {
 	n := 0
 	for _, part := range p.Parts {
-		n += len(experiment.Schedule(part.Config))
+		n += len(experiment.Order(part.Config))
 	}
 	return n
 }
@@ -42,19 +42,19 @@ func (p Plan) flowPartRuns() int {
 // Estimate predicts the plan's wall time in one process on one 2-core machine with the one
 // cost model of package plan (its constants fitted from records; see
 // plan.LoadOverhead): plan.StartCost, every page-load part's plan's Total and every
-// flow part's plan.EstimateFlows. It derives the part plans; a run's Prepared.Estimate
+// flow part's plan.EstimateFlows. It derives the parts' schedules; a run's Prepared.Estimate
 // reads those it derived. It fails, naming the part, on a spec that does not parse. To size a
-// finding's missing loads use experiment.NewPlan's Estimate on the part's Config.
+// finding's missing loads use experiment.NewSchedule's Estimate on the part's Config.
 func (p Plan) Estimate() (time.Duration, error) {
-	parts, err := p.partPlans(RunOptions{})
+	parts, err := p.partSchedules(RunOptions{})
 	if err != nil {
 		return 0, err
 	}
 	return p.estimate(parts)
 }
 
-// estimate is Estimate over the part plans parts (unsharded totals: Plan.Total).
-func (p Plan) estimate(parts []*experiment.Plan) (time.Duration, error) {
+// estimate is Estimate over the parts' schedules (unsharded totals: experiment.Schedule.Total).
+func (p Plan) estimate(parts []*experiment.Schedule) (time.Duration, error) {
 	d := plan.StartCost
 	for _, pp := range parts {
 		d += pp.Total()

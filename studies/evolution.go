@@ -434,7 +434,7 @@ func (d evoData) features() (names []string, states map[string][]evoState) {
 				continue
 			}
 			passes[i]++
-			for _, ver := range r.Evidence.VersionsListed {
+			for _, ver := range r.Observed.VersionsListed {
 				if !greased(ver) {
 					counts[i][ver]++
 					if !slices.Contains(listed, ver) {
@@ -652,7 +652,7 @@ func judgeDiffer(d evoData) Judgement {
 		}
 		desc := fmt.Sprintf("%s: %s %s, ngtcp2 %s", c, newest, a, b)
 		if c == "amplification-limit" {
-			ra, rb := d.byServer[newest][c][0].Evidence, d.byServer[matrix.Ngtcp2][c][0].Evidence
+			ra, rb := d.byServer[newest][c][0].Observed, d.byServer[matrix.Ngtcp2][c][0].Observed
 			desc = fmt.Sprintf("%s: %s %s (%d bytes for %d, %.2fx), ngtcp2 %s (%d bytes, %.2fx)", c, newest, a, ra.BytesReceived, ra.BytesSent, ra.Ratio, b, rb.BytesReceived, rb.Ratio)
 		}
 		if a != b {
@@ -822,7 +822,7 @@ func evoCell(recs []interop.Record) string {
 			}
 			return s
 		}
-		switch ev := r.Evidence; {
+		switch ev := r.Observed; {
 		case len(ev.VersionsListed) > 0:
 			var vs []string
 			for _, v := range ev.VersionsListed {

@@ -20,10 +20,10 @@ func evoLine(server, c string, rep int, o interop.Outcome, recv int, versions ..
 	rec := interop.Record{V: 1, Kind: interop.RecordKind, Case: c, Client: interop.ProbeClient, Server: server, Outcome: o,
 		Versions: map[string]string{"server": server}, Reason: "synthetic"}
 	if c == "version-negotiation" {
-		rec.Evidence.VersionsListed = versions
+		rec.Observed.VersionsListed = versions
 	}
 	if c == "amplification-limit" {
-		rec.Evidence.BytesSent, rec.Evidence.BytesReceived, rec.Evidence.Ratio = 1200, recv, float64(recv)/1200
+		rec.Observed.BytesSent, rec.Observed.BytesReceived, rec.Observed.Ratio = 1200, recv, float64(recv)/1200
 	}
 	if v, ok := matrix.Release(server); ok {
 		rec.Build = &interop.Build{Release: v, Era: "era", Toolchain: "go1.26.8", Sum: "h1:x", BinarySHA256: "ab"}
@@ -54,7 +54,7 @@ func evoGoodputLine(server string, run int, mbps float64, invalid string) *resul
 	rec, _ := interopOf(r)
 	rec.Link = matrix.LinkGoodput
 	ms := 8 * float64(matrix.GoodputFile) / (mbps * 1e3)
-	rec.Evidence.Goodput = &interop.Goodput{Bytes: matrix.GoodputFile, TimeMS: ms, Mbps: mbps, Valid: invalid == "", InvalidReason: invalid, LateBoundMS: 5}
+	rec.Observed.Goodput = &interop.Goodput{Bytes: matrix.GoodputFile, TimeMS: ms, Mbps: mbps, Valid: invalid == "", InvalidReason: invalid, LateBoundMS: 5}
 	r.Interop, _ = json.Marshal(rec)
 	return r
 }
@@ -498,7 +498,7 @@ func TestEvolutionShardsByEndpoint(t *testing.T) {
 		for _, r := range whole {
 			if names[p.Custom.UnitOf(r)] {
 				c := *r
-				c.Shard, c.ShardUnits = pr.Shard.Shard.String(), plan.Digest(pr.Shard.Units)
+				c.Shard, c.ShardUnits = pr.Slice.Shard.String(), plan.Digest(pr.Slice.Units)
 				recs = append(recs, &c)
 			}
 		}

@@ -61,7 +61,7 @@ func goodputSamples(recs []*result.Record) []goodputSample {
 			by[rec.Server] = s
 			order = append(order, rec.Server)
 		}
-		switch g := rec.Evidence.Goodput; {
+		switch g := rec.Observed.Goodput; {
 		case g == nil:
 			s.left = append(s.left, fmt.Sprintf("%s, no figure: %s", rec.Outcome, rec.Reason))
 		case !g.Valid:

@@ -8,7 +8,7 @@ import (
 )
 
 // Measured returns the shard's measured loads.
-func (s Shard) Measured() int {
+func (s ShardSlice) Measured() int {
 	n := 0
 	for _, p := range s.Parts {
 		n += p.Measured

@@ -35,7 +35,7 @@ func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOption
 	}
 	art := flowArtifacts(o)
 	if f.H3Stack == flows.StackNgtcp2 {
-		// gtlsserver's qlogs are read for the sender's counters and removed (flows.Plan.Check)
+		// gtlsserver's qlogs are read for the sender's counters and removed (flows.MixExperiment.Check)
 		if slices.Contains(art.Kinds, artifacts.Qlog) && o.Logger != nil {
 			o.Logger.Warn("flow part on the ngtcp2 stack: its qlogs are read for the sender's counters, not kept as artifacts", "part", f.Name)
 		}
@@ -48,7 +48,7 @@ func runFlowPart(ctx context.Context, experiment string, f FlowPart, o RunOption
 	if f.Seed != 0 {
 		seed = f.Seed // a part of its own draws (--decide)
 	}
-	p := flows.Plan{Link: f.Link, Mixes: mixes, Runs: f.Runs, Duration: f.Duration, Seed: seed, H3Stack: f.H3Stack,
+	p := flows.MixExperiment{Link: f.Link, Mixes: mixes, Runs: f.Runs, Duration: f.Duration, Seed: seed, H3Stack: f.H3Stack,
 		Experiment: experiment, Version: o.Version, Artifacts: art,
 		SkipLinkCheck: o.SkipLinkCheck,
 		Resume:        o.Resume, Logger: o.Logger}

@@ -237,8 +237,8 @@ func diffMapFigure(maps []analysis.DiffMap, file, caption string) Figure {
 func cellTable(cells []Cell) Table {
 	t := Table{Header: []string{"page", "link", "TCP (h2) mean", "QUIC mean", "QUIC 0-RTT mean", "diff cold", "diff 0-RTT", "n TCP/QUIC/0-RTT"}}
 	for _, c := range cells {
-		t.Rows = append(t.Rows, []string{c.Page, c.Link, quantity.FormatMsUnit(c.Diffs[0].TCPMean, 0), quantity.FormatMsUnit(c.Diffs[0].QUICMean, 0), quantity.FormatMsUnit(c.Diffs[1].QUICMean, 0),
-			c.Diffs[0].String(), c.Diffs[1].String(), fmt.Sprintf("%d/%d/%d", c.Diffs[0].NTCP, c.Diffs[0].NQUIC, c.Diffs[1].NQUIC)})
+		t.Rows = append(t.Rows, []string{c.Page, c.Link, quantity.FormatMsUnit(c.Diffs[0].Mean, 0), quantity.FormatMsUnit(c.Diffs[0].RefMean, 0), quantity.FormatMsUnit(c.Diffs[1].RefMean, 0),
+			c.Diffs[0].String(), c.Diffs[1].String(), fmt.Sprintf("%d/%d/%d", c.Diffs[0].N, c.Diffs[0].NRef, c.Diffs[1].NRef)})
 	}
 	return t
 }
@@ -300,10 +300,10 @@ func mbit(r linkspec.Rate) string {
 func enough(cells []Cell) []Cell {
 	return filterCells(cells, func(c Cell) bool {
 		for i, d := range c.Diffs {
-			if i > 0 && d.NQUIC == 0 {
+			if i > 0 && d.NRef == 0 {
 				continue // the part does not measure this comparison
 			}
-			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
+			if d.N < MinLoads || d.NRef < MinLoads {
 				return false
 			}
 		}

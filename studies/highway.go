@@ -214,7 +214,7 @@ func runHighway(ctx context.Context, hs highwayScale, paths []int, o RunOptions,
 		for _, a := range armsOn(p) {
 			arms = append(arms, a.flowsArm(o))
 		}
-		err := execute(ctx, flows.ArmPlan{Path: p.key(), Arms: arms, Runs: hs.runs, Duration: hs.duration,
+		err := execute(ctx, flows.ArmExperiment{Path: p.key(), Arms: arms, Runs: hs.runs, Duration: hs.duration,
 			Seed: o.Seed, Version: o.Version, Experiment: PartExperiment(Highway2023, p.name), Scheduled: len(highwayKeys(hs)),
 			SkipLinkCheck: o.SkipLinkCheck, Logger: o.Logger,
 			Done: func(arm string, run int) bool { return done[highwayKey(p.key(), arm, run)] }}, emit)
@@ -380,7 +380,7 @@ func (g armGain) String() string {
 // (1 - alpha) normal interval from each gain's delta-method variance (pctVar).
 func gainDiff(a, b armGain, alpha float64) (est, lo, hi float64) {
 	asDiff := func(g armGain) Diff {
-		return Diff{TCPMean: g.On, TCPSD: g.SDOn, NTCP: g.NOn, QUICMean: g.Off, QUICSD: g.SDOff, NQUIC: g.NOff}
+		return Diff{Mean: g.On, SD: g.SDOn, N: g.NOn, RefMean: g.Off, RefSD: g.SDOff, NRef: g.NOff}
 	}
 	est = a.Pct - b.Pct
 	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(pctVar(asDiff(a))+pctVar(asDiff(b)))
@@ -391,7 +391,7 @@ func gain(e *Support, on, off string) (g armGain, ok bool) {
 	a, _ := highwayRuns(e, "veth", off)
 	b, _ := highwayRuns(e, "veth", on)
 	d := CompareMeans(a, b)
-	g = armGain{On: d.QUICMean, Off: d.TCPMean, NOn: len(b), NOff: len(a), P: d.P, Significant: d.Significant}
+	g = armGain{On: d.RefMean, Off: d.Mean, NOn: len(b), NOff: len(a), P: d.P, Significant: d.Significant}
 	if len(a) > 1 && len(b) > 1 {
 		_, g.SDOff = analysis.MeanSD(a)
 		_, g.SDOn = analysis.MeanSD(b)

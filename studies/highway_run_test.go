@@ -34,7 +34,7 @@ func (fakeLink) Close() error                   { return nil }
 func fakeHighway(o *RunOptions, kill int) map[string]int {
 	checks := map[string]int{}
 	made := 0
-	o.executeArms = func(ctx context.Context, p flows.ArmPlan, emit func(*result.Record) error) error {
+	o.executeArms = func(ctx context.Context, p flows.ArmExperiment, emit func(*result.Record) error) error {
 		env := &result.Env{Kernel: "fake", Pltlab: p.Version}
 		if p.Path != "veth" && !p.SkipLinkCheck {
 			checks[p.Path]++

@@ -361,15 +361,15 @@ func judge0RTTSmall(e *Support) Judgement {
 // + 0.5) and Var f ≈ 100² ((0.5/W - 1/C)² sT²/nT + (0.5 T/W²)² sW²/nW + (T/C²)² sC²/nC) (the
 // three samples independent; both differences share T, which the first term carries).
 func zeroRTTShare(cold, warm Diff, alpha float64) (est, lo, hi float64) {
-	t, c, w := cold.TCPMean, cold.QUICMean, warm.QUICMean
+	t, c, w := cold.Mean, cold.RefMean, warm.RefMean
 	est = 0.5*warm.Pct - cold.Pct
-	if cold.NTCP < 2 || cold.NQUIC < 2 || warm.NQUIC < 2 || !(c > 0) || !(w > 0) {
+	if cold.N < 2 || cold.NRef < 2 || warm.NRef < 2 || !(c > 0) || !(w > 0) {
 		return est, math.NaN(), math.NaN()
 	}
 	g := 0.5/w - 1/c
-	v := 1e4 * (g*g*cold.TCPSD*cold.TCPSD/float64(cold.NTCP) +
-		math.Pow(0.5*t/(w*w), 2)*warm.QUICSD*warm.QUICSD/float64(warm.NQUIC) +
-		math.Pow(t/(c*c), 2)*cold.QUICSD*cold.QUICSD/float64(cold.NQUIC))
+	v := 1e4 * (g*g*cold.SD*cold.SD/float64(cold.N) +
+		math.Pow(0.5*t/(w*w), 2)*warm.RefSD*warm.RefSD/float64(warm.NRef) +
+		math.Pow(t/(c*c), 2)*cold.RefSD*cold.RefSD/float64(cold.NRef))
 	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(v)
 	return est, est - h, est + h
 }

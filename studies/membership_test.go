@@ -19,11 +19,11 @@ import (
 func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string) time.Duration) []plan.Source {
 	t.Helper()
 	p = p.Apply(o)
-	plans, err := p.partPlans(o)
+	scheds, err := p.partSchedules(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	us, err := p.units(plans)
+	us, err := p.units(scheds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,15 +37,15 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 	}
 	var out []plan.Source
 	for k, idx := range cut {
-		sh := assemble(us, plans, plan.Shard{Index: k, Count: n}, idx)
+		sh := assemble(us, scheds, plan.Shard{Index: k, Count: n}, idx)
 		digest := plan.Digest(sh.Units)
-		pr := &Prepared{Plan: p, Options: o, Parts: plans, Shard: &sh}
+		pr := &Prepared{Plan: p, Options: o, Parts: scheds, Slice: &sh}
 		recs := []*result.Record{pr.StudyPlanLine()}
 		for _, share := range sh.Parts {
-			c := plans[share.Part].Config
+			c := scheds[share.Part].Config
 			c.Shard, c.Subset, c.Study, c.Units = sh.Shard, share.Jobs, p.Study+"/"+string(p.Scale), sh.Units
 			recs = append(recs, experiment.PlanRecord(c, len(share.Jobs)))
-			jobs := plans[share.Part].Jobs
+			jobs := scheds[share.Part].Jobs
 			for _, i := range share.Jobs {
 				j := jobs[i]
 				recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Time: time.Unix(int64(1000*k+i), 0), Warmup: j.Warmup,

@@ -187,14 +187,14 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 	j := Judgement{Verdict: v, See: []string{"Each stack alone"}}
 	for k, d := range diffs {
 		h := z * math.Sqrt(pctVar(d))
-		parts = append(parts, fmt.Sprintf("%s: %s %.2f %s, %s %.2f %s, %s (Welch p=%s)", paths[k], rel.a, d.TCPMean, unit, rel.b, d.QUICMean, unit,
+		parts = append(parts, fmt.Sprintf("%s: %s %.2f %s, %s %.2f %s, %s (Welch p=%s)", paths[k], rel.a, d.Mean, unit, rel.b, d.RefMean, unit,
 			quantity.FormatInterval("%+.1f %%", d.Pct, d.Pct-h, d.Pct+h), quantity.FormatP(d.P)))
-		if vs[k] == Inconclusive && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
-			runs := WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)
+		if vs[k] == Inconclusive && d.N > 1 && d.NRef > 1 && d.RefMean > 0 {
+			runs := WelchPerArm(d.SD, d.RefSD, d.Mean-d.RefMean)
 			undecided = append(undecided, fmt.Sprintf("%s detects %s, decided by %d runs per stack", paths[k],
-				quantity.FormatPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), runs))
+				quantity.FormatPct(WelchDetectable(d.SD, d.RefSD, d.N, d.NRef)/d.RefMean*100), runs))
 			mixes := [][]string{{modquicSpec[rel.a]}, {modquicSpec[rel.b]}}
-			j.FlowNeeds = append(j.FlowNeeds, e.flowNeedFor(paths[k], mixes, runs, min(d.NTCP, d.NQUIC), what+" of "+rel.a+" against "+rel.b))
+			j.FlowNeeds = append(j.FlowNeeds, e.flowNeedFor(paths[k], mixes, runs, min(d.N, d.NRef), what+" of "+rel.a+" against "+rel.b))
 		}
 	}
 	for _, p := range paths {

@@ -168,7 +168,7 @@ func muthurajSections(e *Support) []Section {
 	for _, r := range MuthurajReference {
 		bbr, cubic := muthurajDiff(e, "bbr", r), muthurajDiff(e, "cubic", r)
 		t.Rows = append(t.Rows, []string{fmt.Sprintf("%d Mbit/s", r.RateMbit), pages.HumanBytes(r.Size), quantity.FormatMsUnit(r.TCPBBRMs, 0), quantity.FormatMsUnit(r.QUICMs, 0),
-			quantity.FormatPct(PctDiff(r.TCPBBRMs, r.QUICMs)), quantity.FormatMsUnit(bbr.TCPMean, 0), quantity.FormatMsUnit(bbr.QUICMean, 0), bbr.String(), quantity.FormatMsUnit(cubic.TCPMean, 0), cubic.String()})
+			quantity.FormatPct(PctDiff(r.TCPBBRMs, r.QUICMs)), quantity.FormatMsUnit(bbr.Mean, 0), quantity.FormatMsUnit(bbr.RefMean, 0), bbr.String(), quantity.FormatMsUnit(cubic.Mean, 0), cubic.String()})
 	}
 	ref.Tables = []Table{t}
 	out := []Section{ref}
@@ -177,7 +177,7 @@ func muthurajSections(e *Support) []Section {
 		for _, l := range cu.Part.Config.Links {
 			for _, pg := range cu.Part.Config.Pages {
 				d := CompareMeans(cu.Sample(pg, l, "h3", result.Cold), bb.Sample(pg, l, "h3", result.Cold))
-				qt.Rows = append(qt.Rows, []string{pg, l, quantity.FormatMsUnit(d.TCPMean, 0), quantity.FormatMsUnit(d.QUICMean, 0), d.String(), fmt.Sprintf("%d/%d", d.NTCP, d.NQUIC)})
+				qt.Rows = append(qt.Rows, []string{pg, l, quantity.FormatMsUnit(d.Mean, 0), quantity.FormatMsUnit(d.RefMean, 0), d.String(), fmt.Sprintf("%d/%d", d.N, d.NRef)})
 			}
 		}
 		out = append(out, Section{ID: "quic-cc", Title: "QUICv1 with BBR vs QUICv1 with CUBIC (ngtcp2) under 112J50",
@@ -239,7 +239,7 @@ func judgeReferenceDirection(e *Support) Judgement {
 	var wants []float64
 	for _, r := range MuthurajReference {
 		d := muthurajDiff(e, "bbr", r)
-		if d.NTCP < MinLoads || d.NQUIC < MinLoads {
+		if d.N < MinLoads || d.NRef < MinLoads {
 			continue
 		}
 		wants = append(wants, PctDiff(r.TCPBBRMs, r.QUICMs))
@@ -277,7 +277,7 @@ func judgeSmallObjects(e *Support) Judgement {
 		}
 		for _, size := range []int64{5_000, 100_000} {
 			d := muthurajDiff(e, cc, MuthurajRef{RateMbit: 10, Size: size})
-			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
+			if d.N < MinLoads || d.NRef < MinLoads {
 				continue
 			}
 			cells = append(cells, muthurajCell(e, cc, MuthurajRef{RateMbit: 10, Size: size}, d))
@@ -312,8 +312,8 @@ func judgeBBRInQUIC(e *Support) Judgement {
 		for _, pg := range cu.Part.Config.Pages {
 			// TCP side: CUBIC, QUIC side: BBR, so Pct > 0 is BBR faster (PctDiff).
 			d := CompareMeans(cu.Sample(pg, l, "h3", result.Cold), bb.Sample(pg, l, "h3", result.Cold))
-			if d.NTCP < MinLoads || d.NQUIC < MinLoads {
-				short = append(short, fmt.Sprintf("%s on %s: %d valid CUBIC and %d BBR loads (%d needed)", pg, l, d.NTCP, d.NQUIC, MinLoads))
+			if d.N < MinLoads || d.NRef < MinLoads {
+				short = append(short, fmt.Sprintf("%s on %s: %d valid CUBIC and %d BBR loads (%d needed)", pg, l, d.N, d.NRef, MinLoads))
 				continue
 			}
 			c := Cell{Part: "quic-bbr", Page: pg, Link: l}
@@ -334,10 +334,10 @@ func judgeBBRInQUIC(e *Support) Judgement {
 		red := func(pct float64) float64 { return pct / (100 + pct) * 100 }
 		h := z * math.Sqrt(pctVar(d))
 		parts = append(parts, fmt.Sprintf("%s on %s: CUBIC %s, BBR %s, PLT reduction with BBR %s (Welch p=%s)", c.Page, c.Link,
-			quantity.FormatMsUnit(d.TCPMean, 0), quantity.FormatMsUnit(d.QUICMean, 0), quantity.FormatInterval("%+.1f %%", red(d.Pct), red(d.Pct-h), red(d.Pct+h)), quantity.FormatP(d.P)))
-		if vs[k] == Inconclusive && d.NTCP > 1 && d.NQUIC > 1 && d.QUICMean > 0 {
+			quantity.FormatMsUnit(d.Mean, 0), quantity.FormatMsUnit(d.RefMean, 0), quantity.FormatInterval("%+.1f %%", red(d.Pct), red(d.Pct-h), red(d.Pct+h)), quantity.FormatP(d.P)))
+		if vs[k] == Inconclusive && d.N > 1 && d.NRef > 1 && d.RefMean > 0 {
 			mdes = append(mdes, fmt.Sprintf("%s: detects %s, decided by %d loads per controller", c.Page,
-				quantity.FormatPct(WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100), WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)))
+				quantity.FormatPct(WelchDetectable(d.SD, d.RefSD, d.N, d.NRef)/d.RefMean*100), WelchPerArm(d.SD, d.RefSD, d.Mean-d.RefMean)))
 		}
 	}
 	ev := strings.Join(parts, "; ") + fmt.Sprintf(" (Holm over the %d cells at %g); published: 60-80 %% over gQUIC, of which this is the controller's part; the gQUIC half is not testable", len(cells), Alpha)

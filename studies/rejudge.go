@@ -32,7 +32,7 @@ func Complete(sp Plan, recs []*result.Record) bool {
 		})
 		if scheduled == 0 && len(made) > 0 {
 			// Records older than the field: the schedule their own settings give.
-			scheduled = len(experiment.Schedule(derived.Parts[i].Config))
+			scheduled = len(experiment.Order(derived.Parts[i].Config))
 		}
 		if scheduled == 0 || len(plan.Left(upTo(scheduled), made)) > 0 {
 			return false
@@ -71,11 +71,11 @@ func upTo(n int) []int {
 // (another scale, --runs, an older pltlab's plan: carlucci2015 quick ran 1 flow run of 20 s a
 // mix before 2026-12-02, 3 of 10 s since) is judged by what it measured. A part without records
 // keeps its plan.
-func FromRecords(plan Plan, recs []*result.Record) Plan {
-	out := plan
-	out.Parts = slices.Clone(plan.Parts)
+func FromRecords(sp Plan, recs []*result.Record) Plan {
+	out := sp
+	out.Parts = slices.Clone(sp.Parts)
 	for i, p := range out.Parts {
-		name := PartExperiment(plan.Study, p.Name)
+		name := PartExperiment(sp.Study, p.Name)
 		c := p.Config
 		var pgs, links []string
 		var arms []experiment.Arm
@@ -108,9 +108,9 @@ func FromRecords(plan Plan, recs []*result.Record) Plan {
 		c.Runs, c.Warmup = maxCount(measured), maxCount(warm)
 		out.Parts[i].Config = c
 	}
-	out.Flows = slices.Clone(plan.Flows)
+	out.Flows = slices.Clone(sp.Flows)
 	for i, f := range out.Flows {
-		name := PartExperiment(plan.Study, f.Name)
+		name := PartExperiment(sp.Study, f.Name)
 		runs := map[string]map[int]bool{}
 		longest := 0.0
 		for _, r := range recs {
@@ -135,7 +135,7 @@ func FromRecords(plan Plan, recs []*result.Record) Plan {
 			out.Flows[i].Duration = time.Duration(math.Round(longest)) * time.Second
 		}
 	}
-	if c := plan.Custom; c != nil && c.KeyOf != nil {
+	if c := sp.Custom; c != nil && c.KeyOf != nil {
 		// The Custom schedule's repetitions are those its records were scheduled with (field
 		// scheduled: runs of the whole schedule), so a run made with --runs is judged by them.
 		sched := 0

@@ -22,7 +22,7 @@ func scheduledRecords(plan Plan, version string) []*result.Record {
 		env = &result.Env{Pltlab: version}
 	}
 	for _, c := range plan.Configs(RunOptions{}) {
-		jobs := experiment.Schedule(c)
+		jobs := experiment.Order(c)
 		for i, j := range jobs {
 			ms := 1000.0 + float64(i%7)*13 + float64(len(j.Arm.Protocol)*int(j.Arm.Protocol[1]))
 			recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Scheduled: len(jobs), Mode: j.Arm.Mode, Env: env,

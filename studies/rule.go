@@ -193,11 +193,11 @@ func meanOf(xs []float64) float64 {
 // Var ≈ 100² (st²/nt / Q² + T² sq²/nq / Q⁴) (Casella & Berger, Statistical Inference, 2002,
 // section 5.5.4). NaN when a side has fewer than 2 loads.
 func pctVar(d Diff) float64 {
-	if d.NTCP < 2 || d.NQUIC < 2 || !(d.QUICMean > 0) {
+	if d.N < 2 || d.NRef < 2 || !(d.RefMean > 0) {
 		return math.NaN()
 	}
-	q2 := d.QUICMean * d.QUICMean
-	return 1e4 * (d.TCPSD*d.TCPSD/float64(d.NTCP)/q2 + d.TCPMean*d.TCPMean*d.QUICSD*d.QUICSD/float64(d.NQUIC)/(q2*q2))
+	q2 := d.RefMean * d.RefMean
+	return 1e4 * (d.SD*d.SD/float64(d.N)/q2 + d.Mean*d.Mean*d.RefSD*d.RefSD/float64(d.NRef)/(q2*q2))
 }
 
 // diffOfMeans is the difference of two groups' mean percent differences (comparison i), mean(a)

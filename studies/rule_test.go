@@ -86,7 +86,7 @@ func TestFold(t *testing.T) {
 func TestCrossCellIntervals(t *testing.T) {
 	cell := func(tcp, quic, sd float64, n int) Cell {
 		var c Cell
-		c.Diffs[0] = Diff{TCPMean: tcp, QUICMean: quic, TCPSD: sd, QUICSD: sd, NTCP: n, NQUIC: n, Pct: PctDiff(tcp, quic)}
+		c.Diffs[0] = Diff{Mean: tcp, RefMean: quic, SD: sd, RefSD: sd, N: n, NRef: n, Pct: PctDiff(tcp, quic)}
 		return c
 	}
 	lo := []Cell{cell(1300, 1000, 50, 10)} // +30 %

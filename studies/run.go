@@ -50,7 +50,7 @@ type RunOptions struct {
 	units string
 	// executeArms runs one path's arms of a flows study (nil: flows.ExecuteArms); the tests
 	// replace it.
-	executeArms func(context.Context, flows.ArmPlan, func(*result.Record) error) error
+	executeArms func(context.Context, flows.ArmExperiment, func(*result.Record) error) error
 }
 
 // Configs returns the experiments of p.Apply(o), each named PartExperiment(study, part), with
@@ -87,20 +87,20 @@ type Prepared struct {
 	Options RunOptions
 	// Parts are the page-load parts' experiment plans, in Plan.Parts order; a part the shard
 	// makes no load of has an empty Mine.
-	Parts []*experiment.Plan
-	// Shard is the shard Options.Shard names (Prepared.Shards), nil when not sharded.
-	Shard *Shard
+	Parts []*experiment.Schedule
+	// Slice is the share of the shard Options.Shard names (Prepared.Shards), nil when not sharded.
+	Slice *ShardSlice
 }
 
-// Prepare computes the plan once with o: every part's experiment plan (experiment.NewPlan with
+// Prepare computes the plan once with o: every part's experiment plan (experiment.NewSchedule with
 // o's Runs and Seed), cut to o.Shard's share when sharded (Prepared.Shards over the same part
 // plans), then each part set to continue from the records in o.Resume that carry its
-// experiment name (experiment.Plan.Resume; a part without any starts afresh). The error names a
+// experiment name (experiment.Schedule.Resume; a part without any starts afresh). The error names a
 // shard count the plan cannot be split into, a plan that is not shardable, or the part whose
 // records do not match the plan.
 func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 	p = p.Apply(o)
-	parts, err := p.partPlans(o)
+	parts, err := p.partSchedules(o)
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +116,14 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 		if o.Shard.Index < 0 || o.Shard.Index >= len(shards) {
 			return nil, fmt.Errorf("bad shard %s: accepted I/N with 0 <= I < N", o.Shard)
 		}
-		pr.Shard = &shards[o.Shard.Index]
+		pr.Slice = &shards[o.Shard.Index]
 		study := p.Study + "/" + string(p.Scale)
 		for i, pp := range parts {
 			jobs := []int{}
-			if share := pr.Shard.Share(i); share != nil {
+			if share := pr.Slice.Share(i); share != nil {
 				jobs = share.Jobs
 			}
-			if err := pp.Select(o.Shard, study, jobs, pr.Shard.Units); err != nil {
+			if err := pp.Select(o.Shard, study, jobs, pr.Slice.Units); err != nil {
 				return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 			}
 		}
@@ -135,7 +135,7 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 }
 
 // Resume sets every part of the prepared plan to continue from the records in recs that carry
-// its experiment name (experiment.Plan.Resume; a part without any starts afresh) and keeps recs
+// its experiment name (experiment.Schedule.Resume; a part without any starts afresh) and keeps recs
 // as Options.Resume. The error names the part whose records do not match the plan.
 func (pr *Prepared) Resume(recs []*result.Record) error {
 	pr.Options.Resume = recs
@@ -158,10 +158,12 @@ func (pr *Prepared) Resume(recs []*result.Record) error {
 
 // Loads returns the number of page loads the run schedules: every part's loads in the shard,
 // warm-ups included, made before a resume or not.
-func (pr *Prepared) Loads() int { return pr.sum(func(pp *experiment.Plan) int { return len(pp.Mine) }) }
+func (pr *Prepared) Loads() int {
+	return pr.sum(func(pp *experiment.Schedule) int { return len(pp.Mine) })
+}
 
-// sum is the sum of n over the part plans.
-func (pr *Prepared) sum(n func(pp *experiment.Plan) int) int {
+// sum is the sum of n over the parts' schedules.
+func (pr *Prepared) sum(n func(pp *experiment.Schedule) int) int {
 	total := 0
 	for _, pp := range pr.Parts {
 		total += n(pp)
@@ -174,7 +176,7 @@ func (pr *Prepared) sum(n func(pp *experiment.Plan) int) int {
 func (pr *Prepared) FlowRuns() int {
 	n := 0
 	for i, f := range pr.Plan.Flows {
-		if pr.Shard == nil || slices.Contains(pr.Shard.Flows, i) {
+		if pr.Slice == nil || slices.Contains(pr.Slice.Flows, i) {
 			n += len(f.Mixes) * f.Runs
 		}
 	}
@@ -202,8 +204,8 @@ func (pr *Prepared) Announce() (string, error) {
 	seed := p.Options.Seed
 	seed = cmp.Or(seed, experiment.DefaultSeed)
 	fmt.Fprintf(&b, " seed %d", seed)
-	if pr.Shard != nil {
-		fmt.Fprintf(&b, " shard %s", pr.Shard.Shard)
+	if pr.Slice != nil {
+		fmt.Fprintf(&b, " shard %s", pr.Slice.Shard)
 	}
 	custom := 0
 	if c := p.Custom; c != nil {
@@ -214,7 +216,7 @@ func (pr *Prepared) Announce() (string, error) {
 		fmt.Fprintf(&b, ", %d page loads left after the resume", left)
 	}
 	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", quantity.FormatEstimate(est))
-	if pr.Shard != nil {
+	if pr.Slice != nil {
 		whole, err := p.estimate(pr.Parts)
 		if err != nil {
 			return "", err
@@ -226,7 +228,7 @@ func (pr *Prepared) Announce() (string, error) {
 
 // Measured returns the number of measured (not warm-up) page loads the run schedules.
 func (pr *Prepared) Measured() int {
-	return pr.sum(func(pp *experiment.Plan) int {
+	return pr.sum(func(pp *experiment.Schedule) int {
 		n := 0
 		for _, i := range pp.Mine {
 			if !pp.Jobs[i].Warmup {
@@ -239,20 +241,20 @@ func (pr *Prepared) Measured() int {
 
 // partsRun is the number of page-load parts the run makes loads of.
 func (pr *Prepared) partsRun() int {
-	return pr.sum(func(pp *experiment.Plan) int { return min(1, len(pp.Mine)) })
+	return pr.sum(func(pp *experiment.Schedule) int { return min(1, len(pp.Mine)) })
 }
 
 // Left returns the number of page loads the run still has to make: every part's loads in the
 // shard not made before.
 func (pr *Prepared) Left() int {
-	return pr.sum(func(pp *experiment.Plan) int { return len(pp.Left()) })
+	return pr.sum(func(pp *experiment.Schedule) int { return len(pp.Left()) })
 }
 
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the
-// whole plan's (Plan.Estimate of the prepared part plans) otherwise.
+// whole plan's (Plan.Estimate of the prepared parts' schedules) otherwise.
 func (pr *Prepared) Estimate() (time.Duration, error) {
-	if pr.Shard != nil {
-		return pr.Shard.Estimate, nil
+	if pr.Slice != nil {
+		return pr.Slice.Estimate, nil
 	}
 	return pr.Plan.estimate(pr.Parts)
 }
@@ -317,13 +319,13 @@ func (p Plan) CheckDevices() error {
 }
 
 // RunPrepared runs a prepared plan with its Options' machine settings: its parts' loads left in
-// its shard one part after another (experiment.RunPlan of the part plans as prepared), then its flow parts (the shard's) when a FlowRunner is available, then
+// its shard one part after another (experiment.RunSchedule of the parts' schedules as prepared), then its flow parts (the shard's) when a FlowRunner is available, then
 // its Custom schedule, writing every record to w. A part that fails does not stop the next
 // ones (the errors are joined), except an interrupt (ctx done), which returns at once.
 func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experiment.Summary, error) {
 	start := time.Now()
 	var sum experiment.Summary
-	p, o, sh := pr.Plan, pr.Options, pr.Shard
+	p, o, sh := pr.Plan, pr.Options, pr.Slice
 	total := pr.Left()
 	var errs []error
 	if sh != nil {
@@ -348,7 +350,7 @@ func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experimen
 				o.Observer(prog)
 			}
 		}
-		s, err := experiment.RunPlan(ctx, pp, w)
+		s, err := experiment.RunSchedule(ctx, pp, w)
 		done += len(pp.Left())
 		sum = addSummary(sum, s)
 		if err != nil {
@@ -417,13 +419,13 @@ func (pr *Prepared) PartLines() []string {
 			pr.Plan.Parts[i].Name, len(pp.Mine), measured, len(pp.Left()), len(c.Pages), len(links), len(c.Arms), pp.Config.Runs, quantity.FormatEstimate(est)))
 	}
 	for i, f := range pr.Plan.Flows {
-		if pr.Shard != nil && !slices.Contains(pr.Shard.Flows, i) {
+		if pr.Slice != nil && !slices.Contains(pr.Slice.Flows, i) {
 			continue
 		}
 		est, _ := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)
 		out = append(out, fmt.Sprintf("flows %s: %d mix(es) x %d run(s) of %s on %s, estimated %s", f.Name, len(f.Mixes), f.Runs, f.Duration, f.Link, quantity.FormatEstimate(est)))
 	}
-	if c := pr.Plan.Custom; c != nil && (pr.Shard == nil || len(pr.Shard.Custom) > 0) {
+	if c := pr.Plan.Custom; c != nil && (pr.Slice == nil || len(pr.Slice.Custom) > 0) {
 		arms := pr.customArms()
 		out = append(out, fmt.Sprintf("custom: %d repetition(s) x %d run(s), estimated %s", c.Reps, arms, quantity.FormatEstimate(time.Duration(c.Reps*arms)*c.RunCost)))
 	}
@@ -436,13 +438,13 @@ func (pr *Prepared) PartLines() []string {
 // scale's), with ShardUnits their digest. A merge checks every shard's lines against this record,
 // never against a cut recomputed with a later cost model. nil when the run is not sharded.
 func (pr *Prepared) StudyPlanLine() *result.Record {
-	if pr.Shard == nil {
+	if pr.Slice == nil {
 		return nil
 	}
 	p := pr.Plan
 	return &result.Record{Kind: result.KindPlan, Experiment: p.Study, Run: -1, Time: time.Now().UTC(),
-		Shard: pr.Shard.Shard.String(), ShardUnits: plan.Digest(pr.Shard.Units),
-		Plan: &result.PlanLine{Study: p.Study + "/" + string(p.Scale), Units: pr.Shard.Units, Loads: pr.Loads(), Runs: p.Options.Runs, Seed: p.Options.Seed}}
+		Shard: pr.Slice.Shard.String(), ShardUnits: plan.Digest(pr.Slice.Units),
+		Plan: &result.PlanLine{Study: p.Study + "/" + string(p.Scale), Units: pr.Slice.Units, Loads: pr.Loads(), Runs: p.Options.Runs, Seed: p.Options.Seed}}
 }
 
 // writeStudyPlanLine writes pr's StudyPlanLine unless the records it resumes hold one of its
@@ -473,17 +475,17 @@ type ProcessSettings interface {
 // customUnits returns the units of the Custom schedule the run makes (indexes into
 // Custom.Units): nil, all of them, when it is not sharded or the schedule has no units.
 func (pr *Prepared) customUnits() []int {
-	if pr.Shard == nil || slices.Contains(pr.Shard.Custom, CustomAll) {
+	if pr.Slice == nil || slices.Contains(pr.Slice.Custom, CustomAll) {
 		return nil
 	}
-	return pr.Shard.Custom
+	return pr.Slice.Custom
 }
 
 // customArms returns the Custom schedule's runs per repetition that the run makes (0 when a
 // shard runs none of it).
 func (pr *Prepared) customArms() int {
 	c := pr.Plan.Custom
-	if c == nil || pr.Shard != nil && len(pr.Shard.Custom) == 0 {
+	if c == nil || pr.Slice != nil && len(pr.Slice.Custom) == 0 {
 		return 0
 	}
 	units := pr.customUnits()

@@ -17,7 +17,7 @@ import (
 type PartShare struct {
 	// Part indexes Plan.Parts.
 	Part int
-	// Jobs are indexes into experiment.Schedule of the part's Config (ascending): the warm-up
+	// Jobs are indexes into experiment.Order of the part's Config (ascending): the warm-up
 	// blocks of each link the shard brings up and its measured blocks.
 	Jobs []int
 	// Measured counts the Jobs that are not warm-ups.
@@ -26,8 +26,9 @@ type PartShare struct {
 	Links []int
 }
 
-// Shard is one shard of a study's plan (Prepared.Shards).
-type Shard struct {
+// ShardSlice is one shard's share of a study's plan (Prepared.Shards), as experiment.ShardSlice
+// is of one experiment's schedule.
+type ShardSlice struct {
 	// Shard names it, "I/N".
 	Shard plan.Shard
 	// Parts are the page-load parts it makes loads of, in plan order.
@@ -46,7 +47,7 @@ type Shard struct {
 }
 
 // Share returns the shard's share of part i (nil when it makes no load of it).
-func (s Shard) Share(i int) *PartShare {
+func (s ShardSlice) Share(i int) *PartShare {
 	for k := range s.Parts {
 		if s.Parts[k].Part == i {
 			return &s.Parts[k]
@@ -55,7 +56,7 @@ func (s Shard) Share(i int) *PartShare {
 	return nil
 }
 
-// CustomAll in Shard.Custom stands for the whole of a Custom schedule without units.
+// CustomAll in ShardSlice.Custom stands for the whole of a Custom schedule without units.
 const CustomAll = -1
 
 // unit is one indivisible piece of a study's work (plan.Unit): a measured block of one part's
@@ -63,13 +64,13 @@ const CustomAll = -1
 type unit struct {
 	plan.Unit
 	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
-	block      int // index into the part plan's Units, or -1
+	block      int // index into the part schedule's Units, or -1
 	custom     int // index into Custom.Units (CustomAll: the whole schedule)
 }
 
 // units lists the plan's work in plan order: every part's measured blocks (Units of its
 // experiment plan, link after link), then every flow part, then the Custom schedule.
-func (p Plan) units(parts []*experiment.Plan) ([]unit, error) {
+func (p Plan) units(parts []*experiment.Schedule) ([]unit, error) {
 	var us []unit
 	for i, pp := range parts {
 		for b, u := range pp.Units(p.Parts[i].Name) {
@@ -94,13 +95,13 @@ func (p Plan) units(parts []*experiment.Plan) ([]unit, error) {
 	return us, nil
 }
 
-// partPlans computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
-func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
+// partSchedules computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
+func (p Plan) partSchedules(o RunOptions) ([]*experiment.Schedule, error) {
 	cs := p.Configs(o)
-	out := make([]*experiment.Plan, len(cs))
+	out := make([]*experiment.Schedule, len(cs))
 	for i, c := range cs {
 		c.Shard, c.Subset = plan.Shard{}, nil
-		pp, err := experiment.NewPlan(c)
+		pp, err := experiment.NewSchedule(c)
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 		}
@@ -109,15 +110,15 @@ func (p Plan) partPlans(o RunOptions) ([]*experiment.Plan, error) {
 	return out, nil
 }
 
-// Shards splits the prepared plan into n shards: its part plans as one list of units (every
+// Shards splits the prepared plan into n shards: its parts' schedules as one list of units (every
 // part's measured randomized complete blocks and every flow part, in plan order) cut into n
 // consecutive runs of whole units balanced by the cost model (plan.CutPoints, cuts moved to a
 // boundary between links or parts within plan.LinkSnap of the target). Every shard measures something, and makes the warm-up
 // blocks of every link it brings up (so no shard starts cold on a fresh node; see
-// experiment.Plan.Shards), brings up and self-checks its own links, and runs its flow parts whole.
+// experiment.Schedule.Shards), brings up and self-checks its own links, and runs its flow parts whole.
 // Errors: n outside 1..plan.MaxShards or more shards than units, naming the largest useful
 // count; or a plan with a Custom schedule (ErrNotShardable) asked for more than one shard.
-func (pr *Prepared) Shards(n int) ([]Shard, error) { return pr.Plan.shardsOf(pr.Parts, n) }
+func (pr *Prepared) Shards(n int) ([]ShardSlice, error) { return pr.Plan.shardsOf(pr.Parts, n) }
 
 // ErrNotShardable is returned (wrapped) when a study's plan cannot be split into shards: its
 // Custom schedule has no units (CustomPart.Units) and runs whole in one process.
@@ -134,8 +135,8 @@ func (p Plan) Shardable() error {
 		p.Study, ErrNotShardable, p.Custom.Runs())
 }
 
-// shardsOf is Shards over part plans computed once.
-func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
+// shardsOf is Shards over the parts' schedules computed once.
+func (p Plan) shardsOf(parts []*experiment.Schedule, n int) ([]ShardSlice, error) {
 	us, err := p.units(parts)
 	if err != nil {
 		return nil, err
@@ -158,7 +159,7 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Shard, n)
+	out := make([]ShardSlice, n)
 	for k, idx := range cut {
 		out[k] = assemble(us, parts, plan.Shard{Index: k, Count: n}, idx)
 	}
@@ -166,10 +167,10 @@ func (p Plan) shardsOf(parts []*experiment.Plan, n int) ([]Shard, error) {
 }
 
 // assemble makes shard sh of the units with indexes idx (ascending): each part's share of its
-// blocks (experiment.Plan.Share: the warm-ups of every link it brings up, then its blocks), the
+// blocks (experiment.Schedule.Share: the warm-ups of every link it brings up, then its blocks), the
 // flow parts, Custom, the unit IDs and the estimate.
-func assemble(us []unit, parts []*experiment.Plan, sh plan.Shard, idx []int) Shard {
-	s := Shard{Shard: sh, Estimate: plan.StartCost}
+func assemble(us []unit, parts []*experiment.Schedule, sh plan.Shard, idx []int) ShardSlice {
+	s := ShardSlice{Shard: sh, Estimate: plan.StartCost}
 	blocks := map[int][]int{} // part -> its blocks in the shard
 	var order []int
 	for _, i := range idx {
@@ -236,7 +237,7 @@ type ShardCheck struct {
 	// Duplicates counts the lines read twice and kept once (plan.Merge): the same shard's
 	// file given twice, which the merge says rather than drops silently.
 	Duplicates int
-	// Estimate is the cost model's time of the whole plan in one process, from the part plans
+	// Estimate is the cost model's time of the whole plan in one process, from the parts' schedules
 	// the merge derived (Plan.Estimate).
 	Estimate time.Duration
 }
@@ -256,11 +257,11 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	if err := p.Shardable(); err != nil {
 		return nil, nil, err
 	}
-	plans, err := p.partPlans(o)
+	scheds, err := p.partSchedules(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	bySrc, order, count, err := p.splitSources(plans, srcs)
+	bySrc, order, count, err := p.splitSources(scheds, srcs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -274,18 +275,18 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 		out = append(out, m.Records...)
 		dups += m.Duplicates
 	}
-	shards, gap, recorded, err := p.recordedShards(plans, count, out)
+	shards, gap, recorded, err := p.recordedShards(scheds, count, out)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !recorded {
-		if err := p.sameCut(plans, shards, out); err != nil {
+		if err := p.sameCut(scheds, shards, out); err != nil {
 			return nil, nil, err
 		}
 	}
-	check := p.owed(plans, shards, out)
+	check := p.owed(scheds, shards, out)
 	check.Count, check.Duplicates = count, dups
-	if check.Estimate, err = p.estimate(plans); err != nil {
+	if check.Estimate, err = p.estimate(scheds); err != nil {
 		return nil, nil, err
 	}
 	if recorded && len(check.Missing) == 0 && len(gap) > 0 {
@@ -306,11 +307,11 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 // splitSources sorts the shards' records by experiment (bySrc, in order of first appearance),
 // each source's kept apart for plan.Merge, and returns the shard count they carry. Errors
 // (wrapping plan.ErrMixedConfigs): a record of an experiment that is not a part of the plan, of
-// a part's configuration other than the plan's (plans), a plan line of another study or scale,
+// a part's configuration other than the plan's (scheds), a plan line of another study or scale,
 // or shards of two counts, naming the file; no sharded line at all.
-func (p Plan) splitSources(plans []*experiment.Plan, srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
+func (p Plan) splitSources(scheds []*experiment.Schedule, srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
 	hashes := map[string]string{} // part experiment -> config hash
-	for _, pp := range plans {
+	for _, pp := range scheds {
 		hashes[pp.Config.Name] = experiment.ConfigHash(pp.Config)
 	}
 	flowParts := map[string]bool{}
@@ -367,10 +368,10 @@ func (p Plan) splitSources(plans []*experiment.Plan, srcs []plan.Source) (bySrc 
 // whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
 // another number of loads than that share was cut by another version's model and is refused
 // (plan.Miscut, plan.ErrMixedConfigs) rather than judged against a share its shard never had.
-func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.Record) error {
+func (p Plan) sameCut(scheds []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) error {
 	r, want := plan.Miscut(recs, len(shards), func(r *result.Record, sh plan.Shard) (int, bool) {
 		part := 0
-		for i, pp := range plans {
+		for i, pp := range scheds {
 			if pp.Config.Name == r.Experiment {
 				part = i
 			}
@@ -391,7 +392,7 @@ func (p Plan) sameCut(plans []*experiment.Plan, shards []Shard, recs []*result.R
 // line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
 // A load counts by plan.HasLoad (a measured load whichever shard made it, a warm-up only the
 // shard's own).
-func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Record) *ShardCheck {
+func (p Plan) owed(scheds []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) *ShardCheck {
 	type made struct{ exp, shard string } // a part's flow lines of one shard
 	started := plan.Made(recs, func(r *result.Record) (string, bool) { return r.Shard, r.Shard != "" })
 	flowLines, unitLines := map[made]int{}, map[made]int{}
@@ -413,7 +414,7 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 			continue
 		}
 		for _, share := range s.Parts {
-			pp := plans[share.Part]
+			pp := scheds[share.Part]
 			done := plan.MadeLoads(recs, func(r *result.Record) bool { return r.Experiment == pp.Config.Name })
 			missing := 0
 			for _, i := range share.Jobs {
@@ -461,7 +462,7 @@ func (p Plan) owed(plans []*experiment.Plan, shards []Shard, recs []*result.Reco
 // plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
 // different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
 // gap are the plan's units no recorded shard holds, in plan order.
-func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result.Record) (shards []Shard, gap []string, recorded bool, err error) {
+func (p Plan) recordedShards(scheds []*experiment.Schedule, count int, recs []*result.Record) (shards []ShardSlice, gap []string, recorded bool, err error) {
 	units := map[string][]string{} // shard -> unit IDs as recorded
 	for _, r := range recs {
 		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {
@@ -471,7 +472,7 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 		}
 	}
 	if len(units) == 0 {
-		shards, err = p.shardsOf(plans, count)
+		shards, err = p.shardsOf(scheds, count)
 		return shards, nil, false, err
 	}
 	digests := map[string]string{}
@@ -490,7 +491,7 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 			return nil, nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
 		}
 	}
-	us, err := p.units(plans)
+	us, err := p.units(scheds)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -516,9 +517,9 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 	case len(cov.Twice) > 0:
 		return nil, nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", plan.ErrMixedConfigs, abbreviate(cov.Twice, 4))
 	}
-	out := make([]Shard, count)
+	out := make([]ShardSlice, count)
 	for k := range out {
-		out[k] = Shard{Shard: plan.Shard{Index: k, Count: count}}
+		out[k] = ShardSlice{Shard: plan.Shard{Index: k, Count: count}}
 	}
 	for _, m := range ms {
 		if m.Shard.Count != count {
@@ -529,7 +530,7 @@ func (p Plan) recordedShards(plans []*experiment.Plan, count int, recs []*result
 			idx[i] = index[id]
 		}
 		slices.Sort(idx)
-		out[m.Shard.Index] = assemble(us, plans, m.Shard, idx)
+		out[m.Shard.Index] = assemble(us, scheds, m.Shard, idx)
 	}
 	return out, cov.Uncovered, true, nil
 }

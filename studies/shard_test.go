@@ -62,7 +62,7 @@ func checkShards(t *testing.T, p Plan, n int) {
 	cs := p.Configs(RunOptions{})
 	schedules := make([][]experiment.Job, len(cs))
 	for i, c := range cs {
-		schedules[i] = experiment.Schedule(c)
+		schedules[i] = experiment.Order(c)
 	}
 	seen := make([]map[int]int, len(cs))
 	for i := range seen {
@@ -165,7 +165,7 @@ func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []plan.Source {
 				continue
 			}
 			recs = append(recs, experiment.PlanRecord(c, len(c.Subset)))
-			jobs := experiment.Schedule(c)
+			jobs := experiment.Order(c)
 			for _, i := range c.Subset {
 				j := jobs[i]
 				recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Time: time.Unix(int64(1000*k+i), 0), Warmup: j.Warmup,
@@ -520,7 +520,7 @@ func maxShards(p Plan, o RunOptions) (int, error) {
 }
 
 // cutShards is Prepared.Shards of p prepared unsharded with o's Runs and Seed.
-func cutShards(p Plan, n int, o RunOptions) ([]Shard, error) {
+func cutShards(p Plan, n int, o RunOptions) ([]ShardSlice, error) {
 	o.Shard, o.Resume = plan.Shard{}, nil
 	pr, err := p.Prepare(o)
 	if err != nil {

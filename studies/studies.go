@@ -215,7 +215,7 @@ func (c *CustomPart) countRuns(flows, custom int, flowWord, sep string) string {
 // CustomUnit is one independent piece of a Custom schedule (highway2023: the arms of one path),
 // which one shard runs whole.
 type CustomUnit struct {
-	// Name names the unit in the shard plan (plan.CustomID + ":" + Name).
+	// Name names the unit among the shards' units (plan.CustomID + ":" + Name).
 	Name string
 	// Experiment names the experiment of its records.
 	Experiment string

@@ -469,7 +469,7 @@ func TestPlanResumed(t *testing.T) {
 	cs := plan.Configs(RunOptions{})
 	// The interrupted run made the first 3 loads of the first part only.
 	var recs []*result.Record
-	for i, j := range experiment.Schedule(cs[0])[:3] {
+	for i, j := range experiment.Order(cs[0])[:3] {
 		recs = append(recs, &result.Record{V: 1, Experiment: cs[0].Name, Run: i, Protocol: j.Arm.Protocol, Mode: j.Arm.Mode,
 			Page: result.Page{Spec: cs[0].Pages[j.Page]}, Link: result.Link{Spec: cs[0].Links[j.Link]}, Warmup: j.Warmup, Valid: true, PLTMs: 100})
 	}
@@ -477,7 +477,7 @@ func TestPlanResumed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r0, r1 := len(pr.Parts[0].Left()), len(pr.Parts[1].Left()); r0 != len(experiment.Schedule(cs[0]))-3 || r1 != len(experiment.Schedule(cs[1])) {
+	if r0, r1 := len(pr.Parts[0].Left()), len(pr.Parts[1].Left()); r0 != len(experiment.Order(cs[0]))-3 || r1 != len(experiment.Order(cs[1])) {
 		t.Errorf("remaining %d and %d loads", r0, r1)
 	}
 	// A record that is not the scheduled load: refused, naming the part.
@@ -687,7 +687,7 @@ func TestCompleteOlderRecords(t *testing.T) {
 	plan.Flows = nil
 	var recs []*result.Record
 	for _, c := range plan.Configs(RunOptions{}) {
-		for i, j := range experiment.Schedule(c) {
+		for i, j := range experiment.Order(c) {
 			recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Mode: j.Arm.Mode, Protocol: j.Arm.Protocol,
 				Page: result.Page{Spec: c.Pages[j.Page]}, Link: result.Link{Spec: c.Links[j.Link]}, Warmup: j.Warmup, Valid: true, PLTMs: 1000})
 		}

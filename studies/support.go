@@ -66,9 +66,9 @@ type PartResult struct {
 }
 
 // Evaluate sorts recs into the plan's parts and analyses each part that has page loads.
-func Evaluate(s *Study, plan Plan, recs []*result.Record) *Support {
-	e := &Support{Study: s, Plan: plan, Records: recs, parts: map[string]*PartResult{}, decided: map[string]int{}}
-	for _, p := range plan.Parts {
+func Evaluate(s *Study, sp Plan, recs []*result.Record) *Support {
+	e := &Support{Study: s, Plan: sp, Records: recs, parts: map[string]*PartResult{}, decided: map[string]int{}}
+	for _, p := range sp.Parts {
 		pr := &PartResult{Part: p}
 		name := PartExperiment(s.Name, p.Name)
 		for _, r := range recs {
@@ -137,17 +137,21 @@ func (pr *PartResult) Sample(page, link, proto string, mode result.Mode) []float
 	return nil
 }
 
-// Diff compares TCP and QUIC loads of one cell the way Kakhki et al. (IMC 2017, section 4 and
+// Diff compares two samples of PLTs of one cell the way Kakhki et al. (IMC 2017, section 4 and
 // the heatmaps of figures 5-8; the 2024 replication's scripts) did: the percent difference of
-// the mean PLTs relative to QUIC, positive when QUIC is faster, and Welch's t-test.
+// the mean PLTs relative to the reference sample, positive when the reference is faster, and
+// Welch's t-test. The compared sample is TCP and the reference QUIC in Kakhki's cells (and
+// wherever a study compares TCP with QUIC); modquic compares quic-go with ngtcp2, muthuraj's
+// TCP table CUBIC with BBR, and highway2023 a host-stack setting off with on (its goodputs).
 type Diff struct {
-	// TCPMean and QUICMean are the mean PLTs in ms (NaN without loads).
-	TCPMean, QUICMean float64
-	// TCPSD and QUICSD are the sample standard deviations in ms (NaN with fewer than two loads).
-	TCPSD, QUICSD float64
-	// NTCP and NQUIC are the sample sizes.
-	NTCP, NQUIC int
-	// Pct is PctDiff(TCPMean, QUICMean) in percent.
+	// Mean and RefMean are the means of the compared and the reference sample, PLTs in ms
+	// (NaN without loads).
+	Mean, RefMean float64
+	// SD and RefSD are their sample standard deviations in ms (NaN with fewer than two loads).
+	SD, RefSD float64
+	// N and NRef are the sample sizes.
+	N, NRef int
+	// Pct is PctDiff(Mean, RefMean) in percent.
 	Pct float64
 	// P is Welch's two-sided p-value (NaN with fewer than two loads a side).
 	P float64
@@ -164,16 +168,17 @@ func PctDiff(tcp, quic float64) float64 {
 	return (tcp - quic) / quic * 100
 }
 
-// CompareMeans builds the Diff of two PLT samples in ms (censored values must be removed).
+// CompareMeans builds the Diff of two PLT samples in ms, tcp the compared and quic the reference
+// (censored values must be removed).
 func CompareMeans(tcp, quic []float64) Diff {
-	d := Diff{TCPMean: math.NaN(), QUICMean: math.NaN(), TCPSD: math.NaN(), QUICSD: math.NaN(), NTCP: len(tcp), NQUIC: len(quic), P: math.NaN()}
+	d := Diff{Mean: math.NaN(), RefMean: math.NaN(), SD: math.NaN(), RefSD: math.NaN(), N: len(tcp), NRef: len(quic), P: math.NaN()}
 	if len(tcp) > 0 {
-		d.TCPMean, d.TCPSD = analysis.MeanSD(tcp)
+		d.Mean, d.SD = analysis.MeanSD(tcp)
 	}
 	if len(quic) > 0 {
-		d.QUICMean, d.QUICSD = analysis.MeanSD(quic)
+		d.RefMean, d.RefSD = analysis.MeanSD(quic)
 	}
-	d.Pct = PctDiff(d.TCPMean, d.QUICMean)
+	d.Pct = PctDiff(d.Mean, d.RefMean)
 	d.P = analysis.Welch(tcp, quic).P
 	d.Significant = d.P < Alpha
 	return d

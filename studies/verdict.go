@@ -40,7 +40,7 @@ func cellName(part, link, a, b string) string {
 // of their plan), bring-up and self-check of its link included: the one place a verdict asks
 // the cost model. A spec the model cannot read (refused before any run anyway) costs 0.
 func decideCost(c experiment.Config) time.Duration {
-	p, err := experiment.NewPlan(c)
+	p, err := experiment.NewSchedule(c)
 	if err != nil {
 		return 0
 	}
@@ -178,17 +178,17 @@ func withGridPower(j Judgement, e *Support, cells []Cell, i int) Judgement {
 	var total time.Duration
 	for _, c := range cells {
 		d := c.Diffs[i]
-		if d.Significant || d.NTCP < 2 || d.NQUIC < 2 || !(d.QUICMean > 0) {
+		if d.Significant || d.N < 2 || d.NRef < 2 || !(d.RefMean > 0) {
 			continue
 		}
-		mdes = append(mdes, WelchDetectable(d.TCPSD, d.QUICSD, d.NTCP, d.NQUIC)/d.QUICMean*100)
+		mdes = append(mdes, WelchDetectable(d.SD, d.RefSD, d.N, d.NRef)/d.RefMean*100)
 		pr := e.Part(c.Part)
 		if pr == nil {
 			continue
 		}
-		runs := WelchPerArm(d.TCPSD, d.QUICSD, d.TCPMean-d.QUICMean)
+		runs := WelchPerArm(d.SD, d.RefSD, d.Mean-d.RefMean)
 		n := needFor(pr, c.Page, c.Link, []experiment.Arm{{Protocol: "h2", Mode: result.Cold}, {Protocol: "h3", Mode: Comparisons[i].QUIC}},
-			runs, min(d.NTCP, d.NQUIC), d.Pct, "observed here")
+			runs, min(d.N, d.NRef), d.Pct, "observed here")
 		j.Needs = append(j.Needs, n)
 		total += n.Time
 	}

@@ -21,7 +21,7 @@ type interopCase struct {
 	Link     string            `json:"link"`
 	Outcome  string            `json:"outcome"`
 	Reason   string            `json:"reason"`
-	Evidence json.RawMessage   `json:"evidence"`
+	Observed json.RawMessage   `json:"evidence"`
 }
 
 // interopGrid is a set's interop cases as a table for people: a row per case, a column per
@@ -48,7 +48,7 @@ type interopCell struct {
 // interopRun is one run of a cell: its outcome, reason, link, the versions that ran and the
 // evidence (indented JSON).
 type interopRun struct {
-	Outcome, Reason, Link, Versions, Evidence string
+	Outcome, Reason, Link, Versions, Observed string
 }
 
 // interopRank orders outcomes from best to worst for a cell's class.
@@ -81,15 +81,15 @@ func interopGridOf(recs []*result.Record) *interopGrid {
 			cell = &interopCell{}
 			cells[[2]string{c.Case, pair}] = cell
 		}
-		ev := string(c.Evidence)
-		if b, err := json.MarshalIndent(c.Evidence, "", "  "); err == nil && len(c.Evidence) > 0 {
+		ev := string(c.Observed)
+		if b, err := json.MarshalIndent(c.Observed, "", "  "); err == nil && len(c.Observed) > 0 {
 			ev = string(b)
 		}
 		var vs []string
 		for _, role := range slices.Sorted(maps.Keys(c.Versions)) {
 			vs = append(vs, role+" "+c.Versions[role])
 		}
-		cell.Runs = append(cell.Runs, interopRun{Outcome: c.Outcome, Reason: c.Reason, Link: c.Link, Versions: strings.Join(vs, "; "), Evidence: ev})
+		cell.Runs = append(cell.Runs, interopRun{Outcome: c.Outcome, Reason: c.Reason, Link: c.Link, Versions: strings.Join(vs, "; "), Observed: ev})
 	}
 	if len(g.Rows) == 0 {
 		return nil

@@ -129,7 +129,7 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 {{range $i, $r := .Rows}}<tr><td class="text" title="{{.Rule}}"><a href="#io-{{$i}}">{{.Case}}</a></td>{{range .Cells}}{{if .}}<td class="{{.Class}}">{{.Counts}}</td>{{else}}<td class="io-none">not run</td>{{end}}{{end}}</tr>
 {{end}}</tbody></table>
 {{range $i, $r := .Rows}}<h3 id="io-{{$i}}">{{.Case}}</h3>{{if .Rule}}<p class="note">{{.Rule}}</p>{{end}}
-{{range $j, $c := .Cells}}{{if $c}}{{range $c.Runs}}<details class="interop-run"><summary><span class="io-{{.Outcome}}">{{.Outcome}}</span> {{index $.Interop.Pairs $j}}: {{.Reason}}</summary><p class="note">link {{.Link}}; {{.Versions}}</p><pre>{{.Evidence}}</pre></details>
+{{range $j, $c := .Cells}}{{if $c}}{{range $c.Runs}}<details class="interop-run"><summary><span class="io-{{.Outcome}}">{{.Outcome}}</span> {{index $.Interop.Pairs $j}}: {{.Reason}}</summary><p class="note">link {{.Link}}; {{.Versions}}</p><pre>{{.Observed}}</pre></details>
 {{end}}{{end}}{{end}}{{end}}</section>{{end}}
 {{if or .Groups (not .Interop)}}<h2 id="groups">Groups</h2>
 {{template "groups" .Groups}}

@@ -78,11 +78,11 @@ func (f *sweepFlags) sweep() (cluster.Sweep, error) {
 		if f.runs < 0 || f.runs > 10000 {
 			return s, usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
 		}
-		plan := st.PlanOn(scale, studies.ProbeHost()).Apply(studies.RunOptions{Runs: f.runs, Seed: f.seed}) // the one plan the flags give, for this machine
-		if err := plan.Validate(); err != nil {
+		sp := st.PlanOn(scale, studies.ProbeHost()).Apply(studies.RunOptions{Runs: f.runs, Seed: f.seed}) // the one plan the flags give, for this machine
+		if err := sp.Validate(); err != nil {
 			return s, asUsage(err)
 		}
-		s.Study = &cluster.Study{Name: st.Name, Scale: scale, Runs: f.runs, Seed: f.seed, Plan: plan}
+		s.Study = &cluster.Study{Name: st.Name, Scale: scale, Runs: f.runs, Seed: f.seed, Plan: sp}
 		return s, nil
 	case f.matrix == "":
 		return s, usagef("missing --matrix or --study: give the sweep's YAML matrix file or a study (%s)", strings.Join(studies.Names(), ", "))

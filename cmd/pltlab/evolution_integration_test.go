@@ -58,7 +58,7 @@ func TestIntegrationStudyEvolutionSmoke(t *testing.T) {
 		}
 		if rec.Client != interop.ProbeClient {
 			exchanges[rec.Client+">"+rec.Server+" "+rec.Case] = rec.Outcome
-			if g := rec.Evidence.Goodput; rec.Case == studies.GoodputCase && (g == nil || g.Mbps <= 5 || g.Mbps >= 10 || !g.Valid && !strings.Contains(g.InvalidReason, "emulator late")) {
+			if g := rec.Observed.Goodput; rec.Case == studies.GoodputCase && (g == nil || g.Mbps <= 5 || g.Mbps >= 10 || !g.Valid && !strings.Contains(g.InvalidReason, "emulator late")) {
 				t.Errorf("%s > %s goodput: %+v", rec.Client, rec.Server, g)
 			} else if g != nil {
 				t.Logf("%s > %s goodput: %.3f Mbit/s in %.0f ms, valid %v %s", rec.Client, rec.Server, g.Mbps, g.TimeMS, g.Valid, g.InvalidReason)

@@ -107,7 +107,7 @@ func TestIntegrationRunMatrix(t *testing.T) {
 		}
 	}
 	// Same order as the schedule: links one after another, cells shuffled within each block.
-	jobs := experiment.Schedule(experiment.Config{Pages: []string{"3x10KB", "1x40KB"}, Links: links,
+	jobs := experiment.Order(experiment.Config{Pages: []string{"3x10KB", "1x40KB"}, Links: links,
 		Arms: experiment.CrossArms([]string{"h1", "h3"}, []result.Mode{result.Cold}), Runs: 1, Seed: 3})
 	if len(jobs) != len(order) {
 		t.Fatalf("%d loads, schedule has %d", len(order), len(jobs))

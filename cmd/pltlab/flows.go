@@ -197,26 +197,26 @@ func (f *flowsFlags) specs() ([][]flows.Spec, error) {
 }
 
 // plan checks the flags and returns the flows plan (usage errors), the artifacts not yet set.
-func (f *flowsFlags) plan() (flows.Plan, error) {
+func (f *flowsFlags) plan() (flows.MixExperiment, error) {
 	mixes, err := f.specs()
 	if err != nil {
-		return flows.Plan{}, err
+		return flows.MixExperiment{}, err
 	}
 	name := cmp.Or(f.name, "flows-"+time.Now().UTC().Format("20060102T150405Z"))
-	p := flows.Plan{Link: f.link, Mixes: mixes, Runs: f.runs, Duration: f.duration, Bin: f.bin, Seed: f.seed,
+	p := flows.MixExperiment{Link: f.link, Mixes: mixes, Runs: f.runs, Duration: f.duration, Bin: f.bin, Seed: f.seed,
 		Experiment: name, Version: pltlabVersion(), SkipLinkCheck: f.noCheck, Logger: slog.Default(),
 		H3Stack: f.h3Stack, QUICCC: f.quicCC}
 	if err := p.Check(); errors.Is(err, flows.ErrTooLarge) {
-		return flows.Plan{}, usagef("bad --duration %v with --bin %v: %v", f.duration, f.bin, err)
+		return flows.MixExperiment{}, usagef("bad --duration %v with --bin %v: %v", f.duration, f.bin, err)
 	} else if err != nil {
-		return flows.Plan{}, usagef("%v", err)
+		return flows.MixExperiment{}, usagef("%v", err)
 	}
 	return p, nil
 }
 
 // estimateFlows is the cost model's time of plan p (plan.EstimateFlows: the link's
 // bring-up and self-check, and per run its set-up and teardown), plus every run's length.
-func estimateFlows(p flows.Plan) time.Duration {
+func estimateFlows(p flows.MixExperiment) time.Duration {
 	jobs := p.Jobs()
 	d, _ := plan.EstimateFlows(len(jobs), 0, p.Link) // the link was parsed before
 	for _, j := range jobs {
@@ -287,7 +287,7 @@ func raiseProcsForLink() {
 // runFlows runs plan p (flows.Execute), writes the records to sink, reports each run on
 // stderr and prints the table (to stdout, or to stderr when the records go to stdout). A run
 // whose artifacts were not all written whole makes the exit code 3 (after every run).
-func runFlows(cmd *cobra.Command, f flowsFlags, p flows.Plan, sink io.Writer) error {
+func runFlows(cmd *cobra.Command, f flowsFlags, p flows.MixExperiment, sink io.Writer) error {
 	ctx := cmd.Context()
 	if spec, _ := parseLink(f.setup, f.link); spec.Shaped() {
 		raiseProcsForLink()

@@ -26,7 +26,7 @@ func writeRunFile(t *testing.T, name, experimentName string, c experiment.Config
 	}
 	w := result.NewWriter(f)
 	hash := experiment.ConfigHash(c)
-	for i, j := range experiment.Schedule(c) {
+	for i, j := range experiment.Order(c) {
 		err := w.Write(&result.Record{Experiment: experimentName, Run: i, Time: start.Add(time.Duration(i) * time.Second), Warmup: j.Warmup,
 			Mode: j.Arm.Mode, Protocol: j.Arm.Protocol, ObservedProtocol: j.Arm.Protocol, Page: result.Page{Spec: c.Pages[j.Page]},
 			Link: result.Link{Spec: c.Links[j.Link]}, Valid: true, PLTMs: base + float64(i), ConfigHash: hash,
@@ -96,8 +96,8 @@ func TestReportPoolsIndependentRuns(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &reps[0]) != nil {
 		t.Fatalf("report n1 n1: exit %d, %q", code, errOut)
 	}
-	if reps[0].Duplicates != len(experiment.Schedule(c)) || reps[0].Groups[0].Runs != 2 {
-		t.Fatalf("report n1 n1: %d duplicates, %d runs: want %d and 2", reps[0].Duplicates, reps[0].Groups[0].Runs, len(experiment.Schedule(c)))
+	if reps[0].Duplicates != len(experiment.Order(c)) || reps[0].Groups[0].Runs != 2 {
+		t.Fatalf("report n1 n1: %d duplicates, %d runs: want %d and 2", reps[0].Duplicates, reps[0].Groups[0].Runs, len(experiment.Order(c)))
 	}
 }
 

@@ -85,7 +85,7 @@ func TestIntegrationInterop(t *testing.T) {
 	}
 	for _, r := range recs {
 		if r.V != 1 || r.Kind != interop.RecordKind || r.Client != interop.ProbeClient || !strings.HasPrefix(r.Versions["server"], r.Server+" ") ||
-			!strings.HasPrefix(r.Versions["client"], interop.ProbeClient) || r.Outcome != interop.Pass || len(r.Evidence.Datagrams) < 2 {
+			!strings.HasPrefix(r.Versions["client"], interop.ProbeClient) || r.Outcome != interop.Pass || len(r.Observed.Datagrams) < 2 {
 			t.Errorf("record %s/%s: %+v", r.Server, r.Case, r)
 		}
 		if !strings.Contains(stdout, r.Versions["server"]) {
@@ -133,12 +133,12 @@ func TestIntegrationInteropExchange(t *testing.T) {
 		t.Fatalf("records %+v", recs)
 	}
 	for _, r := range recs[1:] {
-		if r.Client != "quic-go" || r.Server != "ngtcp2" || r.Outcome != interop.Pass || r.Evidence.Wire == nil || r.Link != "rate=10mbit,rtt=30ms" ||
+		if r.Client != "quic-go" || r.Server != "ngtcp2" || r.Outcome != interop.Pass || r.Observed.Wire == nil || r.Link != "rate=10mbit,rtt=30ms" ||
 			r.ClientBuild == nil || !strings.HasPrefix(r.Versions["client"], "quic-go v0.") || !strings.HasPrefix(r.Versions["server"], "ngtcp2 ") {
 			t.Errorf("record %s: %+v", r.Case, r)
 		}
 	}
-	if w := recs[2].Evidence.Wire; w == nil || !w.TokenEchoed || w.Packets["down retry"] == 0 {
+	if w := recs[2].Observed.Wire; w == nil || !w.TokenEchoed || w.Packets["down retry"] == 0 {
 		t.Errorf("retry's wire: %+v", w)
 	}
 	if !strings.Contains(stdout, " dgr ") && !strings.Contains(stdout, " dgr") {

@@ -15,17 +15,17 @@ import (
 // line and one valid load per job) and returns their names.
 func writeShardFiles(t *testing.T, dir string, c experiment.Config, n int) []string {
 	t.Helper()
-	whole, err := experiment.NewPlan(c)
+	whole, err := experiment.NewSchedule(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := whole.Shards(n)
+	sharding, err := whole.Shards(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := experiment.Schedule(c)
+	jobs := experiment.Order(c)
 	var names []string
-	for _, p := range plan.Parts {
+	for _, p := range sharding.Slices {
 		sc := c
 		sc.Shard = p.Shard
 		name := filepath.Join(dir, "shard-"+strings.ReplaceAll(p.Shard.String(), "/", "-of-")+".jsonl")

@@ -73,7 +73,7 @@ func TestJobsAnnounceTheRuns(t *testing.T) {
 	}
 }
 
-// TestReproduceDerivesItsPlanOnce counts the plans derived (experiment.NewPlan) by one
+// TestReproduceDerivesItsPlanOnce counts the plans derived (experiment.NewSchedule) by one
 // `reproduce carlucci2015 --runs 50` that prints its plan, whole and as one shard: one per
 // part, once; the announcement, the estimates, the part lines and the shard's share read it.
 func TestReproduceDerivesItsPlanOnce(t *testing.T) {

@@ -136,7 +136,7 @@ func (f *reproduceFlags) run(cmd *cobra.Command, args []string, setup *measureSe
 	if m == modeMerge {
 		args = args[:1]
 	}
-	st, plan, err := f.plan(args)
+	st, sp, err := f.plan(args)
 	if err != nil {
 		return err
 	}
@@ -145,9 +145,9 @@ func (f *reproduceFlags) run(cmd *cobra.Command, args []string, setup *measureSe
 		if err := checkViewFlag(f.view, dir); err != nil {
 			return err
 		}
-		return mergeStudy(cmd, st, plan, *f, dir, files)
+		return mergeStudy(cmd, st, sp, *f, dir, files)
 	}
-	prep, err := f.prepare(plan)
+	prep, err := f.prepare(sp)
 	if err != nil {
 		return err
 	}
@@ -196,11 +196,11 @@ func (f *reproduceFlags) plan(args []string) (*studies.Study, studies.Plan, erro
 	if f.runs < 0 || f.runs > 10000 {
 		return nil, studies.Plan{}, usagef("bad --runs %d: accepted 1..10000, or 0 for the scale's", f.runs)
 	}
-	plan := st.PlanOn(scale, studies.ProbeHost()).Apply(studies.RunOptions{Runs: f.runs, Seed: f.seed}) // the one plan the flags give, for this machine
-	if err := plan.Validate(); err != nil {
+	sp := st.PlanOn(scale, studies.ProbeHost()).Apply(studies.RunOptions{Runs: f.runs, Seed: f.seed}) // the one plan the flags give, for this machine
+	if err := sp.Validate(); err != nil {
 		return nil, studies.Plan{}, asUsage(err)
 	}
-	return st, plan, nil
+	return st, sp, nil
 }
 
 // reproduceMode is what one 'pltlab reproduce' does, decided once from the flags.
@@ -276,15 +276,15 @@ func (f *reproduceFlags) outDir(st *studies.Study) string {
 // evidence options of the flags. Bad input is refused before anything is written (usage
 // errors).
 func (f *reproduceFlags) jobOf(st *studies.Study, prep *studies.Prepared, m reproduceMode, dir string) (studies.Job, error) {
-	plan := prep.Plan
+	sp := prep.Plan
 	ac, err := f.art.config()
 	if err != nil {
 		return studies.Job{}, err
 	}
-	if err := plan.CheckTCPCC(); err != nil {
+	if err := sp.CheckTCPCC(); err != nil {
 		return studies.Job{}, asUsage(err) // tried where the server will run, before anything is written
 	}
-	if err := plan.CheckDevices(); err != nil {
+	if err := sp.CheckDevices(); err != nil {
 		return studies.Job{}, asUsage(err) // a part's CPU budget the kernel refuses here (rootless)
 	}
 	mode := map[reproduceMode]studies.JobMode{modeRun: studies.JobRun, modeResume: studies.JobResume, modeDecide: studies.JobDecide}[m]
@@ -297,7 +297,7 @@ func (f *reproduceFlags) jobOf(st *studies.Study, prep *studies.Prepared, m repr
 	o.Chrome, o.Version, o.SkipLinkCheck = f.chrome, pltlabVersion(), f.noCheck
 	o.Configure = func(c *experiment.Config) { c.Artifacts, c.Visual = ac, f.art.visual }
 	o.Process = processSettings{} // the process-wide settings a study's arms switch, made here
-	return studies.Job{Study: st, Plan: plan, Mode: mode, Dir: dir, Options: o, Prepared: prep}, nil
+	return studies.Job{Study: st, Plan: sp, Mode: mode, Dir: dir, Options: o, Prepared: prep}, nil
 }
 
 // listStudies prints every study with the loads and estimated time of each scale (the cost

@@ -77,23 +77,23 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
   sudo ./bin/pltlab run --page har:/tmp/a/rec/run-0000/load.har --link rate=10mbit,rtt=40ms --protocols h1,h2,h3 --runs 3 --out /tmp/replay.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plan, err := f.config(cmd)
+			sched, err := f.config(cmd)
 			if err != nil {
 				return err
 			}
 			if f.dryRun {
-				return printDryRun(cmd.OutOrStdout(), plan)
+				return printDryRun(cmd.OutOrStdout(), sched)
 			}
 			if err := setup.begin(cmd); err != nil {
 				return err
 			}
-			plan.Config.Version = pltlabVersion()
+			sched.Config.Version = pltlabVersion()
 			stopView, err := startViewBeside(cmd.Context(), f.view, f.out, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
 			defer stopView()
-			return runExperiment(cmd, plan, f.out, f.outMode(), nil)
+			return runExperiment(cmd, sched, f.out, f.outMode(), nil)
 		},
 	}
 	fl := cmd.Flags()
@@ -127,10 +127,10 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 	return cmd
 }
 
-// config builds the experiment from the flags (or the matrix file) and computes its plan once
-// (experiment.NewPlan: the schedule, the shard's share, the cost model's times), as usage
+// config builds the experiment from the flags (or the matrix file) and computes its schedule once
+// (experiment.NewSchedule: the schedule, the shard's share, the cost model's times), as usage
 // errors; then it checks what must hold before anything is set up.
-func (f *runFlags) config(cmd *cobra.Command) (*experiment.Plan, error) {
+func (f *runFlags) config(cmd *cobra.Command) (*experiment.Schedule, error) {
 	c, err := f.experiment(cmd)
 	if err != nil {
 		return nil, err
@@ -138,11 +138,11 @@ func (f *runFlags) config(cmd *cobra.Command) (*experiment.Plan, error) {
 	if err := checkViewFlag(f.view, f.out); err != nil {
 		return nil, err // --dry-run too: it shows what the flags would do
 	}
-	plan, err := planOf(c, f.shard)
+	sched, err := shardSchedule(c, f.shard)
 	if err != nil || f.dryRun {
-		return plan, err
+		return sched, err
 	}
-	return plan, f.check(c)
+	return sched, f.check(c)
 }
 
 // experiment builds the experiment from the flags (or the matrix file), as usage errors.
@@ -352,7 +352,7 @@ func armModes(arms []experiment.Arm) []result.Mode {
 // before anything is set up), and prints the summary table to summaryTo (nil: stdout; stderr
 // when the records go to stdout). An interrupt keeps every written record and exits with 130; a reader of stdout that goes away (broken pipe)
 // stops the run in order, with everything torn down, and exits with code 141.
-func runExperiment(cmd *cobra.Command, xp *experiment.Plan, out string, mode outMode, summaryTo io.Writer) error {
+func runExperiment(cmd *cobra.Command, xp *experiment.Schedule, out string, mode outMode, summaryTo io.Writer) error {
 	ctx, stderr := cmd.Context(), cmd.ErrOrStderr()
 	var sink io.Writer = cmd.OutOrStdout()
 	if summaryTo == nil {
@@ -402,7 +402,7 @@ func runExperiment(cmd *cobra.Command, xp *experiment.Plan, out string, mode out
 	}
 	est, _ := xp.Estimate(left) // the loads still to make, in this shard
 	est += plan.StartCost
-	sum, err := experiment.RunPlan(ctx, xp, result.NewWriter(sink))
+	sum, err := experiment.RunSchedule(ctx, xp, result.NewWriter(sink))
 	finish()
 	if len(recs) > 0 {
 		if perr := printSummary(summaryTo, recs); perr != nil && !isBrokenPipe(perr) {

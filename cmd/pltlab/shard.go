@@ -14,10 +14,10 @@ import (
 	"github.com/pltlab/pltlab/plan"
 )
 
-// planOf parses a --shard value for c ("" = not sharded) and computes c's plan with it
-// (experiment.NewPlan), as usage errors: a shard count the schedule cannot be split into is
+// shardSchedule parses a --shard value for c ("" = not sharded) and computes c's schedule with it
+// (experiment.NewSchedule), as usage errors: a shard count the schedule cannot be split into is
 // refused with the largest useful one.
-func planOf(c experiment.Config, s string) (*experiment.Plan, error) {
+func shardSchedule(c experiment.Config, s string) (*experiment.Schedule, error) {
 	if s != "" {
 		sh, err := plan.ParseShard(s, os.Getenv)
 		if err != nil {
@@ -25,19 +25,19 @@ func planOf(c experiment.Config, s string) (*experiment.Plan, error) {
 		}
 		c.Shard = sh
 	}
-	plan, err := experiment.NewPlan(c)
+	sched, err := experiment.NewSchedule(c)
 	if err != nil {
 		if s != "" {
 			return nil, usagef("bad --shard %s: %v", s, err)
 		}
 		return nil, asUsage(err)
 	}
-	return plan, nil
+	return sched, nil
 }
 
-// printDryRun prints what the plan would do: its loads and the cost model's time, and with a
-// shard the plan of every shard (the selected one marked).
-func printDryRun(w io.Writer, p *experiment.Plan) error {
+// printDryRun prints what the schedule would do: its loads and the cost model's time, and with a
+// shard every shard's slice (the selected one marked).
+func printDryRun(w io.Writer, p *experiment.Schedule) error {
 	c := p.Config
 	runs, warmup := c.Runs, c.Warmup
 	runs = cmp.Or(runs, experiment.DefaultRuns)
@@ -46,14 +46,14 @@ func printDryRun(w io.Writer, p *experiment.Plan) error {
 	if c.Shard.Count == 0 {
 		return nil
 	}
-	plan, err := p.Shards(c.Shard.Count)
+	sharding, err := p.Shards(c.Shard.Count)
 	if err != nil {
 		return err
 	}
 	var longest time.Duration
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "shard\tloads\tmeasured\testimated\tlinks")
-	for _, p := range plan.Parts {
+	for _, p := range sharding.Slices {
 		mark := ""
 		if p.Shard == c.Shard {
 			mark = " *"

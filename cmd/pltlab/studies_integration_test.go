@@ -233,8 +233,8 @@ func TestIntegrationStudyModQUICSmoke(t *testing.T) {
 	}
 }
 
-// scheduleOf is experiment.Schedule, here so the test reads as the plan does.
-var scheduleOf = experiment.Schedule
+// scheduleOf is experiment.Order, here so the test reads as the schedule does.
+var scheduleOf = experiment.Order
 
 // TestIntegrationStudyHighwaySmoke runs highway2023 at smoke scale (the veth path, one 2 s run
 // per arm, about 30 s): one valid flow line per arm with its stack settings, the OS-default

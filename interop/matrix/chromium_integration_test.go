@@ -24,7 +24,7 @@ func TestIntegrationExchangeChromium(t *testing.T) {
 	for _, name := range []string{"handshake", "http3"} {
 		c, _ := LookupExchange(name)
 		rec := runCase(t, c, client, srv, interop.Pass)
-		if w := rec.Evidence.Wire; w == nil || w.ALPN != "h3" {
+		if w := rec.Observed.Wire; w == nil || w.ALPN != "h3" {
 			t.Errorf("%s: ALPN not h3 in the decrypted capture: %+v", name, w)
 		}
 	}

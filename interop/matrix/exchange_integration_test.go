@@ -51,23 +51,23 @@ func openPeers(t *testing.T, names ...string) map[string]Peer {
 func runCase(t *testing.T, c Exchange, client, srv Peer, want interop.Outcome) interop.Record {
 	t.Helper()
 	rec := RunExchange(context.Background(), c, client, srv, nil)
-	b, _ := json.Marshal(rec.Evidence.Wire)
+	b, _ := json.Marshal(rec.Observed.Wire)
 	t.Logf("%s, server %s, client %s: %s: %s (%.0f ms)\n%s", c.Name, srv.Name, client.Name, rec.Outcome, rec.Reason, rec.DurationMS, b)
 	if rec.Outcome != want {
 		t.Errorf("%s, server %s, client %s: %s (%s), want %s", c.Name, srv.Name, client.Name, rec.Outcome, rec.Reason, want)
 	}
 	switch rec.Outcome {
 	case interop.Pass:
-		if rec.Evidence.Wire == nil || len(rec.Evidence.Files) != len(c.Files)*c.runs() {
-			t.Errorf("%s: a pass without its capture or files: %+v", c.Name, rec.Evidence)
+		if rec.Observed.Wire == nil || len(rec.Observed.Files) != len(c.Files)*c.runs() {
+			t.Errorf("%s: a pass without its capture or files: %+v", c.Name, rec.Observed)
 		}
-		for _, f := range rec.Evidence.Files {
+		for _, f := range rec.Observed.Files {
 			if !f.Match || f.Got != f.Bytes {
 				t.Errorf("%s: a pass with %s not whole: %+v", c.Name, f.Name, f)
 			}
 		}
 	case interop.Unsupported:
-		if rec.Reason == "" || (rec.Evidence.Wire != nil) != (c.judgePeers != nil) {
+		if rec.Reason == "" || (rec.Observed.Wire != nil) != (c.judgePeers != nil) {
 			t.Errorf("%s: unsupported without a reason, or with a capture", c.Name)
 		}
 	}
@@ -119,7 +119,7 @@ func TestIntegrationExchange(t *testing.T) {
 				continue
 			}
 			rec := runCase(t, c, peers[pair.client], peers[pair.server], want)
-			if w := rec.Evidence.Wire; name == "keyupdate" && w != nil && pair.client == Ngtcp2 && w.KeyUpdateFirst != "up" {
+			if w := rec.Observed.Wire; name == "keyupdate" && w != nil && pair.client == Ngtcp2 && w.KeyUpdateFirst != "up" {
 				t.Errorf("keyupdate, server %s: the %q side flipped first, want the ngtcp2 client (asked to)", pair.server, w.KeyUpdateFirst)
 			}
 		}
@@ -137,14 +137,14 @@ func TestIntegrationExchange(t *testing.T) {
 // late on each of the rule's two attempts, the earlier one recorded.
 func goodputCase(t *testing.T, c Exchange, client, srv Peer) {
 	rec := runCase(t, c, client, srv, interop.Pass)
-	g := rec.Evidence.Goodput
+	g := rec.Observed.Goodput
 	if g == nil {
 		t.Fatalf("goodput, server %s, client %s: no figure in the record: %s", srv.Name, client.Name, rec.Reason)
 	}
 	t.Logf("goodput, server %s, client %s: %.3f Mbit/s, %d bytes in %.1f ms, valid %v %s, late %.2f ms (bound %.2f), attempt %d",
 		srv.Name, client.Name, g.Mbps, g.Bytes, g.TimeMS, g.Valid, g.InvalidReason, g.LateMS, g.LateBoundMS, g.Attempt)
 	least := float64(8*GoodputFile) / 10e6 * 1e3 // ms at 10 Mbit/s
-	if g.Bytes != GoodputFile || g.TimeMS < least || g.Mbps <= 5 || g.Mbps >= 10 || rec.Evidence.Wire.TransferMS != g.TimeMS {
+	if g.Bytes != GoodputFile || g.TimeMS < least || g.Mbps <= 5 || g.Mbps >= 10 || rec.Observed.Wire.TransferMS != g.TimeMS {
 		t.Errorf("goodput, server %s, client %s: %+v, want %d bytes in at least %.0f ms, 5-10 Mbit/s", srv.Name, client.Name, g, GoodputFile, least)
 	}
 	if !g.Valid && (!strings.Contains(g.InvalidReason, "emulator late") || g.Attempt != 2 || len(g.Earlier) != 1) {
@@ -160,7 +160,7 @@ func goodputCase(t *testing.T, c Exchange, client, srv Peer) {
 func lossCase(t *testing.T, c Exchange, client, srv Peer) {
 	t.Helper()
 	rec := RunExchange(context.Background(), c, client, srv, nil)
-	w := rec.Evidence.Wire
+	w := rec.Observed.Wire
 	t.Logf("%s, server %s, client %s: %s: %s (%.0f ms)", c.Name, srv.Name, client.Name, rec.Outcome, rec.Reason, rec.DurationMS)
 	if w == nil || w.Datagrams["up-dropped"]+w.Datagrams["down-dropped"] == 0 {
 		t.Fatalf("%s: no capture, or no datagram dropped: %+v", c.Name, w)
@@ -188,7 +188,7 @@ func lossCase(t *testing.T, c Exchange, client, srv Peer) {
 func ecnQUICGo(t *testing.T, c Exchange, client, srv Peer) {
 	t.Helper()
 	rec := RunExchange(context.Background(), c, client, srv, nil)
-	w := rec.Evidence.Wire
+	w := rec.Observed.Wire
 	t.Logf("%s, server %s, client %s: %s: %s (%.0f ms)", c.Name, srv.Name, client.Name, rec.Outcome, rec.Reason, rec.DurationMS)
 	switch {
 	case w == nil:
@@ -225,7 +225,7 @@ func TestIntegrationExchangeCorruption(t *testing.T) {
 			c, _ := LookupExchange(name)
 			srv, client := peers[pair[0]], peers[pair[1]]
 			rec := RunExchange(context.Background(), c, client, srv, nil)
-			w := rec.Evidence.Wire
+			w := rec.Observed.Wire
 			t.Logf("%s, server %s, client %s: %s: %s (%.0f ms)", name, srv.Name, client.Name, rec.Outcome, rec.Reason, rec.DurationMS)
 			if w == nil || w.Corrupted["up"]+w.Corrupted["down"] == 0 || w.Undecrypted == 0 {
 				t.Errorf("%s, server %s, client %s: no capture, no datagram corrupted or none undecryptable: %+v", name, srv.Name, client.Name, w)
@@ -260,14 +260,14 @@ func TestIntegrationExchangeBuiltToFail(t *testing.T) {
 	retry.Server.Retry = false
 	for _, srv := range []string{QUICGo, Ngtcp2} {
 		rec := runCase(t, retry, peers[QUICGo], peers[srv], interop.Fail)
-		if w := rec.Evidence.Wire; w == nil || w.Packets["down retry"] != 0 || w.HandshakeDone == 0 || !strings.Contains(rec.Reason, "the server sent no Retry packet") {
+		if w := rec.Observed.Wire; w == nil || w.Packets["down retry"] != 0 || w.HandshakeDone == 0 || !strings.Contains(rec.Reason, "the server sent no Retry packet") {
 			t.Errorf("retry unasked, server %s: %s, wire %+v", srv, rec.Reason, w)
 		}
 	}
 	zero, _ := LookupExchange("zerortt")
 	zero.Server.ZeroRTT = false
 	rec := runCase(t, zero, peers[QUICGo], peers[QUICGo], interop.Fail)
-	if w := rec.Evidence.Wire; w == nil || w.Packets["up 0rtt"] != 0 || len(w.EarlyData) != 2 || w.EarlyData[1] || !strings.Contains(rec.Reason, "the client sent no 0-RTT packet") || !strings.Contains(rec.Reason, "early_data") {
+	if w := rec.Observed.Wire; w == nil || w.Packets["up 0rtt"] != 0 || len(w.EarlyData) != 2 || w.EarlyData[1] || !strings.Contains(rec.Reason, "the client sent no 0-RTT packet") || !strings.Contains(rec.Reason, "early_data") {
 		t.Errorf("0-RTT refused: %s, wire %+v", rec.Reason, w)
 	}
 }

@@ -51,7 +51,7 @@ func runMeasurement(ctx context.Context, c Exchange, client, srv Peer, log *slog
 	var earlier []interop.GoodputAttempt
 	result.Retry(func(attempt int) (again bool, err error) {
 		rec = runExchangeOnce(ctx, c, client, srv, log)
-		g := rec.Evidence.Goodput
+		g := rec.Observed.Goodput
 		if g == nil {
 			return false, nil
 		}
@@ -76,7 +76,7 @@ func late(g *interop.Goodput) bool { return g.LateMS > g.LateBoundMS }
 func runExchangeOnce(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger) interop.Record {
 	r := interop.Result{Case: c.Name, Start: time.Now()}
 	addr := ""
-	out, reason, err := runExchange(ctx, c, client, srv, log, &r.Evidence, &addr)
+	out, reason, err := runExchange(ctx, c, client, srv, log, &r.Observed, &addr)
 	r.Duration = time.Since(r.Start)
 	if err != nil {
 		out, reason = interop.Error, err.Error()
@@ -87,7 +87,7 @@ func runExchangeOnce(ctx context.Context, c Exchange, client, srv Peer, log *slo
 	return rec
 }
 
-func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger, ev *interop.Evidence, addr *string) (interop.Outcome, string, error) {
+func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger, ev *interop.Observation, addr *string) (interop.Outcome, string, error) {
 	if why := notSupported(c, client, srv); why != "" {
 		return interop.Unsupported, why, nil
 	}

@@ -11,7 +11,7 @@
 // well as any queue, so netem alone cannot model a byte-limited buffer: here its limit only
 // bounds the delay line and never drops. A size table (tc-stab(8), overhead -14) makes every
 // qdisc count IP bytes, as the rate and queue of a LINK spec do, not the veth's Ethernet frames.
-// Plan and Teardown are pure: tests compare their output exactly, without root and without the
+// Build and Teardown are pure: tests compare their output exactly, without root and without the
 // kernel modules. Runner executes them.
 package netem
 
@@ -83,7 +83,7 @@ type Direction struct {
 
 // Config describes one link.
 type Config struct {
-	// Namespace is the client namespace (it must exist before Plan's commands run).
+	// Namespace is the client namespace (it must exist before Build's commands run).
 	Namespace string
 	// HostDev and ClientDev name the veth ends.
 	HostDev, ClientDev string
@@ -203,8 +203,8 @@ func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', -1, 64) + "%
 
 func usec(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + "us" }
 
-// Modules are the kernel modules Plan's qdiscs and devices need (sch_cake is added for a CAKE
-// link only); Plan loads them with modprobe first (a kernel loads qdisc modules on demand only where its modprobe helper can reach them).
+// Modules are the kernel modules Build's qdiscs and devices need (sch_cake is added for a CAKE
+// link only); Build loads them with modprobe first (a kernel loads qdisc modules on demand only where its modprobe helper can reach them).
 var Modules = []string{"veth", "sch_netem", "sch_tbf", "sch_codel", "sch_pie", "sch_fq_codel"}
 
 // modules are the kernel modules c's qdiscs need: Modules, and sch_cake when a direction uses it.
@@ -216,7 +216,7 @@ func modules(c Config) []string {
 	return m
 }
 
-// EndMAC is the MAC address Plan gives the veth end whose address is a: locally administered
+// EndMAC is the MAC address Build gives the veth end whose address is a: locally administered
 // and unicast (02:00), then a's four IPv4 bytes ("02:00:64:40:00:05" for 100.64.0.5), so the
 // two ends of a link differ and a record's neighbour entries name their addresses (an IPv6
 // address gives its last four bytes).
@@ -225,7 +225,7 @@ func EndMAC(a netip.Addr) string {
 	return fmt.Sprintf("02:00:%02x:%02x:%02x:%02x", b[12], b[13], b[14], b[15])
 }
 
-// Plan returns the commands that build the link, in order: the modules (sch_cake too for CAKE), the veth pair with
+// Build returns the commands that build the link, in order: the modules (sch_cake too for CAKE), the veth pair with
 // gso_max_segs 1 (Linux TCP builds GSO packets whatever the device's offloads, at least
 // tcp_min_tso_segs = 2 segments, and they are split only after the qdiscs: the kernel's codel saw
 // 2948-byte packets on a 1500-byte link without it) and offloads off, so the qdiscs see
@@ -240,7 +240,7 @@ func EndMAC(a netip.Addr) string {
 // loss and delay to ARP: a lost ARP request holds the first packet to a new neighbour for
 // the kernel's 1 s retransmission time (a 387 ms late idle probe was seen on a 2 % loss link),
 // which an L3 emulator (a TUN device: pltlab's, Mahimahi's) never does.
-func Plan(c Config) [][]string {
+func Build(c Config) [][]string {
 	mtu := strconv.Itoa(c.MTU)
 	host, client := c.HostAddr.String()+"/32", c.ClientAddr.String()+"/32"
 	nsIP := func(args ...string) []string { return append([]string{"ip", "-n", c.Namespace}, args...) }

@@ -43,18 +43,18 @@ func TestPlanCarlucci(t *testing.T) {
 		"tc -n pltlab-42-1 qdisc add dev pltlab0 parent 1:1 handle 10: tbf rate 3000000bit burst 3000 limit 18750",
 	}
 	var got []string
-	for _, argv := range Plan(carlucci()) {
+	for _, argv := range Build(carlucci()) {
 		got = append(got, strings.Join(argv, " "))
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Fatalf("Build:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
-// tcLines returns Plan's tc command lines for c, joined.
+// tcLines returns Build's tc command lines for c, joined.
 func tcLines(c Config) []string {
 	var out []string
-	for _, argv := range Plan(c) {
+	for _, argv := range Build(c) {
 		if argv[0] == "tc" {
 			out = append(out, strings.Join(argv, " "))
 		}
@@ -136,10 +136,10 @@ func (r *recorder) Run(_ context.Context, argv []string) error {
 func TestRunnerSeam(t *testing.T) {
 	var r recorder
 	var _ Runner = &r
-	for _, argv := range Plan(carlucci()) {
+	for _, argv := range Build(carlucci()) {
 		r.Run(context.Background(), argv)
 	}
-	if !reflect.DeepEqual(r.calls, Plan(carlucci())) {
+	if !reflect.DeepEqual(r.calls, Build(carlucci())) {
 		t.Fatal("recorded calls differ from the plan")
 	}
 }
@@ -198,8 +198,8 @@ func TestPlanCAKEAndJitterDist(t *testing.T) {
 	c := carlucci()
 	c.Down = Direction{Rate: 3e6, Delay: 25 * time.Millisecond, Jitter: 5 * time.Millisecond, JitterDist: "pareto", Ordered: true, AQM: CAKE, QueuePackets: 1000}
 	c.Up = Direction{Rate: 1e6, Delay: 25 * time.Millisecond, Jitter: 5 * time.Millisecond, JitterDist: "uniform", AQM: CAKE}
-	plan := Plan(c)
-	if got, want := strings.Join(plan[0], " "), "modprobe -a veth sch_netem sch_tbf sch_codel sch_pie sch_fq_codel sch_cake"; got != want {
+	cmds := Build(c)
+	if got, want := strings.Join(cmds[0], " "), "modprobe -a veth sch_netem sch_tbf sch_codel sch_pie sch_fq_codel sch_cake"; got != want {
 		t.Errorf("modules: %q, want %q", got, want)
 	}
 	want := []string{
@@ -211,7 +211,7 @@ func TestPlanCAKEAndJitterDist(t *testing.T) {
 	if got := tcLines(c); !reflect.DeepEqual(got, want) {
 		t.Fatalf("tc lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := strings.Join(Plan(carlucci())[0], " "); strings.Contains(got, "sch_cake") {
+	if got := strings.Join(Build(carlucci())[0], " "); strings.Contains(got, "sch_cake") {
 		t.Errorf("a link without cake loads it: %q", got)
 	}
 }

@@ -23,7 +23,7 @@ import (
 const (
 	// pairedProbes is the number of judged probe pairs, judged as ABBA blocks of two (a warm-up
 	// pair before them is not judged: it meets each socket's and route's first use; neither
-	// pair resolves a neighbour, both have permanent entries, see netem.Plan).
+	// pair resolves a neighbour, both have permanent entries, see netem.Build).
 	pairedProbes = 40
 	// pairedConfidence is the least coverage of the median's interval.
 	pairedConfidence = 0.99

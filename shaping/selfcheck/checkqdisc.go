@@ -77,7 +77,7 @@ func diffQdiscs(before, after []shaping.QdiscStats) (qdiscDelta, error) {
 // isolated probe (a full bucket sends it at once, so no tbf overlimit either) or keep a packet
 // once the last probe is answered; netem may drop only on a lossy link, and its drops must be
 // exactly the lost probes. The probes are all the link carries then (no ARP, no IPv6: see
-// netem.Plan), and a lost probe is one drop (its request or its echo), so a probe lost without
+// netem.Build), and a lost probe is one drop (its request or its echo), so a probe lost without
 // a drop was lost outside the model and a drop without a lost probe was of traffic that should
 // not be there.
 func judgeIdleQdiscs(d qdiscDelta, lossFree bool, lost int) (pass bool, measured string) {

@@ -22,7 +22,7 @@ import (
 // skips the runs already recorded.
 func TestExecuteLoopback(t *testing.T) {
 	art := t.TempDir()
-	p := Plan{Link: "none", Mixes: [][]Spec{{{Protocol: "h2", CC: "reno"}}, {{Protocol: "h3", CC: "newreno"}}}, Runs: 1,
+	p := MixExperiment{Link: "none", Mixes: [][]Spec{{{Protocol: "h2", CC: "reno"}}, {{Protocol: "h3", CC: "newreno"}}}, Runs: 1,
 		Duration: time.Second, Seed: 3, Experiment: "ex", Version: "test", Pause: 10 * time.Millisecond,
 		Artifacts: artifacts.Config{Dir: art, Kinds: []artifacts.Kind{artifacts.Qlog}}, Logger: slog.New(slog.DiscardHandler)}
 	var recs []*result.Record
@@ -64,19 +64,21 @@ func TestExecuteLoopback(t *testing.T) {
 
 // TestPlanCheck checks the refusals made before any setup.
 func TestPlanCheck(t *testing.T) {
-	ok := Plan{Link: "none", Mixes: [][]Spec{{{Protocol: "h1", CC: "cubic"}}}, Runs: 1}
+	ok := MixExperiment{Link: "none", Mixes: [][]Spec{{{Protocol: "h1", CC: "cubic"}}}, Runs: 1}
 	if err := ok.Check(); err != nil {
 		t.Fatal(err)
 	}
-	bad := map[string]func(*Plan){
-		"1e6 hours": func(p *Plan) { p.Duration = 1000000 * time.Hour },
-		"no mix":    func(p *Plan) { p.Mixes = nil },
-		"bad link":  func(p *Plan) { p.Link = "rate=fast" },
-		"runs 0":    func(p *Plan) { p.Runs = 0 },
-		"slowest": func(p *Plan) {
+	bad := map[string]func(*MixExperiment){
+		"1e6 hours": func(p *MixExperiment) { p.Duration = 1000000 * time.Hour },
+		"no mix":    func(p *MixExperiment) { p.Mixes = nil },
+		"bad link":  func(p *MixExperiment) { p.Link = "rate=fast" },
+		"runs 0":    func(p *MixExperiment) { p.Runs = 0 },
+		"slowest": func(p *MixExperiment) {
 			p.Artifacts = artifacts.Config{Dir: "x", Kinds: []artifacts.Kind{artifacts.Pcap}, For: artifacts.KeepSlowest}
 		},
-		"har": func(p *Plan) { p.Artifacts = artifacts.Config{Dir: "x", Kinds: []artifacts.Kind{artifacts.HAR}} },
+		"har": func(p *MixExperiment) {
+			p.Artifacts = artifacts.Config{Dir: "x", Kinds: []artifacts.Kind{artifacts.HAR}}
+		},
 	}
 	for name, f := range bad {
 		p := ok
@@ -132,7 +134,7 @@ func TestExecuteLateRetry(t *testing.T) {
 				}
 				return out, nil
 			}
-			p := Plan{Link: "none", Mixes: [][]Spec{{{Protocol: "h2", CC: "reno"}, {Protocol: "h3", CC: "newreno"}}}, Runs: 1,
+			p := MixExperiment{Link: "none", Mixes: [][]Spec{{{Protocol: "h2", CC: "reno"}, {Protocol: "h3", CC: "newreno"}}}, Runs: 1,
 				Duration: time.Second, Seed: 3, Experiment: "ex", Pause: time.Millisecond, Logger: slog.New(slog.DiscardHandler),
 				seams: seams{run: run}}
 			var recs []*result.Record

@@ -22,15 +22,15 @@ import (
 	"github.com/pltlab/pltlab/shaping/selfcheck"
 )
 
-// Plan is a bulk-flows experiment: every mix run Runs times through one link, in the order of
+// MixExperiment is a bulk-flows experiment: every mix run Runs times through one link, in the order of
 // Schedule. Execute is the one runner of such experiments ('pltlab flows' and the studies' flow
 // parts both call it): it opens the link, self-checks it, keeps the artifacts through the
 // artifacts lifecycle and writes one KindFlow record per flow and run.
-type Plan struct {
+type MixExperiment struct {
 	// Link is the LINK spec (linkspec.Parse) as given; records carry it in Link.Spec.
 	Link string
 	// Mixes are the flow mixes; each Spec's Start and Duration apply (Duration defaults to
-	// Plan.Duration).
+	// MixExperiment.Duration).
 	Mixes [][]Spec
 	// H3Stack is the HTTP/3 stack serving the QUIC flows: server.StackQUICGo (also "") or
 	// server.StackNgtcp2, which runs one gtlsserver per controller the mixes name.
@@ -70,13 +70,13 @@ type Plan struct {
 	seams seams
 }
 
-// DefaultPause is the quiet time between the runs of a Plan.
+// DefaultPause is the quiet time between the runs of a MixExperiment.
 const DefaultPause = time.Second
 
 // maxFlowsStart bounds a flow's start offset (a year): anything later is a typo.
 const maxFlowsStart = 24 * time.Hour * 365
 
-func (p Plan) withDefaults() Plan {
+func (p MixExperiment) withDefaults() MixExperiment {
 	p.Duration = cmp.Or(p.Duration, DefaultDuration)
 	p.Bin = cmp.Or(p.Bin, DefaultBin)
 	p.Pause = cmp.Or(p.Pause, DefaultPause)
@@ -94,7 +94,7 @@ func (p Plan) withDefaults() Plan {
 }
 
 // length returns how long one run of mix lasts: its latest flow's start plus duration.
-func (p Plan) length(mix []Spec) time.Duration {
+func (p MixExperiment) length(mix []Spec) time.Duration {
 	var total time.Duration
 	for _, f := range mix {
 		d := f.Duration
@@ -108,7 +108,7 @@ func (p Plan) length(mix []Spec) time.Duration {
 // bad durations or bins, runs whose series would not fit in memory (CheckSize), or an
 // artifacts filter flows cannot apply. Errors are one line naming the bad value and what is
 // accepted.
-func (p Plan) Check() error {
+func (p MixExperiment) Check() error {
 	p = p.withDefaults()
 	if _, err := linkspec.Parse(p.Link); err != nil {
 		return fmt.Errorf("bad link %q: %w", p.Link, err)
@@ -168,14 +168,14 @@ func (p Plan) Check() error {
 }
 
 // Jobs returns the plan's schedule (Schedule(len(Mixes), Runs, Seed)).
-func (p Plan) Jobs() []Job { return Schedule(len(p.Mixes), p.Runs, p.Seed) }
+func (p MixExperiment) Jobs() []Job { return Schedule(len(p.Mixes), p.Runs, p.Seed) }
 
 // RunLength returns how long run j of the schedule lasts: its mix's latest flow start plus
 // duration (the set-up, teardown and pause around it are the cost model's, in experiment).
-func (p Plan) RunLength(j Job) time.Duration { return p.withDefaults().length(p.Mixes[j.Mix]) }
+func (p MixExperiment) RunLength(j Job) time.Duration { return p.withDefaults().length(p.Mixes[j.Mix]) }
 
 // Describe returns the schedule, one line per run (for --dry-run).
-func (p Plan) Describe() string {
+func (p MixExperiment) Describe() string {
 	p = p.withDefaults()
 	var b strings.Builder
 	jobs := p.Jobs()
@@ -187,7 +187,7 @@ func (p Plan) Describe() string {
 }
 
 // done reports whether the resume records hold every flow record of job j.
-func (p Plan) done(j Job) bool {
+func (p MixExperiment) done(j Job) bool {
 	mix := Mix(p.Mixes[j.Mix])
 	n := 0
 	for _, r := range p.Resume {
@@ -203,7 +203,7 @@ type Summary struct {
 	// Runs counts the runs made (a run skipped by Resume is not counted); Flows their flow
 	// records, Valid the valid ones, Starved the starved ones (result.Flow.Starved).
 	Runs, Flows, Valid, Starved int
-	// Resumed counts the runs skipped because Plan.Resume holds them.
+	// Resumed counts the runs skipped because MixExperiment.Resume holds them.
 	Resumed int
 	// Redone counts the runs made once more because the emulator was late during them (the
 	// one retry rule, result.Retry: every attempt's records are invalid with the lateness as
@@ -223,7 +223,7 @@ type Summary struct {
 // link that cannot be set up or fails its check, an emit error, or when ctx ends (ctx.Err()
 // wrapped; the records of finished runs are emitted). The summary counts what was done, also
 // when it fails.
-func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summary, error) {
+func Execute(ctx context.Context, p MixExperiment, emit func(*result.Record) error) (Summary, error) {
 	var sum Summary
 	if err := p.Check(); err != nil {
 		return sum, err
@@ -293,7 +293,7 @@ func Execute(ctx context.Context, p Plan, emit func(*result.Record) error) (Summ
 // (result.Retry: a run the emulator was late in is invalid and made once more, its flows'
 // records summarising the earlier attempt), keeping each attempt's artifacts through rec, and
 // counts it in sum. It returns the last attempt's records.
-func (p Plan) runAttempts(ctx context.Context, i int, j Job, l shaping.Link, srv *server.Server, rec *artifacts.Recorder, env *result.Env, sum *Summary) ([]*result.Record, error) {
+func (p MixExperiment) runAttempts(ctx context.Context, i int, j Job, l shaping.Link, srv *server.Server, rec *artifacts.Recorder, env *result.Env, sum *Summary) ([]*result.Record, error) {
 	var recs []*result.Record
 	var earlier [][]result.EarlierAttempt
 	_, err := result.Retry(func(attempt int) (again bool, err error) {
@@ -362,7 +362,7 @@ func CheckStack(stack string) error {
 
 // stackOptions are the server options of the plan's h3 stack: for ngtcp2 one process per
 // controller the mixes name (server.WithNgtcp2BulkCCs).
-func (p Plan) stackOptions() []server.Option {
+func (p MixExperiment) stackOptions() []server.Option {
 	if p.H3Stack != server.StackNgtcp2 {
 		return nil
 	}
@@ -374,8 +374,8 @@ func (p Plan) stackOptions() []server.Option {
 }
 
 // seams are what the tests of the bulk-flow runners put in place of the real steps, carried by
-// Plan and ArmPlan (unexported: only this package's tests set them); a nil field takes the real
-// step.
+// MixExperiment and ArmExperiment (unexported: only this package's tests set them); a nil field
+// takes the real step.
 type seams struct {
 	// run makes one flow run for Execute (Run).
 	run func(context.Context, shaping.Link, *server.Server, Config) ([]*result.Record, error)
@@ -384,9 +384,9 @@ type seams struct {
 	check func(context.Context, shaping.Link, selfcheck.Options) (result.LinkCheck, error)
 	busy  func(ctx context.Context, window time.Duration) (busyPct, stealPct float64)
 	// openPath opens an arms plan's path (openArmPath), runArm makes one run of an arm
-	// (runArm) and armCheck self-checks an emulated path (CheckLink with check and busy).
+	// (runArm) and armCheck self-checks an emulated path (checkLink with check and busy).
 	openPath func(ctx context.Context, path string, log *slog.Logger) (shaping.Link, error)
-	runArm   func(ctx context.Context, l shaping.Link, p ArmPlan, a Arm, run int, env *result.Env) (*result.Record, error)
+	runArm   func(ctx context.Context, l shaping.Link, p ArmExperiment, a Arm, run int, env *result.Env) (*result.Record, error)
 	armCheck func(ctx context.Context, l shaping.Link, name, experiment string, env *result.Env, log *slog.Logger, emit func(*result.Record) error) error
 }
 
@@ -398,25 +398,20 @@ func (s seams) runFlows(ctx context.Context, l shaping.Link, srv *server.Server,
 	return Run(ctx, l, srv, c)
 }
 
-// checkLink self-checks a shaped link by the one retry rule (CheckLink).
-func (p Plan) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {
+// checkLink self-checks p's link by the one retry rule unless p.SkipLinkCheck.
+func (p MixExperiment) checkLink(ctx context.Context, l shaping.Link, env *result.Env, emit func(*result.Record) error) error {
 	if p.SkipLinkCheck {
 		return nil
 	}
 	return checkLink(ctx, l, p.Link, p.Experiment, env, p.Logger, emit, p.seams)
 }
 
-// CheckLink self-checks a shaped link (one with a namespace; an unshaped link or a veth path is
+// checkLink self-checks a shaped link (one with a namespace; an unshaped link or a veth path is
 // not checked) by the one retry rule (selfcheck.Retry: up to result.Attempts quick checks,
-// the repeat after the machine settles) and emits every check as a KindLinkCheck record of
-// experiment, its Link.Spec the spec name as given; the error wraps selfcheck.ErrFailed when
-// every attempt failed. It is the check of every bulk-flow runner (Execute and the studies' own
-// schedules).
-func CheckLink(ctx context.Context, l shaping.Link, name, experiment string, env *result.Env, log *slog.Logger, emit func(*result.Record) error) error {
-	return checkLink(ctx, l, name, experiment, env, log, emit, seams{})
-}
-
-// checkLink is CheckLink with the self-check and settle steps of s.
+// the repeat after the machine settles), with the self-check and settle steps of s, and emits
+// every check as a KindLinkCheck record of experiment, its Link.Spec the spec name as given; the
+// error wraps selfcheck.ErrFailed when every attempt failed. It is the check of every bulk-flow
+// runner (Execute and ExecuteArms).
 func checkLink(ctx context.Context, l shaping.Link, name, experiment string, env *result.Env, log *slog.Logger, emit func(*result.Record) error, s seams) error {
 	if l.Namespace() == "" || l.Spec().Shaper == shaping.ShaperVeth {
 		return nil
