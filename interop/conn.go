@@ -46,7 +46,7 @@ func (c *cryptoStream) take() []byte {
 }
 
 // rxPacket is one decrypted 1-RTT packet of the server: its packet number, its frames and the
-// index of its datagram in Evidence.Datagrams.
+// index of its datagram in Observation.Datagrams.
 type rxPacket struct {
 	PN       uint64
 	Frames   []Frame

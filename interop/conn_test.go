@@ -240,7 +240,7 @@ func TestFlowControlUnsupported(t *testing.T) {
 		{Target{Addr: "127.0.0.1:9", Path: "/big", ALPN: []string{"hq-interop"}}, "ALPN [hq-interop] offers no h3"},
 	} {
 		r := Run(context.Background(), c, tc.t)
-		if r.Outcome != Unsupported || !strings.Contains(r.Reason, tc.reason) || len(r.Evidence.Datagrams) != 0 {
+		if r.Outcome != Unsupported || !strings.Contains(r.Reason, tc.reason) || len(r.Observed.Datagrams) != 0 {
 			t.Errorf("%+v: %s: %s", tc.t, r.Outcome, r.Reason)
 		}
 	}

@@ -113,9 +113,9 @@ func checkEvidence(t *testing.T, r interop.Result) {
 			t.Errorf("VN lists %v, want version 1 among them", r.Observed.VersionsListed)
 		}
 	case "ack-only":
-		checkACKOnly(t, r.Evidence)
+		checkACKOnly(t, r.Observed)
 	case "flow-control":
-		checkFlow(t, r.Evidence)
+		checkFlow(t, r.Observed)
 	case "initial-under-1200":
 		d := r.Observed.Datagrams
 		if d[0].Dir != "sent" || d[0].Size != interop.SmallDatagram || d[1].Dir != "sent" || d[1].Size != interop.MinInitialDatagram || len(d) < 3 {
@@ -127,7 +127,7 @@ func checkEvidence(t *testing.T, r interop.Result) {
 // checkACKOnly checks a passing ack-only from its datagrams: a handshake completed, the five
 // ACK-only packets sent (1-RTT, one ACK frame each, their packet numbers the ones recorded),
 // the PING control acknowledged, and no reply counted.
-func checkACKOnly(t *testing.T, e interop.Evidence) {
+func checkACKOnly(t *testing.T, e interop.Observation) {
 	t.Helper()
 	var ackOnly []uint64
 	for _, d := range e.Datagrams {
@@ -145,7 +145,7 @@ func checkACKOnly(t *testing.T, e interop.Evidence) {
 // checkFlow checks a passing flow-control from its datagrams: the highest offset + length of the
 // server's STREAM frames on stream 0, read from the frames' descriptions, is the one recorded,
 // above 0 and within the 1000-byte limit.
-func checkFlow(t *testing.T, e interop.Evidence) {
+func checkFlow(t *testing.T, e interop.Observation) {
 	t.Helper()
 	var highest uint64
 	for _, d := range e.Datagrams {

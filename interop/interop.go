@@ -124,7 +124,7 @@ type Observation struct {
 	ACKOnlySent    []uint64 `json:"ack_only_sent,omitempty"`
 	ACKOnlyReplies []uint64 `json:"ack_only_replies,omitempty"`
 	// Flow is flow-control's account of the server's STREAM data (RFC 9000 section 4.1).
-	Flow *FlowEvidence `json:"flow,omitempty"`
+	Flow *FlowObservation `json:"flow,omitempty"`
 	// ResetToken is the last 16 bytes of a Stateless Reset, its Stateless Reset Token
 	// (stateless-reset, RFC 9000 section 10.3).
 	ResetToken string `json:"reset_token,omitempty"`

@@ -22,7 +22,7 @@ const (
 // ACKOnlyGap apart, watches for t.Quiet, then sends a PING and waits t.Quiet for its
 // acknowledgement, the control; the server's 1-RTT packets from the first ACK-only packet to
 // the PING are judged by judgeACKOnly.
-func probeACKOnly(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+func probeACKOnly(ctx context.Context, t Target, ev *Observation) (Outcome, string, error) {
 	s, err := newSession(t, ev)
 	if err != nil {
 		return Error, "", err

@@ -20,9 +20,9 @@ var FlowLimits = Limits{MaxData: 4000, StreamDataBidiLocal: 1000, StreamDataUni:
 // more than FlowLimits allow.
 const FlowFileBytes = 100000
 
-// FlowEvidence is flow-control's account of the server's STREAM frames (RFC 9000 sections 4.1
+// FlowObservation is flow-control's account of the server's STREAM frames (RFC 9000 sections 4.1
 // and 19.8), sizes in bytes.
-type FlowEvidence struct {
+type FlowObservation struct {
 	// StreamLimit and ConnLimit are the limits the probe advertised (FlowLimits).
 	StreamLimit uint64 `json:"stream_limit"`
 	ConnLimit   uint64 `json:"conn_limit"`
@@ -43,7 +43,7 @@ type FlowEvidence struct {
 // 2, SETTINGS without settings, RFC 9114 section 6.2.1) and sends a GET of t.Path on stream 0
 // (H3Request), acknowledges what the server sends without ever raising a limit until it is
 // quiet for t.Quiet (within t.Window), and judges its STREAM frames (judgeFlow).
-func probeFlowControl(ctx context.Context, t Target, ev *Evidence) (Outcome, string, error) {
+func probeFlowControl(ctx context.Context, t Target, ev *Observation) (Outcome, string, error) {
 	if t.Path == "" {
 		return Unsupported, "no path of a resource larger than the flow control limit is known for this server (Target.Path)", nil
 	}
@@ -78,8 +78,8 @@ func probeFlowControl(ctx context.Context, t Target, ev *Evidence) (Outcome, str
 // l.StreamDataBidiLocal or the connection's past l.MaxData, with the frames past it; error when
 // no data came on stream 0 or the response ended (FIN) within the limit, so that no limit was
 // tested; pass otherwise, noting any STREAM_DATA_BLOCKED or DATA_BLOCKED.
-func judgeFlow(l Limits, rx []rxPacket) (Outcome, string, FlowEvidence) {
-	fe := FlowEvidence{StreamLimit: l.StreamDataBidiLocal, ConnLimit: l.MaxData}
+func judgeFlow(l Limits, rx []rxPacket) (Outcome, string, FlowObservation) {
+	fe := FlowObservation{StreamLimit: l.StreamDataBidiLocal, ConnLimit: l.MaxData}
 	highest := map[uint64]uint64{}
 	for _, p := range rx {
 		for _, f := range p.Frames {
