@@ -23,7 +23,9 @@ const module = "github.com/pltlab/pltlab/"
 // studies, cluster, analysis, view and cmd;
 // device (slow client devices: presets, the cgroup budget, CPU by process) is a leaf that
 // browser, experiment and cmd/pltlab use; internal/fileout (create-write-close) is a leaf
-// that analysis, studies and cmd/pltlab use; internal/quantity (the one conversion and text
+// that analysis, studies and cmd/pltlab use; internal/cpushield (--shield-cpu: a CPU kept for
+// pltlab's process) sits on internal/fileout and below cmd/pltlab, experiment, flows, shaping
+// and the self-check; internal/quantity (the one conversion and text
 // format of each quantity: ms, ratios, percentages, p-values, estimates) is a
 // standard-library-only leaf that every package printing one uses, the self-check as well as
 // the report; interop (the raw QUIC probe client and its cases, issue 52) is a standard-library-only leaf that cmd/pltlab drives against the server
@@ -50,6 +52,7 @@ var allowed = map[string][]string{
 	"internal/vmtest/vmrun":            {"internal/vmtest"},
 	"internal/testenv":                 {"result"},
 	"internal/fileout":                 nil,
+	"internal/cpushield":               {"internal/fileout"},
 	"internal/quantity":                nil,
 	"interop/quicgo":                   nil,
 	"interop/matrix":                   {"interop", "interop/quicgo", "browser", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol", "internal/hostload"},
@@ -64,15 +67,15 @@ var allowed = map[string][]string{
 	"interop":                          nil,
 	"browser":                          {"device", "internal/hostload", "internal/idlepoll", "pages", "result", "protocol", "internal/quantity"},
 	"server":                           {"pages", "result", "protocol"},
-	"shaping":                          {"result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait", "internal/idlepoll", "internal/quantity"},
-	"shaping/selfcheck":                {"result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll", "internal/quantity"},
-	"flows":                            {"internal/hostenv", "internal/hostload", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol", "internal/quantity"},
-	"experiment":                       {"device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/quantity"},
+	"shaping":                          {"internal/cpushield", "result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait", "internal/idlepoll", "internal/quantity"},
+	"shaping/selfcheck":                {"internal/cpushield", "result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll", "internal/quantity"},
+	"flows":                            {"internal/cpushield", "internal/hostenv", "internal/hostload", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol", "internal/quantity"},
+	"experiment":                       {"internal/cpushield", "device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/quantity"},
 	"studies":                          {"interop", "interop/matrix", "internal/hostenv", "internal/hostload", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout", "internal/quantity"},
 	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
 	"view":                             {"plan", "analysis", "result", "protocol", "internal/quantity"},
 	"view/studyview":                   {"view", "studies", "analysis", "result"},
-	"cmd/pltlab":                       {"device", "interop", "interop/matrix", "plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout", "internal/quantity"},
+	"cmd/pltlab":                       {"internal/cpushield", "device", "interop", "interop/matrix", "plan", "internal/idlepoll", "view", "view/studyview", "artifacts", "studies", "cluster", "experiment", "analysis", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/fileout", "internal/quantity"},
 }
 
 // fenced lists third-party import paths (prefixes) and the only packages of ours that may
