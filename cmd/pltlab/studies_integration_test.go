@@ -138,13 +138,14 @@ func TestIntegrationStudyCarlucciSmoke(t *testing.T) {
 	// CUBIC sharing the link at smoke scale, one valid record per flow. They go through the one
 	// flows runner: the link is self-checked first and the records carry the complete env.
 	flowLines, flowChecks := 0, 0
+	var lostFlows testenv.LostRuns // a run the emulator was late in twice: the harness's outcome
 	for _, r := range recs {
 		if r.Kind == "link_check" && r.Experiment == "carlucci2015/flows" {
 			flowChecks++
 		}
 		if r.Kind == "flow" && r.Experiment == "carlucci2015/flows" {
 			flowLines++
-			if !r.Valid {
+			if !r.Valid && !lostFlows.Excused(t, r) {
 				t.Errorf("flow %s invalid: %s", r.Protocol, r.InvalidReason)
 			}
 			if r.Env == nil || r.Env.Kernel == "" || r.Env.QUIC == "" {
@@ -156,6 +157,7 @@ func TestIntegrationStudyCarlucciSmoke(t *testing.T) {
 	if flowChecks < 1 || flowChecks > result.Attempts {
 		t.Errorf("%d link checks of the flows part, want 1..%d", flowChecks, result.Attempts)
 	}
+	lostFlows.Check(t, 1)
 	if flowLines != 2 {
 		t.Errorf("%d flow lines, want 2", flowLines)
 	}
@@ -201,7 +203,10 @@ func TestIntegrationStudyModQUICSmoke(t *testing.T) {
 	_, _, recs := smokeStudy(t, "modquic")
 	plan, _ := studies.Lookup("modquic")
 	p := plan.Plan(studies.Smoke)
+	var lostFlows testenv.LostRuns // a run the emulator was late in twice: the harness's outcome
+	runs := 0
 	for _, fp := range p.Flows {
+		runs += len(fp.Mixes)
 		name := studies.PartExperiment("modquic", fp.Name)
 		got, checked := map[string]int{}, false
 		for _, r := range recs {
@@ -215,7 +220,7 @@ func TestIntegrationStudyModQUICSmoke(t *testing.T) {
 				continue
 			}
 			got[r.Mix]++
-			if !r.Valid {
+			if !r.Valid && !lostFlows.Excused(t, r) {
 				t.Errorf("%s %s flow %d: invalid: %s", fp.Name, r.Mix, r.FlowIndex, r.InvalidReason)
 			}
 			if r.Protocol == "h3" && (r.Env == nil || !strings.HasPrefix(r.Env.QUIC, "ngtcp2 ") || r.SegmentsOut <= 0 || r.SRTTMs <= 0) {
@@ -231,6 +236,7 @@ func TestIntegrationStudyModQUICSmoke(t *testing.T) {
 			}
 		}
 	}
+	lostFlows.Check(t, runs)
 }
 
 // scheduleOf is experiment.Order, here so the test reads as the schedule does.

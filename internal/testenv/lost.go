@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/pltlab/pltlab/result"
@@ -48,3 +49,34 @@ func tooManyLost(n, loads int) bool { return n > 1 && float64(n) > MaxLostShare*
 
 // N is how many loads were lost to host stalls so far.
 func (l *Lost) N() int { return l.n }
+
+// LostRuns is Lost for flow runs: the flows of one run share its emulator, so a run whose flows
+// the emulator was late in on both attempts is one run lost, whatever its number of flow lines.
+// The zero value is ready to use.
+type LostRuns struct {
+	runs map[string]bool
+}
+
+// Excused reports whether r, a flow line, belongs to a run lost to host stalls (counted once
+// per experiment and run, and logged); false for every other record.
+func (l *LostRuns) Excused(t testing.TB, r *result.Record) bool {
+	t.Helper()
+	var one Lost
+	if !one.Excused(t, r) {
+		return false
+	}
+	if l.runs == nil {
+		l.runs = map[string]bool{}
+	}
+	l.runs[fmt.Sprintf("%s run %d", r.Experiment, r.Run)] = true
+	return true
+}
+
+// Check fails t when more than one of runs flow runs, and more than MaxLostShare of them, were
+// lost to host stalls.
+func (l *LostRuns) Check(t testing.TB, runs int) {
+	t.Helper()
+	if tooManyLost(len(l.runs), runs) {
+		t.Errorf("%d of %d flow runs lost to host stalls (the emulator late on both attempts; more than %.0f %%): the machine stalls too often, or the emulator cannot keep up", len(l.runs), runs, 100*MaxLostShare)
+	}
+}

@@ -50,3 +50,23 @@ func TestLost(t *testing.T) {
 		}
 	}
 }
+
+// TestLostRuns: the flow lines of one run late on both attempts count as one run lost.
+func TestLostRuns(t *testing.T) {
+	lateEmu := &result.Emulator{Down: result.Direction{TimingErrMaxMs: 12}}
+	flow := func(exp string, run int) *result.Record {
+		return &result.Record{Experiment: exp, Run: run, Attempt: 2, Emulator: lateEmu, InvalidReason: "emulator late"}
+	}
+	var l LostRuns
+	for _, r := range []*result.Record{flow("a", 0), flow("a", 0), flow("a", 1), flow("b", 1)} {
+		if !l.Excused(t, r) {
+			t.Fatalf("flow %s run %d not excused", r.Experiment, r.Run)
+		}
+	}
+	if l.Excused(t, &result.Record{Experiment: "a", Run: 2, Emulator: lateEmu}) || len(l.runs) != 3 {
+		t.Errorf("%d runs lost, want 3 (a 0, a 1, b 1; a once-late run not excused)", len(l.runs))
+	}
+	if !tooManyLost(len(l.runs), 4) || tooManyLost(1, 1) {
+		t.Error("3 of 4 runs lost should be too many, 1 of 1 not")
+	}
+}
