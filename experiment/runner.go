@@ -18,6 +18,7 @@ import (
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/flows"
 	"github.com/pltlab/pltlab/internal/cpushield"
+	"github.com/pltlab/pltlab/internal/gcpause"
 	"github.com/pltlab/pltlab/internal/hostenv"
 	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
@@ -599,6 +600,8 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	if err := srv.CloseConnections(); err != nil {
 		return nil, fmt.Errorf("close server connections: %w", err)
 	}
+	endPause := gcpause.Begin() // collect now, not during the load (package gcpause)
+	defer endPause()
 	ls.link.TakeCounters() // start this load's counters from zero
 	t := browser.Target{URL: r.pageURL(info, j), Protocol: j.Arm.Protocol, Manifest: p.manifest,
 		Mode: j.Arm.Mode, Timeout: r.c.Timeout, Visual: r.c.Visual, Deterministic: p.archive != nil && r.c.ReplayDeterministic,
@@ -614,6 +617,7 @@ func (r *runner) load(ctx context.Context, ls *linkSetup, i int, j Job) (*result
 	host := hostload.Start()
 	rec, err := b.Load(ctx, t)
 	counters := ls.link.TakeCounters()
+	endPause()
 	busy, steal := host.End()
 	cell := fmt.Sprintf("%d/%d/%s", j.Page, j.Link, j.Arm)
 	if _, eerr := ls.ev.End(srv, rec, cell, b.NetLogPath()); eerr != nil {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pltlab/pltlab/internal/gcpause"
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/server"
 	"github.com/pltlab/pltlab/shaping"
@@ -140,6 +141,7 @@ func Run(ctx context.Context, l shaping.Link, srv *server.Server, c Config) ([]*
 		fc.CountFlows(counter)
 		defer fc.CountFlows(nil)
 	}
+	defer gcpause.Begin()() // no collection during the run, as during a load (package gcpause)
 	l.TakeCounters()
 	epoch := time.Now()
 	frs := make([]*flowRun, len(c.Flows))

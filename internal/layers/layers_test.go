@@ -25,7 +25,8 @@ const module = "github.com/pltlab/pltlab/"
 // browser, experiment and cmd/pltlab use; internal/fileout (create-write-close) is a leaf
 // that analysis, studies and cmd/pltlab use; internal/cpushield (--shield-cpu: a CPU kept for
 // pltlab's process) sits on internal/fileout and below cmd/pltlab, experiment, flows, shaping
-// and the self-check; internal/quantity (the one conversion and text
+// and the self-check; internal/gcpause (the collector paused during a measurement) is a
+// standard-library-only leaf that experiment, flows and the self-check use; internal/quantity (the one conversion and text
 // format of each quantity: ms, ratios, percentages, p-values, estimates) is a
 // standard-library-only leaf that every package printing one uses, the self-check as well as
 // the report; interop (the raw QUIC probe client and its cases, issue 52) is a standard-library-only leaf that cmd/pltlab drives against the server
@@ -53,6 +54,7 @@ var allowed = map[string][]string{
 	"internal/testenv":                 {"result"},
 	"internal/fileout":                 nil,
 	"internal/cpushield":               {"internal/fileout"},
+	"internal/gcpause":                 nil,
 	"internal/quantity":                nil,
 	"interop/quicgo":                   nil,
 	"interop/matrix":                   {"interop", "interop/quicgo", "browser", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol", "internal/hostload"},
@@ -68,9 +70,9 @@ var allowed = map[string][]string{
 	"browser":                          {"device", "internal/hostload", "internal/idlepoll", "pages", "result", "protocol", "internal/quantity"},
 	"server":                           {"pages", "result", "protocol"},
 	"shaping":                          {"internal/cpushield", "result", "protocol", "shaping/linkspec", "shaping/capture", "shaping/emu", "shaping/netem", "shaping/internal/rtwait", "internal/idlepoll", "internal/quantity"},
-	"shaping/selfcheck":                {"internal/cpushield", "result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll", "internal/quantity"},
-	"flows":                            {"internal/cpushield", "internal/hostenv", "internal/hostload", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol", "internal/quantity"},
-	"experiment":                       {"internal/cpushield", "device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/quantity"},
+	"shaping/selfcheck":                {"internal/cpushield", "internal/gcpause", "result", "shaping", "shaping/linkspec", "shaping/emu", "shaping/internal/rtwait", "internal/hostload", "internal/idlepoll", "internal/quantity"},
+	"flows":                            {"internal/cpushield", "internal/gcpause", "internal/hostenv", "internal/hostload", "plan", "internal/idlepoll", "artifacts", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "shaping/capture", "shaping/emu", "pages", "result", "protocol", "internal/quantity"},
+	"experiment":                       {"internal/cpushield", "internal/gcpause", "device", "internal/hostenv", "plan", "internal/idlepoll", "internal/hostload", "artifacts", "browser", "flows", "server", "shaping", "shaping/linkspec", "shaping/selfcheck", "pages", "result", "protocol", "internal/quantity"},
 	"studies":                          {"interop", "interop/matrix", "internal/hostenv", "internal/hostload", "internal/idlepoll", "plan", "artifacts", "experiment", "analysis", "flows", "shaping", "shaping/linkspec", "pages", "result", "protocol", "internal/fileout", "internal/quantity"},
 	"cluster":                          {"plan", "studies", "experiment", "result", "protocol"},
 	"view":                             {"plan", "analysis", "result", "protocol", "internal/quantity"},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/internal/cpushield"
+	"github.com/pltlab/pltlab/internal/gcpause"
 	"github.com/pltlab/pltlab/internal/hostload"
 	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/internal/quantity"
@@ -75,6 +76,7 @@ func Run(ctx context.Context, l shaping.Link, opts Options) (res result.LinkChec
 			c.ref.Close()
 		}
 	}()
+	defer gcpause.Begin()() // no collection during the check, as during a load (package gcpause)
 	l.TakeCounters()
 	span := hostload.Start()
 	defer func() {
