@@ -330,7 +330,8 @@ func judgeSafeSharing(e *Support) Judgement {
 	est, lo, hi := analysis.BlockCI(runs, block, jain, Alpha, 3)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; Jain's index over the common steady span, mean of %d runs: %s (%g %% block bootstrap, %g s blocks; claimed %s)",
 		len(runs), quantity.FormatInterval("%.3f", est, lo, hi), 100*(1-Alpha), FlowBlockS, claimed)
-	j := Judgement{Verdict: within(lo, hi, claimed).judge(Alpha), Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
+	v, _ := fold(every, Alpha, within(lo, hi, claimed))
+	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
 	if f := e.flowPart("flows"); j.Verdict == Inconclusive && f != nil && !math.IsNaN(lo) {
 		shared := mixesWhere(f, func(m []string) bool { return len(m) == 2 })
 		n := e.flowNeedFor("flows", shared, runsToExclude(len(runs), est, halfToward(est, lo, hi, claimed.Lo), claimed.Lo, Alpha), len(runs), "Jain's index")

@@ -428,9 +428,8 @@ func judgeMobile(e *Support) Judgement {
 	dm, dlo, dhi := meanPctInterval(without, 0, Alpha)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; phone minus desktop %s pp over %d cell(s) (%s interval); desktop mean diff %s (%s interval)",
 		quantity.FormatInterval("%+.1f", est, lo, hi), len(with), level, quantity.FormatInterval("%+.1f", dm, dlo, dhi), level)
-	v := within(lo, hi, Region{math.Inf(-1), 0}).judge(Alpha)
-	if v == Reproduced && !(dlo > 0) {
-		v = Inconclusive
+	v, vs := fold(every, Alpha, within(lo, hi, Region{math.Inf(-1), 0}), given(within(dlo, dhi, Region{0, math.Inf(1)})))
+	if vs[0] == Reproduced && vs[1] != Reproduced {
 		ev += ": the desktop shows no gain of QUIC's for the phone's to shrink from"
 	}
 	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Mobile devices (emulated)"}}

@@ -324,7 +324,11 @@ func judgeBBRInQUIC(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no 112J50 cell with %d or more loads of each controller", MinLoads) + strings.Join(append([]string{""}, short...), "; "))
 	}
-	v, vs := fold(everyHolm, Alpha, cellTests(cells, 0, 1)...)
+	cs := cellTests(cells, 0, 1)
+	for range short {
+		cs = append(cs, unsure()) // a cell without enough loads cannot reproduce the claim on every cell
+	}
+	v, vs := fold(everyHolm, Alpha, cs...)
 	z := analysis.NormalQuantile(1 - Alpha/2)
 	var mdes []string
 	for k, c := range cells {
@@ -345,11 +349,7 @@ func judgeBBRInQUIC(e *Support) Judgement {
 		ev += "; n.s. cells: " + strings.Join(mdes, ", ")
 	}
 	if len(short) > 0 {
-		// A cell without enough loads cannot reproduce the claim on every cell.
 		ev += "; left out, too few valid loads: " + strings.Join(short, ", ")
-		if v == Reproduced {
-			v = Inconclusive
-		}
 	}
 	j := Judgement{Verdict: v, Evidence: ev, See: []string{"QUICv1 with BBR vs QUICv1 with CUBIC (ngtcp2) under 112J50"}}
 	for _, c := range cells {

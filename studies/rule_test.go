@@ -73,6 +73,49 @@ func TestFold(t *testing.T) {
 	if outside(2, 3, r).judge(0.01) != R || outside(-0.5, 0.5, r).judge(0.01) != C || outside(0.5, 2, r).judge(0.01) != I {
 		t.Error("outside: beyond the region reproduces, inside it contradicts")
 	}
+	// A claimed difference: shown by its test after Holm, contradicted by equivalence, and a
+	// test significant alone but not after Holm falls back on its interval.
+	eq := Region{0.9, 1.1}
+	for _, tc := range []struct {
+		name string
+		cs   []claim
+		want Verdict
+	}{
+		{"one pair differs", []claim{differs(0.001, 0.8, 0.95, eq), differs(0.5, 0.95, 1.05, eq)}, R},
+		{"every pair equal", []claim{differs(0.5, 0.95, 1.05, eq), differs(0.3, 0.92, 1.08, eq)}, C},
+		{"equal but a release short", []claim{differs(0.5, 0.95, 1.05, eq), missing()}, I},
+		{"n.s. after Holm, equal", []claim{differs(0.008, 0.95, 1.05, eq), differs(0.009, 0.95, 1.05, eq)}, C},
+		{"neither", []claim{differs(0.5, 0.8, 1.2, eq)}, I},
+	} {
+		if v, _ := fold(either, 0.01, tc.cs...); v != tc.want {
+			t.Errorf("differs, %s: %s, want %s", tc.name, v, tc.want)
+		}
+	}
+	// Counts without sampling error, points, preconditions, claims without an estimate and
+	// nested groups.
+	for _, tc := range []struct {
+		name string
+		c    claim
+		want Verdict
+	}{
+		{"one sure", counted(1, 3), R}, {"none", counted(0, 0), C}, {"only unsure", counted(0, 2), I},
+		{"point holds", point(true), R}, {"point fails", point(false), C},
+		{"no estimate", unsure(), I},
+		{"precondition holds", given(within(1, 2, Region{0, 3})), R},
+		{"precondition fails", given(within(4, 5, Region{0, 3})), I},
+		{"group: either of two", group(either, within(4, 5, Region{0, 3}), within(1, 2, Region{0, 3})), R},
+		{"group: both miss", group(either, within(4, 5, Region{0, 3}), within(4, 6, Region{0, 3})), C},
+	} {
+		if v, _ := fold(every, 0.01, tc.c); v != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, v, tc.want)
+		}
+	}
+	if v, _ := fold(every, 0.01, within(-2, -1, Region{math.Inf(-1), 0}), given(within(-3, -1, Region{0, math.Inf(1)}))); v != I {
+		t.Errorf("shown, but its precondition contradicted: %s, want inconclusive", v)
+	}
+	if v, _ := fold(every, 0.01, testClaim(0.001, 1), unsure()); v != I {
+		t.Errorf("a cell left out: %s, want inconclusive, not run or reproduced", v)
+	}
 	// An interval claim that counts in the Holm family makes the family's tests stricter.
 	in := within(0.1, 0.2, Region{0, 1})
 	in.p, in.inHolm = 0.5, true
