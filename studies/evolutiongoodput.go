@@ -112,14 +112,14 @@ func lnAll(xs []float64) []float64 {
 }
 
 // goodputPairs compares every pair of ss on ln goodput: Welch's test (analysis.Welch) and the
-// (1 - 2 Alpha) Welch interval of the difference of means (welchInterval), exponentiated into
+// (1 - 2 Alpha) Welch interval of the difference of means (analysis.WelchCI), exponentiated into
 // the ratio of geometric means.
 func goodputPairs(ss []goodputSample) []goodputPair {
 	var out []goodputPair
 	for i := range ss {
 		for j := i + 1; j < len(ss); j++ {
 			la, lb := lnAll(ss[i].mbps), lnAll(ss[j].mbps)
-			est, lo, hi := welchInterval(la, lb, 2*Alpha)
+			est, lo, hi := analysis.WelchCI(la, lb, 2*Alpha)
 			out = append(out, goodputPair{a: ss[i].server, b: ss[j].server, ratio: math.Exp(est), lo: math.Exp(lo), hi: math.Exp(hi),
 				p: analysis.Welch(la, lb).P})
 		}

@@ -357,9 +357,7 @@ func gainText(d Diff) string {
 // gainDiff is a.Pct - b.Pct, the difference of two independent arms' relative gains, with its
 // (1 - alpha) normal interval from each gain's delta-method variance (pctVar).
 func gainDiff(a, b Diff, alpha float64) (est, lo, hi float64) {
-	est = a.Pct - b.Pct
-	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(pctVar(a)+pctVar(b))
-	return est, est - h, est + h
+	return analysis.NormalCI(a.Pct-b.Pct, pctVar(a)+pctVar(b), alpha)
 }
 
 // gain compares arm on against arm off on the veth path (CompareMeans(on, off): Mean and SD are
@@ -384,10 +382,7 @@ const implFactorText = "1.5"
 func logRatio(a, b []float64, alpha float64) (est, lo, hi float64) {
 	ma, sa := analysis.MeanSD(a)
 	mb, sb := analysis.MeanSD(b)
-	est = math.Log(mb / ma)
-	se := math.Sqrt(sa*sa/(float64(len(a))*ma*ma) + sb*sb/(float64(len(b))*mb*mb))
-	h := analysis.NormalQuantile(1-alpha/2) * se
-	return est, est - h, est + h
+	return analysis.NormalCI(math.Log(mb/ma), sa*sa/(float64(len(a))*ma*ma)+sb*sb/(float64(len(b))*mb*mb), alpha)
 }
 
 // judgeImplementations judges "goodput varies widely between implementations" from quic-go's and

@@ -255,43 +255,25 @@ func pctVar(d Diff) float64 {
 	return 1e4 * (d.SD*d.SD/float64(d.N)/q2 + d.Mean*d.Mean*d.RefSD*d.RefSD/float64(d.NRef)/(q2*q2))
 }
 
+// pctMean is the mean of comparison i's percent differences over cells and the delta-method
+// variance of that mean, the cells' loads independent (pctVar); NaN for no cells.
+func pctMean(cells []Cell, i int) (m, v float64) {
+	for _, c := range cells {
+		m += c.Diffs[i].Pct
+		v += pctVar(c.Diffs[i])
+	}
+	k := float64(len(cells))
+	return m / k, v / (k * k)
+}
+
 // diffOfMeans is the difference of two groups' mean percent differences (comparison i), mean(a)
 // - mean(b), with its (1 - alpha) normal interval from the cells' delta-method variances (the
 // cells' loads are independent): what "larger at low rate than at high rate" is about, judged
-// from the loads of the cells instead of two bare means. NaN interval when a cell lacks one.
+// from the loads of the cells instead of two bare means; also the mean over pairs of (with -
+// without), a lossy cell and its loss-free twin, or a phone's cell and its desktop's. NaN when
+// a group is empty, NaN interval when a cell lacks one.
 func diffOfMeans(a, b []Cell, i int, alpha float64) (est, lo, hi float64) {
-	group := func(cs []Cell) (m, v float64) {
-		for _, c := range cs {
-			m += c.Diffs[i].Pct
-			v += pctVar(c.Diffs[i])
-		}
-		k := float64(len(cs))
-		return m / k, v / (k * k)
-	}
-	if len(a) == 0 || len(b) == 0 {
-		return math.NaN(), math.NaN(), math.NaN()
-	}
-	ma, va := group(a)
-	mb, vb := group(b)
-	est = ma - mb
-	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(va+vb)
-	return est, est - h, est + h
-}
-
-// pairedDiff is the mean over pairs of (with - without) percent differences (comparison i),
-// each pair a lossy cell and its loss-free twin (independent loads), with its (1 - alpha)
-// normal interval from the delta-method variances.
-func pairedDiff(with, without []Cell, i int, alpha float64) (est, lo, hi float64) {
-	if len(with) == 0 || len(with) != len(without) {
-		return math.NaN(), math.NaN(), math.NaN()
-	}
-	var m, v float64
-	for k := range with {
-		m += with[k].Diffs[i].Pct - without[k].Diffs[i].Pct
-		v += pctVar(with[k].Diffs[i]) + pctVar(without[k].Diffs[i])
-	}
-	n := float64(len(with))
-	est = m / n
-	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(v) / n
-	return est, est - h, est + h
+	ma, va := pctMean(a, i)
+	mb, vb := pctMean(b, i)
+	return analysis.NormalCI(ma-mb, va+vb, alpha)
 }
