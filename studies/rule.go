@@ -166,20 +166,12 @@ func fold(f family, alpha float64, cs ...claim) (Verdict, []Verdict) {
 func (c claim) judge(alpha float64) Verdict {
 	v := NotRun
 	switch c.kind {
-	case byTest:
+	case byTest, byDiffers:
 		v = Inconclusive
 		switch {
 		case c.p < alpha && c.way > 0:
 			v = Reproduced
-		case c.p < alpha && c.way < 0:
-			v = Contradicted
-		}
-	case byDiffers:
-		v = Inconclusive
-		switch {
-		case c.p < alpha:
-			v = Reproduced
-		case byInterval(c.lo, c.hi, c.region) == Reproduced:
+		case c.p < alpha && c.way < 0, c.kind == byDiffers && byInterval(c.lo, c.hi, c.region) == Reproduced:
 			v = Contradicted
 		}
 	case byRegion:
