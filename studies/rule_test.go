@@ -35,9 +35,11 @@ func TestByInterval(t *testing.T) {
 	}
 }
 
-// TestFold: each family folds its claims as docs/design.md ("Verdicts") says: Every is the
-// intersection (a test reproduces at alpha, contradicts only after Holm), EveryHolm holds both
-// directions to Holm, Most needs more than half (never exactly half), Either one alternative.
+// TestFold: each family folds its claims as docs/design.md ("Verdicts") says: every is the
+// intersection (a test reproduces at alpha, contradicts only after Holm), everyHolm holds both
+// directions to Holm, most needs more than half (never exactly half), either one alternative;
+// and the claims that are no plain test or interval: differs, counted, point, unsure, given,
+// group.
 func TestFold(t *testing.T) {
 	R, C, I, N := Reproduced, Contradicted, Inconclusive, NotRun
 	vs := func(v ...Verdict) []Verdict { return v }
@@ -55,7 +57,7 @@ func TestFold(t *testing.T) {
 		}
 	}
 	// Two tests at 0.008 and 0.009, each under 0.01 alone but not as a family of two (Holm:
-	// 0.008 > 0.005): Every reproduces the intersection, refuses the contradiction; EveryHolm
+	// 0.008 > 0.005): every reproduces the intersection, refuses the contradiction; everyHolm
 	// reproduces neither.
 	if v, _ := fold(every, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != R {
 		t.Errorf("every, both the claimed way: %s", v)
