@@ -107,6 +107,15 @@ func MeanSD(xs []float64) (mean, sd float64) {
 // median returns the type-7 median of an ascending sample.
 func median(xs []float64) float64 { return Quantile(xs, 0.5) }
 
+// NormalCI returns est with its two-sided (1 - alpha) normal (Wald) interval, est ±
+// z(1 - alpha/2) sqrt(variance), z the standard normal quantile (NormalQuantile): the interval of
+// a delta-method variance (Casella and Berger, Statistical Inference, 2002, section 5.5.4).
+// variance is in est's units squared; the bounds are NaN for a NaN variance.
+func NormalCI(est, variance, alpha float64) (_, lo, hi float64) {
+	h := NormalQuantile(1-alpha/2) * math.Sqrt(variance)
+	return est, est - h, est + h
+}
+
 // MeanCI returns the mean of xs and its Student's t confidence interval at level conf
 // ("Student", "The probable error of a mean", Biometrika 6, 1908): mean ± t(1 - (1-conf)/2,
 // n-1) x sd / sqrt(n), sd the sample standard deviation (MeanSD). lo and hi are NaN with

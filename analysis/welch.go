@@ -24,20 +24,38 @@ type WelchResult struct {
 // values in a sample or when both samples are constant; censored (+Inf) values must be removed
 // by the caller.
 func Welch(x, y []float64) WelchResult {
-	nan := WelchResult{T: math.NaN(), DF: math.NaN(), P: math.NaN()}
-	if len(x) < 2 || len(y) < 2 {
-		return nan
+	d, se2, df := welch(x, y)
+	if math.IsNaN(se2) || se2 == 0 {
+		return WelchResult{T: math.NaN(), DF: math.NaN(), P: math.NaN()}
 	}
+	t := d / math.Sqrt(se2)
+	p := 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
+	return WelchResult{T: t, DF: df, P: math.Min(p, 1)}
+}
+
+// WelchCI returns mean(x) - mean(y) with its two-sided (1 - alpha) Welch interval, ± t(1 -
+// alpha/2, df) sqrt(vx/nx + vy/ny), df Welch-Satterthwaite's (Welch 1947; as Welch). Units are
+// x's; the bounds are NaN with fewer than two values in a sample, and equal the estimate for two
+// constant samples.
+func WelchCI(x, y []float64, alpha float64) (est, lo, hi float64) {
+	est, se2, df := welch(x, y)
+	if se2 == 0 {
+		return est, est, est
+	}
+	h := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1-alpha/2) * math.Sqrt(se2)
+	return est, est - h, est + h
+}
+
+// welch returns mean(x) - mean(y), the squared standard error vx/nx + vy/ny of that difference
+// and its Welch-Satterthwaite degrees of freedom; NaN error and df with fewer than two values in
+// a sample.
+func welch(x, y []float64) (d, se2, df float64) {
 	mx, sx := MeanSD(x)
 	my, sy := MeanSD(y)
-	ax, ay := sx*sx/float64(len(x)), sy*sy/float64(len(y))
-	se2 := ax + ay
-	if se2 == 0 {
-		return nan
+	if len(x) < 2 || len(y) < 2 {
+		return mx - my, math.NaN(), math.NaN()
 	}
-	t := (mx - my) / math.Sqrt(se2)
-	df := se2 * se2 / (ax*ax/float64(len(x)-1) + ay*ay/float64(len(y)-1))
-	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
-	p := 2 * dist.Survival(math.Abs(t))
-	return WelchResult{T: t, DF: df, P: math.Min(p, 1)}
+	ax, ay := sx*sx/float64(len(x)), sy*sy/float64(len(y))
+	se2 = ax + ay
+	return mx - my, se2, se2 * se2 / (ax*ax/float64(len(x)-1) + ay*ay/float64(len(y)-1))
 }

@@ -59,3 +59,31 @@ func TestWelchDegenerate(t *testing.T) {
 		t.Errorf("constant: p = %v, want NaN", r.P)
 	}
 }
+
+// TestWelchCI: the interval is the test's dual (at alpha = the test's p-value its bound touches
+// 0), with R's worked example's difference -1.0 at its centre; fewer than two values give NaN
+// bounds and two constant samples the estimate itself.
+func TestWelchCI(t *testing.T) {
+	ts1 := []float64{11, 9, 10, 11, 10, 12, 9, 11, 12, 9}
+	ts2 := []float64{11, 13, 10, 13, 12, 9, 11, 12, 12, 11}
+	est, lo, hi := WelchCI(ts1, ts2, Welch(ts1, ts2).P)
+	if !near(est, -1, 1e-12) || !near(hi, 0, 1e-9) || !near(lo, -2, 1e-9) {
+		t.Errorf("at alpha = p: %g [%g, %g], want -1 [-2, 0]", est, lo, hi)
+	}
+	if _, lo, hi := WelchCI([]float64{1}, []float64{1, 2}, 0.05); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("one value: [%g, %g], want NaN", lo, hi)
+	}
+	if est, lo, hi := WelchCI([]float64{3, 3}, []float64{2, 2, 2}, 0.05); est != 1 || lo != 1 || hi != 1 {
+		t.Errorf("constant: %g [%g, %g], want 1 [1, 1]", est, lo, hi)
+	}
+}
+
+// TestNormalCI: est ± 1.96 sqrt(variance) at alpha 0.05; NaN bounds for a NaN variance.
+func TestNormalCI(t *testing.T) {
+	if est, lo, hi := NormalCI(10, 4, 0.05); est != 10 || !near(lo, 10-1.959964*2, 1e-5) || !near(hi, 10+1.959964*2, 1e-5) {
+		t.Errorf("NormalCI(10, 4, 0.05) = %g [%g, %g]", est, lo, hi)
+	}
+	if _, lo, _ := NormalCI(1, math.NaN(), 0.05); !math.IsNaN(lo) {
+		t.Errorf("NaN variance: lo %g", lo)
+	}
+}

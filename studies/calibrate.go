@@ -288,7 +288,8 @@ func calibrationFindings() []Finding {
 				r := cs[0].Residuals(carlucciPaperPLTs())
 				ev := fmt.Sprintf("best %s: L = %s, residuals h1 %s, h2 %s, h3 %s, h2/h1 %s, h3/h1 %s", cs[0].Page, fmtLoss(cs[0].Loss),
 					quantity.FormatPct(r[0]), quantity.FormatPct(r[1]), quantity.FormatPct(r[2]), quantity.FormatPct(r[3]), quantity.FormatPct(r[4]))
-				return Judgement{Verdict: pointVerdict[math.Sqrt(cs[0].Loss) <= 0.10], Evidence: ev + " (no candidate within 10 %: the candidates tried exclude it)",
+				v, _ := fold(every, Alpha, point(math.Sqrt(cs[0].Loss) <= 0.10))
+				return Judgement{Verdict: v, Evidence: ev + " (no candidate within 10 %: the candidates tried exclude it)",
 					See: []string{"Candidates ranked against the paper"}}
 			}},
 		{ID: "order-robust", Claim: "QUIC fastest and HTTP/1.1 slowest, whatever the (unpublished) page",
@@ -318,14 +319,11 @@ func calibrationFindings() []Finding {
 				if len(not) > 0 {
 					ev += "; not for " + strings.Join(not, ", ")
 				}
-				return Judgement{Verdict: pointVerdict[ordered == n], Evidence: ev, See: []string{"How sensitive the conclusions are to the page"}}
+				v, _ := fold(every, Alpha, point(ordered == n))
+				return Judgement{Verdict: v, Evidence: ev, See: []string{"How sensitive the conclusions are to the page"}}
 			}},
 	}
 }
-
-// pointVerdict is the calibration's verdict on a point value, which no interval qualifies: the
-// candidates tried are all there is (reproduced when it holds, else contradicted).
-var pointVerdict = map[bool]Verdict{true: Reproduced, false: Contradicted}
 
 // fmtLoss formats a loss value ("n/a" for NaN).
 func fmtLoss(v float64) string {

@@ -368,7 +368,7 @@ func judgeLosslessRatios(e *Support) Judgement {
 		}
 	}
 	var parts, cells []string
-	h2, h3 := Inconclusive, []claim{}
+	h2, h3 := unsure(), []claim{}
 	for _, r := range rows[1:] {
 		region := Region{r.PaperRatio * (1 - RatioMargin), r.PaperRatio * (1 + RatioMargin)}
 		c := within(r.RatioLow, r.RatioHigh, region)
@@ -377,13 +377,13 @@ func judgeLosslessRatios(e *Support) Judgement {
 			100*RatioMargin, region.Lo, region.Hi, quantity.FormatRatio(r.Ratio), quantity.FormatRatio(r.RatioLow), quantity.FormatRatio(r.RatioHigh), word))
 		cells = append(cells, cellName("lossless", pr.Part.Config.Links[0], armName(r.Protocol, r.Mode), rows[0].Protocol))
 		if r.Protocol == "h2" {
-			h2 = c.judge(Alpha)
+			h2 = c
 		} else if r.Protocol == "h3" {
 			h3 = append(h3, c)
 		}
 	}
-	h3v, _ := fold(either, Alpha, h3...) // either h3 mode may match
-	return Judgement{Verdict: foldVerdicts(every, []Verdict{h2, h3v}), Evidence: strings.Join(parts, "; "), Cells: cells,
+	v, _ := fold(every, Alpha, h2, group(either, h3...)) // either h3 mode may match
+	return Judgement{Verdict: v, Evidence: strings.Join(parts, "; "), Cells: cells,
 		See: []string{"Loss-free PLT (the paper's table)", "calibration (--calibrate)"}}
 }
 

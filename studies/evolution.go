@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -512,9 +511,8 @@ func (d evoData) lastKnownBefore(st []evoState, at int) string {
 // no feature changes at all; inconclusive when features change but none arrives (departures
 // only, or back and forth: the range shows evolution, not an arrival; a feature present from
 // the oldest release may have arrived before the range) and with fewer releases. An observation
-// has no sampling error: the count of arrivals' interval is the count itself, claimed > 0.5 (at
-// least one), contradicted below (none), by the one rule (fold); a change that is no arrival
-// holds the verdict at inconclusive.
+// has no sampling error: the arrivals are counted (counted; a change that is no arrival is an
+// unsure one, holding the verdict at inconclusive) and folded by the one rule (fold).
 func judgeArrival(d evoData) Judgement {
 	if len(d.releases) < EvolutionMinReleases {
 		return Judgement{Verdict: Inconclusive, Evidence: fmt.Sprintf("%d quic-go release(s) with judged cases (%s); the finding needs %d", len(d.releases), strings.Join(d.releases, ", "), EvolutionMinReleases)}
@@ -546,11 +544,7 @@ func judgeArrival(d evoData) Judgement {
 		}
 	}
 	span := fmt.Sprintf("over %d releases (%s to %s)", len(d.releases), d.releases[0], d.releases[len(d.releases)-1])
-	n := float64(len(arrivals))
-	v, _ := fold(every, Alpha, within(n, n, Region{Lo: 0.5, Hi: math.Inf(1)}))
-	if v == Contradicted && len(departures)+len(other) > 0 {
-		v = Inconclusive
-	}
+	v, _ := fold(every, Alpha, counted(len(arrivals), len(departures)+len(other)))
 	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: d.releaseCells()}
 	parts := []string{}
 	if len(arrivals) > 0 {
@@ -612,11 +606,7 @@ func judgeRegression(d evoData) Judgement {
 			monotone = append(monotone, c)
 		}
 	}
-	n := float64(len(regressions))
-	v, _ := fold(every, Alpha, within(n, n, Region{Lo: 0.5, Hi: math.Inf(1)}))
-	if v == Contradicted && len(unconfirmed) > 0 {
-		v = Inconclusive
-	}
+	v, _ := fold(every, Alpha, counted(len(regressions), len(unconfirmed)))
 	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: d.releaseCells()}
 	switch {
 	case len(regressions) > 0:
@@ -664,8 +654,7 @@ func judgeDiffer(d evoData) Judgement {
 	if len(differ)+len(same) == 0 {
 		return Judgement{Verdict: Inconclusive, Evidence: "no case with an agreed outcome at both " + newest + " and ngtcp2"}
 	}
-	n := float64(len(differ))
-	v, _ := fold(every, Alpha, within(n, n, Region{Lo: 0.5, Hi: math.Inf(1)}))
+	v, _ := fold(every, Alpha, counted(len(differ), 0))
 	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: []string{newest, matrix.Ngtcp2}}
 	j.Evidence = fmt.Sprintf("%d of %d cases differ", len(differ), len(differ)+len(same))
 	if len(differ) > 0 {

@@ -112,14 +112,14 @@ func lnAll(xs []float64) []float64 {
 }
 
 // goodputPairs compares every pair of ss on ln goodput: Welch's test (analysis.Welch) and the
-// (1 - 2 Alpha) Welch interval of the difference of means (welchInterval), exponentiated into
+// (1 - 2 Alpha) Welch interval of the difference of means (analysis.WelchCI), exponentiated into
 // the ratio of geometric means.
 func goodputPairs(ss []goodputSample) []goodputPair {
 	var out []goodputPair
 	for i := range ss {
 		for j := i + 1; j < len(ss); j++ {
 			la, lb := lnAll(ss[i].mbps), lnAll(ss[j].mbps)
-			est, lo, hi := welchInterval(la, lb, 2*Alpha)
+			est, lo, hi := analysis.WelchCI(la, lb, 2*Alpha)
 			out = append(out, goodputPair{a: ss[i].server, b: ss[j].server, ratio: math.Exp(est), lo: math.Exp(lo), hi: math.Exp(hi),
 				p: analysis.Welch(la, lb).P})
 		}
@@ -142,14 +142,14 @@ func (g goodputPair) String() string {
 // runs (ngtcp2's, shown beside them, is no release of quic-go and stays out), by the one rule:
 //   - reproduced when some pair of releases differs: Welch's t-test (Welch 1947) on ln goodput
 //     for every pair, two-sided, significant at Alpha after Holm's step-down procedure over the
-//     pairs (Holm 1979; fold, family either);
+//     pairs (Holm 1979; differs, fold's family either);
 //   - contradicted when every pair is equivalent within GoodputMargin: each pair's ratio of
 //     geometric means has its (1 - 2 Alpha) Welch interval inside (0.9, 1.1), which is
 //     Schuirmann's two one-sided tests at Alpha ("A comparison of the two one-sided tests
 //     procedure and the power approach for assessing the equivalence of average
 //     bioavailability", J. Pharmacokinet. Biopharm. 15, 1987), needing no multiplicity
-//     correction as every pair must hold (an intersection-union test, Berger 1982; fold,
-//     family every), and every release with runs has goodputMinRuns valid ones;
+//     correction as every pair must hold (an intersection-union test, Berger 1982), and every
+//     release with runs has goodputMinRuns valid ones (a release with fewer is a missing claim);
 //   - inconclusive otherwise: no pair differs, yet some interval reaches beyond the margin, or
 //     fewer than two releases have goodputMinRuns valid runs (too few runs, named).
 //
@@ -180,18 +180,19 @@ func judgeGoodputDiffer(ss []goodputSample, h Host) Judgement {
 			len(in), goodputMinRuns, strings.Join(append(runsOf(in), few...), ", "))}
 	}
 	pairs := goodputPairs(in)
-	var tests, eq []claim
-	for _, g := range pairs {
-		tests = append(tests, testClaim(g.p, 1))
-		eq = append(eq, within(g.lo, g.hi, Region{Lo: 1 - GoodputMargin, Hi: 1 + GoodputMargin}))
+	cs := make([]claim, len(pairs), len(pairs)+len(few))
+	for i, g := range pairs {
+		cs[i] = differs(g.p, g.lo, g.hi, Region{Lo: 1 - GoodputMargin, Hi: 1 + GoodputMargin})
 	}
-	differ, each := fold(either, Alpha, tests...)
-	same, _ := fold(every, Alpha, eq...)
-	j := Judgement{Verdict: Inconclusive, See: see, Cells: runsOf(in)}
+	for range few {
+		cs = append(cs, missing()) // a release with too few runs: no pair of it is shown equal
+	}
+	v, vs := fold(either, Alpha, cs...)
+	j := Judgement{Verdict: v, See: see, Cells: runsOf(in)}
 	var sig []string
-	for i, v := range each {
-		if v == Reproduced {
-			sig = append(sig, pairs[i].String())
+	for i, g := range pairs {
+		if vs[i] == Reproduced {
+			sig = append(sig, g.String())
 		}
 	}
 	widest := slices.MaxFunc(pairs, func(x, y goodputPair) int {
@@ -199,13 +200,11 @@ func judgeGoodputDiffer(ss []goodputSample, h Host) Judgement {
 	})
 	head := fmt.Sprintf("%d releases, %d pair(s) (Welch on ln goodput, Holm at %g; ratio of geometric means, %g %% interval)", len(in), len(pairs), Alpha, 100*(1-2*Alpha))
 	switch {
-	case differ == Reproduced:
-		j.Verdict = Reproduced
+	case v == Reproduced:
 		j.Evidence = fmt.Sprintf("%s: %d pair(s) differ: %s", head, len(sig), strings.Join(firstN(sig, 6), "; "))
-	case same == Reproduced && len(few) == 0:
-		j.Verdict = Contradicted
+	case v == Contradicted:
 		j.Evidence = fmt.Sprintf("%s: no pair differs and every pair's interval lies within ±%g %%; the widest: %s", head, 100*GoodputMargin, widest)
-	case same == Reproduced:
+	case count(vs)[Contradicted] == len(pairs):
 		j.Evidence = fmt.Sprintf("%s: no pair differs and every compared pair's interval lies within ±%g %%, but not every release has %d valid runs; the widest: %s", head, 100*GoodputMargin, goodputMinRuns, widest)
 	default:
 		j.Evidence = fmt.Sprintf("%s: no pair differs, and not every pair is shown within ±%g %%; the widest: %s", head, 100*GoodputMargin, widest)

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/result"
@@ -202,7 +200,7 @@ func judgeSafeAlone(e *Support) Judgement {
 		rlo, rhi = analysis.Quantile(reps, a/2), analysis.Quantile(reps, 1-a/2)
 	}
 	lq, lt := lossRatios(q), lossRatios(tcp)
-	dl, llo, lhi := welchInterval(lq, lt, a)
+	dl, llo, lhi := analysis.WelchCI(lq, lt, a)
 	util := Region{0.9, math.Inf(1)}
 	loss := Region{math.Inf(-1), 0.01}
 	ev := fmt.Sprintf("alone (%d QUIC and %d TCP CUBIC runs): goodput ratio QUIC/TCP %s (%g %% block bootstrap, %g s blocks; claimed %s); "+
@@ -268,25 +266,6 @@ func lossRatios(fs []FlowResult) []float64 {
 	return out
 }
 
-// welchInterval is mean(a) - mean(b) with its (1 - alpha) Welch interval (Welch-Satterthwaite
-// degrees of freedom; Welch 1947); a NaN interval when a side has fewer than 2 values.
-func welchInterval(a, b []float64, alpha float64) (est, lo, hi float64) {
-	est = meanOf(a) - meanOf(b)
-	if len(a) < 2 || len(b) < 2 {
-		return est, math.NaN(), math.NaN()
-	}
-	_, sa := analysis.MeanSD(a)
-	_, sb := analysis.MeanSD(b)
-	va, vb := sa*sa/float64(len(a)), sb*sb/float64(len(b))
-	se := math.Sqrt(va + vb)
-	if se == 0 {
-		return est, est, est
-	}
-	df := (va + vb) * (va + vb) / (va*va/float64(len(a)-1) + vb*vb/float64(len(b)-1))
-	h := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1-alpha/2) * se
-	return est, est - h, est + h
-}
-
 // jain is Jain's fairness index (sum x)^2 / (n sum x^2) of the flows' mean goodputs over their
 // series xs (Jain, Chiu & Hawe, DEC-TR-301, 1984).
 func jain(xs [][]float64) float64 {
@@ -330,7 +309,8 @@ func judgeSafeSharing(e *Support) Judgement {
 	est, lo, hi := analysis.BlockCI(runs, block, jain, Alpha, 3)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; Jain's index over the common steady span, mean of %d runs: %s (%g %% block bootstrap, %g s blocks; claimed %s)",
 		len(runs), quantity.FormatInterval("%.3f", est, lo, hi), 100*(1-Alpha), FlowBlockS, claimed)
-	j := Judgement{Verdict: within(lo, hi, claimed).judge(Alpha), Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
+	v, _ := fold(every, Alpha, within(lo, hi, claimed))
+	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Safe deployment: bulk flows alone and sharing the bottleneck"}}
 	if f := e.flowPart("flows"); j.Verdict == Inconclusive && f != nil && !math.IsNaN(lo) {
 		shared := mixesWhere(f, func(m []string) bool { return len(m) == 2 })
 		n := e.flowNeedFor("flows", shared, runsToExclude(len(runs), est, halfToward(est, lo, hi, claimed.Lo), claimed.Lo, Alpha), len(runs), "Jain's index")
@@ -341,7 +321,7 @@ func judgeSafeSharing(e *Support) Judgement {
 }
 
 // minFlowRuns is the runs per mix the default scales give a flow part, so that its loss ratio
-// has an interval (two runs a protocol at the least; welchInterval).
+// has an interval (two runs a protocol at the least; analysis.WelchCI).
 const minFlowRuns = 3
 
 // flowRunsNote says why a loss criterion from fewer than two runs a protocol has no interval.

@@ -334,70 +334,39 @@ func highwaySkipped(e *Support, path, arm string) string {
 	return ""
 }
 
-// highwayMean is the mean of xs (NaN when empty).
-func highwayMean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	m, _ := analysis.MeanSD(xs)
-	return m
-}
-
-// armGain compares arm on against arm off on the veth path: the relative goodput gain of on
-// over off in percent, (mean on - mean off) / mean off x 100, Welch's two-sided p-value, and
-// whether it is significant; ok false with fewer than HighwayMinRuns runs an arm.
-type armGain struct {
-	On, Off     float64 // mean goodputs, Mbit/s
-	SDOn, SDOff float64 // their standard deviations, Mbit/s
-	NOn, NOff   int
-	Pct, P      float64
-	Significant bool
-}
-
-// undecided says, for a gain that is not significant, the smallest difference these runs
-// detect with analysis.Power (WelchDetectable) and the runs per arm that would decide the observed one
-// (WelchPerArm).
-func (g armGain) undecided() string {
-	det := WelchDetectable(g.SDOn, g.SDOff, g.NOn, g.NOff)
-	need := WelchPerArm(g.SDOn, g.SDOff, g.On-g.Off)
+// gainUndecided says, for a gain d (gain) that is not significant, the smallest difference these
+// runs detect with analysis.Power (WelchDetectable) and the runs per arm that would decide the
+// observed one (WelchPerArm).
+func gainUndecided(d Diff) string {
+	det := WelchDetectable(d.SD, d.RefSD, d.N, d.NRef)
+	need := WelchPerArm(d.SD, d.RefSD, d.Mean-d.RefMean)
 	needS := "no number of runs would decide a zero difference"
 	if need < math.MaxInt32 {
-		needS = fmt.Sprintf("%d runs per arm would decide the observed %.0f Mbit/s (reproduce highway2023 --runs %d)", need, g.On-g.Off, need)
+		needS = fmt.Sprintf("%d runs per arm would decide the observed %.0f Mbit/s (reproduce highway2023 --runs %d)", need, d.Mean-d.RefMean, need)
 	}
-	return fmt.Sprintf("%d+%d runs detect a difference of %.0f Mbit/s with %.0f %% power; %s", g.NOn, g.NOff, det, analysis.Power*100, needS)
+	return fmt.Sprintf("%d+%d runs detect a difference of %.0f Mbit/s with %.0f %% power; %s", d.N, d.NRef, det, analysis.Power*100, needS)
 }
 
-// String gives "+32.2 % (1314 vs 779 Mbit/s, p=0.004)" with ", n.s." when not significant.
-func (g armGain) String() string {
-	ns := ""
-	if !g.Significant {
-		ns = ", n.s."
-	}
-	return fmt.Sprintf("%s (%.0f vs %.0f Mbit/s, p=%s%s)", quantity.FormatPct(g.Pct), g.On, g.Off, quantity.FormatP(g.P), ns)
+// gainText gives a gain d (gain) as "+32.2 % (1314 vs 779 Mbit/s, p=0.004)", with ", n.s."
+// when not significant.
+func gainText(d Diff) string {
+	ns := map[bool]string{false: ", n.s."}[d.Significant]
+	return fmt.Sprintf("%s (%.0f vs %.0f Mbit/s, p=%s%s)", quantity.FormatPct(d.Pct), d.Mean, d.RefMean, quantity.FormatP(d.P), ns)
 }
 
 // gainDiff is a.Pct - b.Pct, the difference of two independent arms' relative gains, with its
 // (1 - alpha) normal interval from each gain's delta-method variance (pctVar).
-func gainDiff(a, b armGain, alpha float64) (est, lo, hi float64) {
-	asDiff := func(g armGain) Diff {
-		return Diff{Mean: g.On, SD: g.SDOn, N: g.NOn, RefMean: g.Off, RefSD: g.SDOff, NRef: g.NOff}
-	}
-	est = a.Pct - b.Pct
-	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(pctVar(asDiff(a))+pctVar(asDiff(b)))
-	return est, est - h, est + h
+func gainDiff(a, b Diff, alpha float64) (est, lo, hi float64) {
+	return analysis.NormalCI(a.Pct-b.Pct, pctVar(a)+pctVar(b), alpha)
 }
 
-func gain(e *Support, on, off string) (g armGain, ok bool) {
+// gain compares arm on against arm off on the veth path (CompareMeans(on, off): Mean and SD are
+// on's goodput in Mbit/s, RefMean and RefSD off's, Pct the relative gain of on over off in
+// percent, P Welch's two-sided p-value); ok false with fewer than HighwayMinRuns runs an arm.
+func gain(e *Support, on, off string) (d Diff, ok bool) {
 	a, _ := highwayRuns(e, "veth", off)
 	b, _ := highwayRuns(e, "veth", on)
-	d := CompareMeans(a, b)
-	g = armGain{On: d.RefMean, Off: d.Mean, NOn: len(b), NOff: len(a), P: d.P, Significant: d.Significant}
-	if len(a) > 1 && len(b) > 1 {
-		_, g.SDOff = analysis.MeanSD(a)
-		_, g.SDOn = analysis.MeanSD(b)
-	}
-	g.Pct = (g.On - g.Off) / g.Off * 100
-	return g, len(a) >= HighwayMinRuns && len(b) >= HighwayMinRuns
+	return CompareMeans(b, a), len(a) >= HighwayMinRuns && len(b) >= HighwayMinRuns
 }
 
 // implFactor is the goodput ratio beyond which two implementations "vary widely": 1.5. The paper's
@@ -413,10 +382,7 @@ const implFactorText = "1.5"
 func logRatio(a, b []float64, alpha float64) (est, lo, hi float64) {
 	ma, sa := analysis.MeanSD(a)
 	mb, sb := analysis.MeanSD(b)
-	est = math.Log(mb / ma)
-	se := math.Sqrt(sa*sa/(float64(len(a))*ma*ma) + sb*sb/(float64(len(b))*mb*mb))
-	h := analysis.NormalQuantile(1-alpha/2) * se
-	return est, est - h, est + h
+	return analysis.NormalCI(math.Log(mb/ma), sa*sa/(float64(len(a))*ma*ma)+sb*sb/(float64(len(b))*mb*mb), alpha)
 }
 
 // judgeImplementations judges "goodput varies widely between implementations" from quic-go's and
@@ -437,9 +403,9 @@ func judgeImplementations(e *Support) Judgement {
 	r, rlo, rhi := math.Exp(est), math.Exp(lo), math.Exp(hi)
 	w := math.Log(implFactor)
 	ev := fmt.Sprintf("veth: quic-go %.0f Mbit/s (%.2f CPU-s per GB, %d runs), ngtcp2 CUBIC %.0f Mbit/s (%.2f CPU-s per GB, %d runs): ratio ngtcp2/quic-go %s (99 %% interval), against a factor of %s either way",
-		highwayMean(q), highwayMean(qcpu), len(q), highwayMean(n), highwayMean(ncpu), len(n), quantity.FormatInterval("%.2f", r, rlo, rhi), implFactorText)
+		meanOf(q), meanOf(qcpu), len(q), meanOf(n), meanOf(ncpu), len(n), quantity.FormatInterval("%.2f", r, rlo, rhi), implFactorText)
 	if b, _ := highwayRuns(e, "veth", "ngtcp2-bbr"); len(b) > 0 {
-		ev += fmt.Sprintf("; ngtcp2 BBR %.0f Mbit/s", highwayMean(b))
+		ev += fmt.Sprintf("; ngtcp2 BBR %.0f Mbit/s", meanOf(b))
 	}
 	for _, p := range highwayPathsOf(e) {
 		if p == "veth" {
@@ -448,11 +414,11 @@ func judgeImplementations(e *Support) Judgement {
 		pq, _ := highwayRuns(e, p, "quic")
 		pn, _ := highwayRuns(e, p, "ngtcp2-cubic")
 		if len(pq) > 0 && len(pn) > 0 {
-			ev += fmt.Sprintf("; %s: quic-go %.0f, ngtcp2 CUBIC %.0f Mbit/s", p, highwayMean(pq), highwayMean(pn))
+			ev += fmt.Sprintf("; %s: quic-go %.0f, ngtcp2 CUBIC %.0f Mbit/s", p, meanOf(pq), meanOf(pn))
 		}
 	}
 	ev += "; the paper: 90-4900 Mbit/s across its pairs"
-	v := outside(lo, hi, Region{-w, w}).judge(Alpha)
+	v, _ := fold(every, Alpha, outside(lo, hi, Region{-w, w}))
 	ev += map[Verdict]string{Contradicted: ": these two implementations are within that factor of each other",
 		Inconclusive: ": the interval crosses the factor; more runs decide it"}[v]
 	return Judgement{Verdict: v, Evidence: ev, See: see, Cells: cells}
@@ -474,11 +440,11 @@ var highwayFindings = []Finding{
 		Judge: func(e *Support) Judgement {
 			d, ok := gain(e, "quic", "quic-os-buffers")
 			if !ok {
-				return notRun(fmt.Sprintf("too few runs at this scale (%d and %d, need %d an arm)", d.NOn, d.NOff, HighwayMinRuns))
+				return notRun(fmt.Sprintf("too few runs at this scale (%d and %d, need %d an arm)", d.N, d.NRef, HighwayMinRuns))
 			}
-			ev := "quic-go on veth, raised buffers (7 MiB asked) over the OS default: " + d.String()
-			v := testClaim(d.P, d.On-d.Off).judge(Alpha)
-			ev += map[Verdict]string{Contradicted: " (the default was faster)", Inconclusive: ": " + d.undecided()}[v]
+			ev := "quic-go on veth, raised buffers (7 MiB asked) over the OS default: " + gainText(d)
+			v, _ := fold(every, Alpha, testClaim(d.P, d.Mean-d.RefMean))
+			ev += map[Verdict]string{Contradicted: " (the default was faster)", Inconclusive: ": " + gainUndecided(d)}[v]
 			return Judgement{Verdict: v, Evidence: ev, See: []string{"Goodput per arm"}, Cells: []string{"veth: quic vs quic-os-buffers"}}
 		}},
 	{ID: "offload", Source: "abstract; section 5.3 (NIC offloading)",
@@ -499,11 +465,11 @@ var highwayFindings = []Finding{
 			d2, lo2, hi2 := gainDiff(tcp, qg, a)
 			level := fmt.Sprintf("%.4g %%", 100*(1-a))
 			ev := fmt.Sprintf("gain from the veth offloads: TCP cubic %s, QUIC %s; gain from quic-go's GSO: %s; TCP's gain minus QUIC's: offloads %s pp, GSO %s pp (%s intervals)",
-				tcp, qo, qg, quantity.FormatInterval("%+.1f", d1, lo1, hi1), quantity.FormatInterval("%+.1f", d2, lo2, hi2), level)
+				gainText(tcp), gainText(qo), gainText(qg), quantity.FormatInterval("%+.1f", d1, lo1, hi1), quantity.FormatInterval("%+.1f", d2, lo2, hi2), level)
 			up := Region{0, math.Inf(1)}
 			v, vs := fold(every, a, testClaim(tcp.P, tcp.Pct), within(lo1, hi1, up), within(lo2, hi2, up))
 			ev += map[Verdict]string{Contradicted: ": the offloads made TCP slower",
-				Inconclusive: fmt.Sprintf(": TCP's gain is not significant at %.4g: %s", a, tcp.undecided())}[vs[0]]
+				Inconclusive: fmt.Sprintf(": TCP's gain is not significant at %.4g: %s", a, gainUndecided(tcp))}[vs[0]]
 			return Judgement{Verdict: v, Evidence: ev, See: []string{"Goodput per arm"},
 				Cells: []string{"veth: tcp-cubic vs tcp-cubic-no-offload", "veth: quic vs quic-no-offload", "veth: quic vs quic-no-gso"}}
 		}},
@@ -561,14 +527,14 @@ func highwaySections(e *Support) []Section {
 			}
 			emuCell, rcvCell := "-", "-"
 			if len(eg) > 0 {
-				emuCell = fmt.Sprintf("%.2f", highwayMean(eg))
+				emuCell = fmt.Sprintf("%.2f", meanOf(eg))
 			}
 			if rcv > 0 {
 				rcvCell = strconv.Itoa(rcv)
 			}
 			warn = cmp.Or(warn, "-")
-			t.Rows = append(t.Rows, []string{p, a.name, strconv.Itoa(len(mb)), fmt.Sprintf("%.0f", highwayMean(mb)),
-				fmt.Sprintf("%.0f-%.0f", slices.Min(mb), slices.Max(mb)), fmt.Sprintf("%.2f", highwayMean(cg)), emuCell, rcvCell, warn})
+			t.Rows = append(t.Rows, []string{p, a.name, strconv.Itoa(len(mb)), fmt.Sprintf("%.0f", meanOf(mb)),
+				fmt.Sprintf("%.0f-%.0f", slices.Min(mb), slices.Max(mb)), fmt.Sprintf("%.2f", meanOf(cg)), emuCell, rcvCell, warn})
 		}
 	}
 	paper := Table{Caption: "The paper's figures (abstract) beside ours on the veth path",
@@ -602,7 +568,7 @@ func fmtMbps(xs []float64) string {
 	if len(xs) == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.0f Mbit/s (%d runs)", highwayMean(xs), len(xs))
+	return fmt.Sprintf("%.0f Mbit/s (%d runs)", meanOf(xs), len(xs))
 }
 
 func highwayDifferences(e *Support) []string {

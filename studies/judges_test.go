@@ -109,6 +109,16 @@ func TestBBRInQUIC(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s with %q", c.name, j.Verdict, j.Evidence, c.want, c.evidenceHas)
 		}
 	}
+	// A cell left out for too few loads holds the reproduction of the other at inconclusive
+	// (unsure): neither not run nor a contradiction.
+	pg := muthurajQUICCCPages
+	left := append(append(synth(Muthuraj2024, "quic-cubic", pg[0], links[0], "h3", result.Cold, 3000, 6, 10),
+		synth(Muthuraj2024, "quic-bbr", pg[0], links[0], "h3", result.Cold, 2000, 6, 20)...),
+		append(synth(Muthuraj2024, "quic-cubic", pg[1], links[0], "h3", result.Cold, 20000, 6, 11),
+			synth(Muthuraj2024, "quic-bbr", pg[1], links[0], "h3", result.Cold, 12000, MinLoads-1, 21)...)...)
+	if j := verdicts(st, Quick, left)["bbr-in-quic"]; j.Verdict != Inconclusive || !strings.Contains(j.Evidence, "left out, too few valid loads") {
+		t.Errorf("a cell left out: %s (%s), want inconclusive", j.Verdict, j.Evidence)
+	}
 	if j := verdicts(st, Quick, nil)["bbr-in-quic"]; j.Verdict != NotRun {
 		t.Errorf("no loads: %s, want not run", j.Verdict)
 	}

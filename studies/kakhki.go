@@ -280,8 +280,8 @@ func judgeQUICFaster(e *Support) Judgement {
 // judgeLowRateLoss tests the two halves of "largest at low rate and with loss", each at Alpha/2
 // (Bonferroni): the mean % difference (cold) at the lowest rate minus that at the highest (same
 // pages, RTTs, no loss), and the mean over lossy cells of their % difference minus their
-// loss-free twin's, each with its normal interval from the cells' loads (diffOfMeans,
-// pairedDiff). Reproduced when both intervals lie above 0, contradicted when either lies below.
+// loss-free twin's, each with its normal interval from the cells' loads (diffOfMeans).
+// Reproduced when both intervals lie above 0, contradicted when either lies below.
 func judgeLowRateLoss(e *Support) Judgement {
 	cells := enough(e.cells(kakhkiGridParts...))
 	if len(cells) == 0 {
@@ -316,7 +316,7 @@ func judgeLowRateLoss(e *Support) Judgement {
 	if len(with) == 0 {
 		return notRun(ev + "; no lossy cell with a loss-free twin at this scale")
 	}
-	dl, llo, lhi := pairedDiff(with, without, 0, Alpha/2)
+	dl, llo, lhi := diffOfMeans(with, without, 0, Alpha/2)
 	ev += fmt.Sprintf("; with loss %s vs without %s over %d paired cells: with minus without %s pp (%s interval)", quantity.FormatPct(meanPct(with, 0)), quantity.FormatPct(meanPct(without, 0)),
 		len(with), quantity.FormatInterval("%+.1f", dl, llo, lhi), level)
 	up := Region{0, math.Inf(1)}
@@ -370,8 +370,7 @@ func zeroRTTShare(cold, warm Diff, alpha float64) (est, lo, hi float64) {
 	v := 1e4 * (g*g*cold.SD*cold.SD/float64(cold.N) +
 		math.Pow(0.5*t/(w*w), 2)*warm.RefSD*warm.RefSD/float64(warm.NRef) +
 		math.Pow(t/(c*c), 2)*cold.RefSD*cold.RefSD/float64(cold.NRef))
-	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(v)
-	return est, est - h, est + h
+	return analysis.NormalCI(est, v, alpha)
 }
 
 func judgeReordering(e *Support) Judgement {
@@ -396,11 +395,11 @@ func judgeReordering(e *Support) Judgement {
 }
 
 // judgeMobile pairs every mobile cell with its desktop twin (the same page and link in a grid
-// part) and tests the mean of (phone % difference - desktop % difference), cold, by pairedDiff
+// part) and tests the mean of (phone % difference - desktop % difference), cold, by diffOfMeans
 // at Alpha: reproduced when its interval lies below 0 (QUIC's gain shrank), contradicted when
 // above (it grew). The desktop twins' mean % difference must itself lie above 0 by its interval
-// (diffOfMeans against nothing: meanInterval): with no desktop gain there is nothing to shrink,
-// and the verdict is inconclusive, saying so.
+// (pctMean; a precondition, given): with no desktop gain there is nothing to shrink, and the
+// verdict is inconclusive, saying so.
 func judgeMobile(e *Support) Judgement {
 	mobile := enough(e.cells(mobileParts(e.Plan)...))
 	if len(mobile) == 0 {
@@ -424,34 +423,17 @@ func judgeMobile(e *Support) Judgement {
 		return notRun("no mobile cell has a desktop twin (the same page and link) with enough loads")
 	}
 	level := fmt.Sprintf("%g %%", 100*(1-Alpha))
-	est, lo, hi := pairedDiff(with, without, 0, Alpha)
-	dm, dlo, dhi := meanPctInterval(without, 0, Alpha)
+	est, lo, hi := diffOfMeans(with, without, 0, Alpha)
+	dm, dv := pctMean(without, 0)
+	dm, dlo, dhi := analysis.NormalCI(dm, dv, Alpha)
 	ev := strings.Join(parts, "; ") + fmt.Sprintf("; phone minus desktop %s pp over %d cell(s) (%s interval); desktop mean diff %s (%s interval)",
 		quantity.FormatInterval("%+.1f", est, lo, hi), len(with), level, quantity.FormatInterval("%+.1f", dm, dlo, dhi), level)
-	v := within(lo, hi, Region{math.Inf(-1), 0}).judge(Alpha)
-	if v == Reproduced && !(dlo > 0) {
-		v = Inconclusive
+	v, vs := fold(every, Alpha, within(lo, hi, Region{math.Inf(-1), 0}), given(within(dlo, dhi, Region{0, math.Inf(1)})))
+	if vs[0] == Reproduced && vs[1] != Reproduced {
 		ev += ": the desktop shows no gain of QUIC's for the phone's to shrink from"
 	}
 	j := Judgement{Verdict: v, Evidence: ev, See: []string{"Mobile devices (emulated)"}}
 	return withGridPower(j, e, with, 0)
-}
-
-// meanPctInterval is the mean % difference (comparison i) over cells with its (1 - alpha)
-// normal interval from the delta-method variances (pctVar), the cells independent.
-func meanPctInterval(cells []Cell, i int, alpha float64) (est, lo, hi float64) {
-	if len(cells) == 0 {
-		return math.NaN(), math.NaN(), math.NaN()
-	}
-	var m, v float64
-	for _, c := range cells {
-		m += c.Diffs[i].Pct
-		v += pctVar(c.Diffs[i])
-	}
-	n := float64(len(cells))
-	est = m / n
-	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(v) / n
-	return est, est - h, est + h
 }
 
 // cpuTable shows where each arm's CPU time went on the phone and on the desktop, cell by cell:

@@ -182,13 +182,12 @@ func judgeRelation(e *Support, rel modquicRelation) Judgement {
 		claims[k] = testClaim(d.P, way*d.Pct)
 	}
 	v, vs := fold(everyHolm, Alpha, claims...)
-	z := analysis.NormalQuantile(1 - Alpha/2)
 	var parts, undecided []string
 	j := Judgement{Verdict: v, See: []string{"Each stack alone"}}
 	for k, d := range diffs {
-		h := z * math.Sqrt(pctVar(d))
+		_, lo, hi := analysis.NormalCI(d.Pct, pctVar(d), Alpha)
 		parts = append(parts, fmt.Sprintf("%s: %s %.2f %s, %s %.2f %s, %s (Welch p=%s)", paths[k], rel.a, d.Mean, unit, rel.b, d.RefMean, unit,
-			quantity.FormatInterval("%+.1f %%", d.Pct, d.Pct-h, d.Pct+h), quantity.FormatP(d.P)))
+			quantity.FormatInterval("%+.1f %%", d.Pct, lo, hi), quantity.FormatP(d.P)))
 		if vs[k] == Inconclusive && d.N > 1 && d.NRef > 1 && d.RefMean > 0 {
 			runs := WelchPerArm(d.SD, d.RefSD, d.Mean-d.RefMean)
 			undecided = append(undecided, fmt.Sprintf("%s detects %s, decided by %d runs per stack", paths[k],

@@ -254,10 +254,10 @@ func judgeReferenceDirection(e *Support) Judgement {
 		d, want := c.Diffs[0], wants[k]
 		cs[k] = testClaim(d.P, d.Pct*want)
 		if math.Abs(want) < equalPct {
-			h := analysis.NormalQuantile(1-Alpha/float64(2*len(cells))) * math.Sqrt(pctVar(d))
-			cs[k] = within(d.Pct-h, d.Pct+h, Region{-equalPct, equalPct})
+			_, lo, hi := analysis.NormalCI(d.Pct, pctVar(d), Alpha/float64(len(cells)))
+			cs[k] = within(lo, hi, Region{-equalPct, equalPct})
 			cs[k].p, cs[k].inHolm = d.P, true // the cells' Holm family holds it still
-			parts[k] += fmt.Sprintf(" (equal within %d %%? interval %s)", equalPct, quantity.FormatInterval("%+.1f", d.Pct, d.Pct-h, d.Pct+h))
+			parts[k] += fmt.Sprintf(" (equal within %d %%? interval %s)", equalPct, quantity.FormatInterval("%+.1f", d.Pct, lo, hi))
 		}
 	}
 	v, _ := fold(everyHolm, Alpha, cs...)
@@ -324,17 +324,20 @@ func judgeBBRInQUIC(e *Support) Judgement {
 	if len(cells) == 0 {
 		return notRun(fmt.Sprintf("no 112J50 cell with %d or more loads of each controller", MinLoads) + strings.Join(append([]string{""}, short...), "; "))
 	}
-	v, vs := fold(everyHolm, Alpha, cellTests(cells, 0, 1)...)
-	z := analysis.NormalQuantile(1 - Alpha/2)
+	cs := cellTests(cells, 0, 1)
+	for range short {
+		cs = append(cs, unsure()) // a cell without enough loads cannot reproduce the claim on every cell
+	}
+	v, vs := fold(everyHolm, Alpha, cs...)
 	var mdes []string
 	for k, c := range cells {
 		d := c.Diffs[0]
 		// reduction = 1 - B/C = Pct / (100 + Pct) with Pct = (C - B)/B x 100: its interval from
 		// the interval of Pct (monotone), delta method on Pct.
 		red := func(pct float64) float64 { return pct / (100 + pct) * 100 }
-		h := z * math.Sqrt(pctVar(d))
+		_, lo, hi := analysis.NormalCI(d.Pct, pctVar(d), Alpha)
 		parts = append(parts, fmt.Sprintf("%s on %s: CUBIC %s, BBR %s, PLT reduction with BBR %s (Welch p=%s)", c.Page, c.Link,
-			quantity.FormatMsUnit(d.Mean, 0), quantity.FormatMsUnit(d.RefMean, 0), quantity.FormatInterval("%+.1f %%", red(d.Pct), red(d.Pct-h), red(d.Pct+h)), quantity.FormatP(d.P)))
+			quantity.FormatMsUnit(d.Mean, 0), quantity.FormatMsUnit(d.RefMean, 0), quantity.FormatInterval("%+.1f %%", red(d.Pct), red(lo), red(hi)), quantity.FormatP(d.P)))
 		if vs[k] == Inconclusive && d.N > 1 && d.NRef > 1 && d.RefMean > 0 {
 			mdes = append(mdes, fmt.Sprintf("%s: detects %s, decided by %d loads per controller", c.Page,
 				quantity.FormatPct(WelchDetectable(d.SD, d.RefSD, d.N, d.NRef)/d.RefMean*100), WelchPerArm(d.SD, d.RefSD, d.Mean-d.RefMean)))
@@ -345,11 +348,7 @@ func judgeBBRInQUIC(e *Support) Judgement {
 		ev += "; n.s. cells: " + strings.Join(mdes, ", ")
 	}
 	if len(short) > 0 {
-		// A cell without enough loads cannot reproduce the claim on every cell.
 		ev += "; left out, too few valid loads: " + strings.Join(short, ", ")
-		if v == Reproduced {
-			v = Inconclusive
-		}
 	}
 	j := Judgement{Verdict: v, Evidence: ev, See: []string{"QUICv1 with BBR vs QUICv1 with CUBIC (ngtcp2) under 112J50"}}
 	for _, c := range cells {

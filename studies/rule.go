@@ -36,13 +36,17 @@ func (r Region) String() string {
 }
 
 // claim is one test or interval a finding declares; fold turns a finding's claims into its
-// verdict. Build one with testClaim, within, outside or missing.
+// verdict. Build one with testClaim, differs, within, outside, counted, point, unsure, missing,
+// given or group.
 type claim struct {
 	kind   claimKind
 	p, way float64 // a test's p-value, and its estimate's direction: > 0 claimed, < 0 the other way
 	lo, hi float64 // an interval
 	region Region  // the claimed region of the interval
 	inHolm bool    // an interval whose p-value still counts in the family's Holm procedure
+	given  bool    // a precondition: it can keep the claim from Reproduced, never contradict it
+	of     family  // a group's family
+	sub    []claim // a group's claims
 }
 
 // claimKind is how a claim is judged.
@@ -50,14 +54,24 @@ type claimKind uint8
 
 const (
 	byTest claimKind = iota
+	byDiffers
 	byRegion
 	byOutside
+	byGroup
 	noData
 )
 
 // testClaim is a test with p-value p whose estimate goes the claimed way when way > 0 and the
 // other way when way < 0 (0 or NaN: neither).
 func testClaim(p, way float64) claim { return claim{kind: byTest, p: p, way: way} }
+
+// differs is a claimed difference: its two-sided test's p-value p reproduces it, and its
+// estimate's interval [lo, hi] inside the equivalence region r contradicts it (two one-sided
+// tests: D. J. Schuirmann, J. Pharmacokinet. Biopharm. 15, 1987); a difference shown takes
+// precedence over equivalence.
+func differs(p, lo, hi float64, r Region) claim {
+	return claim{kind: byDiffers, p: p, way: 1, lo: lo, hi: hi, region: r}
+}
 
 // within is an estimate's interval [lo, hi] claimed inside r.
 func within(lo, hi float64, r Region) claim { return claim{kind: byRegion, lo: lo, hi: hi, region: r} }
@@ -67,8 +81,35 @@ func outside(lo, hi float64, r Region) claim {
 	return claim{kind: byOutside, lo: lo, hi: hi, region: r}
 }
 
+// counted is a count of observations without sampling error (releases probed, cases run)
+// claimed to be at least one: sure of them certain, unsure more that may count or not. Its
+// interval is [sure, sure + unsure] against (0.5, +Inf): reproduced with one sure, contradicted
+// with none of either, else inconclusive.
+func counted(sure, unsure int) claim {
+	return within(float64(sure), float64(sure+unsure), Region{0.5, math.Inf(1)})
+}
+
+// point is a point observation that no interval qualifies (the candidates tried are all there
+// are): reproduced when it holds, else contradicted.
+func point(holds bool) claim { return counted(map[bool]int{true: 1}[holds], 0) }
+
+// unsure is a claim without an estimate yet (a cell left out for too few loads where others
+// were measured): inconclusive, so its family is not reproduced, and it contradicts nothing.
+func unsure() claim { return within(math.NaN(), math.NaN(), Region{}) }
+
 // missing is a claim this run lacks the data for (too few loads): NotRun.
 func missing() claim { return claim{kind: noData} }
+
+// given makes c a precondition of the finding (the gain that must exist to shrink): its
+// contradiction only withholds Reproduced (Inconclusive).
+func given(c claim) claim {
+	c.given = true
+	return c
+}
+
+// group is the claims cs folded by f as one claim of an outer family (h3 cold or warm beside
+// h2); its tests are corrected within the group.
+func group(f family, cs ...claim) claim { return claim{kind: byGroup, of: f, sub: cs} }
 
 // family is how a finding's claims fold into one verdict (fold).
 type family uint8
@@ -84,54 +125,66 @@ const (
 	// most claims must hold: Holm over the tests; Reproduced when more than half reproduce,
 	// Contradicted when more than half contradict, else Inconclusive.
 	most
-	// either of the claims will do (alternatives, such as h3 cold or warm): Reproduced when one
-	// reproduces, Contradicted when every one contradicts, else Inconclusive.
+	// either of the claims will do (alternatives, such as h3 cold or warm, or any pair that
+	// differs): Holm over the tests; Reproduced when one reproduces, Contradicted when every one
+	// contradicts, else Inconclusive.
 	either
 )
 
-// fold is the one fold of the rule: it judges each claim at alpha (a test by its p-value and
-// direction, with Holm's procedure over the family's tests at alpha, analysis.Holm; an interval
-// against its region) and folds them by f. It returns the verdict and each claim's, in order.
+// fold is the one fold of the rule, every verdict's: it judges each claim at alpha (a test by
+// its p-value and direction, with Holm's procedure over the family's tests at alpha,
+// analysis.Holm; an interval against its region) and folds them by f. It returns the verdict
+// and each claim's, in order.
 func fold(f family, alpha float64, cs ...claim) (Verdict, []Verdict) {
 	var ps []float64
 	for _, c := range cs {
-		if c.kind == byTest || c.inHolm {
+		if c.kind <= byDiffers || c.inHolm {
 			ps = append(ps, c.p)
 		}
 	}
 	sig, vs, k := analysis.Holm(ps, alpha), make([]Verdict, len(cs)), 0
 	for i, c := range cs {
+		held := true // whether its test is significant after Holm
+		if c.kind <= byDiffers || c.inHolm {
+			held, k = sig[k], k+1
+		}
 		vs[i] = c.judge(alpha)
-		if c.kind == byTest && f != every {
-			vs[i] = c.judge(math.Inf(1)) // the direction; Holm decides the significance
-		}
-		if c.kind == byTest && !sig[k] && (vs[i] == Contradicted || f != every) {
+		switch {
+		case c.kind == byDiffers && !held:
+			c.p = math.NaN() // the equivalence alone
+			vs[i] = c.judge(alpha)
+		case c.kind <= byDiffers && f != every && held:
+			vs[i] = c.judge(math.Inf(1)) // the direction; Holm decided the significance
+		case c.kind == byTest && !held && (vs[i] == Contradicted || f != every):
 			vs[i] = Inconclusive
-		}
-		if c.kind == byTest || c.inHolm {
-			k++
 		}
 	}
 	return foldVerdicts(f, vs), vs
 }
 
-// judge is one claim's verdict at alpha.
+// judge is one claim's verdict at alpha, by itself (fold corrects a family's tests).
 func (c claim) judge(alpha float64) Verdict {
+	v := NotRun
 	switch c.kind {
-	case byTest:
+	case byTest, byDiffers:
+		v = Inconclusive
 		switch {
 		case c.p < alpha && c.way > 0:
-			return Reproduced
-		case c.p < alpha && c.way < 0:
-			return Contradicted
+			v = Reproduced
+		case c.p < alpha && c.way < 0, c.kind == byDiffers && byInterval(c.lo, c.hi, c.region) == Reproduced:
+			v = Contradicted
 		}
-		return Inconclusive
 	case byRegion:
-		return byInterval(c.lo, c.hi, c.region)
+		v = byInterval(c.lo, c.hi, c.region)
 	case byOutside:
-		return map[Verdict]Verdict{Reproduced: Contradicted, Contradicted: Reproduced, Inconclusive: Inconclusive}[byInterval(c.lo, c.hi, c.region)]
+		v = map[Verdict]Verdict{Reproduced: Contradicted, Contradicted: Reproduced, Inconclusive: Inconclusive}[byInterval(c.lo, c.hi, c.region)]
+	case byGroup:
+		v, _ = fold(c.of, alpha, c.sub...)
 	}
-	return NotRun
+	if c.given && v == Contradicted {
+		return Inconclusive
+	}
+	return v
 }
 
 // foldVerdicts folds claims' verdicts by f.
@@ -176,16 +229,10 @@ func byInterval(lo, hi float64, r Region) Verdict {
 // the order of the correlation time, Politis & White 2004).
 const FlowBlockS = 2.0
 
-// meanOf is the mean of xs (NaN when empty).
+// meanOf is the mean of xs (NaN when empty; analysis.MeanSD).
 func meanOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
+	m, _ := analysis.MeanSD(xs)
+	return m
 }
 
 // pctVar is the delta-method variance of a cell's percent difference 100 (T - Q) / Q of two
@@ -200,43 +247,25 @@ func pctVar(d Diff) float64 {
 	return 1e4 * (d.SD*d.SD/float64(d.N)/q2 + d.Mean*d.Mean*d.RefSD*d.RefSD/float64(d.NRef)/(q2*q2))
 }
 
+// pctMean is the mean of comparison i's percent differences over cells and the delta-method
+// variance of that mean, the cells' loads independent (pctVar); NaN for no cells.
+func pctMean(cells []Cell, i int) (m, v float64) {
+	for _, c := range cells {
+		m += c.Diffs[i].Pct
+		v += pctVar(c.Diffs[i])
+	}
+	k := float64(len(cells))
+	return m / k, v / (k * k)
+}
+
 // diffOfMeans is the difference of two groups' mean percent differences (comparison i), mean(a)
 // - mean(b), with its (1 - alpha) normal interval from the cells' delta-method variances (the
 // cells' loads are independent): what "larger at low rate than at high rate" is about, judged
-// from the loads of the cells instead of two bare means. NaN interval when a cell lacks one.
+// from the loads of the cells instead of two bare means; also the mean over pairs of (with -
+// without), a lossy cell and its loss-free twin, or a phone's cell and its desktop's. NaN when
+// a group is empty, NaN interval when a cell lacks one.
 func diffOfMeans(a, b []Cell, i int, alpha float64) (est, lo, hi float64) {
-	group := func(cs []Cell) (m, v float64) {
-		for _, c := range cs {
-			m += c.Diffs[i].Pct
-			v += pctVar(c.Diffs[i])
-		}
-		k := float64(len(cs))
-		return m / k, v / (k * k)
-	}
-	if len(a) == 0 || len(b) == 0 {
-		return math.NaN(), math.NaN(), math.NaN()
-	}
-	ma, va := group(a)
-	mb, vb := group(b)
-	est = ma - mb
-	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(va+vb)
-	return est, est - h, est + h
-}
-
-// pairedDiff is the mean over pairs of (with - without) percent differences (comparison i),
-// each pair a lossy cell and its loss-free twin (independent loads), with its (1 - alpha)
-// normal interval from the delta-method variances.
-func pairedDiff(with, without []Cell, i int, alpha float64) (est, lo, hi float64) {
-	if len(with) == 0 || len(with) != len(without) {
-		return math.NaN(), math.NaN(), math.NaN()
-	}
-	var m, v float64
-	for k := range with {
-		m += with[k].Diffs[i].Pct - without[k].Diffs[i].Pct
-		v += pctVar(with[k].Diffs[i]) + pctVar(without[k].Diffs[i])
-	}
-	n := float64(len(with))
-	est = m / n
-	h := analysis.NormalQuantile(1-alpha/2) * math.Sqrt(v) / n
-	return est, est - h, est + h
+	ma, va := pctMean(a, i)
+	mb, vb := pctMean(b, i)
+	return analysis.NormalCI(ma-mb, va+vb, alpha)
 }

@@ -35,9 +35,11 @@ func TestByInterval(t *testing.T) {
 	}
 }
 
-// TestFold: each family folds its claims as docs/design.md ("Verdicts") says: Every is the
-// intersection (a test reproduces at alpha, contradicts only after Holm), EveryHolm holds both
-// directions to Holm, Most needs more than half (never exactly half), Either one alternative.
+// TestFold: each family folds its claims as docs/design.md ("Verdicts") says: every is the
+// intersection (a test reproduces at alpha, contradicts only after Holm), everyHolm holds both
+// directions to Holm, most needs more than half (never exactly half), either one alternative;
+// and the claims that are no plain test or interval: differs, counted, point, unsure, given,
+// group.
 func TestFold(t *testing.T) {
 	R, C, I, N := Reproduced, Contradicted, Inconclusive, NotRun
 	vs := func(v ...Verdict) []Verdict { return v }
@@ -55,7 +57,7 @@ func TestFold(t *testing.T) {
 		}
 	}
 	// Two tests at 0.008 and 0.009, each under 0.01 alone but not as a family of two (Holm:
-	// 0.008 > 0.005): Every reproduces the intersection, refuses the contradiction; EveryHolm
+	// 0.008 > 0.005): every reproduces the intersection, refuses the contradiction; everyHolm
 	// reproduces neither.
 	if v, _ := fold(every, 0.01, testClaim(0.008, 1), testClaim(0.009, 1)); v != R {
 		t.Errorf("every, both the claimed way: %s", v)
@@ -72,6 +74,49 @@ func TestFold(t *testing.T) {
 	r := Region{-1, 1}
 	if outside(2, 3, r).judge(0.01) != R || outside(-0.5, 0.5, r).judge(0.01) != C || outside(0.5, 2, r).judge(0.01) != I {
 		t.Error("outside: beyond the region reproduces, inside it contradicts")
+	}
+	// A claimed difference: shown by its test after Holm, contradicted by equivalence, and a
+	// test significant alone but not after Holm falls back on its interval.
+	eq := Region{0.9, 1.1}
+	for _, tc := range []struct {
+		name string
+		cs   []claim
+		want Verdict
+	}{
+		{"one pair differs", []claim{differs(0.001, 0.8, 0.95, eq), differs(0.5, 0.95, 1.05, eq)}, R},
+		{"every pair equal", []claim{differs(0.5, 0.95, 1.05, eq), differs(0.3, 0.92, 1.08, eq)}, C},
+		{"equal but a release short", []claim{differs(0.5, 0.95, 1.05, eq), missing()}, I},
+		{"n.s. after Holm, equal", []claim{differs(0.008, 0.95, 1.05, eq), differs(0.009, 0.95, 1.05, eq)}, C},
+		{"neither", []claim{differs(0.5, 0.8, 1.2, eq)}, I},
+	} {
+		if v, _ := fold(either, 0.01, tc.cs...); v != tc.want {
+			t.Errorf("differs, %s: %s, want %s", tc.name, v, tc.want)
+		}
+	}
+	// Counts without sampling error, points, preconditions, claims without an estimate and
+	// nested groups.
+	for _, tc := range []struct {
+		name string
+		c    claim
+		want Verdict
+	}{
+		{"one sure", counted(1, 3), R}, {"none", counted(0, 0), C}, {"only unsure", counted(0, 2), I},
+		{"point holds", point(true), R}, {"point fails", point(false), C},
+		{"no estimate", unsure(), I},
+		{"precondition holds", given(within(1, 2, Region{0, 3})), R},
+		{"precondition fails", given(within(4, 5, Region{0, 3})), I},
+		{"group: either of two", group(either, within(4, 5, Region{0, 3}), within(1, 2, Region{0, 3})), R},
+		{"group: both miss", group(either, within(4, 5, Region{0, 3}), within(4, 6, Region{0, 3})), C},
+	} {
+		if v, _ := fold(every, 0.01, tc.c); v != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, v, tc.want)
+		}
+	}
+	if v, _ := fold(every, 0.01, within(-2, -1, Region{math.Inf(-1), 0}), given(within(-3, -1, Region{0, math.Inf(1)}))); v != I {
+		t.Errorf("shown, but its precondition contradicted: %s, want inconclusive", v)
+	}
+	if v, _ := fold(every, 0.01, testClaim(0.001, 1), unsure()); v != I {
+		t.Errorf("a cell left out: %s, want inconclusive, not run or reproduced", v)
 	}
 	// An interval claim that counts in the Holm family makes the family's tests stricter.
 	in := within(0.1, 0.2, Region{0, 1})

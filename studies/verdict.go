@@ -134,7 +134,7 @@ func armLabel(g *analysis.Group) string {
 }
 
 // combine folds the cells of a claim that must hold on every cell into one judgement (fold,
-// Every): reproduced when every cell is at Alpha, contradicted when a cell is significant the
+// every): reproduced when every cell is at Alpha, contradicted when a cell is significant the
 // other way after Holm's procedure over the cells, not run when a cell lacks loads, else
 // inconclusive with the needs of the undecided cells.
 func combine(cells []shift, see ...string) Judgement {

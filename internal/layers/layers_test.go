@@ -90,7 +90,7 @@ var fenced = map[string][]string{
 	"github.com/gin-gonic/gin":       {"server", "view", "cmd/pltlab"},
 	"k8s.io/":                        {"cluster"},
 	"github.com/vishvananda/":        {"shaping"},
-	"gonum.org/v1/plot":              {"analysis"},
+	"gonum.org/v1/":                  {"analysis"},
 	"github.com/spf13/cobra":         {"cmd/pltlab"},
 	"github.com/schollz/progressbar": {"cmd/pltlab"},
 }
