@@ -106,6 +106,22 @@ type Sweep struct {
 	// Exclusive gives every shard a whole node (Slurm --exclusive; on Kubernetes the default
 	// one pod per node), for studies whose timing must not share a node's memory bandwidth.
 	Exclusive bool
+	// ShieldCPU, when set, makes every shard run 'pltlab --shield-cpu N ...': the shard keeps
+	// CPU N of its node for its own process (docs/design.md, "A shielded CPU"). The shield moves
+	// every task of the node off that CPU, so it needs root there and a node of its own: Slurm
+	// shards get --exclusive, Kubernetes pods run privileged in the node's PID namespace
+	// (hostPID) so that the shield sees the node's tasks. A node whose process may not run on
+	// CPU N refuses it at the shard's start (exit 2, naming the CPUs it has).
+	ShieldCPU *int
+}
+
+// pltlabArgs returns the global arguments every shard's pltlab takes before its command:
+// --shield-cpu N with ShieldCPU, none otherwise.
+func (s Sweep) pltlabArgs() []string {
+	if s.ShieldCPU == nil {
+		return nil
+	}
+	return []string{"--shield-cpu", fmt.Sprint(*s.ShieldCPU)}
 }
 
 // Estimates is the cost model's view of a sweep (experiment.Schedule.Shards, studies.Prepared.Shards).

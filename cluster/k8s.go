@@ -242,11 +242,15 @@ func writeDocs(out *bytes.Buffer, docs []any) error {
 func podSpec(s Sweep, o K8sOptions, name, claim string, labels map[string]string, shaped bool, items []corev1.KeyToPath) corev1.PodSpec {
 	cpu := resource.MustParse(fmt.Sprint(s.CPUs))
 	mem := resource.MustParse(fmt.Sprintf("%dMi", s.MemoryMiB+DevShmMiB)) // the memory-backed /dev/shm counts
+	global := ""
+	if a := s.pltlabArgs(); len(a) > 0 {
+		global = " " + strings.Join(a, " ")
+	}
 	command := fmt.Sprintf(`out=%s/shard-$JOB_COMPLETION_INDEX.jsonl; if [ -s "$out" ]; then set -- --resume; fi; `+
-		`exec pltlab run --matrix %s/%s --shard auto/%d --out "$out" "$@"`, K8sResultsDir, K8sMatrixDir, MatrixFile, s.Shards)
+		`exec pltlab%s run --matrix %s/%s --shard auto/%d --out "$out" "$@"`, K8sResultsDir, global, K8sMatrixDir, MatrixFile, s.Shards)
 	if s.Study != nil {
 		command = fmt.Sprintf(`out=%s/shard-$JOB_COMPLETION_INDEX; mode=--force; if [ -s "$out/results.jsonl" ]; then mode=--resume; fi; `+
-			`exec pltlab reproduce %s --shard auto/%d --out "$out" "$mode"`, K8sResultsDir, strings.Join(quoteAll(s.Study.args()), " "), s.Shards)
+			`exec pltlab%s reproduce %s --shard auto/%d --out "$out" "$mode"`, K8sResultsDir, global, strings.Join(quoteAll(s.Study.args()), " "), s.Shards)
 	}
 	res := corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem}
 	c := corev1.Container{
@@ -274,10 +278,10 @@ func podSpec(s Sweep, o K8sOptions, name, claim string, labels map[string]string
 	} else {
 		c.VolumeMounts = c.VolumeMounts[1:] // no matrix: the study is built into pltlab
 	}
-	if shaped {
+	if shaped || s.ShieldCPU != nil {
 		// The capabilities and the TUN device are what the link uses; privileged is needed on top
-		// only for a writable /proc/sys (Kubernetes has no narrower switch without user-namespaced
-		// pods).
+		// for a writable /proc/sys (Kubernetes has no narrower switch without user-namespaced
+		// pods) and, with ShieldCPU, to set other tasks' CPU affinity.
 		c.SecurityContext = &corev1.SecurityContext{
 			Privileged: ptr(true), RunAsUser: ptr(int64(0)), RunAsNonRoot: ptr(false),
 			Capabilities:    &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN", "SYS_ADMIN"}},
@@ -294,6 +298,9 @@ func podSpec(s Sweep, o K8sOptions, name, claim string, labels map[string]string
 		}
 	}
 	spec := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{c}, Volumes: vols}
+	if s.ShieldCPU != nil {
+		spec.HostPID = true // the shield moves the node's tasks off its CPU: it must see them
+	}
 	if !o.AllowSharedNodes {
 		spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{

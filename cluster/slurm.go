@@ -116,8 +116,11 @@ func slurmShards(s Sweep, o SlurmOptions, est Estimates, shaped bool, name strin
 	var shards strings.Builder
 	shards.WriteString(slurmHead(o, name, s.CPUs, s.MemoryMiB, s.Time, "shard-%a.log"))
 	fmt.Fprintf(&shards, "#SBATCH --array=0-%d\n#SBATCH --hint=nomultithread\n#SBATCH --requeue\n#SBATCH --open-mode=append\n", n-1)
-	if s.Exclusive {
+	if s.Exclusive || s.ShieldCPU != nil {
 		shards.WriteString("#SBATCH --exclusive\n")
+	}
+	if s.ShieldCPU != nil {
+		fmt.Fprintf(&shards, "# --shield-cpu %d: each shard keeps CPU %d of its node for its own process, so it has the node\n# to itself (--exclusive) and runs as root there.\n", *s.ShieldCPU, *s.ShieldCPU)
 	}
 	fmt.Fprintf(&shards, "# pltlab %s: %d loads in %d shards; the cost model's estimate is %s\n",
 		s.label(), est.Loads, n, est.Total.Round(time.Second))
@@ -135,13 +138,14 @@ func slurmShards(s Sweep, o SlurmOptions, est Estimates, shaped bool, name strin
 	if s.Study != nil {
 		fmt.Fprintf(&shards, "out=%s\n", q(filepath.Join(o.Dir, "shard-${SLURM_ARRAY_TASK_ID}")))
 		shards.WriteString("# A requeued or rerun task continues its shard's file instead of starting over.\nmode=--force\nif [ -s \"$out/results.jsonl\" ]; then mode=--resume; fi\n")
-		args = append(append([]string{q(o.Pltlab), "reproduce"}, quoteAll(s.Study.args())...),
+		args = append(append(append([]string{q(o.Pltlab)}, s.pltlabArgs()...), "reproduce"), quoteAll(s.Study.args())...)
+		args = append(args,
 			"--shard", fmt.Sprintf("auto/%d", n), "--out", `"$out"`, `"$mode"`)
 	} else {
 		fmt.Fprintf(&shards, "out=%s\n", q(filepath.Join(o.Dir, "shard-${SLURM_ARRAY_TASK_ID}.jsonl")))
 		shards.WriteString("# A requeued or rerun task continues its shard's file instead of starting over.\nresume=\nif [ -s \"$out\" ]; then resume=--resume; fi\n")
-		args = []string{q(o.Pltlab), "run", "--matrix", q(filepath.Join(o.Dir, MatrixFile)),
-			"--shard", fmt.Sprintf("auto/%d", n), "--out", `"$out"`, "$resume"}
+		args = append(append([]string{q(o.Pltlab)}, s.pltlabArgs()...), "run", "--matrix", q(filepath.Join(o.Dir, MatrixFile)),
+			"--shard", fmt.Sprintf("auto/%d", n), "--out", `"$out"`, "$resume")
 	}
 	args = append(args, quoteAll(o.RunArgs)...)
 	fmt.Fprintf(&shards, "exec %s\n", strings.Join(args, " "))

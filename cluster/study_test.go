@@ -176,3 +176,47 @@ func TestFullGridFits(t *testing.T) {
 		t.Errorf("the default arms (h1, h2, h3): %+v, %v: want 3 browsers", three, err)
 	}
 }
+
+// TestShieldedShards checks that a sweep with ShieldCPU runs every shard as 'pltlab
+// --shield-cpu N ...' on a node of its own: Slurm --exclusive, a Kubernetes pod privileged in
+// the node's PID namespace.
+func TestShieldedShards(t *testing.T) {
+	s := studySweep(t, "carlucci2015", studies.Quick, 2)
+	cpu := 1
+	s.ShieldCPU = &cpu
+	files, err := Slurm(s, SlurmOptions{Dir: "/shared/c", Pltlab: "/opt/pltlab"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := string(files[SlurmShardsScript])
+	for _, want := range []string{"#SBATCH --exclusive\n", `exec /opt/pltlab --shield-cpu 1 reproduce carlucci2015 --scale quick --seed 1 --shard auto/2`} {
+		if !strings.Contains(shards, want) {
+			t.Errorf("shielded shards script lacks %q:\n%s", want, shards)
+		}
+	}
+	if merge := string(files[SlurmMergeScript]); strings.Contains(merge, "--shield-cpu") {
+		t.Errorf("the merge measures nothing and must not shield a CPU:\n%s", merge)
+	}
+	s.ShieldCPU = nil
+	files, err = Slurm(s, SlurmOptions{Dir: "/shared/c", Pltlab: "/opt/pltlab"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shards := string(files[SlurmShardsScript]); strings.Contains(shards, "--exclusive") || strings.Contains(shards, "--shield-cpu") {
+		t.Errorf("an unshielded sweep got a shield or a whole node:\n%s", shards)
+	}
+
+	s.ShieldCPU = &cpu
+	pod := podSpec(s, K8sOptions{Image: "pltlab:dev"}, "c", "claim", map[string]string{"pltlab.dev/sweep": "c"}, false, nil)
+	c := pod.Containers[0]
+	if !pod.HostPID || c.SecurityContext == nil || c.SecurityContext.Privileged == nil || !*c.SecurityContext.Privileged {
+		t.Errorf("shielded pod: hostPID %v, security context %+v; want the node's PID namespace and privileged", pod.HostPID, c.SecurityContext)
+	}
+	if cmd := strings.Join(c.Command, " "); !strings.Contains(cmd, "exec pltlab --shield-cpu 1 reproduce carlucci2015") {
+		t.Errorf("shielded pod command: %s", cmd)
+	}
+	s.ShieldCPU = nil
+	if pod := podSpec(s, K8sOptions{Image: "pltlab:dev"}, "c", "claim", map[string]string{"pltlab.dev/sweep": "c"}, false, nil); pod.HostPID {
+		t.Error("an unshielded pod shares the node's PID namespace")
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pltlab/pltlab/cluster"
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/cpushield"
 	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/studies"
@@ -31,6 +32,7 @@ type sweepFlags struct {
 	memMiB      int
 	time        time.Duration
 	exclusive   bool
+	shield      string // the root's --shield-cpu, for the shards (measureSetup.shieldNodes)
 	out         string
 	force       bool
 }
@@ -61,6 +63,15 @@ func (f *sweepFlags) sweep() (cluster.Sweep, error) {
 		return cluster.Sweep{}, usagef("bad --cpus %d: accepted whole cores per shard 1..%d (default %d)", f.cpu, cluster.MaxCPUs, cluster.DefaultCPUs)
 	}
 	s := cluster.Sweep{Shards: f.shards, CPUs: f.cpu, MemoryMiB: f.memMiB, Time: f.time, Exclusive: f.exclusive}
+	cores := make([]int, f.cpu)
+	for i := range cores {
+		cores[i] = i
+	}
+	if cpu, on, err := cpushield.ParseFlag(f.shield, cores); err != nil {
+		return s, usagef("bad --shield-cpu %q for the shards: accepted off or a CPU of each shard's node among its --cpus %d cores, %v, with at least one other left", f.shield, f.cpu, cores)
+	} else if on {
+		s.ShieldCPU = &cpu
+	}
 	switch {
 	case f.matrix != "" && f.study != "":
 		return s, usagef("--matrix and --study both given: give one")
@@ -118,7 +129,7 @@ func (f *sweepFlags) sweep() (cluster.Sweep, error) {
 	return s, nil
 }
 
-func newSlurmCmd() *cobra.Command {
+func newSlurmCmd(setup *measureSetup) *cobra.Command {
 	var (
 		f                         sweepFlags
 		pltlab, partition, chrome string
@@ -145,6 +156,7 @@ on the nodes or pltlab's rootless mode (unprivileged user namespaces).`,
   sh /shared/sweeps/grid/submit.sh`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.shield = setup.shieldNodes
 			s, err := f.sweep()
 			if err != nil {
 				return err
@@ -202,7 +214,7 @@ on the nodes or pltlab's rootless mode (unprivileged user namespaces).`,
 	return cmd
 }
 
-func newK8sCmd() *cobra.Command {
+func newK8sCmd(setup *measureSetup) *cobra.Command {
 	var (
 		f        sweepFlags
 		o        cluster.K8sOptions
@@ -229,6 +241,7 @@ has completed, merge the files of the results volume with 'pltlab merge'.`,
   ./bin/pltlab k8s --matrix grid.yaml --shards 16 --parallelism 4 --image localhost/pltlab:latest --results-claim sweeps --namespace lab`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.shield = setup.shieldNodes
 			s, err := f.sweep()
 			if err != nil {
 				return err

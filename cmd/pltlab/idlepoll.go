@@ -62,7 +62,10 @@ type measureSetup struct {
 	// shield is the CPU --shield-cpu keeps for the emulator, -1 for none (set by the root
 	// command once the value is validated).
 	shield int
-	start  func(*cobra.Command, idlepoll.Mode) error // startIdlePoll; tests record the call
+	// shieldNodes is --shield-cpu as given to slurm and k8s, which validate it against the
+	// shards' cores and pass it to every shard instead of keeping a CPU of this machine.
+	shieldNodes string
+	start       func(*cobra.Command, idlepoll.Mode) error // startIdlePoll; tests record the call
 	// probe says whether this machine can open a link of a spec's shaper before anything is
 	// set up (shaping.Available: sch_netem for shaper=netem); tests give a kernel of their
 	// choice. A nil setup or probe asks the kernel (shaping.Available).

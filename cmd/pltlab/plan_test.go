@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pltlab/pltlab/experiment"
+	"github.com/pltlab/pltlab/internal/cpushield"
 	"github.com/pltlab/pltlab/studies"
 )
 
@@ -91,5 +92,25 @@ func TestReproduceDerivesItsPlanOnce(t *testing.T) {
 		if n := experiment.Derivations() - before; n != parts {
 			t.Errorf("%s derived %d part plans, want %d (one per part)", strings.Join(args, " "), n, parts)
 		}
+	}
+}
+
+// TestSlurmShieldsTheNodes checks that --shield-cpu before slurm is passed to every shard and
+// keeps no CPU of the submitting machine.
+func TestSlurmShieldsTheNodes(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "jobs")
+	code, _, errOut := runCLI(t, "--shield-cpu", "1", "slurm", "--study", "carlucci2015", "--shards", "2", "--out", out)
+	if code != 0 {
+		t.Fatalf("slurm: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "shards.sbatch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), " --shield-cpu 1 reproduce carlucci2015 ") || !strings.Contains(string(b), "#SBATCH --exclusive") {
+		t.Errorf("shards script without the shield or a whole node:\n%s", b)
+	}
+	if _, held := cpushield.Current(); held {
+		t.Error("slurm kept a CPU of the submitting machine")
 	}
 }

@@ -35,6 +35,9 @@ func TestClusterFlagRefusals(t *testing.T) {
 	}{
 		{"slurm cpus 0", append(append([]string{"slurm"}, study...), "--cpus", "0", "--out", filepath.Join(dir, "s")), "bad --cpus 0"},
 		{"k8s cpus 0", append(k8s, "--cpus", "0"), "bad --cpus 0"},
+		{"slurm shield beyond the shard's cores", append([]string{"--shield-cpu", "2", "slurm"}, append(study, "--out", filepath.Join(dir, "s2"))...), `bad --shield-cpu "2" for the shards: accepted off or a CPU of each shard's node among its --cpus 2 cores, [0 1]`},
+		{"k8s shield on one core", append([]string{"--shield-cpu", "0"}, append(k8s, "--cpus", "1")...), `bad --shield-cpu "0" for the shards`},
+		{"slurm shield not a number", append([]string{"--shield-cpu", "x", "slurm"}, append(study, "--out", filepath.Join(dir, "s3"))...), `bad --shield-cpu "x"`},
 		{"k8s upper-case namespace", append(k8s, "--namespace", "Lab"), `bad namespace "Lab": accepted a DNS-1123 label`},
 		{"k8s negative results size", append(k8s, "--results-size", "-1Gi"), `bad results size "-1Gi"`},
 		{"k8s merge-out is out", append(k8s, "--out", same, "--merge-out", same), "bad --merge-out " + same},

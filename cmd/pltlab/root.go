@@ -57,6 +57,10 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if submitsJobs(cmd) {
+				setup.shieldNodes = shieldCPU // a CPU of each shard's node (sweepFlags.sweep)
+				shieldCPU = "off"
+			}
 			cpu, on, err := cpushield.ParseFlag(shieldCPU, cpushield.Allowed())
 			if err != nil {
 				return usagef("%v", err)
@@ -100,8 +104,8 @@ load (protocol used, bytes received) and compares the protocols with honest stat
 		newFlowsCmd(setup),
 		newReproduceCmd(setup),
 		newMergeCmd(),
-		newSlurmCmd(),
-		newK8sCmd(),
+		newSlurmCmd(setup),
+		newK8sCmd(setup),
 		newViewCmd(),
 		newInteropCmd(),
 	)
@@ -145,3 +149,7 @@ func newVersionCmd() *cobra.Command {
 		},
 	}
 }
+
+// submitsJobs reports whether cmd writes cluster jobs (slurm, k8s) rather than measuring here:
+// their --shield-cpu is for the shards' nodes.
+func submitsJobs(cmd *cobra.Command) bool { return cmd.Name() == "slurm" || cmd.Name() == "k8s" }

@@ -80,4 +80,4 @@ func recoverShield() {
 }
 
 // shieldFlag is the --shield-cpu flag's help.
-const shieldFlag = "keep one CPU for pltlab's own process (link emulator, server, probes) while measuring: every other task on the machine, the browser included, is moved off it for the command's span, since the host stops the virtual CPU a memory-heavy process runs on (docs/design.md, \"A shielded CPU\"); off or a CPU number. Needs root; records state it (env.shield_cpu)"
+const shieldFlag = "keep one CPU for pltlab's own process (link emulator, server, probes) while measuring: every other task on the machine, the browser included, is moved off it for the command's span, since the host stops the virtual CPU a memory-heavy process runs on (docs/design.md, \"A shielded CPU\"); off or a CPU number. Needs root; records state it (env.shield_cpu). Before slurm or k8s it is passed to every shard, for a CPU of the shard's node (a node of its own each)"
