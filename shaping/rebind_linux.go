@@ -27,7 +27,7 @@ func (f *forwarder) natIn(now time.Duration, pkt []byte) bool {
 		f.tapped(now, pkt, capture.TapExit)
 		return true
 	}
-	b, pass := f.natInbound.Inbound(now, pkt)
+	b, pass := f.natInbound.Inbound(pkt)
 	if !pass && !b.Bound() {
 		f.tapped(now, pkt, capture.TapDropUnbound)
 		f.pipe.CountUnbound()

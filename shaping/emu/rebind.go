@@ -15,6 +15,14 @@ import (
 // the binding's source; the server's datagrams to a binding in force are given back the
 // client's address and port, and those to a binding no longer in force are dropped (the old
 // mapping is gone). Only IPv4 UDP from or to the client's address is touched.
+//
+// A rebinding takes effect with the client's first datagram at or after its time: until then
+// the old bindings stay in force. A NAT that forgot them at the time itself (the Interop
+// Runner's ns-3 model) also drops the server's datagrams between that time and the client's
+// next datagram; a client that only acknowledges then receives nothing to acknowledge, sends
+// nothing, and both ends wait for the idle timeout. Seen here with that model: gtlsclient
+// 0.12.1 fetching from quic-go v0.65.0 stopped at 0.9 of 10 MiB (ERR_IDLE_CLOSE) with no
+// datagram sent after the rebinding time.
 
 // RebindMode is what a NAT rebinding changes.
 type RebindMode uint8
@@ -73,11 +81,12 @@ type NAT struct {
 	cfg    Rebind
 	addrs  [3][4]byte // 0: the client's address; 1, 2: the addresses RebindAddr alternates over
 	tab    [MaxBindings]atomic.Uint64
-	n      atomic.Int32 // entries in use
-	epoch  uint32       // the epoch the entries were drawn for (Outbound's goroutine)
-	addr   uint8        // the index in addrs of the bindings' address (Outbound's goroutine)
-	rng    *rand.Rand   // Outbound's goroutine
-	rebind int64        // rebindings made (Outbound's goroutine)
+	n      atomic.Int32  // entries in use
+	live   atomic.Uint32 // the epoch of the bindings in force (0: the identity; written by Outbound)
+	epoch  uint32        // the epoch the entries were drawn for (Outbound's goroutine)
+	addr   uint8         // the index in addrs of the bindings' address (Outbound's goroutine)
+	rng    *rand.Rand    // Outbound's goroutine
+	rebind int64         // rebindings made (Outbound's goroutine)
 }
 
 // NewNAT returns a NAT for the IPv4 client address client; alt are the two other addresses
@@ -96,14 +105,14 @@ func (n *NAT) Config() Rebind { return n.cfg }
 // Rebinds is the number of rebindings the NAT has made (read by Outbound's goroutine only).
 func (n *NAT) Rebinds() int64 { return n.rebind }
 
-// natEntry packs one binding in a word: bit 63 set, the epoch's low 16 bits at 32, the address
-// index at 48, the outside port at 16 and the client's port at 0.
-func natEntry(epoch uint32, addr uint8, outside, inside uint16) uint64 {
-	return 1<<63 | uint64(addr&3)<<48 | uint64(epoch&0xffff)<<32 | uint64(outside)<<16 | uint64(inside)
+// natEntry packs one binding in a word, so the down direction reads it whole: the address
+// index at bit 32, the outside port at 16 and the client's port at 0.
+func natEntry(addr uint8, outside, inside uint16) uint64 {
+	return uint64(addr&3)<<32 | uint64(outside)<<16 | uint64(inside)
 }
 
-func unpack(e uint64) (epoch uint32, addr uint8, outside, inside uint16) {
-	return uint32(e>>32) & 0xffff, uint8(e>>48) & 3, uint16(e >> 16), uint16(e)
+func unpack(e uint64) (addr uint8, outside, inside uint16) {
+	return uint8(e>>32) & 3, uint16(e >> 16), uint16(e)
 }
 
 // udp4 locates the UDP header of an unfragmented IPv4 packet b; ok is false for anything else.
@@ -130,7 +139,7 @@ func (n *NAT) Outbound(now time.Duration, pkt []byte) (rebound bool) {
 	cnt := int(n.n.Load())
 	i := 0
 	for ; i < cnt; i++ {
-		if _, _, _, in := unpack(n.tab[i].Load()); in == port {
+		if _, _, in := unpack(n.tab[i].Load()); in == port {
 			break
 		}
 	}
@@ -142,10 +151,10 @@ func (n *NAT) Outbound(now time.Duration, pkt []byte) (rebound bool) {
 		if n.epoch > 0 {
 			out = n.freshPort(port)
 		}
-		n.tab[i].Store(natEntry(n.epoch, n.addr, out, port))
+		n.tab[i].Store(natEntry(n.addr, out, port))
 		n.n.Store(int32(cnt + 1))
 	}
-	_, a, out, _ := unpack(n.tab[i].Load())
+	a, out, _ := unpack(n.tab[i].Load())
 	rewrite(pkt, l4, 12, n.addrs[a], l4, out)
 	return rebound
 }
@@ -159,9 +168,10 @@ func (n *NAT) rebindAll(e uint32) {
 		n.addr = n.addr%2 + 1
 	}
 	for i := range int(n.n.Load()) {
-		_, _, old, in := unpack(n.tab[i].Load())
-		n.tab[i].Store(natEntry(e, n.addr, n.freshPort(old), in))
+		_, old, in := unpack(n.tab[i].Load())
+		n.tab[i].Store(natEntry(n.addr, n.freshPort(old), in))
 	}
+	n.live.Store(e)
 }
 
 // freshPort draws an outside port in 1024..65535 other than not and than every port a binding
@@ -177,7 +187,7 @@ func (n *NAT) freshPort(not uint16) uint16 {
 
 func (n *NAT) holds(p uint16) bool {
 	for i := range int(n.n.Load()) {
-		if _, _, out, in := unpack(n.tab[i].Load()); out == p || in == p {
+		if _, out, in := unpack(n.tab[i].Load()); out == p || in == p {
 			return true
 		}
 	}
@@ -190,15 +200,14 @@ type Binding struct {
 	bound  bool
 }
 
-// Inbound looks up the binding of a datagram arriving for the client at now: pass is true when
-// it is none of the NAT's (not IPv4 UDP to the client's or the NAT's addresses, or no
-// rebinding due yet: the bindings are the identity), else b is its binding, and b's bound is
-// false when the binding it is addressed to is not in force (drop it: the NAT has forgotten
-// it). Inbound does not change pkt: Restore does.
-func (n *NAT) Inbound(now time.Duration, pkt []byte) (b Binding, pass bool) {
+// Inbound looks up the binding of a datagram arriving for the client: pass is true when it is
+// none of the NAT's (not IPv4 UDP to the client's or the NAT's addresses, or no rebinding made
+// yet: the bindings are the identity), else b is its binding, and b's bound is false when the
+// binding it is addressed to is not in force (drop it: the NAT has forgotten it). Inbound does
+// not change pkt: Restore does.
+func (n *NAT) Inbound(pkt []byte) (b Binding, pass bool) {
 	l4, ok := udp4(pkt)
-	e := n.cfg.Epoch(now)
-	if !ok || e == 0 {
+	if !ok || n.live.Load() == 0 {
 		return Binding{}, true
 	}
 	dst := [4]byte(pkt[16:20])
@@ -207,8 +216,8 @@ func (n *NAT) Inbound(now time.Duration, pkt []byte) (b Binding, pass bool) {
 	}
 	port := binary.BigEndian.Uint16(pkt[l4+2:])
 	for i := range int(n.n.Load()) {
-		ep, a, out, in := unpack(n.tab[i].Load())
-		if out == port && n.addrs[a] == dst && ep == e&0xffff {
+		a, out, in := unpack(n.tab[i].Load())
+		if out == port && n.addrs[a] == dst {
 			return Binding{inside: in, bound: true}, false
 		}
 	}

@@ -93,7 +93,7 @@ func TestNATRebindsAndRestores(t *testing.T) {
 			}
 			down := func(now time.Duration, to netip.Addr, port uint16) (restored, dropped bool) {
 				p := udp4Packet(natServer, to, 443, port, "quic down!", c.zero)
-				b, pass := n.Inbound(now, p)
+				b, pass := n.Inbound(p)
 				if pass {
 					return false, false
 				}
@@ -127,8 +127,8 @@ func TestNATRebindsAndRestores(t *testing.T) {
 			if _, d := down(1600*time.Millisecond, natClient, 40000); !d {
 				t.Error("a reply to the old binding was not dropped")
 			}
-			if _, d := down(6100*time.Millisecond, a1, p1); !d {
-				t.Error("a reply to a binding past its epoch (no client datagram since) was not dropped")
+			if r, _ := down(6100*time.Millisecond, a1, p1); !r {
+				t.Error("a reply to the binding in force past the rebinding time, before the client's next datagram, was not restored")
 			}
 			a2, p2, re := up(6200 * time.Millisecond)
 			if !re || p2 == p1 || (c.mode == RebindAddr && (a2 == a1 || a2 == natClient)) {
@@ -136,6 +136,9 @@ func TestNATRebindsAndRestores(t *testing.T) {
 			}
 			if r, _ := down(6300*time.Millisecond, a2, p2); !r {
 				t.Error("a reply to the second binding was not restored")
+			}
+			if _, d := down(6300*time.Millisecond, a1, p1); !d {
+				t.Error("a reply to the first binding, replaced, was not dropped")
 			}
 			if n.Rebinds() != 2 {
 				t.Errorf("Rebinds() = %d, want 2", n.Rebinds())
@@ -152,7 +155,7 @@ func TestNATLeavesOthersAlone(t *testing.T) {
 	for name, p := range map[string][]byte{"tcp": tcp, "ipv6": v6, "other source": other} {
 		before := string(p)
 		n.Outbound(time.Second, p)
-		if _, pass := n.Inbound(time.Second, p); !pass {
+		if _, pass := n.Inbound(p); !pass {
 			t.Errorf("%s: Inbound did not pass it", name)
 		}
 		if string(p) != before {
@@ -173,7 +176,7 @@ func TestNATNoAlloc(t *testing.T) {
 		n.Outbound(now, p)
 		copy(q[16:20], p[12:16])
 		copy(q[22:24], p[20:22])
-		if b, pass := n.Inbound(now, q); !pass && b.Bound() {
+		if b, pass := n.Inbound(q); !pass && b.Bound() {
 			n.Restore(q, b)
 		}
 	})
