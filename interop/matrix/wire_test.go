@@ -258,6 +258,17 @@ func TestJudges(t *testing.T) {
 		{"rebind-addr", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000") }, whole, interop.Fail,
 			"the server sent to 1 client IPv4 addresses ([100.64.0.6:4000 100.64.0.6:5000]), want more than one"},
 		{"rebind-addr", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.7:5000") }, whole, interop.Pass, "the NAT rebound 1 times"},
+		{"connectionmigration", func(w *interop.Wire) { w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000") }, whole, interop.Pass,
+			"the client migrated over 2 addresses (100.64.0.6:4000, 100.64.0.6:5000) with a new connection ID each time; the server followed in 1 changes, each opened with a PATH_CHALLENGE, 1 challenges all answered"},
+		{"connectionmigration", func(w *interop.Wire) {}, whole, interop.Fail, "the client's datagrams came from 0 addresses ([]), want more than one: it did not migrate"},
+		{"connectionmigration", func(w *interop.Wire) {
+			w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000")
+			w.Paths.ReusedDCID = []string{"100.64.0.6:5000 at 0.400 s"}
+		}, whole, interop.Fail, "kept its destination connection ID (RFC 9000 section 9.5): 100.64.0.6:5000 at 0.400 s"},
+		{"connectionmigration", func(w *interop.Wire) {
+			w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000")
+			w.Paths.Migrations, w.Paths.Unchallenged = 3, []string{"100.64.0.6:5000 at 0.401 s"}
+		}, whole, interop.Fail, "carried no PATH_CHALLENGE: 100.64.0.6:5000 at 0.401 s; 3 changes of destination but 1 distinct PATH_CHALLENGE frames"},
 		{"longrtt", func(w *interop.Wire) { w.ClientHellos, w.Packets["up initial"] = 2, 3 }, whole, interop.Pass,
 			"handshake completed across a 1.5s RTT, the file whole; the client sent 3 Initial packets, 2 of them with its ClientHello"},
 		{"longrtt", func(w *interop.Wire) { w.ClientHellos = 1 }, whole, interop.Fail, "the client's ClientHello was delivered 1 times, want at least 2"},
@@ -372,6 +383,18 @@ func TestChaCha20Unsupported(t *testing.T) {
 		client, srv string
 		want        string
 	}{{QUICGo, Ngtcp2, NoChaCha20QUICGo}, {"quic-go@v0.40.1", QUICGo, NoChaCha20QUICGo}, {Ngtcp2, QUICGo, ""}, {Ngtcp2, Ngtcp2, ""}} {
+		if got := notSupported(c, Peer{Name: tt.client}, Peer{Name: tt.srv}); got != tt.want {
+			t.Errorf("client %s, server %s: %q, want %q", tt.client, tt.srv, got, tt.want)
+		}
+	}
+}
+
+func TestMigrationUnsupported(t *testing.T) {
+	c, _ := LookupExchange("connectionmigration")
+	for _, tt := range []struct {
+		client, srv string
+		want        string
+	}{{QUICGo, Ngtcp2, NoMigrateQUICGo}, {"quic-go@v0.66.0", QUICGo, NoMigrateQUICGo}, {Chromium, QUICGo, NoMigrateChromium}, {Ngtcp2, QUICGo, ""}, {Ngtcp2, Ngtcp2, ""}} {
 		if got := notSupported(c, Peer{Name: tt.client}, Peer{Name: tt.srv}); got != tt.want {
 			t.Errorf("client %s, server %s: %q, want %q", tt.client, tt.srv, got, tt.want)
 		}
