@@ -105,15 +105,25 @@ func (n *NAT) Config() Rebind { return n.cfg }
 // Rebinds is the number of rebindings the NAT has made (read by Outbound's goroutine only).
 func (n *NAT) Rebinds() int64 { return n.rebind }
 
-// natEntry packs one binding in a word, so the down direction reads it whole: the address
-// index at bit 32, the outside port at 16 and the client's port at 0.
-func natEntry(addr uint8, outside, inside uint16) uint64 {
-	return uint64(addr&3)<<32 | uint64(outside)<<16 | uint64(inside)
+// natEntry packs one binding in a word, so the down direction reads it whole: the client's
+// port at bit 0, the outside port at 16 and its address index at 32, and the binding it
+// replaced (prevOut at 40, its address index at 56; prevAddr 3: none).
+func natEntry(addr uint8, outside, inside uint16, prevAddr uint8, prevOut uint16) uint64 {
+	return uint64(prevAddr&3)<<56 | uint64(prevOut)<<40 | uint64(addr&3)<<32 | uint64(outside)<<16 | uint64(inside)
 }
 
 func unpack(e uint64) (addr uint8, outside, inside uint16) {
 	return uint8(e>>32) & 3, uint16(e >> 16), uint16(e)
 }
+
+// replaced is the binding e replaced (ok false: none).
+func replaced(e uint64) (addr uint8, outside uint16, ok bool) {
+	addr = uint8(e>>56) & 3
+	return addr, uint16(e >> 40), addr != noAddr
+}
+
+// noAddr marks an entry that replaced no binding.
+const noAddr = 3
 
 // udp4 locates the UDP header of an unfragmented IPv4 packet b; ok is false for anything else.
 func udp4(b []byte) (l4 int, ok bool) {
@@ -151,7 +161,7 @@ func (n *NAT) Outbound(now time.Duration, pkt []byte) (rebound bool) {
 		if n.epoch > 0 {
 			out = n.freshPort(port)
 		}
-		n.tab[i].Store(natEntry(n.addr, out, port))
+		n.tab[i].Store(natEntry(n.addr, out, port, noAddr, 0))
 		n.n.Store(int32(cnt + 1))
 	}
 	a, out, _ := unpack(n.tab[i].Load())
@@ -168,8 +178,8 @@ func (n *NAT) rebindAll(e uint32) {
 		n.addr = n.addr%2 + 1
 	}
 	for i := range int(n.n.Load()) {
-		_, old, in := unpack(n.tab[i].Load())
-		n.tab[i].Store(natEntry(n.addr, n.freshPort(old), in))
+		a, old, in := unpack(n.tab[i].Load())
+		n.tab[i].Store(natEntry(n.addr, n.freshPort(old), in, a, old))
 	}
 	n.live.Store(e)
 }
@@ -200,28 +210,34 @@ type Binding struct {
 	bound  bool
 }
 
-// Inbound looks up the binding of a datagram arriving for the client: pass is true when it is
-// none of the NAT's (not IPv4 UDP to the client's or the NAT's addresses, or no rebinding made
-// yet: the bindings are the identity), else b is its binding, and b's bound is false when the
-// binding it is addressed to is not in force (drop it: the NAT has forgotten it). Inbound does
-// not change pkt: Restore does.
+// Inbound looks up the binding of a datagram arriving for the client: b is its binding and
+// pass false when it is addressed to a binding in force; b's bound is false (drop it: the NAT
+// has forgotten that binding) when it is addressed to the binding a rebinding replaced, or to
+// the client's own port of a binding that moved; pass is true for anything else, which the
+// NAT leaves alone (not IPv4 UDP, no rebinding made yet, another address, a port of no
+// binding: a flow the client never sent on, such as a probe stream from the host). Inbound
+// does not change pkt: Restore does.
 func (n *NAT) Inbound(pkt []byte) (b Binding, pass bool) {
 	l4, ok := udp4(pkt)
 	if !ok || n.live.Load() == 0 {
 		return Binding{}, true
 	}
 	dst := [4]byte(pkt[16:20])
-	if dst != n.addrs[0] && (n.cfg.Mode != RebindAddr || dst != n.addrs[1] && dst != n.addrs[2]) {
-		return Binding{}, true
-	}
 	port := binary.BigEndian.Uint16(pkt[l4+2:])
-	for i := range int(n.n.Load()) {
-		a, out, in := unpack(n.tab[i].Load())
-		if out == port && n.addrs[a] == dst {
+	cnt := int(n.n.Load())
+	for i := range cnt {
+		if a, out, in := unpack(n.tab[i].Load()); out == port && n.addrs[a] == dst {
 			return Binding{inside: in, bound: true}, false
 		}
 	}
-	return Binding{}, false
+	for i := range cnt {
+		e := n.tab[i].Load()
+		_, _, in := unpack(e)
+		if pa, pout, ok := replaced(e); ok && pout == port && n.addrs[pa] == dst || in == port && dst == n.addrs[0] {
+			return Binding{}, false
+		}
+	}
+	return Binding{}, true
 }
 
 // Bound reports whether b is a binding in force (false: the datagram is to be dropped).

@@ -140,6 +140,9 @@ func TestNATRebindsAndRestores(t *testing.T) {
 			if _, d := down(6300*time.Millisecond, a1, p1); !d {
 				t.Error("a reply to the first binding, replaced, was not dropped")
 			}
+			if r, d := down(6300*time.Millisecond, natClient, 7777); r || d {
+				t.Error("a datagram to a port of no binding was not left alone")
+			}
 			if n.Rebinds() != 2 {
 				t.Errorf("Rebinds() = %d, want 2", n.Rebinds())
 			}
