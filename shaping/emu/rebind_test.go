@@ -187,3 +187,26 @@ func TestNATNoAlloc(t *testing.T) {
 		t.Errorf("%.1f allocations per datagram pair, want 0", allocs)
 	}
 }
+
+// BenchmarkNAT measures one client datagram rewritten (Outbound) and one server datagram
+// restored (Inbound, Restore) with 4 bindings, rebinding every 1000 datagrams.
+func BenchmarkNAT(b *testing.B) {
+	n := NewNAT(Rebind{Mode: RebindAddr, First: time.Millisecond, Every: time.Millisecond}, natClient, natAlt, 1)
+	var orig [4][]byte
+	for i := range orig {
+		orig[i] = udp4Packet(natClient, natServer, uint16(40000+i), 443, "x", false)
+		n.Outbound(0, append([]byte(nil), orig[i]...))
+	}
+	p := make([]byte, len(orig[0]))
+	q := udp4Packet(natServer, natClient, 443, 40000, "y", false)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		copy(p, orig[i%4])
+		n.Outbound(time.Duration(i)*time.Microsecond, p)
+		copy(q[16:20], p[12:16])
+		copy(q[22:24], p[20:22])
+		if bd, pass := n.Inbound(q); !pass && bd.Bound() {
+			n.Restore(q, bd)
+		}
+	}
+}
