@@ -50,6 +50,11 @@ type Wire struct {
 	// emulator's counters over the exchange, not from the capture (which holds the corrupted
 	// datagrams as delivered).
 	Corrupted map[string]int `json:"corrupted,omitempty"`
+	// Rebinds counts the link NAT's rebindings (rebind=) during the exchange and Unbound the
+	// server datagrams it dropped, addressed to a binding no longer in force; from the
+	// emulator's counters.
+	Rebinds int `json:"rebinds,omitempty"`
+	Unbound int `json:"unbound,omitempty"`
 	// ClientHellos counts the client's delivered datagrams whose Initial packet carried its
 	// ClientHello (a CRYPTO frame at offset 0, no Handshake packet beside it): its first and
 	// each retransmission, sent again when its probe timeout fired before the server's answer
@@ -74,6 +79,34 @@ type Wire struct {
 	// client-initiated bidirectional one, RFC 9000 section 2.1): the fetch as the capture saw
 	// it, in ms (the capture stamps a datagram as it leaves the link); 0 when there was none.
 	TransferMS float64 `json:"transfer_ms,omitempty"`
+	// Paths is what the capture shows of the client's paths (rebindings and migrations, RFC
+	// 9000 section 9); nil when the client used one address and port and no path was probed.
+	Paths *Paths `json:"paths,omitempty"`
+}
+
+// Paths is the client's network paths as the server saw them, read from the capture (the link's
+// NAT, rebind=, sits at the client's edge, so the capture holds the server's view): the
+// Interop Runner's rebind-port, rebind-addr and connectionmigration evidence. Addresses are
+// "IPv4:port"; only the datagrams the link delivered are read.
+type Paths struct {
+	// Destinations are the distinct addresses the server's datagrams were sent to, in order of
+	// first use; Migrations counts the changes of destination between consecutive ones.
+	Destinations []string `json:"destinations"`
+	Migrations   int      `json:"migrations"`
+	// Unchallenged lists each change of destination whose first server datagram carried no
+	// PATH_CHALLENGE frame (RFC 9000 sections 8.2.1 and 9.3): "ADDR at T s".
+	Unchallenged []string `json:"unchallenged,omitempty"`
+	// Challenges are the distinct PATH_CHALLENGE data the server sent (hex), Unanswered those
+	// that no PATH_RESPONSE from the client echoed (RFC 9000 section 8.2.2).
+	Challenges []string `json:"challenges,omitempty"`
+	Unanswered []string `json:"unanswered,omitempty"`
+	// Sources are the distinct source addresses of the client's datagrams, in order;
+	// SourceChanges counts the changes between consecutive ones, and ReusedDCID lists each
+	// change whose first client 1-RTT datagram kept the previous destination connection ID
+	// (RFC 9000 section 9.5: a client migrating on purpose uses a new one): "ADDR at T s".
+	Sources       []string `json:"sources"`
+	SourceChanges int      `json:"source_changes"`
+	ReusedDCID    []string `json:"reused_dcid,omitempty"`
 }
 
 // Goodput is one goodput measurement (the Interop Runner's: one file fetched over its

@@ -393,6 +393,12 @@ type Link struct {
 	OutageRandom bool `json:"outage_random,omitempty"`
 	// OutageMode is "drop" (arrivals during an outage are dropped) or "hold" (queued).
 	OutageMode string `json:"outage_mode,omitempty"`
+	// Rebind is what the link's NAT rebinds ("port": the client's UDP source port; "addr": its
+	// IPv4 source address and port), empty when it has no NAT; RebindFirstMs is the first
+	// rebinding's time from the link's start and RebindEveryMs the interval after it (0: once).
+	Rebind        string  `json:"rebind,omitempty"`
+	RebindFirstMs float64 `json:"rebind_first_ms,omitempty"`
+	RebindEveryMs float64 `json:"rebind_every_ms,omitempty"`
 }
 
 // LinkDir holds one direction's impairments beyond rate, delay and droptail queue. Zero fields
@@ -622,6 +628,12 @@ type Direction struct {
 	// Corrupted counts delivered packets whose UDP or TCP payload the link corrupted (one bit
 	// flipped, transport checksum kept valid); they count in PacketsOut too.
 	Corrupted int64 `json:"corrupted,omitempty"`
+	// Rebinds counts the NAT rebindings the link made (rebind=, up direction): times the
+	// client's UDP bindings moved to fresh ports, and for rebind=addr another address.
+	Rebinds int64 `json:"rebinds,omitempty"`
+	// Unbound counts datagrams the link delivered that its NAT dropped, addressed to a binding
+	// no longer in force (rebind=, down direction); they count in PacketsOut too.
+	Unbound int64 `json:"unbound,omitempty"`
 	// Reordered counts delivered packets that were reordered (RFC 4737 section 3.3), whatever
 	// caused it; ReorderRatio is Reordered / PacketsOut (RFC 4737 section 4.1).
 	Reordered    int64   `json:"reordered,omitempty"`
@@ -960,6 +972,8 @@ func (d *Direction) Add(o Direction) {
 	d.LossBursts += o.LossBursts
 	d.MarksCE += o.MarksCE
 	d.Corrupted += o.Corrupted
+	d.Rebinds += o.Rebinds
+	d.Unbound += o.Unbound
 	d.Reordered += o.Reordered
 	d.ReorderExtentMax = max(d.ReorderExtentMax, o.ReorderExtentMax)
 	d.QueueDelayMaxMs = max(d.QueueDelayMaxMs, o.QueueDelayMaxMs)

@@ -119,7 +119,7 @@ func (l *EmuLink) setup(o options) error {
 		return fmt.Errorf("forwarder: %w", err)
 	}
 	l.setTaps()
-	return nil
+	return l.setupNAT()
 }
 
 // logFallback warns when a device asked for the fast path got the plain one.

@@ -91,6 +91,12 @@ type forwarder struct {
 	tap    atomic.Pointer[func(pkt []byte, dropped bool)] // per-flow counting (CountFlows), nil = off
 	capTap *atomic.Pointer[capture.Tap]                   // pcapng capture hook (nil or unset: none); see tap_linux.go
 	dir    capture.TapDir
+
+	// natOutbound and natInbound are the link's NAT (rebind=), nil without one: the up
+	// forwarder (natOutbound) rewrites each packet it reads (Outbound) before the pipe sees it,
+	// the down forwarder (natInbound) restores each packet it releases (Inbound, Restore) after
+	// the capture saw it, so the capture shows the server's view both ways (rebind_linux.go).
+	natOutbound, natInbound *emu.NAT
 }
 
 // writeBatch bounds the due packets coalesced and written together (fast path); a longer run
@@ -268,10 +274,12 @@ func (f *forwarder) release() {
 	}
 	now := f.now()
 	for pkt, ok := f.pipe.Pop(now); ok; pkt, ok = f.pipe.Pop(now) {
+		if !f.natIn(now, pkt) {
+			continue
+		}
 		if _, err := unix.Write(f.dst.fd, pkt); err != nil {
 			f.pipe.DropOther()
 		}
-		f.tapped(now, pkt, capture.TapExit)
 		f.pipe.Recycle(pkt)
 	}
 	f.tagLate()
@@ -305,7 +313,9 @@ func thisCPU() int {
 func (f *forwarder) releaseBatch() {
 	now := f.now()
 	for pkt, ok := f.pipe.Pop(now); ok; pkt, ok = f.pipe.Pop(now) {
-		f.tapped(now, pkt, capture.TapExit)
+		if !f.natIn(now, pkt) {
+			continue
+		}
 		f.gro.add(pkt, csumOf(pkt))
 		f.due = append(f.due, pkt)
 		if len(f.due) == writeBatch {
@@ -391,6 +401,7 @@ func (f *forwarder) read(ready bool) {
 			continue
 		}
 		at := f.now()
+		f.natOut(at, buf[:n])
 		v := f.pipe.Offer(at, buf[:n])
 		if tap := f.tap.Load(); tap != nil { // a dropped buffer is recycled but not yet reused
 			(*tap)(buf[:n], v != emu.Queued)
@@ -425,6 +436,7 @@ func (f *forwarder) readBatch(ready bool) {
 			}
 			// A packet split from a super-packet has the checksum the split computed; one read
 			// alone may carry its sender's, so it is verified before it may coalesce.
+			f.natOut(at, pkt)
 			st := csumValid
 			if n == 1 {
 				st = readCsumState(pkt, f.gro.udp)

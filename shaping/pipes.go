@@ -26,6 +26,8 @@ func direction(c emu.Counters, base time.Time) result.Direction {
 		LossBursts:       c.LossBursts,
 		MarksCE:          c.MarksCE,
 		Corrupted:        c.Corrupted,
+		Rebinds:          c.Rebinds,
+		Unbound:          c.Unbound,
 		Reordered:        c.Reordered,
 		ReorderExtentMax: c.ReorderExtentMax,
 		QueueDelayP50Ms:  quantity.Ms(c.QueueDelayP50),

@@ -61,7 +61,8 @@ some case ended in error (the probe could not tell), 2 on bad input (before anyt
   ./bin/pltlab interop --server ngtcp2 --cases initial-under-1200 --quiet 2s
   ./bin/pltlab interop --server quic-go@v0.40.1,quic-go@v0.66.0 --out /tmp/interop-releases.jsonl --force
   sudo ./bin/pltlab interop --server quic-go,ngtcp2 --client quic-go,ngtcp2 --cases handshake,retry,keyupdate --out /tmp/interop-exchange.jsonl --force
-  sudo ./bin/pltlab interop --server quic-go,ngtcp2 --client chromium --cases handshake,http3,resumption,zerortt --out /tmp/interop-chromium.jsonl --force`,
+  sudo ./bin/pltlab interop --server quic-go,ngtcp2 --client chromium --cases handshake,http3,resumption,zerortt --out /tmp/interop-chromium.jsonl --force
+  sudo ./bin/pltlab interop --server quic-go,ngtcp2 --client quic-go,ngtcp2 --cases rebind-port,rebind-addr,connectionmigration --out /tmp/interop-rebind.jsonl --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runInterop(cmd, f) },
 	}

@@ -36,15 +36,16 @@ func TestParseClients(t *testing.T) {
 
 // TestChromiumNotSupported: with Chromium as the client every case runs (v2 with
 // --quic-version=RFCv2, keyupdate with the key update flag) but chacha20 (BoringSSL's TLS 1.3
-// suites cannot be narrowed) and v2 against ngtcp2, whose v2 is not RFC 9369's; Chromium is
-// never a server.
+// suites cannot be narrowed), connectionmigration (nothing starts a migration) and v2 against
+// ngtcp2, whose v2 is not RFC 9369's; Chromium is never a server.
 func TestChromiumNotSupported(t *testing.T) {
 	chromium, qg, ng := Peer{Name: Chromium}, Peer{Name: QUICGo}, Peer{Name: Ngtcp2}
+	want := map[string]string{"chacha20": NoChaCha20Chromium, "connectionmigration": NoMigrateChromium}
 	for _, c := range Exchanges {
-		if why := notSupported(c, chromium, qg); (why != "") != (c.Name == "chacha20") || c.Name == "chacha20" && why != NoChaCha20Chromium {
-			t.Errorf("%s: unsupported (%s), want it run (chacha20: unsupported, Chromium's suites being fixed)", c.Name, why)
+		if why := notSupported(c, chromium, qg); why != want[c.Name] {
+			t.Errorf("%s: unsupported (%s), want %q", c.Name, why, want[c.Name])
 		}
-		if why := notSupported(c, chromium, ng); (why != "") != (c.Name == "v2" || c.Name == "chacha20") {
+		if why := notSupported(c, chromium, ng); (why != "") != (c.Name == "v2" || want[c.Name] != "") {
 			t.Errorf("%s against ngtcp2: %q", c.Name, why)
 		}
 		if why := notSupported(c, qg, chromium); why != "Chromium is a client only" {

@@ -78,6 +78,11 @@ type ClientFeatures struct {
 	// section B.4; its QUIC packet and header protection: RFC 9001 sections 5.3 and 5.4.4)
 	// alone (gtlsclient's --ciphers; no quic-go client can: notSupported).
 	ChaCha20 bool
+	// Migrate: move to a new local address during the transfer, validating the new path and
+	// switching to a new connection ID (RFC 9000 sections 9 and 9.5): gtlsclient's
+	// --change-local-addr (a new socket, a new port on the same address); no quic-go release's
+	// endpoint nor Chromium can be asked to (notSupported).
+	Migrate bool
 }
 
 // Links of the exchange cases: the Interop Runner's 10 Mbit/s and 30 ms RTT, and that link
@@ -102,7 +107,22 @@ const (
 	// --bandwidth=10Mbps --queue=25`: 10 Mbit/s, 15 ms each way, a droptail queue of 25
 	// packets (1 BDP of 1500-byte packets: 10 Mbit/s x 30 ms = 37 500 B).
 	LinkGoodput = "rate=10mbit,rtt=30ms,queue=25pkt"
+	// LinkRebindPort and LinkRebindAddr are the Interop Runner's rebind links (`rebind
+	// --delay=15ms --bandwidth=10Mbps --queue=25 --first-rebind=1s --rebind-freq=5s`, with
+	// `--rebind-addr` for the second): LinkGoodput with a NAT at the client's edge that moves
+	// the client's UDP port (and for rebind-addr its IPv4 address too) to a fresh binding 1 s
+	// after the link opens and every 5 s after that, dropping what the server sends to a
+	// binding no longer in force.
+	LinkRebindPort = "rate=10mbit,rtt=30ms,queue=25pkt,rebind=port@1s/5s"
+	LinkRebindAddr = "rate=10mbit,rtt=30ms,queue=25pkt,rebind=addr@1s/5s"
 )
+
+// MigrationFile is the size in bytes of connectionmigration's file: the Interop Runner's 2 MiB.
+const MigrationFile = 2 << 20
+
+// RebindFile is the size in bytes of the rebind cases' file: the Interop Runner's 10 MiB, at
+// least 8.39 s at 10 Mbit/s, so the transfer meets the rebindings at 1 s and 6 s.
+const RebindFile = 10 << 20
 
 // GoodputFile is the size in bytes of the goodput case's file: the Interop Runner's
 // MeasurementGoodput.FILESIZE, 10 MiB (10 x 2^20 B; at least 8.39 s at 10 Mbit/s).
@@ -172,6 +192,12 @@ var Exchanges = []Exchange{
 		Rule: "the client offers TLS_CHACHA20_POLY1305_SHA256 (0x1303) alone in its ClientHello (the Interop Runner's rule), the server's ServerHello chooses it (RFC 8446 section 4.1.3; QUIC then protects packets with ChaCha20-Poly1305 and headers with ChaCha20, RFC 9001 sections 5.3 and 5.4.4), one connection whose handshake completed on the wire, QUIC v1 and the 3 MB file whole; a client that cannot offer it alone is unsupported"},
 	{Name: "blackhole", Link: LinkBlackhole, Files: []int{10_000_000}, judge: judgeBlackhole(BlackholeOutage, BlackholeSlack),
 		Rule: "a 10 MB file (8 s at 10 Mbit/s) through a link that goes dark for 2 s after 5 s, repeating (the Interop Runner's blackhole): one connection whose handshake completed on the wire, QUIC v1, the file whole, and the capture shows the outage met and survived: its longest time without a datagram delivered either way is at least the outage less 100 ms (the queue served into it), the link dropped datagrams within it, and both sides' datagrams were delivered after it (the transfer resumed, RFC 9002 section 6.2's probe timeouts backing off meanwhile)"},
+	{Name: "rebind-port", Link: LinkRebindPort, Files: []int{RebindFile}, judge: judgeRebind(false),
+		Rule: "a 10 MiB file through a NAT that moves the client's UDP port to a fresh one 1 s after the link opens and every 5 s after (the Interop Runner's rebind-port): one connection whose handshake completed on the wire, QUIC v1, the file whole, the server's datagrams sent to more than one client port, the first server datagram to each new client address carrying a PATH_CHALLENGE (path validation on a peer's address change, RFC 9000 sections 8.2 and 9.3), at least as many distinct challenges as changes, and every challenge echoed by a PATH_RESPONSE from the client (RFC 9000 section 8.2.2); read from the capture, which holds the server's view (the NAT sits at the client's edge)"},
+	{Name: "rebind-addr", Link: LinkRebindAddr, Files: []int{RebindFile}, judge: judgeRebind(true),
+		Rule: "as rebind-port, the NAT moving the client's IPv4 address as well as its port at each rebinding (the Interop Runner's rebind-addr; the new addresses are the client's /30 block's other two, routed to the link): the server's datagrams sent to more than one client IPv4 address, each change opened with a PATH_CHALLENGE that the client answers, one connection, QUIC v1, the file whole"},
+	{Name: "connectionmigration", Link: LinkPlain, Files: []int{MigrationFile}, Client: ClientFeatures{Migrate: true}, judge: judgeMigration,
+		Rule: "the client migrates on purpose during a 2 MiB transfer (the Interop Runner's connectionmigration; gtlsclient's --change-local-addr 300 ms after its handshake): one connection whose handshake completed on the wire, QUIC v1, the file whole; the client's datagrams come from more than one address (IPv4:port) and its first 1-RTT datagram from each new one carries a new destination connection ID (RFC 9000 section 9.5; the Interop Runner's rule); the server's datagrams follow it, the first to each new destination carrying a PATH_CHALLENGE, and every challenge is answered by the client's PATH_RESPONSE (RFC 9000 sections 8.2 and 9.3). The Interop Runner also asks for more than one client IP address; here the client's namespace has one address and gtlsclient migrates to a new port on it, so an address is IPv4:port. A client that cannot be asked to migrate is unsupported"},
 	{Name: "goodput", Link: LinkGoodput, Files: []int{GoodputFile}, Goodput: true, judge: judgeGoodput, Rule: GoodputRule},
 	{Name: "ecn", Link: LinkPlain, Files: []int{ECNFile}, judgePeers: judgeECN,
 		Rule: "one connection whose handshake completed on the wire, QUIC v1, the 100 kB file whole, and ECN both ways (RFC 9000 section 13.4): each side's delivered datagrams carry ECT(0) or ECT(1) in their IP header (RFC 3168 section 5) and each side's ACK frames carry ECN counts (type 0x03, RFC 9000 section 19.3.2); the datagrams per codepoint and the ACK_ECN frames are counted. A side that marks nothing, or reports no ECN counts for marked packets it received, fails the case when that endpoint claims ECN support and makes it unsupported when it does not (the Interop Runner's rule: an endpoint that does not implement a case answers 127 and the case is unsupported, not failed; ngtcp2's examples claim it, no quic-go release's interop endpoint lists ecn); the wire decides a pass whatever is claimed. Unmarked datagrams are counted, not refused (the Interop Runner refuses them; RFC 9000 section 13.4.2 and Appendix A.4 mark only while testing a path and once it is validated, and quic-go marks 1-RTT packets only)"},

@@ -286,3 +286,72 @@ func mbps(n int, ms float64) float64 {
 	}
 	return 8 * float64(n) / (ms * 1e3)
 }
+
+// judgeRebind judges rebind-port (addr false) and rebind-addr (addr true) as the Interop
+// Runner does, from the capture's server view (Wire.Paths): one connection, its handshake
+// completed, QUIC v1, the file whole; the server's datagrams went to more than one client
+// port (rebind-addr: IPv4 address); the first server datagram to each new destination carried
+// a PATH_CHALLENGE (RFC 9000 sections 8.2 and 9.3: a server that sees the client's address
+// change validates the new path), at least as many distinct challenges as changes, and each
+// echoed by a client PATH_RESPONSE (section 8.2.2).
+func judgeRebind(addr bool) judgeFunc {
+	return func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
+		var v verdict
+		v.handshook(w, 1, wireV1)
+		p := w.Paths
+		if p == nil {
+			p = &interop.Paths{}
+		}
+		v.need(w.Rebinds > 0, "the link's NAT made no rebinding during the exchange: the rebinding was not met")
+		what, n := "ports", len(p.Destinations)
+		if addr {
+			what, n = "IPv4 addresses", len(distinctHosts(p.Destinations))
+		}
+		v.need(n > 1, "the server sent to %d client %s (%v), want more than one: it never saw the rebinding", n, what, p.Destinations)
+		v.need(len(p.Unchallenged) == 0, "the first server datagram to a new client address carried no PATH_CHALLENGE: %s", strings.Join(p.Unchallenged, ", "))
+		v.need(len(p.Challenges) >= p.Migrations, "%d changes of destination but %d distinct PATH_CHALLENGE frames", p.Migrations, len(p.Challenges))
+		v.need(len(p.Unanswered) == 0, "PATH_CHALLENGE without the client's PATH_RESPONSE: %v", p.Unanswered)
+		v.filesWhole(files)
+		return v.outcome(fmt.Sprintf("the NAT rebound %d times; the server followed the client over %d destinations (%s) in %d changes, each opened with a PATH_CHALLENGE, %d challenges all answered by PATH_RESPONSE; %d server datagrams to a forgotten binding dropped; the file whole",
+			w.Rebinds, len(p.Destinations), strings.Join(p.Destinations, ", "), p.Migrations, len(p.Challenges), w.Unbound))
+	}
+}
+
+// distinctHosts is the distinct IPv4 addresses of "IPv4:port" addresses, in order.
+func distinctHosts(addrs []string) []string {
+	var out []string
+	for _, a := range addrs {
+		h := a
+		if i := strings.LastIndexByte(a, ':'); i >= 0 {
+			h = a[:i]
+		}
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// judgeMigration judges connectionmigration from the capture (Wire.Paths): one connection,
+// its handshake completed, QUIC v1, the file whole; the client's datagrams from more than one
+// address (IPv4:port: the Interop Runner asks for more than one IP address, but the client here
+// has one, see the case's rule), each change's first 1-RTT datagram with a new destination
+// connection ID (RFC 9000 section 9.5), the server following with a PATH_CHALLENGE on each new
+// destination and every challenge answered (sections 8.2 and 9.3).
+func judgeMigration(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
+	var v verdict
+	v.handshook(w, 1, wireV1)
+	p := w.Paths
+	if p == nil {
+		p = &interop.Paths{}
+	}
+	v.need(len(p.Sources) > 1, "the client's datagrams came from %d addresses (%v), want more than one: it did not migrate", len(p.Sources), p.Sources)
+	v.need(len(p.ReusedDCID) == 0, "the client's first 1-RTT datagram from a new address kept its destination connection ID (RFC 9000 section 9.5): %s", strings.Join(p.ReusedDCID, ", "))
+	v.need(len(p.Destinations) > 1, "the server sent to %d client addresses (%v), want more than one: it did not follow the migration", len(p.Destinations), p.Destinations)
+	v.need(len(p.Unchallenged) == 0, "the first server datagram to a new client address carried no PATH_CHALLENGE: %s", strings.Join(p.Unchallenged, ", "))
+	v.need(len(p.Challenges) >= p.Migrations, "%d changes of destination but %d distinct PATH_CHALLENGE frames", p.Migrations, len(p.Challenges))
+	v.need(len(p.Unanswered) == 0, "PATH_CHALLENGE without the client's PATH_RESPONSE: %v", p.Unanswered)
+	v.filesWhole(files)
+	return v.outcome(fmt.Sprintf("the client migrated over %d addresses (%s) with a new connection ID each time; the server followed in %d changes, each opened with a PATH_CHALLENGE, %d challenges all answered by PATH_RESPONSE; the file whole",
+		len(p.Sources), strings.Join(p.Sources, ", "), p.Migrations, len(p.Challenges)))
+}

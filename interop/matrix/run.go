@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,12 +144,19 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 	if err := joinFiles(keys, d.clientKeys, d.serverKeys); err != nil {
 		return "", "", err
 	}
-	w, err := Decode(ctx, pcap, keys, spec.DownImp.Corrupt > 0 || spec.UpImp.Corrupt > 0)
+	port, err := serverPort(a)
+	if err != nil {
+		return "", "", err
+	}
+	w, err := Decode(ctx, pcap, keys, port, spec.DownImp.Corrupt > 0 || spec.UpImp.Corrupt > 0)
 	if err != nil {
 		return "", "", err
 	}
 	if counters != nil && (counters.Up.Corrupted > 0 || counters.Down.Corrupted > 0) {
 		w.Corrupted = map[string]int{"up": int(counters.Up.Corrupted), "down": int(counters.Down.Corrupted)}
+	}
+	if counters != nil {
+		w.Rebinds, w.Unbound = int(counters.Up.Rebinds), int(counters.Down.Unbound)
 	}
 	ev.Wire, ev.Files = w, checkFiles(d, names, c.runs())
 	out, reason := c.judgeFor(client, srv)(w, ev.Files)
@@ -257,4 +265,13 @@ func joinFiles(dst string, srcs ...string) error {
 		b = append(b, x...)
 	}
 	return os.WriteFile(dst, b, 0o600)
+}
+
+// serverPort is the UDP port of the server address addr ("host:port").
+func serverPort(addr string) (int, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return 0, fmt.Errorf("server address %q: %w", addr, err)
+	}
+	return int(ap.Port()), nil
 }

@@ -27,15 +27,20 @@ var wireFields = []string{
 	"quic.version", "quic.scid", "quic.dcid", "quic.key_phase", "quic.frame_type", "quic.token",
 	"quic.retry_token", "quic.stream.stream_id", "tls.handshake.type", "tls.handshake.extension.type",
 	"tls.handshake.extensions_alpn_str", "quic.decryption_failed", "frame.time_relative", "ip.dsfield.ecn",
-	"tls.handshake.ciphersuite", "quic.crypto.offset",
+	"tls.handshake.ciphersuite", "quic.crypto.offset", "ip.src", "ip.dst", "udp.srcport", "udp.dstport",
+	"quic.path_challenge.data", "quic.path_response.data",
 }
 
 // Decode runs tshark on the pcapng capture of a link (package shaping/capture's four
 // interfaces: down, up, down-dropped, up-dropped) with the TLS key log keylog and reads the
-// facts of its QUIC packets (DecodeFields; corrupted as there). Errors: tshark missing or
+// facts of its QUIC packets (DecodeFields; corrupted as there). Every datagram to or from the
+// server's UDP port is read as QUIC (tshark's -d): by its port numbers alone tshark may take
+// a client's port for another protocol's (seen once: a gtlsclient exchange with no QUIC packet
+// decoded), and a rebinding draws the client's ports at random. Errors: tshark missing or
 // failing.
-func Decode(ctx context.Context, pcap, keylog string, corrupted bool) (*interop.Wire, error) {
-	args := []string{"-r", pcap, "-o", "tls.keylog_file:" + keylog, "-T", "fields", "-E", "separator=/t", "-E", "aggregator=,", "-E", "occurrence=a"}
+func Decode(ctx context.Context, pcap, keylog string, port int, corrupted bool) (*interop.Wire, error) {
+	args := []string{"-r", pcap, "-o", "tls.keylog_file:" + keylog, "-d", "udp.port==" + strconv.Itoa(port) + ",quic",
+		"-T", "fields", "-E", "separator=/t", "-E", "aggregator=,", "-E", "occurrence=a"}
 	for _, f := range wireFields {
 		args = append(args, "-e", f)
 	}
@@ -128,6 +133,7 @@ type wireDecoder struct {
 	// firstUp and lastFile are the capture times (s) of the client's first delivered datagram
 	// and of the last delivered server datagram with a request stream's STREAM frame (-1: none).
 	firstUp, lastFile float64
+	paths             pathTrack
 }
 
 // fieldValues is field i of a tshark line split at its commas (the datagram's coalesced
@@ -150,6 +156,7 @@ func (d *wireDecoder) datagram(f []string) error {
 	}
 	w.Datagrams[dir]++
 	t, terr := strconv.ParseFloat(f[16], 64)
+	d.paths.datagram(dir, t, v)
 	if dir != "up" && dir != "down" {
 		if terr == nil {
 			d.dropped = append(d.dropped, t)
@@ -306,6 +313,7 @@ func (d *wireDecoder) finish() *interop.Wire {
 	for k, ids := range d.streams {
 		w.Streams[k] = len(ids)
 	}
+	w.Paths = d.paths.finish()
 	return w
 }
 

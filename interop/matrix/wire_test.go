@@ -3,6 +3,7 @@ package matrix
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // line joins tshark's fields (wireFields' order) as one line of its output, the time, ECN and
 // cipher suite fields empty (stamped sets them).
 func line(iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted string) string {
-	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted, "", "", "", ""}, "\t")
+	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted, "", "", "", "", "", "", "", "", "", ""}, "\t")
 }
 
 // stamped sets a line's capture time (seconds), IP ECN field, cipher suites and CRYPTO offsets.
@@ -239,6 +240,35 @@ func TestJudges(t *testing.T) {
 		{"handshakecorruption", func(w *interop.Wire) {
 			w.Connections, w.Handshakes, w.Undecrypted, w.Corrupted = 5, 4, 3, map[string]int{"up": 7}
 		}, whole, interop.Pass, "4 of 5 handshakes seen completed in it"},
+		{"rebind-port", func(w *interop.Wire) {
+			w.Rebinds, w.Paths = 2, rebound("100.64.0.6:4000", "100.64.0.6:5000", "100.64.0.6:6000")
+		}, whole, interop.Pass,
+			"the NAT rebound 2 times; the server followed the client over 3 destinations (100.64.0.6:4000, 100.64.0.6:5000, 100.64.0.6:6000) in 2 changes, each opened with a PATH_CHALLENGE, 2 challenges all answered by PATH_RESPONSE"},
+		{"rebind-port", func(w *interop.Wire) { w.Rebinds = 2 }, whole, interop.Fail, "the server sent to 0 client ports ([]), want more than one"},
+		{"rebind-port", func(w *interop.Wire) { w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000") }, whole, interop.Fail, "the link's NAT made no rebinding"},
+		{"rebind-port", func(w *interop.Wire) {
+			w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000")
+			w.Paths.Unchallenged = []string{"100.64.0.6:5000 at 1.002 s"}
+		}, whole, interop.Fail, "the first server datagram to a new client address carried no PATH_CHALLENGE: 100.64.0.6:5000 at 1.002 s"},
+		{"rebind-port", func(w *interop.Wire) {
+			w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000")
+			w.Paths.Unanswered = w.Paths.Challenges
+		}, whole, interop.Fail, "PATH_CHALLENGE without the client's PATH_RESPONSE: [c0]"},
+		{"rebind-port", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000") }, short, interop.Fail, "1.bin: 0 of 10 bytes"},
+		{"rebind-addr", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000") }, whole, interop.Fail,
+			"the server sent to 1 client IPv4 addresses ([100.64.0.6:4000 100.64.0.6:5000]), want more than one"},
+		{"rebind-addr", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.7:5000") }, whole, interop.Pass, "the NAT rebound 1 times"},
+		{"connectionmigration", func(w *interop.Wire) { w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000") }, whole, interop.Pass,
+			"the client migrated over 2 addresses (100.64.0.6:4000, 100.64.0.6:5000) with a new connection ID each time; the server followed in 1 changes, each opened with a PATH_CHALLENGE, 1 challenges all answered"},
+		{"connectionmigration", func(w *interop.Wire) {}, whole, interop.Fail, "the client's datagrams came from 0 addresses ([]), want more than one: it did not migrate"},
+		{"connectionmigration", func(w *interop.Wire) {
+			w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000")
+			w.Paths.ReusedDCID = []string{"100.64.0.6:5000 at 0.400 s"}
+		}, whole, interop.Fail, "kept its destination connection ID (RFC 9000 section 9.5): 100.64.0.6:5000 at 0.400 s"},
+		{"connectionmigration", func(w *interop.Wire) {
+			w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000")
+			w.Paths.Migrations, w.Paths.Unchallenged = 3, []string{"100.64.0.6:5000 at 0.401 s"}
+		}, whole, interop.Fail, "carried no PATH_CHALLENGE: 100.64.0.6:5000 at 0.401 s; 3 changes of destination but 1 distinct PATH_CHALLENGE frames"},
 		{"longrtt", func(w *interop.Wire) { w.ClientHellos, w.Packets["up initial"] = 2, 3 }, whole, interop.Pass,
 			"handshake completed across a 1.5s RTT, the file whole; the client sent 3 Initial packets, 2 of them with its ClientHello"},
 		{"longrtt", func(w *interop.Wire) { w.ClientHellos = 1 }, whole, interop.Fail, "the client's ClientHello was delivered 1 times, want at least 2"},
@@ -356,5 +386,79 @@ func TestChaCha20Unsupported(t *testing.T) {
 		if got := notSupported(c, Peer{Name: tt.client}, Peer{Name: tt.srv}); got != tt.want {
 			t.Errorf("client %s, server %s: %q, want %q", tt.client, tt.srv, got, tt.want)
 		}
+	}
+}
+
+func TestMigrationUnsupported(t *testing.T) {
+	c, _ := LookupExchange("connectionmigration")
+	for _, tt := range []struct {
+		client, srv string
+		want        string
+	}{{QUICGo, Ngtcp2, NoMigrateQUICGo}, {"quic-go@v0.66.0", QUICGo, NoMigrateQUICGo}, {Chromium, QUICGo, NoMigrateChromium}, {Ngtcp2, QUICGo, ""}, {Ngtcp2, Ngtcp2, ""}} {
+		if got := notSupported(c, Peer{Name: tt.client}, Peer{Name: tt.srv}); got != tt.want {
+			t.Errorf("client %s, server %s: %q, want %q", tt.client, tt.srv, got, tt.want)
+		}
+	}
+}
+
+// rebound is the Paths of a client the server followed over dsts, each change opened with an
+// answered PATH_CHALLENGE (c0, c1, ...).
+func rebound(dsts ...string) *interop.Paths {
+	p := &interop.Paths{Destinations: dsts, Sources: dsts, Migrations: len(dsts) - 1, SourceChanges: len(dsts) - 1}
+	for i := range p.Migrations {
+		p.Challenges = append(p.Challenges, "c"+strconv.Itoa(i))
+	}
+	return p
+}
+
+// pathed sets a line's addresses and its PATH_CHALLENGE and PATH_RESPONSE data.
+func pathed(l, src, dst, sport, dport, challenge, response string) string {
+	f := strings.Split(l, "\t")
+	f[fieldIPSrc], f[fieldIPDst], f[fieldUDPSrc], f[fieldUDPDst], f[fieldChallenge], f[fieldResponse] = src, dst, sport, dport, challenge, response
+	return strings.Join(f, "\t")
+}
+
+// TestDecodePaths reads a rebinding as the capture shows it: the client's port changes, the
+// server's next datagram to it probes with a PATH_CHALLENGE that the client answers; a later
+// change the server follows without a challenge, and a challenge left unanswered; the client's
+// 1-RTT packets keep their destination connection ID across the changes (a rebinding, not a
+// migration); a dropped datagram (undissected) is skipped.
+func TestDecodePaths(t *testing.T) {
+	c, s := "100.64.0.6", "100.64.0.5"
+	capture := strings.Join([]string{
+		pathed(line("1", "0", "", "", "", "", "dd01", "0", "8", "", "", "0", "", "", "", ""), c, s, "4000", "443", "", ""),
+		pathed(line("0", "0", "", "", "", "", "aa11", "0", "8", "", "", "0", "", "", "", ""), s, c, "443", "4000", "", ""),
+		pathed(line("1", "0", "", "", "", "", "dd01", "0", "8", "", "", "0", "", "", "", ""), c, s, "5000", "443", "", ""),
+		pathed(line("0", "0", "", "", "", "", "aa11", "0", "26,8", "", "", "0", "", "", "", ""), s, c, "443", "5000", "0102030405060708", ""),
+		line("2", "", "", "", "", "", "", "", "", "", "", "", "", "", "", ""),
+		pathed(line("1", "0", "", "", "", "", "dd01", "0", "27", "", "", "", "", "", "", ""), c, s, "5000", "443", "", "0102030405060708"),
+		pathed(line("1", "0", "", "", "", "", "dd01", "0", "8", "", "", "0", "", "", "", ""), c, s, "6000", "443", "", ""),
+		pathed(line("0", "0", "", "", "", "", "aa11", "0", "8", "", "", "0", "", "", "", ""), s, c, "443", "6000", "", ""),
+		pathed(line("0", "0", "", "", "", "", "aa11", "0", "26", "", "", "", "", "", "", ""), s, c, "443", "6000", "1111111111111111", ""),
+	}, "\n") + "\n"
+	w, err := DecodeFields(strings.NewReader(capture), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := w.Paths
+	if p == nil {
+		t.Fatal("no paths")
+	}
+	want := []string{c + ":4000", c + ":5000", c + ":6000"}
+	if !slices.Equal(p.Destinations, want) || !slices.Equal(p.Sources, want) || p.Migrations != 2 || p.SourceChanges != 2 {
+		t.Errorf("destinations %v sources %v, %d migrations, %d source changes; want %v twice, 2, 2", p.Destinations, p.Sources, p.Migrations, p.SourceChanges, want)
+	}
+	if len(p.Unchallenged) != 1 || !strings.HasPrefix(p.Unchallenged[0], c+":6000 at") {
+		t.Errorf("unchallenged %v, want the change to :6000", p.Unchallenged)
+	}
+	if !slices.Equal(p.Challenges, []string{"0102030405060708", "1111111111111111"}) || !slices.Equal(p.Unanswered, []string{"1111111111111111"}) {
+		t.Errorf("challenges %v, unanswered %v", p.Challenges, p.Unanswered)
+	}
+	if len(p.ReusedDCID) != 2 {
+		t.Errorf("reused DCID %v, want both changes", p.ReusedDCID)
+	}
+	plain, err := DecodeFields(strings.NewReader(timedCapture), false)
+	if err != nil || plain.Paths != nil {
+		t.Errorf("a capture without addresses: paths %+v (%v), want nil", plain.Paths, err)
 	}
 }

@@ -36,14 +36,18 @@ const (
 	TapDropAQM
 	// TapDropOutage: the packet was dropped because the link was in an outage.
 	TapDropOutage
+	// TapDropUnbound: the link delivered the packet and its NAT (rebind=) dropped it, addressed
+	// to a client binding no longer in force; it shows as sent to that binding.
+	TapDropUnbound
 )
 
 // dropCauses are the pcapng comments of the drop events.
 var dropCauses = map[TapEvent]string{
-	TapDropLoss:   "dropped: random loss",
-	TapDropQueue:  "dropped: droptail queue full",
-	TapDropAQM:    "dropped: AQM on arrival",
-	TapDropOutage: "dropped: link outage",
+	TapDropLoss:    "dropped: random loss",
+	TapDropQueue:   "dropped: droptail queue full",
+	TapDropAQM:     "dropped: AQM on arrival",
+	TapDropOutage:  "dropped: link outage",
+	TapDropUnbound: "dropped: NAT binding no longer in force (rebind)",
 }
 
 // TapDir is a direction of the link.

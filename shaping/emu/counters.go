@@ -27,6 +27,12 @@ type Counters struct {
 	// Corrupted counts delivered packets whose transport payload the emulator corrupted (one
 	// bit flipped, checksum kept valid; Config.Corrupt). They count in PacketsOut too.
 	Corrupted int64
+	// Rebinds counts the NAT rebindings made (up direction; see NAT): times the client's
+	// bindings moved to fresh ports (and, for RebindAddr, another address).
+	Rebinds int64
+	// Unbound counts datagrams the link delivered that the NAT then dropped, being addressed to
+	// a binding no longer in force (down direction; see NAT.Inbound). They count in PacketsOut too.
+	Unbound int64
 	// MarksCE counts packets the AQM marked Congestion Experienced instead of dropping (RFC 3168).
 	MarksCE int64
 	// HeldOutage counts packets that arrived during an outage in mode hold (delayed, not dropped).

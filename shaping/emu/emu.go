@@ -401,6 +401,12 @@ func (p *Pipe) Len() int {
 // DropOther counts a packet lost outside the model (a device read or write error).
 func (p *Pipe) DropOther() { p.c.DropsOther++ }
 
+// CountRebind counts one NAT rebinding (Counters.Rebinds; the caller runs the NAT).
+func (p *Pipe) CountRebind() { p.c.Rebinds++ }
+
+// CountUnbound counts one delivered datagram the NAT dropped (Counters.Unbound).
+func (p *Pipe) CountUnbound() { p.c.Unbound++ }
+
 // Take returns the counters since the previous Take and resets them.
 func (p *Pipe) Take() Counters {
 	d := p.c.snapshot()

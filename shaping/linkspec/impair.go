@@ -377,3 +377,49 @@ func outageItems(o emu.Outage) []string {
 	}
 	return b
 }
+
+// Default rebinding times: the QUIC Interop Runner's rebind scenario (--first-rebind=1s,
+// --rebind-freq=5s).
+const (
+	DefaultRebindFirst = time.Second
+	DefaultRebindEvery = 5 * time.Second
+)
+
+// parseRebind reads "MODE[@FIRST[/EVERY]]": MODE port or addr, FIRST a duration in 1ms..1h
+// (default DefaultRebindFirst), EVERY 0 (once) or a duration in 1ms..1h (default
+// DefaultRebindEvery).
+func parseRebind(val string) (emu.Rebind, error) {
+	bad := fmt.Errorf("bad rebind %q: accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)", val)
+	mode, times, hasTimes := strings.Cut(strings.ToLower(val), "@")
+	r := emu.Rebind{First: DefaultRebindFirst, Every: DefaultRebindEvery}
+	switch mode {
+	case "port":
+		r.Mode = emu.RebindPort
+	case "addr":
+		r.Mode = emu.RebindAddr
+	default:
+		return emu.Rebind{}, bad
+	}
+	if !hasTimes {
+		return r, nil
+	}
+	first, every, hasEvery := strings.Cut(times, "/")
+	var err error
+	if r.First, err = time.ParseDuration(first); err != nil || r.First < time.Millisecond || r.First > time.Hour {
+		return emu.Rebind{}, bad
+	}
+	if hasEvery {
+		if r.Every, err = time.ParseDuration(every); err != nil || r.Every != 0 && (r.Every < time.Millisecond || r.Every > time.Hour) {
+			return emu.Rebind{}, bad
+		}
+	}
+	return r, nil
+}
+
+// rebindItems gives the canonical item of the rebind setting (none when off).
+func rebindItems(r emu.Rebind) []string {
+	if !r.Enabled() {
+		return nil
+	}
+	return []string{"rebind=" + r.Mode.String() + "@" + r.First.String() + "/" + r.Every.String()}
+}

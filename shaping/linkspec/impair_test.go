@@ -47,6 +47,16 @@ func TestIssueSpellings(t *testing.T) {
 			down, up, err := PipeConfigs(s)
 			return err == nil && s.DownImp.Corrupt == 0.3 && s.UpImp.Corrupt == 0 && down.Corrupt == 0.3 && up.Corrupt == 0
 		}, "rate=10mbit,rtt=30ms,down.corrupt=30%,queue=1bdp,shaper=emu"},
+		{"rate=10mbit,rtt=30ms,queue=25pkt,rebind=port", func(s Spec) bool {
+			r := s.Result()
+			return s.Rebind == emu.Rebind{Mode: emu.RebindPort, First: time.Second, Every: 5 * time.Second} && r.Rebind == "port" && r.RebindFirstMs == 1000 && r.RebindEveryMs == 5000
+		}, "rate=10mbit,rtt=30ms,queue=25pkt,rebind=port@1s/5s,shaper=emu"},
+		{"rate=10mbit,rtt=30ms,rebind=ADDR@250ms/0s", func(s Spec) bool {
+			return s.Rebind == emu.Rebind{Mode: emu.RebindAddr, First: 250 * ms}
+		}, "rate=10mbit,rtt=30ms,queue=1bdp,rebind=addr@250ms/0s,shaper=emu"},
+		{"rate=10mbit,rtt=30ms,rebind=addr@2s", func(s Spec) bool {
+			return s.Rebind == emu.Rebind{Mode: emu.RebindAddr, First: 2 * time.Second, Every: 5 * time.Second}
+		}, "rate=10mbit,rtt=30ms,queue=1bdp,rebind=addr@2s/5s,shaper=emu"},
 		{"rate=10mbit,rtt=112ms,delayvar=50ms", func(s Spec) bool {
 			return s.DownImp.DelayVar == 50*ms && s.UpImp.DelayVar == 50*ms && s.RTT == 112*ms
 		}, "rate=10mbit,rtt=112ms,delayvar=50ms,queue=1bdp,shaper=emu"},
@@ -100,6 +110,15 @@ func TestImpairErrors(t *testing.T) {
 		{"rate=1mbit,corrupt=2", `bad corrupt "2": accepted a percentage in [0%,100%] such as 2% (the share of packets with a UDP or TCP payload that get one payload bit flipped)`},
 		{"rate=1mbit,up.corrupt=101%", `bad corrupt "101%": accepted a percentage in [0%,100%] such as 2% (the share of packets with a UDP or TCP payload that get one payload bit flipped)`},
 		{"rate=10mbit,rtt=30ms,corrupt=2%,shaper=netem", "down.corrupt=2% (netem's corrupt flips a bit anywhere in the packet and leaves the checksums, so most corrupted packets die in the receiver's checksum check as loss; the emulator flips a payload bit and fixes the transport checksum): shaper=netem cannot emulate it: accepted shaper=emu (the default)"},
+		{"rate=1mbit,rebind=nat", `bad rebind "nat": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},
+		{"rate=1mbit,rebind=port@", `bad rebind "port@": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},
+		{"rate=1mbit,rebind=port@0s", `bad rebind "port@0s": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},
+		{"rate=1mbit,rebind=port@1s/5", `bad rebind "port@1s/5": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},
+		{"rate=1mbit,rebind=addr@1s/2h", `bad rebind "addr@1s/2h": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},
+		{"rate=1mbit,rebind=port@1s/5s/1s", `bad rebind "port@1s/5s/1s": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},
+		{"rate=1mbit,rebind=", `bad rebind "": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},
+		{"rate=1mbit,rebind=port,shaper=netem", "rebind=port (a NAT that rewrites the client's datagrams is the emulator's): shaper=netem cannot emulate it: accepted shaper=emu (the default)"},
+		{"none,rebind=port", `link "none,rebind=port" shapes nothing (none) but sets rebind: accepted none alone, or shaping keys with shaper=emu or netem`},
 		{"rate=1mbit,aqm=red", `bad aqm "red": accepted droptail, drophead, codel, pie, fq_codel or cake (cake with shaper=netem)`},
 		{"rtt=20ms,aqm=codel", "down: aqm=codel on an unlimited direction: accepted an AQM with a rate or trace (a queue only forms at a bottleneck)"},
 		{"rate=1mbit,target=3ms", "down: target, interval or ecn without an AQM: accepted them with aqm=codel, pie or fq_codel"},

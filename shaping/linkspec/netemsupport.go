@@ -45,5 +45,8 @@ func NetemSupported(s Spec) error {
 	if s.Outage.Off > 0 {
 		return fmt.Errorf("outage: %w", ErrNetemCannot)
 	}
+	if s.Rebind.Enabled() {
+		return fmt.Errorf("rebind=%s (a NAT that rewrites the client's datagrams is the emulator's): %w", s.Rebind.Mode, ErrNetemCannot)
+	}
 	return nil
 }

@@ -84,6 +84,11 @@ type Spec struct {
 	// Outage switches both directions off together (outage=ON/OFF or exp:ON/OFF,
 	// outage_mode=drop|hold); the emulator seeds random outages from Seed.
 	Outage emu.Outage
+	// Rebind puts a NAT at the client's edge of the link that rebinds the client's UDP port
+	// (rebind=port) or IPv4 address and port (rebind=addr) at First and then every Every
+	// (rebind=MODE@FIRST/EVERY, default @1s/5s, the QUIC Interop Runner's rebind scenario;
+	// shaper=emu only).
+	Rebind emu.Rebind
 }
 
 // parseState collects which keys were set so defaults can be applied after the items.
@@ -119,6 +124,10 @@ type parseState struct {
 //     aqm=cake (shaper=netem only; no queue, target, interval or ecn: CAKE's own);
 //   - outage=ON/OFF (up ON, down OFF, repeating) or outage=exp:ON/OFF (exponential
 //     durations), outage_mode=drop|hold (default drop);
+//   - rebind=port|addr[@FIRST[/EVERY]] (default @1s/5s): a NAT at the client's edge moves the
+//     client's UDP source port (port), or IPv4 address and port (addr), to a fresh binding at
+//     FIRST and every EVERY after it (0s: once); datagrams to an old binding are dropped
+//     (shaper=emu only);
 //   - mtu, shaper (emu|netem|none), seed.
 //
 // loss, burst, corrupt, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval and ecn
@@ -164,10 +173,10 @@ func Parse(s string) (Spec, error) {
 
 // shapingKeys are the keys that have no effect on an unshaped link.
 var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "corrupt", "queue", "jitter", "jitter_dist", "reorder", "mtu", "burst",
-	"delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn", "outage", "outage_mode"}
+	"delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn", "outage", "outage_mode", "rebind"}
 
 // acceptedKeys lists the keys Parse accepts, for error messages.
-const acceptedKeys = "rate, down, up, rtt, loss, burst, corrupt, queue, jitter, jitter_dist, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, outage, outage_mode, mtu, shaper, seed (down./up. prefixes on loss, burst, corrupt, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn)"
+const acceptedKeys = "rate, down, up, rtt, loss, burst, corrupt, queue, jitter, jitter_dist, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, outage, outage_mode, rebind, mtu, shaper, seed (down./up. prefixes on loss, burst, corrupt, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn)"
 
 // checkRepeat refuses a key given twice, and rate given together with down or up, in spec.
 func checkRepeat(seen map[string]bool, key, spec string) error {
@@ -237,6 +246,8 @@ func (st *parseState) set(key, val string) error {
 		hold := sp.Outage.Hold
 		sp.Outage, err = parseOutage(val)
 		sp.Outage.Hold = hold
+	case "rebind":
+		sp.Rebind, err = parseRebind(val)
 	case "outage_mode":
 		switch strings.ToLower(val) {
 		case "drop":
@@ -517,6 +528,7 @@ func (s Spec) String() string {
 		b = append(b, "reorder=true")
 	}
 	b = append(b, outageItems(s.Outage)...)
+	b = append(b, rebindItems(s.Rebind)...)
 	if s.MTU != DefaultMTU {
 		b = append(b, "mtu="+strconv.Itoa(s.MTU))
 	}
@@ -548,6 +560,10 @@ func (s Spec) Result() result.Link {
 		OutageOnMs:   quantity.Ms(s.Outage.On),
 		OutageOffMs:  quantity.Ms(s.Outage.Off),
 		OutageRandom: s.Outage.Random,
+	}
+	if s.Rebind.Enabled() {
+		l.Rebind = s.Rebind.Mode.String()
+		l.RebindFirstMs, l.RebindEveryMs = quantity.Ms(s.Rebind.First), quantity.Ms(s.Rebind.Every)
 	}
 	if s.Outage.Off > 0 {
 		l.OutageMode = "drop"

@@ -146,7 +146,7 @@ func FuzzParseSpec(f *testing.F) {
 	for _, s := range []string{"carlucci2015", "rate=3mbit,rtt=50ms,queue=1bdp", "down=1.5mbit,up=384kbit,loss=1%", "queue=25pkt", "3g,jitter=5ms,reorder=true", "mtu=9000,shaper=netem",
 		"rate=10mbit,rtt=112ms,delayvar=50ms", "rate=3mbit,rtt=50ms,loss=2%,burst=4", "rate=10mbit,rtt=30ms,outage=5s/2s", "rate=5mbit,rtt=40ms,aqm=codel,ecn=true",
 		"rate=5mbit,rtt=40ms,down.aqm=pie,up.loss=gemodel:1%/30%/100%/0%", "rate=1mbit,rtt=20ms,reorder=5%,reorder_delay=3ms,outage=exp:1s/100ms,outage_mode=hold",
-		"rate=1mbit,rtt=20ms,jitter=2ms,reorder=true,down.reorder=5%,up.reorder=5%"} {
+		"rate=1mbit,rtt=20ms,jitter=2ms,reorder=true,down.reorder=5%,up.reorder=5%", "rate=10mbit,rtt=30ms,rebind=addr@1s/5s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -165,7 +165,7 @@ func FuzzParseSpec(f *testing.F) {
 			if err != nil {
 				t.Fatalf("canonical form %q of %q does not parse: %v", s.String(), in, err)
 			}
-			if again.QueueBytes != s.QueueBytes || again.UpQueueBytes() != s.UpQueueBytes() || again.Down != s.Down || again.Up != s.Up {
+			if again.QueueBytes != s.QueueBytes || again.UpQueueBytes() != s.UpQueueBytes() || again.Down != s.Down || again.Up != s.Up || again.Rebind != s.Rebind {
 				t.Fatalf("canonical form %q of %q changes the queues or rates: %+v vs %+v", s.String(), in, again, s)
 			}
 			again.Input, again.QueueBDP = s.Input, s.QueueBDP // a floored default BDP queue prints as bytes
