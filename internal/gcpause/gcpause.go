@@ -5,9 +5,10 @@
 // that starts during a load stops the world to change phase, and a forwarder that wakes then
 // waits for the world to start again, behind threads that share its CPU: traced on a shielded
 // CPU beside a 3 GiB memory churn (docs/design.md, "What stalls the emulator beside a memory
-// churn"), 4 of 27 loads were made late by 5-7 ms that way, against 0 of 54 with the collector
-// paused during each load and run between loads. Real-time programs do the same: no
-// collection inside the time-critical window, one at a quiet point before it.
+// churn"), 11 of 13 late releases were that; side by side (scripts/bench-loads.sh, four
+// rounds), 7 of 96 loads were made late before, 1 of 96 with the collector paused during each
+// load and run between loads. Real-time programs do the same: no collection inside the
+// time-critical window, one at a quiet point before it.
 package gcpause
 
 import (
