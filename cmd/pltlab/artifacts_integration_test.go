@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"github.com/pltlab/pltlab/internal/testenv"
 	"os"
 	"os/exec"
@@ -119,12 +120,54 @@ func checkArtifacts(t *testing.T, root string, r *result.Record, tshark string) 
 	filter := map[protocol.Version]string{protocol.HTTP1: "http.response.code == 200 && http.content_length == 20000", protocol.HTTP2: "http2.type == 1",
 		protocol.HTTP3: "http3.frame_type == 1 && quic.stream.stream_id"}[p.Version]
 	// Reassembling out-of-order segments (off by default in tshark 4.0) is needed across a loss.
-	got, err := exec.Command(tshark, "-o", "tcp.reassemble_out_of_order:TRUE", "-r", files["pcap"], "-Y", filter).Output()
+	// The server listens on a port the kernel picks; a few such ports are in tshark's own port
+	// table (44818 enip, 57000 irc, ...), which then wins over the TLS heuristic and decodes
+	// nothing: the server's port is named as TLS (QUIC) so the check does not depend on the draw.
+	args := []string{"-o", "tcp.reassemble_out_of_order:TRUE", "-r", files["pcap"]}
+	if port := serverPort(t, tshark, files["pcap"], p.Transport == protocol.QUIC); port != "" {
+		if p.Transport == protocol.QUIC {
+			args = append(args, "-d", "udp.port=="+port+",quic")
+		} else {
+			args = append(args, "-d", "tcp.port=="+port+",tls")
+		}
+	}
+	got, err := exec.Command(tshark, append(args, "-Y", filter)...).Output()
 	if n := bytes.Count(got, []byte("\n")); err != nil || n < r.Page.Objects {
-		t.Errorf("tshark -Y %q on %s: %v, %d packets, want >= %d (one per object)", filter, files["pcap"], err, n, r.Page.Objects)
+		t.Errorf("tshark %q -Y %q: %v, %d packets, want >= %d (one per object)\n%s", args, filter, err, n, r.Page.Objects,
+			pcapSummary(tshark, files["pcap"]))
 	} else {
 		t.Logf("%s: tshark decoded %d packets with %s", r.Protocol, n, filter)
 	}
+}
+
+// serverPort is the server's port in the capture pcap: the destination port of the first TCP
+// SYN, or of the first QUIC Initial from the client (quic); "" when there is none.
+func serverPort(t *testing.T, tshark, pcap string, quic bool) string {
+	filter, field := "tcp.flags.syn == 1 && tcp.flags.ack == 0", "tcp.dstport"
+	if quic {
+		filter, field = "udp", "udp.dstport"
+	}
+	out, err := exec.Command(tshark, "-r", pcap, "-c", "1", "-Y", filter, "-T", "fields", "-e", field).Output()
+	if err != nil {
+		t.Logf("server port in %s: %v", pcap, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// pcapSummary is what a failed decode needs to be told apart: the conversations, the TLS
+// handshake messages tshark saw, and the key log lines embedded in the file.
+func pcapSummary(tshark, pcap string) string {
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"-q", "-z", "conv,tcp", "-z", "conv,udp"},
+		{"-Y", "tls.handshake || quic.long.packet_type", "-T", "fields", "-e", "frame.number", "-e", "tcp.srcport", "-e", "tcp.dstport", "-e", "tls.handshake.type", "-e", "quic.long.packet_type"},
+	} {
+		out, err := exec.Command(tshark, append([]string{"-r", pcap}, args...)...).CombinedOutput()
+		fmt.Fprintf(&b, "tshark %q: %v\n%s\n", args, err, out)
+	}
+	raw, err := os.ReadFile(pcap)
+	fmt.Fprintf(&b, "%d bytes, %v; key log lines embedded: %d\n", len(raw), err, bytes.Count(raw, []byte("TRAFFIC_SECRET_0 ")))
+	return b.String()
 }
 
 // TestIntegrationFlowsArtifacts runs an h2 and an h3 flow with --artifacts: both records list
@@ -168,9 +211,16 @@ func TestIntegrationFlowsArtifacts(t *testing.T) {
 		return
 	}
 	for _, filter := range []string{"http2.type == 1", "http3.frame_type == 1"} {
-		got, err := exec.Command(tshark, "-r", pcap, "-Y", filter).Output()
+		args := []string{"-r", pcap} // the servers' ports named, as in checkArtifacts
+		if port := serverPort(t, tshark, pcap, false); port != "" {
+			args = append(args, "-d", "tcp.port=="+port+",tls")
+		}
+		if port := serverPort(t, tshark, pcap, true); port != "" {
+			args = append(args, "-d", "udp.port=="+port+",quic")
+		}
+		got, err := exec.Command(tshark, append(args, "-Y", filter)...).Output()
 		if err != nil || bytes.Count(got, []byte("\n")) == 0 {
-			t.Errorf("tshark -Y %q: %v, nothing decoded", filter, err)
+			t.Errorf("tshark %q -Y %q: %v, nothing decoded\n%s", args, filter, err, pcapSummary(tshark, pcap))
 		}
 	}
 }
