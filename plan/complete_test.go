@@ -114,3 +114,22 @@ func TestLineHashStands(t *testing.T) {
 		seen[h] = name
 	}
 }
+
+// TestOldPlanLineReads: a plan line as pltlab wrote it before the plan line inlined
+// result.Settings reads back whole and hashes to the config_hash it was written with.
+func TestOldPlanLineReads(t *testing.T) {
+	const line = `{"v":1,"kind":"plan","experiment":"x","run":-1,"time":"2026-12-01T10:00:00Z","shard":"0/2","config_hash":"5702bf4c2461130d",` +
+		`"plan":{"pages":["1x5KB"],"links":["none","rate=10mbit"],"arms":[{"protocol":"h2","mode":"cold"}],"runs":2,"warmup":1,"timeout_ms":60000,` +
+		`"seed":1,"tcp_cc":"cubic","tls":"1.3","cross":"h1:cubic","device":"motog2013:cgroup","h3_stack":"ngtcp2","quic_cc":"bbr","loads":3}}` + "\n"
+	r, err := result.NewReader(strings.NewReader(line), "old.jsonl").Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := result.Settings{TimeoutMs: 60000, TCPCC: "cubic", TLS: "1.3", Device: "motog2013:cgroup", H3Stack: "ngtcp2", QUICCC: "bbr"}
+	if r.Plan == nil || !reflect.DeepEqual(r.Plan.Settings, want) || r.Plan.Cross != "h1:cubic" || r.Plan.Loads != 3 {
+		t.Fatalf("plan line read as %+v", r.Plan)
+	}
+	if h := LineHash(r.Plan); h != r.ConfigHash {
+		t.Errorf("LineHash of an old plan line = %s; want its config_hash %s", h, r.ConfigHash)
+	}
+}
