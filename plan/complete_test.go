@@ -90,7 +90,7 @@ func TestLineHashStands(t *testing.T) {
 	seen := map[string]string{LineHash(base()): "none"}
 	for f := range reflect.TypeFor[result.Settings]().Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !result.IsSetting("settings." + name) {
+		if role, _ := result.FieldRole("settings." + name); role != result.RoleSetting {
 			continue
 		}
 		p := base()

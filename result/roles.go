@@ -12,8 +12,9 @@ import (
 // Role says what a record field is to a reader that compares loads: part of the identity of
 // what was measured, a measurement, or bookkeeping of the line. Every field of Record states
 // its role in a `role` struct tag next to its `json` tag; a field whose type mixes roles says
-// RoleMixed and its type's fields state theirs. Readers ask FieldRole or Fields, never keep a
-// list of their own, so that a field added to the record is classified where it is declared.
+// RoleMixed and its type's fields state theirs. Readers ask SettingDiffs, SettingValues or
+// FieldRole, never keep a list of their own, so that a field added to the record (or to any
+// kind of line so tagged) is classified where it is declared.
 type Role string
 
 const (
@@ -137,13 +138,6 @@ func SettingValues(v any) map[string]string {
 		walk(k, x)
 	}
 	return out
-}
-
-// IsSetting reports whether the field at the dotted JSON path is a setting (FieldRole); a path
-// Record does not have is not one.
-func IsSetting(path string) bool {
-	r, ok := FieldRole(path)
-	return ok && r == RoleSetting
 }
 
 // walkRoles calls fn with the path and role of every leaf field of the struct type t.

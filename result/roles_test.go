@@ -90,9 +90,6 @@ func TestFieldRole(t *testing.T) {
 			}
 		})
 	}
-	if !IsSetting("browser") || IsSetting("plt_ms") || IsSetting("nope") {
-		t.Error("IsSetting")
-	}
 	if i := slices.IndexFunc(Fields(), func(f Field) bool { return f.Path == "device.spec" }); i < 0 {
 		t.Error("Fields lacks device.spec")
 	}
