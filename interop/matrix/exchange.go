@@ -59,6 +59,20 @@ type ServerFeatures struct {
 	ZeroRTT bool
 	// V2: accept QUIC version 2 (RFC 9369).
 	V2 bool
+	// Faults make a quic-go server misbehave on purpose, for the tests built to fail (no case
+	// asks for them; gtlsserver cannot be made to: notSupported).
+	Faults ServerFaults
+}
+
+// ServerFaults are the ways a quic-go server can be made to misbehave (the interop
+// endpoint's -truncate, -alpn and -no-tickets), each to show that a case's verdict fails.
+type ServerFaults struct {
+	// Truncate serves the first half of each file and ends its stream.
+	Truncate bool
+	// ALPN, when set, is the one ALPN the server accepts instead of h3.
+	ALPN string
+	// NoTickets issues no TLS session ticket, so no session can resume.
+	NoTickets bool
 }
 
 // ClientFeatures are what a case asks of the client.
@@ -83,6 +97,10 @@ type ClientFeatures struct {
 	// --change-local-addr (a new socket, a new port on the same address); no quic-go release's
 	// endpoint nor Chromium can be asked to (notSupported).
 	Migrate bool
+	// ZeroCID makes a quic-go client use zero-length connection IDs (the endpoint's
+	// -zero-cid), with which a quic-go server follows a rebinding without validating the new
+	// path (it has no connection ID for it): for the tests built to fail; no case asks it.
+	ZeroCID bool
 }
 
 // Links of the exchange cases: the Interop Runner's 10 Mbit/s and 30 ms RTT, and that link

@@ -143,10 +143,13 @@ func judgeCorruption(n int) func(w *interop.Wire, files []interop.FileCheck) (in
 	}
 }
 
-// judgeLoss judges a loss case of n connections.
+// judgeLoss judges a loss case of n connections: n connections, each handshake completed on
+// the wire, QUIC v1, every file whole, and the link dropped at least one datagram (its drop
+// interfaces in the capture), so a case whose loss was never met does not pass.
 func judgeLoss(n int) func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
 	return func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
 		var v verdict
+		v.need(w.Datagrams["up-dropped"]+w.Datagrams["down-dropped"] > 0, "the link dropped no datagram: loss was not met")
 		v.handshook(w, n, wireV1)
 		v.filesWhole(files)
 		what := "handshake done and the file whole"

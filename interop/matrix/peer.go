@@ -128,6 +128,12 @@ func notSupported(c Exchange, client, srv Peer) string {
 	if c.Client.ChaCha20 && client.Name != Ngtcp2 {
 		return NoChaCha20QUICGo
 	}
+	if c.Server.Faults != (ServerFaults{}) && srv.Name == Ngtcp2 {
+		return "gtlsserver cannot be made to misbehave (the faults are the quic-go endpoint's)"
+	}
+	if c.Client.ZeroCID && (client.Name == Ngtcp2 || client.Name == Chromium) {
+		return "only a quic-go client can be made to use zero-length connection IDs"
+	}
 	if c.Client.Migrate && client.Name == Chromium {
 		return NoMigrateChromium
 	}
@@ -193,10 +199,13 @@ func startServer(ctx context.Context, srv Peer, host netip.Addr, d peerDir, f Se
 		addr = netip.AddrPortFrom(host, uint16(port)).String()
 	} else {
 		args := []string{"server", "-addr", netip.AddrPortFrom(host, 0).String(), "-cert", d.cert, "-key", d.key, "-root", d.www, "-keylog", d.serverKeys}
-		for flag, on := range map[string]bool{"-retry": f.Retry, "-0rtt": f.ZeroRTT, "-v2": f.V2} {
+		for flag, on := range map[string]bool{"-retry": f.Retry, "-0rtt": f.ZeroRTT, "-v2": f.V2, "-truncate": f.Faults.Truncate, "-no-tickets": f.Faults.NoTickets} {
 			if on {
 				args = append(args, flag)
 			}
+		}
+		if f.Faults.ALPN != "" {
+			args = append(args, "-alpn", f.Faults.ALPN)
 		}
 		cmd = exec.CommandContext(ctx, srv.Binary, args...)
 	}
@@ -318,7 +327,7 @@ func runClientOnce(ctx context.Context, l shaping.Link, client Peer, addr string
 	}
 	if client.Name != Ngtcp2 {
 		args := []string{"client", "-url", strings.Join(urls, ","), "-insecure", "-keylog", d.clientKeys, "-parallel", "-download", dl}
-		for flag, on := range map[string]bool{"-resume": c.Client.Resume, "-0rtt": c.Client.ZeroRTT, "-v2": c.Client.V2} {
+		for flag, on := range map[string]bool{"-resume": c.Client.Resume, "-0rtt": c.Client.ZeroRTT, "-v2": c.Client.V2, "-zero-cid": c.Client.ZeroCID} {
 			if on {
 				args = append(args, flag)
 			}

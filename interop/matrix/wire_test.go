@@ -206,6 +206,7 @@ func TestJudges(t *testing.T) {
 		{"handshake", func(w *interop.Wire) {}, short, interop.Fail, "1.bin: 0 of 10 bytes"},
 		{"handshake", func(w *interop.Wire) { w.Versions = []string{wireV2} }, whole, interop.Fail, "versions [0x6b3343cf]"},
 		{"transfer", func(w *interop.Wire) {}, whole, interop.Pass, "1 files whole"},
+		{"transfer", func(w *interop.Wire) { w.Streams["down bidi"] = 0 }, whole, interop.Fail, "the server's STREAM frames on 0 request streams, want at least 1"},
 		{"retry", func(w *interop.Wire) {}, whole, interop.Fail, "the server sent no Retry packet (5 datagrams"},
 		{"retry", func(w *interop.Wire) { w.Packets["down retry"] = 1; w.RetryToken = "cafe" }, whole, interop.Fail, "did not carry its token"},
 		{"retry", func(w *interop.Wire) { w.Packets["down retry"] = 1; w.RetryToken = "cafe"; w.TokenEchoed = true }, whole, interop.Pass, "2-byte token"},
@@ -220,6 +221,7 @@ func TestJudges(t *testing.T) {
 		{"v2", func(w *interop.Wire) { w.Versions = []string{wireV2} }, whole, interop.Pass, "QUIC v2"},
 		{"v2", func(w *interop.Wire) {}, whole, interop.Fail, "want 0x6b3343cf alone"},
 		{"transferloss", func(w *interop.Wire) { w.Datagrams["up-dropped"] = 3 }, whole, interop.Pass, "dropped 3 datagrams up"},
+		{"transferloss", func(w *interop.Wire) {}, whole, interop.Fail, "the link dropped no datagram: loss was not met"},
 		{"handshakeloss", func(w *interop.Wire) {
 			w.Connections, w.Handshakes, w.HandshakeDone, w.Datagrams["down-dropped"] = 5, 5, 3, 4
 		}, whole, interop.Pass,
