@@ -262,14 +262,15 @@ type builtToFail struct {
 // 3 MB file (2.4 s at 10 Mbit/s): TestIntegrationExchangeRebind's link, a few seconds a run.
 const shortRebind = "rate=10mbit,rtt=30ms,queue=25pkt,rebind=port@500ms/2s"
 
-// builtToFailCases has at least one built-to-fail exchange per exchange case but ecn, whose
-// endpoints cannot be made to drop their ECN marks or counts (gtlsserver and gtlsclient mark
-// and count whatever they are given; quic-go claims no ECN support, so a quic-go side without
-// marks is unsupported, not failed: TestJudgeECN covers its fail).
+// builtToFailCases and builtToFailTransfers have at least one built-to-fail exchange per
+// exchange case but ecn, whose endpoints cannot be made to drop their ECN marks or counts
+// (gtlsserver and gtlsclient mark and count whatever they are given; quic-go claims no ECN
+// support, so a quic-go side without marks is unsupported, not failed: TestJudgeECN covers
+// its fail). builtToFailCases are the short ones (under a second each), builtToFailTransfers
+// those of a transfer of a megabyte or more (1-4 s each).
 var builtToFailCases = []builtToFail{
 	{"handshake", QUICGo, QUICGo, func(c *Exchange) { c.Server.Retry = true }, []string{"Retry packets unasked"},
 		func(w *interop.Wire) bool { return w.Packets["down retry"] > 0 }},
-	{"transfer", QUICGo, QUICGo, func(c *Exchange) { c.Server.Faults.Truncate = true }, []string{"1.bin: 250000 of 500000 bytes saved"}, nil},
 	{"retry", QUICGo, QUICGo, func(c *Exchange) { c.Server.Retry = false }, []string{"the server sent no Retry packet"},
 		func(w *interop.Wire) bool { return w.Packets["down retry"] == 0 && w.HandshakeDone > 0 }},
 	{"retry", QUICGo, Ngtcp2, func(c *Exchange) { c.Server.Retry = false }, []string{"the server sent no Retry packet"},
@@ -281,9 +282,16 @@ var builtToFailCases = []builtToFail{
 			return w.Packets["up 0rtt"] == 0 && len(w.EarlyData) == 2 && !w.EarlyData[1]
 		}},
 	{"http3", QUICGo, QUICGo, func(c *Exchange) { c.Server.Faults.ALPN = "hq-interop" }, []string{`the server chose ALPN "", want h3`, "bytes saved"}, nil},
+	{"v2", QUICGo, QUICGo, func(c *Exchange) { c.Client.V2 = false }, []string{"long header versions [0x00000001], want 0x6b3343cf alone"}, nil},
+	{"longrtt", QUICGo, QUICGo, func(c *Exchange) { c.Link = LinkPlain }, []string{"the client's ClientHello was delivered 1 times, want at least 2"}, nil},
+	{"chacha20", Ngtcp2, QUICGo, func(c *Exchange) { c.Client.ChaCha20, c.Files = false, []int{100_000} }, []string{"want 0x1303 (TLS_CHACHA20_POLY1305_SHA256) alone"},
+		func(w *interop.Wire) bool { return len(w.OfferedSuites) > 1 }},
+}
+
+var builtToFailTransfers = []builtToFail{
+	{"transfer", QUICGo, QUICGo, func(c *Exchange) { c.Server.Faults.Truncate = true }, []string{"1.bin: 250000 of 500000 bytes saved"}, nil},
 	{"keyupdate", Ngtcp2, Ngtcp2, func(c *Exchange) { c.Client.KeyUpdate, c.Files = false, []int{1_000_000} }, []string{"the client's 1-RTT packets never flipped the key phase bit"},
 		func(w *interop.Wire) bool { return w.KeyPhaseFlips["up"] == 0 && w.Packets["up 1rtt"] > 0 }},
-	{"v2", QUICGo, QUICGo, func(c *Exchange) { c.Client.V2 = false }, []string{"long header versions [0x00000001], want 0x6b3343cf alone"}, nil},
 	{"handshakeloss", QUICGo, QUICGo, func(c *Exchange) { c.Link = LinkPlain }, []string{"the link dropped no datagram: loss was not met"},
 		func(w *interop.Wire) bool {
 			return w.Connections == HandshakeLossRuns && w.Handshakes == HandshakeLossRuns
@@ -293,9 +301,6 @@ var builtToFailCases = []builtToFail{
 	{"handshakecorruption", QUICGo, QUICGo, func(c *Exchange) { c.Link = LinkPlain }, []string{"the link corrupted no datagram: corruption was not met"}, nil},
 	{"transfercorruption", QUICGo, QUICGo, func(c *Exchange) { c.Server.Faults.Truncate = true }, []string{"1.bin: 500000 of 1000000 bytes saved"},
 		func(w *interop.Wire) bool { return w.Corrupted["up"]+w.Corrupted["down"] > 0 }},
-	{"longrtt", QUICGo, QUICGo, func(c *Exchange) { c.Link = LinkPlain }, []string{"the client's ClientHello was delivered 1 times, want at least 2"}, nil},
-	{"chacha20", Ngtcp2, QUICGo, func(c *Exchange) { c.Client.ChaCha20, c.Files = false, []int{100_000} }, []string{"want 0x1303 (TLS_CHACHA20_POLY1305_SHA256) alone"},
-		func(w *interop.Wire) bool { return len(w.OfferedSuites) > 1 }},
 	{"blackhole", QUICGo, QUICGo, func(c *Exchange) { c.Link, c.Files = LinkPlain, []int{1_000_000} }, []string{"the outage was not met during the exchange"}, nil},
 	{"rebind-port", QUICGo, QUICGo, func(c *Exchange) { c.Link, c.Files, c.Client.ZeroCID = shortRebind, []int{3_000_000}, true }, []string{"PATH_CHALLENGE"},
 		func(w *interop.Wire) bool { return w.Rebinds > 0 && w.Paths != nil && len(w.Paths.Destinations) > 1 }},
@@ -307,20 +312,35 @@ var builtToFailCases = []builtToFail{
 	{"goodput", QUICGo, QUICGo, func(c *Exchange) { c.Server.Faults.Truncate, c.Files = true, []int{1_000_000} }, []string{"1.bin: 500000 of 1000000 bytes saved"}, nil},
 }
 
-// TestIntegrationExchangeBuiltToFail runs every exchange case but ecn (see builtToFailCases)
-// made to fail on purpose, through the real emulator between real endpoints, and checks that
-// each fails naming what was missing, with the evidence of its fault in the capture: a quic-go
-// server that sends a Retry unasked, truncates every file (transfer, the loss, corruption and
-// goodput cases: a transfer cut short), issues no session ticket, refuses 0-RTT or accepts only
-// ALPN hq-interop; a client not asked for a key update, QUIC v2, ChaCha20 or a migration; a
-// quic-go client with zero-length connection IDs, whose rebinding quic-go's server follows
-// unvalidated; a NAT that rebinds a client that does not know it moved (connectionmigration:
-// the connection ID kept) or moves only its port (rebind-addr); and links that do not meet the
-// case (no loss, no corruption, a 30 ms RTT, no outage). About 50-70 s, 1-5 s a case.
+// TestIntegrationExchangeBuiltToFail runs the short built-to-fail exchanges
+// (builtToFailCases) through the real emulator between real endpoints and checks that each
+// fails naming what was missing, with the evidence of its fault in the capture: a quic-go
+// server that sends a Retry unasked (handshake), issues no session ticket (resumption), refuses
+// 0-RTT or accepts only ALPN hq-interop (http3); servers not asked for a Retry; a client not
+// asked for QUIC v2 or ChaCha20; a 30 ms RTT for longrtt. About 7 s (0.6-0.9 s a case).
 func TestIntegrationExchangeBuiltToFail(t *testing.T) {
+	runBuiltToFail(t, builtToFailCases)
+}
+
+// TestIntegrationExchangeBuiltToFailTransfers runs the built-to-fail exchanges of a transfer
+// (builtToFailTransfers), as TestIntegrationExchangeBuiltToFail: a quic-go server that
+// truncates every file (transfer, transferloss, transfercorruption, goodput: a transfer cut
+// short, its goodput figure not valid); no key update asked of gtlsclient and gtlsserver; a
+// quic-go client with zero-length connection IDs, whose rebinding quic-go's server follows
+// without a PATH_CHALLENGE (rebind-port); a NAT that moves only the port (rebind-addr) or
+// rebinds a client that does not know it moved (connectionmigration: its connection ID kept);
+// a client not asked to migrate; links without loss, corruption or outage. About 29 s (1-4 s
+// a case), in make test-studies.
+func TestIntegrationExchangeBuiltToFailTransfers(t *testing.T) {
+	runBuiltToFail(t, builtToFailTransfers)
+}
+
+// runBuiltToFail runs each of cases as a subtest: the case edited, run, failed, its reason
+// holding the words asked and its capture the fault's evidence; a goodput figure never valid.
+func runBuiltToFail(t *testing.T, cases []builtToFail) {
 	needExchange(t, QUICGo, Ngtcp2)
 	peers := openPeers(t, QUICGo, Ngtcp2)
-	for _, b := range builtToFailCases {
+	for _, b := range cases {
 		t.Run(b.name+" "+b.client+">"+b.server, func(t *testing.T) {
 			c, ok := LookupExchange(b.name)
 			if !ok {
