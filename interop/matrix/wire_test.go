@@ -246,7 +246,7 @@ func TestJudges(t *testing.T) {
 			w.Rebinds, w.Paths = 2, rebound("100.64.0.6:4000", "100.64.0.6:5000", "100.64.0.6:6000")
 		}, whole, interop.Pass,
 			"the NAT rebound 2 times; the server followed the client over 3 destinations (100.64.0.6:4000, 100.64.0.6:5000, 100.64.0.6:6000) in 2 changes, each opened with a PATH_CHALLENGE, 2 challenges all answered by PATH_RESPONSE"},
-		{"rebind-port", func(w *interop.Wire) { w.Rebinds = 2 }, whole, interop.Fail, "the server sent to 0 client ports ([]), want more than one"},
+		{"rebind-port", func(w *interop.Wire) { w.Rebinds = 2 }, whole, interop.Fail, "the server sent to 1 client ports ([one address: a single path each way]), want more than one"},
 		{"rebind-port", func(w *interop.Wire) { w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000") }, whole, interop.Fail, "the link's NAT made no rebinding"},
 		{"rebind-port", func(w *interop.Wire) {
 			w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000")
@@ -263,6 +263,8 @@ func TestJudges(t *testing.T) {
 		{"connectionmigration", func(w *interop.Wire) { w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000") }, whole, interop.Pass,
 			"the client migrated over 2 addresses (100.64.0.6:4000, 100.64.0.6:5000) with a new connection ID each time; the server followed in 1 changes, each opened with a PATH_CHALLENGE, 1 challenges all answered"},
 		{"connectionmigration", func(w *interop.Wire) {}, whole, interop.Fail, "the client's datagrams came from 0 addresses ([]), want more than one: it did not migrate"},
+		{"connectionmigration", func(w *interop.Wire) { w.Datagrams["up"] = 4 }, whole, interop.Fail,
+			"the client's datagrams came from 1 addresses ([one address: a single path each way]), want more than one: it did not migrate; the server sent to 1 client addresses"},
 		{"connectionmigration", func(w *interop.Wire) {
 			w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000")
 			w.Paths.ReusedDCID = []string{"100.64.0.6:5000 at 0.400 s"}
