@@ -23,15 +23,16 @@ RACE_PKGS := /(shaping|server|internal/idlepoll|flows|browser|view|pages|experim
 # TestIntegrationExchange, about 115-140 s with longrtt, chacha20, blackhole and ecn, 127-144 s
 # with goodput across the stacks (its two 10 MiB runs 11-13 s each, 24-26 s when made twice for
 # the emulator late; measured beside another suite), and its
-# corruption cases for every pair, TestIntegrationExchangeCorruption, 40-55 s; its built-to-fail
-# cases stay in make test), and the HAR round trip (TestIntegrationReplayRoundTrip: a recording
+# corruption cases for every pair, TestIntegrationExchangeCorruption, 40-55 s, and its
+# built-to-fail cases of a transfer, TestIntegrationExchangeBuiltToFailTransfers, about 30 s;
+# its short built-to-fail cases stay in make test), and the HAR round trip (TestIntegrationReplayRoundTrip: a recording
 # and three replay runs, one per protocol, 41 s) and the cluster package's job tests (a sweep
 # through the one-node Slurm cluster, TestIntegrationSlurmOneNode, 19 s, and the Kubernetes
 # Indexed Job run as its completion indexes, TestIntegrationK8sJobSimulated, 21 s), moved on
 # 2026-12-07, when make test from an empty cache took 14 min 21 s and 15 min 4 s in two fresh
 # clones against its 15: about 10 minutes on 2 cores, so they run in their own target,
 # test-studies, which CI runs after make test.
-STUDY_TESTS := ^TestIntegration(Study|SlurmStudy|SlurmOneNode|K8sJobSimulated|QuicGoEras|Exchange$$|ExchangeCorruption|ReplayRoundTrip)
+STUDY_TESTS := ^TestIntegration(Study|SlurmStudy|SlurmOneNode|K8sJobSimulated|QuicGoEras|Exchange$$|ExchangeCorruption|ExchangeBuiltToFailTransfers|ReplayRoundTrip)
 
 .PHONY: setup deps netem-deps build test test-netem test-studies unit integration check check-darwin bench fuzz clean image image-deps image-smoke
 

@@ -59,6 +59,20 @@ type ServerFeatures struct {
 	ZeroRTT bool
 	// V2: accept QUIC version 2 (RFC 9369).
 	V2 bool
+	// Faults make a quic-go server misbehave on purpose, for the tests built to fail (no case
+	// asks for them; gtlsserver cannot be made to: notSupported).
+	Faults ServerFaults
+}
+
+// ServerFaults are the ways a quic-go server can be made to misbehave (the interop
+// endpoint's -truncate, -alpn and -no-tickets), each to show that a case's verdict fails.
+type ServerFaults struct {
+	// Truncate serves the first half of each file and ends its stream.
+	Truncate bool
+	// ALPN, when set, is the one ALPN the server accepts instead of h3.
+	ALPN string
+	// NoTickets issues no TLS session ticket, so no session can resume.
+	NoTickets bool
 }
 
 // ClientFeatures are what a case asks of the client.
@@ -80,9 +94,14 @@ type ClientFeatures struct {
 	ChaCha20 bool
 	// Migrate: move to a new local address during the transfer, validating the new path and
 	// switching to a new connection ID (RFC 9000 sections 9 and 9.5): gtlsclient's
-	// --change-local-addr (a new socket, a new port on the same address); no quic-go release's
-	// endpoint nor Chromium can be asked to (notSupported).
+	// --change-local-addr, the quic-go endpoint's -migrate (Conn.AddPath, Path.Probe,
+	// Path.Switch; a release before v0.51 answers "unsupported migrate"), each a new socket, a
+	// new port on the same address; Chromium cannot be asked to (notSupported).
 	Migrate bool
+	// ZeroCID makes a quic-go client use zero-length connection IDs (the endpoint's
+	// -zero-cid), with which a quic-go server follows a rebinding without validating the new
+	// path (it has no connection ID for it): for the tests built to fail; no case asks it.
+	ZeroCID bool
 }
 
 // Links of the exchange cases: the Interop Runner's 10 Mbit/s and 30 ms RTT, and that link
@@ -197,7 +216,7 @@ var Exchanges = []Exchange{
 	{Name: "rebind-addr", Link: LinkRebindAddr, Files: []int{RebindFile}, judge: judgeRebind(true),
 		Rule: "as rebind-port, the NAT moving the client's IPv4 address as well as its port at each rebinding (the Interop Runner's rebind-addr; the new addresses are the client's /30 block's other two, routed to the link): the server's datagrams sent to more than one client IPv4 address, each change opened with a PATH_CHALLENGE that the client answers, one connection, QUIC v1, the file whole"},
 	{Name: "connectionmigration", Link: LinkPlain, Files: []int{MigrationFile}, Client: ClientFeatures{Migrate: true}, judge: judgeMigration,
-		Rule: "the client migrates on purpose during a 2 MiB transfer (the Interop Runner's connectionmigration; gtlsclient's --change-local-addr 300 ms after its handshake): one connection whose handshake completed on the wire, QUIC v1, the file whole; the client's datagrams come from more than one address (IPv4:port) and its first 1-RTT datagram from each new one carries a new destination connection ID (RFC 9000 section 9.5; the Interop Runner's rule); the server's datagrams follow it, the first to each new destination carrying a PATH_CHALLENGE, and every challenge is answered by the client's PATH_RESPONSE (RFC 9000 sections 8.2 and 9.3). The Interop Runner also asks for more than one client IP address; here the client's namespace has one address and gtlsclient migrates to a new port on it, so an address is IPv4:port. A client that cannot be asked to migrate is unsupported"},
+		Rule: "the client migrates on purpose during a 2 MiB transfer (the Interop Runner's connectionmigration; gtlsclient's --change-local-addr 300 ms after its handshake, the quic-go endpoint's -migrate: Conn.AddPath, Path.Probe, Path.Switch 300 ms after its dial): one connection whose handshake completed on the wire, QUIC v1, the file whole; the client's datagrams come from more than one address (IPv4:port) and its first 1-RTT datagram from each new one carries a new destination connection ID (RFC 9000 section 9.5; the Interop Runner's rule); the server's datagrams follow it, the first to each new destination carrying a PATH_CHALLENGE, and every challenge is answered by the client's PATH_RESPONSE (RFC 9000 sections 8.2 and 9.3). The Interop Runner also asks for more than one client IP address; here the client's namespace has one address and the client migrates to a new port on it, so an address is IPv4:port. A client that cannot be asked to migrate is unsupported (Chromium; a quic-go release before v0.51, which has no Conn.AddPath)"},
 	{Name: "goodput", Link: LinkGoodput, Files: []int{GoodputFile}, Goodput: true, judge: judgeGoodput, Rule: GoodputRule},
 	{Name: "ecn", Link: LinkPlain, Files: []int{ECNFile}, judgePeers: judgeECN,
 		Rule: "one connection whose handshake completed on the wire, QUIC v1, the 100 kB file whole, and ECN both ways (RFC 9000 section 13.4): each side's delivered datagrams carry ECT(0) or ECT(1) in their IP header (RFC 3168 section 5) and each side's ACK frames carry ECN counts (type 0x03, RFC 9000 section 19.3.2); the datagrams per codepoint and the ACK_ECN frames are counted. A side that marks nothing, or reports no ECN counts for marked packets it received, fails the case when that endpoint claims ECN support and makes it unsupported when it does not (the Interop Runner's rule: an endpoint that does not implement a case answers 127 and the case is unsupported, not failed; ngtcp2's examples claim it, no quic-go release's interop endpoint lists ecn); the wire decides a pass whatever is claimed. Unmarked datagrams are counted, not refused (the Interop Runner refuses them; RFC 9000 section 13.4.2 and Appendix A.4 mark only while testing a path and once it is validated, and quic-go marks 1-RTT packets only)"},

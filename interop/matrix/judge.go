@@ -143,10 +143,13 @@ func judgeCorruption(n int) func(w *interop.Wire, files []interop.FileCheck) (in
 	}
 }
 
-// judgeLoss judges a loss case of n connections.
+// judgeLoss judges a loss case of n connections: n connections, each handshake completed on
+// the wire, QUIC v1, every file whole, and the link dropped at least one datagram (its drop
+// interfaces in the capture), so a case whose loss was never met does not pass.
 func judgeLoss(n int) func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
 	return func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
 		var v verdict
+		v.need(w.Datagrams["up-dropped"]+w.Datagrams["down-dropped"] > 0, "the link dropped no datagram: loss was not met")
 		v.handshook(w, n, wireV1)
 		v.filesWhole(files)
 		what := "handshake done and the file whole"
@@ -298,10 +301,7 @@ func judgeRebind(addr bool) judgeFunc {
 	return func(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
 		var v verdict
 		v.handshook(w, 1, wireV1)
-		p := w.Paths
-		if p == nil {
-			p = &interop.Paths{}
-		}
+		p := pathsOf(w)
 		v.need(w.Rebinds > 0, "the link's NAT made no rebinding during the exchange: the rebinding was not met")
 		what, n := "ports", len(p.Destinations)
 		if addr {
@@ -315,6 +315,27 @@ func judgeRebind(addr bool) judgeFunc {
 		return v.outcome(fmt.Sprintf("the NAT rebound %d times; the server followed the client over %d destinations (%s) in %d changes, each opened with a PATH_CHALLENGE, %d challenges all answered by PATH_RESPONSE; %d server datagrams to a forgotten binding dropped; the file whole",
 			w.Rebinds, len(p.Destinations), strings.Join(p.Destinations, ", "), p.Migrations, len(p.Challenges), w.Unbound))
 	}
+}
+
+// onePath names the client's one address in a capture of one path each way, whose address
+// Wire.Paths does not keep.
+const onePath = "one address: a single path each way"
+
+// pathsOf is w's Paths, or for a capture of one path each way (Wire.Paths nil) that path:
+// onePath as the client's source when it sent a datagram and as the server's destination
+// when the server did, so that a verdict counts one address, not none.
+func pathsOf(w *interop.Wire) *interop.Paths {
+	if w.Paths != nil {
+		return w.Paths
+	}
+	p := &interop.Paths{}
+	if w.Datagrams["up"] > 0 {
+		p.Sources = []string{onePath}
+	}
+	if w.Datagrams["down"] > 0 {
+		p.Destinations = []string{onePath}
+	}
+	return p
 }
 
 // distinctHosts is the distinct IPv4 addresses of "IPv4:port" addresses, in order.
@@ -341,10 +362,7 @@ func distinctHosts(addrs []string) []string {
 func judgeMigration(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
 	var v verdict
 	v.handshook(w, 1, wireV1)
-	p := w.Paths
-	if p == nil {
-		p = &interop.Paths{}
-	}
+	p := pathsOf(w)
 	v.need(len(p.Sources) > 1, "the client's datagrams came from %d addresses (%v), want more than one: it did not migrate", len(p.Sources), p.Sources)
 	v.need(len(p.ReusedDCID) == 0, "the client's first 1-RTT datagram from a new address kept its destination connection ID (RFC 9000 section 9.5): %s", strings.Join(p.ReusedDCID, ", "))
 	v.need(len(p.Destinations) > 1, "the server sent to %d client addresses (%v), want more than one: it did not follow the migration", len(p.Destinations), p.Destinations)

@@ -128,20 +128,20 @@ func notSupported(c Exchange, client, srv Peer) string {
 	if c.Client.ChaCha20 && client.Name != Ngtcp2 {
 		return NoChaCha20QUICGo
 	}
+	if c.Server.Faults != (ServerFaults{}) && srv.Name == Ngtcp2 {
+		return "gtlsserver cannot be made to misbehave (the faults are the quic-go endpoint's)"
+	}
+	if c.Client.ZeroCID && (client.Name == Ngtcp2 || client.Name == Chromium) {
+		return "only a quic-go client can be made to use zero-length connection IDs"
+	}
 	if c.Client.Migrate && client.Name == Chromium {
 		return NoMigrateChromium
-	}
-	if c.Client.Migrate && client.Name != Ngtcp2 {
-		return NoMigrateQUICGo
 	}
 	return ""
 }
 
 // NoMigrateChromium is why Chromium cannot run connectionmigration as the client.
 const NoMigrateChromium = "Chromium cannot be told to migrate: its QUIC connection migration (to another network on a network change, or a port change on path degradation) has no command-line switch or DevTools command that starts it"
-
-// NoMigrateQUICGo is why a quic-go client cannot run connectionmigration.
-const NoMigrateQUICGo = "the quic-go interop endpoint has no migration option: a quic-go client migrates only through Conn.AddPath, Path.Probe and Path.Switch (v0.51 on), which the endpoint does not call yet"
 
 // NoChaCha20Chromium is why Chromium cannot run chacha20 as the client.
 const NoChaCha20Chromium = "Chromium cannot be asked to offer TLS_CHACHA20_POLY1305_SHA256 alone: its TLS 1.3 cipher suites are BoringSSL's fixed three, ordered by the CPU's AES support, and it has no switch to narrow them"
@@ -193,10 +193,13 @@ func startServer(ctx context.Context, srv Peer, host netip.Addr, d peerDir, f Se
 		addr = netip.AddrPortFrom(host, uint16(port)).String()
 	} else {
 		args := []string{"server", "-addr", netip.AddrPortFrom(host, 0).String(), "-cert", d.cert, "-key", d.key, "-root", d.www, "-keylog", d.serverKeys}
-		for flag, on := range map[string]bool{"-retry": f.Retry, "-0rtt": f.ZeroRTT, "-v2": f.V2} {
+		for flag, on := range map[string]bool{"-retry": f.Retry, "-0rtt": f.ZeroRTT, "-v2": f.V2, "-truncate": f.Faults.Truncate, "-no-tickets": f.Faults.NoTickets} {
 			if on {
 				args = append(args, flag)
 			}
+		}
+		if f.Faults.ALPN != "" {
+			args = append(args, "-alpn", f.Faults.ALPN)
 		}
 		cmd = exec.CommandContext(ctx, srv.Binary, args...)
 	}
@@ -263,9 +266,10 @@ func freeUDPPort(host netip.Addr) (int, error) {
 // after quic-go's update, with exit status 0 and a part of the file saved).
 const keyUpdateAfter = "60ms"
 
-// migrateAfter is when gtlsclient migrates in connectionmigration (--change-local-addr), after
-// its handshake completes: early in the 2 MiB transfer (1.7 s at 10 Mbit/s), so most of the
-// file comes over the new path.
+// migrateAfter is when the client migrates in connectionmigration, early in the 2 MiB transfer
+// (1.7 s at 10 Mbit/s), so most of the file comes over the new path: gtlsclient's
+// --change-local-addr counts it from its handshake's completion, the quic-go endpoint's -migrate
+// from its dial's return (the handshake completed, DialEarly without 0-RTT).
 const migrateAfter = "300ms"
 
 // ngtcp2HandshakeTimeout replaces gtlsclient's 10 s limit on a whole handshake: through
@@ -318,10 +322,13 @@ func runClientOnce(ctx context.Context, l shaping.Link, client Peer, addr string
 	}
 	if client.Name != Ngtcp2 {
 		args := []string{"client", "-url", strings.Join(urls, ","), "-insecure", "-keylog", d.clientKeys, "-parallel", "-download", dl}
-		for flag, on := range map[string]bool{"-resume": c.Client.Resume, "-0rtt": c.Client.ZeroRTT, "-v2": c.Client.V2} {
+		for flag, on := range map[string]bool{"-resume": c.Client.Resume, "-0rtt": c.Client.ZeroRTT, "-v2": c.Client.V2, "-zero-cid": c.Client.ZeroCID} {
 			if on {
 				args = append(args, flag)
 			}
+		}
+		if c.Client.Migrate {
+			args = append(args, "-migrate", migrateAfter)
 		}
 		last, err := run(shaping.Command(ctx, l, client.Binary, args...))
 		if f := strings.Fields(last); len(f) == 2 && f[0] == "unsupported" {

@@ -59,8 +59,9 @@ func (e Era) Source() ([]byte, error) {
 //
 //	endpoint version
 //	endpoint server -addr 127.0.0.1:0 -cert C -key K -root DIR [-keylog F] [-retry] [-0rtt] [-v2]
+//	                [-truncate] [-alpn P] [-no-tickets]
 //	endpoint client -url U[,U...] (-ca C | -insecure) [-keylog F] [-parallel] [-download DIR]
-//	                [-resume] [-0rtt] [-v2]
+//	                [-resume] [-0rtt] [-v2] [-zero-cid] [-migrate D]
 //
 // The server prints "ready ADDR" once its UDP socket is bound and serves DIR over HTTP/3: with
 // -retry it asks every client for address validation with a Retry packet, with -0rtt it
@@ -68,7 +69,14 @@ func (e Era) Source() ([]byte, error) {
 // STATUS BYTES PROTO" per URL and exits 1 when one was not 200: -parallel requests the URLs
 // at once (multiplexed streams of one connection), -download saves each body in DIR under the
 // URL's base name, -resume fetches them again on a second connection resuming the first's TLS
-// session, -0rtt does so with the requests in 0-RTT, -v2 offers QUIC v2 alone. A feature the
+// session, -0rtt does so with the requests in 0-RTT, -v2 offers QUIC v2 alone, -migrate D
+// moves the first connection to a new UDP socket D after it was dialled (Conn.AddPath,
+// Path.Probe, Path.Switch: v0.51 on). Three server flags and one client flag make the endpoint
+// misbehave on purpose, for the tests built to fail: -truncate serves the first half of each
+// file and ends the stream, -alpn P offers ALPN P alone (not h3), -no-tickets issues no
+// session ticket (so no session resumes), and the client's -zero-cid uses zero-length
+// connection IDs (quic.DialAddrEarly's single-use transport), with which a quic-go server has
+// no connection ID for a new path and follows a rebinding without validating it. A feature the
 // release's API lacks makes it print "unsupported FEATURE" and exit 127 (the QUIC Interop
 // Runner's convention). "version" prints the quic-go release it was built with (from the
 // binary's build info).
@@ -76,6 +84,7 @@ var endpointTmpl = template.Must(template.New("endpoint").Parse(`// Code generat
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"flag"
@@ -90,6 +99,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
@@ -169,6 +179,9 @@ func server(args []string) int {
 	retry := fs.Bool("retry", false, "send a Retry to every client")
 	zeroRTT := fs.Bool("0rtt", false, "accept 0-RTT")
 	v2 := fs.Bool("v2", false, "accept QUIC v2 besides v1")
+	truncate := fs.Bool("truncate", false, "serve the first half of each file (built to fail)")
+	alpn := fs.String("alpn", "", "offer this ALPN alone instead of h3 (built to fail)")
+	noTickets := fs.Bool("no-tickets", false, "issue no session ticket (built to fail)")
 	fs.Parse(args)
 	pair, err := tls.LoadX509KeyPair(*cert, *key)
 	if err != nil {
@@ -187,15 +200,22 @@ func server(args []string) int {
 	if *v2 {
 		qc.Versions = append(qc.Versions, quic.Version1, quic.Version2)
 	}
-	tc := &tls.Config{Certificates: []tls.Certificate{pair}, KeyLogWriter: keyLog(*kl)}
+	tc := &tls.Config{Certificates: []tls.Certificate{pair}, KeyLogWriter: keyLog(*kl), SessionTicketsDisabled: *noTickets}
+	handler := http.FileServer(http.Dir(*root))
+	if *truncate {
+		handler = halves(*root)
+	}
 	srv := &http3.Server{
-		Handler:   http.FileServer(http.Dir(*root)),
+		Handler:   handler,
 		TLSConfig: tc,
 		{{.ConfigField}}: qc,
 	}
 {{- if eq .ConfigField "QuicConfig"}}
 	if *retry && !setFlag(qc, "RequireAddressValidation", true) {
 		return unsupported("retry")
+	}
+	if *alpn != "" {
+		return unsupported("alpn")
 	}
 	fmt.Printf("ready %s %s\n", conn.LocalAddr(), quicGoVersion())
 	err = srv.Serve(conn)
@@ -204,7 +224,12 @@ func server(args []string) int {
 	if *retry && !setFlag(tr, "VerifySourceAddress", true) {
 		return unsupported("retry")
 	}
-	ln, err := tr.ListenEarly(http3.ConfigureTLSConfig(tc), qc)
+	ltc := http3.ConfigureTLSConfig(tc)
+	if *alpn != "" {
+		ltc = tc.Clone()
+		ltc.NextProtos = []string{*alpn}
+	}
+	ln, err := tr.ListenEarly(ltc, qc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "listen:", err)
 		return 1
@@ -230,6 +255,8 @@ func client(args []string) int {
 	resume := fs.Bool("resume", false, "fetch again on a second connection resuming the session")
 	zeroRTT := fs.Bool("0rtt", false, "like -resume, the second connection's requests in 0-RTT")
 	v2 := fs.Bool("v2", false, "offer QUIC v2 alone")
+	zeroCID := fs.Bool("zero-cid", false, "use zero-length connection IDs (built to fail)")
+	migrateAfter := fs.Duration("migrate", 0, "move the first connection to a new UDP socket this long after dialling it")
 	fs.Parse(args)
 	conf := &tls.Config{InsecureSkipVerify: *insecure, KeyLogWriter: keyLog(*kl), ClientSessionCache: tls.NewLRUClientSessionCache(8)}
 	if *ca != "" {
@@ -255,12 +282,137 @@ func client(args []string) int {
 			method = http3.MethodGet0RTT
 		}
 		rt := &http3.{{.ClientType}}{TLSClientConfig: conf, {{.ConfigField}}: qc}
+		if *zeroCID || *migrateAfter > 0 {
+			var got func(reflect.Value)
+			if round == 1 && *migrateAfter > 0 {
+				after := *migrateAfter
+				got = func(c reflect.Value) { go migrate(c, after) }
+			}
+			if !setDial(rt, *zeroCID, got) {
+				return unsupported(map[bool]string{true: "zero-cid", false: "migrate"}[*zeroCID])
+			}
+		}
 		if !fetch(&http.Client{Transport: rt}, method, strings.Split(*urls, ","), *parallel, *download) {
 			code = 1
 		}
 		rt.Close()
 	}
 	return code
+}
+
+// halves serves the first half of each file under root, its stream then ended: a truncated
+// transfer, for the tests built to fail.
+func halves(root string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := os.ReadFile(filepath.Join(root, path.Clean("/"+r.URL.Path)))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(b[:len(b)/2])
+	})
+}
+
+// setDial sets rt's Dial field to a dial function of its own that hands each connection to got
+// (when set): with zeroCID quic.DialAddrEarly (its single-use transport gives the client
+// zero-length connection IDs), else DialEarly on a quic.Transport over a fresh UDP socket (the
+// client's connection IDs non-empty, so it can move to a new path with a new one). False when
+// the release's API lacks what this needs.
+func setDial(rt any, zeroCID bool, got func(reflect.Value)) bool {
+	f := reflect.ValueOf(rt).Elem().FieldByName("Dial")
+	if !f.IsValid() || f.Kind() != reflect.Func || f.Type().NumIn() != 4 || f.Type().NumOut() != 2 {
+		return false
+	}
+	var dial func(args []reflect.Value) []reflect.Value
+	if zeroCID {
+		d := reflect.ValueOf(quic.DialAddrEarly)
+		if d.Type() != f.Type() {
+			return false
+		}
+		dial = d.Call
+	} else {
+		tr, ok := transport(nil)
+		if !ok {
+			return false
+		}
+		d := tr.MethodByName("DialEarly")
+		if !d.IsValid() || d.Type().NumOut() != 2 || d.Type().Out(0) != f.Type().Out(0) {
+			return false
+		}
+		dial = func(args []reflect.Value) []reflect.Value {
+			fail := func(err error) []reflect.Value {
+				return []reflect.Value{reflect.Zero(f.Type().Out(0)), reflect.ValueOf(&err).Elem()}
+			}
+			ua, err := net.ResolveUDPAddr("udp", args[1].String())
+			if err != nil {
+				return fail(err)
+			}
+			udp, err := net.ListenUDP("udp", nil)
+			if err != nil {
+				return fail(err)
+			}
+			tr, _ := transport(udp)
+			return tr.MethodByName("DialEarly").Call([]reflect.Value{args[0], reflect.ValueOf(ua), args[2], args[3]})
+		}
+	}
+	f.Set(reflect.MakeFunc(f.Type(), func(args []reflect.Value) []reflect.Value {
+		out := dial(args)
+		if got != nil && out[1].IsNil() {
+			got(out[0])
+		}
+		return out
+	}))
+	return true
+}
+
+// migrate moves connection c to a new path after d: a new UDP socket (a new local port) under
+// a quic.Transport of its own, Conn.AddPath, Path.Probe (the new path validated with
+// PATH_CHALLENGE and PATH_RESPONSE, RFC 9000 section 8.2) and Path.Switch (v0.51 on; an
+// older release prints "unsupported migrate" and exits 127). It says what it did on stderr.
+func migrate(c reflect.Value, d time.Duration) {
+	if c.Kind() == reflect.Interface {
+		c = c.Elem()
+	}
+	add := c.MethodByName("AddPath")
+	if !add.IsValid() {
+		os.Exit(unsupported("migrate"))
+	}
+	time.Sleep(d)
+	udp, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "migrate:", err)
+		return
+	}
+	tr, _ := transport(udp)
+	out := add.Call([]reflect.Value{tr})
+	if !out[1].IsNil() {
+		fmt.Fprintln(os.Stderr, "migrate: add path:", out[1].Interface())
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, step := range []string{"Probe", "Switch"} {
+		m := out[0].MethodByName(step)
+		var in []reflect.Value
+		if step == "Probe" {
+			in = []reflect.Value{reflect.ValueOf(ctx)}
+		}
+		if res := m.Call(in); !res[0].IsNil() {
+			fmt.Fprintf(os.Stderr, "migrate: %s: %v\n", step, res[0].Interface())
+			return
+		}
+	}
+	fmt.Fprintln(os.Stderr, "migrated to", udp.LocalAddr())
+}
+
+// transport is a *quic.Transport over conn; false in the era before v0.43, whose endpoint
+// uses none (v0.33-v0.36 have no Transport type).
+func transport(conn net.PacketConn) (reflect.Value, bool) {
+{{- if eq .ConfigField "QuicConfig"}}
+	return reflect.Value{}, false
+{{- else}}
+	return reflect.ValueOf(&quic.Transport{Conn: conn}), true
+{{- end}}
 }
 
 // fetch requests each URL (at once when parallel) and saves the bodies in dir (when set);
