@@ -348,10 +348,9 @@ func gainUndecided(d Diff) string {
 }
 
 // gainText gives a gain d (gain) as "+32.2 % (1314 vs 779 Mbit/s, p=0.004)", with ", n.s."
-// when not significant.
+// when not significant and ", too few runs to test" when untested (Diff.notSignificant).
 func gainText(d Diff) string {
-	ns := map[bool]string{false: ", n.s."}[d.Significant]
-	return fmt.Sprintf("%s (%.0f vs %.0f Mbit/s, p=%s%s)", quantity.FormatPct(d.Pct), d.Mean, d.RefMean, quantity.FormatP(d.P), ns)
+	return fmt.Sprintf("%s (%.0f vs %.0f Mbit/s, p=%s%s)", quantity.FormatPct(d.Pct), d.Mean, d.RefMean, quantity.FormatP(d.P), d.notSignificant("runs"))
 }
 
 // gainDiff is a.Pct - b.Pct, the difference of two independent arms' relative gains, with its

@@ -251,6 +251,13 @@ func TestPctDiffAndSignificance(t *testing.T) {
 	if s := noisy.String(); !strings.Contains(s, "n.s.") {
 		t.Errorf("String() of a non-significant diff = %q, want n.s.", s)
 	}
+	// One load a side is not tested at all: it is not "not significant".
+	if s, want := short.String(), "+81.8 % (p=n/a, too few loads to test)"; s != want {
+		t.Errorf("String() of an untested diff = %q, want %q", s, want)
+	}
+	if s, want := gainText(short), "+81.8 % (100 vs 55 Mbit/s, p=n/a, too few runs to test)"; s != want {
+		t.Errorf("gainText of an untested diff = %q, want %q", s, want)
+	}
 }
 
 // gridRecords are synthetic kakhki loads: tcp and quic means per (page, link).

@@ -184,16 +184,26 @@ func CompareMeans(tcp, quic []float64) Diff {
 	return d
 }
 
-// String gives "+12.3 % (p=0.0040)" or "-3.1 % (p=0.4100, n.s.)" (p-values as quantity.FormatP).
+// String gives "+12.3 % (p=0.0040)", "-3.1 % (p=0.4100, n.s.)", or "+5.0 % (p=n/a, too few
+// loads to test)" when a side has fewer than two loads (p-values as quantity.FormatP).
 func (d Diff) String() string {
 	if math.IsNaN(d.Pct) {
 		return "n/a"
 	}
-	s := quantity.FormatPct(d.Pct) + " (p=" + quantity.FormatP(d.P)
-	if !d.Significant {
-		s += ", n.s."
+	return quantity.FormatPct(d.Pct) + " (p=" + quantity.FormatP(d.P) + d.notSignificant("loads") + ")"
+}
+
+// notSignificant is what follows the p-value of a difference that is not significant: ", n.s."
+// when it was tested, ", too few UNIT to test" when P is NaN (fewer than two a side), "" when
+// significant. Not significant and not tested are different findings.
+func (d Diff) notSignificant(unit string) string {
+	switch {
+	case d.Significant:
+		return ""
+	case math.IsNaN(d.P):
+		return ", too few " + unit + " to test"
 	}
-	return s + ")"
+	return ", n.s."
 }
 
 // median returns the median of a group's sample in ms (NaN for nil).
