@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/pltlab/pltlab/plan"
@@ -37,19 +36,10 @@ type Schedule struct {
 	entries []LinkEntry // each link's entry
 }
 
-// derivations counts the schedules NewSchedule has computed in this process (Derivations).
-var derivations atomic.Int64
-
-// Derivations returns how many schedules NewSchedule has computed in this process: a study's run derives
-// each part's once (Prepare), and whatever else asks which loads, how many or how long reads
-// those (the test of `reproduce --runs 50` counts them).
-func Derivations() int64 { return derivations.Load() }
-
 // NewSchedule computes c's schedule: the order of its loads, the cost of every load and link,
 // and its shard's slice. Errors: a page or link spec that does not parse, a shard the schedule cannot be split
 // into (see Shards), or a Subset index outside the schedule.
 func NewSchedule(c Config) (*Schedule, error) {
-	derivations.Add(1)
 	p := &Schedule{Config: c, c: c.withDefaults()}
 	m, err := newCost(p.c)
 	if err != nil {

@@ -8,11 +8,12 @@ import (
 	"github.com/pltlab/pltlab/plan"
 )
 
-// Loads returns the number of page loads of the plan, warm-ups included.
+// Loads returns the number of page loads of the plan, warm-ups included, counted without
+// deriving a schedule (experiment.Config.Loads).
 func (p Plan) Loads() int {
 	n := 0
 	for _, part := range p.Parts {
-		n += len(experiment.Order(part.Config))
+		n += part.Config.Loads()
 	}
 	return n
 }

@@ -40,6 +40,10 @@ type RunOptions struct {
 	Observer func(experiment.Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// Schedule derives one part's schedule from its experiment (nil: experiment.NewSchedule):
+	// Prepare and MergeShards call it once per part and read what it returns; a test counts
+	// the derivations of a run through it.
+	Schedule func(experiment.Config) (*experiment.Schedule, error)
 	// Process makes the process-wide settings a study's own schedule switches arm by arm
 	// (highway2023's quic-go GSO), which a library never makes itself; the CLI gives its own.
 	// nil: arms that need one fail, naming it.

@@ -95,13 +95,18 @@ func (p Plan) units(parts []*experiment.Schedule) ([]unit, error) {
 	return us, nil
 }
 
-// partSchedules computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
+// partSchedules derives every part's schedule (unsharded) with o's Runs and Seed applied, each
+// once, through o.Schedule (experiment.NewSchedule when nil).
 func (p Plan) partSchedules(o RunOptions) ([]*experiment.Schedule, error) {
+	derive := o.Schedule
+	if derive == nil {
+		derive = experiment.NewSchedule
+	}
 	cs := p.Configs(o)
 	out := make([]*experiment.Schedule, len(cs))
 	for i, c := range cs {
 		c.Shard, c.Subset = plan.Shard{}, nil
-		pp, err := experiment.NewSchedule(c)
+		pp, err := derive(c)
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 		}

@@ -181,15 +181,16 @@ func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []plan.Source {
 func TestMergeShards(t *testing.T) {
 	st, _ := Lookup("kakhki2017")
 	p := st.Plan(Quick)
+	var d derivations
 	o := RunOptions{Seed: 1}
 	srcs := fakeStudyShards(t, p, 3, o)
-	before := experiment.Derivations()
+	o.Schedule = d.derive
 	recs, check, err := MergeShards(p, o, srcs, plan.MergeOptions{})
 	if err != nil || !check.Complete() || check.Count != 3 {
 		t.Fatalf("complete merge: %+v, %v", check, err)
 	}
-	if n := experiment.Derivations() - before; n != int64(len(p.Parts)) {
-		t.Errorf("the merge derived %d part plans, want %d (one per part)", n, len(p.Parts))
+	if d.n != len(p.Parts) {
+		t.Errorf("the merge derived %d part schedules, want %d (one per part)", d.n, len(p.Parts))
 	}
 	if whole, err := p.Apply(o).Estimate(); err != nil || check.Estimate != whole {
 		t.Errorf("the merge's estimate %v, the plan's %v (%v)", check.Estimate, whole, err)

@@ -40,6 +40,7 @@ type reproduceFlags struct {
 	merge     bool
 	prefer    string
 	view      string
+	derive    func(experiment.Config) (*experiment.Schedule, error) // measureSetup.derive
 }
 
 // newReproduceCmd builds 'pltlab reproduce', making setup once the flags are checked.
@@ -126,6 +127,9 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 // (reproduceFlags.prepare) and print it (--dry-run) or run it (run, --resume, --decide), making
 // setup once the flags are checked.
 func (f *reproduceFlags) run(cmd *cobra.Command, args []string, setup *measureSetup) error {
+	if setup != nil {
+		f.derive = setup.derive
+	}
 	m, files, err := f.mode(args)
 	if err != nil {
 		return err
@@ -371,7 +375,7 @@ func (f *reproduceFlags) prepare(p studies.Plan) (*studies.Prepared, error) {
 
 // options are the run options the flags give that decide the plan (and so the shards).
 func (f *reproduceFlags) options() studies.RunOptions {
-	o := studies.RunOptions{Runs: f.runs, Seed: f.seed}
+	o := studies.RunOptions{Runs: f.runs, Seed: f.seed, Schedule: f.derive}
 	if f.shard != "" {
 		o.Shard, _ = plan.ParseShard(f.shard, os.Getenv) // checked by prepare
 	}
