@@ -41,24 +41,36 @@ func (p Plan) flowPartRuns() int {
 }
 
 // Estimate predicts the plan's wall time in one process on one 2-core machine with the one
-// cost model of package plan (its constants fitted from records; see
-// plan.LoadOverhead): plan.StartCost, every page-load part's plan's Total and every
-// flow part's plan.EstimateFlows. It derives the parts' schedules; a run's Prepared.Estimate
-// reads those it derived. It fails, naming the part, on a spec that does not parse. To size a
-// finding's missing loads use experiment.NewSchedule's Estimate on the part's Config.
+// cost model of package plan (its constants fitted from records; see plan.LoadOverhead):
+// plan.StartCost, every page-load part's experiment.Estimate and every flow part's
+// plan.EstimateFlows, priced without deriving a schedule; a run's Prepared.Estimate reads the
+// schedules it derived. It fails, naming the part, on a spec that does not parse.
 func (p Plan) Estimate() (time.Duration, error) {
-	parts, err := p.partSchedules(RunOptions{})
-	if err != nil {
-		return 0, err
+	cs := p.Configs(RunOptions{})
+	totals := make([]time.Duration, len(cs))
+	for i, c := range cs {
+		var err error
+		if totals[i], err = experiment.Estimate(c); err != nil {
+			return 0, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
+		}
 	}
-	return p.estimate(parts)
+	return p.estimate(totals)
 }
 
-// estimate is Estimate over the parts' schedules (unsharded totals: experiment.Schedule.Total).
-func (p Plan) estimate(parts []*experiment.Schedule) (time.Duration, error) {
+// totals are the Totals of the parts' schedules (experiment.Schedule.Total), for estimate.
+func totals(parts []*experiment.Schedule) []time.Duration {
+	out := make([]time.Duration, len(parts))
+	for i, pp := range parts {
+		out[i] = pp.Total()
+	}
+	return out
+}
+
+// estimate is Estimate with totals[i] the time of part i's loads in one process.
+func (p Plan) estimate(totals []time.Duration) (time.Duration, error) {
 	d := plan.StartCost
-	for _, pp := range parts {
-		d += pp.Total()
+	for _, t := range totals {
+		d += t
 	}
 	for _, f := range p.Flows {
 		e, err := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)

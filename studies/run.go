@@ -221,7 +221,7 @@ func (pr *Prepared) Announce() (string, error) {
 	}
 	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", quantity.FormatEstimate(est))
 	if pr.Slice != nil {
-		whole, err := p.estimate(pr.Parts)
+		whole, err := p.estimate(totals(pr.Parts))
 		if err != nil {
 			return "", err
 		}
@@ -260,7 +260,7 @@ func (pr *Prepared) Estimate() (time.Duration, error) {
 	if pr.Slice != nil {
 		return pr.Slice.Estimate, nil
 	}
-	return pr.Plan.estimate(pr.Parts)
+	return pr.Plan.estimate(totals(pr.Parts))
 }
 
 // Validate checks every part's experiment and specs, so bad input is refused before anything

@@ -291,7 +291,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 	}
 	check := p.owed(scheds, shards, out)
 	check.Count, check.Duplicates = count, dups
-	if check.Estimate, err = p.estimate(scheds); err != nil {
+	if check.Estimate, err = p.estimate(totals(scheds)); err != nil {
 		return nil, nil, err
 	}
 	if recorded && len(check.Missing) == 0 && len(gap) > 0 {
