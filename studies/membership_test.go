@@ -18,15 +18,11 @@ import (
 // shard and its units' digest, as RunPrepared writes them.
 func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string) time.Duration) []plan.Source {
 	t.Helper()
-	p = p.Apply(o)
-	scheds, err := p.partSchedules(o)
+	whole, err := p.Prepare(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	us, err := p.units(scheds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, scheds, us := whole.Plan, whole.Parts, whole.units
 	pu := make([]plan.Unit, len(us))
 	for i, u := range us {
 		pu[i] = plan.Unit{ID: u.ID, Cost: cost(u.ID), Boundary: u.Boundary}

@@ -94,11 +94,13 @@ type Prepared struct {
 	Parts []*experiment.Schedule
 	// Slice is the share of the shard Options.Shard names (Prepared.Shards), nil when not sharded.
 	Slice *ShardSlice
+
+	units []unit // the plan's work as one list (Plan.units of Parts), built once
 }
 
 // Prepare computes the plan once with o: every part's experiment plan (experiment.NewSchedule with
-// o's Runs and Seed), cut to o.Shard's share when sharded (Prepared.Shards over the same part
-// plans), then each part set to continue from the records in o.Resume that carry its
+// o's Runs and Seed) and their units as one list, cut to o.Shard's share when sharded
+// (Prepared.Shards of that list), then each part set to continue from the records in o.Resume that carry its
 // experiment name (experiment.Schedule.Resume; a part without any starts afresh). The error names a
 // shard count the plan cannot be split into, a plan that is not shardable, or the part whose
 // records do not match the plan.
@@ -108,12 +110,16 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr := &Prepared{Plan: p, Options: o, Parts: parts}
+	us, err := p.units(parts)
+	if err != nil {
+		return nil, err
+	}
+	pr := &Prepared{Plan: p, Options: o, Parts: parts, units: us}
 	if o.Shard.Count > 0 {
 		if err := p.Shardable(); err != nil {
 			return nil, err
 		}
-		shards, err := p.shardsOf(parts, o.Shard.Count)
+		shards, err := pr.Shards(o.Shard.Count)
 		if err != nil {
 			return nil, err
 		}

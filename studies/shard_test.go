@@ -517,7 +517,7 @@ func maxShards(p Plan, o RunOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return pr.MaxShards()
+	return pr.MaxShards(), nil
 }
 
 // cutShards is Prepared.Shards of p prepared unsharded with o's Runs and Seed.

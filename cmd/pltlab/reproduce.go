@@ -335,16 +335,12 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 			if nodes > 0 && p.Shardable() != nil {
 				col = "\tnot shardable (runs whole)"
 			} else if nodes > 0 {
-				most, err := pr.MaxShards()
-				if err != nil {
-					return err
-				}
 				on, err := pr.EstimateOn(nodes)
 				if err != nil {
 					return err
 				}
 				col = "\t" + quantity.FormatEstimate(on)
-				if most < nodes {
+				if most := pr.MaxShards(); most < nodes {
 					col += fmt.Sprintf(" (%d shards at most)", most)
 				}
 			}
