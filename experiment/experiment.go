@@ -117,7 +117,7 @@ type Config struct {
 	// result.Replay.Deterministic.
 	ReplayDeterministic bool
 	// Done lists the indexes (in Order(c)) of loads already made, which Run skips: the loads
-	// of an earlier, interrupted run of the same Config being resumed (see ResumeFrom).
+	// of an earlier, interrupted run of the same Config being resumed (see Schedule.Resume).
 	Done map[int]bool
 	// Overrides lists the command-line flags that replaced a matrix file's values
 	// ("runs=3 (matrix: 20)"); it is copied into every record's settings.

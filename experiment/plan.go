@@ -99,9 +99,11 @@ func (p *Schedule) Select(sh plan.Shard, study string, jobs []int, units []strin
 	return nil
 }
 
-// Resume sets the schedule to continue the interrupted experiment whose records are recs (see
-// ResumeFrom): Config takes the experiment's name and Config.Done the loads already made. The
-// errors are ResumeFrom's.
+// Resume sets the schedule to continue the interrupted experiment whose records are recs (the
+// output file's): Config takes the experiment's name (Config.Name must be empty or the same)
+// and Config.Done the loads already made (plan.Made: a load that left only a harness_error line
+// is made again). Every load line must be the load Jobs puts at its run number and the
+// recorded settings Config's: otherwise the error names the first difference.
 func (p *Schedule) Resume(recs []*result.Record) error {
 	c, err := resumeFrom(p.Config, p.Jobs, recs)
 	if err != nil {

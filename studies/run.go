@@ -28,7 +28,7 @@ type RunOptions struct {
 	Chrome, Version, TempDir string
 	SkipLinkCheck            bool
 	// Resume holds the records of an interrupted run of the same plan (the output file's):
-	// every part continues its schedule from them (experiment.ResumeFrom).
+	// every part continues its schedule from them (experiment.Schedule.Resume).
 	Resume []*result.Record
 	// Configure, when set, is applied to every part's experiment last (the CLI sets its
 	// per-load evidence options there: artifacts, visual metrics).
