@@ -47,29 +47,17 @@ func (p Plan) flowPartRuns() int {
 // schedules it derived. It fails, naming the part, on a spec that does not parse.
 func (p Plan) Estimate() (time.Duration, error) {
 	cs := p.Configs(RunOptions{})
-	totals := make([]time.Duration, len(cs))
-	for i, c := range cs {
-		var err error
-		if totals[i], err = experiment.Estimate(c); err != nil {
-			return 0, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
-		}
-	}
-	return p.estimate(totals)
+	return p.estimate(func(i int) (time.Duration, error) { return experiment.Estimate(cs[i]) })
 }
 
-// totals are the Totals of the parts' schedules (experiment.Schedule.Total), for estimate.
-func totals(parts []*experiment.Schedule) []time.Duration {
-	out := make([]time.Duration, len(parts))
-	for i, pp := range parts {
-		out[i] = pp.Total()
-	}
-	return out
-}
-
-// estimate is Estimate with totals[i] the time of part i's loads in one process.
-func (p Plan) estimate(totals []time.Duration) (time.Duration, error) {
+// estimate is Estimate with total(i) the time of part i's loads in one process.
+func (p Plan) estimate(total func(i int) (time.Duration, error)) (time.Duration, error) {
 	d := plan.StartCost
-	for _, t := range totals {
+	for i, part := range p.Parts {
+		t, err := total(i)
+		if err != nil {
+			return 0, fmt.Errorf("part %s: %w", part.Name, err)
+		}
 		d += t
 	}
 	for _, f := range p.Flows {

@@ -227,7 +227,7 @@ func (pr *Prepared) Announce() (string, error) {
 	}
 	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", quantity.FormatEstimate(est))
 	if pr.Slice != nil {
-		whole, err := p.estimate(totals(pr.Parts))
+		whole, err := p.estimate(pr.total)
 		if err != nil {
 			return "", err
 		}
@@ -266,8 +266,11 @@ func (pr *Prepared) Estimate() (time.Duration, error) {
 	if pr.Slice != nil {
 		return pr.Slice.Estimate, nil
 	}
-	return pr.Plan.estimate(totals(pr.Parts))
+	return pr.Plan.estimate(pr.total)
 }
+
+// total is the time of part i's loads in one process: its schedule's Total.
+func (pr *Prepared) total(i int) (time.Duration, error) { return pr.Parts[i].Total(), nil }
 
 // Validate checks every part's experiment and specs, so bad input is refused before anything
 // runs; errors name the part.
