@@ -39,7 +39,7 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 		recs := []*result.Record{pr.StudyPlanLine()}
 		for _, share := range sh.Parts {
 			c := scheds[share.Part].Config
-			c.Shard, c.Subset, c.Study, c.Units = sh.Shard, share.Jobs, p.Study+"/"+string(p.Scale), sh.Units
+			c.Shard, c.Study, c.Units = sh.Shard, p.Study+"/"+string(p.Scale), sh.Units
 			recs = append(recs, experiment.PlanRecord(c, len(share.Jobs)))
 			jobs := scheds[share.Part].Jobs
 			for _, i := range share.Jobs {

@@ -105,7 +105,7 @@ func (p Plan) partSchedules(o RunOptions) ([]*experiment.Schedule, error) {
 	cs := p.Configs(o)
 	out := make([]*experiment.Schedule, len(cs))
 	for i, c := range cs {
-		c.Shard, c.Subset = plan.Shard{}, nil
+		c.Shard = plan.Shard{}
 		pp, err := derive(c)
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)

@@ -155,18 +155,18 @@ func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []plan.Source {
 	var out []plan.Source
 	for k := range n {
 		o.Shard = plan.Shard{Index: k, Count: n}
-		cs, err := resumed(p, o)
+		pr, err := p.Prepare(o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var recs []*result.Record
-		for _, c := range cs {
-			if len(c.Subset) == 0 {
+		for _, pp := range pr.Parts {
+			c, jobs := pp.Config, pp.Jobs
+			if len(pp.Mine) == 0 {
 				continue
 			}
-			recs = append(recs, experiment.PlanRecord(c, len(c.Subset)))
-			jobs := experiment.Order(c)
-			for _, i := range c.Subset {
+			recs = append(recs, experiment.PlanRecord(c, len(pp.Mine)))
+			for _, i := range pp.Mine {
 				j := jobs[i]
 				recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Time: time.Unix(int64(1000*k+i), 0), Warmup: j.Warmup,
 					Mode: j.Arm.Mode, Protocol: j.Arm.Protocol, Page: result.Page{Spec: c.Pages[j.Page]}, Link: result.Link{Spec: c.Links[j.Link]},
@@ -495,20 +495,6 @@ func TestMergeCountsDuplicates(t *testing.T) {
 	if err != nil || check.Duplicates == 0 || !check.Complete() {
 		t.Errorf("a shard given twice: %+v, %v", check, err)
 	}
-}
-
-// resumed returns the parts' experiments of p.Prepare(o), as RunPrepared runs them: each cut to
-// o.Shard's share when sharded and set to continue from o.Resume.
-func resumed(p Plan, o RunOptions) ([]experiment.Config, error) {
-	pr, err := p.Prepare(o)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]experiment.Config, len(pr.Parts))
-	for i, pp := range pr.Parts {
-		out[i] = pp.Config
-	}
-	return out, nil
 }
 
 // maxShards is Prepared.MaxShards of p prepared with o.
