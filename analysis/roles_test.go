@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pltlab/pltlab/result"
@@ -21,5 +23,38 @@ func TestGroupKeyReadsSettingsOnly(t *testing.T) {
 		if role, ok := result.FieldRole(path); !ok || role != result.RoleSetting {
 			t.Errorf("the group key reads %s, whose role is %q (known %v); want %q", path, role, ok, result.RoleSetting)
 		}
+	}
+}
+
+// TestEverySettingSplitsGroups: two loads that differ in one requested setting (a field of
+// result.Settings whose role is setting, timeout_ms apart, see labelled) fall in two groups,
+// so that a setting added to result.Settings is never pooled, with no change in this package.
+func TestEverySettingSplitsGroups(t *testing.T) {
+	for f := range reflect.TypeFor[result.Settings]().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if role, _ := result.FieldRole("settings." + name); role != result.RoleSetting || name == "timeout_ms" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			a := &result.Record{V: 1, Experiment: "e", Protocol: "h2", Valid: true, PLTMs: 100, Settings: &result.Settings{}}
+			b := *a
+			b.Settings = &result.Settings{}
+			v := reflect.ValueOf(b.Settings).Elem().FieldByIndex(f.Index)
+			switch v.Kind() {
+			case reflect.String:
+				v.SetString("changed")
+			case reflect.Int, reflect.Int64:
+				v.SetInt(7)
+			case reflect.Float64:
+				v.SetFloat(7)
+			case reflect.Bool:
+				v.SetBool(true)
+			default:
+				t.Fatalf("settings.%s is a %s: teach this test to change it", name, v.Kind())
+			}
+			if gs := groupRecords([]*result.Record{a, &b}, PLT); len(gs) != 2 || gs[0].Settings == gs[1].Settings {
+				t.Errorf("loads differing in settings.%s: %d groups, settings labels %q", name, len(gs), gs[0].Settings)
+			}
+		})
 	}
 }

@@ -97,10 +97,11 @@ func tcpLabel(cc, tls string) string {
 
 // of returns the settings label of r: the experiment's requested TCP congestion control and
 // TLS version (from r.Settings, or as observed on the experiment's TCP loads for older files),
-// the browser version, the pltlab version, the cross traffic (Record.Cross), the emulated device (Settings.Device) and the HTTP/3 stack
-// with its congestion controller (Settings.H3Stack, QUICCC; absent for quic-go). The same label
-// means the same method; the
-// protocols of one experiment share it, so they are compared.
+// the browser version, the pltlab version, the cross traffic (Record.Cross), the emulated
+// device (Settings.Device), the HTTP/3 stack with its congestion controller (Settings.H3Stack,
+// QUICCC; absent for quic-go) and every other setting of r.Settings (result.SettingValues, see
+// labelled). The same label means the same method; the protocols of one experiment share it,
+// so they are compared.
 func (ix *settingsIndex) of(r *result.Record) string {
 	var parts []string
 	if r.Settings != nil && (r.Settings.TCPCC != "" || r.Settings.TLS != "") {
@@ -122,11 +123,22 @@ func (ix *settingsIndex) of(r *result.Record) string {
 	if d := recordDevice(r); d != "" { // a phone's loads are never pooled with the desktop's
 		parts = append(parts, "device "+d)
 	}
-	if r.Settings != nil && r.Settings.H3Stack != "" { // nor another h3 stack's with quic-go's
+	if r.Settings != nil && (r.Settings.H3Stack != "" || r.Settings.QUICCC != "") { // nor another h3 stack's with quic-go's
 		parts = append(parts, "h3 stack "+r.Settings.H3Stack+"/"+r.Settings.QUICCC)
+	}
+	vals := result.SettingValues(r.Settings) // any other requested setting, as recorded
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		if !labelled[k] {
+			parts = append(parts, k+" "+strings.Trim(vals[k], `"`))
+		}
 	}
 	return strings.Join(parts, ", ")
 }
+
+// labelled names the settings of result.Settings that of words in its own way, and timeout_ms,
+// by which groups have never been split; every other setting of result.Settings is named in
+// the label as "NAME VALUE", so that a setting added there splits groups with no change here.
+var labelled = map[string]bool{"tcp_cc": true, "tls": true, "device": true, "h3_stack": true, "quic_cc": true, "timeout_ms": true}
 
 // recordDevice is the emulated device of r's experiment: its settings' spec, else (a record
 // without one) the applied device's; "" for the desktop.

@@ -187,8 +187,10 @@ func (c Config) archive(s string) (*pages.Archive, error) {
 type LaunchFunc func(ctx context.Context, opts ...browser.Option) (*browser.Browser, error)
 
 // Settings returns the record settings of c: what it asked for that changes a measurement.
-func (c Config) Settings() *result.Settings {
-	c = c.withDefaults()
+func (c Config) Settings() *result.Settings { return c.withDefaults().settings() }
+
+// settings is Settings of a Config whose defaults are applied.
+func (c Config) settings() *result.Settings {
 	return &result.Settings{TCPCC: c.TCPCC, TLS: c.TLS, TimeoutMs: quantity.Ms(c.Timeout),
 		Device: deviceSpec(c.Device), H3Stack: h3Stack(c), QUICCC: quicCC(c), Overrides: c.Overrides}
 }

@@ -13,8 +13,8 @@ import (
 // experiment's name (c.Name must be empty or the same) and Done lists the loads already made
 // (plan.Made: those with a page-load line; a load that left only a harness_error line is made
 // again). Every load line must be the load jobs puts at its run number, and the recorded
-// settings must be c's: otherwise the flags differ from the interrupted run's and the error
-// names the first difference.
+// settings must be c's (result.SettingDiffs): otherwise the flags differ from the interrupted
+// run's and the error names the first difference.
 func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 	c = c.withName(recs)
 	if c.Name == "" {
@@ -36,9 +36,11 @@ func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 		if err := matchJob(c, jobs, r); err != nil {
 			return c, err
 		}
-		if s := r.Settings; s != nil && (s.TCPCC != want.TCPCC || s.TLS != want.TLS || s.TimeoutMs != want.TimeoutMs) {
-			return c, fmt.Errorf("run %d was made with tcp_cc %s, TLS %s, timeout %gms; these flags give tcp_cc %s, TLS %s, timeout %gms",
-				r.Run, s.TCPCC, s.TLS, s.TimeoutMs, want.TCPCC, want.TLS, want.TimeoutMs)
+		if r.Settings == nil {
+			continue // a line older than the recorded settings
+		}
+		if d := result.SettingDiffs(r.Settings, want); len(d) > 0 {
+			return c, fmt.Errorf("run %d was made with other settings (settings.%s: %s in the file, %s from these flags)", r.Run, d[0].Path, d[0].A, d[0].B)
 		}
 	}
 	c.Done = plan.Made(recs, func(r *result.Record) (int, bool) { return r.Run, r.IsLoad() })

@@ -184,8 +184,13 @@ func TestResumeFrom(t *testing.T) {
 	}
 	tls := c
 	tls.TLS = "1.2"
-	if _, err := ResumeFrom(tls, recs); err == nil || !strings.Contains(err.Error(), "TLS 1.3") {
+	if _, err := ResumeFrom(tls, recs); err == nil || !strings.Contains(err.Error(), `settings.tls: "1.3" in the file, "1.2" from these flags`) {
 		t.Errorf("resume with another TLS: err %v", err)
+	}
+	stack := c // every setting of result.Settings is compared, the HTTP/3 stack's too
+	stack.H3Stack, stack.QUICCC = "ngtcp2", "bbr"
+	if _, err := ResumeFrom(stack, recs); err == nil || !strings.Contains(err.Error(), `settings.h3_stack: - in the file, "ngtcp2" from these flags`) {
+		t.Errorf("resume with another HTTP/3 stack: err %v", err)
 	}
 }
 

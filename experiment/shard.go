@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pltlab/pltlab/device"
-	"github.com/pltlab/pltlab/internal/quantity"
 	"github.com/pltlab/pltlab/pages"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
@@ -106,10 +105,9 @@ func configHash(c Config) string { return plan.LineHash(planLine(c, 0)) }
 // planLine is the plan line payload of c, whose defaults are applied: its configuration, the
 // shard's count of loads, its input files, study and units.
 func planLine(c Config, loads int) *result.PlanLine {
-	p := &result.PlanLine{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup,
-		TimeoutMs: quantity.Ms(c.Timeout), Seed: c.Seed, TCPCC: c.TCPCC, TLS: c.TLS, Cross: c.Cross, Device: deviceSpec(c.Device), Loads: loads,
-		H3Stack: h3Stack(c), QUICCC: quicCC(c),
-		Inputs: InputFiles(c), Study: c.Study, Units: c.Units}
+	p := &result.PlanLine{Pages: c.Pages, Links: c.Links, Runs: c.Runs, Warmup: c.Warmup, Seed: c.Seed, Settings: *c.settings(),
+		Cross: c.Cross, Loads: loads, Inputs: InputFiles(c), Study: c.Study, Units: c.Units}
+	p.Overrides = nil
 	for _, a := range c.Arms {
 		p.Arms = append(p.Arms, result.PlanLineArm{Protocol: a.Protocol, Mode: a.Mode})
 	}

@@ -95,8 +95,11 @@ func LineSchedule(p *result.PlanLine) []Job {
 // LineHash returns the config hash of the experiment a plan line describes: the first 16 hex
 // digits of the SHA-256 of its pages, links, arms, runs, warm-ups, timeout, seed, TCP congestion
 // control, TLS version, cross traffic, input files, device and HTTP/3 stack as JSON (the last
-// three left out when they are the defaults, so older hashes stand), the same bytes as
-// experiment.ConfigHash of the configuration (experiment TestLineHashIsConfigHash).
+// three left out when they are the defaults, so older hashes stand), and every other setting
+// of p.Settings that is set (result.SettingValues, under "settings"; absent when none, so that
+// a setting added to result.Settings is hashed with no change here and older hashes stand), the
+// same bytes as experiment.ConfigHash of the configuration (experiment
+// TestLineHashIsConfigHash).
 func LineHash(p *result.PlanLine) string {
 	type arm struct {
 		Protocol string
@@ -106,26 +109,34 @@ func LineHash(p *result.PlanLine) string {
 	for i, a := range p.Arms {
 		arms[i] = arm{a.Protocol, a.Mode}
 	}
+	more := result.SettingValues(&p.Settings)
+	for _, k := range hashedSettings {
+		delete(more, k)
+	}
 	b, _ := json.Marshal(struct {
-		Pages   []string           `json:"pages"`
-		Links   []string           `json:"links"`
-		Arms    []arm              `json:"arms"`
-		Runs    int                `json:"runs"`
-		Warmup  int                `json:"warmup"`
-		Timeout string             `json:"timeout"`
-		Seed    int64              `json:"seed"`
-		TCPCC   string             `json:"tcp_cc"`
-		TLS     string             `json:"tls"`
-		Cross   string             `json:"cross,omitempty"`
-		Inputs  []result.InputFile `json:"inputs,omitempty"`
-		Device  string             `json:"device,omitempty"`
-		H3Stack string             `json:"h3_stack,omitempty"`
-		QUICCC  string             `json:"quic_cc,omitempty"`
+		Pages    []string           `json:"pages"`
+		Links    []string           `json:"links"`
+		Arms     []arm              `json:"arms"`
+		Runs     int                `json:"runs"`
+		Warmup   int                `json:"warmup"`
+		Timeout  string             `json:"timeout"`
+		Seed     int64              `json:"seed"`
+		TCPCC    string             `json:"tcp_cc"`
+		TLS      string             `json:"tls"`
+		Cross    string             `json:"cross,omitempty"`
+		Inputs   []result.InputFile `json:"inputs,omitempty"`
+		Device   string             `json:"device,omitempty"`
+		H3Stack  string             `json:"h3_stack,omitempty"`
+		QUICCC   string             `json:"quic_cc,omitempty"`
+		Settings map[string]string  `json:"settings,omitempty"`
 	}{p.Pages, p.Links, arms, p.Runs, p.Warmup, time.Duration(p.TimeoutMs * float64(time.Millisecond)).String(), p.Seed, p.TCPCC, p.TLS, p.Cross, p.Inputs, p.Device,
-		p.H3Stack, p.QUICCC})
+		p.H3Stack, p.QUICCC, more})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
+
+// hashedSettings are the fields of result.Settings that LineHash hashes in its own words.
+var hashedSettings = []string{"timeout_ms", "tcp_cc", "tls", "device", "h3_stack", "quic_cc"}
 
 // BlockJobs returns the loads (indexes into LineSchedule(p), ascending) a shard given the units
 // ids makes: each measured block's loads and the warm-ups of every link it brings up. An ID that

@@ -251,21 +251,15 @@ type PlanLine struct {
 	// Runs and Warmup are the measured and warm-up loads per cell.
 	Runs   int `json:"runs"`
 	Warmup int `json:"warmup"`
-	// TimeoutMs is the per-load deadline in ms.
-	TimeoutMs float64 `json:"timeout_ms"`
 	// Seed seeds the order and the loss generators.
 	Seed int64 `json:"seed"`
-	// TCPCC and TLS are the TCP listeners' congestion control and TLS version.
-	TCPCC string `json:"tcp_cc"`
-	TLS   string `json:"tls"`
+	// Settings are the settings every load line of the experiment carries (the deadline, TCP
+	// congestion control, TLS version, device, HTTP/3 stack and its controller, ...; without
+	// Overrides), inlined: a setting added to Settings is in the plan line and its hash
+	// (plan.LineHash) with no change here.
+	Settings
 	// Cross is the cross-traffic flow spec kept running during the loads ("" for none).
 	Cross string `json:"cross,omitempty"`
-	// Device is the emulated client device's spec ("motog2013:cgroup"); "" for the desktop.
-	Device string `json:"device,omitempty"`
-	// H3Stack and QUICCC are the HTTP/3 stack ("ngtcp2") and its congestion controller
-	// ("cubic"); both "" for quic-go, the default (whose only controller is NewReno).
-	H3Stack string `json:"h3_stack,omitempty"`
-	QUICCC  string `json:"quic_cc,omitempty"`
 	// Loads is the number of loads (warm-ups included) of this shard.
 	Loads int `json:"loads"`
 	// Inputs are the files the links read (trace:FILE) with their content digests, which the

@@ -1,15 +1,20 @@
 package result
 
 import (
+	"cmp"
+	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 )
 
 // Role says what a record field is to a reader that compares loads: part of the identity of
 // what was measured, a measurement, or bookkeeping of the line. Every field of Record states
 // its role in a `role` struct tag next to its `json` tag; a field whose type mixes roles says
-// RoleMixed and its type's fields state theirs. Readers ask FieldRole or Fields, never keep a
-// list of their own, so that a field added to the record is classified where it is declared.
+// RoleMixed and its type's fields state theirs. Readers ask SettingDiffs, SettingValues or
+// FieldRole, never keep a list of their own, so that a field added to the record (or to any
+// kind of line so tagged) is classified where it is declared.
 type Role string
 
 const (
@@ -53,8 +58,11 @@ func Fields() []Field {
 // "link.rtt_ms", "replay.hits"): the role of the path's first ancestor that is not RoleMixed,
 // so that every path below a setting (link.down.loss) is a setting; RoleMixed for a mixed field
 // itself. ok is false when Record has no such field.
-func FieldRole(path string) (role Role, ok bool) {
-	t := reflect.TypeFor[Record]()
+func FieldRole(path string) (role Role, ok bool) { return roleAt(reflect.TypeFor[Record](), path) }
+
+// roleAt is FieldRole of a field of the struct type t (pointers and slices taken off).
+func roleAt(t reflect.Type, path string) (role Role, ok bool) {
+	t = structType(t)
 	for name := range strings.SplitSeq(path, ".") {
 		if t.Kind() != reflect.Struct {
 			return "", false
@@ -71,11 +79,65 @@ func FieldRole(path string) (role Role, ok bool) {
 	return role, true
 }
 
-// IsSetting reports whether the field at the dotted JSON path is a setting (FieldRole); a path
-// Record does not have is not one.
-func IsSetting(path string) bool {
-	r, ok := FieldRole(path)
-	return ok && r == RoleSetting
+// Diff is one setting whose values differ between two lines.
+type Diff struct {
+	// Path is the setting's dotted JSON path ("link.rtt_ms", "settings.h3_stack").
+	Path string
+	// A and B are its JSON values in the two lines ("50", `"ngtcp2"`), "-" where a line
+	// lacks it.
+	A, B string
+}
+
+// SettingDiffs lists, by path, the settings whose values differ between a and b: the one
+// definition of what makes two measurements comparable, which view's compare and resume read
+// (and report's groups follow, SettingValues). a and b are values of one struct type (a
+// Record, a Settings, a pointer to one, or a kind that embeds them); its fields' role tags
+// say what a setting is, so a field added to a kind is compared where it is declared.
+func SettingDiffs(a, b any) []Diff {
+	va, vb := SettingValues(a), SettingValues(b)
+	keys := slices.Concat(slices.Collect(maps.Keys(va)), slices.Collect(maps.Keys(vb)))
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	var out []Diff
+	for _, k := range keys {
+		if va[k] != vb[k] {
+			out = append(out, Diff{k, cmp.Or(va[k], "-"), cmp.Or(vb[k], "-")})
+		}
+	}
+	return out
+}
+
+// SettingValues returns the settings of v (see SettingDiffs) as they are encoded: each leaf of
+// v's JSON object whose role is RoleSetting, by dotted path, with its JSON value. Measurements
+// and the line's bookkeeping are left out; a name v's type lacks is kept, shown rather than
+// hidden. A nil pointer has none.
+func SettingValues(v any) map[string]string {
+	out := map[string]string{}
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return out
+	}
+	raw, _ := json.Marshal(v)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		if role, ok := roleAt(t, path); ok && role != RoleSetting && role != RoleMixed {
+			return
+		}
+		if obj, ok := v.(map[string]any); ok {
+			for k, x := range obj {
+				walk(path+"."+k, x)
+			}
+			return
+		}
+		b, _ := json.Marshal(v)
+		out[path] = string(b)
+	}
+	for k, x := range m {
+		walk(k, x)
+	}
+	return out
 }
 
 // walkRoles calls fn with the path and role of every leaf field of the struct type t.

@@ -2,11 +2,8 @@ package view
 
 import (
 	"bytes"
-	"cmp"
-	"encoding/json"
 	"fmt"
 	"html/template"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,59 +145,13 @@ func makePair(a, b side) pair {
 	return p
 }
 
-// settingsDiff lists the recorded settings (every record field that package result classes as
-// a setting, result.FieldRole, nested objects flattened, e.g. link.rtt_ms) whose values differ
-// between a and b.
-func settingsDiff(a, b *result.Record) [][3]string {
-	return diffSettings(recordMap(a), recordMap(b))
-}
-
-// diffSettings is settingsDiff of two records decoded as JSON objects.
-func diffSettings(a, b map[string]any) [][3]string {
-	fa, fb := settingLeaves(a), settingLeaves(b)
-	keys := slices.Concat(slices.Collect(maps.Keys(fa)), slices.Collect(maps.Keys(fb)))
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
+// settingsDiff lists the settings whose values differ between the lines a and b, as package
+// result defines them (result.SettingDiffs: the fields its role tags class as settings, nested
+// objects flattened, e.g. link.rtt_ms), for any kind of line.
+func settingsDiff(a, b any) [][3]string {
 	var out [][3]string
-	for _, k := range keys {
-		if fa[k] != fb[k] {
-			out = append(out, [3]string{k, cmp.Or(fa[k], "-"), cmp.Or(fb[k], "-")})
-		}
-	}
-	return out
-}
-
-// recordMap returns r's JSON object.
-func recordMap(r *result.Record) map[string]any {
-	raw, _ := json.Marshal(r)
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	return m
-}
-
-// settingLeaves returns the leaves of the record object m as dotted names with their JSON
-// values, those that package result classes as settings only (result.FieldRole: measurements
-// and the line's bookkeeping left out). A name the record type lacks is kept: it is shown
-// rather than hidden.
-func settingLeaves(m map[string]any) map[string]string {
-	out := map[string]string{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		path := strings.TrimSuffix(prefix, ".")
-		if role, ok := result.FieldRole(path); ok && role != result.RoleSetting && role != result.RoleMixed {
-			return
-		}
-		if obj, ok := v.(map[string]any); ok {
-			for k, x := range obj {
-				walk(prefix+k+".", x)
-			}
-			return
-		}
-		b, _ := json.Marshal(v)
-		out[path] = string(b)
-	}
-	for k, v := range m {
-		walk(k+".", v)
+	for _, d := range result.SettingDiffs(a, b) {
+		out = append(out, [3]string{d.Path, d.A, d.B})
 	}
 	return out
 }
