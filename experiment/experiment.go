@@ -233,6 +233,12 @@ func CrossArms(protocols []string, modes []result.Mode) []Arm {
 	return arms
 }
 
+// Loads returns the number of loads of c, warm-ups included: len(Order(c)), counted without
+// deriving the schedule.
+func (c Config) Loads() int {
+	return len(c.Links) * len(c.Pages) * len(c.Arms) * (cmp.Or(c.Runs, DefaultRuns) + c.Warmup)
+}
+
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
 	c.Runs = cmp.Or(c.Runs, DefaultRuns)

@@ -1,10 +1,6 @@
 package experiment
 
-import (
-	"cmp"
-
-	"github.com/pltlab/pltlab/plan"
-)
+import "github.com/pltlab/pltlab/plan"
 
 // Job is one page load of an experiment.
 type Job struct {
@@ -32,11 +28,4 @@ func Order(c Config) []Job {
 		jobs[i] = Job{Link: j.Link, Page: j.Page, Arm: c.Arms[j.Arm], Rep: j.Rep, Warmup: j.Warmup}
 	}
 	return jobs
-}
-
-// Loads returns the number of loads of c, warm-ups included: len(Order(c)), counted from its
-// layout (plan.Layout) without deriving the schedule.
-func (c Config) Loads() int {
-	y := plan.Layout{Cells: len(c.Pages) * len(c.Arms), Warmup: c.Warmup, Runs: cmp.Or(c.Runs, DefaultRuns)}
-	return y.Loads(len(c.Links))
 }

@@ -69,10 +69,6 @@ type Layout struct{ Cells, Warmup, Runs int }
 // Warmups returns the indexes of link l's warm-up loads, ascending (none without warm-ups).
 func (y Layout) Warmups(l int) []int { return indexes(l*(y.Warmup+y.Runs)*y.Cells, y.Warmup*y.Cells) }
 
-// Loads returns the number of loads of links links laid out so: the length of Schedule's
-// list, counted without deriving it.
-func (y Layout) Loads(links int) int { return links * (y.Warmup + y.Runs) * y.Cells }
-
 // Block returns the indexes of measured block b (from 0) of link l, ascending.
 func (y Layout) Block(l, b int) []int {
 	return indexes(l*(y.Warmup+y.Runs)*y.Cells+(y.Warmup+b)*y.Cells, y.Cells)

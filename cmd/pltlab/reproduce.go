@@ -127,9 +127,7 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 // (reproduceFlags.prepare) and print it (--dry-run) or run it (run, --resume, --decide), making
 // setup once the flags are checked.
 func (f *reproduceFlags) run(cmd *cobra.Command, args []string, setup *measureSetup) error {
-	if setup != nil {
-		f.derive = setup.derive
-	}
+	f.derive = setup.derive
 	m, files, err := f.mode(args)
 	if err != nil {
 		return err
