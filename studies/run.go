@@ -98,12 +98,12 @@ type Prepared struct {
 	units []unit // the plan's work as one list (Plan.units of Parts), built once
 }
 
-// Prepare computes the plan once with o: every part's experiment plan (experiment.NewSchedule with
-// o's Runs and Seed) and their units as one list, cut to o.Shard's share when sharded
-// (Prepared.Shards of that list), then each part set to continue from the records in o.Resume that carry its
-// experiment name (experiment.Schedule.Resume; a part without any starts afresh). The error names a
-// shard count the plan cannot be split into, a plan that is not shardable, or the part whose
-// records do not match the plan.
+// Prepare computes the plan once with o: every part's schedule (o.Schedule, experiment.NewSchedule
+// when nil, with o's Runs and Seed) and their units as one list, cut to o.Shard's share when
+// sharded (Prepared.Shards of that list), then each part set to continue from the records in
+// o.Resume that carry its experiment name (experiment.Schedule.Resume; a part without any starts
+// afresh). The error names a shard count the plan cannot be split into, a plan that is not
+// shardable, or the part whose records do not match the plan.
 func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 	p = p.Apply(o)
 	parts, err := p.partSchedules(o)
