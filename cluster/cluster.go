@@ -192,7 +192,7 @@ func (s *Sweep) plan() (Estimates, error) {
 		}
 	} else {
 		c := s.Config
-		c.Shard, c.Subset = plan.Shard{}, nil // the whole schedule, cut once
+		c.Shard = plan.Shard{} // the whole schedule, cut once
 		whole, err := experiment.NewSchedule(c)
 		if err != nil {
 			return e, err

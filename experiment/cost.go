@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
+	"time"
 
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/plan"
@@ -40,6 +42,28 @@ func newCost(c Config) (*plan.Model, error) {
 		m.Ngtcp2Idle = server.Ngtcp2IdleTimeout
 	}
 	return m, nil
+}
+
+// Estimate returns the cost model's time of every load of c run in one process, every link
+// brought up once, without plan.StartCost: NewSchedule(c).Total, priced cell by cell (a load's
+// cost depends on its page, link and arm, never on its place) without deriving the schedule.
+// It fails on a page or link spec that does not parse.
+func Estimate(c Config) (time.Duration, error) {
+	m, err := newCost(c)
+	if err != nil {
+		return 0, err
+	}
+	reps := time.Duration(cmp.Or(c.Runs, DefaultRuns) + c.Warmup)
+	var d time.Duration
+	for l := range m.Links {
+		d += m.Setup(l)
+		for p := range m.Pages {
+			for _, a := range c.Arms {
+				d += reps * m.Load(p, l, a.Protocol, a.Mode)
+			}
+		}
+	}
+	return d, nil
 }
 
 // Shaped reports whether any link of c is shaped: such a link needs network namespaces and TUN

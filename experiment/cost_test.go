@@ -32,6 +32,28 @@ func TestEstimateErrors(t *testing.T) {
 	}
 }
 
+// TestEstimateIsTheScheduleTotal: Estimate prices a configuration cell by cell to the
+// nanosecond of its schedule's Total (warm-ups, several links and arms, a device, the ngtcp2
+// stack), and a spec that does not parse is an error.
+func TestEstimateIsTheScheduleTotal(t *testing.T) {
+	arms := CrossArms([]string{"h1", "h2", "h3"}, []result.Mode{result.Cold, result.Warm})
+	for name, c := range map[string]Config{
+		"kakhki-like": kakhkiLike(),
+		"carlucci":    {Pages: []string{"carlucci2015"}, Links: []string{"carlucci2015", "carlucci2015,loss=1%"}, Arms: arms, Runs: 10, Warmup: 1},
+		"defaults":    {Pages: []string{"5x10KB", "1x1MB"}, Links: []string{"none", "3g"}, Arms: arms[:2]},
+		"device":      {Pages: []string{"5x10KB"}, Links: []string{"3g"}, Arms: arms, Runs: 2, Device: "motog2013"},
+		"ngtcp2":      {Pages: []string{"5x10KB"}, Links: []string{"3g"}, Arms: arms, Runs: 3, Warmup: 2, H3Stack: "ngtcp2"},
+	} {
+		want, err := estimate(c)
+		if got, gerr := Estimate(c); err != nil || gerr != nil || got != want {
+			t.Errorf("%s: Estimate %v (%v), the schedule's Total %v (%v)", name, got, gerr, want, err)
+		}
+	}
+	if _, err := Estimate(Config{Pages: []string{"1x5KB"}, Links: []string{"rate=fast"}, Arms: arms}); err == nil {
+		t.Error("Estimate of a bad link: no error")
+	}
+}
+
 // TestReadMatrixResolvesTraces: a relative trace path resolves from the matrix file's directory.
 func TestReadMatrixResolvesTraces(t *testing.T) {
 	m := "pages: [1x5KB]\nlinks: [\"down=trace:t/lte.trace,up=trace:/abs/up.trace,rtt=20ms\", none]\nprotocols: [h2]\n"

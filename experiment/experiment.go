@@ -117,7 +117,7 @@ type Config struct {
 	// result.Replay.Deterministic.
 	ReplayDeterministic bool
 	// Done lists the indexes (in Order(c)) of loads already made, which Run skips: the loads
-	// of an earlier, interrupted run of the same Config being resumed (see ResumeFrom).
+	// of an earlier, interrupted run of the same Config being resumed (see Schedule.Resume).
 	Done map[int]bool
 	// Overrides lists the command-line flags that replaced a matrix file's values
 	// ("runs=3 (matrix: 20)"); it is copied into every record's settings.
@@ -125,18 +125,14 @@ type Config struct {
 	// Launch launches a browser; nil means browser.Launch. It is a seam for tests (a launcher
 	// that fails) and for wrappers.
 	Launch LaunchFunc
-	// Subset, when not nil and Shard is set, is the shard's share of Order(c) (indexes,
-	// ascending) as planned by a caller that splits several experiments at once (a study's
-	// shards, studies.Prepared.Shards), instead of Schedule.Shards(Shard.Count). It is not hashed.
-	Subset []int
 	// Traces are the trace files a matrix's links name (ReadMatrix), relative ones resolved from
 	// the matrix file's directory into Links. Not hashed.
 	Traces []Trace
 	// Units are the IDs of the shard's units (plan.Unit.ID), recorded in its plan line and, by
-	// digest, in every line (result.Record.ShardUnits): Subset's units when a caller cuts, else
+	// digest, in every line (result.Record.ShardUnits): the caller's (Schedule.Select), else
 	// the part of Schedule.Shards (NewSchedule sets them). Not hashed.
 	Units []string
-	// Study is "STUDY/SCALE" for a part of a study run with Subset; it goes into the plan line
+	// Study is "STUDY/SCALE" for a part of a study's shard (Schedule.Select); it goes into the plan line
 	// (result.Plan.Study).
 	Study string
 	// Shard, when set, restricts Run to one part of the schedule (see Schedule.Shards); every line
@@ -235,6 +231,12 @@ func CrossArms(protocols []string, modes []result.Mode) []Arm {
 		}
 	}
 	return arms
+}
+
+// Loads returns the number of loads of c, warm-ups included: len(Order(c)), counted without
+// deriving the schedule.
+func (c Config) Loads() int {
+	return len(c.Links) * len(c.Pages) * len(c.Arms) * (cmp.Or(c.Runs, DefaultRuns) + c.Warmup)
 }
 
 // withDefaults returns c with zero fields set to their defaults.

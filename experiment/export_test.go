@@ -6,6 +6,11 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
+// ResumeFrom is Schedule.Resume of c's schedule, returning c continued: its name and Done.
+func ResumeFrom(c Config, recs []*result.Record) (Config, error) {
+	return resumeFrom(c, Order(c), recs)
+}
+
 // Run makes every load of c not in c.Done as RunSchedule does: RunSchedule of NewSchedule(c).
 func Run(ctx context.Context, c Config, w *result.Writer) (Summary, error) {
 	if err := c.withDefaults().Validate(); err != nil {

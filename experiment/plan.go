@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/pltlab/pltlab/plan"
@@ -14,7 +13,7 @@ import (
 // in the order to make it (Order; a load's index is its run number), the cost model's time of
 // each load and of each link's bring-up, and the loads this process makes. Everything that
 // asks which loads, how many or how long is a filter or a sum over that one list: the shard's
-// slice (Mine: the cut of Shards, or a study's Subset), what is left after a resume (Resume,
+// slice (Mine: the cut of Shards, or a study's share, Select), what is left after a resume (Resume,
 // Left), the estimates (Estimate, Total) and the sharding (Shards, Units, Share). Run, `pltlab
 // run --dry-run`, the studies' shards and the cluster jobs all read it.
 type Schedule struct {
@@ -28,8 +27,8 @@ type Schedule struct {
 	// Setup is the cost model's time of bringing up each link (by Config.Links index) in one
 	// process: LinkCheckTime or LinkUpCost, and BrowserLaunchCost per page and protocol.
 	Setup []time.Duration
-	// Mine are the indexes into Jobs of this process's loads, ascending: Config.Subset when set
-	// with a shard, the shard's slice of Shards, or every load when not sharded.
+	// Mine are the indexes into Jobs of this process's loads, ascending: the share Select gave,
+	// the shard's slice of Shards, or every load when not sharded.
 	Mine []int
 
 	c       Config      // Config with defaults
@@ -37,19 +36,10 @@ type Schedule struct {
 	entries []LinkEntry // each link's entry
 }
 
-// derivations counts the schedules NewSchedule has computed in this process (Derivations).
-var derivations atomic.Int64
-
-// Derivations returns how many schedules NewSchedule has computed in this process: a study's run derives
-// each part's once (Prepare), and whatever else asks which loads, how many or how long reads
-// those (the test of `reproduce --runs 50` counts them).
-func Derivations() int64 { return derivations.Load() }
-
 // NewSchedule computes c's schedule: the order of its loads, the cost of every load and link,
-// and its shard's slice. Errors: a page or link spec that does not parse, a shard the schedule cannot be split
-// into (see Shards), or a Subset index outside the schedule.
+// and its shard's slice. Errors: a page or link spec that does not parse, or a shard the schedule
+// cannot be split into (see Shards).
 func NewSchedule(c Config) (*Schedule, error) {
-	derivations.Add(1)
 	p := &Schedule{Config: c, c: c.withDefaults()}
 	m, err := newCost(p.c)
 	if err != nil {
@@ -66,13 +56,6 @@ func NewSchedule(c Config) (*Schedule, error) {
 	}
 	p.blocks, p.entries = p.cutBlocks()
 	switch sh := p.c.Shard; {
-	case sh.Count > 0 && c.Subset != nil:
-		for _, i := range c.Subset {
-			if i < 0 || i >= len(p.Jobs) {
-				return nil, fmt.Errorf("shard %s: load %d is outside the schedule of %d loads", sh, i, len(p.Jobs))
-			}
-		}
-		p.Mine = c.Subset
 	case sh.Count > 0:
 		if sh.Index < 0 || sh.Index >= sh.Count {
 			return nil, fmt.Errorf("bad shard %s: accepted I/N with 0 <= I < N", sh)
@@ -94,7 +77,7 @@ func NewSchedule(c Config) (*Schedule, error) {
 
 // Select makes the loads of shard sh with the given indexes into Jobs (a study's share of the
 // experiment, planned over several experiments at once) the schedule's own: it sets Config.Shard,
-// Config.Subset, Config.Study (as "STUDY/SCALE"), Config.Units (the IDs of every unit the
+// Config.Study (as "STUDY/SCALE"), Config.Units (the IDs of every unit the
 // study's shard was given, which its plan line records) and Mine. An index outside the schedule
 // is an error.
 func (p *Schedule) Select(sh plan.Shard, study string, jobs []int, units []string) error {
@@ -103,15 +86,17 @@ func (p *Schedule) Select(sh plan.Shard, study string, jobs []int, units []strin
 			return fmt.Errorf("shard %s: load %d is outside the schedule of %d loads", sh, i, len(p.Jobs))
 		}
 	}
-	p.Config.Shard, p.Config.Subset, p.Config.Study, p.Config.Units = sh, jobs, study, units
-	p.c.Shard, p.c.Subset, p.c.Study, p.c.Units = sh, jobs, study, units
+	p.Config.Shard, p.Config.Study, p.Config.Units = sh, study, units
+	p.c.Shard, p.c.Study, p.c.Units = sh, study, units
 	p.Mine = jobs
 	return nil
 }
 
-// Resume sets the schedule to continue the interrupted experiment whose records are recs (see
-// ResumeFrom): Config takes the experiment's name and Config.Done the loads already made. The
-// errors are ResumeFrom's.
+// Resume sets the schedule to continue the interrupted experiment whose records are recs (the
+// output file's): Config takes the experiment's name (Config.Name must be empty or the same)
+// and Config.Done the loads already made (plan.Made: a load that left only a harness_error line
+// is made again). Every load line must be the load Jobs puts at its run number and the
+// recorded settings Config's: otherwise the error names the first difference.
 func (p *Schedule) Resume(recs []*result.Record) error {
 	c, err := resumeFrom(p.Config, p.Jobs, recs)
 	if err != nil {
@@ -265,10 +250,4 @@ func (p *Schedule) Share(blocks []int) ShardSlice {
 	slices.Sort(sl.Jobs)
 	sl.Jobs = slices.Compact(sl.Jobs)
 	return sl
-}
-
-// unsharded returns c without its shard and subset: the whole schedule.
-func unsharded(c Config) Config {
-	c.Shard, c.Subset = plan.Shard{}, nil
-	return c
 }

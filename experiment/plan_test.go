@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
 
@@ -39,6 +40,12 @@ func TestScheduleUnchanged(t *testing.T) {
 			t.Errorf("%s: schedule digest %s, want %s", tc.name, got, tc.want)
 		}
 	}
+}
+
+// unsharded returns c without its shard: the whole schedule.
+func unsharded(c Config) Config {
+	c.Shard = plan.Shard{}
+	return c
 }
 
 // planShards is Schedule.Shards of c's whole plan (c without its shard and subset).

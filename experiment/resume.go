@@ -8,17 +8,13 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// ResumeFrom returns c set to continue the interrupted experiment whose records are recs (the
-// output file's): c takes the experiment's name (c.Name must be empty or the same) and Done
-// lists the loads already made (plan.Made: those with a page-load line; a load that left only a
-// harness_error line is made again). Every load line must be the load Order(c) puts at its
-// run number, and the recorded settings must be c's (result.SettingDiffs): otherwise the flags differ from the
-// interrupted run's and the error names the first difference.
-func ResumeFrom(c Config, recs []*result.Record) (Config, error) {
-	return resumeFrom(c, Order(c), recs)
-}
-
-// resumeFrom is ResumeFrom with c's schedule computed (Schedule.Resume passes its own).
+// resumeFrom returns c set to continue the interrupted experiment whose records are recs (the
+// output file's) on its schedule's jobs (Schedule.Resume passes its own): c takes the
+// experiment's name (c.Name must be empty or the same) and Done lists the loads already made
+// (plan.Made: those with a page-load line; a load that left only a harness_error line is made
+// again). Every load line must be the load jobs puts at its run number, and the recorded
+// settings must be c's (result.SettingDiffs): otherwise the flags differ from the interrupted
+// run's and the error names the first difference.
 func resumeFrom(c Config, jobs []Job, recs []*result.Record) (Config, error) {
 	c = c.withName(recs)
 	if c.Name == "" {

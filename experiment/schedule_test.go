@@ -18,8 +18,11 @@ func TestScheduleBlocks(t *testing.T) {
 	}
 	jobs := Order(c)
 	cells := 2 * 3
-	if want := 2 * (5 + 1) * cells; len(jobs) != want {
-		t.Fatalf("len = %d, want %d", len(jobs), want)
+	if want := 2 * (5 + 1) * cells; len(jobs) != want || c.Loads() != want {
+		t.Fatalf("len = %d, Loads = %d, want %d", len(jobs), c.Loads(), want)
+	}
+	if d := (Config{Pages: c.Pages, Links: c.Links[:1], Arms: c.Arms}); d.Loads() != len(Order(d)) {
+		t.Errorf("default runs: Loads = %d, len(Order) = %d", d.Loads(), len(Order(d)))
 	}
 	perLink := (5 + 1) * cells
 	for l := range 2 {

@@ -285,13 +285,15 @@ func TestShardJobs(t *testing.T) {
 	if want := len(c.Links) * len(c.Pages) * len(c.Arms) * c.Runs; n != want {
 		t.Fatalf("shards hold %d measured jobs, want %d", n, want)
 	}
-	c.Subset = []int{1, 2}
-	if got, err := shardJobs(c); err != nil || !reflect.DeepEqual(got, []int{1, 2}) {
-		t.Fatalf("subset: %v, %v", got, err)
+	p, err := NewSchedule(unsharded(c))
+	if err != nil {
+		t.Fatal(err)
 	}
-	c.Subset = []int{len(jobs)}
-	if _, err := shardJobs(c); err == nil {
-		t.Fatal("a subset outside the schedule: no error")
+	if err := p.Select(c.Shard, "", []int{1, 2}, nil); err != nil || !reflect.DeepEqual(p.Mine, []int{1, 2}) {
+		t.Fatalf("selected: %v, %v", p.Mine, err)
+	}
+	if err := p.Select(c.Shard, "", []int{len(jobs)}, nil); err == nil {
+		t.Fatal("a selection outside the schedule: no error")
 	}
 }
 

@@ -8,11 +8,12 @@ import (
 	"github.com/pltlab/pltlab/plan"
 )
 
-// Loads returns the number of page loads of the plan, warm-ups included.
+// Loads returns the number of page loads of the plan, warm-ups included, counted without
+// deriving a schedule (experiment.Config.Loads).
 func (p Plan) Loads() int {
 	n := 0
 	for _, part := range p.Parts {
-		n += len(experiment.Order(part.Config))
+		n += part.Config.Loads()
 	}
 	return n
 }
@@ -40,24 +41,24 @@ func (p Plan) flowPartRuns() int {
 }
 
 // Estimate predicts the plan's wall time in one process on one 2-core machine with the one
-// cost model of package plan (its constants fitted from records; see
-// plan.LoadOverhead): plan.StartCost, every page-load part's plan's Total and every
-// flow part's plan.EstimateFlows. It derives the parts' schedules; a run's Prepared.Estimate
-// reads those it derived. It fails, naming the part, on a spec that does not parse. To size a
-// finding's missing loads use experiment.NewSchedule's Estimate on the part's Config.
+// cost model of package plan (its constants fitted from records; see plan.LoadOverhead):
+// plan.StartCost, every page-load part's experiment.Estimate and every flow part's
+// plan.EstimateFlows, priced without deriving a schedule; a run's Prepared.Estimate reads the
+// schedules it derived. It fails, naming the part, on a spec that does not parse.
 func (p Plan) Estimate() (time.Duration, error) {
-	parts, err := p.partSchedules(RunOptions{})
-	if err != nil {
-		return 0, err
-	}
-	return p.estimate(parts)
+	cs := p.Configs(RunOptions{})
+	return p.estimate(func(i int) (time.Duration, error) { return experiment.Estimate(cs[i]) })
 }
 
-// estimate is Estimate over the parts' schedules (unsharded totals: experiment.Schedule.Total).
-func (p Plan) estimate(parts []*experiment.Schedule) (time.Duration, error) {
+// estimate is Estimate with total(i) the time of part i's loads in one process.
+func (p Plan) estimate(total func(i int) (time.Duration, error)) (time.Duration, error) {
 	d := plan.StartCost
-	for _, pp := range parts {
-		d += pp.Total()
+	for i, part := range p.Parts {
+		t, err := total(i)
+		if err != nil {
+			return 0, fmt.Errorf("part %s: %w", part.Name, err)
+		}
+		d += t
 	}
 	for _, f := range p.Flows {
 		e, err := plan.EstimateFlows(len(f.Mixes)*f.Runs, f.Duration, f.Link)

@@ -18,15 +18,11 @@ import (
 // shard and its units' digest, as RunPrepared writes them.
 func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string) time.Duration) []plan.Source {
 	t.Helper()
-	p = p.Apply(o)
-	scheds, err := p.partSchedules(o)
+	whole, err := p.Prepare(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	us, err := p.units(scheds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, scheds, us := whole.Plan, whole.Parts, whole.units
 	pu := make([]plan.Unit, len(us))
 	for i, u := range us {
 		pu[i] = plan.Unit{ID: u.ID, Cost: cost(u.ID), Boundary: u.Boundary}
@@ -43,7 +39,7 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 		recs := []*result.Record{pr.StudyPlanLine()}
 		for _, share := range sh.Parts {
 			c := scheds[share.Part].Config
-			c.Shard, c.Subset, c.Study, c.Units = sh.Shard, share.Jobs, p.Study+"/"+string(p.Scale), sh.Units
+			c.Shard, c.Study, c.Units = sh.Shard, p.Study+"/"+string(p.Scale), sh.Units
 			recs = append(recs, experiment.PlanRecord(c, len(share.Jobs)))
 			jobs := scheds[share.Part].Jobs
 			for _, i := range share.Jobs {

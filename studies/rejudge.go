@@ -32,7 +32,7 @@ func Complete(sp Plan, recs []*result.Record) bool {
 		})
 		if scheduled == 0 && len(made) > 0 {
 			// Records older than the field: the schedule their own settings give.
-			scheduled = len(experiment.Order(derived.Parts[i].Config))
+			scheduled = derived.Parts[i].Config.Loads()
 		}
 		if scheduled == 0 || len(plan.Left(upTo(scheduled), made)) > 0 {
 			return false

@@ -124,37 +124,62 @@ func TestReproduceSteps(t *testing.T) {
 	}
 }
 
-// TestReproduceDerivesItsPlanOnce: a job given the plan its caller prepared (as `reproduce
-// --runs 50` does) derives no other before it measures: the announcement, the estimate, the
-// part lines and the resume read the one prepared, whose estimate is the plan's.
+// derivations counts the schedules derived through its derive (RunOptions.Schedule).
+type derivations struct{ n int }
+
+func (d *derivations) derive(c experiment.Config) (*experiment.Schedule, error) {
+	d.n++
+	return experiment.NewSchedule(c)
+}
+
+// TestReproduceDerivesItsPlanOnce: `reproduce carlucci2015 --runs 50` derives every part's
+// schedule once (Prepare, as cmd does), and the job given it derives none again from the
+// command to the report: the announcement, the check, the measuring (here interrupted at
+// once, the sink writing the plan's records as if made), the estimate, the judging and the
+// report read the one prepared or count without a schedule.
 func TestReproduceDerivesItsPlanOnce(t *testing.T) {
 	st := carlucci()
-	o := RunOptions{Runs: 50}
+	var d derivations
+	o := RunOptions{Runs: 50, Schedule: d.derive}
 	p := st.Plan(Quick).Apply(o)
-	before := experiment.Derivations()
 	prep, err := p.Prepare(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	errStop := errors.New("stop before measuring")
-	var said []string
+	dir := t.TempDir()
 	sink := Sink{
-		Open: func(bool) (io.Writer, func() error, error) { return nil, nil, errStop },
-		Say:  func(line string) { said = append(said, line) },
+		Open: func(bool) (io.Writer, func() error, error) {
+			f, err := os.Create(filepath.Join(dir, ResultsFile))
+			if err != nil {
+				return nil, nil, err
+			}
+			w := result.NewWriter(f)
+			for _, r := range scheduledRecords(p, "") {
+				if err := w.Write(r); err != nil {
+					return nil, nil, err
+				}
+			}
+			return f, f.Close, nil
+		},
+		Check: func(m Plan) error {
+			if m.Loads() != prep.Loads() {
+				t.Errorf("the checked plan has %d loads, the prepared %d", m.Loads(), prep.Loads())
+			}
+			return nil
+		},
 	}
-	job := Job{Study: st, Plan: p, Mode: JobRun, Dir: t.TempDir(), Options: o, Prepared: prep}
-	if _, err := Reproduce(context.Background(), job, sink); !errors.Is(err, errStop) {
-		t.Fatalf("reproduce: %v, want the sink's error", err)
-	}
-	est, err := prep.Estimate()
-	if err != nil {
-		t.Fatal(err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the loads are the sink's
+	job := Job{Study: st, Plan: p, Mode: JobRun, Dir: dir, Options: o, Prepared: prep}
+	out, err := Reproduce(ctx, job, sink)
+	if err != nil || len(out.Judgements) != len(st.Findings) {
+		t.Fatalf("reproduce: %d judgements, %v", len(out.Judgements), err)
 	}
 	_ = prep.PartLines()
-	if n := experiment.Derivations() - before; n != int64(len(p.Parts)) {
-		t.Errorf("derived %d part plans, want %d (one per part)", n, len(p.Parts))
+	if d.n != len(p.Parts) {
+		t.Errorf("derived %d part schedules, want %d (one per part)", d.n, len(p.Parts))
 	}
-	if whole, err := p.Estimate(); err != nil || whole != est {
-		t.Errorf("prepared estimate %s, the plan's %s (%v)", est, whole, err)
+	if whole, err := p.Estimate(); err != nil || whole != out.Estimate {
+		t.Errorf("prepared estimate %s, the plan's %s (%v)", out.Estimate, whole, err)
 	}
 }

@@ -28,7 +28,7 @@ type RunOptions struct {
 	Chrome, Version, TempDir string
 	SkipLinkCheck            bool
 	// Resume holds the records of an interrupted run of the same plan (the output file's):
-	// every part continues its schedule from them (experiment.ResumeFrom).
+	// every part continues its schedule from them (experiment.Schedule.Resume).
 	Resume []*result.Record
 	// Configure, when set, is applied to every part's experiment last (the CLI sets its
 	// per-load evidence options there: artifacts, visual metrics).
@@ -40,6 +40,10 @@ type RunOptions struct {
 	Observer func(experiment.Progress)
 	// Logger receives progress and diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
+	// Schedule derives one part's schedule from its experiment (nil: experiment.NewSchedule):
+	// Prepare and MergeShards call it once per part and read what it returns; a test counts
+	// the derivations of a run through it.
+	Schedule func(experiment.Config) (*experiment.Schedule, error)
 	// Process makes the process-wide settings a study's own schedule switches arm by arm
 	// (highway2023's quic-go GSO), which a library never makes itself; the CLI gives its own.
 	// nil: arms that need one fail, naming it.
@@ -90,26 +94,32 @@ type Prepared struct {
 	Parts []*experiment.Schedule
 	// Slice is the share of the shard Options.Shard names (Prepared.Shards), nil when not sharded.
 	Slice *ShardSlice
+
+	units []unit // the plan's work as one list (Plan.units of Parts), built once
 }
 
-// Prepare computes the plan once with o: every part's experiment plan (experiment.NewSchedule with
-// o's Runs and Seed), cut to o.Shard's share when sharded (Prepared.Shards over the same part
-// plans), then each part set to continue from the records in o.Resume that carry its
-// experiment name (experiment.Schedule.Resume; a part without any starts afresh). The error names a
-// shard count the plan cannot be split into, a plan that is not shardable, or the part whose
-// records do not match the plan.
+// Prepare computes the plan once with o: every part's schedule (o.Schedule, experiment.NewSchedule
+// when nil, with o's Runs and Seed) and their units as one list, cut to o.Shard's share when
+// sharded (Prepared.Shards of that list), then each part set to continue from the records in
+// o.Resume that carry its experiment name (experiment.Schedule.Resume; a part without any starts
+// afresh). The error names a shard count the plan cannot be split into, a plan that is not
+// shardable, or the part whose records do not match the plan.
 func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 	p = p.Apply(o)
 	parts, err := p.partSchedules(o)
 	if err != nil {
 		return nil, err
 	}
-	pr := &Prepared{Plan: p, Options: o, Parts: parts}
+	us, err := p.units(parts)
+	if err != nil {
+		return nil, err
+	}
+	pr := &Prepared{Plan: p, Options: o, Parts: parts, units: us}
 	if o.Shard.Count > 0 {
 		if err := p.Shardable(); err != nil {
 			return nil, err
 		}
-		shards, err := p.shardsOf(parts, o.Shard.Count)
+		shards, err := pr.Shards(o.Shard.Count)
 		if err != nil {
 			return nil, err
 		}
@@ -217,7 +227,7 @@ func (pr *Prepared) Announce() (string, error) {
 	}
 	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", quantity.FormatEstimate(est))
 	if pr.Slice != nil {
-		whole, err := p.estimate(pr.Parts)
+		whole, err := p.estimate(pr.total)
 		if err != nil {
 			return "", err
 		}
@@ -256,8 +266,11 @@ func (pr *Prepared) Estimate() (time.Duration, error) {
 	if pr.Slice != nil {
 		return pr.Slice.Estimate, nil
 	}
-	return pr.Plan.estimate(pr.Parts)
+	return pr.Plan.estimate(pr.total)
 }
+
+// total is the time of part i's loads in one process: its schedule's Total.
+func (pr *Prepared) total(i int) (time.Duration, error) { return pr.Parts[i].Total(), nil }
 
 // Validate checks every part's experiment and specs, so bad input is refused before anything
 // runs; errors name the part.

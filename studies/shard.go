@@ -95,13 +95,18 @@ func (p Plan) units(parts []*experiment.Schedule) ([]unit, error) {
 	return us, nil
 }
 
-// partSchedules computes every part's experiment plan (unsharded) with o's Runs and Seed applied.
+// partSchedules derives every part's schedule (unsharded) with o's Runs and Seed applied, each
+// once, through o.Schedule (experiment.NewSchedule when nil).
 func (p Plan) partSchedules(o RunOptions) ([]*experiment.Schedule, error) {
+	derive := o.Schedule
+	if derive == nil {
+		derive = experiment.NewSchedule
+	}
 	cs := p.Configs(o)
 	out := make([]*experiment.Schedule, len(cs))
 	for i, c := range cs {
-		c.Shard, c.Subset = plan.Shard{}, nil
-		pp, err := experiment.NewSchedule(c)
+		c.Shard = plan.Shard{}
+		pp, err := derive(c)
 		if err != nil {
 			return nil, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 		}
@@ -118,29 +123,8 @@ func (p Plan) partSchedules(o RunOptions) ([]*experiment.Schedule, error) {
 // experiment.Schedule.Shards), brings up and self-checks its own links, and runs its flow parts whole.
 // Errors: n outside 1..plan.MaxShards or more shards than units, naming the largest useful
 // count; or a plan with a Custom schedule (ErrNotShardable) asked for more than one shard.
-func (pr *Prepared) Shards(n int) ([]ShardSlice, error) { return pr.Plan.shardsOf(pr.Parts, n) }
-
-// ErrNotShardable is returned (wrapped) when a study's plan cannot be split into shards: its
-// Custom schedule has no units (CustomPart.Units) and runs whole in one process.
-var ErrNotShardable = errors.New("not shardable")
-
-// Shardable returns nil when the plan can run in shards (pltlab reproduce --shard, --merge,
-// the Slurm and Kubernetes jobs), and otherwise one line wrapping ErrNotShardable that says why:
-// a plan with a Custom schedule without units runs it whole, in one process.
-func (p Plan) Shardable() error {
-	if p.Custom == nil || len(p.Custom.Units) > 0 {
-		return nil
-	}
-	return fmt.Errorf("%s is %w: its %d bulk runs are one schedule without units, run whole in one process: run it without --shard",
-		p.Study, ErrNotShardable, p.Custom.Runs())
-}
-
-// shardsOf is Shards over the parts' schedules computed once.
-func (p Plan) shardsOf(parts []*experiment.Schedule, n int) ([]ShardSlice, error) {
-	us, err := p.units(parts)
-	if err != nil {
-		return nil, err
-	}
+func (pr *Prepared) Shards(n int) ([]ShardSlice, error) {
+	p, us := pr.Plan, pr.units
 	if n < 1 || n > plan.MaxShards {
 		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, plan.MaxShards)
 	}
@@ -161,9 +145,24 @@ func (p Plan) shardsOf(parts []*experiment.Schedule, n int) ([]ShardSlice, error
 	}
 	out := make([]ShardSlice, n)
 	for k, idx := range cut {
-		out[k] = assemble(us, parts, plan.Shard{Index: k, Count: n}, idx)
+		out[k] = assemble(us, pr.Parts, plan.Shard{Index: k, Count: n}, idx)
 	}
 	return out, nil
+}
+
+// ErrNotShardable is returned (wrapped) when a study's plan cannot be split into shards: its
+// Custom schedule has no units (CustomPart.Units) and runs whole in one process.
+var ErrNotShardable = errors.New("not shardable")
+
+// Shardable returns nil when the plan can run in shards (pltlab reproduce --shard, --merge,
+// the Slurm and Kubernetes jobs), and otherwise one line wrapping ErrNotShardable that says why:
+// a plan with a Custom schedule without units runs it whole, in one process.
+func (p Plan) Shardable() error {
+	if p.Custom == nil || len(p.Custom.Units) > 0 {
+		return nil
+	}
+	return fmt.Errorf("%s is %w: its %d bulk runs are one schedule without units, run whole in one process: run it without --shard",
+		p.Study, ErrNotShardable, p.Custom.Runs())
 }
 
 // assemble makes shard sh of the units with indexes idx (ascending): each part's share of its
@@ -200,22 +199,17 @@ func assemble(us []unit, parts []*experiment.Schedule, sh plan.Shard, idx []int)
 
 // MaxShards returns the largest useful shard count of the prepared plan: its measured blocks
 // plus its flow parts (1 when it is not shardable).
-func (pr *Prepared) MaxShards() (int, error) {
+func (pr *Prepared) MaxShards() int {
 	if pr.Plan.Shardable() != nil {
-		return 1, nil // see ErrNotShardable
+		return 1 // see ErrNotShardable
 	}
-	us, err := pr.Plan.units(pr.Parts)
-	return len(us), err
+	return len(pr.units)
 }
 
 // EstimateOn returns the prepared plan's time on nodes machines, one shard each, from the cost
 // model: the longest shard of min(nodes, MaxShards) shards.
 func (pr *Prepared) EstimateOn(nodes int) (time.Duration, error) {
-	most, err := pr.MaxShards()
-	if err != nil {
-		return 0, err
-	}
-	shards, err := pr.Shards(max(1, min(nodes, most)))
+	shards, err := pr.Shards(max(1, min(nodes, pr.MaxShards())))
 	if err != nil {
 		return 0, err
 	}
@@ -238,7 +232,7 @@ type ShardCheck struct {
 	// file given twice, which the merge says rather than drops silently.
 	Duplicates int
 	// Estimate is the cost model's time of the whole plan in one process, from the parts' schedules
-	// the merge derived (Plan.Estimate).
+	// the merge prepared (Prepared.Estimate).
 	Estimate time.Duration
 }
 
@@ -247,21 +241,22 @@ func (c *ShardCheck) Complete() bool { return len(c.Missing) == 0 && len(c.Short
 
 // MergeShards joins the result files of a study's shards (pltlab reproduce STUDY --shard I/N,
 // planned with o's Runs and Seed) into the records of one run, checked against the plan
-// derived once (Prepared.Shards): lines read twice are dropped per part (plan.Merge: every
+// prepared once with o (Prepare, unsharded; its Shards): lines read twice are dropped per part (plan.Merge: every
 // shard's warm-ups are kept), and the check names the shards that left no line and what each
 // started shard still owes (loads per part, flow runs). Errors: records of another study, scale
 // or configuration (a part's config_hash that differs from the plan's with o applied, or
 // another shard count), naming the file; or a plan that cannot be split so.
 func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions) ([]*result.Record, *ShardCheck, error) {
-	p = p.Apply(o)
 	if err := p.Shardable(); err != nil {
 		return nil, nil, err
 	}
-	scheds, err := p.partSchedules(o)
+	o.Shard, o.Resume = plan.Shard{}, nil
+	pr, err := p.Prepare(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	bySrc, order, count, err := p.splitSources(scheds, srcs)
+	p = pr.Plan
+	bySrc, order, count, err := pr.splitSources(srcs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -275,18 +270,18 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 		out = append(out, m.Records...)
 		dups += m.Duplicates
 	}
-	shards, gap, recorded, err := p.recordedShards(scheds, count, out)
+	shards, gap, recorded, err := pr.recordedShards(count, out)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !recorded {
-		if err := p.sameCut(scheds, shards, out); err != nil {
+		if err := pr.sameCut(shards, out); err != nil {
 			return nil, nil, err
 		}
 	}
-	check := p.owed(scheds, shards, out)
+	check := pr.owed(shards, out)
 	check.Count, check.Duplicates = count, dups
-	if check.Estimate, err = p.estimate(scheds); err != nil {
+	if check.Estimate, err = pr.Estimate(); err != nil {
 		return nil, nil, err
 	}
 	if recorded && len(check.Missing) == 0 && len(gap) > 0 {
@@ -309,9 +304,10 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 // (wrapping plan.ErrMixedConfigs): a record of an experiment that is not a part of the plan, of
 // a part's configuration other than the plan's (scheds), a plan line of another study or scale,
 // or shards of two counts, naming the file; no sharded line at all.
-func (p Plan) splitSources(scheds []*experiment.Schedule, srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
+func (pr *Prepared) splitSources(srcs []plan.Source) (bySrc map[string][]plan.Source, order []string, count int, err error) {
+	p := pr.Plan
 	hashes := map[string]string{} // part experiment -> config hash
-	for _, pp := range scheds {
+	for _, pp := range pr.Parts {
 		hashes[pp.Config.Name] = experiment.ConfigHash(pp.Config)
 	}
 	flowParts := map[string]bool{}
@@ -368,10 +364,10 @@ func (p Plan) splitSources(scheds []*experiment.Schedule, srcs []plan.Source) (b
 // whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
 // another number of loads than that share was cut by another version's model and is refused
 // (plan.Miscut, plan.ErrMixedConfigs) rather than judged against a share its shard never had.
-func (p Plan) sameCut(scheds []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) error {
+func (pr *Prepared) sameCut(shards []ShardSlice, recs []*result.Record) error {
 	r, want := plan.Miscut(recs, len(shards), func(r *result.Record, sh plan.Shard) (int, bool) {
 		part := 0
-		for i, pp := range scheds {
+		for i, pp := range pr.Parts {
 			if pp.Config.Name == r.Experiment {
 				part = i
 			}
@@ -392,7 +388,8 @@ func (p Plan) sameCut(scheds []*experiment.Schedule, shards []ShardSlice, recs [
 // line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
 // A load counts by plan.HasLoad (a measured load whichever shard made it, a warm-up only the
 // shard's own).
-func (p Plan) owed(scheds []*experiment.Schedule, shards []ShardSlice, recs []*result.Record) *ShardCheck {
+func (pr *Prepared) owed(shards []ShardSlice, recs []*result.Record) *ShardCheck {
+	p := pr.Plan
 	type made struct{ exp, shard string } // a part's flow lines of one shard
 	started := plan.Made(recs, func(r *result.Record) (string, bool) { return r.Shard, r.Shard != "" })
 	flowLines, unitLines := map[made]int{}, map[made]int{}
@@ -414,7 +411,7 @@ func (p Plan) owed(scheds []*experiment.Schedule, shards []ShardSlice, recs []*r
 			continue
 		}
 		for _, share := range s.Parts {
-			pp := scheds[share.Part]
+			pp := pr.Parts[share.Part]
 			done := plan.MadeLoads(recs, func(r *result.Record) bool { return r.Experiment == pp.Config.Name })
 			missing := 0
 			for _, i := range share.Jobs {
@@ -462,7 +459,8 @@ func (p Plan) owed(scheds []*experiment.Schedule, shards []ShardSlice, recs []*r
 // plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
 // different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
 // gap are the plan's units no recorded shard holds, in plan order.
-func (p Plan) recordedShards(scheds []*experiment.Schedule, count int, recs []*result.Record) (shards []ShardSlice, gap []string, recorded bool, err error) {
+func (pr *Prepared) recordedShards(count int, recs []*result.Record) (shards []ShardSlice, gap []string, recorded bool, err error) {
+	p := pr.Plan
 	units := map[string][]string{} // shard -> unit IDs as recorded
 	for _, r := range recs {
 		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {
@@ -472,7 +470,7 @@ func (p Plan) recordedShards(scheds []*experiment.Schedule, count int, recs []*r
 		}
 	}
 	if len(units) == 0 {
-		shards, err = p.shardsOf(scheds, count)
+		shards, err = pr.Shards(count)
 		return shards, nil, false, err
 	}
 	digests := map[string]string{}
@@ -491,10 +489,7 @@ func (p Plan) recordedShards(scheds []*experiment.Schedule, count int, recs []*r
 			return nil, nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
 		}
 	}
-	us, err := p.units(scheds)
-	if err != nil {
-		return nil, nil, false, err
-	}
+	us := pr.units
 	index := make(map[string]int, len(us))
 	all := make([]string, len(us))
 	for i, u := range us {
@@ -530,7 +525,7 @@ func (p Plan) recordedShards(scheds []*experiment.Schedule, count int, recs []*r
 			idx[i] = index[id]
 		}
 		slices.Sort(idx)
-		out[m.Shard.Index] = assemble(us, scheds, m.Shard, idx)
+		out[m.Shard.Index] = assemble(us, pr.Parts, m.Shard, idx)
 	}
 	return out, cov.Uncovered, true, nil
 }

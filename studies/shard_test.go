@@ -155,18 +155,18 @@ func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []plan.Source {
 	var out []plan.Source
 	for k := range n {
 		o.Shard = plan.Shard{Index: k, Count: n}
-		cs, err := resumed(p, o)
+		pr, err := p.Prepare(o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var recs []*result.Record
-		for _, c := range cs {
-			if len(c.Subset) == 0 {
+		for _, pp := range pr.Parts {
+			c, jobs := pp.Config, pp.Jobs
+			if len(pp.Mine) == 0 {
 				continue
 			}
-			recs = append(recs, experiment.PlanRecord(c, len(c.Subset)))
-			jobs := experiment.Order(c)
-			for _, i := range c.Subset {
+			recs = append(recs, experiment.PlanRecord(c, len(pp.Mine)))
+			for _, i := range pp.Mine {
 				j := jobs[i]
 				recs = append(recs, &result.Record{V: 1, Experiment: c.Name, Run: i, Time: time.Unix(int64(1000*k+i), 0), Warmup: j.Warmup,
 					Mode: j.Arm.Mode, Protocol: j.Arm.Protocol, Page: result.Page{Spec: c.Pages[j.Page]}, Link: result.Link{Spec: c.Links[j.Link]},
@@ -181,15 +181,16 @@ func fakeStudyShards(t *testing.T, p Plan, n int, o RunOptions) []plan.Source {
 func TestMergeShards(t *testing.T) {
 	st, _ := Lookup("kakhki2017")
 	p := st.Plan(Quick)
+	var d derivations
 	o := RunOptions{Seed: 1}
 	srcs := fakeStudyShards(t, p, 3, o)
-	before := experiment.Derivations()
+	o.Schedule = d.derive
 	recs, check, err := MergeShards(p, o, srcs, plan.MergeOptions{})
 	if err != nil || !check.Complete() || check.Count != 3 {
 		t.Fatalf("complete merge: %+v, %v", check, err)
 	}
-	if n := experiment.Derivations() - before; n != int64(len(p.Parts)) {
-		t.Errorf("the merge derived %d part plans, want %d (one per part)", n, len(p.Parts))
+	if d.n != len(p.Parts) {
+		t.Errorf("the merge derived %d part schedules, want %d (one per part)", d.n, len(p.Parts))
 	}
 	if whole, err := p.Apply(o).Estimate(); err != nil || check.Estimate != whole {
 		t.Errorf("the merge's estimate %v, the plan's %v (%v)", check.Estimate, whole, err)
@@ -496,27 +497,13 @@ func TestMergeCountsDuplicates(t *testing.T) {
 	}
 }
 
-// resumed returns the parts' experiments of p.Prepare(o), as RunPrepared runs them: each cut to
-// o.Shard's share when sharded and set to continue from o.Resume.
-func resumed(p Plan, o RunOptions) ([]experiment.Config, error) {
-	pr, err := p.Prepare(o)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]experiment.Config, len(pr.Parts))
-	for i, pp := range pr.Parts {
-		out[i] = pp.Config
-	}
-	return out, nil
-}
-
 // maxShards is Prepared.MaxShards of p prepared with o.
 func maxShards(p Plan, o RunOptions) (int, error) {
 	pr, err := p.Prepare(o)
 	if err != nil {
 		return 0, err
 	}
-	return pr.MaxShards()
+	return pr.MaxShards(), nil
 }
 
 // cutShards is Prepared.Shards of p prepared unsharded with o's Runs and Seed.

@@ -36,17 +36,6 @@ func cellName(part, link, a, b string) string {
 	return fmt.Sprintf("%s: %s %s vs %s", part, link, a, b)
 }
 
-// decideCost is the time the one cost model gives for more loads per arm of one cell (the Total
-// of their plan), bring-up and self-check of its link included: the one place a verdict asks
-// the cost model. A spec the model cannot read (refused before any run anyway) costs 0.
-func decideCost(c experiment.Config) time.Duration {
-	p, err := experiment.NewSchedule(c)
-	if err != nil {
-		return 0
-	}
-	return p.Total()
-}
-
 // needFor builds the Need of a cell of part pr with runs loads per arm wanted and have measured.
 func needFor(pr *PartResult, page, link string, arms []experiment.Arm, runs, have int, effect float64, from string) Need {
 	n := Need{Part: pr.Part.Name, Page: page, Link: link, Arms: arms, Runs: runs, Have: have, Effect: effect, EffectFrom: from}
@@ -56,7 +45,7 @@ func needFor(pr *PartResult, page, link string, arms []experiment.Arm, runs, hav
 	if more := runs - have; more > 0 && runs < math.MaxInt32 {
 		c := pr.Part.Config
 		c.Pages, c.Links, c.Arms, c.Runs = []string{page}, []string{link}, arms, more
-		n.Time = decideCost(c)
+		n.Time, _ = experiment.Estimate(c) // refused before any run anyway: 0
 		n.TimeS = n.Time.Seconds()
 	}
 	return n

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
@@ -70,6 +71,9 @@ type measureSetup struct {
 	// set up (shaping.Available: sch_netem for shaper=netem); tests give a kernel of their
 	// choice. A nil setup or probe asks the kernel (shaping.Available).
 	probe func(linkspec.Spec) error
+	// derive derives a study part's schedule (studies.RunOptions.Schedule; nil:
+	// experiment.NewSchedule); tests count the derivations of one command through it.
+	derive func(experiment.Config) (*experiment.Schedule, error)
 }
 
 // newMeasureSetup returns the set-up main uses: startIdlePoll and the kernel's own answer

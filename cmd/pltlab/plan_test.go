@@ -9,6 +9,7 @@ import (
 
 	"github.com/pltlab/pltlab/experiment"
 	"github.com/pltlab/pltlab/internal/cpushield"
+	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/studies"
 )
 
@@ -74,7 +75,7 @@ func TestJobsAnnounceTheRuns(t *testing.T) {
 	}
 }
 
-// TestReproduceDerivesItsPlanOnce counts the plans derived (experiment.NewSchedule) by one
+// TestReproduceDerivesItsPlanOnce counts the schedules derived (measureSetup.derive) by one
 // `reproduce carlucci2015 --runs 50` that prints its plan, whole and as one shard: one per
 // part, once; the announcement, the estimates, the part lines and the shard's share read it.
 func TestReproduceDerivesItsPlanOnce(t *testing.T) {
@@ -82,15 +83,19 @@ func TestReproduceDerivesItsPlanOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := int64(len(st.Plan(st.DefaultScale).Parts))
+	parts := len(st.Plan(st.DefaultScale).Parts)
 	for _, extra := range [][]string{nil, {"--shard", "1/3"}} {
-		before := experiment.Derivations()
+		n := 0
+		setup := measureSetup{start: startIdlePoll, probe: shaping.Available, derive: func(c experiment.Config) (*experiment.Schedule, error) {
+			n++
+			return experiment.NewSchedule(c)
+		}}
 		args := append([]string{"reproduce", "carlucci2015", "--runs", "50", "--dry-run", "--out", filepath.Join(t.TempDir(), "none")}, extra...)
-		if code, _, errOut := runCLI(t, args...); code != 0 {
+		if code, _, errOut := runCLISetup(t, setup, args...); code != 0 {
 			t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, errOut)
 		}
-		if n := experiment.Derivations() - before; n != parts {
-			t.Errorf("%s derived %d part plans, want %d (one per part)", strings.Join(args, " "), n, parts)
+		if n != parts {
+			t.Errorf("%s derived %d part schedules, want %d (one per part)", strings.Join(args, " "), n, parts)
 		}
 	}
 }

@@ -40,6 +40,7 @@ type reproduceFlags struct {
 	merge     bool
 	prefer    string
 	view      string
+	derive    func(experiment.Config) (*experiment.Schedule, error) // measureSetup.derive
 }
 
 // newReproduceCmd builds 'pltlab reproduce', making setup once the flags are checked.
@@ -126,6 +127,7 @@ would ('pltlab slurm --study' and 'pltlab k8s --study' write the jobs that do bo
 // (reproduceFlags.prepare) and print it (--dry-run) or run it (run, --resume, --decide), making
 // setup once the flags are checked.
 func (f *reproduceFlags) run(cmd *cobra.Command, args []string, setup *measureSetup) error {
+	f.derive = setup.derive
 	m, files, err := f.mode(args)
 	if err != nil {
 		return err
@@ -331,16 +333,12 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 			if nodes > 0 && p.Shardable() != nil {
 				col = "\tnot shardable (runs whole)"
 			} else if nodes > 0 {
-				most, err := pr.MaxShards()
-				if err != nil {
-					return err
-				}
 				on, err := pr.EstimateOn(nodes)
 				if err != nil {
 					return err
 				}
 				col = "\t" + quantity.FormatEstimate(on)
-				if most < nodes {
+				if most := pr.MaxShards(); most < nodes {
 					col += fmt.Sprintf(" (%d shards at most)", most)
 				}
 			}
@@ -371,7 +369,7 @@ func (f *reproduceFlags) prepare(p studies.Plan) (*studies.Prepared, error) {
 
 // options are the run options the flags give that decide the plan (and so the shards).
 func (f *reproduceFlags) options() studies.RunOptions {
-	o := studies.RunOptions{Runs: f.runs, Seed: f.seed}
+	o := studies.RunOptions{Runs: f.runs, Seed: f.seed, Schedule: f.derive}
 	if f.shard != "" {
 		o.Shard, _ = plan.ParseShard(f.shard, os.Getenv) // checked by prepare
 	}
