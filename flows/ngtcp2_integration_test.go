@@ -82,9 +82,7 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 			t.Errorf("%s: goodputs sum to %.3f Mbit/s: want 5 up to what the link carries (%.3f)%s", name, sum/1e6, ceiling/1e6, late)
 		}
 	}
-	// run makes a run by the harness's one retry rule (Execute): a run the emulator was late in
-	// is not a measurement, so it is made once more, and one late on both attempts is lost to
-	// host stalls (logged, not judged; docs/design.md, "Host stalls: judged on their own"). A
+	// Runs go through runOnTime (the one retry rule). A
 	// goodput over the ceiling in a run the emulator was on time in still fails in check. Seen
 	// in make test on 2026-12-06 beside a compile: quic-go alone 9.799 Mbit/s against the 9.777
 	// ceiling with the emulator 10.35 ms late. (On 2026-12-04, 9.838 Mbit/s on time: a receive
@@ -93,24 +91,7 @@ func TestIntegrationNgtcp2Flows(t *testing.T) {
 	// on time: the last read before the window's start fell between the two retransmissions
 	// of a loss recovery and held 83 KB back; an edge is now a clean read, one no later read
 	// shows to have held bytes back, and the bytes a fallback edge held are logged.)
-	run := func(srv *server.Server, c Config) []*result.Record {
-		t.Helper()
-		for attempt := 1; ; attempt++ {
-			recs, err := Run(ctx, l, srv, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(recs) == 0 || !recs[0].Emulator.Late() {
-				return recs
-			}
-			why := recs[0].Emulator.LateReason("")
-			if attempt == 2 {
-				t.Logf("run lost to host stalls (the emulator late on both attempts): %s", why)
-				return nil
-			}
-			t.Logf("run made once more, as Execute does: %s", why)
-		}
-	}
+	run := func(srv *server.Server, c Config) []*result.Record { t.Helper(); return runOnTime(ctx, t, l, srv, c) }
 	recs := run(ng, Config{Flows: []Spec{{Protocol: "h3", CC: "cubic"}, {Protocol: "h3", CC: "bbr"}}, Duration: 6 * time.Second})
 	check("ngtcp2", recs, []string{"cubic", "bbr"})
 	if recs != nil && recs[0].Mix != "h3:cubic+h3:bbr" {
