@@ -59,6 +59,7 @@ var allowed = map[string][]string{
 	"interop/quicgo":                   nil,
 	"interop/matrix":                   {"interop", "interop/quicgo", "browser", "server", "shaping", "shaping/capture", "shaping/linkspec", "pages", "result", "protocol", "internal/hostload"},
 	"scripts/memchurn":                 nil,
+	"scripts/handoff":                  nil,
 	"internal/hostload":                {"internal/idlepoll"},
 	"internal/idlepoll":                nil,
 	"pages":                            {"result", "protocol"},
