@@ -13,11 +13,11 @@ import (
 // settings returns the settings the records of a run of mix carry (result.Record.Settings,
 // the one definition of a load's settings): the HTTP/3 stack and its default QUIC congestion
 // controller, as experiment records them for loads, when the mix has a QUIC flow and the stack
-// is not quic-go. nil otherwise: quic-go is the default (records older than this field are
-// quic-go's or carry none), and a mix of TCP flows is not decided by the h3 stack.
+// is not quic-go; none set otherwise (quic-go is the default, and a mix of TCP flows is not
+// decided by the h3 stack). Never nil, so that a line without settings is one older than them.
 func (p MixExperiment) settings(mix []Spec) *result.Settings {
 	if p.H3Stack == "" || p.H3Stack == server.StackQUICGo || !slices.ContainsFunc(mix, isQUICSpec) {
-		return nil
+		return &result.Settings{}
 	}
 	return &result.Settings{H3Stack: p.H3Stack, QUICCC: cmp.Or(p.QUICCC, server.DefaultNgtcp2CC)}
 }
@@ -32,9 +32,10 @@ func (p MixExperiment) wantFlow(mix []Spec, i int) *result.Flow {
 }
 
 // checkResume refuses resume records of p's experiment made with other settings than p's
-// (result.SettingDiffs of the record's Settings and of its flow's own settings against what p
-// would write), so that runs of other settings are never completed into one experiment; the
-// error names the run, the mix and the first difference. Records of mixes p does not run, or of
+// (result.SettingDiffs of the record's Settings, unless the line is older than them, and of
+// its flow's own settings against what p would write), so that runs of other settings are
+// never completed into one experiment; the error names the run, the mix and the first
+// difference. Records of mixes p does not run, or of
 // other experiments, are left to done. p has its defaults applied.
 func (p MixExperiment) checkResume() error {
 	for _, r := range p.Resume {
@@ -46,7 +47,10 @@ func (p MixExperiment) checkResume() error {
 			continue
 		}
 		mix := p.Mixes[k]
-		d := result.SettingDiffs(r.Settings, p.settings(mix))
+		var d []result.Diff
+		if r.Settings != nil { // else a line older than the recorded settings
+			d = result.SettingDiffs(r.Settings, p.settings(mix))
+		}
 		for i := range d {
 			d[i].Path = "settings." + d[i].Path
 		}
