@@ -35,6 +35,7 @@ type jsonFlow struct {
 	Link          string         `json:"link"`
 	Mix           string         `json:"mix"`
 	Flow          int            `json:"flow"`
+	Settings      string         `json:"settings,omitempty"`
 	Protocol      string         `json:"protocol"`
 	CC            string         `json:"cc"`
 	Runs          int            `json:"runs"`
@@ -61,7 +62,7 @@ func toJSONEstimate(e Estimate) jsonEstimate {
 }
 
 func toJSONFlow(g *FlowGroup) jsonFlow {
-	return jsonFlow{Link: g.Link, Mix: g.Mix, Flow: g.Flow, Protocol: g.Protocol, CC: g.CC, Runs: g.Runs,
+	return jsonFlow{Link: g.Link, Mix: g.Mix, Flow: g.Flow, Settings: g.Settings, Protocol: g.Protocol, CC: g.CC, Runs: g.Runs,
 		Valid: g.Valid, Invalid: g.Invalid, GoodputBps: toJSONEstimate(g.Goodput), LossRatio: toJSONEstimate(g.LossRatio),
 		LossSource: g.LossSource, Utilization: toJSONEstimate(g.Utilization), IPUtilization: toJSONEstimate(g.IPUtilization),
 		Jain: toJSONEstimate(g.Jain), ConvergeS: toJSONEstimate(g.ConvergeS)}

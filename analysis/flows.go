@@ -12,7 +12,7 @@ import (
 )
 
 // FlowKey identifies a flow position across the runs of a flows experiment: the same link,
-// the same mix and the same place in it.
+// the same mix and the same place in it, made with the same settings.
 type FlowKey struct {
 	// Link is the link spec (Record.Link.Spec).
 	Link string
@@ -20,6 +20,11 @@ type FlowKey struct {
 	Mix string
 	// Flow is the flow's index in the mix.
 	Flow int
+	// Settings names every setting that changes the measurement and that the flows of the
+	// group shared, by the label of loads' groups (Key.Settings: the h3 stack and its QUIC
+	// controller, the pltlab version, the shielded CPU, ...) with the flow's own start,
+	// duration, bins and host stack: flows made with different settings are never pooled.
+	Settings string
 }
 
 // Estimate is a median across runs with its 95% distribution-free CI (MedianCI; NaN bounds
@@ -59,6 +64,12 @@ type FlowGroup struct {
 	ConvergeS                        Estimate
 	// DownBps is the link's bottleneck rate towards the client, bit/s (0 = unshaped).
 	DownBps int64
+	// Split is true when another group has the same link, mix and flow with other Settings:
+	// the tables then name the group's Settings beside its mix.
+	Split bool
+	// First is the group's first record, whose settings are the group's (view's compare reads
+	// them through result.SettingDiffs).
+	First *result.Record
 }
 
 // FlowRun is the records of one run of one flows experiment, ordered by flow index.
@@ -103,14 +114,15 @@ func flowRuns(recs []*result.Record) []FlowRun {
 func flowGroups(recs []*result.Record) []*FlowGroup {
 	byKey := map[FlowKey]*FlowGroup{}
 	vals := map[FlowKey]map[string][]float64{}
+	settings := newSettingsIndex(recs)
 	for _, r := range recs {
 		if r == nil || !r.IsFlow() {
 			continue
 		}
-		k := FlowKey{Link: r.Link.Spec, Mix: r.Mix, Flow: r.FlowIndex}
+		k := FlowKey{Link: r.Link.Spec, Mix: r.Mix, Flow: r.FlowIndex, Settings: settings.of(r)}
 		g := byKey[k]
 		if g == nil {
-			g = &FlowGroup{FlowKey: k, Protocol: r.Protocol, CC: r.CC, Invalid: map[string]int{}, DownBps: r.Link.DownBps}
+			g = &FlowGroup{FlowKey: k, Protocol: r.Protocol, CC: r.CC, Invalid: map[string]int{}, DownBps: r.Link.DownBps, First: r}
 			byKey[k] = g
 			vals[k] = map[string][]float64{}
 		}
@@ -144,17 +156,30 @@ func flowGroups(recs []*result.Record) []*FlowGroup {
 		out = append(out, g)
 	}
 	slices.SortFunc(out, func(a, b *FlowGroup) int {
-		return cmp.Or(cmp.Compare(a.Link, b.Link), cmp.Compare(a.Mix, b.Mix), cmp.Compare(a.Flow, b.Flow))
+		return cmp.Or(cmp.Compare(a.Link, b.Link), cmp.Compare(a.Mix, b.Mix), cmp.Compare(a.Flow, b.Flow), cmp.Compare(a.Settings, b.Settings))
 	})
+	for i, g := range out {
+		same := func(o *FlowGroup) bool { return o.Link == g.Link && o.Mix == g.Mix && o.Flow == g.Flow }
+		g.Split = (i > 0 && same(out[i-1])) || (i+1 < len(out) && same(out[i+1]))
+	}
 	return out
 }
 
-// flowHeader names the columns of flowRow.
-var flowHeader = []string{"link", "mix", "flow", "protocol", "cc", "runs", "valid", "starved", "goodput Mbit/s",
+// MixLabel returns the group's mix, with its Settings in brackets when the group is Split.
+func (g *FlowGroup) MixLabel() string {
+	if !g.Split {
+		return g.Mix
+	}
+	return g.Mix + " [" + g.Settings + "]"
+}
+
+// FlowHeader names the columns of FlowGroup.Row.
+var FlowHeader = []string{"link", "mix", "flow", "protocol", "cc", "runs", "valid", "starved", "goodput Mbit/s",
 	"95% CI", "loss %", "utilization %", "IP util. %", "Jain", "95% CI", "converge s"}
 
-// flowRow formats one flow group for the text, markdown and HTML tables.
-func flowRow(g *FlowGroup) []string {
+// Row formats the group as a row of the text, markdown and HTML flow tables and of view's
+// compare, under FlowHeader: goodputs in Mbit/s, loss and utilizations in %.
+func (g *FlowGroup) Row() []string {
 	mbit := func(v float64) string { return fmtFloat(v/1e6, 3) }
 	ci := func(e Estimate, f func(float64) string) string {
 		if math.IsNaN(e.Low) {
@@ -172,7 +197,7 @@ func flowRow(g *FlowGroup) []string {
 	if g.FlowsInMix() > 1 {
 		conv = fmtFloat(g.ConvergeS.Median, 1)
 	}
-	return []string{orDash(g.Link), g.Mix, strconv.Itoa(g.Flow), g.Protocol, g.CC, strconv.Itoa(g.Runs),
+	return []string{orDash(g.Link), g.MixLabel(), strconv.Itoa(g.Flow), g.Protocol, g.CC, strconv.Itoa(g.Runs),
 		strconv.Itoa(g.Valid), strconv.Itoa(g.Starved), mbit(g.Goodput.Median), ci(g.Goodput, mbit), pct(g.LossRatio.Median) + " (" + orDash(g.LossSource) + ")",
 		util, ipUtil, jain(g.Jain.Median), ci(g.Jain, jain), conv}
 }
@@ -187,9 +212,9 @@ func (r *Report) flowTable() [][]string {
 	if len(r.Flows) == 0 {
 		return nil
 	}
-	rows := [][]string{flowHeader}
+	rows := [][]string{FlowHeader}
 	for _, g := range r.Flows {
-		rows = append(rows, flowRow(g))
+		rows = append(rows, g.Row())
 	}
 	return rows
 }

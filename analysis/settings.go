@@ -99,9 +99,11 @@ func tcpLabel(cc, tls string) string {
 // TLS version (from r.Settings, or as observed on the experiment's TCP loads for older files),
 // the browser version, the pltlab version, the cross traffic (Record.Cross), the emulated
 // device (Settings.Device), the HTTP/3 stack with its congestion controller (Settings.H3Stack,
-// QUICCC; absent for quic-go) and every other setting of r.Settings (result.SettingValues, see
-// labelled). The same label means the same method; the protocols of one experiment share it,
-// so they are compared.
+// QUICCC; absent for quic-go), the CPU shielded for the emulator (Env.ShieldCPU), every other
+// setting of r.Settings (result.SettingValues, see labelled) and, on a flow line, the flow's own
+// settings that FlowKey does not hold (result.Flow's: start, duration, bins, host stack). The
+// same label means the same method; the protocols of one experiment share it, so they are
+// compared. It is the one label of both kinds of measurement, loads (Key) and flows (FlowKey).
 func (ix *settingsIndex) of(r *result.Record) string {
 	var parts []string
 	if r.Settings != nil && (r.Settings.TCPCC != "" || r.Settings.TLS != "") {
@@ -126,14 +128,26 @@ func (ix *settingsIndex) of(r *result.Record) string {
 	if r.Settings != nil && (r.Settings.H3Stack != "" || r.Settings.QUICCC != "") { // nor another h3 stack's with quic-go's
 		parts = append(parts, "h3 stack "+r.Settings.H3Stack+"/"+r.Settings.QUICCC)
 	}
+	if r.Env != nil && r.Env.ShieldCPU != nil { // nor loads or flows made with the emulator's CPU shielded with others
+		parts = append(parts, "shield cpu "+strconv.Itoa(*r.Env.ShieldCPU))
+	}
 	vals := result.SettingValues(r.Settings) // any other requested setting, as recorded
 	for _, k := range slices.Sorted(maps.Keys(vals)) {
 		if !labelled[k] {
 			parts = append(parts, k+" "+strings.Trim(vals[k], `"`))
 		}
 	}
+	flow := result.SettingValues(r.Flow) // a flow's own settings (start, duration, bins, host stack)
+	for _, k := range slices.Sorted(maps.Keys(flow)) {
+		if !flowKeyed[k] {
+			parts = append(parts, k+" "+strings.Trim(flow[k], `"`))
+		}
+	}
 	return strings.Join(parts, ", ")
 }
+
+// flowKeyed names the settings of result.Flow that FlowKey holds apart from its Settings.
+var flowKeyed = map[string]bool{"flow": true, "flows": true, "mix": true}
 
 // labelled names the settings of result.Settings that of words in its own way, and timeout_ms,
 // by which groups have never been split; every other setting of result.Settings is named in

@@ -42,6 +42,12 @@ type Arm struct {
 	Setup func(ctx context.Context, l shaping.Link) (teardown func(*result.Record), err error)
 }
 
+// mixes is the arm as a mix experiment of one mix, for the stack's server options and settings.
+func (a Arm) mixes() MixExperiment { return MixExperiment{H3Stack: a.H3Stack, Mixes: [][]Spec{a.Mix}} }
+
+// settings are the settings the arm's records carry (MixExperiment.settings).
+func (a Arm) settings() *result.Settings { return a.mixes().settings(a.Mix) }
+
 // ArmExperiment is an arms experiment: every arm run Runs times on one path, the arms in order within
 // each repetition, each run on a server of its own. ExecuteArms runs it.
 type ArmExperiment struct {
@@ -158,7 +164,7 @@ func (p ArmExperiment) runOne(ctx context.Context, l shaping.Link, a Arm, run in
 	if missing != nil {
 		r := &result.Record{Kind: result.KindFlow, Experiment: p.Experiment, Run: run, Time: time.Now().UTC(), Env: env,
 			Link: l.Spec().Result(), InvalidReason: ArmSkipped + missing.Error(), Scheduled: p.Scheduled,
-			Flow: &result.Flow{Mix: Mix(a.Mix), Stack: &result.FlowStack{Path: p.Path, Arm: a.Name}}}
+			Flow: &result.Flow{Mix: Mix(a.Mix), Stack: &result.FlowStack{Path: p.Path, Arm: a.Name}}, Settings: a.settings()}
 		r.Link.Spec = p.Path
 		return emit(r)
 	}
@@ -218,7 +224,7 @@ func runArm(ctx context.Context, l shaping.Link, p ArmExperiment, a Arm, run int
 		// The kernel doubles the value given (socket(7)): half the default gives the default.
 		opts = append(opts, server.WithUDPBuffers(sysctlInt("net/core/rmem_default")/2, sysctlInt("net/core/wmem_default")/2))
 	}
-	srv, err := NewServer(ctx, l, p.Logger, append(MixExperiment{H3Stack: a.H3Stack, Mixes: [][]Spec{a.Mix}}.stackOptions(), opts...)...)
+	srv, err := NewServer(ctx, l, p.Logger, append(a.mixes().stackOptions(), opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +242,7 @@ func runArm(ctx context.Context, l shaping.Link, p ArmExperiment, a Arm, run int
 	st := &result.FlowStack{Path: p.Path, Arm: a.Name}
 	cpu0, stack0 := processCPU(), srv.StackCPU()
 	recs, err := Run(ctx, l, srv, Config{Flows: a.Mix, Duration: p.Duration, Seed: p.Seed, Run: run,
-		Experiment: p.Experiment, Env: env, Logger: p.Logger, Stack: st})
+		Experiment: p.Experiment, Env: env, Logger: p.Logger, Stack: st, Settings: a.settings()})
 	cpu := processCPU() - cpu0 + srv.StackCPU() - stack0
 	if err != nil {
 		return nil, err

@@ -59,7 +59,8 @@ type MixExperiment struct {
 	// SkipLinkCheck skips the link's self-check (recorded as a KindLinkCheck line otherwise).
 	SkipLinkCheck bool
 	// Resume holds the records of an earlier, interrupted execution of the same plan: a run
-	// whose every flow record is there is not run again.
+	// whose every flow record is there is not run again. Execute refuses records of the
+	// experiment made with other settings (checkResume).
 	Resume []*result.Record
 	// Logger receives diagnostics (slog.Default() when nil).
 	Logger *slog.Logger
@@ -220,7 +221,8 @@ type Summary struct {
 // with the artifacts' options, and runs the schedule, emitting every flow record (with the
 // complete env: kernel, QUIC stack, UDP buffers) and keeping each run's artifacts whole or
 // listed as failed. A run's artifacts problem is logged, not fatal. It fails on a bad plan, a
-// link that cannot be set up or fails its check, an emit error, or when ctx ends (ctx.Err()
+// link that cannot be set up or fails its check, resume records of other settings
+// (checkResume), an emit error, or when ctx ends (ctx.Err()
 // wrapped; the records of finished runs are emitted). The summary counts what was done, also
 // when it fails.
 func Execute(ctx context.Context, p MixExperiment, emit func(*result.Record) error) (Summary, error) {
@@ -229,6 +231,9 @@ func Execute(ctx context.Context, p MixExperiment, emit func(*result.Record) err
 		return sum, err
 	}
 	p = p.withDefaults()
+	if err := p.checkResume(); err != nil {
+		return sum, err
+	}
 	spec, _ := linkspec.Parse(p.Link)
 	spec.Seed = cmp.Or(spec.Seed, p.Seed)
 	rec, err := artifacts.NewRecorder(p.Artifacts, p.Experiment, nil, p.Logger)
@@ -302,7 +307,7 @@ func (p MixExperiment) runAttempts(ctx context.Context, i int, j Job, l shaping.
 		}
 		host := hostload.Start()
 		recs, err = p.seams.runFlows(ctx, l, srv, Config{Flows: p.Mixes[j.Mix], Duration: p.Duration, Bin: p.Bin,
-			Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger})
+			Seed: p.Seed, Run: j.Run, Experiment: p.Experiment, Env: env, Logger: p.Logger, Settings: p.settings(p.Mixes[j.Mix])})
 		busy, steal := host.End()
 		rec.StopQlogs()
 		cerr := srv.CloseConnections() // ends the qlogs of the run's connections

@@ -52,7 +52,7 @@ func (c Config) records(l shaping.Link, epoch time.Time, frs []*flowRun, ls link
 		}
 		rec := &result.Record{Kind: result.KindFlow, Experiment: c.Experiment, Run: c.Run, Time: epoch.UTC(),
 			Protocol: fr.spec.Protocol, CC: fr.spec.CC, Link: link, Env: c.Env, Valid: true, Flow: f,
-			Emulator: ls.total}
+			Emulator: ls.total, Settings: c.Settings}
 		fr.fill(rec)
 		out[i] = rec
 	}

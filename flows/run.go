@@ -42,6 +42,9 @@ type Config struct {
 	// Stack, when set, is copied into every record (result.Flow.Stack), a QUIC flow's copy with
 	// the buffers of quic-go's server socket as read back (server.Info; 0 for ngtcp2's).
 	Stack *result.FlowStack
+	// Settings, when set, is copied into every record (result.Record.Settings): the settings
+	// the run was requested with beyond its mix (MixExperiment.settings).
+	Settings *result.Settings
 }
 
 func (c Config) withDefaults() Config {

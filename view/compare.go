@@ -52,16 +52,80 @@ func (s *Server) compare(c *gin.Context) {
 		}
 	}
 	var pairs []pair
-	var unmatched []string
+	var flowPairs []flowPair
+	var unmatched, funmatched []string
 	if len(errs) == 0 {
 		if len(as) == 1 && len(bs) == 1 {
 			pairs = append(pairs, makePair(as[0], bs[0]))
 		} else {
 			pairs, unmatched = matchSides(as, bs)
 		}
+		if !strings.Contains(a, "/") && !strings.Contains(b, "/") {
+			flowPairs, funmatched = matchFlows(flowGroupsOf(ls, a), flowGroupsOf(ls, b))
+		}
 	}
-	d["Errs"], d["Pairs"], d["Unmatched"] = errs, pairs, unmatched
+	d["Errs"], d["Pairs"], d["Unmatched"] = errs, pairs, append(unmatched, funmatched...)
+	d["FlowPairs"], d["FlowHeader"] = flowPairs, analysis.FlowHeader
 	s.render(c, "compare", d)
+}
+
+// flowPair is one compared pair of flow groups: one flow of one mix over one link in two
+// result sets.
+type flowPair struct {
+	// Title names the flow: "link L, mix M, flow N".
+	Title string
+	// Rows are A's and B's rows under analysis.FlowHeader, each led by "A" or "B".
+	Rows [][]string
+	// Diff lists the settings that differ between the groups' first flows (settingsDiff).
+	Diff [][3]string
+}
+
+// flowGroupsOf returns the flow groups of the result set setID (none when it has none or is
+// not served).
+func flowGroupsOf(ls []*loaded, setID string) []*analysis.FlowGroup {
+	for _, l := range ls {
+		if l.set.ID == setID && l.err == nil {
+			return l.report.Flows
+		}
+	}
+	return nil
+}
+
+// matchFlows pairs the flow groups of two sets with the same link, mix and flow, a group of B
+// with the same settings first; it returns the pairs and the labels of the groups left alone.
+func matchFlows(as, bs []*analysis.FlowGroup) ([]flowPair, []string) {
+	var pairs []flowPair
+	var unmatched []string
+	used := make([]bool, len(bs))
+	title := func(g *analysis.FlowGroup) string {
+		return fmt.Sprintf("link %s, mix %s, flow %d", g.Link, g.MixLabel(), g.Flow)
+	}
+	for _, x := range as {
+		j := -1
+		for i, y := range bs {
+			if used[i] || y.Link != x.Link || y.Mix != x.Mix || y.Flow != x.Flow {
+				continue
+			}
+			if j < 0 || y.Settings == x.Settings {
+				j = i
+			}
+		}
+		if j < 0 {
+			unmatched = append(unmatched, title(x))
+			continue
+		}
+		used[j] = true
+		y := bs[j]
+		pairs = append(pairs, flowPair{Title: title(x),
+			Rows: [][]string{append([]string{"A"}, x.Row()...), append([]string{"B"}, y.Row()...)},
+			Diff: settingsDiff(x.First, y.First)})
+	}
+	for j, y := range bs {
+		if !used[j] {
+			unmatched = append(unmatched, title(y))
+		}
+	}
+	return pairs, unmatched
 }
 
 // sides resolves SET or SET/GROUP to its groups.
@@ -80,7 +144,7 @@ func (s *Server) sides(ls []*loaded, v string) ([]side, error) {
 				out = append(out, side{L: l, G: g, Label: l.set.Name + ": " + l.label(g), Href: base(l.set) + "group/" + groupID(g)})
 			}
 		}
-		if len(out) == 0 {
+		if len(out) == 0 && (gid != "" || len(l.report.Flows) == 0) {
 			return nil, fmt.Errorf("no group %q in %s", gid, l.set.Name)
 		}
 		return out, nil

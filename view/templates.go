@@ -182,6 +182,9 @@ with <select name="b" id="cmp-b">{{range .}}<option value="{{.Value}}"{{if .B}} 
 <figure class="waterfall">{{html .WaterfallA}}<figcaption>A: <a href="{{.LoadA}}">median load of {{.A.Label}}</a></figcaption></figure>
 <figure class="waterfall">{{html .WaterfallB}}<figcaption>B: <a href="{{.LoadB}}">median load of {{.B.Label}}</a></figcaption></figure>{{end}}
 </section>{{end}}
+{{range .FlowPairs}}<section class="pair"><h2>Bulk flow {{.Title}}: A <em>vs</em> B</h2>
+<table class="flows"><thead><tr><th class="text">side</th>{{range $.FlowHeader}}<th>{{.}}</th>{{end}}</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>
+{{if .Diff}}<h3>Settings that differ (recorded in the first flow of each)</h3><table class="diff"><thead><tr><th>setting</th><th class="text">A</th><th class="text">B</th></tr></thead><tbody>{{range .Diff}}<tr><td>{{index . 0}}</td><td class="text">{{index . 1}}</td><td class="text">{{index . 2}}</td></tr>{{end}}</tbody></table>{{else}}<p class="note">No recorded setting differs between the two groups' first flows.</p>{{end}}</section>{{end}}
 {{range .Unmatched}}<p class="note">Only in one side: {{.}}</p>{{end}}
 {{template "foot"}}{{end}}
 
