@@ -84,7 +84,7 @@ func Run(ctx context.Context, l shaping.Link, opts Options) (res result.LinkChec
 		res.IdlePollCPUs = idlepoll.Active()
 		res.ShieldCPU = cpushield.CPU()
 	}()
-	steps := []func(context.Context) error{c.hostOverhead, c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.rebind, c.faults}
+	steps := []func(context.Context) error{c.hostOverhead, c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.rebind, c.bleach, c.faults}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
 			return c.res, err
