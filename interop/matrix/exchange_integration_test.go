@@ -424,3 +424,26 @@ func TestIntegrationExchangeMigration(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationExchangeECNBleach runs ecn between gtlsclient and gtlsserver (both claim ECN)
+// on the case's plain link, where it passes with marked datagrams each way and nothing
+// bleached, and through a link that bleaches the down direction only (down.bleach=ecn), where
+// it fails naming the server's marks the link cleared and not the client's, whose marks still
+// arrive. About 3 s.
+func TestIntegrationExchangeECNBleach(t *testing.T) {
+	needExchange(t, Ngtcp2)
+	peers := openPeers(t, Ngtcp2)
+	c, _ := LookupExchange("ecn")
+	rec := runCase(t, c, peers[Ngtcp2], peers[Ngtcp2], interop.Pass)
+	if w := rec.Observed.Wire; w == nil || w.ECN["up ect0"]+w.ECN["up ect1"] == 0 || w.ECN["down ect0"]+w.ECN["down ect1"] == 0 || w.Bleached != nil {
+		t.Errorf("plain link: want marks each way and none bleached: %+v", w)
+	}
+	c.Link = LinkPlain + ",down.bleach=ecn"
+	rec = runCase(t, c, peers[Ngtcp2], peers[Ngtcp2], interop.Fail)
+	if !strings.Contains(rec.Reason, "of the server's ECN marks to Not-ECT (bleach=ecn): none of its") || strings.Contains(rec.Reason, "client's ECN marks") {
+		t.Errorf("down.bleach=ecn: the reason does not name the server's bleached marks alone: %s", rec.Reason)
+	}
+	if w := rec.Observed.Wire; w == nil || w.Bleached["down"] == 0 || w.Bleached["up"] != 0 || w.ECN["down ect0"]+w.ECN["down ect1"] != 0 || w.ECN["up ect0"]+w.ECN["up ect1"] == 0 {
+		t.Errorf("down.bleach=ecn: want the server's marks bleached, the client's delivered: %+v", w)
+	}
+}
