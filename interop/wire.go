@@ -50,6 +50,10 @@ type Wire struct {
 	// emulator's counters over the exchange, not from the capture (which holds the corrupted
 	// datagrams as delivered).
 	Corrupted map[string]int `json:"corrupted,omitempty"`
+	// Bleached counts the datagrams per direction ("up", "down") whose IP ECN field the link
+	// cleared to Not-ECT (bleach=ecn): from the emulator's counters over the exchange, as the
+	// capture holds the datagrams as delivered, unmarked.
+	Bleached map[string]int `json:"bleached,omitempty"`
 	// Rebinds counts the link NAT's rebindings (rebind=) during the exchange and Unbound the
 	// server datagrams it dropped, addressed to a binding no longer in force; from the
 	// emulator's counters.

@@ -430,6 +430,9 @@ type LinkDir struct {
 	AQMIntervalMs float64 `json:"aqm_interval_ms,omitempty"`
 	// ECN is true when the AQM marks ECN-capable packets instead of dropping them.
 	ECN bool `json:"ecn,omitempty"`
+	// BleachECN is true when the link clears the ECN field of every packet it delivers this
+	// way to Not-ECT (bleach=ecn), as a middlebox that rewrites the old TOS byte does.
+	BleachECN bool `json:"bleach_ecn,omitempty"`
 }
 
 // Emulator holds one load's emulator counters per direction.
@@ -622,6 +625,9 @@ type Direction struct {
 	// Corrupted counts delivered packets whose UDP or TCP payload the link corrupted (one bit
 	// flipped, transport checksum kept valid); they count in PacketsOut too.
 	Corrupted int64 `json:"corrupted,omitempty"`
+	// Bleached counts delivered packets whose ECN field the link cleared from ECT(0), ECT(1) or
+	// CE to Not-ECT (bleach=ecn); they count in PacketsOut too.
+	Bleached int64 `json:"bleached,omitempty"`
 	// Rebinds counts the NAT rebindings the link made (rebind=, up direction): times the
 	// client's UDP bindings moved to fresh ports, and for rebind=addr another address.
 	Rebinds int64 `json:"rebinds,omitempty"`
@@ -966,6 +972,7 @@ func (d *Direction) Add(o Direction) {
 	d.LossBursts += o.LossBursts
 	d.MarksCE += o.MarksCE
 	d.Corrupted += o.Corrupted
+	d.Bleached += o.Bleached
 	d.Rebinds += o.Rebinds
 	d.Unbound += o.Unbound
 	d.Reordered += o.Reordered

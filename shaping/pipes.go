@@ -26,6 +26,7 @@ func direction(c emu.Counters, base time.Time) result.Direction {
 		LossBursts:       c.LossBursts,
 		MarksCE:          c.MarksCE,
 		Corrupted:        c.Corrupted,
+		Bleached:         c.Bleached,
 		Rebinds:          c.Rebinds,
 		Unbound:          c.Unbound,
 		Reordered:        c.Reordered,

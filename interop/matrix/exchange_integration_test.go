@@ -263,11 +263,13 @@ type builtToFail struct {
 const shortRebind = "rate=10mbit,rtt=30ms,queue=25pkt,rebind=port@500ms/2s"
 
 // builtToFailCases and builtToFailTransfers have at least one built-to-fail exchange per
-// exchange case but ecn, whose endpoints cannot be made to drop their ECN marks or counts
-// (gtlsserver and gtlsclient mark and count whatever they are given; quic-go claims no ECN
-// support, so a quic-go side without marks is unsupported, not failed: TestJudgeECN covers
-// its fail). builtToFailCases are the short ones (under a second each), builtToFailTransfers
-// those of a transfer of a megabyte or more (1-4 s each).
+// exchange case. ecn's endpoints cannot be made to drop their ECN marks or counts (gtlsserver
+// and gtlsclient mark and count whatever they are given; quic-go claims no ECN support, so a
+// quic-go side without marks is unsupported, not failed), so its link clears the marks
+// instead (bleach=ecn, as a middlebox that rewrites the TOS byte): gtlsclient and gtlsserver
+// then deliver no marked datagram, and both claim ECN, so the case fails naming the bleaching.
+// builtToFailCases are the short ones (under a second each), builtToFailTransfers those of a
+// transfer of a megabyte or more (1-4 s each).
 var builtToFailCases = []builtToFail{
 	{"handshake", QUICGo, QUICGo, func(c *Exchange) { c.Server.Retry = true }, []string{"Retry packets unasked"},
 		func(w *interop.Wire) bool { return w.Packets["down retry"] > 0 }},
@@ -284,6 +286,10 @@ var builtToFailCases = []builtToFail{
 	{"http3", QUICGo, QUICGo, func(c *Exchange) { c.Server.Faults.ALPN = "hq-interop" }, []string{`the server chose ALPN "", want h3`, "bytes saved"}, nil},
 	{"v2", QUICGo, QUICGo, func(c *Exchange) { c.Client.V2 = false }, []string{"long header versions [0x00000001], want 0x6b3343cf alone"}, nil},
 	{"longrtt", QUICGo, QUICGo, func(c *Exchange) { c.Link = LinkPlain }, []string{"the client's ClientHello was delivered 1 times, want at least 2"}, nil},
+	{"ecn", Ngtcp2, Ngtcp2, func(c *Exchange) { c.Link = LinkPlain + ",bleach=ecn" }, []string{"of the client's ECN marks to Not-ECT (bleach=ecn)", "of the server's ECN marks to Not-ECT (bleach=ecn)"},
+		func(w *interop.Wire) bool {
+			return w.Bleached["up"] > 0 && w.Bleached["down"] > 0 && w.ECN["up ect0"]+w.ECN["up ect1"]+w.ECN["down ect0"]+w.ECN["down ect1"] == 0
+		}},
 	{"chacha20", Ngtcp2, QUICGo, func(c *Exchange) { c.Client.ChaCha20, c.Files = false, []int{100_000} }, []string{"want 0x1303 (TLS_CHACHA20_POLY1305_SHA256) alone"},
 		func(w *interop.Wire) bool { return len(w.OfferedSuites) > 1 }},
 }
@@ -416,5 +422,28 @@ func TestIntegrationExchangeMigration(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIntegrationExchangeECNBleach runs ecn between gtlsclient and gtlsserver (both claim ECN)
+// on the case's plain link, where it passes with marked datagrams each way and nothing
+// bleached, and through a link that bleaches the down direction only (down.bleach=ecn), where
+// it fails naming the server's marks the link cleared and not the client's, whose marks still
+// arrive. About 3 s.
+func TestIntegrationExchangeECNBleach(t *testing.T) {
+	needExchange(t, Ngtcp2)
+	peers := openPeers(t, Ngtcp2)
+	c, _ := LookupExchange("ecn")
+	rec := runCase(t, c, peers[Ngtcp2], peers[Ngtcp2], interop.Pass)
+	if w := rec.Observed.Wire; w == nil || w.ECN["up ect0"]+w.ECN["up ect1"] == 0 || w.ECN["down ect0"]+w.ECN["down ect1"] == 0 || w.Bleached != nil {
+		t.Errorf("plain link: want marks each way and none bleached: %+v", w)
+	}
+	c.Link = LinkPlain + ",down.bleach=ecn"
+	rec = runCase(t, c, peers[Ngtcp2], peers[Ngtcp2], interop.Fail)
+	if !strings.Contains(rec.Reason, "of the server's ECN marks to Not-ECT (bleach=ecn): none of its") || strings.Contains(rec.Reason, "client's ECN marks") {
+		t.Errorf("down.bleach=ecn: the reason does not name the server's bleached marks alone: %s", rec.Reason)
+	}
+	if w := rec.Observed.Wire; w == nil || w.Bleached["down"] == 0 || w.Bleached["up"] != 0 || w.ECN["down ect0"]+w.ECN["down ect1"] != 0 || w.ECN["up ect0"]+w.ECN["up ect1"] == 0 {
+		t.Errorf("down.bleach=ecn: want the server's marks bleached, the client's delivered: %+v", w)
 	}
 }

@@ -243,13 +243,18 @@ func judgeECN(client, srv Peer) judgeFunc {
 type ecnFault struct{ who, what string }
 
 // ecnFaults lists what ECN lacks each way: the sender marked no delivered datagram ECT(0)
-// or ECT(1), or its peer received marked ones and sent no ACK frame with ECN counts.
+// or ECT(1), or its peer received marked ones and sent no ACK frame with ECN counts. Where the
+// link bleached marks that way (Wire.Bleached, bleach=ecn) the fault says so: the sender's
+// marks were cleared on the way, and its ECN validation (RFC 9000 section 13.4.2) is what
+// made it stop marking.
 func ecnFaults(w *interop.Wire, who map[string]string) []ecnFault {
 	var out []ecnFault
 	for _, dir := range []string{"up", "down"} {
 		peer := map[string]string{"up": "down", "down": "up"}[dir]
 		marked := w.ECN[dir+" ect0"] + w.ECN[dir+" ect1"] + w.ECN[dir+" ce"]
 		switch {
+		case marked == 0 && w.Bleached[dir] > 0:
+			out = append(out, ecnFault{who[dir], fmt.Sprintf("the link bleached %d of the %s's ECN marks to Not-ECT (bleach=ecn): none of its %d delivered datagrams carried ECT(0) or ECT(1)", w.Bleached[dir], who[dir], w.Datagrams[dir])})
 		case marked == 0:
 			out = append(out, ecnFault{who[dir], fmt.Sprintf("the %s marked none of its %d delivered datagrams ECT(0) or ECT(1)", who[dir], w.Datagrams[dir])})
 		case w.ACKECN[peer] == 0:

@@ -155,6 +155,9 @@ func runExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Lo
 	if counters != nil && (counters.Up.Corrupted > 0 || counters.Down.Corrupted > 0) {
 		w.Corrupted = map[string]int{"up": int(counters.Up.Corrupted), "down": int(counters.Down.Corrupted)}
 	}
+	if counters != nil && (counters.Up.Bleached > 0 || counters.Down.Bleached > 0) {
+		w.Bleached = map[string]int{"up": int(counters.Up.Bleached), "down": int(counters.Down.Bleached)}
+	}
 	if counters != nil {
 		w.Rebinds, w.Unbound = int(counters.Up.Rebinds), int(counters.Down.Unbound)
 	}

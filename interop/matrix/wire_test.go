@@ -349,6 +349,10 @@ func TestJudgeECN(t *testing.T) {
 		{"both at fault, one claims", ng, qg, func(w *interop.Wire) { both(w); w.ECN["up ect0"], w.ECN["down ect0"] = 0, 0 }, interop.Fail,
 			"the client marked none of its 0 delivered datagrams ECT(0) or ECT(1); the server marked none"},
 		{"handshake missing", qg, qg, func(w *interop.Wire) { both(w); w.Handshakes = 0 }, interop.Fail, "0 of 1 connections completed the handshake"},
+		{"the link bleached the client's marks", ng, ng, func(w *interop.Wire) {
+			both(w)
+			w.ECN["up ect0"], w.ECN["up not-ect"], w.Datagrams["up"], w.Bleached = 0, 43, 43, map[string]int{"up": 12, "down": 0}
+		}, interop.Fail, "the link bleached 12 of the client's ECN marks to Not-ECT (bleach=ecn): none of its 43 delivered datagrams carried ECT(0) or ECT(1): up 0 ECT(0)"},
 	} {
 		c, _ := LookupExchange("ecn")
 		w := &interop.Wire{Datagrams: map[string]int{}, Packets: map[string]int{}, Versions: []string{wireV1}, Connections: 1, Handshakes: 1}

@@ -35,6 +35,10 @@ type Counters struct {
 	Unbound int64
 	// MarksCE counts packets the AQM marked Congestion Experienced instead of dropping (RFC 3168).
 	MarksCE int64
+	// Bleached counts delivered packets whose ECN field the link cleared from ECT(0), ECT(1) or
+	// CE to Not-ECT (Config.BleachECN); packets already Not-ECT are not counted. They count in
+	// PacketsOut too.
+	Bleached int64
 	// HeldOutage counts packets that arrived during an outage in mode hold (delayed, not dropped).
 	HeldOutage int64
 	// Reordered counts delivered packets that were reordered in the sense of RFC 4737 section 3.3

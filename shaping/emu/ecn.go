@@ -36,6 +36,29 @@ func markCE(b []byte) bool {
 	return false
 }
 
+// bleachECN clears the ECN field of an IPv4 or IPv6 packet to Not-ECT (RFC 3168 section 5) and
+// reports whether it was set (ECT(0), ECT(1) or CE) before. For IPv4 the header checksum is
+// updated incrementally (RFC 1624, equation 3); IPv6 has none. It does not allocate.
+func bleachECN(b []byte) bool {
+	switch {
+	case len(b) >= 20 && b[0]>>4 == 4:
+		if b[1]&3 == 0 {
+			return false
+		}
+		old := binary.BigEndian.Uint16(b[0:2])
+		b[1] &^= 3
+		updateChecksum(b[10:12], old, binary.BigEndian.Uint16(b[0:2]))
+		return true
+	case len(b) >= 40 && b[0]>>4 == 6:
+		if b[1]&0x30 == 0 {
+			return false
+		}
+		b[1] &^= 0x30
+		return true
+	}
+	return false
+}
+
 // updateChecksum rewrites the ones'-complement checksum at sum after one 16-bit word of the
 // covered data changed from old to new: HC' = ~(~HC + ~m + m') (RFC 1624 section 3).
 func updateChecksum(sum []byte, old, new uint16) {

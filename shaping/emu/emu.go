@@ -5,7 +5,8 @@
 // CoDel, PIE or FQ-CoDel; limit in bytes or packets), a server at the bottleneck rate or at the
 // delivery opportunities of a trace, a delay line (propagation delay, optionally varied
 // every interval, per-packet jitter, and reordering by holding packets back), and, as it is
-// delivered, random corruption of its transport payload.
+// delivered, random corruption of its transport payload and ECN bleaching (its IP header's ECN
+// field cleared).
 //
 // The serializer keeps an absolute timeline: a packet starts when the previous one has finished
 // (or at its arrival when the link was idle), so a late wake-up of the caller never costs link
@@ -59,6 +60,11 @@ type Config struct {
 	// payload has one bit of that payload flipped, its transport checksum kept valid (see
 	// corruptPayload); drawn at delivery, so every corrupted packet reaches the receiver.
 	Corrupt float64
+	// BleachECN clears the ECN field (RFC 3168 section 5) of every delivered IPv4 or IPv6 packet
+	// to Not-ECT, as middleboxes that rewrite the old TOS byte do (the reason for ECN
+	// validation, RFC 9000 section 13.4.2); IPv4's header checksum is updated (see bleachECN).
+	// Applied at delivery, after the AQM, so CE marks are cleared too.
+	BleachECN bool
 	// QueueBytes is the queue limit in bytes of packets not yet fully serialized (the packet
 	// being serialized counts, so a droptail queue's delay is at most QueueBytes*8/Rate). 0 = see
 	// QueuePackets; both 0 = unlimited.
@@ -363,6 +369,9 @@ func (p *Pipe) Pop(now time.Duration) (pkt []byte, ok bool) {
 	}
 	if p.cfg.Corrupt > 0 && p.corrupt(pd.buf) {
 		p.c.Corrupted++
+	}
+	if p.cfg.BleachECN && bleachECN(pd.buf) {
+		p.c.Bleached++
 	}
 	p.c.PacketsOut++
 	p.c.BytesOut += int64(len(pd.buf))

@@ -50,6 +50,9 @@ type Impair struct {
 	Target, Interval time.Duration
 	// ECN marks ECN-capable packets instead of dropping them (ecn=true; CoDel, PIE, FQ-CoDel).
 	ECN bool
+	// BleachECN clears the ECN field of every delivered packet to Not-ECT (bleach=ecn; emu.Config's
+	// BleachECN), as a middlebox that rewrites the old TOS byte does (RFC 9000 section 13.4.2).
+	BleachECN bool
 }
 
 // DefaultReorderDelay is how long a reordered packet is held back when reorder_delay is not
@@ -61,7 +64,7 @@ const DefaultReorderDelay = 10 * time.Millisecond
 var aqmLimits = map[emu.AQM]int{emu.CoDel: 1000, emu.PIE: 1000, emu.FQCoDel: 10240}
 
 // dirKeys are the keys that take a down. or up. prefix.
-var dirKeys = []string{"loss", "burst", "corrupt", "delayvar", "delayvar_every", "reorder", "reorder_delay", "aqm", "target", "interval", "ecn"}
+var dirKeys = []string{"loss", "burst", "corrupt", "delayvar", "delayvar_every", "reorder", "reorder_delay", "aqm", "target", "interval", "ecn", "bleach"}
 
 // setImpair applies one directional key to the impairments in imps.
 func setImpair(imps []*Impair, key, val string) error {
@@ -109,6 +112,15 @@ func (im *Impair) set(key, val string) error {
 		im.ECN, err = strconv.ParseBool(val)
 		if err != nil {
 			err = fmt.Errorf("bad ecn %q: accepted true or false", val)
+		}
+	case "bleach":
+		switch strings.ToLower(val) {
+		case "ecn":
+			im.BleachECN = true
+		case "none":
+			im.BleachECN = false
+		default:
+			err = fmt.Errorf("bad bleach %q: accepted ecn (clear the IP ECN field of every packet delivered) or none", val)
 		}
 	}
 	return err
@@ -192,6 +204,9 @@ func (im *Impair) check(dir string, oneWay time.Duration) error {
 	if (im.Target > 0 || im.Interval > 0 || im.ECN) && im.AQM != emu.CoDel && im.AQM != emu.PIE && im.AQM != emu.FQCoDel {
 		return fmt.Errorf("%s: target, interval or ecn without an AQM: accepted them with aqm=codel, pie or fq_codel", dir)
 	}
+	if im.ECN && im.BleachECN {
+		return fmt.Errorf("%s: ecn=true with bleach=ecn: accepted one of them per direction (the bleaching clears at delivery every CE mark the AQM sets)", dir)
+	}
 	return nil
 }
 
@@ -236,13 +251,16 @@ func (im Impair) items(prefix string) []string {
 	if im.ECN {
 		add("ecn", "true")
 	}
+	if im.BleachECN {
+		add("bleach", "ecn")
+	}
 	return b
 }
 
 // result describes im for the record.
 func (im Impair) result() result.LinkDir {
 	r := result.LinkDir{Loss: im.Loss, LossBurst: im.Burst, GEP: im.GE.P, GER: im.GE.R, GE1H: im.GE.H1, GE1K: im.GE.K1,
-		Corrupt: im.Corrupt, DelayVarMs: quantity.Ms(im.DelayVar), ReorderProb: im.ReorderProb, Trace: im.Trace, ECN: im.ECN}
+		Corrupt: im.Corrupt, DelayVarMs: quantity.Ms(im.DelayVar), ReorderProb: im.ReorderProb, Trace: im.Trace, ECN: im.ECN, BleachECN: im.BleachECN}
 	if im.DelayVar > 0 {
 		r.DelayVarEveryMs = quantity.Ms(cmpOr(im.DelayVarEvery, emu.DefaultDelayVarEvery))
 	}
@@ -277,7 +295,7 @@ func (im Impair) apply(c *emu.Config) error {
 	if im.ReorderProb > 0 {
 		c.ReorderDelay = cmpOr(im.ReorderDelay, DefaultReorderDelay)
 	}
-	c.AQM, c.ECN = im.AQM, im.ECN
+	c.AQM, c.ECN, c.BleachECN = im.AQM, im.ECN, im.BleachECN
 	switch im.AQM {
 	case emu.PIE:
 		c.PIE = emu.PIEParams{Target: im.Target, TUpdate: im.Interval}

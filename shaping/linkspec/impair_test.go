@@ -47,6 +47,23 @@ func TestIssueSpellings(t *testing.T) {
 			down, up, err := PipeConfigs(s)
 			return err == nil && s.DownImp.Corrupt == 0.3 && s.UpImp.Corrupt == 0 && down.Corrupt == 0.3 && up.Corrupt == 0
 		}, "rate=10mbit,rtt=30ms,down.corrupt=30%,queue=1bdp,shaper=emu"},
+		{"rate=10mbit,rtt=30ms,bleach=ecn", func(s Spec) bool {
+			down, up, err := PipeConfigs(s)
+			r := s.Result()
+			return err == nil && s.DownImp.BleachECN && s.UpImp.BleachECN && down.BleachECN && up.BleachECN && r.Down.BleachECN && r.Up.BleachECN
+		}, "rate=10mbit,rtt=30ms,bleach=ecn,queue=1bdp,shaper=emu"},
+		{"rate=10mbit,rtt=30ms,bleach=ECN,up.bleach=none", func(s Spec) bool {
+			down, up, err := PipeConfigs(s)
+			r := s.Result()
+			return err == nil && s.DownImp.BleachECN && !s.UpImp.BleachECN && down.BleachECN && !up.BleachECN && r.Down.BleachECN && !r.Up.BleachECN
+		}, "rate=10mbit,rtt=30ms,down.bleach=ecn,queue=1bdp,shaper=emu"},
+		{"rate=10mbit,rtt=30ms,up.bleach=ecn,down.aqm=codel,down.ecn=true", func(s Spec) bool {
+			down, up, err := PipeConfigs(s)
+			return err == nil && !down.BleachECN && up.BleachECN && down.ECN && !up.ECN
+		}, "rate=10mbit,rtt=30ms,down.aqm=codel,down.ecn=true,up.bleach=ecn,queue=1000pkt,shaper=emu"},
+		{"rate=10mbit,rtt=30ms,bleach=none", func(s Spec) bool {
+			return !s.DownImp.BleachECN && !s.UpImp.BleachECN
+		}, "rate=10mbit,rtt=30ms,queue=1bdp,shaper=emu"},
 		{"rate=10mbit,rtt=30ms,queue=25pkt,rebind=port", func(s Spec) bool {
 			r := s.Result()
 			return s.Rebind == emu.Rebind{Mode: emu.RebindPort, First: time.Second, Every: 5 * time.Second} && r.Rebind == "port" && r.RebindFirstMs == 1000 && r.RebindEveryMs == 5000
@@ -110,6 +127,12 @@ func TestImpairErrors(t *testing.T) {
 		{"rate=1mbit,corrupt=2", `bad corrupt "2": accepted a percentage in [0%,100%] such as 2% (the share of packets with a UDP or TCP payload that get one payload bit flipped)`},
 		{"rate=1mbit,up.corrupt=101%", `bad corrupt "101%": accepted a percentage in [0%,100%] such as 2% (the share of packets with a UDP or TCP payload that get one payload bit flipped)`},
 		{"rate=10mbit,rtt=30ms,corrupt=2%,shaper=netem", "down.corrupt=2% (netem's corrupt flips a bit anywhere in the packet and leaves the checksums, so most corrupted packets die in the receiver's checksum check as loss; the emulator flips a payload bit and fixes the transport checksum): shaper=netem cannot emulate it: accepted shaper=emu (the default)"},
+		{"rate=1mbit,bleach=true", `bad bleach "true": accepted ecn (clear the IP ECN field of every packet delivered) or none`},
+		{"rate=1mbit,up.bleach=dscp", `bad bleach "dscp": accepted ecn (clear the IP ECN field of every packet delivered) or none`},
+		{"rate=1mbit,bleach=", `bad bleach "": accepted ecn (clear the IP ECN field of every packet delivered) or none`},
+		{"rate=1mbit,aqm=codel,ecn=true,bleach=ecn", "down: ecn=true with bleach=ecn: accepted one of them per direction (the bleaching clears at delivery every CE mark the AQM sets)"},
+		{"rate=10mbit,rtt=30ms,up.bleach=ecn,shaper=netem", "up.bleach=ecn (clearing the IP ECN field is the emulator's): shaper=netem cannot emulate it: accepted shaper=emu (the default)"},
+		{"none,bleach=ecn", `link "none,bleach=ecn" shapes nothing (none) but sets bleach: accepted none alone, or shaping keys with shaper=emu or netem`},
 		{"rate=1mbit,rebind=nat", `bad rebind "nat": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},
 		{"rate=1mbit,rebind=port@", `bad rebind "port@": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},
 		{"rate=1mbit,rebind=port@0s", `bad rebind "port@0s": accepted port or addr, optionally @FIRST/EVERY (durations in 1ms..1h; EVERY 0s rebinds once), e.g. rebind=port@1s/5s (the QUIC Interop Runner's)`},

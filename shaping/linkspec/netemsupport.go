@@ -15,8 +15,8 @@ var ErrNetemCannot = errors.New("shaper=netem cannot emulate it: accepted shaper
 // delay variation redrawn per interval, trace-driven rates, outages, reordering on a link with
 // a base delay (netem's "reorder P%" sends P% of the packets undelayed instead of holding some
 // back), and a queue in bytes under an AQM or drop-head queue (the kernel's codel, pie,
-// fq_codel and pfifo_head_drop limit packets), and corruption (netem's differs: see emu's
-// corruptPayload). Everything else maps: rate and byte or packet
+// fq_codel and pfifo_head_drop limit packets), corruption (netem's differs: see emu's
+// corruptPayload) and ECN bleaching. Everything else maps: rate and byte or packet
 // droptail queue (tbf), delay, jitter in any of netem's distributions with or without
 // reordering, Bernoulli and Gilbert-Elliott loss (netem), drophead (pfifo_head_drop), codel,
 // pie and fq_codel with their target, interval and ECN, and cake (Parse refuses its queue and
@@ -32,6 +32,8 @@ func NetemSupported(s Spec) error {
 		switch {
 		case im.Corrupt > 0:
 			return fmt.Errorf("%s.corrupt=%g%% (netem's corrupt flips a bit anywhere in the packet and leaves the checksums, so most corrupted packets die in the receiver's checksum check as loss; the emulator flips a payload bit and fixes the transport checksum): %w", d.name, im.Corrupt*100, ErrNetemCannot)
+		case im.BleachECN:
+			return fmt.Errorf("%s.bleach=ecn (clearing the IP ECN field is the emulator's): %w", d.name, ErrNetemCannot)
 		case im.DelayVar > 0:
 			return fmt.Errorf("%s.delayvar (a delay redrawn every interval): %w", d.name, ErrNetemCannot)
 		case im.Trace != "":

@@ -122,6 +122,9 @@ type parseState struct {
 //   - aqm=droptail|drophead|codel|pie|fq_codel, target, interval (CoDel: 5ms, 100ms; PIE:
 //     target 15ms, interval = update interval 15ms), ecn=true (mark instead of drop);
 //     aqm=cake (shaper=netem only; no queue, target, interval or ecn: CAKE's own);
+//   - bleach=ecn|none: clear the IP ECN field of every packet delivered to Not-ECT, the IPv4
+//     header checksum kept valid, as middleboxes that rewrite the TOS byte do (RFC 9000 section
+//     13.4.2); not with ecn=true in the same direction (shaper=emu only);
 //   - outage=ON/OFF (up ON, down OFF, repeating) or outage=exp:ON/OFF (exponential
 //     durations), outage_mode=drop|hold (default drop);
 //   - rebind=port|addr[@FIRST[/EVERY]] (default @1s/5s): a NAT at the client's edge moves the
@@ -130,8 +133,8 @@ type parseState struct {
 //     (shaper=emu only);
 //   - mtu, shaper (emu|netem|none), seed.
 //
-// loss, burst, corrupt, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval and ecn
-// apply to both directions, or to one with a down. or up. prefix (down.loss=2%).
+// loss, burst, corrupt, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn
+// and bleach apply to both directions, or to one with a down. or up. prefix (down.loss=2%).
 // Errors are one line naming the bad item and what is accepted.
 func Parse(s string) (Spec, error) {
 	st := parseState{spec: Spec{Input: s, MTU: DefaultMTU, Shaper: ShaperEmu}}
@@ -173,10 +176,10 @@ func Parse(s string) (Spec, error) {
 
 // shapingKeys are the keys that have no effect on an unshaped link.
 var shapingKeys = []string{"rate", "down", "up", "rtt", "loss", "corrupt", "queue", "jitter", "jitter_dist", "reorder", "mtu", "burst",
-	"delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn", "outage", "outage_mode", "rebind"}
+	"delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn", "bleach", "outage", "outage_mode", "rebind"}
 
 // acceptedKeys lists the keys Parse accepts, for error messages.
-const acceptedKeys = "rate, down, up, rtt, loss, burst, corrupt, queue, jitter, jitter_dist, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, outage, outage_mode, rebind, mtu, shaper, seed (down./up. prefixes on loss, burst, corrupt, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn)"
+const acceptedKeys = "rate, down, up, rtt, loss, burst, corrupt, queue, jitter, jitter_dist, reorder, reorder_delay, delayvar, delayvar_every, aqm, target, interval, ecn, bleach, outage, outage_mode, rebind, mtu, shaper, seed (down./up. prefixes on loss, burst, corrupt, delayvar, delayvar_every, reorder, reorder_delay, aqm, target, interval, ecn, bleach)"
 
 // checkRepeat refuses a key given twice, and rate given together with down or up, in spec.
 func checkRepeat(seen map[string]bool, key, spec string) error {
@@ -240,7 +243,7 @@ func (st *parseState) set(key, val string) error {
 		if err != nil {
 			err = fmt.Errorf("bad reorder %q: accepted a percentage such as 5%% (hold packets back), or true/false (let jitter reorder)", val)
 		}
-	case "loss", "burst", "corrupt", "delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn":
+	case "loss", "burst", "corrupt", "delayvar", "delayvar_every", "reorder_delay", "aqm", "target", "interval", "ecn", "bleach":
 		err = setImpair([]*Impair{&sp.DownImp, &sp.UpImp}, key, val)
 	case "outage":
 		hold := sp.Outage.Hold

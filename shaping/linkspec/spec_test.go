@@ -146,7 +146,8 @@ func FuzzParseSpec(f *testing.F) {
 	for _, s := range []string{"carlucci2015", "rate=3mbit,rtt=50ms,queue=1bdp", "down=1.5mbit,up=384kbit,loss=1%", "queue=25pkt", "3g,jitter=5ms,reorder=true", "mtu=9000,shaper=netem",
 		"rate=10mbit,rtt=112ms,delayvar=50ms", "rate=3mbit,rtt=50ms,loss=2%,burst=4", "rate=10mbit,rtt=30ms,outage=5s/2s", "rate=5mbit,rtt=40ms,aqm=codel,ecn=true",
 		"rate=5mbit,rtt=40ms,down.aqm=pie,up.loss=gemodel:1%/30%/100%/0%", "rate=1mbit,rtt=20ms,reorder=5%,reorder_delay=3ms,outage=exp:1s/100ms,outage_mode=hold",
-		"rate=1mbit,rtt=20ms,jitter=2ms,reorder=true,down.reorder=5%,up.reorder=5%", "rate=10mbit,rtt=30ms,rebind=addr@1s/5s"} {
+		"rate=1mbit,rtt=20ms,jitter=2ms,reorder=true,down.reorder=5%,up.reorder=5%", "rate=10mbit,rtt=30ms,rebind=addr@1s/5s",
+		"rate=10mbit,rtt=30ms,bleach=ecn,up.bleach=none", "rate=10mbit,rtt=30ms,up.bleach=ecn,down.aqm=codel,down.ecn=true"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {

@@ -60,7 +60,8 @@ const (
 // tcpi_delivered x MSS over the last four fifths of the transfer), RTT under that load and an
 // AQM's standing queue, and, with sequenced paced UDP streams, loss rate and mean burst length
 // (99 % intervals), one-way delay variation, the reordered-packet ratio (RFC 4737), a trace's
-// mean rate (1 %) and outage gaps; then emulator faults. Each is compared with the spec;
+// mean rate (1 %) and outage gaps, a NAT's rebindings, ECN bleaching (bleachLine); then
+// emulator faults. Each is compared with the spec;
 // LinkCheck.Pass is true when all lines pass. It consumes the link's counters (TakeCounters).
 // Errors are harness failures (sockets, namespace), not failed lines; a TCP transfer that cannot
 // connect is a line ("not measurable at this setting").
@@ -84,7 +85,7 @@ func Run(ctx context.Context, l shaping.Link, opts Options) (res result.LinkChec
 		res.IdlePollCPUs = idlepoll.Active()
 		res.ShieldCPU = cpushield.CPU()
 	}()
-	steps := []func(context.Context) error{c.hostOverhead, c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.rebind, c.faults}
+	steps := []func(context.Context) error{c.hostOverhead, c.idleRTT, c.bulk(true), c.bulk(false), c.streams, c.traceRate, c.outages, c.rebind, c.bleach, c.faults}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
 			return c.res, err

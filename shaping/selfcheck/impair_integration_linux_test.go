@@ -354,3 +354,35 @@ func TestIntegrationCheckCorruption(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationBleachLine runs the ECN bleaching step alone over real emulated links: a
+// bleaching way delivers every ECT(0) datagram Not-ECT and counts each, the other way keeps
+// ECT(0) and counts none; behind a NAT that rebinds once, the echoes to the old binding are
+// lost and the rest keep their mark.
+func TestIntegrationBleachLine(t *testing.T) {
+	linktest.NeedRoot(t)
+	for _, link := range []string{"rate=10mbit,rtt=30ms,bleach=ecn", "rate=10mbit,rtt=30ms,down.bleach=ecn", "rate=10mbit,rtt=30ms,up.bleach=ecn,rebind=port@200ms/0s"} {
+		t.Run(link, func(t *testing.T) {
+			l := openLink(t, link)
+			c := &checker{l: l, spec: l.Spec(), quick: true, reclaimStart: -1}
+			if err := c.bleach(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(c.res.Lines) != 1 {
+				t.Fatalf("%d lines, want 1", len(c.res.Lines))
+			}
+			line := c.res.Lines[0]
+			t.Logf("%s | %s | %s | %s | %v", line.Name, line.Configured, line.Measured, line.Tolerance, line.Pass)
+			want := map[bool]string{true: "100 of 100 received: 100 Not-ECT, 0 ECT(0), 0 ECT(1), 0 CE, 0 unread; 100 bleached",
+				false: "100 of 100 received: 0 Not-ECT, 100 ECT(0), 0 ECT(1), 0 CE, 0 unread; 0 bleached"}
+			s := l.Spec()
+			down := "down " + want[s.DownImp.BleachECN]
+			if s.Rebind.Enabled() {
+				down = "0 Not-ECT, " // some echoes went to the old binding
+			}
+			if !line.Pass || !strings.Contains(line.Measured, down) || !strings.Contains(line.Measured, "up "+want[s.UpImp.BleachECN]) {
+				t.Errorf("line %q: %s (%s): want a pass, every datagram each way", line.Name, line.Measured, line.Tolerance)
+			}
+		})
+	}
+}

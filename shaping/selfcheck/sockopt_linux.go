@@ -61,3 +61,38 @@ func delivered(conn *net.TCPConn) (bytes int64, at time.Time, ok bool) {
 	})
 	return bytes, at, ok
 }
+
+// markECT sets the ECN field of every datagram conn sends to ECT(0) (IP_TOS 2; Linux keeps a
+// UDP socket's ECN bits, RFC 3168 section 5) and asks for each received datagram's TOS byte
+// (IP_RECVTOS), so that readECN can read its ECN field.
+func markECT(conn *net.UDPConn) error {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, 2)
+		if serr == nil {
+			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_RECVTOS, 1)
+		}
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// ecnOf returns the ECN field (0..3) of the TOS byte in a received datagram's control
+// messages oob (IP_RECVTOS), -1 when there is none.
+func ecnOf(oob []byte) int {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return -1
+	}
+	for _, m := range msgs {
+		if m.Header.Level == unix.IPPROTO_IP && m.Header.Type == unix.IP_TOS && len(m.Data) >= 1 {
+			return int(m.Data[0] & 3)
+		}
+	}
+	return -1
+}

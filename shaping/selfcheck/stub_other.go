@@ -47,3 +47,7 @@ func probeCPU() int { return -1 }
 func rtProbePair(link, ref netip.AddrPort, warm, n, cpu int, timeout time.Duration, halt *atomic.Bool) (p pairedRTTs, linkLost, refLost int, err error) {
 	return p, 0, 0, errors.ErrUnsupported
 }
+
+func markECT(conn *net.UDPConn) error { return errors.ErrUnsupported }
+
+func ecnOf(oob []byte) int { return -1 }
