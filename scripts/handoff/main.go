@@ -134,20 +134,15 @@ func waitRaw(dur time.Duration) []time.Duration {
 	return lates
 }
 
-// sink keeps work's results alive.
-var sink []byte
-
 // work computes and allocates like a server's goroutine, pausing 100 us between rounds.
 func work() {
 	for x := 0; ; x++ {
 		for j := range 1_000_000 {
 			x += j
 		}
-		b := make([]byte, 4096)
+		b := make([]byte, 4096) // garbage, as a server makes
 		b[0] = byte(x)
-		if x%1024 == 0 {
-			sink = b
-		}
+		runtime.KeepAlive(b)
 		time.Sleep(100 * time.Microsecond)
 	}
 }
