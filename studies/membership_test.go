@@ -135,7 +135,7 @@ func TestMergeReadsRecordedMembership(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := MergeShards(p, o, flat, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) || !strings.Contains(err.Error(), "another version's cost model") {
+	if _, _, err := MergeShards(p, o, flat, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) || !strings.Contains(err.Error(), "cut by the cost model of another version") {
 		t.Errorf("shards of another cut, unrecorded: %v", err)
 	}
 }

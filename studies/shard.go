@@ -275,7 +275,21 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 		return nil, nil, err
 	}
 	if !recorded {
-		if err := pr.sameCut(shards, out); err != nil {
+		// Shards of an older pltlab, which recorded no membership, are judged by the cut this
+		// pltlab's cost model recomputes: a plan line that lists another share is refused.
+		err := plan.Miscut(out, count, func(r *result.Record, sh plan.Shard) (int, bool) {
+			part := 0
+			for i, pp := range pr.Parts {
+				if pp.Config.Name == r.Experiment {
+					part = i
+				}
+			}
+			if share := shards[sh.Index].Share(part); share != nil {
+				return len(share.Jobs), true
+			}
+			return 0, true
+		})
+		if err != nil {
 			return nil, nil, err
 		}
 	}
@@ -358,30 +372,6 @@ func (pr *Prepared) splitSources(srcs []plan.Source) (bySrc map[string][]plan.So
 		return nil, nil, 0, fmt.Errorf("no line carries a shard: give the results.jsonl of each 'pltlab reproduce %s --shard I/N'", p.Study)
 	}
 	return bySrc, order, count, nil
-}
-
-// sameCut checks the plan lines of shards of an older pltlab, which recorded no membership and
-// whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
-// another number of loads than that share was cut by another version's model and is refused
-// (plan.Miscut, plan.ErrMixedConfigs) rather than judged against a share its shard never had.
-func (pr *Prepared) sameCut(shards []ShardSlice, recs []*result.Record) error {
-	r, want := plan.Miscut(recs, len(shards), func(r *result.Record, sh plan.Shard) (int, bool) {
-		part := 0
-		for i, pp := range pr.Parts {
-			if pp.Config.Name == r.Experiment {
-				part = i
-			}
-		}
-		if share := shards[sh.Index].Share(part); share != nil {
-			return len(share.Jobs), true
-		}
-		return 0, true
-	})
-	if r == nil {
-		return nil
-	}
-	return fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
-		plan.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
 }
 
 // owed checks the merged records against what each shard owes: it names the shards that left no
