@@ -201,17 +201,8 @@ func (p *Schedule) Units(part string) []plan.Unit {
 // 1..MaxShards, or more shards than measured blocks (links x runs), naming the largest useful
 // count.
 func (p *Schedule) Shards(n int) (Sharding, error) {
-	c := p.c
-	units := len(c.Links) * c.Runs
-	if n < 1 || n > plan.MaxShards {
-		return Sharding{}, fmt.Errorf("bad shard count %d: accepted 1..%d", n, plan.MaxShards)
-	}
-	if n > units {
-		return Sharding{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
-			n, units, len(c.Links), c.Runs, units, units)
-	}
 	us := p.Units("")
-	cut, err := plan.Cut(us, n)
+	cut, err := plan.Cut(us, n, fmt.Sprintf("this matrix has %d measured blocks (%d links x %d runs)", len(us), len(p.c.Links), p.c.Runs))
 	if err != nil {
 		return Sharding{}, err
 	}

@@ -65,15 +65,16 @@ const CustomID = "custom"
 
 // Cut splits units (in plan order) into n shards of consecutive whole units balanced by their
 // costs (CutPoints over the cumulative Cost, each Boundary unit's Entry counted there): out[k]
-// holds the indexes into units of shard k, ascending, each shard at least one unit. Errors: n
-// outside 1..MaxShards, or more shards than units (naming the largest useful count).
-func Cut(units []Unit, n int) ([][]int, error) {
+// holds the indexes into units of shard k, ascending, each shard at least one unit. It is the
+// one check of a shard count: errors are n outside 1..MaxShards, or more shards than units,
+// naming the largest useful count after of, which says what holds the units and how many
+// ("this matrix has 6 measured blocks (3 links x 2 runs)").
+func Cut(units []Unit, n int, of string) ([][]int, error) {
 	if n < 1 || n > MaxShards {
 		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, MaxShards)
 	}
 	if n > len(units) {
-		return nil, fmt.Errorf("bad shard count %d: the plan has %d units (measured blocks and flow parts), so at most %d shards can each measure something: accepted 1..%d",
-			n, len(units), len(units), len(units))
+		return nil, fmt.Errorf("bad shard count %d: %s, so at most %d shards can each measure something: accepted 1..%d", n, of, len(units), len(units))
 	}
 	cum := make([]time.Duration, len(units)+1)
 	for i, u := range units {

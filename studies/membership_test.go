@@ -27,7 +27,7 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 	for i, u := range us {
 		pu[i] = plan.Unit{ID: u.ID, Cost: cost(u.ID), Boundary: u.Boundary}
 	}
-	cut, err := plan.Cut(pu, n)
+	cut, err := plan.Cut(pu, n, "the plan")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,21 +125,14 @@ func (p Plan) partSchedules(o RunOptions) ([]*experiment.Schedule, error) {
 // count; or a plan with a Custom schedule (ErrNotShardable) asked for more than one shard.
 func (pr *Prepared) Shards(n int) ([]ShardSlice, error) {
 	p, us := pr.Plan, pr.units
-	if n < 1 || n > plan.MaxShards {
-		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, plan.MaxShards)
-	}
 	if err := p.Shardable(); err != nil && n > 1 {
 		return nil, err
-	}
-	if n > len(us) {
-		return nil, fmt.Errorf("bad shard count %d: %s at scale %s has %d measured blocks and flow parts, so at most %d shards can each measure something: accepted 1..%d",
-			n, p.Study, p.Scale, len(us), len(us), len(us))
 	}
 	pu := make([]plan.Unit, len(us))
 	for i, u := range us {
 		pu[i] = u.Unit
 	}
-	cut, err := plan.Cut(pu, n)
+	cut, err := plan.Cut(pu, n, fmt.Sprintf("%s at scale %s has %d measured blocks and flow parts", p.Study, p.Scale, len(us)))
 	if err != nil {
 		return nil, err
 	}
