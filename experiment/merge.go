@@ -23,14 +23,13 @@ func CheckComplete(recs []*result.Record) (*plan.Completeness, error) {
 	if err != nil || recorded {
 		return c, err
 	}
-	whole, err := NewSchedule(FromPlan(line.Plan))
+	whole := FromPlan(line.Plan)
+	whole.Shard = plan.Shard{Count: count} // shard 0's schedule holds the one cut of every shard
+	sched, err := NewSchedule(whole)
 	if err != nil {
 		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
 	}
-	p, err := whole.Shards(count)
-	if err != nil {
-		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
-	}
+	p := sched.Sharding
 	if err := plan.Miscut(recs, count, func(r *result.Record, sh plan.Shard) (int, bool) {
 		return len(p.Slices[sh.Index].Jobs), r.ConfigHash == line.ConfigHash
 	}); err != nil {

@@ -30,6 +30,9 @@ type Schedule struct {
 	// Mine are the indexes into Jobs of this process's loads, ascending: the share Select gave,
 	// the shard's slice of Shards, or every load when not sharded.
 	Mine []int
+	// Sharding is the cut Mine was taken from when Config.Shard is set (NewSchedule), nil
+	// otherwise: the one cut a sharded run, its dry-run and its merge check read.
+	Sharding *Sharding
 
 	c       Config      // Config with defaults
 	blocks  []Block     // the measured blocks (cutBlocks), computed once
@@ -64,7 +67,7 @@ func NewSchedule(c Config) (*Schedule, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Mine = sp.Slices[sh.Index].Jobs
+		p.Mine, p.Sharding = sp.Slices[sh.Index].Jobs, &sp
 		p.Config.Units, p.c.Units = sp.Slices[sh.Index].Units, sp.Slices[sh.Index].Units
 	default:
 		p.Mine = make([]int, len(p.Jobs))
