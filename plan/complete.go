@@ -281,41 +281,10 @@ func CheckRecorded(recs []*result.Record) (c *Completeness, recorded bool, err e
 	if err != nil || line == nil {
 		return nil, true, err
 	}
-	units := map[string][]string{}
-	for _, r := range recs {
-		if r.Kind == result.KindPlan && r.Plan != nil && r.ConfigHash == line.ConfigHash && len(r.Plan.Units) > 0 {
-			if _, ok := units[r.Shard]; !ok {
-				units[r.Shard] = r.Plan.Units
-			}
-		}
-	}
-	if len(units) == 0 {
-		return nil, false, nil
-	}
-	for _, r := range recs {
-		if r.ConfigHash != line.ConfigHash || r.Shard == "" || r.ShardUnits == "" {
-			continue
-		}
-		if ids, ok := units[r.Shard]; !ok || Digest(ids) != r.ShardUnits {
-			return nil, true, fmt.Errorf("%w: lines of shard %s carry shard_units %s, which is not the digest of the units its plan line lists: a shard was rerun into the same file with a pltlab that cut the sweep otherwise; merge one cut's files", ErrMixedConfigs, r.Shard, r.ShardUnits)
-		}
-	}
-	var ms []Membership
-	for name, ids := range units {
-		sh, err := ParseShard(name, func(string) string { return "" })
-		if err != nil {
-			return nil, true, err
-		}
-		if sh.Count == count {
-			ms = append(ms, Membership{Shard: sh, Units: ids})
-		}
-	}
-	cov := Cover(BlockIDs(line.Plan), ms)
-	switch {
-	case len(cov.Unknown) > 0:
-		return nil, true, fmt.Errorf("%w: the shards' plan lines list unit(s) %s, which the plan of %d links x %d runs does not have", ErrMixedConfigs, strings.Join(cov.Unknown, ", "), len(line.Plan.Links), line.Plan.Runs)
-	case len(cov.Twice) > 0:
-		return nil, true, fmt.Errorf("%w: two shards hold the same block(s): %s: the shards were cut by two different cost models; merge the shards of one cut", ErrMixedConfigs, strings.Join(cov.Twice, ", "))
+	ours := func(r *result.Record) bool { return r.ConfigHash == line.ConfigHash }
+	ms, _, err := Recorded(recs, count, ours, ours, BlockIDs(line.Plan), fmt.Sprintf("the plan of %d links x %d runs", len(line.Plan.Links), line.Plan.Runs))
+	if err != nil || ms == nil {
+		return nil, err != nil, err
 	}
 	owed := make([][]int, count)
 	for _, m := range ms {

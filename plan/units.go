@@ -9,6 +9,8 @@ import (
 
 	"crypto/sha256"
 	"encoding/hex"
+
+	"github.com/pltlab/pltlab/result"
 )
 
 // Unit is one indivisible piece of work a shard is given whole: a measured randomized complete
@@ -155,4 +157,63 @@ func Cover(all []string, recorded []Membership) Coverage {
 	slices.Sort(c.Unknown)
 	c.Unknown = slices.Compact(c.Unknown)
 	return c
+}
+
+// Recorded reads what the shards of a cut into count shards recorded they were given: each
+// shard's units from its first plan line that lists some (line says which plan lines are the
+// plan's), every line of ours checked to carry their digest (shard_units), and checks them
+// against the plan's unit IDs (all, in plan order; of names the plan in errors) through Cover.
+// It returns the memberships of count's shards in shard order and the plan's units no shard
+// holds; nil memberships when no plan line lists units (shards of a pltlab before 2026-12-02,
+// whose cut only today's cost model recomputes). Errors (wrapping ErrMixedConfigs): a line
+// whose shard_units is not its shard's plan line's (two cuts of one shard in one file), a unit
+// the plan does not have, or a unit two shards hold.
+func Recorded(recs []*result.Record, count int, line, ours func(*result.Record) bool, all []string, of string) ([]Membership, []string, error) {
+	units := map[string][]string{} // shard -> unit IDs as recorded
+	for _, r := range recs {
+		if _, ok := units[r.Shard]; !ok && r.Kind == result.KindPlan && r.Plan != nil && len(r.Plan.Units) > 0 && line(r) {
+			units[r.Shard] = r.Plan.Units
+		}
+	}
+	if len(units) == 0 {
+		return nil, nil, nil
+	}
+	for _, r := range recs {
+		if r.Shard == "" || r.ShardUnits == "" || !ours(r) {
+			continue
+		}
+		switch ids, ok := units[r.Shard]; {
+		case !ok:
+			return nil, nil, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", ErrMixedConfigs, r.Shard, r.ShardUnits)
+		case r.ShardUnits != Digest(ids):
+			return nil, nil, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", ErrMixedConfigs, r.Shard, r.ShardUnits, Digest(ids))
+		}
+	}
+	ms := []Membership{} // recorded, though perhaps none of count's shards
+	for name, ids := range units {
+		sh, err := ParseShard(name, func(string) string { return "" })
+		if err != nil {
+			return nil, nil, err
+		}
+		if sh.Count == count {
+			ms = append(ms, Membership{Shard: sh, Units: ids})
+		}
+	}
+	slices.SortFunc(ms, func(a, b Membership) int { return a.Shard.Index - b.Shard.Index })
+	switch cov := Cover(all, ms); {
+	case len(cov.Unknown) > 0:
+		return nil, nil, fmt.Errorf("%w: the shards record unit(s) %s, which %s does not have: give the shards of one sweep (for a study: same --scale, --runs, --seed)", ErrMixedConfigs, Abbreviate(cov.Unknown, 4), of)
+	case len(cov.Twice) > 0:
+		return nil, nil, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", ErrMixedConfigs, Abbreviate(cov.Twice, 4))
+	default:
+		return ms, cov.Uncovered, nil
+	}
+}
+
+// Abbreviate joins the first n of ids with commas and says how many more there are.
+func Abbreviate(ids []string, n int) string {
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
 }

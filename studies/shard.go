@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
@@ -292,7 +291,7 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 		return nil, nil, err
 	}
 	if recorded && len(check.Missing) == 0 && len(gap) > 0 {
-		check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))
+		check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), plan.Abbreviate(gap, 4)))
 	}
 	// The merged file says what it holds, so that its report, findings and view say PARTIAL
 	// when it lacks something (result.Merge.Partial), whoever reads it later.
@@ -434,75 +433,32 @@ func (pr *Prepared) owed(shards []ShardSlice, recs []*result.Record) *ShardCheck
 }
 
 // recordedShards returns the count shards of the study as the merged records say they were cut:
-// each present shard's units from its plan line (Prepared.StudyPlanLine; recorded true), with
-// every line of the shard checked to carry their digest, so that refitting the cost model never
-// changes what a shard in flight owes. Shards that left no line get no units (the merge names
-// them missing). Records of an older pltlab, whose plan lines list no units, get the cut
-// recomputed by this pltlab's cost model (recorded false). Errors (wrapping
-// plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
-// different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
-// gap are the plan's units no recorded shard holds, in plan order.
+// each present shard's units from its plan line (Prepared.StudyPlanLine; recorded true), read and
+// checked by plan.Recorded (its errors), so that refitting the cost model never changes what a
+// shard in flight owes. Shards that left no line get no units (the merge names them missing).
+// Records of an older pltlab, whose plan lines list no units, get the cut recomputed by this
+// pltlab's cost model (recorded false). gap are the plan's units no recorded shard holds.
 func (pr *Prepared) recordedShards(count int, recs []*result.Record) (shards []ShardSlice, gap []string, recorded bool, err error) {
-	p := pr.Plan
-	units := map[string][]string{} // shard -> unit IDs as recorded
-	for _, r := range recs {
-		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {
-			if _, ok := units[r.Shard]; !ok {
-				units[r.Shard] = r.Plan.Units
-			}
-		}
-	}
-	if len(units) == 0 {
-		shards, err = pr.Shards(count)
-		return shards, nil, false, err
-	}
-	digests := map[string]string{}
-	for sh, ids := range units {
-		digests[sh] = plan.Digest(ids)
-	}
-	for _, r := range recs {
-		if r.Shard == "" || r.ShardUnits == "" {
-			continue
-		}
-		want, ok := digests[r.Shard]
-		switch {
-		case !ok:
-			return nil, nil, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", plan.ErrMixedConfigs, r.Shard, r.ShardUnits)
-		case r.ShardUnits != want:
-			return nil, nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
-		}
-	}
-	us := pr.units
-	index := make(map[string]int, len(us))
+	p, us := pr.Plan, pr.units
 	all := make([]string, len(us))
+	index := make(map[string]int, len(us))
 	for i, u := range us {
 		index[u.ID], all[i] = i, u.ID
 	}
-	var ms []plan.Membership
-	for sh, ids := range units {
-		s, err := plan.ParseShard(sh, func(string) string { return "" })
-		if err != nil {
-			return nil, nil, false, err
-		}
-		ms = append(ms, plan.Membership{Shard: s, Units: ids})
+	isLine := func(r *result.Record) bool { return r.Experiment == p.Study }
+	ms, gap, err := plan.Recorded(recs, count, isLine, func(*result.Record) bool { return true }, all, fmt.Sprintf("%s at scale %s with these flags", p.Study, p.Scale))
+	if err != nil {
+		return nil, nil, false, err
 	}
-	slices.SortFunc(ms, func(a, b plan.Membership) int { return a.Shard.Index - b.Shard.Index })
-	cov := plan.Cover(all, ms)
-	switch {
-	case len(cov.Unknown) > 0:
-		return nil, nil, false, fmt.Errorf("%w: the shards record unit(s) %s, which %s at scale %s with these flags does not have: give the shards of one reproduction (same --scale, --runs, --seed)",
-			plan.ErrMixedConfigs, abbreviate(cov.Unknown, 4), p.Study, p.Scale)
-	case len(cov.Twice) > 0:
-		return nil, nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", plan.ErrMixedConfigs, abbreviate(cov.Twice, 4))
+	if ms == nil {
+		shards, err = pr.Shards(count)
+		return shards, nil, false, err
 	}
 	out := make([]ShardSlice, count)
 	for k := range out {
 		out[k] = ShardSlice{Shard: plan.Shard{Index: k, Count: count}}
 	}
 	for _, m := range ms {
-		if m.Shard.Count != count {
-			continue // refused by the shard-count check above
-		}
 		idx := make([]int, len(m.Units))
 		for i, id := range m.Units {
 			idx[i] = index[id]
@@ -510,13 +466,5 @@ func (pr *Prepared) recordedShards(count int, recs []*result.Record) (shards []S
 		slices.Sort(idx)
 		out[m.Shard.Index] = assemble(us, pr.Parts, m.Shard, idx)
 	}
-	return out, cov.Uncovered, true, nil
-}
-
-// abbreviate joins the first n of ids and says how many more there are.
-func abbreviate(ids []string, n int) string {
-	if len(ids) <= n {
-		return strings.Join(ids, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
+	return out, gap, true, nil
 }
