@@ -176,12 +176,12 @@ func (p *Schedule) cutBlocks() ([]Block, []LinkEntry) {
 	return blocks, entries
 }
 
-// Units returns the schedule's measured blocks as the units a shard cut gives out (plan.Cut), in
+// Units returns the schedule's measured blocks as the units a shard cut gives out (plan.Units.Cut), in
 // schedule order: unit ID plan.BlockID("", link, block), Cost the block's, Entry the link's
 // bring-up and warm-ups (LinkEntry), Boundary on each link's first block. part names the
 // experiment's units when it is one part of a study ("" for a lone experiment).
-func (p *Schedule) Units(part string) []plan.Unit {
-	us := make([]plan.Unit, len(p.blocks))
+func (p *Schedule) Units(part string) plan.Units {
+	us := make(plan.Units, len(p.blocks))
 	for i, b := range p.blocks {
 		k := i % p.c.Runs
 		us[i] = plan.Unit{ID: plan.BlockID(part, b.Link, k), Cost: b.Cost, Entry: p.entries[b.Link].Cost, Boundary: k == 0}
@@ -193,7 +193,7 @@ func (p *Schedule) Units(part string) []plan.Unit {
 // depends only on the configuration and the cost model), and each slice records its units
 // (ShardSlice.Units) so that a merge never recomputes it. The schedule is a sequence of randomized complete blocks,
 // link after link, each link's warm-up blocks first; the measured blocks are cut into n
-// consecutive runs of whole blocks (plan.Cut of Units), so every slice keeps the design (every
+// consecutive runs of whole blocks (plan.Units.Cut), so every slice keeps the design (every
 // block holds each (page, arm) cell once) and measures something. Every slice also makes the
 // warm-up blocks of each link it brings up (Share), so that no shard measures its first loads
 // cold on a fresh node: a warm-up load is therefore in every slice that holds its link (its line
@@ -205,7 +205,7 @@ func (p *Schedule) Units(part string) []plan.Unit {
 // count.
 func (p *Schedule) Shards(n int) (Sharding, error) {
 	us := p.Units("")
-	cut, err := plan.Cut(us, n, fmt.Sprintf("this matrix has %d measured blocks (%d links x %d runs)", len(us), len(p.c.Links), p.c.Runs))
+	cut, err := us.Cut(n, fmt.Sprintf("this matrix has %d measured blocks (%d links x %d runs)", len(us), len(p.c.Links), p.c.Runs))
 	if err != nil {
 		return Sharding{}, err
 	}

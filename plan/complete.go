@@ -156,13 +156,13 @@ func BlockJobs(p *result.PlanLine, ids []string) ([]int, error) {
 	return slices.Compact(out), nil
 }
 
-// BlockIDs returns the IDs of every measured block of the plan line's experiment, in schedule
-// order (link after link): the units a cut of it gives out.
-func BlockIDs(p *result.PlanLine) []string {
-	var out []string
+// LineUnits returns every measured block of the plan line's experiment as a unit (its ID
+// alone), in schedule order (link after link): the units a cut of it gives out.
+func LineUnits(p *result.PlanLine) Units {
+	var out Units
 	for l := range p.Links {
 		for b := range p.Runs {
-			out = append(out, BlockID("", l, b))
+			out = append(out, Unit{ID: BlockID("", l, b)})
 		}
 	}
 	return out
@@ -282,7 +282,7 @@ func CheckRecorded(recs []*result.Record) (c *Completeness, recorded bool, err e
 		return nil, true, err
 	}
 	ours := func(r *result.Record) bool { return r.ConfigHash == line.ConfigHash }
-	ms, _, err := Recorded(recs, count, ours, ours, BlockIDs(line.Plan), fmt.Sprintf("the plan of %d links x %d runs", len(line.Plan.Links), line.Plan.Runs))
+	ms, _, err := LineUnits(line.Plan).Recorded(recs, count, ours, ours, fmt.Sprintf("the plan of %d links x %d runs", len(line.Plan.Links), line.Plan.Runs))
 	if err != nil || ms == nil {
 		return nil, err != nil, err
 	}

@@ -65,27 +65,25 @@ func FlowID(name string) string { return "flows:" + name }
 // name (highway2023: one per path, studies.CustomUnit).
 const CustomID = "custom"
 
-// Cut splits units (in plan order) into n shards of consecutive whole units balanced by their
-// costs (CutPoints over the cumulative Cost, each Boundary unit's Entry counted there): out[k]
-// holds the indexes into units of shard k, ascending, each shard at least one unit. It is the
-// one check of a shard count: errors are n outside 1..MaxShards, or more shards than units,
-// naming the largest useful count after of, which says what holds the units and how many
-// ("this matrix has 6 measured blocks (3 links x 2 runs)").
-func Cut(units []Unit, n int, of string) ([][]int, error) {
+// Units is a plan's work as one list of units in plan order, derived once from its schedules:
+// its estimate (Total), its cut into shards (Cut) and the check of the cuts its shards recorded
+// (Recorded) all read it.
+type Units []Unit
+
+// Cut splits the units into n shards of consecutive whole units balanced by their costs
+// (CutPoints over the cumulative Cost, each Boundary unit's Entry counted there): out[k] holds
+// the indexes of shard k's units, ascending, each shard at least one unit. It is the one check
+// of a shard count: errors are n outside 1..MaxShards, or more shards than units, naming the
+// largest useful count after of, which says what holds the units and how many ("this matrix
+// has 6 measured blocks (3 links x 2 runs)").
+func (us Units) Cut(n int, of string) ([][]int, error) {
 	if n < 1 || n > MaxShards {
 		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, MaxShards)
 	}
-	if n > len(units) {
-		return nil, fmt.Errorf("bad shard count %d: %s, so at most %d shards can each measure something: accepted 1..%d", n, of, len(units), len(units))
+	if n > len(us) {
+		return nil, fmt.Errorf("bad shard count %d: %s, so at most %d shards can each measure something: accepted 1..%d", n, of, len(us), len(us))
 	}
-	cum := make([]time.Duration, len(units)+1)
-	for i, u := range units {
-		cum[i+1] = cum[i] + u.Cost
-		if u.Boundary {
-			cum[i+1] += u.Entry
-		}
-	}
-	cuts := CutPoints(cum, func(i int) bool { return units[i].Boundary }, n)
+	cuts := CutPoints(us.cum(), func(i int) bool { return us[i].Boundary }, n)
 	out := make([][]int, n)
 	for k := range n {
 		for i := cuts[k]; i < cuts[k+1]; i++ {
@@ -93,6 +91,32 @@ func Cut(units []Unit, n int, of string) ([][]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// cum is the cumulative cost of the units (len(us)+1 values from 0): each unit's Cost, and the
+// Entry of each Boundary unit, where a shard starting on it pays it.
+func (us Units) cum() []time.Duration {
+	cum := make([]time.Duration, len(us)+1)
+	for i, u := range us {
+		cum[i+1] = cum[i] + u.Cost
+		if u.Boundary {
+			cum[i+1] += u.Entry
+		}
+	}
+	return cum
+}
+
+// Total returns the cost model's time of every unit made in one process, without StartCost:
+// each unit's Cost and every link's Entry once (the end of the cut's cumulative cost).
+func (us Units) Total() time.Duration { return us.cum()[len(us)] }
+
+// IDs returns the units' IDs in plan order.
+func (us Units) IDs() []string {
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = u.ID
+	}
+	return out
 }
 
 // Digest returns the first 16 hex digits of the SHA-256 of the unit IDs, one per line, in the
@@ -162,13 +186,13 @@ func Cover(all []string, recorded []Membership) Coverage {
 // Recorded reads what the shards of a cut into count shards recorded they were given: each
 // shard's units from its first plan line that lists some (line says which plan lines are the
 // plan's), every line of ours checked to carry their digest (shard_units), and checks them
-// against the plan's unit IDs (all, in plan order; of names the plan in errors) through Cover.
+// against the units' IDs through Cover (of names the plan in errors).
 // It returns the memberships of count's shards in shard order and the plan's units no shard
 // holds; nil memberships when no plan line lists units (shards of a pltlab before 2026-12-02,
 // whose cut only today's cost model recomputes). Errors (wrapping ErrMixedConfigs): a line
 // whose shard_units is not its shard's plan line's (two cuts of one shard in one file), a unit
 // the plan does not have, or a unit two shards hold.
-func Recorded(recs []*result.Record, count int, line, ours func(*result.Record) bool, all []string, of string) ([]Membership, []string, error) {
+func (us Units) Recorded(recs []*result.Record, count int, line, ours func(*result.Record) bool, of string) ([]Membership, []string, error) {
 	units := map[string][]string{} // shard -> unit IDs as recorded
 	for _, r := range recs {
 		if _, ok := units[r.Shard]; !ok && r.Kind == result.KindPlan && r.Plan != nil && len(r.Plan.Units) > 0 && line(r) {
@@ -200,7 +224,7 @@ func Recorded(recs []*result.Record, count int, line, ours func(*result.Record) 
 		}
 	}
 	slices.SortFunc(ms, func(a, b Membership) int { return a.Shard.Index - b.Shard.Index })
-	switch cov := Cover(all, ms); {
+	switch cov := Cover(us.IDs(), ms); {
 	case len(cov.Unknown) > 0:
 		return nil, nil, fmt.Errorf("%w: the shards record unit(s) %s, which %s does not have: give the shards of one sweep (for a study: same --scale, --runs, --seed)", ErrMixedConfigs, Abbreviate(cov.Unknown, 4), of)
 	case len(cov.Twice) > 0:

@@ -95,7 +95,8 @@ type Prepared struct {
 	// Slice is the share of the shard Options.Shard names (Prepared.Shards), nil when not sharded.
 	Slice *ShardSlice
 
-	units []unit // the plan's work as one list (Plan.units of Parts), built once
+	units  plan.Units // the plan's work as one list (Plan.units of Parts), built once
+	places []place    // where each of units sits
 }
 
 // Prepare computes the plan once with o: every part's schedule (o.Schedule, experiment.NewSchedule
@@ -110,11 +111,11 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	us, err := p.units(parts)
+	us, at, err := p.units(parts)
 	if err != nil {
 		return nil, err
 	}
-	pr := &Prepared{Plan: p, Options: o, Parts: parts, units: us}
+	pr := &Prepared{Plan: p, Options: o, Parts: parts, units: us, places: at}
 	if o.Shard.Count > 0 {
 		if err := p.Shardable(); err != nil {
 			return nil, err

@@ -58,40 +58,42 @@ func (s ShardSlice) Share(i int) *PartShare {
 // CustomAll in ShardSlice.Custom stands for the whole of a Custom schedule without units.
 const CustomAll = -1
 
-// unit is one indivisible piece of a study's work (plan.Unit): a measured block of one part's
-// link, or a whole flow part, or a unit of the Custom schedule.
-type unit struct {
-	plan.Unit
+// place is where a unit of a study's plan sits (Prepared.places, by the unit's index in
+// Prepared.units): a measured block of one part's link, a whole flow part, or a unit of the
+// Custom schedule.
+type place struct {
 	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
 	block      int // index into the part schedule's Units, or -1
 	custom     int // index into Custom.Units (CustomAll: the whole schedule)
 }
 
-// units lists the plan's work in plan order: every part's measured blocks (Units of its
-// experiment plan, link after link), then every flow part, then the Custom schedule.
-func (p Plan) units(parts []*experiment.Schedule) ([]unit, error) {
-	var us []unit
+// units lists the plan's work in plan order (plan.Units) and where each unit sits: every part's
+// measured blocks (Units of its experiment plan, link after link), then every flow part, then
+// the Custom schedule.
+func (p Plan) units(parts []*experiment.Schedule) (plan.Units, []place, error) {
+	var us plan.Units
+	var at []place
 	for i, pp := range parts {
 		for b, u := range pp.Units(p.Parts[i].Name) {
-			us = append(us, unit{Unit: u, part: i, flow: -1, block: b})
+			us, at = append(us, u), append(at, place{part: i, flow: -1, block: b})
 		}
 	}
 	for f, fp := range p.Flows {
 		d, err := plan.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration, fp.Link)
 		if err != nil {
-			return nil, fmt.Errorf("part %s: %w", fp.Name, err)
+			return nil, nil, fmt.Errorf("part %s: %w", fp.Name, err)
 		}
-		us = append(us, unit{Unit: plan.Unit{ID: plan.FlowID(fp.Name), Cost: d, Boundary: true}, part: -1, flow: f, block: -1})
+		us, at = append(us, plan.Unit{ID: plan.FlowID(fp.Name), Cost: d, Boundary: true}), append(at, place{part: -1, flow: f, block: -1})
 	}
 	if c := p.Custom; c != nil && len(c.Units) == 0 {
-		us = append(us, unit{Unit: plan.Unit{ID: plan.CustomID, Cost: c.Estimate(), Boundary: true}, part: -1, flow: -1, block: -1, custom: CustomAll})
+		us, at = append(us, plan.Unit{ID: plan.CustomID, Cost: c.Estimate(), Boundary: true}), append(at, place{part: -1, flow: -1, block: -1, custom: CustomAll})
 	} else if c != nil {
 		for i, cu := range c.Units {
 			cost := time.Duration(c.Reps*cu.Arms) * c.RunCost
-			us = append(us, unit{Unit: plan.Unit{ID: plan.CustomID + ":" + cu.Name, Cost: cost, Boundary: true}, part: -1, flow: -1, block: -1, custom: i})
+			us, at = append(us, plan.Unit{ID: plan.CustomID + ":" + cu.Name, Cost: cost, Boundary: true}), append(at, place{part: -1, flow: -1, block: -1, custom: i})
 		}
 	}
-	return us, nil
+	return us, at, nil
 }
 
 // partSchedules derives every part's schedule (unsharded) with o's Runs and Seed applied, each
@@ -127,17 +129,13 @@ func (pr *Prepared) Shards(n int) ([]ShardSlice, error) {
 	if err := p.Shardable(); err != nil && n > 1 {
 		return nil, err
 	}
-	pu := make([]plan.Unit, len(us))
-	for i, u := range us {
-		pu[i] = u.Unit
-	}
-	cut, err := plan.Cut(pu, n, fmt.Sprintf("%s at scale %s has %d measured blocks and flow parts", p.Study, p.Scale, len(us)))
+	cut, err := us.Cut(n, fmt.Sprintf("%s at scale %s has %d measured blocks and flow parts", p.Study, p.Scale, len(us)))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]ShardSlice, n)
 	for k, idx := range cut {
-		out[k] = assemble(us, pr.Parts, plan.Shard{Index: k, Count: n}, idx)
+		out[k] = assemble(us, pr.places, pr.Parts, plan.Shard{Index: k, Count: n}, idx)
 	}
 	return out, nil
 }
@@ -160,24 +158,24 @@ func (p Plan) Shardable() error {
 // assemble makes shard sh of the units with indexes idx (ascending): each part's share of its
 // blocks (experiment.Schedule.Share: the warm-ups of every link it brings up, then its blocks), the
 // flow parts, Custom, the unit IDs and the estimate.
-func assemble(us []unit, parts []*experiment.Schedule, sh plan.Shard, idx []int) ShardSlice {
+func assemble(us plan.Units, places []place, parts []*experiment.Schedule, sh plan.Shard, idx []int) ShardSlice {
 	s := ShardSlice{Shard: sh, Estimate: plan.StartCost}
 	blocks := map[int][]int{} // part -> its blocks in the shard
 	var order []int
 	for _, i := range idx {
-		u := us[i]
+		u, pl := us[i], places[i]
 		s.Units = append(s.Units, u.ID)
 		switch {
-		case u.part >= 0:
-			if _, ok := blocks[u.part]; !ok {
-				order = append(order, u.part)
+		case pl.part >= 0:
+			if _, ok := blocks[pl.part]; !ok {
+				order = append(order, pl.part)
 			}
-			blocks[u.part] = append(blocks[u.part], u.block)
-		case u.flow >= 0:
-			s.Flows = append(s.Flows, u.flow)
+			blocks[pl.part] = append(blocks[pl.part], pl.block)
+		case pl.flow >= 0:
+			s.Flows = append(s.Flows, pl.flow)
 			s.Estimate += u.Cost
 		default:
-			s.Custom = append(s.Custom, u.custom)
+			s.Custom = append(s.Custom, pl.custom)
 			s.Estimate += u.Cost
 		}
 	}
@@ -440,13 +438,12 @@ func (pr *Prepared) owed(shards []ShardSlice, recs []*result.Record) *ShardCheck
 // pltlab's cost model (recorded false). gap are the plan's units no recorded shard holds.
 func (pr *Prepared) recordedShards(count int, recs []*result.Record) (shards []ShardSlice, gap []string, recorded bool, err error) {
 	p, us := pr.Plan, pr.units
-	all := make([]string, len(us))
 	index := make(map[string]int, len(us))
 	for i, u := range us {
-		index[u.ID], all[i] = i, u.ID
+		index[u.ID] = i
 	}
 	isLine := func(r *result.Record) bool { return r.Experiment == p.Study }
-	ms, gap, err := plan.Recorded(recs, count, isLine, func(*result.Record) bool { return true }, all, fmt.Sprintf("%s at scale %s with these flags", p.Study, p.Scale))
+	ms, gap, err := us.Recorded(recs, count, isLine, func(*result.Record) bool { return true }, fmt.Sprintf("%s at scale %s with these flags", p.Study, p.Scale))
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -464,7 +461,7 @@ func (pr *Prepared) recordedShards(count int, recs []*result.Record) (shards []S
 			idx[i] = index[id]
 		}
 		slices.Sort(idx)
-		out[m.Shard.Index] = assemble(us, pr.Parts, m.Shard, idx)
+		out[m.Shard.Index] = assemble(us, pr.places, pr.Parts, m.Shard, idx)
 	}
 	return out, gap, true, nil
 }
