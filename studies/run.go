@@ -228,11 +228,7 @@ func (pr *Prepared) Announce() (string, error) {
 	}
 	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", quantity.FormatEstimate(est))
 	if pr.Slice != nil {
-		whole, err := p.estimate(pr.total)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, " (the whole study: %s)", quantity.FormatEstimate(whole))
+		fmt.Fprintf(&b, " (the whole study: %s)", quantity.FormatEstimate(plan.StartCost+pr.units.Total()))
 	}
 	return b.String(), nil
 }
@@ -262,16 +258,13 @@ func (pr *Prepared) Left() int {
 }
 
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the
-// whole plan's (Plan.Estimate of the prepared parts' schedules) otherwise.
+// whole plan's otherwise (plan.StartCost and the Total of its one unit list).
 func (pr *Prepared) Estimate() (time.Duration, error) {
 	if pr.Slice != nil {
 		return pr.Slice.Estimate, nil
 	}
-	return pr.Plan.estimate(pr.total)
+	return plan.StartCost + pr.units.Total(), nil
 }
-
-// total is the time of part i's loads in one process: its schedule's Total.
-func (pr *Prepared) total(i int) (time.Duration, error) { return pr.Parts[i].Total(), nil }
 
 // Validate checks every part's experiment and specs, so bad input is refused before anything
 // runs; errors name the part.
