@@ -44,7 +44,8 @@ func (p Plan) flowPartRuns() int {
 // cost model of package plan (its constants fitted from records; see plan.LoadOverhead):
 // plan.StartCost, every page-load part's experiment.Estimate and every flow part's
 // plan.EstimateFlows, priced without deriving a schedule; a run's Prepared.Estimate sums the
-// unit list it derived (plan.Units.Total), to the same nanosecond. It fails, naming the part, on a spec that does not parse.
+// unit list it derived (plan.Units.Total), to the same nanosecond. It fails, naming the part,
+// on a spec that does not parse.
 func (p Plan) Estimate() (time.Duration, error) {
 	d := plan.StartCost
 	for i, c := range p.Configs(RunOptions{}) {

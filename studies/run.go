@@ -201,12 +201,9 @@ func (pr *Prepared) FlowRuns() int {
 // (page loads in how many parts, flow runs), what a resume leaves, and the cost model's
 // estimate, from the one prepared plan (so --runs, --seed and --shard change it as they change
 // the run).
-func (pr *Prepared) Announce() (string, error) {
+func (pr *Prepared) Announce() string {
 	p := pr.Plan
-	est, err := pr.Estimate()
-	if err != nil {
-		return "", err
-	}
+	est := pr.Estimate()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s scale %s", p.Study, p.Scale)
 	if p.Options.Runs > 0 {
@@ -230,7 +227,7 @@ func (pr *Prepared) Announce() (string, error) {
 	if pr.Slice != nil {
 		fmt.Fprintf(&b, " (the whole study: %s)", quantity.FormatEstimate(plan.StartCost+pr.units.Total()))
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // Measured returns the number of measured (not warm-up) page loads the run schedules.
@@ -259,11 +256,11 @@ func (pr *Prepared) Left() int {
 
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the
 // whole plan's otherwise (plan.StartCost and the Total of its one unit list).
-func (pr *Prepared) Estimate() (time.Duration, error) {
+func (pr *Prepared) Estimate() time.Duration {
 	if pr.Slice != nil {
-		return pr.Slice.Estimate, nil
+		return pr.Slice.Estimate
 	}
-	return plan.StartCost + pr.units.Total(), nil
+	return plan.StartCost + pr.units.Total()
 }
 
 // Validate checks every part's experiment and specs, so bad input is refused before anything
