@@ -134,17 +134,9 @@ func (p *Schedule) Estimate(idx []int) (time.Duration, error) {
 }
 
 // Total returns the cost model's time of every load of the schedule run in one process (every
-// link brought up once), without StartCost.
-func (p *Schedule) Total() time.Duration {
-	var d time.Duration
-	for _, s := range p.Setup {
-		d += s
-	}
-	for _, c := range p.Cost {
-		d += c
-	}
-	return d
-}
+// link brought up once), without StartCost: the Total of its units (plan.Units.Total), which
+// hold every load, each link's bring-up and warm-ups in its first block's Entry.
+func (p *Schedule) Total() time.Duration { return p.Units("").Total() }
 
 // cells is the number of (page, arm) cells of a block.
 func (p *Schedule) cells() int { return len(p.c.Pages) * len(p.c.Arms) }

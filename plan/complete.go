@@ -274,7 +274,7 @@ func (c *Completeness) Lines(maxCells int) []string {
 // without any plan line, a plan line that does not hash to its config hash, a line whose shard_units is not
 // its shard's (ErrMixedConfigs), a block two shards hold or a unit the plan lacks.
 func CheckRecorded(recs []*result.Record) (c *Completeness, recorded bool, err error) {
-	line, count, err := planLineOf(recs)
+	line, count, err := PlanLineOf(recs)
 	if errors.Is(err, errStudyShards) {
 		return nil, true, nil // a study's shards: studies.MergeShards checks them
 	}
@@ -309,9 +309,7 @@ func Owed(recs []*result.Record, line *result.Record, owed [][]int) *Completenes
 // the records carry (nil, 0 when no record is sharded and none is a plan line). Errors: sharded
 // records without a plan line, shards of a study, a plan line that does not hash to its config
 // hash.
-func PlanLineOf(recs []*result.Record) (*result.Record, int, error) { return planLineOf(recs) }
-
-func planLineOf(recs []*result.Record) (*result.Record, int, error) {
+func PlanLineOf(recs []*result.Record) (*result.Record, int, error) {
 	var line *result.Record
 	count := 0
 	sharded := false
