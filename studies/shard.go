@@ -12,17 +12,13 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// PartShare is one page-load part's share of a study shard.
+// PartShare is one page-load part's share of a study shard: the part's schedule's Share of the
+// shard's blocks of it (Jobs, Links, Measured and its Estimate; Shard and Units are the study
+// shard's, in ShardSlice).
 type PartShare struct {
 	// Part indexes Plan.Parts.
 	Part int
-	// Jobs are indexes into experiment.Order of the part's Config (ascending): the warm-up
-	// blocks of each link the shard brings up and its measured blocks.
-	Jobs []int
-	// Measured counts the Jobs that are not warm-ups.
-	Measured int
-	// Links index the part's Config.Links brought up by the shard.
-	Links []int
+	experiment.ShardSlice
 }
 
 // ShardSlice is one shard's share of a study's plan (Prepared.Shards), as experiment.ShardSlice
@@ -181,7 +177,7 @@ func assemble(us plan.Units, places []place, parts []*experiment.Schedule, sh pl
 	}
 	for _, i := range order {
 		share := parts[i].Share(blocks[i])
-		s.Parts = append(s.Parts, PartShare{Part: i, Jobs: share.Jobs, Measured: share.Measured, Links: share.Links})
+		s.Parts = append(s.Parts, PartShare{Part: i, ShardSlice: share})
 		s.Estimate += share.Estimate
 	}
 	return s
