@@ -26,6 +26,9 @@ func CheckComplete(recs []*result.Record) (*plan.Completeness, error) {
 	whole := FromPlan(line.Plan)
 	whole.Shard = plan.Shard{Count: count} // shard 0's schedule holds the one cut of every shard
 	sched, err := NewSchedule(whole)
+	if err == nil && sched.Sharding == nil { // no line names its shard count
+		err = fmt.Errorf("bad shard count %d: accepted 1..%d", count, plan.MaxShards)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
 	}
