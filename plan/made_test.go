@@ -67,7 +67,7 @@ func TestMadeLeft(t *testing.T) {
 }
 
 // TestMiscut checks the one "cut by another cost model" check on the cases experiment's
-// samePlan and studies' sameCut each handled: a line of another configuration or shard count
+// samePlan and studies' sameCut each handled before they went: a line of another configuration or shard count
 // is skipped, lines that list their shard's loads pass, and the first that does not is named
 // with what today's cut gives it (one message for both).
 func TestMiscut(t *testing.T) {
