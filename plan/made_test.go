@@ -100,3 +100,38 @@ func TestMiscut(t *testing.T) {
 		})
 	}
 }
+
+// TestUnitsRecorded checks the one read of the memberships shards recorded: a gap (a shard
+// that left no line) is returned, a unit two shards hold and a unit the plan lacks are
+// refused, and no plan line that lists units means nothing recorded.
+func TestUnitsRecorded(t *testing.T) {
+	us := Units{{ID: "L0/B0"}, {ID: "L0/B1"}, {ID: "L1/B0"}}
+	line := func(shard string, ids ...string) *result.Record {
+		return &result.Record{Kind: result.KindPlan, Shard: shard, ShardUnits: Digest(ids), Plan: &result.PlanLine{Units: ids}}
+	}
+	all := func(*result.Record) bool { return true }
+	for _, tc := range []struct {
+		name string
+		recs []*result.Record
+		gap  []string
+		err  string
+	}{
+		{"whole", []*result.Record{line("0/2", "L0/B0", "L0/B1"), line("1/2", "L1/B0")}, nil, ""},
+		{"a shard missing", []*result.Record{line("1/2", "L1/B0")}, []string{"L0/B0", "L0/B1"}, ""},
+		{"twice", []*result.Record{line("0/2", "L0/B0", "L0/B1"), line("1/2", "L0/B1", "L1/B0")}, nil, "two shards hold the same unit(s): L0/B1 (0/2 and 1/2)"},
+		{"unknown", []*result.Record{line("0/2", "L0/B0", "L9/B0")}, nil, "record unit(s) L9/B0, which the plan does not have"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, gap, err := us.Recorded(tc.recs, 2, all, all, "the plan")
+			switch {
+			case tc.err != "" && (!errors.Is(err, ErrMixedConfigs) || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("%v, want %q", err, tc.err)
+			case tc.err == "" && (err != nil || ms == nil || !slices.Equal(gap, tc.gap)):
+				t.Errorf("%v, %v, %v; want gap %v", ms, gap, err, tc.gap)
+			}
+		})
+	}
+	if ms, _, err := us.Recorded([]*result.Record{{Run: 1, Shard: "0/2"}}, 2, all, all, "the plan"); ms != nil || err != nil {
+		t.Errorf("nothing recorded: %v, %v", ms, err)
+	}
+}

@@ -140,53 +140,40 @@ type Membership struct {
 	Units []string
 }
 
-// Coverage is how the recorded memberships of a plan's shards cover its units.
-type Coverage struct {
-	// Owner maps a unit ID to the shard ("I/N") that recorded it (the first one when twice).
-	Owner map[string]string
-	// Uncovered are the plan's unit IDs no recorded shard holds, in plan order: the work of the
-	// shards that left no line, or a gap between two cuts.
-	Uncovered []string
-	// Twice are the unit IDs two recorded shards hold ("ID (I/N and J/N)"): shards of two
-	// different cuts, whose loads of that unit would be two measurements of one slot.
-	Twice []string
-	// Unknown are recorded unit IDs that are not the plan's: a membership of another plan.
-	Unknown []string
-}
-
-// Cover compares the recorded memberships with the plan's unit IDs (all, in plan order).
-func Cover(all []string, recorded []Membership) Coverage {
-	c := Coverage{Owner: map[string]string{}}
-	known := make(map[string]bool, len(all))
-	for _, id := range all {
-		known[id] = true
+// cover compares the recorded memberships with the units: the IDs no membership holds (in plan
+// order: the work of the shards that left no line, or a gap between two cuts), those two hold
+// ("ID (I/N and J/N)": two cuts, whose loads of the unit would be two measurements of one
+// slot) and the recorded IDs that are not the units' (a membership of another plan; sorted).
+func (us Units) cover(ms []Membership) (uncovered, twice, unknown []string) {
+	owner := make(map[string]string, len(us)) // unit ID -> the shard that recorded it first
+	for _, u := range us {
+		owner[u.ID] = ""
 	}
-	for _, m := range recorded {
+	for _, m := range ms {
 		for _, id := range m.Units {
-			switch owner, ok := c.Owner[id]; {
-			case !known[id]:
-				c.Unknown = append(c.Unknown, id)
-			case ok && owner != m.Shard.String():
-				c.Twice = append(c.Twice, fmt.Sprintf("%s (%s and %s)", id, owner, m.Shard))
-			case !ok:
-				c.Owner[id] = m.Shard.String()
+			switch o, known := owner[id]; {
+			case !known:
+				unknown = append(unknown, id)
+			case o != "" && o != m.Shard.String():
+				twice = append(twice, fmt.Sprintf("%s (%s and %s)", id, o, m.Shard))
+			case o == "":
+				owner[id] = m.Shard.String()
 			}
 		}
 	}
-	for _, id := range all {
-		if _, ok := c.Owner[id]; !ok {
-			c.Uncovered = append(c.Uncovered, id)
+	for _, u := range us {
+		if owner[u.ID] == "" {
+			uncovered = append(uncovered, u.ID)
 		}
 	}
-	slices.Sort(c.Unknown)
-	c.Unknown = slices.Compact(c.Unknown)
-	return c
+	slices.Sort(unknown)
+	return uncovered, twice, slices.Compact(unknown)
 }
 
 // Recorded reads what the shards of a cut into count shards recorded they were given: each
 // shard's units from its first plan line that lists some (line says which plan lines are the
 // plan's), every line of ours checked to carry their digest (shard_units), and checks them
-// against the units' IDs through Cover (of names the plan in errors).
+// against the units' IDs (cover; of names the plan in errors).
 // It returns the memberships of count's shards in shard order and the plan's units no shard
 // holds; nil memberships when no plan line lists units (shards of a pltlab before 2026-12-02,
 // whose cut only today's cost model recomputes). Errors (wrapping ErrMixedConfigs): a line
@@ -224,13 +211,13 @@ func (us Units) Recorded(recs []*result.Record, count int, line, ours func(*resu
 		}
 	}
 	slices.SortFunc(ms, func(a, b Membership) int { return a.Shard.Index - b.Shard.Index })
-	switch cov := Cover(us.IDs(), ms); {
-	case len(cov.Unknown) > 0:
-		return nil, nil, fmt.Errorf("%w: the shards record unit(s) %s, which %s does not have: give the shards of one sweep (for a study: same --scale, --runs, --seed)", ErrMixedConfigs, Abbreviate(cov.Unknown, 4), of)
-	case len(cov.Twice) > 0:
-		return nil, nil, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", ErrMixedConfigs, Abbreviate(cov.Twice, 4))
+	switch uncovered, twice, unknown := us.cover(ms); {
+	case len(unknown) > 0:
+		return nil, nil, fmt.Errorf("%w: the shards record unit(s) %s, which %s does not have: give the shards of one sweep (for a study: same --scale, --runs, --seed)", ErrMixedConfigs, Abbreviate(unknown, 4), of)
+	case len(twice) > 0:
+		return nil, nil, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", ErrMixedConfigs, Abbreviate(twice, 4))
 	default:
-		return ms, cov.Uncovered, nil
+		return ms, uncovered, nil
 	}
 }
 
