@@ -183,10 +183,7 @@ func (s *Sweep) plan() (Estimates, error) {
 		if err != nil {
 			return e, err
 		}
-		if e.Total, err = pr.Estimate(); err != nil {
-			return e, err
-		}
-		e.Loads = pr.Plan.Loads()
+		e.Total, e.Loads = pr.Estimate(), pr.Plan.Loads()
 		for _, sh := range shards {
 			e.Shards = append(e.Shards, sh.Estimate)
 		}

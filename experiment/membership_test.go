@@ -25,7 +25,7 @@ func recordedShards(t *testing.T, c Config, n int) [][]*result.Record {
 	for i := range us {
 		us[i].Cost, us[i].Entry = time.Second, 0
 	}
-	cut, err := plan.Cut(us, n)
+	cut, err := us.Cut(n, "the plan")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,15 +23,19 @@ func CheckComplete(recs []*result.Record) (*plan.Completeness, error) {
 	if err != nil || recorded {
 		return c, err
 	}
-	whole, err := NewSchedule(FromPlan(line.Plan))
+	whole := FromPlan(line.Plan)
+	whole.Shard = plan.Shard{Count: count} // shard 0's schedule holds the one cut of every shard
+	sched, err := NewSchedule(whole)
+	if err == nil && sched.Sharding == nil { // no line names its shard count
+		err = fmt.Errorf("bad shard count %d: accepted 1..%d", count, plan.MaxShards)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
 	}
-	p, err := whole.Shards(count)
-	if err != nil {
-		return nil, fmt.Errorf("plan of %d shards: %w", count, err)
-	}
-	if err := samePlan(recs, line.ConfigHash, p); err != nil {
+	p := sched.Sharding
+	if err := plan.Miscut(recs, count, func(r *result.Record, sh plan.Shard) (int, bool) {
+		return len(p.Slices[sh.Index].Jobs), r.ConfigHash == line.ConfigHash
+	}); err != nil {
 		return nil, err
 	}
 	owed := make([][]int, len(p.Slices))
@@ -39,21 +43,4 @@ func CheckComplete(recs []*result.Record) (*plan.Completeness, error) {
 		owed[k] = part.Jobs
 	}
 	return plan.Owed(recs, line, owed), nil
-}
-
-// samePlan checks that every plan line of the configuration hash lists as many loads as this
-// pltlab's plan gives its shard (plan.Miscut): the shards are cut by the cost model, so shards
-// cut by another version's model would be judged against shares they never had.
-func samePlan(recs []*result.Record, hash string, p Sharding) error {
-	r, want := plan.Miscut(recs, len(p.Slices), func(r *result.Record, sh plan.Shard) (int, bool) {
-		return len(p.Slices[sh.Index].Jobs), r.ConfigHash == hash
-	})
-	if r == nil {
-		return nil
-	}
-	version := "another version"
-	if r.Env != nil && r.Env.Pltlab != "" {
-		version = "pltlab " + r.Env.Pltlab
-	}
-	return fmt.Errorf("shard %s's plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by the cost model of %s; merge them with that version", r.Shard, r.Plan.Loads, want, version)
 }

@@ -30,10 +30,13 @@ type Schedule struct {
 	// Mine are the indexes into Jobs of this process's loads, ascending: the share Select gave,
 	// the shard's slice of Shards, or every load when not sharded.
 	Mine []int
+	// Sharding is the cut Mine was taken from when Config.Shard is set (NewSchedule), nil
+	// otherwise: the one cut a sharded run, its dry-run and its merge check read.
+	Sharding *Sharding
 
-	c       Config      // Config with defaults
-	blocks  []Block     // the measured blocks (cutBlocks), computed once
-	entries []LinkEntry // each link's entry
+	c      Config      // Config with defaults
+	layout plan.Layout // where each link's warm-ups and measured blocks sit
+	units  plan.Units  // the measured blocks as units (blockUnits), computed once
 }
 
 // NewSchedule computes c's schedule: the order of its loads, the cost of every load and link,
@@ -54,7 +57,8 @@ func NewSchedule(c Config) (*Schedule, error) {
 	for l := range p.Setup {
 		p.Setup[l] = m.Setup(l)
 	}
-	p.blocks, p.entries = p.cutBlocks()
+	p.layout = plan.Layout{Cells: len(p.c.Pages) * len(p.c.Arms), Warmup: p.c.Warmup, Runs: p.c.Runs}
+	p.units = p.blockUnits()
 	switch sh := p.c.Shard; {
 	case sh.Count > 0:
 		if sh.Index < 0 || sh.Index >= sh.Count {
@@ -64,7 +68,7 @@ func NewSchedule(c Config) (*Schedule, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Mine = sp.Slices[sh.Index].Jobs
+		p.Mine, p.Sharding = sp.Slices[sh.Index].Jobs, &sp
 		p.Config.Units, p.c.Units = sp.Slices[sh.Index].Units, sp.Slices[sh.Index].Units
 	default:
 		p.Mine = make([]int, len(p.Jobs))
@@ -131,20 +135,9 @@ func (p *Schedule) Estimate(idx []int) (time.Duration, error) {
 }
 
 // Total returns the cost model's time of every load of the schedule run in one process (every
-// link brought up once), without StartCost.
-func (p *Schedule) Total() time.Duration {
-	var d time.Duration
-	for _, s := range p.Setup {
-		d += s
-	}
-	for _, c := range p.Cost {
-		d += c
-	}
-	return d
-}
-
-// cells is the number of (page, arm) cells of a block.
-func (p *Schedule) cells() int { return len(p.c.Pages) * len(p.c.Arms) }
+// link brought up once), without StartCost: the Total of its units (plan.Units.Total), which
+// hold every load, each link's bring-up and warm-ups in its first block's Entry.
+func (p *Schedule) Total() time.Duration { return p.Units("").Total() }
 
 // cost is the cost model's time of the loads with the given indexes into Jobs.
 func (p *Schedule) cost(idx []int) time.Duration {
@@ -155,33 +148,30 @@ func (p *Schedule) cost(idx []int) time.Duration {
 	return d
 }
 
-// cutBlocks returns the schedule's measured blocks in schedule order (link after link) and per link
-// its entry (LinkEntry), from the schedule's layout (plan.Layout) and its costs: the units every
-// sharding (Shards, a study's shards) cuts (Units) and assembles (Share).
-func (p *Schedule) cutBlocks() ([]Block, []LinkEntry) {
-	y := plan.Layout{Cells: p.cells(), Warmup: p.c.Warmup, Runs: p.c.Runs}
-	var blocks []Block
-	entries := make([]LinkEntry, len(p.c.Links))
+// blockUnits returns the schedule's measured blocks as units in schedule order, link after link
+// (unit u is block u%Runs of link u/Runs, its loads in the layout): ID plan.BlockID("", link,
+// block), Cost its loads', Entry the link's bring-up (Setup) and warm-ups, Boundary on each
+// link's first block. Every sharding (Shards, a study's shards) cuts them and assembles (Share).
+func (p *Schedule) blockUnits() plan.Units {
+	var us plan.Units
 	for l := range p.c.Links {
-		w := y.Warmups(l)
-		entries[l] = LinkEntry{Warmups: w, Cost: p.Setup[l] + p.cost(w)}
+		entry := p.Setup[l] + p.cost(p.layout.Warmups(l))
 		for b := range p.c.Runs {
-			jobs := y.Block(l, b)
-			blocks = append(blocks, Block{Link: l, Cost: p.cost(jobs), Jobs: jobs})
+			us = append(us, plan.Unit{ID: plan.BlockID("", l, b), Cost: p.cost(p.layout.Block(l, b)), Entry: entry, Boundary: b == 0})
 		}
 	}
-	return blocks, entries
+	return us
 }
 
-// Units returns the schedule's measured blocks as the units a shard cut gives out (plan.Cut), in
-// schedule order: unit ID plan.BlockID("", link, block), Cost the block's, Entry the link's
-// bring-up and warm-ups (LinkEntry), Boundary on each link's first block. part names the
-// experiment's units when it is one part of a study ("" for a lone experiment).
-func (p *Schedule) Units(part string) []plan.Unit {
-	us := make([]plan.Unit, len(p.blocks))
-	for i, b := range p.blocks {
-		k := i % p.c.Runs
-		us[i] = plan.Unit{ID: plan.BlockID(part, b.Link, k), Cost: b.Cost, Entry: p.entries[b.Link].Cost, Boundary: k == 0}
+// Units returns the schedule's measured blocks as the units a shard cut gives out
+// (plan.Units.Cut; see blockUnits), in schedule order. part names the experiment's units when
+// it is one part of a study ("PART:L<l>/B<b>"; "" for a lone experiment).
+func (p *Schedule) Units(part string) plan.Units {
+	us := slices.Clone(p.units)
+	for i := range us {
+		if part != "" {
+			us[i].ID = part + ":" + us[i].ID
+		}
 	}
 	return us
 }
@@ -190,7 +180,7 @@ func (p *Schedule) Units(part string) []plan.Unit {
 // depends only on the configuration and the cost model), and each slice records its units
 // (ShardSlice.Units) so that a merge never recomputes it. The schedule is a sequence of randomized complete blocks,
 // link after link, each link's warm-up blocks first; the measured blocks are cut into n
-// consecutive runs of whole blocks (plan.Cut of Units), so every slice keeps the design (every
+// consecutive runs of whole blocks (plan.Units.Cut), so every slice keeps the design (every
 // block holds each (page, arm) cell once) and measures something. Every slice also makes the
 // warm-up blocks of each link it brings up (Share), so that no shard measures its first loads
 // cold on a fresh node: a warm-up load is therefore in every slice that holds its link (its line
@@ -201,17 +191,8 @@ func (p *Schedule) Units(part string) []plan.Unit {
 // 1..MaxShards, or more shards than measured blocks (links x runs), naming the largest useful
 // count.
 func (p *Schedule) Shards(n int) (Sharding, error) {
-	c := p.c
-	units := len(c.Links) * c.Runs
-	if n < 1 || n > plan.MaxShards {
-		return Sharding{}, fmt.Errorf("bad shard count %d: accepted 1..%d", n, plan.MaxShards)
-	}
-	if n > units {
-		return Sharding{}, fmt.Errorf("bad shard count %d: this matrix has %d measured blocks (%d links x %d runs), so at most %d shards can each measure something: accepted 1..%d",
-			n, units, len(c.Links), c.Runs, units, units)
-	}
 	us := p.Units("")
-	cut, err := plan.Cut(us, n)
+	cut, err := us.Cut(n, fmt.Sprintf("this matrix has %d measured blocks (%d links x %d runs)", len(us), len(p.c.Links), p.c.Runs))
 	if err != nil {
 		return Sharding{}, err
 	}
@@ -237,15 +218,16 @@ func (p *Schedule) Shards(n int) (Sharding, error) {
 func (p *Schedule) Share(blocks []int) ShardSlice {
 	var sl ShardSlice
 	for _, b := range blocks {
-		blk := p.blocks[b]
-		if !slices.Contains(sl.Links, blk.Link) {
-			sl.Links = append(sl.Links, blk.Link)
-			sl.Estimate += p.entries[blk.Link].Cost
-			sl.Jobs = append(sl.Jobs, p.entries[blk.Link].Warmups...)
+		u, l := p.units[b], b/p.c.Runs
+		if !slices.Contains(sl.Links, l) {
+			sl.Links = append(sl.Links, l)
+			sl.Estimate += u.Entry
+			sl.Jobs = append(sl.Jobs, p.layout.Warmups(l)...)
 		}
-		sl.Estimate += blk.Cost
-		sl.Jobs = append(sl.Jobs, blk.Jobs...)
-		sl.Measured += len(blk.Jobs)
+		jobs := p.layout.Block(l, b%p.c.Runs)
+		sl.Estimate += u.Cost
+		sl.Jobs = append(sl.Jobs, jobs...)
+		sl.Measured += len(jobs)
 	}
 	slices.Sort(sl.Jobs)
 	sl.Jobs = slices.Compact(sl.Jobs)

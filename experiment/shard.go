@@ -138,27 +138,6 @@ func FromPlan(p *result.PlanLine) Config {
 	return c
 }
 
-// Block is one measured randomized complete block of Order(c): the smallest piece a shard
-// plan gives out.
-type Block struct {
-	// Link indexes Config.Links.
-	Link int
-	// Jobs are the block's indexes into Order(c), ascending (every (page, arm) cell once).
-	Jobs []int
-	// Cost is the cost model's time of the block's loads.
-	Cost time.Duration
-}
-
-// LinkEntry is what a process pays before the first measured block of a link: bringing it up
-// (LinkCheckTime or LinkUpCost, BrowserLaunchCost and BrowserCloseCost per page and protocol) and
-// its warm-up blocks.
-type LinkEntry struct {
-	// Warmups are the link's warm-up loads, indexes into Order(c), ascending.
-	Warmups []int
-	// Cost is the cost model's time of the bring-up and the warm-ups.
-	Cost time.Duration
-}
-
 // unitsDigest is plan.Digest of c's shard units, "" when c is not sharded or records none.
 func unitsDigest(c Config) string {
 	if c.Shard.Count == 0 || len(c.Units) == 0 {

@@ -108,9 +108,8 @@ func TestPlanShardsBalance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := p.blocks
 	var maxBlock, maxSetup time.Duration
-	for _, b := range blocks {
+	for _, b := range p.Units("") {
 		maxBlock = max(maxBlock, b.Cost)
 	}
 	for _, s := range p.Setup {

@@ -156,13 +156,13 @@ func BlockJobs(p *result.PlanLine, ids []string) ([]int, error) {
 	return slices.Compact(out), nil
 }
 
-// BlockIDs returns the IDs of every measured block of the plan line's experiment, in schedule
-// order (link after link): the units a cut of it gives out.
-func BlockIDs(p *result.PlanLine) []string {
-	var out []string
+// LineUnits returns every measured block of the plan line's experiment as a unit (its ID
+// alone), in schedule order (link after link): the units a cut of it gives out.
+func LineUnits(p *result.PlanLine) Units {
+	var out Units
 	for l := range p.Links {
 		for b := range p.Runs {
-			out = append(out, BlockID("", l, b))
+			out = append(out, Unit{ID: BlockID("", l, b)})
 		}
 	}
 	return out
@@ -274,48 +274,17 @@ func (c *Completeness) Lines(maxCells int) []string {
 // without any plan line, a plan line that does not hash to its config hash, a line whose shard_units is not
 // its shard's (ErrMixedConfigs), a block two shards hold or a unit the plan lacks.
 func CheckRecorded(recs []*result.Record) (c *Completeness, recorded bool, err error) {
-	line, count, err := planLineOf(recs)
+	line, count, err := PlanLineOf(recs)
 	if errors.Is(err, errStudyShards) {
 		return nil, true, nil // a study's shards: studies.MergeShards checks them
 	}
 	if err != nil || line == nil {
 		return nil, true, err
 	}
-	units := map[string][]string{}
-	for _, r := range recs {
-		if r.Kind == result.KindPlan && r.Plan != nil && r.ConfigHash == line.ConfigHash && len(r.Plan.Units) > 0 {
-			if _, ok := units[r.Shard]; !ok {
-				units[r.Shard] = r.Plan.Units
-			}
-		}
-	}
-	if len(units) == 0 {
-		return nil, false, nil
-	}
-	for _, r := range recs {
-		if r.ConfigHash != line.ConfigHash || r.Shard == "" || r.ShardUnits == "" {
-			continue
-		}
-		if ids, ok := units[r.Shard]; !ok || Digest(ids) != r.ShardUnits {
-			return nil, true, fmt.Errorf("%w: lines of shard %s carry shard_units %s, which is not the digest of the units its plan line lists: a shard was rerun into the same file with a pltlab that cut the sweep otherwise; merge one cut's files", ErrMixedConfigs, r.Shard, r.ShardUnits)
-		}
-	}
-	var ms []Membership
-	for name, ids := range units {
-		sh, err := ParseShard(name, func(string) string { return "" })
-		if err != nil {
-			return nil, true, err
-		}
-		if sh.Count == count {
-			ms = append(ms, Membership{Shard: sh, Units: ids})
-		}
-	}
-	cov := Cover(BlockIDs(line.Plan), ms)
-	switch {
-	case len(cov.Unknown) > 0:
-		return nil, true, fmt.Errorf("%w: the shards' plan lines list unit(s) %s, which the plan of %d links x %d runs does not have", ErrMixedConfigs, strings.Join(cov.Unknown, ", "), len(line.Plan.Links), line.Plan.Runs)
-	case len(cov.Twice) > 0:
-		return nil, true, fmt.Errorf("%w: two shards hold the same block(s): %s: the shards were cut by two different cost models; merge the shards of one cut", ErrMixedConfigs, strings.Join(cov.Twice, ", "))
+	ours := func(r *result.Record) bool { return r.ConfigHash == line.ConfigHash }
+	ms, _, err := LineUnits(line.Plan).Recorded(recs, count, ours, ours, fmt.Sprintf("the plan of %d links x %d runs", len(line.Plan.Links), line.Plan.Runs))
+	if err != nil || ms == nil {
+		return nil, err != nil, err
 	}
 	owed := make([][]int, count)
 	for _, m := range ms {
@@ -340,9 +309,7 @@ func Owed(recs []*result.Record, line *result.Record, owed [][]int) *Completenes
 // the records carry (nil, 0 when no record is sharded and none is a plan line). Errors: sharded
 // records without a plan line, shards of a study, a plan line that does not hash to its config
 // hash.
-func PlanLineOf(recs []*result.Record) (*result.Record, int, error) { return planLineOf(recs) }
-
-func planLineOf(recs []*result.Record) (*result.Record, int, error) {
+func PlanLineOf(recs []*result.Record) (*result.Record, int, error) {
 	var line *result.Record
 	count := 0
 	sharded := false

@@ -1,6 +1,10 @@
 package plan
 
-import "github.com/pltlab/pltlab/result"
+import (
+	"fmt"
+
+	"github.com/pltlab/pltlab/result"
+)
 
 // Made returns the keys of the work recs hold, as key names it (false: a line that is no made
 // work): the one rule by which a resume skips work already made and completeness counts it,
@@ -58,14 +62,15 @@ func HasLoad(made map[MadeLoad]bool, run int, shard string, warmup bool) bool {
 	return made[MadeLoad{run, shard}]
 }
 
-// Miscut returns the first plan line of recs of a sweep cut into count shards whose listed
-// loads differ from what this pltlab's cut gives its shard (owes: the loads of line r's shard
-// sh; false skips a line of another configuration), and that number; nil when every line
-// agrees. Shards whose plan lines record no units are judged by the cut today's cost model
-// recomputes, so a shard cut by another version's model would be judged against a share it
-// never had: the one check that refuses it (experiment.CheckComplete, studies.MergeShards).
-// Lines of another shard count are skipped (plan.Merge refuses them).
-func Miscut(recs []*result.Record, count int, owes func(r *result.Record, sh Shard) (int, bool)) (*result.Record, int) {
+// Miscut checks the plan lines of recs of a sweep cut into count shards against what this
+// pltlab's cut gives each shard (owes: the loads of line r's shard sh; false skips a line of
+// another configuration). Shards whose plan lines record no units are judged by the cut today's
+// cost model recomputes, so a shard cut by another version's model would be judged against a
+// share it never had: the one check that refuses it (experiment.CheckComplete,
+// studies.MergeShards). Lines of another shard count are skipped (Merge refuses them). The
+// error (wrapping ErrMixedConfigs) names the first line whose listed loads differ, both counts
+// and the version that cut it.
+func Miscut(recs []*result.Record, count int, owes func(r *result.Record, sh Shard) (int, bool)) error {
 	for _, r := range recs {
 		if r.Kind != result.KindPlan || r.Plan == nil {
 			continue
@@ -75,8 +80,13 @@ func Miscut(recs []*result.Record, count int, owes func(r *result.Record, sh Sha
 			continue
 		}
 		if want, ok := owes(r, sh); ok && r.Plan.Loads != want {
-			return r, want
+			version := "another version"
+			if r.Env != nil && r.Env.Pltlab != "" {
+				version = "pltlab " + r.Env.Pltlab
+			}
+			return fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by the cost model of %s; merge them with that version",
+				ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want, version)
 		}
 	}
-	return nil, 0
+	return nil
 }

@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pltlab/pltlab/result"
@@ -65,9 +67,9 @@ func TestMadeLeft(t *testing.T) {
 }
 
 // TestMiscut checks the one "cut by another cost model" check on the cases experiment's
-// samePlan and studies' sameCut each handled: a line of another configuration or shard count
+// samePlan and studies' sameCut each handled before they went: a line of another configuration or shard count
 // is skipped, lines that list their shard's loads pass, and the first that does not is named
-// with what today's cut gives it.
+// with what today's cut gives it (one message for both).
 func TestMiscut(t *testing.T) {
 	line := func(shard, hash string, loads int) *result.Record {
 		return &result.Record{Kind: result.KindPlan, Shard: shard, ConfigHash: hash, Plan: &result.PlanLine{Loads: loads}}
@@ -86,13 +88,50 @@ func TestMiscut(t *testing.T) {
 		{"another cut", []*result.Record{line("0/2", "a", 10), line("1/2", "a", 12)}, 1, 11},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, want := Miscut(tc.recs, 2, owes)
+			err := Miscut(tc.recs, 2, owes)
 			switch {
-			case tc.bad < 0 && r != nil:
-				t.Errorf("named shard %s (want %d), want none", r.Shard, want)
-			case tc.bad >= 0 && (r != tc.recs[tc.bad] || want != tc.want):
-				t.Errorf("got %v, %d; want line %d, %d", r, want, tc.bad, tc.want)
+			case tc.bad < 0 && err != nil:
+				t.Errorf("%v, want none", err)
+			case tc.bad >= 0 && !errors.Is(err, ErrMixedConfigs):
+				t.Errorf("%v, want ErrMixedConfigs", err)
+			case tc.bad >= 0 && !strings.Contains(err.Error(), fmt.Sprintf("shard %s of : its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by the cost model of another version", tc.recs[tc.bad].Shard, tc.recs[tc.bad].Plan.Loads, tc.want)):
+				t.Errorf("got %v; want line %d, %d", err, tc.bad, tc.want)
 			}
 		})
+	}
+}
+
+// TestUnitsRecorded checks the one read of the memberships shards recorded: a gap (a shard
+// that left no line) is returned, a unit two shards hold and a unit the plan lacks are
+// refused, and no plan line that lists units means nothing recorded.
+func TestUnitsRecorded(t *testing.T) {
+	us := Units{{ID: "L0/B0"}, {ID: "L0/B1"}, {ID: "L1/B0"}}
+	line := func(shard string, ids ...string) *result.Record {
+		return &result.Record{Kind: result.KindPlan, Shard: shard, ShardUnits: Digest(ids), Plan: &result.PlanLine{Units: ids}}
+	}
+	all := func(*result.Record) bool { return true }
+	for _, tc := range []struct {
+		name string
+		recs []*result.Record
+		gap  []string
+		err  string
+	}{
+		{"whole", []*result.Record{line("0/2", "L0/B0", "L0/B1"), line("1/2", "L1/B0")}, nil, ""},
+		{"a shard missing", []*result.Record{line("1/2", "L1/B0")}, []string{"L0/B0", "L0/B1"}, ""},
+		{"twice", []*result.Record{line("0/2", "L0/B0", "L0/B1"), line("1/2", "L0/B1", "L1/B0")}, nil, "two shards hold the same unit(s): L0/B1 (0/2 and 1/2)"},
+		{"unknown", []*result.Record{line("0/2", "L0/B0", "L9/B0")}, nil, "record unit(s) L9/B0, which the plan does not have"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, gap, err := us.Recorded(tc.recs, 2, all, all, "the plan")
+			switch {
+			case tc.err != "" && (!errors.Is(err, ErrMixedConfigs) || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("%v, want %q", err, tc.err)
+			case tc.err == "" && (err != nil || ms == nil || !slices.Equal(gap, tc.gap)):
+				t.Errorf("%v, %v, %v; want gap %v", ms, gap, err, tc.gap)
+			}
+		})
+	}
+	if ms, _, err := us.Recorded([]*result.Record{{Run: 1, Shard: "0/2"}}, 2, all, all, "the plan"); ms != nil || err != nil {
+		t.Errorf("nothing recorded: %v, %v", ms, err)
 	}
 }

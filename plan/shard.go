@@ -1,7 +1,7 @@
 // Package plan is where pltlab's work is cut into shards and joined again: the shard names of
 // job arrays (Shard, ParseShard), the cut of a list of units (measured randomized complete
-// blocks, flow parts) into consecutive runs balanced by the cost model (CutPoints, Cut), the
-// record of which units a shard was given (Membership, Digest, Cover), so that a merge checks
+// blocks, flow parts) into consecutive runs balanced by the cost model (CutPoints, Units.Cut), the
+// record of which units a shard was given (Membership, Digest, Units.Recorded), so that a merge checks
 // what each shard owes against what the shard itself wrote, never against a cut recomputed with
 // today's cost model, the merge of result files (Merge) and the node rule (NodeOverlaps). It
 // imports only package result; experiment, flows, studies, cluster and analysis build on it.

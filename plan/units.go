@@ -9,6 +9,8 @@ import (
 
 	"crypto/sha256"
 	"encoding/hex"
+
+	"github.com/pltlab/pltlab/result"
 )
 
 // Unit is one indivisible piece of work a shard is given whole: a measured randomized complete
@@ -63,26 +65,25 @@ func FlowID(name string) string { return "flows:" + name }
 // name (highway2023: one per path, studies.CustomUnit).
 const CustomID = "custom"
 
-// Cut splits units (in plan order) into n shards of consecutive whole units balanced by their
-// costs (CutPoints over the cumulative Cost, each Boundary unit's Entry counted there): out[k]
-// holds the indexes into units of shard k, ascending, each shard at least one unit. Errors: n
-// outside 1..MaxShards, or more shards than units (naming the largest useful count).
-func Cut(units []Unit, n int) ([][]int, error) {
+// Units is a plan's work as one list of units in plan order, derived once from its schedules:
+// its estimate (Total), its cut into shards (Cut) and the check of the cuts its shards recorded
+// (Recorded) all read it.
+type Units []Unit
+
+// Cut splits the units into n shards of consecutive whole units balanced by their costs
+// (CutPoints over the cumulative Cost, each Boundary unit's Entry counted there): out[k] holds
+// the indexes of shard k's units, ascending, each shard at least one unit. It is the one check
+// of a shard count: errors are n outside 1..MaxShards, or more shards than units, naming the
+// largest useful count after of, which says what holds the units and how many ("this matrix
+// has 6 measured blocks (3 links x 2 runs)").
+func (us Units) Cut(n int, of string) ([][]int, error) {
 	if n < 1 || n > MaxShards {
 		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, MaxShards)
 	}
-	if n > len(units) {
-		return nil, fmt.Errorf("bad shard count %d: the plan has %d units (measured blocks and flow parts), so at most %d shards can each measure something: accepted 1..%d",
-			n, len(units), len(units), len(units))
+	if n > len(us) {
+		return nil, fmt.Errorf("bad shard count %d: %s, so at most %d shards can each measure something: accepted 1..%d", n, of, len(us), len(us))
 	}
-	cum := make([]time.Duration, len(units)+1)
-	for i, u := range units {
-		cum[i+1] = cum[i] + u.Cost
-		if u.Boundary {
-			cum[i+1] += u.Entry
-		}
-	}
-	cuts := CutPoints(cum, func(i int) bool { return units[i].Boundary }, n)
+	cuts := CutPoints(us.cum(), func(i int) bool { return us[i].Boundary }, n)
 	out := make([][]int, n)
 	for k := range n {
 		for i := cuts[k]; i < cuts[k+1]; i++ {
@@ -90,6 +91,32 @@ func Cut(units []Unit, n int) ([][]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// cum is the cumulative cost of the units (len(us)+1 values from 0): each unit's Cost, and the
+// Entry of each Boundary unit, where a shard starting on it pays it.
+func (us Units) cum() []time.Duration {
+	cum := make([]time.Duration, len(us)+1)
+	for i, u := range us {
+		cum[i+1] = cum[i] + u.Cost
+		if u.Boundary {
+			cum[i+1] += u.Entry
+		}
+	}
+	return cum
+}
+
+// Total returns the cost model's time of every unit made in one process, without StartCost:
+// each unit's Cost and every link's Entry once (the end of the cut's cumulative cost).
+func (us Units) Total() time.Duration { return us.cum()[len(us)] }
+
+// IDs returns the units' IDs in plan order.
+func (us Units) IDs() []string {
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = u.ID
+	}
+	return out
 }
 
 // Digest returns the first 16 hex digits of the SHA-256 of the unit IDs, one per line, in the
@@ -113,45 +140,91 @@ type Membership struct {
 	Units []string
 }
 
-// Coverage is how the recorded memberships of a plan's shards cover its units.
-type Coverage struct {
-	// Owner maps a unit ID to the shard ("I/N") that recorded it (the first one when twice).
-	Owner map[string]string
-	// Uncovered are the plan's unit IDs no recorded shard holds, in plan order: the work of the
-	// shards that left no line, or a gap between two cuts.
-	Uncovered []string
-	// Twice are the unit IDs two recorded shards hold ("ID (I/N and J/N)"): shards of two
-	// different cuts, whose loads of that unit would be two measurements of one slot.
-	Twice []string
-	// Unknown are recorded unit IDs that are not the plan's: a membership of another plan.
-	Unknown []string
-}
-
-// Cover compares the recorded memberships with the plan's unit IDs (all, in plan order).
-func Cover(all []string, recorded []Membership) Coverage {
-	c := Coverage{Owner: map[string]string{}}
-	known := make(map[string]bool, len(all))
-	for _, id := range all {
-		known[id] = true
+// cover compares the recorded memberships with the units: the IDs no membership holds (in plan
+// order: the work of the shards that left no line, or a gap between two cuts), those two hold
+// ("ID (I/N and J/N)": two cuts, whose loads of the unit would be two measurements of one
+// slot) and the recorded IDs that are not the units' (a membership of another plan; sorted).
+func (us Units) cover(ms []Membership) (uncovered, twice, unknown []string) {
+	owner := make(map[string]string, len(us)) // unit ID -> the shard that recorded it first
+	for _, u := range us {
+		owner[u.ID] = ""
 	}
-	for _, m := range recorded {
+	for _, m := range ms {
 		for _, id := range m.Units {
-			switch owner, ok := c.Owner[id]; {
-			case !known[id]:
-				c.Unknown = append(c.Unknown, id)
-			case ok && owner != m.Shard.String():
-				c.Twice = append(c.Twice, fmt.Sprintf("%s (%s and %s)", id, owner, m.Shard))
-			case !ok:
-				c.Owner[id] = m.Shard.String()
+			switch o, known := owner[id]; {
+			case !known:
+				unknown = append(unknown, id)
+			case o != "" && o != m.Shard.String():
+				twice = append(twice, fmt.Sprintf("%s (%s and %s)", id, o, m.Shard))
+			case o == "":
+				owner[id] = m.Shard.String()
 			}
 		}
 	}
-	for _, id := range all {
-		if _, ok := c.Owner[id]; !ok {
-			c.Uncovered = append(c.Uncovered, id)
+	for _, u := range us {
+		if owner[u.ID] == "" {
+			uncovered = append(uncovered, u.ID)
 		}
 	}
-	slices.Sort(c.Unknown)
-	c.Unknown = slices.Compact(c.Unknown)
-	return c
+	slices.Sort(unknown)
+	return uncovered, twice, slices.Compact(unknown)
+}
+
+// Recorded reads what the shards of a cut into count shards recorded they were given: each
+// shard's units from its first plan line that lists some (line says which plan lines are the
+// plan's), every line of ours checked to carry their digest (shard_units), and checks them
+// against the units' IDs (cover; of names the plan in errors).
+// It returns the memberships of count's shards in shard order and the plan's units no shard
+// holds; nil memberships when no plan line lists units (shards of a pltlab before 2026-12-02,
+// whose cut only today's cost model recomputes). Errors (wrapping ErrMixedConfigs): a line
+// whose shard_units is not its shard's plan line's (two cuts of one shard in one file), a unit
+// the plan does not have, or a unit two shards hold.
+func (us Units) Recorded(recs []*result.Record, count int, line, ours func(*result.Record) bool, of string) ([]Membership, []string, error) {
+	units := map[string][]string{} // shard -> unit IDs as recorded
+	for _, r := range recs {
+		if _, ok := units[r.Shard]; !ok && r.Kind == result.KindPlan && r.Plan != nil && len(r.Plan.Units) > 0 && line(r) {
+			units[r.Shard] = r.Plan.Units
+		}
+	}
+	if len(units) == 0 {
+		return nil, nil, nil
+	}
+	for _, r := range recs {
+		if r.Shard == "" || r.ShardUnits == "" || !ours(r) {
+			continue
+		}
+		switch ids, ok := units[r.Shard]; {
+		case !ok:
+			return nil, nil, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", ErrMixedConfigs, r.Shard, r.ShardUnits)
+		case r.ShardUnits != Digest(ids):
+			return nil, nil, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", ErrMixedConfigs, r.Shard, r.ShardUnits, Digest(ids))
+		}
+	}
+	ms := []Membership{} // recorded, though perhaps none of count's shards
+	for name, ids := range units {
+		sh, err := ParseShard(name, func(string) string { return "" })
+		if err != nil {
+			return nil, nil, err
+		}
+		if sh.Count == count {
+			ms = append(ms, Membership{Shard: sh, Units: ids})
+		}
+	}
+	slices.SortFunc(ms, func(a, b Membership) int { return a.Shard.Index - b.Shard.Index })
+	switch uncovered, twice, unknown := us.cover(ms); {
+	case len(unknown) > 0:
+		return nil, nil, fmt.Errorf("%w: the shards record unit(s) %s, which %s does not have: give the shards of one sweep (for a study: same --scale, --runs, --seed)", ErrMixedConfigs, Abbreviate(unknown, 4), of)
+	case len(twice) > 0:
+		return nil, nil, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", ErrMixedConfigs, Abbreviate(twice, 4))
+	default:
+		return ms, uncovered, nil
+	}
+}
+
+// Abbreviate joins the first n of ids with commas and says how many more there are.
+func Abbreviate(ids []string, n int) string {
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
 }

@@ -54,10 +54,7 @@ func TestRunsChangeTheAnnouncement(t *testing.T) {
 						t.Errorf("part %s runs %d loads per cell with seed %d, want 50 and 7", pp.Config.Name, pp.Config.Runs, pp.Config.Seed)
 					}
 				}
-				line, err := pr.Announce()
-				if err != nil {
-					t.Fatal(err)
-				}
+				line := pr.Announce()
 				if want := fmt.Sprintf(": %d page loads", loads); !strings.Contains(line, want) || !strings.Contains(line, applied.Custom.countRuns(runs, customRuns(applied.Custom), "flow runs", ", ")) || !strings.Contains(line, "--runs 50 seed 7") {
 					t.Errorf("announcement %q does not say %d page loads, %d flow runs, --runs 50 seed 7", line, loads, runs)
 				}
@@ -65,7 +62,7 @@ func TestRunsChangeTheAnnouncement(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if e, _ := pr.Estimate(); e != est {
+				if e := pr.Estimate(); e != est {
 					t.Errorf("the run's estimate %v differs from the plan's %v", e, est)
 				}
 				was, err := base.Estimate()

@@ -43,20 +43,15 @@ func (p Plan) flowPartRuns() int {
 // Estimate predicts the plan's wall time in one process on one 2-core machine with the one
 // cost model of package plan (its constants fitted from records; see plan.LoadOverhead):
 // plan.StartCost, every page-load part's experiment.Estimate and every flow part's
-// plan.EstimateFlows, priced without deriving a schedule; a run's Prepared.Estimate reads the
-// schedules it derived. It fails, naming the part, on a spec that does not parse.
+// plan.EstimateFlows, priced without deriving a schedule; a run's Prepared.Estimate sums the
+// unit list it derived (plan.Units.Total), to the same nanosecond. It fails, naming the part,
+// on a spec that does not parse.
 func (p Plan) Estimate() (time.Duration, error) {
-	cs := p.Configs(RunOptions{})
-	return p.estimate(func(i int) (time.Duration, error) { return experiment.Estimate(cs[i]) })
-}
-
-// estimate is Estimate with total(i) the time of part i's loads in one process.
-func (p Plan) estimate(total func(i int) (time.Duration, error)) (time.Duration, error) {
 	d := plan.StartCost
-	for i, part := range p.Parts {
-		t, err := total(i)
+	for i, c := range p.Configs(RunOptions{}) {
+		t, err := experiment.Estimate(c)
 		if err != nil {
-			return 0, fmt.Errorf("part %s: %w", part.Name, err)
+			return 0, fmt.Errorf("part %s: %w", p.Parts[i].Name, err)
 		}
 		d += t
 	}

@@ -23,17 +23,17 @@ func shardsCutBy(t *testing.T, p Plan, o RunOptions, n int, cost func(id string)
 		t.Fatal(err)
 	}
 	p, scheds, us := whole.Plan, whole.Parts, whole.units
-	pu := make([]plan.Unit, len(us))
+	pu := make(plan.Units, len(us))
 	for i, u := range us {
 		pu[i] = plan.Unit{ID: u.ID, Cost: cost(u.ID), Boundary: u.Boundary}
 	}
-	cut, err := plan.Cut(pu, n)
+	cut, err := pu.Cut(n, "the plan")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []plan.Source
 	for k, idx := range cut {
-		sh := assemble(us, scheds, plan.Shard{Index: k, Count: n}, idx)
+		sh := assemble(us, whole.places, scheds, plan.Shard{Index: k, Count: n}, idx)
 		digest := plan.Digest(sh.Units)
 		pr := &Prepared{Plan: p, Options: o, Parts: scheds, Slice: &sh}
 		recs := []*result.Record{pr.StudyPlanLine()}
@@ -135,7 +135,7 @@ func TestMergeReadsRecordedMembership(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := MergeShards(p, o, flat, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) || !strings.Contains(err.Error(), "another version's cost model") {
+	if _, _, err := MergeShards(p, o, flat, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) || !strings.Contains(err.Error(), "cut by the cost model of another version") {
 		t.Errorf("shards of another cut, unrecorded: %v", err)
 	}
 }

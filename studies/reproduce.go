@@ -177,10 +177,7 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 	if err != nil {
 		return out, refused("--resume %s: %w: give the flags of the interrupted reproduction", jsonl, err)
 	}
-	line, err := prep.Announce()
-	if err != nil {
-		return out, &RefusedError{Err: err}
-	}
+	line := prep.Announce()
 	if sink.Check != nil {
 		if err := sink.Check(out.Measured); err != nil {
 			return out, err
@@ -198,7 +195,7 @@ func Reproduce(ctx context.Context, j Job, sink Sink) (Outcome, error) {
 	out.Summary, out.RunErr = RunPrepared(ctx, prep, result.NewWriter(w))
 	finish()
 	out.RunErr = errors.Join(out.RunErr, closeOut())
-	out.Estimate, _ = prep.Estimate()
+	out.Estimate = prep.Estimate()
 	if j.Options.Shard.Count > 0 {
 		return out, nil // one shard's records judge nothing alone: the report is the merge's
 	}

@@ -95,7 +95,8 @@ type Prepared struct {
 	// Slice is the share of the shard Options.Shard names (Prepared.Shards), nil when not sharded.
 	Slice *ShardSlice
 
-	units []unit // the plan's work as one list (Plan.units of Parts), built once
+	units  plan.Units // the plan's work as one list (Plan.units of Parts), built once
+	places []place    // where each of units sits
 }
 
 // Prepare computes the plan once with o: every part's schedule (o.Schedule, experiment.NewSchedule
@@ -110,11 +111,11 @@ func (p Plan) Prepare(o RunOptions) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	us, err := p.units(parts)
+	us, at, err := p.units(parts)
 	if err != nil {
 		return nil, err
 	}
-	pr := &Prepared{Plan: p, Options: o, Parts: parts, units: us}
+	pr := &Prepared{Plan: p, Options: o, Parts: parts, units: us, places: at}
 	if o.Shard.Count > 0 {
 		if err := p.Shardable(); err != nil {
 			return nil, err
@@ -200,12 +201,9 @@ func (pr *Prepared) FlowRuns() int {
 // (page loads in how many parts, flow runs), what a resume leaves, and the cost model's
 // estimate, from the one prepared plan (so --runs, --seed and --shard change it as they change
 // the run).
-func (pr *Prepared) Announce() (string, error) {
+func (pr *Prepared) Announce() string {
 	p := pr.Plan
-	est, err := pr.Estimate()
-	if err != nil {
-		return "", err
-	}
+	est := pr.Estimate()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s scale %s", p.Study, p.Scale)
 	if p.Options.Runs > 0 {
@@ -227,13 +225,9 @@ func (pr *Prepared) Announce() (string, error) {
 	}
 	fmt.Fprintf(&b, ", estimated %s on one 2-core machine", quantity.FormatEstimate(est))
 	if pr.Slice != nil {
-		whole, err := p.estimate(pr.total)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(&b, " (the whole study: %s)", quantity.FormatEstimate(whole))
+		fmt.Fprintf(&b, " (the whole study: %s)", quantity.FormatEstimate(plan.StartCost+pr.units.Total()))
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // Measured returns the number of measured (not warm-up) page loads the run schedules.
@@ -261,16 +255,13 @@ func (pr *Prepared) Left() int {
 }
 
 // Estimate returns the cost model's time of the run: the shard's estimate when sharded, the
-// whole plan's (Plan.Estimate of the prepared parts' schedules) otherwise.
-func (pr *Prepared) Estimate() (time.Duration, error) {
+// whole plan's otherwise (plan.StartCost and the Total of its one unit list).
+func (pr *Prepared) Estimate() time.Duration {
 	if pr.Slice != nil {
-		return pr.Slice.Estimate, nil
+		return pr.Slice.Estimate
 	}
-	return pr.Plan.estimate(pr.total)
+	return plan.StartCost + pr.units.Total()
 }
-
-// total is the time of part i's loads in one process: its schedule's Total.
-func (pr *Prepared) total(i int) (time.Duration, error) { return pr.Parts[i].Total(), nil }
 
 // Validate checks every part's experiment and specs, so bad input is refused before anything
 // runs; errors name the part.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pltlab/pltlab/experiment"
@@ -13,17 +12,13 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// PartShare is one page-load part's share of a study shard.
+// PartShare is one page-load part's share of a study shard: the part's schedule's Share of the
+// shard's blocks of it (Jobs, Links, Measured and its Estimate; Shard and Units are the study
+// shard's, in ShardSlice).
 type PartShare struct {
 	// Part indexes Plan.Parts.
 	Part int
-	// Jobs are indexes into experiment.Order of the part's Config (ascending): the warm-up
-	// blocks of each link the shard brings up and its measured blocks.
-	Jobs []int
-	// Measured counts the Jobs that are not warm-ups.
-	Measured int
-	// Links index the part's Config.Links brought up by the shard.
-	Links []int
+	experiment.ShardSlice
 }
 
 // ShardSlice is one shard's share of a study's plan (Prepared.Shards), as experiment.ShardSlice
@@ -59,40 +54,42 @@ func (s ShardSlice) Share(i int) *PartShare {
 // CustomAll in ShardSlice.Custom stands for the whole of a Custom schedule without units.
 const CustomAll = -1
 
-// unit is one indivisible piece of a study's work (plan.Unit): a measured block of one part's
-// link, or a whole flow part, or a unit of the Custom schedule.
-type unit struct {
-	plan.Unit
+// place is where a unit of a study's plan sits (Prepared.places, by the unit's index in
+// Prepared.units): a measured block of one part's link, a whole flow part, or a unit of the
+// Custom schedule.
+type place struct {
 	part, flow int // part index or -1; flow index or -1 (both -1: the plan's Custom)
 	block      int // index into the part schedule's Units, or -1
 	custom     int // index into Custom.Units (CustomAll: the whole schedule)
 }
 
-// units lists the plan's work in plan order: every part's measured blocks (Units of its
-// experiment plan, link after link), then every flow part, then the Custom schedule.
-func (p Plan) units(parts []*experiment.Schedule) ([]unit, error) {
-	var us []unit
+// units lists the plan's work in plan order (plan.Units) and where each unit sits: every part's
+// measured blocks (Units of its experiment plan, link after link), then every flow part, then
+// the Custom schedule.
+func (p Plan) units(parts []*experiment.Schedule) (plan.Units, []place, error) {
+	var us plan.Units
+	var at []place
 	for i, pp := range parts {
 		for b, u := range pp.Units(p.Parts[i].Name) {
-			us = append(us, unit{Unit: u, part: i, flow: -1, block: b})
+			us, at = append(us, u), append(at, place{part: i, flow: -1, block: b})
 		}
 	}
 	for f, fp := range p.Flows {
 		d, err := plan.EstimateFlows(len(fp.Mixes)*fp.Runs, fp.Duration, fp.Link)
 		if err != nil {
-			return nil, fmt.Errorf("part %s: %w", fp.Name, err)
+			return nil, nil, fmt.Errorf("part %s: %w", fp.Name, err)
 		}
-		us = append(us, unit{Unit: plan.Unit{ID: plan.FlowID(fp.Name), Cost: d, Boundary: true}, part: -1, flow: f, block: -1})
+		us, at = append(us, plan.Unit{ID: plan.FlowID(fp.Name), Cost: d, Boundary: true}), append(at, place{part: -1, flow: f, block: -1})
 	}
 	if c := p.Custom; c != nil && len(c.Units) == 0 {
-		us = append(us, unit{Unit: plan.Unit{ID: plan.CustomID, Cost: c.Estimate(), Boundary: true}, part: -1, flow: -1, block: -1, custom: CustomAll})
+		us, at = append(us, plan.Unit{ID: plan.CustomID, Cost: c.Estimate(), Boundary: true}), append(at, place{part: -1, flow: -1, block: -1, custom: CustomAll})
 	} else if c != nil {
 		for i, cu := range c.Units {
 			cost := time.Duration(c.Reps*cu.Arms) * c.RunCost
-			us = append(us, unit{Unit: plan.Unit{ID: plan.CustomID + ":" + cu.Name, Cost: cost, Boundary: true}, part: -1, flow: -1, block: -1, custom: i})
+			us, at = append(us, plan.Unit{ID: plan.CustomID + ":" + cu.Name, Cost: cost, Boundary: true}), append(at, place{part: -1, flow: -1, block: -1, custom: i})
 		}
 	}
-	return us, nil
+	return us, at, nil
 }
 
 // partSchedules derives every part's schedule (unsharded) with o's Runs and Seed applied, each
@@ -125,27 +122,16 @@ func (p Plan) partSchedules(o RunOptions) ([]*experiment.Schedule, error) {
 // count; or a plan with a Custom schedule (ErrNotShardable) asked for more than one shard.
 func (pr *Prepared) Shards(n int) ([]ShardSlice, error) {
 	p, us := pr.Plan, pr.units
-	if n < 1 || n > plan.MaxShards {
-		return nil, fmt.Errorf("bad shard count %d: accepted 1..%d", n, plan.MaxShards)
-	}
 	if err := p.Shardable(); err != nil && n > 1 {
 		return nil, err
 	}
-	if n > len(us) {
-		return nil, fmt.Errorf("bad shard count %d: %s at scale %s has %d measured blocks and flow parts, so at most %d shards can each measure something: accepted 1..%d",
-			n, p.Study, p.Scale, len(us), len(us), len(us))
-	}
-	pu := make([]plan.Unit, len(us))
-	for i, u := range us {
-		pu[i] = u.Unit
-	}
-	cut, err := plan.Cut(pu, n)
+	cut, err := us.Cut(n, fmt.Sprintf("%s at scale %s has %d measured blocks and flow parts", p.Study, p.Scale, len(us)))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]ShardSlice, n)
 	for k, idx := range cut {
-		out[k] = assemble(us, pr.Parts, plan.Shard{Index: k, Count: n}, idx)
+		out[k] = assemble(us, pr.places, pr.Parts, plan.Shard{Index: k, Count: n}, idx)
 	}
 	return out, nil
 }
@@ -168,30 +154,30 @@ func (p Plan) Shardable() error {
 // assemble makes shard sh of the units with indexes idx (ascending): each part's share of its
 // blocks (experiment.Schedule.Share: the warm-ups of every link it brings up, then its blocks), the
 // flow parts, Custom, the unit IDs and the estimate.
-func assemble(us []unit, parts []*experiment.Schedule, sh plan.Shard, idx []int) ShardSlice {
+func assemble(us plan.Units, places []place, parts []*experiment.Schedule, sh plan.Shard, idx []int) ShardSlice {
 	s := ShardSlice{Shard: sh, Estimate: plan.StartCost}
 	blocks := map[int][]int{} // part -> its blocks in the shard
 	var order []int
 	for _, i := range idx {
-		u := us[i]
+		u, pl := us[i], places[i]
 		s.Units = append(s.Units, u.ID)
 		switch {
-		case u.part >= 0:
-			if _, ok := blocks[u.part]; !ok {
-				order = append(order, u.part)
+		case pl.part >= 0:
+			if _, ok := blocks[pl.part]; !ok {
+				order = append(order, pl.part)
 			}
-			blocks[u.part] = append(blocks[u.part], u.block)
-		case u.flow >= 0:
-			s.Flows = append(s.Flows, u.flow)
+			blocks[pl.part] = append(blocks[pl.part], pl.block)
+		case pl.flow >= 0:
+			s.Flows = append(s.Flows, pl.flow)
 			s.Estimate += u.Cost
 		default:
-			s.Custom = append(s.Custom, u.custom)
+			s.Custom = append(s.Custom, pl.custom)
 			s.Estimate += u.Cost
 		}
 	}
 	for _, i := range order {
 		share := parts[i].Share(blocks[i])
-		s.Parts = append(s.Parts, PartShare{Part: i, Jobs: share.Jobs, Measured: share.Measured, Links: share.Links})
+		s.Parts = append(s.Parts, PartShare{Part: i, ShardSlice: share})
 		s.Estimate += share.Estimate
 	}
 	return s
@@ -275,17 +261,29 @@ func MergeShards(p Plan, o RunOptions, srcs []plan.Source, mo plan.MergeOptions)
 		return nil, nil, err
 	}
 	if !recorded {
-		if err := pr.sameCut(shards, out); err != nil {
+		// Shards of an older pltlab, which recorded no membership, are judged by the cut this
+		// pltlab's cost model recomputes: a plan line that lists another share is refused.
+		err := plan.Miscut(out, count, func(r *result.Record, sh plan.Shard) (int, bool) {
+			part := 0
+			for i, pp := range pr.Parts {
+				if pp.Config.Name == r.Experiment {
+					part = i
+				}
+			}
+			if share := shards[sh.Index].Share(part); share != nil {
+				return len(share.Jobs), true
+			}
+			return 0, true
+		})
+		if err != nil {
 			return nil, nil, err
 		}
 	}
 	check := pr.owed(shards, out)
 	check.Count, check.Duplicates = count, dups
-	if check.Estimate, err = pr.Estimate(); err != nil {
-		return nil, nil, err
-	}
+	check.Estimate = pr.Estimate()
 	if recorded && len(check.Missing) == 0 && len(gap) > 0 {
-		check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), abbreviate(gap, 4)))
+		check.Short = append(check.Short, fmt.Sprintf("%d unit(s) of the plan are in no shard's record (%s): the shards were cut by two different cost models; rerun the missing units' shards with the pltlab that cut the others", len(gap), plan.Abbreviate(gap, 4)))
 	}
 	// The merged file says what it holds, so that its report, findings and view say PARTIAL
 	// when it lacks something (result.Merge.Partial), whoever reads it later.
@@ -360,30 +358,6 @@ func (pr *Prepared) splitSources(srcs []plan.Source) (bySrc map[string][]plan.So
 	return bySrc, order, count, nil
 }
 
-// sameCut checks the plan lines of shards of an older pltlab, which recorded no membership and
-// whose shares are the cut recomputed by today's cost model (shards): a plan line that lists
-// another number of loads than that share was cut by another version's model and is refused
-// (plan.Miscut, plan.ErrMixedConfigs) rather than judged against a share its shard never had.
-func (pr *Prepared) sameCut(shards []ShardSlice, recs []*result.Record) error {
-	r, want := plan.Miscut(recs, len(shards), func(r *result.Record, sh plan.Shard) (int, bool) {
-		part := 0
-		for i, pp := range pr.Parts {
-			if pp.Config.Name == r.Experiment {
-				part = i
-			}
-		}
-		if share := shards[sh.Index].Share(part); share != nil {
-			return len(share.Jobs), true
-		}
-		return 0, true
-	})
-	if r == nil {
-		return nil
-	}
-	return fmt.Errorf("%w: shard %s of %s: its plan line lists %d loads, and this pltlab's plan gives it %d: the shards were cut by another version's cost model; merge them with the pltlab that made them",
-		plan.ErrMixedConfigs, r.Shard, r.Experiment, r.Plan.Loads, want)
-}
-
 // owed checks the merged records against what each shard owes: it names the shards that left no
 // line (Missing) and, per started shard, the part loads and flow lines it still owes (Short).
 // A load counts by plan.HasLoad (a measured load whichever shard made it, a warm-up only the
@@ -451,89 +425,37 @@ func (pr *Prepared) owed(shards []ShardSlice, recs []*result.Record) *ShardCheck
 }
 
 // recordedShards returns the count shards of the study as the merged records say they were cut:
-// each present shard's units from its plan line (Prepared.StudyPlanLine; recorded true), with
-// every line of the shard checked to carry their digest, so that refitting the cost model never
-// changes what a shard in flight owes. Shards that left no line get no units (the merge names
-// them missing). Records of an older pltlab, whose plan lines list no units, get the cut
-// recomputed by this pltlab's cost model (recorded false). Errors (wrapping
-// plan.ErrMixedConfigs): a line whose shard_units differs from its shard's plan line (two
-// different cuts of one shard index), a unit two shards hold, or a unit that is not the plan's.
-// gap are the plan's units no recorded shard holds, in plan order.
+// each present shard's units from its plan line (Prepared.StudyPlanLine; recorded true), read and
+// checked by plan.Recorded (its errors), so that refitting the cost model never changes what a
+// shard in flight owes. Shards that left no line get no units (the merge names them missing).
+// Records of an older pltlab, whose plan lines list no units, get the cut recomputed by this
+// pltlab's cost model (recorded false). gap are the plan's units no recorded shard holds.
 func (pr *Prepared) recordedShards(count int, recs []*result.Record) (shards []ShardSlice, gap []string, recorded bool, err error) {
-	p := pr.Plan
-	units := map[string][]string{} // shard -> unit IDs as recorded
-	for _, r := range recs {
-		if r.Kind == result.KindPlan && r.Experiment == p.Study && r.Plan != nil && len(r.Plan.Units) > 0 {
-			if _, ok := units[r.Shard]; !ok {
-				units[r.Shard] = r.Plan.Units
-			}
-		}
+	p, us := pr.Plan, pr.units
+	index := make(map[string]int, len(us))
+	for i, u := range us {
+		index[u.ID] = i
 	}
-	if len(units) == 0 {
+	isLine := func(r *result.Record) bool { return r.Experiment == p.Study }
+	ms, gap, err := us.Recorded(recs, count, isLine, func(*result.Record) bool { return true }, fmt.Sprintf("%s at scale %s with these flags", p.Study, p.Scale))
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if ms == nil {
 		shards, err = pr.Shards(count)
 		return shards, nil, false, err
-	}
-	digests := map[string]string{}
-	for sh, ids := range units {
-		digests[sh] = plan.Digest(ids)
-	}
-	for _, r := range recs {
-		if r.Shard == "" || r.ShardUnits == "" {
-			continue
-		}
-		want, ok := digests[r.Shard]
-		switch {
-		case !ok:
-			return nil, nil, false, fmt.Errorf("%w: lines of shard %s carry shard_units %s, and no plan line of that shard lists its units: give each shard's whole results.jsonl", plan.ErrMixedConfigs, r.Shard, r.ShardUnits)
-		case r.ShardUnits != want:
-			return nil, nil, false, fmt.Errorf("%w: lines of shard %s come from two different cuts (shard_units %s and %s): a shard was rerun with a pltlab of another cost model into the same file; merge one cut's files", plan.ErrMixedConfigs, r.Shard, r.ShardUnits, want)
-		}
-	}
-	us := pr.units
-	index := make(map[string]int, len(us))
-	all := make([]string, len(us))
-	for i, u := range us {
-		index[u.ID], all[i] = i, u.ID
-	}
-	var ms []plan.Membership
-	for sh, ids := range units {
-		s, err := plan.ParseShard(sh, func(string) string { return "" })
-		if err != nil {
-			return nil, nil, false, err
-		}
-		ms = append(ms, plan.Membership{Shard: s, Units: ids})
-	}
-	slices.SortFunc(ms, func(a, b plan.Membership) int { return a.Shard.Index - b.Shard.Index })
-	cov := plan.Cover(all, ms)
-	switch {
-	case len(cov.Unknown) > 0:
-		return nil, nil, false, fmt.Errorf("%w: the shards record unit(s) %s, which %s at scale %s with these flags does not have: give the shards of one reproduction (same --scale, --runs, --seed)",
-			plan.ErrMixedConfigs, abbreviate(cov.Unknown, 4), p.Study, p.Scale)
-	case len(cov.Twice) > 0:
-		return nil, nil, false, fmt.Errorf("%w: two shards hold the same unit(s): %s: the shards were cut by two different cost models; merge the shards of one cut", plan.ErrMixedConfigs, abbreviate(cov.Twice, 4))
 	}
 	out := make([]ShardSlice, count)
 	for k := range out {
 		out[k] = ShardSlice{Shard: plan.Shard{Index: k, Count: count}}
 	}
 	for _, m := range ms {
-		if m.Shard.Count != count {
-			continue // refused by the shard-count check above
-		}
 		idx := make([]int, len(m.Units))
 		for i, id := range m.Units {
 			idx[i] = index[id]
 		}
 		slices.Sort(idx)
-		out[m.Shard.Index] = assemble(us, pr.Parts, m.Shard, idx)
+		out[m.Shard.Index] = assemble(us, pr.places, pr.Parts, m.Shard, idx)
 	}
-	return out, cov.Uncovered, true, nil
-}
-
-// abbreviate joins the first n of ids and says how many more there are.
-func abbreviate(ids []string, n int) string {
-	if len(ids) <= n {
-		return strings.Join(ids, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
+	return out, gap, true, nil
 }

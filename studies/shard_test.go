@@ -232,7 +232,7 @@ func TestMergeShards(t *testing.T) {
 			break
 		}
 	}
-	if _, _, err := MergeShards(p, o, []plan.Source{cut[0], cut[1], cut[2]}, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) || !strings.Contains(err.Error(), "another version's cost model") {
+	if _, _, err := MergeShards(p, o, []plan.Source{cut[0], cut[1], cut[2]}, plan.MergeOptions{}); !errors.Is(err, plan.ErrMixedConfigs) || !strings.Contains(err.Error(), "cut by the cost model of another version") {
 		t.Errorf("a shard of another cut: %v", err)
 	}
 	mu, _ := Lookup("muthuraj2024")

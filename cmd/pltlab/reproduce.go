@@ -325,10 +325,7 @@ func listStudies(w io.Writer, nodes int, o studies.RunOptions) error {
 			if sc == st.DefaultScale {
 				def = " (default)"
 			}
-			est, err := pr.Estimate()
-			if err != nil {
-				return err
-			}
+			est := pr.Estimate()
 			col := ""
 			if nodes > 0 && p.Shardable() != nil {
 				col = "\tnot shardable (runs whole)"
@@ -555,11 +552,7 @@ func dryRunStudy(w io.Writer, prep *studies.Prepared, f reproduceFlags, dir stri
 			}
 		}
 	}
-	line, err := prep.Announce()
-	if err != nil {
-		return asUsage(err)
-	}
-	fmt.Fprintln(w, line)
+	fmt.Fprintln(w, prep.Announce())
 	for _, l := range prep.PartLines() {
 		fmt.Fprintf(w, "  %s\n", l)
 	}

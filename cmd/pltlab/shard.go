@@ -36,7 +36,7 @@ func shardSchedule(c experiment.Config, s string) (*experiment.Schedule, error) 
 }
 
 // printDryRun prints what the schedule would do: its loads and the cost model's time, and with a
-// shard every shard's slice (the selected one marked).
+// shard every shard's slice of its one cut (Schedule.Sharding; the selected one marked).
 func printDryRun(w io.Writer, p *experiment.Schedule) error {
 	c := p.Config
 	runs, warmup := c.Runs, c.Warmup
@@ -46,14 +46,10 @@ func printDryRun(w io.Writer, p *experiment.Schedule) error {
 	if c.Shard.Count == 0 {
 		return nil
 	}
-	sharding, err := p.Shards(c.Shard.Count)
-	if err != nil {
-		return err
-	}
 	var longest time.Duration
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "shard\tloads\tmeasured\testimated\tlinks")
-	for _, p := range sharding.Slices {
+	for _, p := range p.Sharding.Slices {
 		mark := ""
 		if p.Shard == c.Shard {
 			mark = " *"
