@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command handoff measures how late a real-time thread wakes when it runs in a Go process the
 // way the link emulator's forwarders do: a goroutine locked to a SCHED_FIFO thread that waits
 // in a raw ppoll(2) and so keeps its P. The runtime's monitor preempts such a goroutine about
