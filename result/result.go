@@ -445,6 +445,10 @@ type Emulator struct {
 	// measurement (OutcomeEmulatorLate), as the harness applied it; absent in records written
 	// before it was recorded, which are judged by LatenessBoundMs.
 	LateBoundMs float64 `json:"late_bound_ms,omitempty"`
+	// Process is where the emulator's forwarders ran: "own" (an emulator process of their
+	// own, every thread real-time) or "shared" (pltlab's process, beside the server and the
+	// harness); absent in records written before it was recorded (shared).
+	Process string `json:"process,omitempty"`
 }
 
 // EarlierAttempt is what an attempt at a page load that was made again left: when it started,
@@ -1001,10 +1005,14 @@ func (d *Direction) Add(o Direction) {
 	}
 }
 
-// Add adds o's counters to e, direction by direction (Direction.Add).
+// Add adds o's counters to e, direction by direction (Direction.Add), and takes o's Process
+// when e has none (one link's counters: its forwarders run in one place).
 func (e *Emulator) Add(o Emulator) {
 	e.Down.Add(o.Down)
 	e.Up.Add(o.Up)
+	if e.Process == "" {
+		e.Process = o.Process
+	}
 }
 
 // ArtifactFailure is one evidence file that was not written whole.

@@ -6,19 +6,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/emu"
-	"github.com/pltlab/pltlab/shaping/internal/rtwait"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // EmuLink is the userspace emulator's Link: a client namespace whose TUN device is joined to a
@@ -31,18 +27,20 @@ type EmuLink struct {
 	nsCreated    bool
 	hostDev      *tunDev
 	clientDev    *tunDev
-	up, down     *forwarder
-	stop         atomic.Bool
-	wg           sync.WaitGroup
-	closeOnce    sync.Once
-	closeErr     error
-	closed       chan struct{}
-	started      bool
-	nsLink       *netlink.Handle // netlink in the client namespace (device counters)
-	drops        [2]uint64       // device drops already reported (down, up)
-	tap          atomic.Pointer[capture.Tap]
-	capMu        sync.Mutex
-	cap          *capture.Session
+	base         time.Time // the forwarders' time base (both processes')
+	// fw runs the forwarders in this process; proc in the link's emulator process (the
+	// default in a program that called Child: docs/design.md, "What still stalls the
+	// emulator"). Exactly one is set once the link is open.
+	fw        *fwdPair
+	proc      *emuProc
+	capMu     sync.Mutex // with proc: capturing
+	capturing bool
+	counted   *capture.FlowCounter // with proc: the counter attached (CountFlows)
+	closeOnce sync.Once
+	closeErr  error
+	closed    chan struct{}
+	nsLink    *netlink.Handle // netlink in the client namespace (device counters)
+	drops     [2]uint64       // device drops already reported (down, up)
 }
 
 var _ Link = (*EmuLink)(nil)
@@ -104,7 +102,6 @@ func (l *EmuLink) setup(o options) error {
 		h.Close()
 	}
 	l.drops[0], l.drops[1] = l.deviceDrops()
-	base := time.Now()
 	down, up, err := linkspec.PipeConfigs(l.spec)
 	if err != nil {
 		return err
@@ -112,14 +109,22 @@ func (l *EmuLink) setup(o options) error {
 	if down.AQM == emu.CAKE || up.AQM == emu.CAKE { // ParseSpec refuses it; a Spec built by hand may not
 		return fmt.Errorf("aqm=cake: the userspace emulator has no CAKE: accepted shaper=netem")
 	}
-	if l.down, err = newForwarder(down, l.hostDev, l.clientDev, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
+	if err := l.setupNAT(); err != nil {
+		return err
+	}
+	l.base = time.Now()
+	if o.ownProcess {
+		l.proc, err = startEmuProc(l.childConfig(down, up, monoNow(), o), l.hostDev, l.clientDev)
+		if err == nil && l.proc.warn != "" {
+			l.log.Warn("the link's emulator process runs without what it asked for: its forwarders may be late", "reason", l.proc.warn)
+		}
+		return err
+	}
+	nat := newNAT(l.spec.Rebind, l.client, natAddrs(l.client), natSeed(l.spec.Seed))
+	if l.fw, err = newPair(down, up, l.hostDev, l.clientDev, l.spec.MTU, l.base, o.realtime, nat); err != nil {
 		return fmt.Errorf("forwarder: %w", err)
 	}
-	if l.up, err = newForwarder(up, l.clientDev, l.hostDev, l.spec.MTU, base, &l.stop, o.realtime); err != nil {
-		return fmt.Errorf("forwarder: %w", err)
-	}
-	l.setTaps()
-	return l.setupNAT()
+	return nil
 }
 
 // logFallback warns when a device asked for the fast path got the plain one.
@@ -132,20 +137,24 @@ func (l *EmuLink) logFallback(dev string, fellBack bool) {
 // Offload reports whether both directions run the fast path: TUN devices with the virtio-net
 // header, TSO/USO super-packets split on read and GRO groups written on the way out (WithOffload).
 func (l *EmuLink) Offload() bool {
-	return l.down != nil && l.down.fast && l.up.fast
+	if l.proc != nil {
+		return l.proc.fast
+	}
+	return l.fw != nil && l.fw.fast()
+}
+
+// Process is where the link's forwarders run: ProcessOwn (the link's emulator process) or
+// ProcessShared (this process).
+func (l *EmuLink) Process() string {
+	if l.proc != nil {
+		return ProcessOwn
+	}
+	return ProcessShared
 }
 
 func (l *EmuLink) start() {
-	l.started = true
-	for _, f := range []*forwarder{l.down, l.up} {
-		l.wg.Add(1)
-		f.running.Store(true) // before run: a take from now on is the forwarder's to answer
-		f.raw = rtwait.Acquire()
-		go func() { defer l.wg.Done(); f.run() }()
-	}
-	if !l.down.raw || !l.up.raw {
-		l.log.Warn("GOMAXPROCS leaves the link's forwarders no P of their own: they wait through the Go scheduler and may stall (raise GOMAXPROCS by shaping.ProcsPerLink per open link)",
-			"gomaxprocs", runtime.GOMAXPROCS(0), "cpus", runtime.NumCPU())
+	if l.fw != nil {
+		l.fw.start(l.log)
 	}
 }
 
@@ -164,16 +173,28 @@ func (l *EmuLink) ClientAddr() netip.Addr { return l.client }
 // Spec is the link's spec.
 func (l *EmuLink) Spec() linkspec.Spec { return l.spec }
 
-// TakeCounters returns both directions' counters since the previous call and resets them.
+// TakeCounters returns both directions' counters since the previous call and resets them; nil
+// when the emulator process is gone (its error is logged).
 func (l *EmuLink) TakeCounters() *result.Emulator {
-	if l.down == nil {
+	var down, up emu.Counters
+	switch {
+	case l.proc != nil:
+		r, err := l.proc.call(emuReq{Op: opTake})
+		if err != nil {
+			l.log.Error("link counters", "err", err)
+			return nil
+		}
+		down, up = r.Down, r.Up
+	case l.fw != nil:
+		down, up = l.fw.take()
+	default:
 		return nil
 	}
-	e := &result.Emulator{Down: l.down.take(), Up: l.up.take()}
-	down, up := l.deviceDrops()
-	e.Down.DropsOther += int64(down - l.drops[0])
-	e.Up.DropsOther += int64(up - l.drops[1])
-	l.drops = [2]uint64{down, up}
+	e := &result.Emulator{Down: direction(down, l.base), Up: direction(up, l.base), Process: l.Process()}
+	dd, du := l.deviceDrops()
+	e.Down.DropsOther += int64(dd - l.drops[0])
+	e.Up.DropsOther += int64(du - l.drops[1])
+	l.drops = [2]uint64{dd, du}
 	return e
 }
 
@@ -195,38 +216,38 @@ func (l *EmuLink) deviceDrops() (down, up uint64) {
 // downstream direction) since the link opened: above 1 when the fast path coalesced due packets
 // into GRO groups, 0 on the plain path or before any write.
 func (l *EmuLink) PacketsPerWrite() float64 {
-	if l.down == nil {
+	if l.proc != nil {
+		r, _ := l.proc.call(emuReq{Op: opStats})
+		return r.PerWrite
+	}
+	if l.fw == nil {
 		return 0
 	}
-	return l.down.packetsPerWrite()
+	return l.fw.packetsPerWrite()
 }
 
 // EmulatorCPU is the CPU time both forwarder threads have used since the link opened.
 func (l *EmuLink) EmulatorCPU() time.Duration {
-	if l.down == nil {
+	if l.proc != nil {
+		r, _ := l.proc.call(emuReq{Op: opStats})
+		return r.CPU
+	}
+	if l.fw == nil {
 		return 0
 	}
-	return l.down.cpu() + l.up.cpu()
+	return l.fw.cpu()
 }
 
-// Close stops the forwarders, deletes both TUN devices and the namespace. It is idempotent.
+// Close stops the forwarders (and the emulator process), deletes both TUN devices and the
+// namespace. It is idempotent.
 func (l *EmuLink) Close() error {
 	l.closeOnce.Do(func() {
-		l.stop.Store(true)
-		for _, f := range []*forwarder{l.down, l.up} {
-			if f != nil {
-				f.interrupt()
-			}
-		}
-		l.wg.Wait()
-		if l.cap != nil {
-			l.StopCapture(nil) // a capture left running: complete its file
-		}
 		var errs []error
-		for _, f := range []*forwarder{l.down, l.up} {
-			if f != nil {
-				unix.Close(f.wake)
-			}
+		if l.proc != nil {
+			errs = append(errs, l.proc.stop())
+		}
+		if l.fw != nil {
+			l.fw.halt()
 		}
 		for _, d := range []*tunDev{l.hostDev, l.clientDev} {
 			if d != nil {
@@ -247,23 +268,39 @@ func (l *EmuLink) Close() error {
 }
 
 // CountFlows attaches c to both forwarders (nil detaches): every packet offered to the link is
-// then counted per flow, dropped or not (FlowCounting).
+// then counted per flow, dropped or not (FlowCounting). With an emulator process the counts
+// are kept there: c asks for them (capture.FlowCounter.Remote) until it is detached, when they
+// are copied into it.
 func (l *EmuLink) CountFlows(c *capture.FlowCounter) {
-	for _, d := range []struct {
-		f    *forwarder
-		down bool
-	}{{l.down, true}, {l.up, false}} {
-		if d.f == nil {
-			continue
+	if l.proc == nil {
+		if l.fw != nil {
+			l.fw.countFlows(c)
 		}
-		if c == nil {
-			d.f.tap.Store(nil)
-			continue
-		}
-		down := d.down
-		tap := func(pkt []byte, dropped bool) { c.Observe(pkt, down, dropped) }
-		d.f.tap.Store(&tap)
+		return
 	}
+	l.capMu.Lock()
+	defer l.capMu.Unlock()
+	if c != nil {
+		if _, err := l.proc.call(emuReq{Op: opFlowsOn}); err != nil {
+			l.log.Error("count flows", "err", err)
+			return
+		}
+		l.counted = c
+		c.Remote(func(k capture.FlowKey) (down, up capture.FlowCounts) {
+			r, _ := l.proc.call(emuReq{Op: opFlowCounts, Key: k})
+			return r.FlowDown, r.FlowUp
+		})
+		return
+	}
+	if l.counted == nil {
+		return
+	}
+	r, err := l.proc.call(emuReq{Op: opFlowsOff})
+	if err != nil {
+		l.log.Error("count flows", "err", err)
+	}
+	l.counted.Load(r.FlowsDown, r.FlowsUp)
+	l.counted = nil
 }
 
 var _ capture.FlowCounting = (*EmuLink)(nil)

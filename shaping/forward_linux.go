@@ -11,7 +11,6 @@ import (
 	"unsafe"
 
 	"github.com/pltlab/pltlab/internal/cpushield"
-	"github.com/pltlab/pltlab/result"
 	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/emu"
 	"github.com/pltlab/pltlab/shaping/internal/rtwait"
@@ -76,6 +75,9 @@ type forwarder struct {
 	stop   *atomic.Bool
 	tid    atomic.Int32
 	rt     bool // SCHED_FIFO allowed (WithRealtime), fixed when the link opens
+	// pinCPU is the CPU the thread is pinned to in an emulator process under a shield (the
+	// parent's --shield-cpu), -1 to ask cpushield in this process.
+	pinCPU int
 	raw    bool // waits raw (rtwait.Acquire, set before run starts)
 
 	// takeMu serializes takers (TakeCounters' goroutines, never the forwarder); takeReq is the
@@ -109,7 +111,7 @@ func newForwarder(cfg emu.Config, src, dst *tunDev, mtu int, base time.Time, sto
 		return nil, err
 	}
 	cfg.BufSize = mtu + 1
-	f := &forwarder{pipe: emu.NewPipe(cfg), src: src, dst: dst, wake: wake, mtu: mtu, base: base, stop: stop, rt: rt, waitCPU: -1}
+	f := &forwarder{pipe: emu.NewPipe(cfg), src: src, dst: dst, wake: wake, mtu: mtu, base: base, stop: stop, rt: rt, waitCPU: -1, pinCPU: -1}
 	f.fast = src.offload() && dst.offload()
 	f.lag = releaseLag(cfg.Rate, mtu)
 	if f.fast {
@@ -130,7 +132,7 @@ func (f *forwarder) now() time.Duration { return time.Since(f.base) }
 // run is the forwarding loop; it returns when stop is set and wake is signalled.
 func (f *forwarder) run() {
 	runtime.LockOSThread() // never unlocked: the tuned thread exits with the goroutine
-	cpushield.PinThread()  // onto the CPU kept for the emulator, under --shield-cpu
+	f.pin()                // onto the CPU kept for the emulator, under --shield-cpu
 	f.tid.Store(int32(unix.Gettid()))
 	nameThread()
 	TuneThread(f.rt)
@@ -160,6 +162,17 @@ func (f *forwarder) run() {
 		ready := f.wait(fds, wait, ok, &gov)
 		f.read(ready)
 	}
+}
+
+// pin pins the forwarder's thread to the shielded CPU, if there is one.
+func (f *forwarder) pin() {
+	if f.pinCPU < 0 {
+		cpushield.PinThread()
+		return
+	}
+	var set unix.CPUSet
+	set.Set(f.pinCPU)
+	unix.SchedSetaffinity(0, &set)
 }
 
 // A raw-waiting forwarder's goroutine never blocks in Go's view, so the runtime's monitor
@@ -455,7 +468,7 @@ func (f *forwarder) readBatch(ready bool) {
 // the forwarder for them (takeReq, answered by answerTake at its next wake-up, which the wake
 // eventfd brings at once) and polls for the answer, so the forwarder never waits for a lock
 // that a goroutine of ordinary priority holds; otherwise it reads the pipe itself.
-func (f *forwarder) take() result.Direction {
+func (f *forwarder) take() emu.Counters {
 	f.takeMu.Lock()
 	defer f.takeMu.Unlock()
 	seq := f.takeReq.Add(1)
@@ -472,7 +485,7 @@ func (f *forwarder) take() result.Direction {
 		}
 		time.Sleep(takePoll)
 	}
-	return direction(f.snap, f.base)
+	return f.snap
 }
 
 // takePoll is how often take looks for the forwarder's answer.

@@ -4,7 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/internal/testenv"
 )
 
@@ -12,7 +11,7 @@ import (
 // started it so, and otherwise leaves the emulated links' forwarders and probes the Ps they
 // hold while they wait (testenv.LinkProcs), as pltlab's main does.
 func TestMain(m *testing.M) {
-	if code, ok := idlepoll.Child(); ok {
+	if code, ok := Child(); ok {
 		os.Exit(code)
 	}
 	os.Exit(testenv.RunWithLinkProcs(m))

@@ -51,33 +51,40 @@ func natAddrs(client netip.Addr) [2]netip.Addr {
 	return [2]netip.Addr{netip.AddrFrom4(hi), netip.AddrFrom4(lo)}
 }
 
-// setupNAT gives the link its NAT when the spec asks for one (rebind=): one emu.NAT shared by
-// the up forwarder (Outbound) and the down forwarder (Inbound, Restore), seeded from the link's
-// seed. For rebind=addr the host routes the two NAT addresses (natAddrs) through the host-side
-// TUN device, so the server's answers to them enter the link; the routes go with the device.
+// setupNAT routes the two NAT addresses of rebind=addr (natAddrs) through the host-side TUN
+// device, so the server's answers to them enter the link; the routes go with the device. The
+// NAT itself (newNAT) lives with the forwarders.
 func (l *EmuLink) setupNAT() error {
-	r := l.spec.Rebind
+	if l.spec.Rebind.Mode != emu.RebindAddr {
+		return nil
+	}
+	dev, err := netlink.LinkByName(l.dev)
+	if err != nil {
+		return fmt.Errorf("rebind=addr: find device %s: %w", l.dev, err)
+	}
+	for _, a := range natAddrs(l.client) {
+		rt := &netlink.Route{LinkIndex: dev.Attrs().Index, Dst: prefixNet(a), Scope: netlink.SCOPE_LINK}
+		if err := netlink.RouteAdd(rt); err != nil {
+			return fmt.Errorf("rebind=addr: route %s to %s: %w", a, l.dev, err)
+		}
+	}
+	return nil
+}
+
+// newNAT is the link's NAT when r asks for one (rebind=), nil otherwise: one emu.NAT shared by
+// the up forwarder (Outbound) and the down forwarder (Inbound, Restore), for the client address
+// client and the alternatives alt, seeded with seed (natSeed).
+func newNAT(r emu.Rebind, client netip.Addr, alt [2]netip.Addr, seed int64) *emu.NAT {
 	if !r.Enabled() {
 		return nil
 	}
-	alt := natAddrs(l.client)
-	if r.Mode == emu.RebindAddr {
-		dev, err := netlink.LinkByName(l.dev)
-		if err != nil {
-			return fmt.Errorf("rebind=addr: find device %s: %w", l.dev, err)
-		}
-		for _, a := range alt {
-			rt := &netlink.Route{LinkIndex: dev.Attrs().Index, Dst: prefixNet(a), Scope: netlink.SCOPE_LINK}
-			if err := netlink.RouteAdd(rt); err != nil {
-				return fmt.Errorf("rebind=addr: route %s to %s: %w", a, l.dev, err)
-			}
-		}
+	return emu.NewNAT(r, client, alt, seed)
+}
+
+// natSeed is the NAT's seed for the link seed s (1 when the link has none).
+func natSeed(s int64) int64 {
+	if s == 0 {
+		return 1
 	}
-	seed := l.spec.Seed
-	if seed == 0 {
-		seed = 1
-	}
-	nat := emu.NewNAT(r, l.client, alt, seed)
-	l.up.natOutbound, l.down.natInbound = nat, nat
-	return nil
+	return s
 }

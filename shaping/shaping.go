@@ -81,6 +81,8 @@ type options struct {
 	runner    netem.Runner
 	realtime  bool
 	offload   bool
+	// ownProcess: an emu link's forwarders run in an emulator process of their own.
+	ownProcess bool
 }
 
 // WithLogger sets the logger for setup, teardown and emulator faults (default slog.Default()).
@@ -99,6 +101,13 @@ func WithNetemRunner(r netem.Runner) Option { return func(o *options) { o.runner
 // still applied per MTU-sized packet. false selects the plain path (IFF_NO_PI, one packet per
 // read and write), which is also used when the kernel refuses the offloads.
 func WithOffload(on bool) Option { return func(o *options) { o.offload = on } }
+
+// WithEmulatorProcess selects where an emu link's forwarders run: true (the default in a
+// program whose main, or test binary's TestMain, called Child) in an emulator process of their
+// own, every thread of it real-time (docs/design.md, "What still stalls the emulator"); false
+// in this process. true in a program that never called Child is refused by Open: its
+// executable cannot run as an emulator process.
+func WithEmulatorProcess(on bool) Option { return func(o *options) { o.ownProcess = on } }
 
 // EnvOffload is the environment variable with which `pltlab shell` and `pltlab link check`
 // open their link on the plain path when it is "off" (side-by-side measurements, fallback);
@@ -144,9 +153,12 @@ func Available(spec linkspec.Spec) error {
 // direction at 1 Gbit/s with GOMAXPROCS=2 and an in-process sender), so a program that runs
 // CPU-heavy goroutines next to a fast link should raise GOMAXPROCS by 2 per open link itself.
 func Open(ctx context.Context, spec linkspec.Spec, opts ...Option) (Link, error) {
-	o := options{logger: slog.Default(), tcpBufMax: DefaultTCPBufMax, realtime: true, offload: true}
+	o := options{logger: slog.Default(), tcpBufMax: DefaultTCPBufMax, realtime: true, offload: true, ownProcess: wantOwnProcess()}
 	for _, f := range opts {
 		f(&o)
+	}
+	if o.ownProcess && !childAsked() {
+		return nil, errNoChild
 	}
 	spec.MTU = cmp.Or(spec.MTU, linkspec.DefaultMTU)
 	switch spec.Shaper {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os/exec"
 
+	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
@@ -42,3 +43,6 @@ func (l *VethLink) SetOffloads(ctx context.Context, on bool) error { return erro
 
 // netemMissing is true outside Linux: there is no tc.
 func netemMissing() bool { return true }
+
+// Child runs no emulator process outside Linux: it is idlepoll.Child.
+func Child() (code int, ok bool) { return idlepoll.Child() }

@@ -33,31 +33,26 @@ func tapEvent(v emu.Verdict) capture.TapEvent {
 	return capture.TapEnter
 }
 
-// setTaps connects both forwarders to l's tap slot.
-func (l *EmuLink) setTaps() {
-	l.down.capTap, l.down.dir = &l.tap, capture.TapDown
-	l.up.capTap, l.up.dir = &l.tap, capture.TapUp
-}
-
 var _ capture.Capturer = (*EmuLink)(nil)
 
 // StartCapture starts recording both directions of the link into the pcapng file path (see
 // capture.Interfaces). Packets are copied on the forwarding threads and written by a separate
 // goroutine, so the emulated link is not slowed down; events the writer cannot take are counted
-// as capture.Stats.Lost. Errors: a capture already running, or the file cannot be created.
+// as capture.Stats.Lost. With an emulator process, that process writes the file. Errors: a
+// capture already running, or the file cannot be created.
 func (l *EmuLink) StartCapture(path string) error {
+	if l.proc == nil {
+		return l.fw.startCapture(path)
+	}
 	l.capMu.Lock()
 	defer l.capMu.Unlock()
-	if l.cap != nil {
+	if l.capturing {
 		return capture.ErrRunning
 	}
-	c, err := capture.Start(path)
-	if err != nil {
+	if _, err := l.proc.call(emuReq{Op: opCaptureStart, Path: path}); err != nil {
 		return err
 	}
-	l.cap = c
-	t := capture.Tap(c.Tap)
-	l.tap.Store(&t)
+	l.capturing = true
 	return nil
 }
 
@@ -65,13 +60,15 @@ func (l *EmuLink) StartCapture(path string) error {
 // as a Decryption Secrets Block before the packets, so Wireshark decrypts TLS and QUIC with no
 // other file.
 func (l *EmuLink) StopCapture(secrets []byte) (capture.Stats, error) {
+	if l.proc == nil {
+		return l.fw.stopCapture(secrets)
+	}
 	l.capMu.Lock()
 	defer l.capMu.Unlock()
-	c := l.cap
-	if c == nil {
+	if !l.capturing {
 		return capture.Stats{}, capture.ErrNotRunning
 	}
-	l.tap.Store(nil)
-	l.cap = nil
-	return c.Stop(secrets)
+	l.capturing = false
+	r, err := l.proc.call(emuReq{Op: opCaptureStop, Secrets: secrets})
+	return r.Capture, err
 }

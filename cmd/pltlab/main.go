@@ -13,14 +13,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/shaping"
 )
 
 func main() {
 	// pltlab runs its own executable as the idle-poll spinners and watchers (idlepoll.Start):
 	// such a child does that and exits here, before anything else.
-	if code, ok := idlepoll.Child(); ok {
+	if code, ok := shaping.Child(); ok {
 		os.Exit(code)
 	}
 	os.Exit(run())

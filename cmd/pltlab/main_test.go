@@ -7,14 +7,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pltlab/pltlab/internal/idlepoll"
+	"github.com/pltlab/pltlab/shaping"
 )
 
 // TestMain runs the test binary as an idle-poll spinner or watcher when a command run in
 // process started them (startIdlePoll), as pltlab's main does, and removes the binary
 // buildPltlab built.
 func TestMain(m *testing.M) {
-	if code, ok := idlepoll.Child(); ok {
+	if code, ok := shaping.Child(); ok {
 		os.Exit(code)
 	}
 	code := m.Run()

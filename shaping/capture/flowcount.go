@@ -35,6 +35,8 @@ type FlowCounts struct {
 type FlowCounter struct {
 	mu       sync.Mutex
 	down, up map[FlowKey]*FlowCounts
+	// remote, when set (Remote), answers Counts: the counts are kept in another process.
+	remote func(k FlowKey) (down, up FlowCounts)
 }
 
 // NewFlowCounter returns an empty FlowCounter.
@@ -46,6 +48,9 @@ func NewFlowCounter() *FlowCounter {
 func (c *FlowCounter) Counts(k FlowKey) (down, up FlowCounts) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.remote != nil {
+		return c.remote(k)
+	}
 	if d := c.down[k]; d != nil {
 		down = *d
 	}
@@ -53,6 +58,48 @@ func (c *FlowCounter) Counts(k FlowKey) (down, up FlowCounts) {
 		up = *u
 	}
 	return down, up
+}
+
+// FlowCount is one flow's counts in one direction, as All lists them.
+type FlowCount struct {
+	Key    FlowKey
+	Counts FlowCounts
+}
+
+// All lists the counts of every flow seen, per direction, in no particular order.
+func (c *FlowCounter) All() (down, up []FlowCount) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range c.down {
+		down = append(down, FlowCount{k, *v})
+	}
+	for k, v := range c.up {
+		up = append(up, FlowCount{k, *v})
+	}
+	return down, up
+}
+
+// Load replaces c's counts with down and up (as All lists them) and ends Remote: a link whose
+// emulator runs in a process of its own copies the counts kept there into c when it detaches c.
+func (c *FlowCounter) Load(down, up []FlowCount) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.remote = nil
+	c.down, c.up = map[FlowKey]*FlowCounts{}, map[FlowKey]*FlowCounts{}
+	for _, f := range down {
+		c.down[f.Key] = &f.Counts
+	}
+	for _, f := range up {
+		c.up[f.Key] = &f.Counts
+	}
+}
+
+// Remote makes Counts answer from src, which reads the counts kept in the emulator's own
+// process, until Load.
+func (c *FlowCounter) Remote(src func(k FlowKey) (down, up FlowCounts)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.remote = src
 }
 
 // Observe counts one IPv4 packet of the down (host to client) or up direction; dropped says

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,30 @@ func NewTrace(ms []int64) (*Trace, error) {
 
 // Period is the time after which the trace repeats (its last time stamp).
 func (t *Trace) Period() time.Duration { return time.Duration(t.period) }
+
+// MarshalBinary encodes the trace for another process (the link's emulator process, by
+// encoding/gob): its opportunity times in ms, little-endian int64 each. It never fails.
+func (t *Trace) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, 8*len(t.ms))
+	for _, ms := range t.ms {
+		b = binary.LittleEndian.AppendUint64(b, uint64(ms))
+	}
+	return b, nil
+}
+
+// UnmarshalBinary decodes what MarshalBinary encoded; an error when b is not whole int64s or
+// holds no opportunity.
+func (t *Trace) UnmarshalBinary(b []byte) error {
+	if len(b) == 0 || len(b)%8 != 0 {
+		return fmt.Errorf("trace: %d bytes is not a list of opportunity times", len(b))
+	}
+	ms := make([]int64, len(b)/8)
+	for i := range ms {
+		ms[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	*t = Trace{ms: ms, period: ms[len(ms)-1] * int64(time.Millisecond)}
+	return nil
+}
 
 // Opportunities is the number of delivery opportunities per period.
 func (t *Trace) Opportunities() int { return len(t.ms) }
