@@ -86,9 +86,6 @@ func NewTrace(ms []int64) (*Trace, error) {
 // Period is the time after which the trace repeats (its last time stamp).
 func (t *Trace) Period() time.Duration { return time.Duration(t.period) }
 
-// Opportunities is the number of delivery opportunities per period.
-func (t *Trace) Opportunities() int { return len(t.ms) }
-
 // MeanRate is the trace's mean rate in bit/s: opportunities x 1504 bytes x 8 per period.
 func (t *Trace) MeanRate() float64 {
 	return float64(len(t.ms)) * OpportunityBytes * 8 / t.Period().Seconds()
