@@ -105,7 +105,8 @@ test-studies:
 	$(TEST) -p 1 -run '$(STUDY_TESTS)' -timeout 15m ./cmd/pltlab ./cluster ./interop/...
 
 # check: gofmt, go vet, staticcheck (pinned by the tool directive in go.mod) and the package
-# layering test (internal/layers: dependencies point the way docs/design.md draws them).
+# layering tests (internal/layers: dependencies point the way docs/design.md draws them, and no
+# function is over 100 lines).
 check:
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

@@ -98,9 +98,6 @@ func (b *Browser) Version() string {
 	return b.version
 }
 
-// Protocol returns the protocol this browser is forced to use ("h1", "h2" or "h3").
-func (b *Browser) Protocol() string { return b.cfg.protocol }
-
 // Close ends Chromium (gracefully, then by force), kills any child process left and removes the
 // temporary profile. It is safe to call more than once.
 func (b *Browser) Close() error {

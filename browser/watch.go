@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"sync"
@@ -69,22 +70,14 @@ func (w *watch) event(ev any) {
 func (w *watch) failures() map[string]string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]string, len(w.failed))
-	for k, v := range w.failed {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(w.failed)
 }
 
 // connections returns a copy of the connection ID of every URL that got a response.
 func (w *watch) connections() map[string]string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]string, len(w.conns))
-	for k, v := range w.conns {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(w.conns)
 }
 
 // finishedIDs returns the IDs of the requests that finished loading, in event order.

@@ -345,9 +345,6 @@ func (g *Group) Has(pid int) bool {
 	return false
 }
 
-// Members returns the PIDs in the group.
-func (g *Group) Members() []int { return readPIDs(g.ProcsFile()) }
-
 // Close kills whatever is left in the group, waits up to 2 s for it to empty and removes it
 // (and its cpuacct twin).
 func (g *Group) Close() error {

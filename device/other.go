@@ -32,7 +32,6 @@ func (g *Group) SetBudget(float64) (int, int, error) { return 0, 0, errNoCgroups
 func (g *Group) Mechanism() string                   { return "" }
 func (g *Group) Throttling() (Throttling, error)     { return Throttling{}, errNoCgroups }
 func (g *Group) Has(int) bool                        { return false }
-func (g *Group) Members() []int                      { return nil }
 func (g *Group) Close() error                        { return nil }
 func CleanStale() []string                           { return nil }
 func Tree(int) map[int]Proc                          { return nil }

@@ -147,6 +147,35 @@ type kept struct {
 // Merge returns an error wrapping ErrMixedConfigs that names both hashes and a file of each.
 func Merge(srcs []Source, opts MergeOptions) (Merged, error) {
 	var m Merged
+	hash, err := shardedConfigHash(srcs)
+	if err != nil {
+		return m, err
+	}
+	m.ConfigHash = hash
+	if opts.Prefer != "" && opts.Prefer != PreferNewest && !slices.ContainsFunc(srcs, func(s Source) bool { return s.Name == opts.Prefer }) {
+		return m, fmt.Errorf("prefer %q: accepted %q or one of the files given", opts.Prefer, PreferNewest)
+	}
+	out, conflicts, err := m.keep(srcs, opts.Prefer)
+	if err != nil {
+		return m, err
+	}
+	if len(conflicts) > 0 {
+		return Merged{}, conflictError(conflicts)
+	}
+	for _, k := range out {
+		if !k.drop {
+			m.Records = append(m.Records, k.rec)
+		}
+	}
+	m.Pooled = pools(srcs, m.Records)
+	return m, nil
+}
+
+// shardedConfigHash is the one config hash of srcs when any record belongs to a sharded run
+// ("" when none does, or when no record carries a hash: sharded flow lines carry none), or an
+// error wrapping ErrMixedConfigs when a sharded run's records carry two hashes; it names a study's
+// merge command when one of the files is a study's shard.
+func shardedConfigHash(srcs []Source) (string, error) {
 	sharded := false
 	hashFile := map[string]string{} // config hash -> first file holding it
 	var hashes []string
@@ -159,25 +188,30 @@ func Merge(srcs []Source, opts MergeOptions) (Merged, error) {
 			}
 		}
 	}
-	if sharded && len(hashes) > 1 {
-		for _, src := range srcs {
-			for _, r := range src.Records {
-				if r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != "" {
-					st, sc, _ := strings.Cut(r.Plan.Study, "/")
-					return m, fmt.Errorf("%w: %s holds a shard of study %s, whose parts have configurations of their own: merge the study's shards with 'pltlab reproduce %s --scale %s --merge FILE...'",
-						ErrMixedConfigs, src.Name, r.Plan.Study, st, sc)
-				}
+	if !sharded || len(hashes) == 0 {
+		return "", nil
+	}
+	if len(hashes) == 1 {
+		return hashes[0], nil
+	}
+	for _, src := range srcs {
+		for _, r := range src.Records {
+			if r.Kind == result.KindPlan && r.Plan != nil && r.Plan.Study != "" {
+				st, sc, _ := strings.Cut(r.Plan.Study, "/")
+				return "", fmt.Errorf("%w: %s holds a shard of study %s, whose parts have configurations of their own: merge the study's shards with 'pltlab reproduce %s --scale %s --merge FILE...'",
+					ErrMixedConfigs, src.Name, r.Plan.Study, st, sc)
 			}
 		}
-		return m, fmt.Errorf("%w: config_hash %s (%s) and %s (%s); give the shards of one sweep only",
-			ErrMixedConfigs, hashes[0], hashFile[hashes[0]], hashes[1], hashFile[hashes[1]])
 	}
-	if sharded && len(hashes) > 0 {
-		m.ConfigHash = hashes[0] // sharded flow lines carry no config hash
-	}
-	if opts.Prefer != "" && opts.Prefer != PreferNewest && !slices.ContainsFunc(srcs, func(s Source) bool { return s.Name == opts.Prefer }) {
-		return m, fmt.Errorf("prefer %q: accepted %q or one of the files given", opts.Prefer, PreferNewest)
-	}
+	return "", fmt.Errorf("%w: config_hash %s (%s) and %s (%s); give the shards of one sweep only",
+		ErrMixedConfigs, hashes[0], hashFile[hashes[0]], hashes[1], hashFile[hashes[1]])
+}
+
+// keep walks the records of srcs in order and returns the lines Merge keeps (a line dropped
+// later for a preferred one is marked drop) and the conflicts that prefer (the MergeOptions.Prefer
+// value) did not settle; it counts duplicates and superseded harness errors in m and records the
+// settled conflicts in m.Conflicts. The error is a record that does not encode.
+func (m *Merged) keep(srcs []Source, preferred string) ([]*kept, []Conflict, error) {
 	var out []*kept
 	seen := map[mergeKey]*kept{}
 	var conflicts []Conflict
@@ -190,7 +224,7 @@ func Merge(srcs []Source, opts MergeOptions) (Merged, error) {
 			k, slot := slotOf(r)
 			b, err := json.Marshal(r)
 			if err != nil {
-				return m, fmt.Errorf("%s:%d: %w", s.Name, line, err)
+				return nil, nil, fmt.Errorf("%s:%d: %w", s.Name, line, err)
 			}
 			cur := &kept{rec: r, ref: LineRef{s.Name, line}, src: si, json: b}
 			prev := seen[k]
@@ -207,7 +241,7 @@ func Merge(srcs []Source, opts MergeOptions) (Merged, error) {
 				continue
 			}
 			c := Conflict{Slot: slot, First: prev.ref, Second: cur.ref, Diffs: diffFields(prev.json, b)}
-			win := prefer(opts.Prefer, prev, cur)
+			win := prefer(preferred, prev, cur)
 			if win == nil {
 				conflicts = append(conflicts, c)
 				continue
@@ -221,25 +255,22 @@ func Merge(srcs []Source, opts MergeOptions) (Merged, error) {
 			}
 		}
 	}
-	if len(conflicts) > 0 {
-		var lines []string
-		for i, c := range conflicts {
-			if i == maxConflictLines {
-				lines = append(lines, fmt.Sprintf("and %d more", len(conflicts)-maxConflictLines))
-				break
-			}
-			lines = append(lines, c.String())
+	return out, conflicts, nil
+}
+
+// conflictError is Merge's error wrapping ErrConflict for the unsettled conflicts, naming the
+// first maxConflictLines of them and how to settle them.
+func conflictError(conflicts []Conflict) error {
+	var lines []string
+	for i, c := range conflicts {
+		if i == maxConflictLines {
+			lines = append(lines, fmt.Sprintf("and %d more", len(conflicts)-maxConflictLines))
+			break
 		}
-		return Merged{}, fmt.Errorf("%w: %d slots measured twice with different values: %s; keep one with --prefer newest or --prefer FILE, or give one of the files",
-			ErrConflict, len(conflicts), strings.Join(lines, " | "))
+		lines = append(lines, c.String())
 	}
-	for _, k := range out {
-		if !k.drop {
-			m.Records = append(m.Records, k.rec)
-		}
-	}
-	m.Pooled = pools(srcs, m.Records)
-	return m, nil
+	return fmt.Errorf("%w: %d slots measured twice with different values: %s; keep one with --prefer newest or --prefer FILE, or give one of the files",
+		ErrConflict, len(conflicts), strings.Join(lines, " | "))
 }
 
 // maxConflictLines caps the conflicts a Merge error names one by one.

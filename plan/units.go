@@ -110,15 +110,6 @@ func (us Units) cum() []time.Duration {
 // each unit's Cost and every link's Entry once (the end of the cut's cumulative cost).
 func (us Units) Total() time.Duration { return us.cum()[len(us)] }
 
-// IDs returns the units' IDs in plan order.
-func (us Units) IDs() []string {
-	out := make([]string, len(us))
-	for i, u := range us {
-		out[i] = u.ID
-	}
-	return out
-}
-
 // Digest returns the first 16 hex digits of the SHA-256 of the unit IDs, one per line, in the
 // order given: the name of a shard's membership that every one of its lines carries
 // (shard_units), so that lines of two different cuts of the same shard index are never merged

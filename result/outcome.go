@@ -36,9 +36,6 @@ func (o Outcome) String() string {
 	return [...]string{"valid", "timed out", "network failure", "invalid", "emulator late"}[o]
 }
 
-// Censored reports whether the outcome enters statistics as a value >= the deadline.
-func (o Outcome) Censored() bool { return o == OutcomeTimedOut || o == OutcomeNetworkFailed }
-
 // NetworkErrors are the Chromium net error names (net/base/net_error_list.h) that mean the
 // network, not the harness or the protocol forcing, ended a load: handshakes that timed out or
 // were cut, connections reset, closed or timed out, QUIC and HTTP/2 sessions that failed.

@@ -551,9 +551,6 @@ func (e *Emulator) RawLateMs() float64 { return max(e.Down.TimingErrMaxMs, e.Up.
 // release a host freeze explained, in ms (0 when none).
 func (e *Emulator) HostFreezeMs() float64 { return max(e.Down.HostFreezeMs, e.Up.HostFreezeMs) }
 
-// LateP99Ms is the larger of the two directions' 99th-percentile release lateness, in ms.
-func (e *Emulator) LateP99Ms() float64 { return max(e.Down.TimingErrP99Ms, e.Up.TimingErrP99Ms) }
-
 // LatenessBoundMs is the most release lateness, in ms, that a measurement through the userspace
 // emulator accepts: the emulator line of a link check fails above it, and a page load during
 // which a packet left later than this after its scheduled time is not a valid measurement

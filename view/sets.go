@@ -41,9 +41,6 @@ type Set struct {
 	TooLarge string
 }
 
-// Dir is the directory of the set's first file.
-func (s *Set) Dir() string { return filepath.Dir(s.Files[0]) }
-
 // scan finds the result sets under the roots and indexes every regular file (for artifact
 // lookup). A .jsonl file is a result set when its first line is a record of result.Version;
 // NetLog load indexes (*.loads.jsonl) are evidence, not results.

@@ -74,9 +74,6 @@ const GuestDir = "/run/vmtest"
 // busybox-static); its message names the missing piece and the packages that provide it.
 var ErrUnavailable = errors.New("qemu guest not available: install qemu-system-x86 linux-image-amd64 busybox-static (make netem-deps)")
 
-// Packages are the Debian packages the harness needs (installed by make netem-deps).
-var Packages = []string{"qemu-system-x86", "linux-image-amd64", "busybox-static", "ethtool"}
-
 // bootModules are the modules the initramfs loads (with their dependencies from modules.dep,
 // in dependency order) to reach the host's root over virtio-9p.
 var bootModules = []string{"virtio_pci", "9pnet_virtio", "9p"}

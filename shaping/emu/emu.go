@@ -169,9 +169,6 @@ func NewPipe(cfg Config) *Pipe {
 	return p
 }
 
-// Config returns the pipe's configuration.
-func (p *Pipe) Config() Config { return p.cfg }
-
 // Buffer returns a buffer of BufSize bytes for the next packet, reusing recycled ones.
 func (p *Pipe) Buffer() []byte {
 	if n := len(p.free); n > 0 {

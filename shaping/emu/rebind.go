@@ -99,9 +99,6 @@ func NewNAT(cfg Rebind, client netip.Addr, alt [2]netip.Addr, seed int64) *NAT {
 	return n
 }
 
-// Config returns the NAT's configuration.
-func (n *NAT) Config() Rebind { return n.cfg }
-
 // Rebinds is the number of rebindings the NAT has made (read by Outbound's goroutine only).
 func (n *NAT) Rebinds() int64 { return n.rebind }
 

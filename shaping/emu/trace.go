@@ -111,9 +111,6 @@ func (t *Trace) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// Opportunities is the number of delivery opportunities per period.
-func (t *Trace) Opportunities() int { return len(t.ms) }
-
 // MeanRate is the trace's mean rate in bit/s: opportunities x 1504 bytes x 8 per period.
 func (t *Trace) MeanRate() float64 {
 	return float64(len(t.ms)) * OpportunityBytes * 8 / t.Period().Seconds()

@@ -196,14 +196,27 @@ func (c *checker) traceMaxGap(down bool) time.Duration {
 // inner is the time between the sends of its first and last lost packets, outer between the
 // sends of the received packets around it (0 when nothing was lost in the middle).
 func lostSpans(sent []time.Time, got []arrival) (inner, outer time.Duration) {
-	n := len(sent)
+	best := 0
+	for _, r := range lostRuns(len(sent), got) {
+		if i, j := r[0], r[1]; j-i > best {
+			best = j - i
+			outer = sent[j].Sub(sent[i-1])
+			inner = sent[j-1].Sub(sent[i])
+		}
+	}
+	return inner, outer
+}
+
+// lostRuns returns every run of lost packets of a stream of n packets that lies between two
+// received ones, as the run's first sequence number and the next received one, in stream order.
+func lostRuns(n int, got []arrival) [][2]int {
 	seen := make([]bool, n)
 	for _, a := range got {
 		if a.seq >= 0 && a.seq < n {
 			seen[a.seq] = true
 		}
 	}
-	best := 0
+	var out [][2]int
 	for i := 0; i < n; {
 		if seen[i] {
 			i++
@@ -213,14 +226,12 @@ func lostSpans(sent []time.Time, got []arrival) (inner, outer time.Duration) {
 		for j < n && !seen[j] {
 			j++
 		}
-		if j-i > best && i > 0 && j < n {
-			best = j - i
-			outer = sent[j].Sub(sent[i-1])
-			inner = sent[j-1].Sub(sent[i])
+		if i > 0 && j < n {
+			out = append(out, [2]int{i, j})
 		}
 		i = j
 	}
-	return inner, outer
+	return out
 }
 
 // median is the median of d (the upper middle one of an even count); d is left as it is.
@@ -348,26 +359,9 @@ const minOutageGaps = 3
 // stream of n packets gap apart: (lost packets + 1) x gap, the time between the received
 // packets around it less one gap, to within one gap of the outage.
 func gapLengths(n int, got []arrival, gap time.Duration) []time.Duration {
-	seen := make([]bool, n)
-	for _, a := range got {
-		if a.seq >= 0 && a.seq < n {
-			seen[a.seq] = true
-		}
-	}
 	var out []time.Duration
-	for i := 0; i < n; {
-		if seen[i] {
-			i++
-			continue
-		}
-		j := i
-		for j < n && !seen[j] {
-			j++
-		}
-		if i > 0 && j < n {
-			out = append(out, time.Duration(j-i+1)*gap-gap/2)
-		}
-		i = j
+	for _, r := range lostRuns(n, got) {
+		out = append(out, time.Duration(r[1]-r[0]+1)*gap-gap/2)
 	}
 	return out
 }
