@@ -140,7 +140,7 @@ func TestEvolutionRegression(t *testing.T) {
 	P, F, U := interop.Pass, interop.Fail, interop.Unsupported
 	recs := join(evoRelease("v0.40.1", 0, []string{v1}, P, P, U), evoRelease("v0.48.2", 0, []string{v1}, P, F, U),
 		evoRelease("v0.48.2", 1, []string{v1}, P, F, U), evoRelease("v0.66.0", 0, []string{v1}, P, F, U))
-	if _, r, _ := judgeEvo(recs); r.Verdict != Reproduced || r.Evidence != "amplification-limit passes at v0.40.1 (1 run(s)) and fails at v0.48.2 (2 run(s))" {
+	if _, r, _ := judgeEvo(recs); r.Verdict != Reproduced || r.Evidence != "confirmed by a re-run: amplification-limit passes at v0.40.1 (1 run(s)) and fails at v0.48.2 (2 run(s))" {
 		t.Errorf("regression: %s: %s", r.Verdict, r.Evidence)
 	}
 	// The same fail seen once: not confirmed by a re-run, inconclusive.
@@ -406,7 +406,7 @@ func TestEvolutionExchangeCells(t *testing.T) {
 	recs = append(recs, evoExLine(matrix.Ngtcp2, EvolutionFixed, "v2", 0, U), evoExLine(EvolutionFixed, matrix.Ngtcp2, "v2", 0, U),
 		evoLine(matrix.Ngtcp2, "version-negotiation", 0, P, 0, v1), evoLine(matrix.Ngtcp2, "amplification-limit", 0, F, 2400))
 	a, r, d := judgeEvo(recs)
-	if r.Verdict != Reproduced || r.Evidence != "zerortt as client passes at v0.43.0 (2 run(s)) and fails at v0.52.0 (2 run(s))" {
+	if r.Verdict != Reproduced || r.Evidence != "confirmed by a re-run: zerortt as client passes at v0.43.0 (2 run(s)) and fails at v0.52.0 (2 run(s))" {
 		t.Errorf("regression: %s: %s", r.Verdict, r.Evidence)
 	}
 	if a.Verdict != Inconclusive || !strings.Contains(a.Evidence, "no feature arrives; change otherwise: passes zerortt as client back and forth") ||

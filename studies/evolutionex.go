@@ -171,22 +171,11 @@ func environmental(rec interop.Record) bool {
 		(strings.HasPrefix(rec.Reason, "the case's emulated link cannot open here") || strings.HasPrefix(rec.Reason, "tshark not found"))
 }
 
-// runExchanges runs the exchange cells of one repetition that done lacks, each peer opened once
-// (a release's endpoint built or taken from the cache) and kept in peers. A peer that does not
-// open gets an error line per cell (evidence of nothing) and the run goes on; the errors are
-// returned joined.
-func runExchanges(ctx context.Context, cells []exCell, rep int, done map[string]bool, peers map[string]matrix.Peer, log *slog.Logger, write func(int, interop.Record) error) error {
+// runExchanges runs the exchange cells of one repetition that done lacks through run (each
+// peer opened once and kept). A peer that does not open gets an error line per cell (evidence
+// of nothing) and the run goes on; the errors are returned joined.
+func runExchanges(ctx context.Context, cells []exCell, rep int, done map[string]bool, run *evoRunner, log *slog.Logger, write func(int, interop.Record) error) error {
 	var errs []error
-	open := func(name string) (matrix.Peer, error) {
-		if p, ok := peers[name]; ok {
-			return p, nil
-		}
-		p, err := matrix.OpenPeer(ctx, name, matrix.Options{Progress: func(l string) { log.Info(l) }})
-		if err == nil {
-			peers[name] = p
-		}
-		return p, err
-	}
 	for _, x := range cells {
 		if done[exchangeKey(x.client, x.server, x.c, x.run(rep))] {
 			continue
@@ -195,17 +184,10 @@ func runExchanges(ctx context.Context, cells []exCell, rep int, done map[string]
 			return errors.Join(append(errs, err)...)
 		}
 		c, _ := matrix.LookupExchange(x.c)
-		client, cerr := open(x.client)
-		srv, serr := open(x.server)
-		var rec interop.Record
-		if err := errors.Join(cerr, serr); err != nil {
+		log.Info("evolution: exchange", "case", c.Name, "client", x.client, "server", x.server, "repetition", rep+1)
+		rec, err := run.exchange(ctx, x.client, x.server, c)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s > %s: %w", x.client, x.server, err))
-			rec = interop.Record{V: interop.RecordVersion, Kind: interop.RecordKind, Time: time.Now().UTC().Format(time.RFC3339),
-				Case: c.Name, Rule: c.Rule, Client: x.client, Server: x.server, Link: c.Link,
-				Outcome: interop.Error, Reason: "a peer did not open: " + err.Error()}
-		} else {
-			log.Info("evolution: exchange", "case", c.Name, "client", x.client, "server", x.server, "repetition", rep+1)
-			rec = matrix.RunExchange(ctx, c, client, srv, log)
 		}
 		if err := write(x.run(rep), rec); err != nil {
 			return errors.Join(append(errs, err)...)
