@@ -363,11 +363,22 @@ func distinctHosts(addrs []string) []string {
 // address (IPv4:port: the Interop Runner asks for more than one IP address, but the client here
 // has one, see the case's rule), each change's first 1-RTT datagram with a new destination
 // connection ID (RFC 9000 section 9.5), the server following with a PATH_CHALLENGE on each new
-// destination and every challenge answered (sections 8.2 and 9.3).
+// destination and every challenge answered (sections 8.2 and 9.3). A server whose transport
+// parameters forbid active migration (Wire.MigrationDisabled) and a client that therefore did
+// not migrate make the case unsupported (NoMigrateServer), once the handshake and the file are
+// whole: the server lacks the feature, as the Interop Runner's endpoint that does not implement a
+// case.
 func judgeMigration(w *interop.Wire, files []interop.FileCheck) (interop.Outcome, string) {
 	var v verdict
 	v.handshook(w, 1, wireV1)
 	p := pathsOf(w)
+	if w.MigrationDisabled && len(p.Sources) <= 1 {
+		v.filesWhole(files)
+		if o, why := v.outcome(""); o != interop.Pass {
+			return o, why
+		}
+		return interop.Unsupported, NoMigrateServer
+	}
 	v.need(len(p.Sources) > 1, "the client's datagrams came from %d addresses (%v), want more than one: it did not migrate", len(p.Sources), p.Sources)
 	v.need(len(p.ReusedDCID) == 0, "the client's first 1-RTT datagram from a new address kept its destination connection ID (RFC 9000 section 9.5): %s", strings.Join(p.ReusedDCID, ", "))
 	v.need(len(p.Destinations) > 1, "the server sent to %d client addresses (%v), want more than one: it did not follow the migration", len(p.Destinations), p.Destinations)
