@@ -71,9 +71,13 @@ var evolutionAll = []string{"v0.33.0", "v0.35.0", "v0.37.0", "v0.40.1", "v0.43.0
 
 // evolutionScales: smoke probes three releases that build with the local Go (one per API era)
 // and runs v2 with two of them as client and as server, once; quick probes every release and
-// runs zerortt, v2 and keyupdate with four releases over the range (features that arrived in
-// quic-go's history: RFC 9369's v2, 0-RTT through the API eras, quic-go's own key update),
-// twice; full runs six exchange cases with every release, five times. The goodput runs (the
+// runs zerortt, v2, keyupdate, connectionmigration and ecn with four releases over the range
+// (features that arrived in quic-go's history: RFC 9369's v2, 0-RTT through the API eras,
+// quic-go's own key update, connection migration from v0.51: before it a client has no
+// Conn.AddPath and a server forbids migration, each unsupported with the reason; ECN, which no
+// quic-go endpoint claims: unsupported unless the wire shows it), twice; full runs ten exchange
+// cases (quick's, handshake, retry, resumption and the 10 MiB rebind-port and rebind-addr) with
+// every release, five times. The goodput runs (the
 // Interop Runner's measurement, 5 runs per pair there) are made with the exchange releases as
 // servers: smoke once with v0.66.0 alone, without ngtcp2 (about 13 s a run, twice that when the
 // emulator was late: the smoke's time budget), so its finding is inconclusive for too few runs;
@@ -81,10 +85,10 @@ var evolutionAll = []string{"v0.33.0", "v0.35.0", "v0.37.0", "v0.40.1", "v0.43.0
 var evolutionScales = map[Scale]evolutionScale{
 	Smoke: {releases: []string{"v0.40.1", "v0.48.2", "v0.66.0"}, exReleases: []string{"v0.40.1", "v0.66.0"}, exchanges: []string{"v2"}, reps: 1,
 		goodputPer: 1, goodputReleases: []string{"v0.66.0"}},
-	Quick: {releases: evolutionAll, exReleases: []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"}, exchanges: []string{"zerortt", "v2", "keyupdate"}, reps: 2,
+	Quick: {releases: evolutionAll, exReleases: []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"}, exchanges: []string{"zerortt", "v2", "keyupdate", "connectionmigration", "ecn"}, reps: 2,
 		goodputPer: 3, goodputNgtcp2: true},
-	Full: {releases: evolutionAll, exReleases: evolutionAll, exchanges: []string{"handshake", "retry", "resumption", "zerortt", "v2", "keyupdate"},
-		reps: 5, goodputPer: 1, goodputNgtcp2: true},
+	Full: {releases: evolutionAll, exReleases: evolutionAll, exchanges: []string{"handshake", "retry", "resumption", "zerortt", "v2", "keyupdate",
+		"connectionmigration", "ecn", "rebind-port", "rebind-addr"}, reps: 5, goodputPer: 1, goodputNgtcp2: true},
 }
 
 func evolution() *Study {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/interop"
 	"github.com/pltlab/pltlab/interop/matrix"
@@ -238,27 +239,33 @@ func TestEvolutionDiffer(t *testing.T) {
 // reads back from the lines.
 func TestEvolutionPlan(t *testing.T) {
 	q := evolutionPlan(Quick, Host{})
-	// 13 servers probed; 4 releases and ngtcp2 in 3 exchange cases, each as client and as server.
+	// 13 servers probed; 4 releases and ngtcp2 in 5 exchange cases, each as client and as server.
 	// And 3 goodput runs a repetition with each of those 4 releases and ngtcp2 as the server.
-	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(evolutionProbes())+5*3*2+5*3 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
+	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(evolutionProbes())+5*5*2+5*3 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
 		t.Errorf("quick: %d reps, %d arms", q.Custom.Reps, q.Custom.Arms)
 	}
-	// The probes' 2.8 min (104 x 1.6 s), the exchanges' 5 min (60 x 5 s) and the goodput runs'
-	// 6.5 min (30 x 13 s).
-	if est, err := q.Estimate(); err != nil || est < 14*60e9 || est > 14*60e9+30e9 {
-		t.Errorf("quick estimate %v (%v), want 14 min 16 s", est, err)
+	// The probes' 2.8 min (104 x 1.6 s), the exchanges' 5.4 min (100 cells: zerortt 2.64 s, v2
+	// 2.57 s, keyupdate 4.16 s, connectionmigration 4.24 s, ecn 2.64 s, exchangeCellCost) and the
+	// goodput runs' 10.9 min (30 x 21.9 s: both attempts).
+	if est, err := q.Estimate(); err != nil || est < 19*60e9 || est > 19*60e9+15e9 {
+		t.Errorf("quick estimate %v (%v), want 19 min 7 s", est, err)
 	}
-	if c := cellsCost([]exCell{{c: GoodputCase}, {c: "v2"}}); c != 18e9 {
-		t.Errorf("cost of a goodput and a v2 cell %v, want 13 s + 5 s", c)
+	// The newer cases run against the quic-go releases, as client and as server.
+	for _, c := range []string{"connectionmigration", "ecn"} {
+		for _, k := range []string{"quic-go@v0.33.0>quic-go|" + c + "|1", "quic-go>quic-go@v0.52.0|" + c + "|0"} {
+			if !slices.Contains(q.Custom.Keys(2), k) {
+				t.Errorf("quick keys lack %q", k)
+			}
+		}
 	}
 	noNgtcp2 := Host{Ngtcp2: errors.New("gtlsserver not found")}
 	s := evolutionPlan(Smoke, noNgtcp2)
 	if s.Custom.Reps != 1 || s.Custom.Arms != 3*len(evolutionProbes())+2*2+1 || len(s.NotRun) != 1 || !strings.Contains(s.NotRun[0], "gtlsserver not found") {
 		t.Errorf("smoke: %d reps, %d arms, not run %v", s.Custom.Reps, s.Custom.Arms, s.NotRun)
 	}
-	// 12 probe cases (19.2 s), 4 exchange cells (20 s), 1 goodput run (13 s).
-	if est, err := s.Estimate(); err != nil || est < 52e9 || est > 53e9 {
-		t.Errorf("smoke estimate %v (%v), want 52 s", est, err)
+	// 12 probe cases (19.2 s), 4 v2 cells (10.3 s), 1 goodput run (21.9 s: both attempts).
+	if est, err := s.Estimate(); err != nil || est < 51e9 || est > 52e9 {
+		t.Errorf("smoke estimate %v (%v), want 51.6 s", est, err)
 	}
 	keys := s.Custom.Keys(1)
 	l := evoLine("quic-go@v0.40.1", "stateless-reset", 0, interop.Unsupported, 0)
@@ -276,8 +283,15 @@ func TestEvolutionPlan(t *testing.T) {
 			t.Errorf("quick keys lack %q", want)
 		}
 	}
-	if slices.Contains(qk, "quic-go>ngtcp2|goodput|6") || len(qk) != 2*97 {
-		t.Errorf("quick: %d keys, want %d, goodput runs 0-5", len(qk), 2*97)
+	if slices.Contains(qk, "quic-go>ngtcp2|goodput|6") || len(qk) != 2*117 {
+		t.Errorf("quick: %d keys, want %d, goodput runs 0-5", len(qk), 2*117)
+	}
+	// Full: ten exchange cases, the rebind cases among them, with every release.
+	f := evolutionPlan(Full, Host{})
+	for _, k := range []string{"quic-go@v0.33.0>quic-go|rebind-port|4", "quic-go>quic-go@v0.40.1|rebind-addr|0", "quic-go>quic-go@v0.66.0|connectionmigration|2", "ngtcp2>quic-go|ecn|0"} {
+		if !slices.Contains(f.Custom.Keys(5), k) {
+			t.Errorf("full keys lack %q", k)
+		}
 	}
 	// Not root: the exchange cells are not scheduled, and the plan says why.
 	noNgtcp2.Exchange = errors.New("the exchange cases' emulated links need root")
@@ -477,7 +491,7 @@ func TestEvolutionShardsByEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Custom.Units) != 13 || p.Custom.Units[0].Name != "quic-go@v0.33.0" || p.Custom.Units[12].Name != matrix.Ngtcp2 ||
-		p.Custom.Units[0].Arms != len(evolutionProbes())+3*2+3 || p.Custom.Units[1].Arms != len(evolutionProbes()) {
+		p.Custom.Units[0].Arms != len(evolutionProbes())+5*2+3 || p.Custom.Units[1].Arms != len(evolutionProbes()) {
 		t.Fatalf("units %+v", p.Custom.Units)
 	}
 	whole := evolutionScheduled(p)
@@ -530,5 +544,34 @@ func TestEvolutionShardsByEndpoint(t *testing.T) {
 	_, check, err = MergeShards(p, RunOptions{}, srcs, plan.MergeOptions{})
 	if err != nil || check.Complete() || len(check.Short) != 1 || !strings.Contains(check.Short[0], matrix.Ngtcp2+": ") {
 		t.Errorf("a shard one line short: %+v, %v", check, err)
+	}
+}
+
+// TestExchangeCellCost: a cell costs, per attempt, exchangeSetup and each client run's two
+// round trips and files at the link's rate; a goodput cell both attempts of the retry rule,
+// which is what such a run measured (21.3 s, made twice, 2026-12-07) within 10 %.
+func TestExchangeCellCost(t *testing.T) {
+	mib10 := time.Duration(float64(matrix.GoodputFile) * 8 / 10e6 * float64(time.Second)) // 8.389 s at 10 Mbit/s
+	for _, tc := range []struct {
+		name string
+		want time.Duration
+	}{
+		{GoodputCase, 2 * (exchangeSetup + 60*time.Millisecond + mib10)},
+		{"rebind-port", exchangeSetup + 60*time.Millisecond + mib10},
+		{"v2", exchangeSetup + 60*time.Millisecond + 8*time.Millisecond},
+		{"handshakeloss", exchangeSetup + 5*(60*time.Millisecond+800*time.Microsecond)},
+		{"no-such-case", exchangeSetup},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := exchangeCellCost(tc.name); got != tc.want {
+				t.Errorf("%v, want %v", got, tc.want)
+			}
+		})
+	}
+	if g := exchangeCellCost(GoodputCase); g < 19170*time.Millisecond || g > 23430*time.Millisecond {
+		t.Errorf("goodput %v, measured 21.3 s", g)
+	}
+	if c := cellsCost([]exCell{{c: GoodputCase}, {c: "v2"}}); c != exchangeCellCost(GoodputCase)+exchangeCellCost("v2") {
+		t.Errorf("cost of a goodput and a v2 cell %v", c)
 	}
 }

@@ -257,6 +257,14 @@ func TestJudges(t *testing.T) {
 			w.Paths.Unanswered = w.Paths.Challenges
 		}, whole, interop.Fail, "PATH_CHALLENGE without the client's PATH_RESPONSE: [c0]"},
 		{"rebind-port", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000") }, short, interop.Fail, "1.bin: 0 of 10 bytes"},
+		// A server that forbids active migration and never followed (quic-go's before v0.51,
+		// measured: the transfer stalled): unsupported; one that followed is judged as any.
+		{"rebind-port", func(w *interop.Wire) { w.Rebinds, w.MigrationDisabled, w.Datagrams["down"] = 2, true, 9 }, short, interop.Unsupported,
+			NoRebindServer + " (it did: the server sent to 1 client ports, [one address: a single path each way], after the NAT rebound 2 times)"},
+		{"rebind-port", func(w *interop.Wire) {
+			w.Rebinds, w.MigrationDisabled, w.Paths = 1, true, rebound("100.64.0.6:4000", "100.64.0.6:5000")
+		}, whole, interop.Pass, "the NAT rebound 1 times"},
+		{"rebind-port", func(w *interop.Wire) { w.Rebinds, w.MigrationDisabled, w.Handshakes = 2, true, 0 }, short, interop.Fail, "0 of 1 connections completed the handshake"},
 		{"rebind-addr", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000") }, whole, interop.Fail,
 			"the server sent to 1 client IPv4 addresses ([100.64.0.6:4000 100.64.0.6:5000]), want more than one"},
 		{"rebind-addr", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.7:5000") }, whole, interop.Pass, "the NAT rebound 1 times"},
