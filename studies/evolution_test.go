@@ -11,6 +11,7 @@ import (
 
 	"github.com/pltlab/pltlab/interop"
 	"github.com/pltlab/pltlab/interop/matrix"
+	"github.com/pltlab/pltlab/interop/quicgo"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
@@ -318,7 +319,14 @@ func evolutionScheduled(p Plan) []*result.Record {
 			out = append(out, evoGoodputLine(server, rep, 9.40+0.01*float64(rep), ""))
 			continue
 		} else if ok {
-			out = append(out, evoExLine(client, server, f[1], rep, evoScheduledExchange(client, server, f[1])))
+			o, reason := evoScheduledExchange(client, server, f[1])
+			l := evoExLine(client, server, f[1], rep, o)
+			if reason != "" {
+				rec, _ := interopOf(l)
+				rec.Reason = reason
+				l.Interop, _ = json.Marshal(rec)
+			}
+			out = append(out, l)
 			continue
 		}
 		o, recv, versions := P, 0, []string{v1}
@@ -340,17 +348,29 @@ func evolutionScheduled(p Plan) []*result.Record {
 	return out
 }
 
-// evoScheduledExchange is the synthetic outcome of an exchange cell: ngtcp2 lacks RFC 9369's
-// v2; a release before v0.43.0 as a client lacks 0-RTT (unsupported, then passes: an arrival);
-// everything else passes.
-func evoScheduledExchange(client, server, c string) interop.Outcome {
-	switch v, rel := matrix.Release(client); {
+// evoScheduledExchange is the synthetic outcome of an exchange cell and its reason ("": the
+// synthetic one): ngtcp2 lacks RFC 9369's v2; a release before v0.43.0 as a client lacks 0-RTT
+// (unsupported, then passes: an arrival); a release before v0.51 lacks connection migration,
+// as a client by its API (no Conn.AddPath), as a server by its transport parameters (as
+// measured with v0.48.2: matrix.NoMigrateServer, matrix.NoRebindServer); everything else
+// passes.
+func evoScheduledExchange(client, server, c string) (interop.Outcome, string) {
+	vc, relc := matrix.Release(client)
+	vs, rels := matrix.Release(server)
+	migrating := c == "connectionmigration" || c == "rebind-port" || c == "rebind-addr"
+	switch {
 	case c == "v2" && (client == matrix.Ngtcp2 || server == matrix.Ngtcp2):
-		return interop.Unsupported
-	case c == "zerortt" && rel && compareRelease(v, "v0.43.0") < 0:
-		return interop.Unsupported
+		return interop.Unsupported, ""
+	case c == "zerortt" && relc && compareRelease(vc, "v0.43.0") < 0:
+		return interop.Unsupported, ""
+	case c == "connectionmigration" && relc && compareRelease(vc, "v0.51.0") < 0:
+		return interop.Unsupported, "the " + client + " client does not support migrate (its API era " + func() string { e, _ := quicgo.EraOf(vc); return e.Name }() + ")"
+	case migrating && rels && compareRelease(vs, "v0.51.0") < 0 && c == "connectionmigration":
+		return interop.Unsupported, matrix.NoMigrateServer
+	case migrating && rels && compareRelease(vs, "v0.51.0") < 0:
+		return interop.Unsupported, matrix.NoRebindServer + " (it did: the server sent to 1 client ports, [100.64.0.6:4000], after the NAT rebound 2 times)"
 	}
-	return interop.Pass
+	return interop.Pass, ""
 }
 
 // TestEvolutionIdentify: the lines of a smoke run made with --runs 2 (quick's repetitions) are
@@ -573,5 +593,53 @@ func TestExchangeCellCost(t *testing.T) {
 	}
 	if c := cellsCost([]exCell{{c: GoodputCase}, {c: "v2"}}); c != exchangeCellCost(GoodputCase)+exchangeCellCost("v2") {
 		t.Errorf("cost of a goodput and a v2 cell %v", c)
+	}
+}
+
+// TestEvolutionNewerCases: the plan runs the newer cases the matrix has against the quic-go
+// releases, each release as client and as server (quick: connectionmigration and ecn with its
+// four releases; full: those and rebind-port and rebind-addr with all twelve). A release whose
+// API era or transport parameters lack the feature gives a cell that is unsupported with the
+// reason, a state of the release (never a failure, never the machine's "not run"): the grid
+// shows it grey with its reason and connection migration arrives at v0.52.0, the first release
+// of the quick range that has it.
+func TestEvolutionNewerCases(t *testing.T) {
+	for _, tc := range []struct {
+		sc       Scale
+		reps     int
+		releases []string
+		cases    []string
+	}{
+		{Quick, 2, []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"}, []string{"connectionmigration", "ecn"}},
+		{Full, 5, evolutionAll, []string{"connectionmigration", "ecn", "rebind-port", "rebind-addr"}},
+	} {
+		keys := evolutionPlan(tc.sc, Host{}).Custom.Keys(tc.reps)
+		for _, v := range tc.releases {
+			for _, c := range tc.cases {
+				for _, k := range []string{exchangeKey(matrix.ReleaseName(v), EvolutionFixed, c, tc.reps-1), exchangeKey(EvolutionFixed, matrix.ReleaseName(v), c, 0)} {
+					if !slices.Contains(keys, k) {
+						t.Errorf("%s lacks %s", tc.sc, k)
+					}
+				}
+			}
+		}
+	}
+	recs := evolutionScheduled(evolutionPlan(Full, Host{}))
+	d := evolutionData(recs)
+	for _, v := range []string{"v0.33.0", "v0.48.2"} {
+		for _, col := range []string{"connectionmigration as client", "connectionmigration as server", "rebind-port as server", "rebind-addr as server"} {
+			rs := d.byServer[matrix.ReleaseName(v)][col]
+			if len(rs) != 5 || d.outcome(matrix.ReleaseName(v), col) != interop.Unsupported || environmental(rs[0]) || rs[0].Reason == "" {
+				t.Errorf("%s %s: %d runs, %q: %q", v, col, len(rs), d.outcome(matrix.ReleaseName(v), col), rs[0].Reason)
+			}
+			if c := evoClass(rs); c.Class != string(interop.Unsupported) {
+				t.Errorf("%s %s: grid %+v", v, col, c)
+			}
+		}
+	}
+	a, r, _ := judgeEvo(recs)
+	if !strings.Contains(a.Evidence, "passes connectionmigration as server from v0.52.0 on (not at v0.48.2)") ||
+		!strings.Contains(a.Evidence, "passes rebind-port as server from v0.52.0 on (not at v0.48.2)") || r.Verdict != Contradicted {
+		t.Errorf("arrival %s: %s; regression %s: %s", a.Verdict, a.Evidence, r.Verdict, r.Evidence)
 	}
 }
