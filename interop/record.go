@@ -50,6 +50,10 @@ type Record struct {
 	Build *Build `json:"build,omitempty"`
 	// ClientBuild is the same for a client built from a release (exchange cases).
 	ClientBuild *Build `json:"client_build,omitempty"`
+	// Rerun, on a run made again outside a schedule to confirm what an earlier run of the same
+	// cell suggested (the study evolution's re-run of a suspected regression), says what it
+	// confirms; empty for a scheduled run.
+	Rerun string `json:"rerun,omitempty"`
 }
 
 // Build is how a probed server's program was built: the release, its API era, the Go

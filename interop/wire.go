@@ -86,6 +86,10 @@ type Wire struct {
 	// Paths is what the capture shows of the client's paths (rebindings and migrations, RFC
 	// 9000 section 9); nil when the client used one address and port and no path was probed.
 	Paths *Paths `json:"paths,omitempty"`
+	// MigrationDisabled is whether the server's transport parameters (in its
+	// EncryptedExtensions, decrypted) carried disable_active_migration (RFC 9000 section 18.2):
+	// the client may then not migrate on purpose to another address.
+	MigrationDisabled bool `json:"migration_disabled,omitempty"`
 }
 
 // Paths is the client's network paths as the server saw them, read from the capture (the link's

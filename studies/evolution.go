@@ -71,9 +71,13 @@ var evolutionAll = []string{"v0.33.0", "v0.35.0", "v0.37.0", "v0.40.1", "v0.43.0
 
 // evolutionScales: smoke probes three releases that build with the local Go (one per API era)
 // and runs v2 with two of them as client and as server, once; quick probes every release and
-// runs zerortt, v2 and keyupdate with four releases over the range (features that arrived in
-// quic-go's history: RFC 9369's v2, 0-RTT through the API eras, quic-go's own key update),
-// twice; full runs six exchange cases with every release, five times. The goodput runs (the
+// runs zerortt, v2, keyupdate, connectionmigration and ecn with four releases over the range
+// (features that arrived in quic-go's history: RFC 9369's v2, 0-RTT through the API eras,
+// quic-go's own key update, connection migration from v0.51: before it a client has no
+// Conn.AddPath and a server forbids migration, each unsupported with the reason; ECN, which no
+// quic-go endpoint claims: unsupported unless the wire shows it), twice; full runs ten exchange
+// cases (quick's, handshake, retry, resumption and the 10 MiB rebind-port and rebind-addr) with
+// every release, five times. The goodput runs (the
 // Interop Runner's measurement, 5 runs per pair there) are made with the exchange releases as
 // servers: smoke once with v0.66.0 alone, without ngtcp2 (about 13 s a run, twice that when the
 // emulator was late: the smoke's time budget), so its finding is inconclusive for too few runs;
@@ -81,10 +85,10 @@ var evolutionAll = []string{"v0.33.0", "v0.35.0", "v0.37.0", "v0.40.1", "v0.43.0
 var evolutionScales = map[Scale]evolutionScale{
 	Smoke: {releases: []string{"v0.40.1", "v0.48.2", "v0.66.0"}, exReleases: []string{"v0.40.1", "v0.66.0"}, exchanges: []string{"v2"}, reps: 1,
 		goodputPer: 1, goodputReleases: []string{"v0.66.0"}},
-	Quick: {releases: evolutionAll, exReleases: []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"}, exchanges: []string{"zerortt", "v2", "keyupdate"}, reps: 2,
+	Quick: {releases: evolutionAll, exReleases: []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"}, exchanges: []string{"zerortt", "v2", "keyupdate", "connectionmigration", "ecn"}, reps: 2,
 		goodputPer: 3, goodputNgtcp2: true},
-	Full: {releases: evolutionAll, exReleases: evolutionAll, exchanges: []string{"handshake", "retry", "resumption", "zerortt", "v2", "keyupdate"},
-		reps: 5, goodputPer: 1, goodputNgtcp2: true},
+	Full: {releases: evolutionAll, exReleases: evolutionAll, exchanges: []string{"handshake", "retry", "resumption", "zerortt", "v2", "keyupdate",
+		"connectionmigration", "ecn", "rebind-port", "rebind-addr"}, reps: 5, goodputPer: 1, goodputNgtcp2: true},
 }
 
 func evolution() *Study {
@@ -161,9 +165,10 @@ func evolutionPlan(sc Scale, h Host) Plan {
 // evolutionKey is one case's key: "SERVER|CASE|REP".
 func evolutionKey(server, c string, rep int) string { return fmt.Sprint(server, "|", c, "|", rep) }
 
-// evolutionKeyOf is the key of an evolution cell's record ("" for any other line).
+// evolutionKeyOf is the key of an evolution cell's scheduled record ("" for any other line, and
+// for a confirmation re-run, which is no run of the schedule: confirmRegressions).
 func evolutionKeyOf(r *result.Record) string {
-	if rec, ok := interopOf(r); ok {
+	if rec, ok := interopOf(r); ok && rec.Rerun == "" {
 		return recordKey(rec, r.Run)
 	}
 	return ""
@@ -231,8 +236,10 @@ func subjectOfRecord(rec interop.Record) string {
 // servers, one unit per endpoint; nil: all) and then the exchange cells whose subject is one
 // of them, reps times, skipping the cells o.Resume holds; each server is started (a release's
 // endpoint built first, progress to the logger) and stopped once per repetition. A server that does not start
-// gets one error line per case (no evidence of anything) and the run goes on; the errors are
-// returned joined at the end.
+// gets one error line per case (no evidence of anything) and the run goes on. After the
+// repetitions, every cell that looks like a regression seen in one run (suspects, over the lines
+// resumed and made) is run once more (confirmRegressions). The errors are returned joined at
+// the end.
 func runEvolution(ctx context.Context, servers []string, us []int, cells []exCell, reps int, o RunOptions, w *result.Writer) error {
 	log := o.Logger
 	log = cmp.Or(log, slog.Default())
@@ -241,17 +248,20 @@ func runEvolution(ctx context.Context, servers []string, us []int, cells []exCel
 	servers = unitsOf(servers, us)
 	cells = slices.DeleteFunc(slices.Clone(cells), func(x exCell) bool { return !slices.Contains(servers, x.subject()) })
 	shard := o.Shard.String() // "" unsharded
+	seen := slices.Clone(o.Resume)
 	write := func(run int, rec interop.Record) error {
 		b, err := json.Marshal(rec)
 		if err != nil {
 			return err
 		}
-		return w.Write(&result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: run,
+		r := &result.Record{Kind: result.KindInterop, Experiment: PartExperiment(Evolution, EvolutionPart), Run: run,
 			Scheduled: scheduled, Time: time.Now().UTC(), Valid: rec.Outcome != interop.Error, Interop: b,
-			Shard: shard, ShardUnits: o.units})
+			Shard: shard, ShardUnits: o.units}
+		seen = append(seen, r)
+		return w.Write(r)
 	}
 	var errs []error
-	peers := map[string]matrix.Peer{}
+	run := &evoRunner{peers: map[string]matrix.Peer{}, log: log, version: o.Version}
 	for rep := range reps {
 		for _, s := range servers {
 			var cases []interop.Case
@@ -267,36 +277,44 @@ func runEvolution(ctx context.Context, servers []string, us []int, cells []exCel
 				return errors.Join(append(errs, err)...)
 			}
 			log.Info("evolution: probing", "server", s, "repetition", rep+1, "of", reps)
-			t, err := matrix.Start(ctx, s, matrix.Options{Logger: log, Progress: func(l string) { log.Info(l) }})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", s, err))
-				for _, c := range cases {
-					rec := interop.Record{V: interop.RecordVersion, Kind: interop.RecordKind, Time: time.Now().UTC().Format(time.RFC3339),
-						Case: c.Name, Rule: c.Rule, Client: interop.ProbeClient, Server: s, Link: "loopback",
-						Versions: map[string]string{"client": interop.ProbeVersion(o.Version)},
-						Outcome:  interop.Error, Reason: "the server did not start: " + err.Error()}
-					if err := write(rep, rec); err != nil {
-						return errors.Join(append(errs, err)...)
-					}
+			var werr error
+			err := run.probes(ctx, s, cases, func(rec interop.Record) error {
+				if werr = write(rep, rec); werr != nil {
+					return werr
 				}
-				continue
-			}
-			_, err = t.Run(ctx, cases, 0, 0, o.Version, func(rec interop.Record) error { return write(rep, rec) })
-			if cerr := t.Close(); err == nil {
-				err = cerr
+				return nil
+			})
+			if werr != nil {
+				return errors.Join(append(errs, werr)...)
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", s, err))
 			}
 		}
-		if err := runExchanges(ctx, cells, rep, done, peers, log, write); err != nil {
+		if err := runExchanges(ctx, cells, rep, done, run, log, write); err != nil {
 			if ctx.Err() != nil {
 				return errors.Join(append(errs, err)...)
 			}
 			errs = append(errs, err)
 		}
 	}
+	runOf := func(client, server, c string) int { return confirmRun(cells, reps, client, server, c) }
+	if err := confirmRegressions(ctx, evolutionData(seen), servers, run, runOf, log, write); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// confirmRun is the run number of a confirmation re-run of the cell client > server in case c
+// (confirmRegressions): the cell's scheduled runs with reps repetitions (reps, or reps x per
+// for a goodput cell of cells), the first number no scheduled run of it has.
+func confirmRun(cells []exCell, reps int, client, server, c string) int {
+	for _, x := range cells {
+		if x.client == client && x.server == server && x.c == c {
+			return reps * max(x.per, 1)
+		}
+	}
+	return reps
 }
 
 // evoState is one release's state of one feature: known when its judged repetitions agree, and
@@ -564,20 +582,24 @@ func judgeArrival(d evoData) Judgement {
 
 // judgeRegression judges "some releases regress a feature an earlier one had", over every
 // column of the grid (probe cases, exchange cases as client and as server): reproduced when some
-// column passes at a release and fails at a later one in every repetition, and the failing cell
-// ran at least twice (the regression confirmed by re-running it, not taken from one try);
-// contradicted when every column is monotone over EvolutionMinReleases or more releases (never
-// a pass followed by a fail); inconclusive with fewer releases, or when the only regressions
-// seen ran once. Errors, cells not run here and disagreeing repetitions are no state
-// (evoData.outcome).
+// column passes at a release and fails at a later one in every run, and the failing cell ran at
+// least twice (the regression confirmed by re-running it, not taken from one try: a second
+// repetition, or the re-run of confirmRegressions); contradicted when no column has a pass
+// followed by a fail over EvolutionMinReleases or more releases; inconclusive with fewer
+// releases, or when the only regressions seen ran once (never re-run). A failing cell whose
+// re-run passed (its runs disagree) is named as not confirmed, not reproduced on the re-run: no
+// regression and, like any disagreeing repetitions, no state, so it alone does not hold the
+// verdict. Errors and cells not run here are no state either (evoData.outcome).
 func judgeRegression(d evoData) Judgement {
 	if len(d.releases) < EvolutionMinReleases {
 		return Judgement{Verdict: Inconclusive, Evidence: fmt.Sprintf("%d quic-go release(s) with judged cases (%s); the finding needs %d", len(d.releases), strings.Join(d.releases, ", "), EvolutionMinReleases)}
 	}
-	var regressions, unconfirmed, monotone []string
+	var confirmed, once, notReproduced, monotone []string
 	for _, c := range evolutionColumns() {
 		lastPass, found, unconf, known := "", "", "", false
+		var flaky []string
 		for _, v := range d.releases {
+			recs := d.byServer[matrix.ReleaseName(v)][c]
 			switch d.outcome(matrix.ReleaseName(v), c) {
 			case interop.Pass:
 				lastPass, known = v, true
@@ -586,37 +608,58 @@ func judgeRegression(d evoData) Judgement {
 				if lastPass == "" || found != "" {
 					break
 				}
-				runs := len(d.byServer[matrix.ReleaseName(v)][c])
-				desc := fmt.Sprintf("%s passes at %s (%d run(s)) and fails at %s (%d run(s))", c, lastPass, len(d.byServer[matrix.ReleaseName(lastPass)][c]), v, runs)
-				if runs >= 2 {
+				desc := fmt.Sprintf("%s passes at %s (%d run(s)) and fails at %s (%d run(s))", c, lastPass, len(d.byServer[matrix.ReleaseName(lastPass)][c]), v, len(recs))
+				if len(recs) >= 2 {
 					found = desc
 				} else if unconf == "" {
 					unconf = desc
 				}
 			case interop.Unsupported:
 				known = true
+			case "":
+				if n := outcomes(recs, interop.Fail); lastPass != "" && n > 0 && outcomes(recs, interop.Pass) > 0 {
+					flaky = append(flaky, fmt.Sprintf("%s passes at %s and fails at %s in %d of %d run(s), passing in the others", c, lastPass, v, n, len(recs)))
+				}
 			}
 		}
+		notReproduced = append(notReproduced, flaky...)
 		switch {
 		case found != "":
-			regressions = append(regressions, found)
+			confirmed = append(confirmed, found)
 		case unconf != "":
-			unconfirmed = append(unconfirmed, unconf)
+			once = append(once, unconf)
 		case known:
 			monotone = append(monotone, c)
 		}
 	}
-	v, _ := fold(every, Alpha, counted(len(regressions), len(unconfirmed)))
+	v, _ := fold(every, Alpha, counted(len(confirmed), len(once)))
 	j := Judgement{Verdict: v, See: []string{"Release x case"}, Cells: d.releaseCells()}
+	var parts []string
 	switch {
-	case len(regressions) > 0:
-		j.Evidence = strings.Join(regressions, "; ")
-	case len(unconfirmed) > 0:
-		j.Evidence = "regressions seen in one run only, not confirmed by a re-run: " + strings.Join(unconfirmed, "; ")
-	default:
-		j.Evidence = fmt.Sprintf("every case is monotone over %d releases (%s to %s): no pass followed by a fail (%s)", len(d.releases), d.releases[0], d.releases[len(d.releases)-1], strings.Join(monotone, ", "))
+	case len(confirmed) > 0:
+		parts = append(parts, "confirmed by a re-run: "+strings.Join(confirmed, "; "))
+	case len(once) == 0:
+		parts = append(parts, fmt.Sprintf("every case is monotone over %d releases (%s to %s): no pass followed by a fail (%s)", len(d.releases), d.releases[0], d.releases[len(d.releases)-1], strings.Join(monotone, ", ")))
 	}
+	if len(once) > 0 {
+		parts = append(parts, "regressions seen in one run only, not confirmed by a re-run: "+strings.Join(once, "; "))
+	}
+	if len(notReproduced) > 0 {
+		parts = append(parts, "not confirmed, not reproduced on the re-run: "+strings.Join(notReproduced, "; "))
+	}
+	j.Evidence = strings.Join(parts, "; ")
 	return j
+}
+
+// outcomes counts the records of recs with outcome o.
+func outcomes(recs []interop.Record, o interop.Outcome) int {
+	n := 0
+	for _, r := range recs {
+		if r.Outcome == o {
+			n++
+		}
+	}
+	return n
 }
 
 // judgeDiffer judges "implementations differ on the same case": the newest quic-go release
@@ -679,7 +722,7 @@ func evolutionFindings() []Finding {
 			Judge:     func(e *Support) Judgement { return judgeArrival(data(e)) }},
 		{ID: "regression", Source: "Piraux et al. 2018, section 4: some versions fail tests an earlier version passed",
 			Claim:     "some releases regress a feature an earlier one had",
-			Criterion: fmt.Sprintf("over %d or more quic-go releases: some case (a probe case, or an exchange case as client or as server) passes at a release and fails at a later one in every run, the failing cell run at least twice (confirmed by a re-run; one run alone holds the verdict at inconclusive); contradicted when every case is monotone (errors, cells not run here and disagreeing repetitions are no evidence)", EvolutionMinReleases),
+			Criterion: fmt.Sprintf("over %d or more quic-go releases: some case (a probe case, or an exchange case as client or as server) passes at a release and fails at a later one in every run, the failing cell run at least twice (confirmed by a re-run: a cell failing in its one run after an earlier release passed it is run again; a fail no re-run confirmed holds the verdict at inconclusive, one whose re-run passed is named as not reproduced); contradicted when every case is monotone (errors, cells not run here and disagreeing repetitions are no evidence)", EvolutionMinReleases),
 			Judge:     func(e *Support) Judgement { return judgeRegression(data(e)) }},
 		{ID: "differ", Source: "Piraux et al. 2018, section 4: implementations behave differently on the same test",
 			Claim:     "implementations differ on the same case",
@@ -788,8 +831,8 @@ func evoClass(recs []interop.Record) analysis.OutcomeCell {
 	return analysis.OutcomeCell{Class: string(out), Label: label}
 }
 
-// evoCell is one table cell: each repetition's outcome (once when they agree) and the key
-// evidence of the first judged record.
+// evoCell is one table cell: each repetition's outcome (once when they agree), a confirmation
+// re-run's outcome (confirmRegressions) and the key evidence of the first judged record.
 func evoCell(recs []interop.Record) string {
 	if len(recs) == 0 {
 		return "-"
@@ -801,6 +844,9 @@ func evoCell(recs []interop.Record) string {
 		}
 	}
 	s := strings.Join(outs, "/")
+	if i := slices.IndexFunc(recs, func(r interop.Record) bool { return r.Rerun != "" }); i >= 0 {
+		s += fmt.Sprintf(" (re-run to confirm a regression: %s)", recs[i].Outcome)
+	}
 	for _, r := range recs {
 		if r.Outcome == interop.Error {
 			continue

@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pltlab/pltlab/interop"
 	"github.com/pltlab/pltlab/interop/matrix"
+	"github.com/pltlab/pltlab/interop/quicgo"
 	"github.com/pltlab/pltlab/plan"
 	"github.com/pltlab/pltlab/result"
 )
@@ -140,7 +142,7 @@ func TestEvolutionRegression(t *testing.T) {
 	P, F, U := interop.Pass, interop.Fail, interop.Unsupported
 	recs := join(evoRelease("v0.40.1", 0, []string{v1}, P, P, U), evoRelease("v0.48.2", 0, []string{v1}, P, F, U),
 		evoRelease("v0.48.2", 1, []string{v1}, P, F, U), evoRelease("v0.66.0", 0, []string{v1}, P, F, U))
-	if _, r, _ := judgeEvo(recs); r.Verdict != Reproduced || r.Evidence != "amplification-limit passes at v0.40.1 (1 run(s)) and fails at v0.48.2 (2 run(s))" {
+	if _, r, _ := judgeEvo(recs); r.Verdict != Reproduced || r.Evidence != "confirmed by a re-run: amplification-limit passes at v0.40.1 (1 run(s)) and fails at v0.48.2 (2 run(s))" {
 		t.Errorf("regression: %s: %s", r.Verdict, r.Evidence)
 	}
 	// The same fail seen once: not confirmed by a re-run, inconclusive.
@@ -238,27 +240,33 @@ func TestEvolutionDiffer(t *testing.T) {
 // reads back from the lines.
 func TestEvolutionPlan(t *testing.T) {
 	q := evolutionPlan(Quick, Host{})
-	// 13 servers probed; 4 releases and ngtcp2 in 3 exchange cases, each as client and as server.
+	// 13 servers probed; 4 releases and ngtcp2 in 5 exchange cases, each as client and as server.
 	// And 3 goodput runs a repetition with each of those 4 releases and ngtcp2 as the server.
-	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(evolutionProbes())+5*3*2+5*3 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
+	if q.Custom.Reps != 2 || q.Custom.Arms != 13*len(evolutionProbes())+5*5*2+5*3 || len(evolutionAll) < 8 || evolutionAll[0] != "v0.33.0" || evolutionAll[len(evolutionAll)-1] != "v0.66.0" {
 		t.Errorf("quick: %d reps, %d arms", q.Custom.Reps, q.Custom.Arms)
 	}
-	// The probes' 2.8 min (104 x 1.6 s), the exchanges' 5 min (60 x 5 s) and the goodput runs'
-	// 6.5 min (30 x 13 s).
-	if est, err := q.Estimate(); err != nil || est < 14*60e9 || est > 14*60e9+30e9 {
-		t.Errorf("quick estimate %v (%v), want 14 min 16 s", est, err)
+	// The probes' 2.8 min (104 x 1.6 s), the exchanges' 5.4 min (100 cells: zerortt 2.64 s, v2
+	// 2.57 s, keyupdate 4.16 s, connectionmigration 4.24 s, ecn 2.64 s, exchangeCellCost) and the
+	// goodput runs' 10.9 min (30 x 21.9 s: both attempts).
+	if est, err := q.Estimate(); err != nil || est < 19*60e9 || est > 19*60e9+15e9 {
+		t.Errorf("quick estimate %v (%v), want 19 min 7 s", est, err)
 	}
-	if c := cellsCost([]exCell{{c: GoodputCase}, {c: "v2"}}); c != 18e9 {
-		t.Errorf("cost of a goodput and a v2 cell %v, want 13 s + 5 s", c)
+	// The newer cases run against the quic-go releases, as client and as server.
+	for _, c := range []string{"connectionmigration", "ecn"} {
+		for _, k := range []string{"quic-go@v0.33.0>quic-go|" + c + "|1", "quic-go>quic-go@v0.52.0|" + c + "|0"} {
+			if !slices.Contains(q.Custom.Keys(2), k) {
+				t.Errorf("quick keys lack %q", k)
+			}
+		}
 	}
 	noNgtcp2 := Host{Ngtcp2: errors.New("gtlsserver not found")}
 	s := evolutionPlan(Smoke, noNgtcp2)
 	if s.Custom.Reps != 1 || s.Custom.Arms != 3*len(evolutionProbes())+2*2+1 || len(s.NotRun) != 1 || !strings.Contains(s.NotRun[0], "gtlsserver not found") {
 		t.Errorf("smoke: %d reps, %d arms, not run %v", s.Custom.Reps, s.Custom.Arms, s.NotRun)
 	}
-	// 12 probe cases (19.2 s), 4 exchange cells (20 s), 1 goodput run (13 s).
-	if est, err := s.Estimate(); err != nil || est < 52e9 || est > 53e9 {
-		t.Errorf("smoke estimate %v (%v), want 52 s", est, err)
+	// 12 probe cases (19.2 s), 4 v2 cells (10.3 s), 1 goodput run (21.9 s: both attempts).
+	if est, err := s.Estimate(); err != nil || est < 51e9 || est > 52e9 {
+		t.Errorf("smoke estimate %v (%v), want 51.6 s", est, err)
 	}
 	keys := s.Custom.Keys(1)
 	l := evoLine("quic-go@v0.40.1", "stateless-reset", 0, interop.Unsupported, 0)
@@ -276,8 +284,15 @@ func TestEvolutionPlan(t *testing.T) {
 			t.Errorf("quick keys lack %q", want)
 		}
 	}
-	if slices.Contains(qk, "quic-go>ngtcp2|goodput|6") || len(qk) != 2*97 {
-		t.Errorf("quick: %d keys, want %d, goodput runs 0-5", len(qk), 2*97)
+	if slices.Contains(qk, "quic-go>ngtcp2|goodput|6") || len(qk) != 2*117 {
+		t.Errorf("quick: %d keys, want %d, goodput runs 0-5", len(qk), 2*117)
+	}
+	// Full: ten exchange cases, the rebind cases among them, with every release.
+	f := evolutionPlan(Full, Host{})
+	for _, k := range []string{"quic-go@v0.33.0>quic-go|rebind-port|4", "quic-go>quic-go@v0.40.1|rebind-addr|0", "quic-go>quic-go@v0.66.0|connectionmigration|2", "ngtcp2>quic-go|ecn|0"} {
+		if !slices.Contains(f.Custom.Keys(5), k) {
+			t.Errorf("full keys lack %q", k)
+		}
 	}
 	// Not root: the exchange cells are not scheduled, and the plan says why.
 	noNgtcp2.Exchange = errors.New("the exchange cases' emulated links need root")
@@ -304,7 +319,14 @@ func evolutionScheduled(p Plan) []*result.Record {
 			out = append(out, evoGoodputLine(server, rep, 9.40+0.01*float64(rep), ""))
 			continue
 		} else if ok {
-			out = append(out, evoExLine(client, server, f[1], rep, evoScheduledExchange(client, server, f[1])))
+			o, reason := evoScheduledExchange(client, server, f[1])
+			l := evoExLine(client, server, f[1], rep, o)
+			if reason != "" {
+				rec, _ := interopOf(l)
+				rec.Reason = reason
+				l.Interop, _ = json.Marshal(rec)
+			}
+			out = append(out, l)
 			continue
 		}
 		o, recv, versions := P, 0, []string{v1}
@@ -326,17 +348,29 @@ func evolutionScheduled(p Plan) []*result.Record {
 	return out
 }
 
-// evoScheduledExchange is the synthetic outcome of an exchange cell: ngtcp2 lacks RFC 9369's
-// v2; a release before v0.43.0 as a client lacks 0-RTT (unsupported, then passes: an arrival);
-// everything else passes.
-func evoScheduledExchange(client, server, c string) interop.Outcome {
-	switch v, rel := matrix.Release(client); {
+// evoScheduledExchange is the synthetic outcome of an exchange cell and its reason ("": the
+// synthetic one): ngtcp2 lacks RFC 9369's v2; a release before v0.43.0 as a client lacks 0-RTT
+// (unsupported, then passes: an arrival); a release before v0.51 lacks connection migration,
+// as a client by its API (no Conn.AddPath), as a server by its transport parameters (as
+// measured with v0.48.2: matrix.NoMigrateServer, matrix.NoRebindServer); everything else
+// passes.
+func evoScheduledExchange(client, server, c string) (interop.Outcome, string) {
+	vc, relc := matrix.Release(client)
+	vs, rels := matrix.Release(server)
+	migrating := c == "connectionmigration" || c == "rebind-port" || c == "rebind-addr"
+	switch {
 	case c == "v2" && (client == matrix.Ngtcp2 || server == matrix.Ngtcp2):
-		return interop.Unsupported
-	case c == "zerortt" && rel && compareRelease(v, "v0.43.0") < 0:
-		return interop.Unsupported
+		return interop.Unsupported, ""
+	case c == "zerortt" && relc && compareRelease(vc, "v0.43.0") < 0:
+		return interop.Unsupported, ""
+	case c == "connectionmigration" && relc && compareRelease(vc, "v0.51.0") < 0:
+		return interop.Unsupported, "the " + client + " client does not support migrate (its API era " + func() string { e, _ := quicgo.EraOf(vc); return e.Name }() + ")"
+	case migrating && rels && compareRelease(vs, "v0.51.0") < 0 && c == "connectionmigration":
+		return interop.Unsupported, matrix.NoMigrateServer
+	case migrating && rels && compareRelease(vs, "v0.51.0") < 0:
+		return interop.Unsupported, matrix.NoRebindServer + " (it did: the server sent to 1 client ports, [100.64.0.6:4000], after the NAT rebound 2 times)"
 	}
-	return interop.Pass
+	return interop.Pass, ""
 }
 
 // TestEvolutionIdentify: the lines of a smoke run made with --runs 2 (quick's repetitions) are
@@ -406,7 +440,7 @@ func TestEvolutionExchangeCells(t *testing.T) {
 	recs = append(recs, evoExLine(matrix.Ngtcp2, EvolutionFixed, "v2", 0, U), evoExLine(EvolutionFixed, matrix.Ngtcp2, "v2", 0, U),
 		evoLine(matrix.Ngtcp2, "version-negotiation", 0, P, 0, v1), evoLine(matrix.Ngtcp2, "amplification-limit", 0, F, 2400))
 	a, r, d := judgeEvo(recs)
-	if r.Verdict != Reproduced || r.Evidence != "zerortt as client passes at v0.43.0 (2 run(s)) and fails at v0.52.0 (2 run(s))" {
+	if r.Verdict != Reproduced || r.Evidence != "confirmed by a re-run: zerortt as client passes at v0.43.0 (2 run(s)) and fails at v0.52.0 (2 run(s))" {
 		t.Errorf("regression: %s: %s", r.Verdict, r.Evidence)
 	}
 	if a.Verdict != Inconclusive || !strings.Contains(a.Evidence, "no feature arrives; change otherwise: passes zerortt as client back and forth") ||
@@ -477,7 +511,7 @@ func TestEvolutionShardsByEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Custom.Units) != 13 || p.Custom.Units[0].Name != "quic-go@v0.33.0" || p.Custom.Units[12].Name != matrix.Ngtcp2 ||
-		p.Custom.Units[0].Arms != len(evolutionProbes())+3*2+3 || p.Custom.Units[1].Arms != len(evolutionProbes()) {
+		p.Custom.Units[0].Arms != len(evolutionProbes())+5*2+3 || p.Custom.Units[1].Arms != len(evolutionProbes()) {
 		t.Fatalf("units %+v", p.Custom.Units)
 	}
 	whole := evolutionScheduled(p)
@@ -530,5 +564,82 @@ func TestEvolutionShardsByEndpoint(t *testing.T) {
 	_, check, err = MergeShards(p, RunOptions{}, srcs, plan.MergeOptions{})
 	if err != nil || check.Complete() || len(check.Short) != 1 || !strings.Contains(check.Short[0], matrix.Ngtcp2+": ") {
 		t.Errorf("a shard one line short: %+v, %v", check, err)
+	}
+}
+
+// TestExchangeCellCost: a cell costs, per attempt, exchangeSetup and each client run's two
+// round trips and files at the link's rate; a goodput cell both attempts of the retry rule,
+// which is what such a run measured (21.3 s, made twice, 2026-12-07) within 10 %.
+func TestExchangeCellCost(t *testing.T) {
+	mib10 := time.Duration(float64(matrix.GoodputFile) * 8 / 10e6 * float64(time.Second)) // 8.389 s at 10 Mbit/s
+	for _, tc := range []struct {
+		name string
+		want time.Duration
+	}{
+		{GoodputCase, 2 * (exchangeSetup + 60*time.Millisecond + mib10)},
+		{"rebind-port", exchangeSetup + 60*time.Millisecond + mib10},
+		{"v2", exchangeSetup + 60*time.Millisecond + 8*time.Millisecond},
+		{"handshakeloss", exchangeSetup + 5*(60*time.Millisecond+800*time.Microsecond)},
+		{"no-such-case", exchangeSetup},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := exchangeCellCost(tc.name); got != tc.want {
+				t.Errorf("%v, want %v", got, tc.want)
+			}
+		})
+	}
+	if g := exchangeCellCost(GoodputCase); g < 19170*time.Millisecond || g > 23430*time.Millisecond {
+		t.Errorf("goodput %v, measured 21.3 s", g)
+	}
+	if c := cellsCost([]exCell{{c: GoodputCase}, {c: "v2"}}); c != exchangeCellCost(GoodputCase)+exchangeCellCost("v2") {
+		t.Errorf("cost of a goodput and a v2 cell %v", c)
+	}
+}
+
+// TestEvolutionNewerCases: the plan runs the newer cases the matrix has against the quic-go
+// releases, each release as client and as server (quick: connectionmigration and ecn with its
+// four releases; full: those and rebind-port and rebind-addr with all twelve). A release whose
+// API era or transport parameters lack the feature gives a cell that is unsupported with the
+// reason, a state of the release (never a failure, never the machine's "not run"): the grid
+// shows it grey with its reason and connection migration arrives at v0.52.0, the first release
+// of the quick range that has it.
+func TestEvolutionNewerCases(t *testing.T) {
+	for _, tc := range []struct {
+		sc       Scale
+		reps     int
+		releases []string
+		cases    []string
+	}{
+		{Quick, 2, []string{"v0.33.0", "v0.43.0", "v0.52.0", "v0.66.0"}, []string{"connectionmigration", "ecn"}},
+		{Full, 5, evolutionAll, []string{"connectionmigration", "ecn", "rebind-port", "rebind-addr"}},
+	} {
+		keys := evolutionPlan(tc.sc, Host{}).Custom.Keys(tc.reps)
+		for _, v := range tc.releases {
+			for _, c := range tc.cases {
+				for _, k := range []string{exchangeKey(matrix.ReleaseName(v), EvolutionFixed, c, tc.reps-1), exchangeKey(EvolutionFixed, matrix.ReleaseName(v), c, 0)} {
+					if !slices.Contains(keys, k) {
+						t.Errorf("%s lacks %s", tc.sc, k)
+					}
+				}
+			}
+		}
+	}
+	recs := evolutionScheduled(evolutionPlan(Full, Host{}))
+	d := evolutionData(recs)
+	for _, v := range []string{"v0.33.0", "v0.48.2"} {
+		for _, col := range []string{"connectionmigration as client", "connectionmigration as server", "rebind-port as server", "rebind-addr as server"} {
+			rs := d.byServer[matrix.ReleaseName(v)][col]
+			if len(rs) != 5 || d.outcome(matrix.ReleaseName(v), col) != interop.Unsupported || environmental(rs[0]) || rs[0].Reason == "" {
+				t.Errorf("%s %s: %d runs, %q: %q", v, col, len(rs), d.outcome(matrix.ReleaseName(v), col), rs[0].Reason)
+			}
+			if c := evoClass(rs); c.Class != string(interop.Unsupported) {
+				t.Errorf("%s %s: grid %+v", v, col, c)
+			}
+		}
+	}
+	a, r, _ := judgeEvo(recs)
+	if !strings.Contains(a.Evidence, "passes connectionmigration as server from v0.52.0 on (not at v0.48.2)") ||
+		!strings.Contains(a.Evidence, "passes rebind-port as server from v0.52.0 on (not at v0.48.2)") || r.Verdict != Contradicted {
+		t.Errorf("arrival %s: %s; regression %s: %s", a.Verdict, a.Evidence, r.Verdict, r.Evidence)
 	}
 }

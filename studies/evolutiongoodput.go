@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/pltlab/pltlab/analysis"
 	"github.com/pltlab/pltlab/internal/quantity"
@@ -18,11 +17,6 @@ import (
 // Runner's measurement, one 10 MiB file over 10 Mbit/s, 30 ms, 25 packets of queue), each
 // release as the server for EvolutionFixed.
 const GoodputCase = "goodput"
-
-// evolutionGoodputCost is the cost model's time of one goodput run: the file's 8.39 s at
-// 10 Mbit/s, the handshake, opening the link, starting the server and decrypting the capture's
-// some 11 000 datagrams with tshark (12.5 s measured here, 2 cores, ngtcp2's server).
-const evolutionGoodputCost = 13 * time.Second
 
 // GoodputMargin is the goodput finding's practical margin, a fraction: two releases whose ratio
 // of geometric mean goodputs has its interval inside (1 - GoodputMargin, 1 + GoodputMargin)

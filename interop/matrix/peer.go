@@ -143,6 +143,16 @@ func notSupported(c Exchange, client, srv Peer) string {
 // NoMigrateChromium is why Chromium cannot run connectionmigration as the client.
 const NoMigrateChromium = "Chromium cannot be told to migrate: its QUIC connection migration (to another network on a network change, or a port change on path degradation) has no command-line switch or DevTools command that starts it"
 
+// NoMigrateServer is why connectionmigration is unsupported with a server that forbids it, read
+// from the wire: quic-go's servers before v0.51 (disable_active_migration set in every
+// connection's parameters) and any server so configured.
+const NoMigrateServer = "the server disabled active migration: its transport parameters carry disable_active_migration (0x0c, RFC 9000 section 18.2), so the client may not migrate to another address (and did not)"
+
+// NoRebindServer is why rebind-port and rebind-addr are unsupported with a server that forbids
+// active migration and never follows the client's new address, read from the wire (quic-go's
+// servers before v0.51).
+const NoRebindServer = "the server disabled active migration: its transport parameters carry disable_active_migration (0x0c, RFC 9000 section 18.2), and RFC 9000 section 9 lets such a server drop the packets a client sends from a new address rather than validate it"
+
 // NoChaCha20Chromium is why Chromium cannot run chacha20 as the client.
 const NoChaCha20Chromium = "Chromium cannot be asked to offer TLS_CHACHA20_POLY1305_SHA256 alone: its TLS 1.3 cipher suites are BoringSSL's fixed three, ordered by the CPU's AES support, and it has no switch to narrow them"
 

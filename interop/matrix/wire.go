@@ -28,7 +28,7 @@ var wireFields = []string{
 	"quic.retry_token", "quic.stream.stream_id", "tls.handshake.type", "tls.handshake.extension.type",
 	"tls.handshake.extensions_alpn_str", "quic.decryption_failed", "frame.time_relative", "ip.dsfield.ecn",
 	"tls.handshake.ciphersuite", "quic.crypto.offset", "ip.src", "ip.dst", "udp.srcport", "udp.dstport",
-	"quic.path_challenge.data", "quic.path_response.data",
+	"quic.path_challenge.data", "quic.path_response.data", "tls.quic.parameter.type",
 }
 
 // Decode runs tshark on the pcapng capture of a link (package shaping/capture's four
@@ -66,6 +66,9 @@ const (
 	frameCrypto      = 0x06
 	frameHSDone      = 0x1e
 	frameACKECN      = 0x03
+	// tpDisableActiveMigration is the transport parameter disable_active_migration (RFC 9000
+	// section 18.2).
+	tpDisableActiveMigration = 0x0c
 )
 
 // ecnNames name the ECN codepoints of an IP header (RFC 3168 section 5).
@@ -255,7 +258,7 @@ func (d *wireDecoder) frames(dir string, frames []int, v fieldValues) {
 }
 
 // handshake reads the TLS facts of the datagram: the client's ClientHellos and offered cipher
-// suites, and per connection whether 1-RTT went both ways, a PSK without a certificate
+// suites, whether the server's transport parameters forbid active migration, and per connection whether 1-RTT went both ways, a PSK without a certificate
 // (resumed), early data accepted, the chosen suite and the ALPN.
 func (d *wireDecoder) handshake(dir string, types []string, frames []int, v fieldValues) {
 	w := d.w
@@ -269,6 +272,9 @@ func (d *wireDecoder) handshake(dir string, types []string, frames []int, v fiel
 				w.OfferedSuites = append(w.OfferedSuites, x)
 			}
 		}
+	}
+	if dir == "down" {
+		w.MigrationDisabled = w.MigrationDisabled || disablesMigration(v(26))
 	}
 	if len(d.tls) == 0 {
 		return
@@ -289,6 +295,14 @@ func (d *wireDecoder) handshake(dir string, types []string, frames []int, v fiel
 			w.ALPN = a
 		}
 	}
+}
+
+// disablesMigration reports whether the transport parameter types tps (tshark's
+// tls.quic.parameter.type: a number, or its name where tshark prints one) hold
+// disable_active_migration.
+func disablesMigration(tps []string) bool {
+	return slices.Contains(ints(tps), tpDisableActiveMigration) ||
+		slices.ContainsFunc(tps, func(t string) bool { return strings.Contains(t, "disable_active_migration") })
 }
 
 // finish totals the connections, handshakes, resumptions, early data, chosen suites, the

@@ -15,7 +15,7 @@ import (
 // line joins tshark's fields (wireFields' order) as one line of its output, the time, ECN and
 // cipher suite fields empty (stamped sets them).
 func line(iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted string) string {
-	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted, "", "", "", "", "", "", "", "", "", ""}, "\t")
+	return strings.Join([]string{iface, forms, t1, t2, versions, scid, dcid, kp, frames, token, retry, streams, hs, ext, alpn, undecrypted, "", "", "", "", "", "", "", "", "", "", ""}, "\t")
 }
 
 // stamped sets a line's capture time (seconds), IP ECN field, cipher suites and CRYPTO offsets.
@@ -257,6 +257,14 @@ func TestJudges(t *testing.T) {
 			w.Paths.Unanswered = w.Paths.Challenges
 		}, whole, interop.Fail, "PATH_CHALLENGE without the client's PATH_RESPONSE: [c0]"},
 		{"rebind-port", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000") }, short, interop.Fail, "1.bin: 0 of 10 bytes"},
+		// A server that forbids active migration and never followed (quic-go's before v0.51,
+		// measured: the transfer stalled): unsupported; one that followed is judged as any.
+		{"rebind-port", func(w *interop.Wire) { w.Rebinds, w.MigrationDisabled, w.Datagrams["down"] = 2, true, 9 }, short, interop.Unsupported,
+			NoRebindServer + " (it did: the server sent to 1 client ports, [one address: a single path each way], after the NAT rebound 2 times)"},
+		{"rebind-port", func(w *interop.Wire) {
+			w.Rebinds, w.MigrationDisabled, w.Paths = 1, true, rebound("100.64.0.6:4000", "100.64.0.6:5000")
+		}, whole, interop.Pass, "the NAT rebound 1 times"},
+		{"rebind-port", func(w *interop.Wire) { w.Rebinds, w.MigrationDisabled, w.Handshakes = 2, true, 0 }, short, interop.Fail, "0 of 1 connections completed the handshake"},
 		{"rebind-addr", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.6:5000") }, whole, interop.Fail,
 			"the server sent to 1 client IPv4 addresses ([100.64.0.6:4000 100.64.0.6:5000]), want more than one"},
 		{"rebind-addr", func(w *interop.Wire) { w.Rebinds, w.Paths = 1, rebound("100.64.0.6:4000", "100.64.0.7:5000") }, whole, interop.Pass, "the NAT rebound 1 times"},
@@ -273,6 +281,14 @@ func TestJudges(t *testing.T) {
 			w.Paths = rebound("100.64.0.6:4000", "100.64.0.6:5000")
 			w.Paths.Migrations, w.Paths.Unchallenged = 3, []string{"100.64.0.6:5000 at 0.401 s"}
 		}, whole, interop.Fail, "carried no PATH_CHALLENGE: 100.64.0.6:5000 at 0.401 s; 3 changes of destination but 1 distinct PATH_CHALLENGE frames"},
+		// A server that forbids active migration (quic-go's before v0.51): the client did not
+		// migrate, so the case is unsupported, not failed; a failed fetch still fails; a client
+		// that migrated anyway is judged as any.
+		{"connectionmigration", func(w *interop.Wire) { w.Datagrams["up"], w.MigrationDisabled = 4, true }, whole, interop.Unsupported, NoMigrateServer},
+		{"connectionmigration", func(w *interop.Wire) { w.Datagrams["up"], w.MigrationDisabled = 4, true }, short, interop.Fail, "1.bin: 0 of 10 bytes"},
+		{"connectionmigration", func(w *interop.Wire) {
+			w.MigrationDisabled, w.Paths = true, rebound("100.64.0.6:4000", "100.64.0.6:5000")
+		}, whole, interop.Pass, "the client migrated over 2 addresses"},
 		{"longrtt", func(w *interop.Wire) { w.ClientHellos, w.Packets["up initial"] = 2, 3 }, whole, interop.Pass,
 			"handshake completed across a 1.5s RTT, the file whole; the client sent 3 Initial packets, 2 of them with its ClientHello"},
 		{"longrtt", func(w *interop.Wire) { w.ClientHellos = 1 }, whole, interop.Fail, "the client's ClientHello was delivered 1 times, want at least 2"},
@@ -394,6 +410,34 @@ func TestChaCha20Unsupported(t *testing.T) {
 		if got := notSupported(c, Peer{Name: tt.client}, Peer{Name: tt.srv}); got != tt.want {
 			t.Errorf("client %s, server %s: %q, want %q", tt.client, tt.srv, got, tt.want)
 		}
+	}
+}
+
+// TestDecodeMigrationDisabled: disable_active_migration (0x0c) among the server's transport
+// parameters, as a number or by name, is read; the client's own parameters and a server without
+// it are not.
+func TestDecodeMigrationDisabled(t *testing.T) {
+	params := func(iface, tps string) string {
+		f := strings.Split(line(iface, "1", "2", "", "0x00000001", "bb33", "aa11", "", "6", "", "", "", "8", "57", "h3", ""), "\t")
+		f[26] = tps
+		return strings.Join(f, "\t") + "\n"
+	}
+	for _, tt := range []struct {
+		name, capture string
+		want          bool
+	}{
+		{"number", params("0", "1,4,12,15"), true},
+		{"hex", params("0", "0x00,0x0c"), true},
+		{"name", params("0", "initial_max_data (0x04),disable_active_migration (0x0c)"), true},
+		{"client's", params("1", "12"), false},
+		{"none", params("0", "1,4,15"), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := DecodeFields(strings.NewReader(tt.capture), false)
+			if err != nil || w.MigrationDisabled != tt.want {
+				t.Errorf("migration disabled %v (%v), want %v", w.MigrationDisabled, err, tt.want)
+			}
+		})
 	}
 }
 
