@@ -256,7 +256,9 @@ func runArm(ctx context.Context, l shaping.Link, p ArmExperiment, a Arm, run int
 	if emu != nil {
 		e := emu.EmulatorCPU() - emu0
 		rec.Stack.EmulatorCPUSeconds = e.Seconds()
-		rec.Stack.CPUSeconds = (cpu - e).Seconds()
+		if p, ok := l.(interface{ Process() string }); !ok || p.Process() == shaping.ProcessShared {
+			rec.Stack.CPUSeconds = (cpu - e).Seconds() // the forwarders' threads are this process's
+		}
 	}
 	if rec.Bytes > 0 {
 		rec.Stack.CPUSPerGB = rec.Stack.CPUSeconds / (float64(rec.Bytes) / 1e9)

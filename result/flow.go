@@ -143,7 +143,8 @@ type FlowStack struct {
 	// process, when it cannot raise a buffer to what it wants).
 	QUICWarning string `json:"quic_warning,omitempty" role:"measure"`
 	// CPUSeconds is the process's CPU time (user + system, both endpoints, the emulator's
-	// threads excluded) during the run, and EmulatorCPUSeconds the emulator's; CPUSPerGB is
+	// threads excluded, or in its own process: Emulator.Process) during the run, and
+	// EmulatorCPUSeconds the emulator's forwarders'; CPUSPerGB is
 	// CPUSeconds per 10^9 bytes received.
 	CPUSeconds         float64 `json:"cpu_s" role:"measure"`
 	EmulatorCPUSeconds float64 `json:"emulator_cpu_s,omitempty" role:"measure"`
