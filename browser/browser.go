@@ -22,10 +22,9 @@ import (
 	"github.com/pltlab/pltlab/result"
 )
 
-// LaunchTimeout bounds how long Launch waits for Chromium to start and answer (default 60 s).
-// Set it before launching, once per process (pltlab run --launch-timeout): a slow machine,
-// such as a qemu TCG guest, may need minutes.
-var LaunchTimeout = 60 * time.Second
+// DefaultLaunchTimeout is how long Launch waits for Chromium to start and answer unless
+// WithLaunchTimeout says otherwise: 60 s.
+const DefaultLaunchTimeout = 60 * time.Second
 
 // closeTimeout bounds the graceful close of the browser before it is killed.
 const closeTimeout = 5 * time.Second
@@ -131,7 +130,7 @@ func (b *Browser) start() error {
 	p.allocCancel = allocCancel
 	logf := func(format string, args ...any) { b.cfg.logger.Debug("chromedp: " + fmt.Sprintf(format, args...)) }
 	p.ctx, p.cancel = chromedp.NewContext(allocCtx, chromedp.WithLogf(logf), chromedp.WithErrorf(logf))
-	timer := time.AfterFunc(LaunchTimeout, p.cancel)
+	timer := time.AfterFunc(b.cfg.launchTimeout, p.cancel)
 	err = chromedp.Do(p.ctx) // starts the browser; no deadline on this context (docs/design.md, "Forcing a protocol")
 	stopped := timer.Stop()
 	var ver cdpbrowser.GetVersionResult
@@ -147,7 +146,7 @@ func (b *Browser) start() error {
 		b.proc = p
 		serr := b.stop()
 		if !stopped {
-			err = fmt.Errorf("no answer within %v: %w", LaunchTimeout, err)
+			err = fmt.Errorf("no answer within %v: %w", b.cfg.launchTimeout, err)
 		}
 		if tail := p.out.tail(); tail != "" {
 			err = fmt.Errorf("%w; chromium said: %s", err, tail)

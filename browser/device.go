@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"strconv"
@@ -123,21 +124,10 @@ func (b *Browser) calibrate(p *process) error {
 	rec := b.cfg.deviceRecord()
 	ctx, cancel := context.WithTimeout(p.ctx, 2*time.Minute)
 	defer cancel()
-	var desk, slow float64
 	load := hostload.Start()
-	if _, err := result.Retry(func(attempt int) (again bool, err error) {
-		if desk, slow, err = b.timeSlowdown(ctx, p, rec); err != nil {
-			return false, err
-		}
-		rec.CalibrationAttempt = attempt
-		cerr := checkSlowdown(round2(slow/desk), rec.ExpectedSlowdown)
-		if cerr == nil || attempt >= result.Attempts {
-			return false, nil
-		}
-		b.cfg.logger.Warn("device calibration missed: checking once more", "device", d.Name, "err", cerr,
-			"desktop_ms", round2(desk), "device_ms", round2(slow))
-		return true, nil
-	}); err != nil {
+	desk, slow, err := slowdownAttempts(rec, func() (float64, float64, error) { return b.timeSlowdown(ctx, p, rec) },
+		b.cfg.logger.With("device", d.Name))
+	if err != nil {
 		return err
 	}
 	rec.CalibrationDeviceMs = round2(slow)
@@ -162,6 +152,27 @@ func (b *Browser) calibrate(p *process) error {
 	b.cfg.logger.Info("device emulated", "device", rec.Spec, "mechanism", rec.Mechanism, "cpus", rec.CPUs,
 		"expected_slowdown", rec.ExpectedSlowdown, "measured_slowdown", rec.MeasuredSlowdown, "network_service_in_budget", rec.NetworkServiceInBudget)
 	return nil
+}
+
+// slowdownAttempts times rec's slowdown with timeOnce (desktop and device ms) by the one retry
+// rule (result.Retry): a timing whose slowdown misses rec.ExpectedSlowdown by more than
+// SlowdownTolerance is made once more, since one busy moment of the machine can slow either
+// timing, while a budget that does not hold misses both. It sets rec.CalibrationAttempt to the
+// last attempt's number and returns that attempt's timings, or timeOnce's error.
+func slowdownAttempts(rec *result.Device, timeOnce func() (desk, slow float64, err error), log *slog.Logger) (desk, slow float64, err error) {
+	_, err = result.Retry(func(attempt int) (again bool, err error) {
+		if desk, slow, err = timeOnce(); err != nil {
+			return false, err
+		}
+		rec.CalibrationAttempt = attempt
+		cerr := checkSlowdown(round2(slow/desk), rec.ExpectedSlowdown)
+		if cerr == nil || attempt >= result.Attempts {
+			return false, nil
+		}
+		log.Warn("device calibration missed: checking once more", "err", cerr, "desktop_ms", round2(desk), "device_ms", round2(slow))
+		return true, nil
+	})
+	return desk, slow, err
 }
 
 // timeSlowdown times the calibration script at desktop speed (the budget lifted, no CDP

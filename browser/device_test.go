@@ -1,9 +1,13 @@
 package browser
 
 import (
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pltlab/pltlab/result"
 )
 
 // TestDesktopSpeed: the slowdown is taken against the script's work alone. Beside a CPU hog on
@@ -40,5 +44,45 @@ func TestScriptCPU(t *testing.T) {
 	}
 	if got := scriptCPU(nil, after); got != 0 {
 		t.Errorf("scriptCPU with no first reading = %v, want 0", got)
+	}
+}
+
+// TestSlowdownAttempts: a calibration whose slowdown holds stands at once; one that missed is
+// timed once more and the second timing stands, held or not (the caller judges it); an error
+// ends it at once. rec.CalibrationAttempt names the last attempt.
+func TestSlowdownAttempts(t *testing.T) {
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name      string
+		slow      []float64 // device ms per attempt against 100 ms at desktop speed (4x expected)
+		err       error     // returned by the first attempt
+		wantCalls int
+		wantSlow  float64
+	}{
+		{"held", []float64{400, 400}, nil, 1, 400},
+		{"missed once", []float64{200, 410}, nil, 2, 410},
+		{"missed twice", []float64{200, 250, 400}, nil, 2, 250},
+		{"error", []float64{400}, boom, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &result.Device{ExpectedSlowdown: 4}
+			calls := 0
+			desk, slow, err := slowdownAttempts(rec, func() (float64, float64, error) {
+				calls++
+				if tc.err != nil {
+					return 0, 0, tc.err
+				}
+				return 100, tc.slow[calls-1], nil
+			}, slog.New(slog.DiscardHandler))
+			if calls != tc.wantCalls || !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+				t.Fatalf("%d attempts, err %v; want %d, %v", calls, err, tc.wantCalls, tc.err)
+			}
+			if tc.err != nil {
+				return
+			}
+			if desk != 100 || slow != tc.wantSlow || rec.CalibrationAttempt != calls {
+				t.Errorf("desktop %v ms, device %v ms, attempt %d; want 100, %v, %d", desk, slow, rec.CalibrationAttempt, tc.wantSlow, calls)
+			}
+		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pltlab/pltlab/device"
 	"github.com/pltlab/pltlab/protocol"
@@ -91,10 +92,24 @@ type config struct {
 	// setBudget sets the device group's budget (nil: device.Group.SetBudget); a seam for the
 	// test of a budget the kernel does not apply.
 	setBudget func(g *device.Group, cpus float64) (periodUs, quotaUs int, err error)
+	// launchTimeout bounds Launch's wait for Chromium's answer (WithLaunchTimeout).
+	launchTimeout time.Duration
 }
 
 func defaultConfig() config {
-	return config{protocol: "h2", host: DefaultHost, ip: DefaultIP, logger: slog.New(slog.DiscardHandler)}
+	return config{protocol: "h2", host: DefaultHost, ip: DefaultIP, logger: slog.New(slog.DiscardHandler),
+		launchTimeout: DefaultLaunchTimeout}
+}
+
+// WithLaunchTimeout bounds how long Launch (and a relaunch) waits for Chromium to start and
+// answer (default DefaultLaunchTimeout): a slow machine, such as a qemu TCG guest, may need
+// minutes (pltlab run --launch-timeout). 0 or less keeps the default.
+func WithLaunchTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.launchTimeout = d
+		}
+	}
 }
 
 // WithChrome sets the Chromium executable (a path or a name on PATH); see FindChromium for the

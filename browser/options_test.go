@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestProtocolFlags(t *testing.T) {
@@ -149,6 +150,24 @@ func TestLaunchFailure(t *testing.T) {
 	}
 	if _, err := Launch(t.Context(), WithChrome(filepath.Join(t.TempDir(), "none")), WithSPKI("pin")); !errors.Is(err, ErrNoChromium) {
 		t.Fatalf("Launch without Chromium = %v, want ErrNoChromium", err)
+	}
+}
+
+// TestLaunchTimeout: a Chromium that never answers fails Launch after WithLaunchTimeout's
+// bound, named in the error; 0 keeps DefaultLaunchTimeout.
+func TestLaunchTimeout(t *testing.T) {
+	c := defaultConfig()
+	WithLaunchTimeout(0)(&c)
+	if c.launchTimeout != DefaultLaunchTimeout {
+		t.Errorf("WithLaunchTimeout(0): %v, want DefaultLaunchTimeout", c.launchTimeout)
+	}
+	mute := filepath.Join(t.TempDir(), "chromium")
+	if err := os.WriteFile(mute, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Launch(t.Context(), WithChrome(mute), WithSPKI("pin"), WithLaunchTimeout(300*time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), "no answer within 300ms") {
+		t.Fatalf("Launch of a Chromium that never answers = %v, want no answer within 300ms", err)
 	}
 }
 

@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// cgroupRoot is where the cgroup filesystems are mounted (a variable for tests).
-var cgroupRoot = "/sys/fs/cgroup"
+// cgroupMount is where the cgroup filesystems are mounted (tests pass a fake tree to newGroup).
+const cgroupMount = "/sys/fs/cgroup"
 
 // parentName is the directory under the cpu hierarchy that holds pltlab's groups, one per
 // browser: PARENT/PID-N, PID the pltlab process that made it (CleanStale removes those of dead
@@ -48,30 +48,33 @@ type Group struct {
 	rel string
 }
 
-// hierarchy returns the cgroup version the cpu controller is mounted at here and its root: v1
-// when a cpu hierarchy with CFS bandwidth exists (cgroup v1, or a hybrid), else v2 when the
-// unified hierarchy offers the cpu controller. The error names what is missing.
-func hierarchy() (version int, root string, err error) {
-	v1 := filepath.Join(cgroupRoot, "cpu")
+// hierarchy returns the cgroup version the cpu controller is mounted at under mount and its
+// root: v1 when a cpu hierarchy with CFS bandwidth exists (cgroup v1, or a hybrid), else v2
+// when the unified hierarchy offers the cpu controller. The error names what is missing.
+func hierarchy(mount string) (version int, root string, err error) {
+	v1 := filepath.Join(mount, "cpu")
 	if _, err := os.Stat(filepath.Join(v1, "cpu.cfs_quota_us")); err == nil {
 		return 1, v1, nil
 	}
-	ctrl, err := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.controllers"))
+	ctrl, err := os.ReadFile(filepath.Join(mount, "cgroup.controllers"))
 	if err == nil {
 		if !strings.Contains(" "+strings.TrimSpace(string(ctrl))+" ", " cpu ") {
-			return 0, "", fmt.Errorf("the unified cgroup hierarchy at %s offers no cpu controller (cgroup.controllers: %q)", cgroupRoot, strings.TrimSpace(string(ctrl)))
+			return 0, "", fmt.Errorf("the unified cgroup hierarchy at %s offers no cpu controller (cgroup.controllers: %q)", mount, strings.TrimSpace(string(ctrl)))
 		}
-		return 2, cgroupRoot, nil
+		return 2, mount, nil
 	}
-	return 0, "", fmt.Errorf("no cgroup cpu controller at %s (neither cgroup v1's cpu/cpu.cfs_quota_us nor cgroup v2's cgroup.controllers)", cgroupRoot)
+	return 0, "", fmt.Errorf("no cgroup cpu controller at %s (neither cgroup v1's cpu/cpu.cfs_quota_us nor cgroup v2's cgroup.controllers)", mount)
 }
 
 // NewGroup makes a new group without a budget (SetBudget gives it one). On cgroup v2 it enables
 // the cpu controller for pltlab's parent group. Errors say what the kernel refused (EACCES as a
 // user without a delegated cgroup, EROFS in a container): the device cannot be emulated with a
 // budget here, only with CDP throttling.
-func NewGroup() (*Group, error) {
-	v, root, err := hierarchy()
+func NewGroup() (*Group, error) { return newGroup(cgroupMount) }
+
+// newGroup is NewGroup with the cgroup filesystems mounted at mount.
+func newGroup(mount string) (*Group, error) {
+	v, root, err := hierarchy(mount)
 	if err != nil {
 		return nil, err
 	}
@@ -92,14 +95,14 @@ func NewGroup() (*Group, error) {
 		return nil, fmt.Errorf("make cgroup %s: %w", dir, err)
 	}
 	g := &Group{Dir: dir, Version: v, rel: "/" + parentName + "/" + name, CPU: -1}
-	if err := g.pin(name); err != nil {
+	if err := g.pin(mount, name); err != nil {
 		_ = g.Close()
 		return nil, err
 	}
 	if v == 1 {
 		g.Acct = dir
 		if _, err := os.Stat(filepath.Join(dir, "cpuacct.usage")); err != nil {
-			acct := filepath.Join(cgroupRoot, "cpuacct", parentName)
+			acct := filepath.Join(mount, "cpuacct", parentName)
 			if err := os.MkdirAll(filepath.Join(acct, name), 0o755); err != nil {
 				_ = os.Remove(dir)
 				return nil, fmt.Errorf("make cgroup %s: %w", filepath.Join(acct, name), err)
@@ -111,8 +114,8 @@ func NewGroup() (*Group, error) {
 }
 
 // pin puts the group on the last online CPU (cpuset.cpus; on v1 a twin group in the cpuset
-// hierarchy, whose memory nodes it copies from the root).
-func (g *Group) pin(name string) error {
+// hierarchy under mount, whose memory nodes it copies from the root).
+func (g *Group) pin(mount, name string) error {
 	online, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {
 		return fmt.Errorf("read the online CPUs: %w", err)
@@ -122,7 +125,7 @@ func (g *Group) pin(name string) error {
 		return err
 	}
 	if g.Version == 2 {
-		for _, dir := range []string{cgroupRoot, filepath.Dir(g.Dir)} {
+		for _, dir := range []string{mount, filepath.Dir(g.Dir)} {
 			if err := enable(dir, "cpuset"); err != nil {
 				return err
 			}
@@ -133,7 +136,7 @@ func (g *Group) pin(name string) error {
 		g.CPU = cpu
 		return nil
 	}
-	root := filepath.Join(cgroupRoot, "cpuset")
+	root := filepath.Join(mount, "cpuset")
 	mems, err := os.ReadFile(filepath.Join(root, "cpuset.mems"))
 	if err != nil {
 		return fmt.Errorf("no cgroup v1 cpuset hierarchy at %s: %w", root, err)
@@ -395,12 +398,12 @@ func readPIDs(file string) []int {
 // (SIGKILL), killing what is still in them, and returns the directories removed. Groups of
 // live processes are left alone. It does nothing where there is no cgroup cpu controller.
 func CleanStale() []string {
-	_, root, err := hierarchy()
+	_, root, err := hierarchy(cgroupMount)
 	if err != nil {
 		return nil
 	}
 	var removed []string
-	for _, parent := range []string{filepath.Join(root, parentName), filepath.Join(cgroupRoot, "cpuacct", parentName), filepath.Join(cgroupRoot, "cpuset", parentName)} {
+	for _, parent := range []string{filepath.Join(root, parentName), filepath.Join(cgroupMount, "cpuacct", parentName), filepath.Join(cgroupMount, "cpuset", parentName)} {
 		removed = append(removed, cleanStaleIn(parent)...)
 	}
 	return removed

@@ -21,7 +21,7 @@ func TestLastCPU(t *testing.T) {
 	}
 }
 
-// fakeRoot points cgroupRoot at a directory tree laid out like a cgroup mount for the test.
+// fakeRoot makes a directory tree laid out like a cgroup mount for the test and returns it.
 func fakeRoot(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
@@ -34,9 +34,6 @@ func fakeRoot(t *testing.T, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	saved := cgroupRoot
-	cgroupRoot = root
-	t.Cleanup(func() { cgroupRoot = saved })
 	return root
 }
 
@@ -54,7 +51,7 @@ func read(t *testing.T, path string) string {
 // one CPU, and usage and throttling read from cpu.stat.
 func TestGroupV2Files(t *testing.T) {
 	root := fakeRoot(t, map[string]string{"cgroup.controllers": "cpuset cpu io memory pids", "cgroup.subtree_control": ""})
-	g, err := NewGroup()
+	g, err := newGroup(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +88,7 @@ func TestGroupV2Files(t *testing.T) {
 // joins too.
 func TestGroupV1Files(t *testing.T) {
 	root := fakeRoot(t, map[string]string{"cpu/cpu.cfs_quota_us": "-1", "cpuset/cpuset.mems": "0", "cpuacct/cpuacct.usage": "0"})
-	g, err := NewGroup()
+	g, err := newGroup(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +115,12 @@ func TestGroupV1Files(t *testing.T) {
 }
 
 func TestNoController(t *testing.T) {
-	fakeRoot(t, map[string]string{"cgroup.controllers": "memory pids"})
-	if _, err := NewGroup(); err == nil || !strings.Contains(err.Error(), "no cpu controller") {
+	root := fakeRoot(t, map[string]string{"cgroup.controllers": "memory pids"})
+	if _, err := newGroup(root); err == nil || !strings.Contains(err.Error(), "no cpu controller") {
 		t.Errorf("NewGroup without a cpu controller: %v", err)
 	}
-	fakeRoot(t, map[string]string{"nothing": ""})
-	if _, err := NewGroup(); err == nil || !strings.Contains(err.Error(), "no cgroup cpu controller") {
+	root = fakeRoot(t, map[string]string{"nothing": ""})
+	if _, err := newGroup(root); err == nil || !strings.Contains(err.Error(), "no cgroup cpu controller") {
 		t.Errorf("NewGroup without cgroups: %v", err)
 	}
 }

@@ -99,16 +99,10 @@ var typeInfos = map[ObjectType]typeInfo{
 	TypeJSBody:     {"js", "js", "text/javascript; charset=utf-8", minTextSize},
 	TypeJSAsync:    {"js", "js", "text/javascript; charset=utf-8", minTextSize},
 	TypeJSDefer:    {"js", "js", "text/javascript; charset=utf-8", minTextSize},
-	TypeFont:       {"font", "ttf", "font/ttf", 0}, // minSize: MinFontSize (set in init)
+	TypeFont:       {"font", "ttf", "font/ttf", MinFontSize},
 	TypeFetch:      {"fetch", "json", "application/json", minFetchSize},
 	TypeFetchChain: {"fetch", "json", "application/json", minFetchSize},
 	TypeIframe:     {"iframe", "html", "text/html; charset=utf-8", minDocSize},
-}
-
-func init() {
-	ti := typeInfos[TypeFont]
-	ti.minSize = MinFontSize
-	typeInfos[TypeFont] = ti
 }
 
 // info returns t's facts; "" is TypeImage.

@@ -320,6 +320,9 @@ func TestFontSizes(t *testing.T) {
 	if err := writeFont(&bytes.Buffer{}, MinFontSize-1, func([]byte) {}); err == nil {
 		t.Error("font below MinFontSize written")
 	}
+	if got := TypeFont.MinSize(); got != MinFontSize || got <= 0 {
+		t.Errorf("TypeFont.MinSize() = %d, want MinFontSize (%d)", got, MinFontSize)
+	}
 }
 
 func TestOriginHosts(t *testing.T) {

@@ -13,12 +13,38 @@ import (
 )
 
 // TestNetemUnavailable: on a kernel without sch_netem, shaper=netem fails at once with
-// ErrNetemUnavailable naming shaper=emu, before creating anything (no root needed).
+// ErrNetemUnavailable naming shaper=emu, before creating anything (no root needed), while a
+// kernel with it, or a recording runner, passes the check. Both kernels are given to the check
+// (needNetem's availability), so both halves run on any kernel; then this kernel's own answer
+// is checked end to end: Open refuses where sch_netem is missing, Available passes where it is
+// present (without opening a link).
 func TestNetemUnavailable(t *testing.T) {
-	if netem.Available() == nil {
-		t.Skip("this kernel has sch_netem")
-	}
 	s, _ := linkspec.Parse("carlucci2015,shaper=netem")
+	without := func() error { return netem.ErrUnavailable }
+	with := func() error { return nil }
+	for _, tc := range []struct {
+		name      string
+		runner    netem.Runner
+		available func() error
+		refused   bool
+	}{
+		{"without sch_netem", nil, without, true},
+		{"with sch_netem", nil, with, false},
+		{"recording runner", &recorder{}, without, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := needNetem(s, tc.runner, tc.available)
+			if tc.refused != (err != nil) || (tc.refused && (!errors.Is(err, ErrNetemUnavailable) || !strings.Contains(err.Error(), "shaper=emu"))) {
+				t.Errorf("needNetem: %v, want refused %v (ErrNetemUnavailable naming shaper=emu)", err, tc.refused)
+			}
+		})
+	}
+	if netem.Available() == nil {
+		if err := Available(s); err != nil {
+			t.Errorf("this kernel has sch_netem: Available: %v, want nil", err)
+		}
+		return
+	}
 	start := time.Now()
 	_, err := Open(context.Background(), s)
 	if !errors.Is(err, ErrNetemUnavailable) || !strings.Contains(err.Error(), "shaper=emu") {

@@ -36,13 +36,23 @@ var _ Link = (*NetemLink)(nil)
 // netemMissing reports whether the kernel has no sch_netem (netem.Available).
 func netemMissing() bool { return netem.Available() != nil }
 
-// openNetem checks for sch_netem first (failing at once with ErrNetemUnavailable), then builds
-// the namespace and runs netem.Build; on error everything is removed.
+// needNetem fails with ErrNetemUnavailable (wrapped, naming the link) when the commands would
+// run on this kernel (runner nil) and available (netem.Available) says it has no sch_netem; a
+// recording runner needs no kernel module.
+func needNetem(spec linkspec.Spec, runner netem.Runner, available func() error) error {
+	if runner == nil && available() != nil {
+		return fmt.Errorf("open link %s: %w", spec.Input, ErrNetemUnavailable)
+	}
+	return nil
+}
+
+// openNetem checks for sch_netem first (needNetem: failing at once with ErrNetemUnavailable),
+// then builds the namespace and runs netem.Build; on error everything is removed.
 func openNetem(ctx context.Context, spec linkspec.Spec, o options) (Link, error) {
+	if err := needNetem(spec, o.runner, netem.Available); err != nil {
+		return nil, err
+	}
 	if o.runner == nil {
-		if err := netem.Available(); err != nil {
-			return nil, fmt.Errorf("open link %s: %w", spec.Input, ErrNetemUnavailable)
-		}
 		o.runner = netem.ExecRunner{}
 	}
 	if err := checkPrivileges(); err != nil {

@@ -16,8 +16,8 @@ func (s ShardSlice) Measured() int {
 	return n
 }
 
-// Run runs the plan's parts one after another, then its flow parts when a FlowRunner is
-// available, writing every record to w: RunPrepared of p.Prepare(o).
+// Run runs the plan's parts one after another, then its flow parts, writing every record to w:
+// RunPrepared of p.Prepare(o).
 func Run(ctx context.Context, p Plan, o RunOptions, w *result.Writer) (experiment.Summary, error) {
 	pr, err := p.Prepare(o)
 	if err != nil {

@@ -323,8 +323,9 @@ func (p Plan) CheckDevices() error {
 }
 
 // RunPrepared runs a prepared plan with its Options' machine settings: its parts' loads left in
-// its shard one part after another (experiment.RunSchedule of the parts' schedules as prepared), then its flow parts (the shard's) when a FlowRunner is available, then
-// its Custom schedule, writing every record to w. A part that fails does not stop the next
+// its shard one part after another (experiment.RunSchedule of the parts' schedules as
+// prepared), then its flow parts (the shard's), then its Custom schedule, writing every record
+// to w. A part that fails does not stop the next
 // ones (the errors are joined), except an interrupt (ctx done), which returns at once.
 func RunPrepared(ctx context.Context, pr *Prepared, w *result.Writer) (experiment.Summary, error) {
 	start := time.Now()

@@ -10,6 +10,7 @@ import (
 	"github.com/pltlab/pltlab/internal/idlepoll"
 	"github.com/pltlab/pltlab/shaping"
 	"github.com/pltlab/pltlab/shaping/linkspec"
+	"github.com/pltlab/pltlab/shaping/netem"
 )
 
 // kernelProbe answers for a kernel with or without sch_netem, whatever this one has
@@ -37,7 +38,8 @@ func TestViewAddrPort(t *testing.T) {
 // TestNetemRefusedUpFront: shaper=netem on a kernel without sch_netem is refused before
 // anything is set up, as a usage error, by run (--dry-run too: it passed on 8436f4a) and by
 // link check; on a kernel with it the line is not printed. Both kernels are given to the
-// command (measureSetup.probe), so both halves run on any kernel.
+// command (measureSetup.probe), so both halves run on any kernel; then the kernel's own probe
+// (shaping.Available, as main passes it) gives the half that matches this kernel.
 func TestNetemRefusedUpFront(t *testing.T) {
 	noStart := func(*cobra.Command, idlepoll.Mode) error { return nil }
 	without := measureSetup{start: noStart, probe: kernelProbe(false)}
@@ -56,6 +58,12 @@ func TestNetemRefusedUpFront(t *testing.T) {
 	code, stdout, stderr := runCLISetup(t, with, args...)
 	if code != 0 || strings.Contains(stderr, "sch_netem") || stdout == "" {
 		t.Errorf("with sch_netem: %v: exit %d, stderr %q; want 0, a plan and no word of sch_netem", args, code, stderr)
+	}
+	kernel := measureSetup{start: noStart, probe: shaping.Available}
+	has := netem.Available() == nil
+	code, stdout, stderr = runCLISetup(t, kernel, args...)
+	if refused := code == 2 && strings.Contains(stderr, "sch_netem"); refused == has || (has && (code != 0 || stdout == "")) {
+		t.Errorf("this kernel (sch_netem %v): %v: exit %d, stderr %q; want it refused exactly when sch_netem is missing", has, args, code, stderr)
 	}
 }
 

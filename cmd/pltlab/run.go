@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,7 @@ type runFlags struct {
 	chrome              string
 	device              string
 	noCheck, force      bool
+	launchTimeout       time.Duration
 	art                 artifactFlags
 	cross               string
 	resume              bool
@@ -116,7 +118,7 @@ Links other than "none" need root (network namespaces and TUN devices).` + artif
 	fl.StringVar(&f.device, "device", "desktop", "emulated client device: "+strings.Join(device.Names(), ", ")+" or cpu=X (a slowdown), optionally :cgroup (a CPU budget for the whole browser, the default), :cdp (DevTools throttling of the renderer only) or :cgroup+cdp")
 	fl.StringVar(&f.chrome, "chrome", "", "Chromium binary (default: $PLTLAB_CHROME, then chromium on PATH)")
 	fl.BoolVar(&f.noCheck, "no-link-check", false, "skip the link self-check before measuring")
-	fl.DurationVar(&browser.LaunchTimeout, "launch-timeout", browser.LaunchTimeout, "how long to wait for Chromium to start and answer (minutes on a slow machine such as a qemu TCG guest)")
+	fl.DurationVar(&f.launchTimeout, "launch-timeout", browser.DefaultLaunchTimeout, "how long to wait for Chromium to start and answer (minutes on a slow machine such as a qemu TCG guest)")
 	fl.BoolVar(&f.force, "force", false, "overwrite an existing --out file")
 	f.art.add(fl, "all")
 	fl.BoolVar(&f.resume, "resume", false, "continue the interrupted run whose records are in --out (same flags): loads already made are not redone")
@@ -182,6 +184,7 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 	}
 	c.Name = cmp.Or(f.name, c.Name)
 	c.Chrome, c.SkipLinkCheck = f.chrome, f.noCheck
+	c.Launch = launchWithin(f.launchTimeout)
 	art, err := f.art.config()
 	if err != nil {
 		return c, err
@@ -212,6 +215,13 @@ func (f *runFlags) experiment(cmd *cobra.Command) (experiment.Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// launchWithin is browser.Launch waiting up to d for Chromium's answer (--launch-timeout).
+func launchWithin(d time.Duration) experiment.LaunchFunc {
+	return func(ctx context.Context, opts ...browser.Option) (*browser.Browser, error) {
+		return browser.Launch(ctx, append(opts, browser.WithLaunchTimeout(d))...)
+	}
 }
 
 // linkAvailable refuses, as a usage error before anything is set up, a link this machine cannot

@@ -27,13 +27,18 @@ import (
 // the emulator's lateness, which the load's own check then judges as it judges any other.
 const Headroom = 1 << 30
 
-var (
-	mu        sync.Mutex
-	depth     int   // pauses begun and not ended
-	oldPct    int   // the GC percent before the outermost pause
-	oldLimit  int64 // the memory limit before the outermost pause
-	cyclesRun = func() { runtime.GC() }
-)
+// pauser holds the state of nested pauses: collect runs a full collection (runtime.GC).
+type pauser struct {
+	collect  func()
+	mu       sync.Mutex
+	depth    int   // pauses begun and not ended
+	oldPct   int   // the GC percent before the outermost pause
+	oldLimit int64 // the memory limit before the outermost pause
+}
+
+// process is the process's pauser: the collector's settings are process-wide, so every pause
+// nests in the one count.
+var process = &pauser{collect: runtime.GC}
 
 // Begin runs a full collection now (runtime.GC), then turns the collector's pacing off
 // (debug.SetGCPercent(-1)) and sets a soft memory limit of the runtime's memory in use plus
@@ -43,25 +48,29 @@ var (
 // percent and memory limit that held before; it is idempotent. Pauses nest and may overlap
 // across goroutines: only the outermost Begin collects and sets, and only its matching end
 // restores.
-func Begin() (end func()) {
-	mu.Lock()
-	defer mu.Unlock()
-	if depth == 0 {
-		cyclesRun()
-		oldPct = debug.SetGCPercent(-1)
-		oldLimit = debug.SetMemoryLimit(limitFor(inUse()))
+func Begin() (end func()) { return process.begin() }
+
+// begin is Begin on p.
+func (p *pauser) begin() (end func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.depth == 0 {
+		p.collect()
+		p.oldPct = debug.SetGCPercent(-1)
+		p.oldLimit = debug.SetMemoryLimit(limitFor(inUse()))
 	}
-	depth++
+	p.depth++
 	var once sync.Once
-	return func() { once.Do(release) }
+	return func() { once.Do(p.release) }
 }
 
-func release() {
-	mu.Lock()
-	defer mu.Unlock()
-	if depth--; depth == 0 {
-		debug.SetGCPercent(oldPct)
-		debug.SetMemoryLimit(oldLimit)
+// release ends one pause of p, restoring the collector's settings after the outermost.
+func (p *pauser) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.depth--; p.depth == 0 {
+		debug.SetGCPercent(p.oldPct)
+		debug.SetMemoryLimit(p.oldLimit)
 	}
 }
 

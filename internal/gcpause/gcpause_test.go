@@ -15,13 +15,12 @@ func settings() (pct int, limit int64) {
 
 func TestBeginEnd(t *testing.T) {
 	collections := 0
-	cyclesRun = func() { collections++ }
-	defer func() { cyclesRun = func() {} }()
+	p := &pauser{collect: func() { collections++ }}
 	debug.SetGCPercent(100)
 	defer debug.SetGCPercent(100)
 	debug.SetMemoryLimit(math.MaxInt64)
 
-	end := Begin()
+	end := p.begin()
 	pct, limit := settings()
 	if pct != -1 {
 		t.Errorf("GC percent during a pause = %d, want -1 (off)", pct)
@@ -29,7 +28,7 @@ func TestBeginEnd(t *testing.T) {
 	if used := int64(inUse()); limit < used+Headroom-(64<<20) || limit > used+Headroom {
 		t.Errorf("memory limit during a pause = %d, want the memory in use (%d) plus Headroom", limit, used)
 	}
-	inner := Begin() // nested: no second collection, settings kept
+	inner := p.begin() // nested: no second collection, settings kept
 	inner()
 	if pct, _ := settings(); pct != -1 || collections != 1 {
 		t.Errorf("after a nested pause ended: GC percent %d, %d collections; want -1 and 1", pct, collections)
@@ -39,14 +38,14 @@ func TestBeginEnd(t *testing.T) {
 	if pct, limit := settings(); pct != 100 || limit != math.MaxInt64 {
 		t.Errorf("after the pause: GC percent %d, limit %d; want 100 and no limit", pct, limit)
 	}
-	later := Begin()
+	later := p.begin()
 	end()
 	if pct, _ := settings(); pct != -1 {
 		t.Errorf("a second end of an earlier pause ended a later one (GC percent %d)", pct)
 	}
 	later()
-	if collections != 2 || depth != 0 {
-		t.Errorf("%d collections and depth %d after two pauses; want 2 and 0", collections, depth)
+	if collections != 2 || p.depth != 0 {
+		t.Errorf("%d collections and depth %d after two pauses; want 2 and 0", collections, p.depth)
 	}
 }
 

@@ -31,27 +31,29 @@ import (
 // tshark is missing; error when the exchange could not be set up or read; pass or fail from
 // the evidence otherwise. A measurement case (Exchange.Goodput) is made by the one retry rule:
 // a run during which the emulator was late beyond its bound is made once more, the earlier
-// attempt kept in the record's Goodput (runMeasurement). log receives the link's setup and
+// attempt kept in the record's Goodput (measure). log receives the link's setup and
 // faults (nil: discarded).
 func RunExchange(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger) interop.Record {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	once := func() interop.Record { return runExchangeOnce(ctx, c, client, srv, log) }
 	if !c.Goodput {
-		return runExchangeOnce(ctx, c, client, srv, log)
+		return once()
 	}
-	return runMeasurement(ctx, c, client, srv, log)
+	return measure(ctx, once, log.With("case", c.Name, "client", client.Name, "server", srv.Name))
 }
 
-// runMeasurement runs a measurement case (Exchange.Goodput) by the one retry rule
+// measure makes a measurement case's record (Exchange.Goodput) with once by the one retry rule
 // (result.Retry): an attempt during which the emulator was late (Goodput.LateMS beyond its
 // bound) is made once more, after it the earlier attempt is kept in the record
-// (Goodput.Earlier); a second late attempt stands, its figure marked not valid.
-func runMeasurement(ctx context.Context, c Exchange, client, srv Peer, log *slog.Logger) interop.Record {
+// (Goodput.Earlier); a second late attempt stands, its figure marked not valid. A record
+// without a figure, or one made after ctx ended, stands as it is.
+func measure(ctx context.Context, once func() interop.Record, log *slog.Logger) interop.Record {
 	var rec interop.Record
 	var earlier []interop.GoodputAttempt
 	result.Retry(func(attempt int) (again bool, err error) {
-		rec = runExchangeOnce(ctx, c, client, srv, log)
+		rec = once()
 		g := rec.Observed.Goodput
 		if g == nil {
 			return false, nil
@@ -62,8 +64,7 @@ func runMeasurement(ctx context.Context, c Exchange, client, srv Peer, log *slog
 		if !late(g) || attempt >= result.Attempts || ctx.Err() != nil {
 			return false, nil
 		}
-		log.Warn("emulator late during a measurement: made again", "case", c.Name, "client", client.Name, "server", srv.Name,
-			"late_ms", g.LateMS, "bound_ms", g.LateBoundMS)
+		log.Warn("emulator late during a measurement: made again", "late_ms", g.LateMS, "bound_ms", g.LateBoundMS)
 		earlier = append(earlier, interop.GoodputAttempt{Time: rec.Time, Mbps: g.Mbps, InvalidReason: g.InvalidReason, LateMS: g.LateMS})
 		return true, nil
 	})
