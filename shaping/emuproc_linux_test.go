@@ -12,7 +12,6 @@ import (
 	"github.com/pltlab/pltlab/internal/testenv"
 	"github.com/pltlab/pltlab/shaping/capture"
 	"github.com/pltlab/pltlab/shaping/internal/linktest"
-	"github.com/pltlab/pltlab/shaping/linkspec"
 )
 
 // threadPolicies reads the scheduling policy (proc(5) stat field 41) of every thread of pid.
@@ -45,16 +44,8 @@ func threadPolicies(t *testing.T, pid int) map[int]int {
 func TestIntegrationEmulatorProcess(t *testing.T) {
 	needRoot(t)
 	testenv.Require(t, "ping")
-	s, err := linkspec.Parse("rate=3mbit,rtt=20ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Open(context.Background(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openLink(t, "rate=3mbit,rtt=20ms")
 	el := l.(*EmuLink)
-	linktest.CloseAtEnd(t, el)
 	if el.Process() != ProcessOwn || el.proc == nil {
 		t.Fatalf("Process() = %q, want %q in a test binary whose TestMain calls Child", el.Process(), ProcessOwn)
 	}
@@ -110,7 +101,7 @@ func TestIntegrationEmulatorProcess(t *testing.T) {
 		t.Errorf("emulator process %d still there after Close", pid)
 	}
 
-	shared, err := Open(context.Background(), s, WithEmulatorProcess(false))
+	shared, err := Open(context.Background(), l.Spec(), WithEmulatorProcess(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,16 +118,7 @@ func TestIntegrationEmulatorProcess(t *testing.T) {
 // parent's end of the socket closes (the parent killed: its descriptors close with it).
 func TestIntegrationEmulatorProcessParentGone(t *testing.T) {
 	needRoot(t)
-	s, err := linkspec.Parse("rate=10mbit,rtt=10ms")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := Open(context.Background(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	el := l.(*EmuLink)
-	linktest.CloseAtEnd(t, el)
+	el := openLink(t, "rate=10mbit,rtt=10ms").(*EmuLink)
 	el.proc.sock.Close()
 	select {
 	case <-el.proc.done:
